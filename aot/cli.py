@@ -1,0 +1,67 @@
+"""The ``aot`` command.
+
+Each sub-command lives in its own module under :mod:`aot.commands` and is
+listed once in :data:`aot.commands.COMMANDS`.  A module provides ``NAME``,
+``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+
+Exit status: 0 on success, 1 when a command ran but its check failed (for
+example ``aot verify`` found a mismatch), 2 for bad input (any
+:class:`aot.errors.AotError` or a usage error), 3 for an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+
+from aot import __version__
+from aot.commands import COMMANDS
+from aot.errors import AotError
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aot",
+        description="Compile neural networks ahead of time to C for microcontrollers.",
+    )
+    parser.add_argument("--version", action="version", version=f"aot {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show a traceback for internal errors"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(cmd)
+        cmd.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "_run"):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args._run(args) or 0)
+    except AotError as err:
+        print(f"aot {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"aot {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # a bug in this project, not in the user's input
+        if args.debug:
+            traceback.print_exc()
+        else:
+            exc = sys.exc_info()[1]
+            print(
+                f"aot {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+                "This is a bug in aot; rerun with --debug for a traceback and report it.",
+                file=sys.stderr,
+            )
+        return EXIT_INTERNAL

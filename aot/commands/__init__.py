@@ -1,0 +1,7 @@
+"""The explicit list of ``aot`` sub-commands, in the order ``--help`` shows them.
+
+Add a command by writing a module with ``NAME``, ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``, and listing it here.
+"""
+
+COMMANDS: list = []

@@ -1,0 +1,1 @@
+"""Runners that put firmware on a device and open its byte stream."""
