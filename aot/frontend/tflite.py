@@ -1,0 +1,625 @@
+"""TFLite flatbuffer -> :class:`aot.ir.Graph`.
+
+The file is read with the bounds-checked reader in :mod:`aot.frontend.flatbuf`;
+table slot numbers and enum values below are those of TFLite's public
+``schema.fbs`` (schema version 3), the file format's specification.  No
+TensorFlow and no generated schema module is needed.
+
+Only the first subgraph is imported (control flow such as CALL or WHILE is
+not supported).  Each TFLite operator maps to one IR node:
+
+===========================  =====================================
+TFLite                       IR
+===========================  =====================================
+CONV_2D                      conv2d (SAME/VALID -> explicit padding)
+DEPTHWISE_CONV_2D            depthwise_conv2d
+FULLY_CONNECTED              dense
+AVERAGE_POOL_2D, MAX_POOL_2D avg_pool2d, max_pool2d
+ADD SUB MUL MAXIMUM MINIMUM  add sub mul maximum minimum
+RESHAPE SQUEEZE EXPAND_DIMS  reshape squeeze expand_dims
+SOFTMAX LOGISTIC TANH        softmax logistic tanh
+RELU RELU6 LEAKY_RELU        relu relu6 leaky_relu
+HARD_SWISH                   hard_swish
+QUANTIZE DEQUANTIZE          quantize dequantize
+CONCATENATION PAD PADV2      concatenate pad pad
+MEAN STRIDED_SLICE TRANSPOSE mean strided_slice transpose
+SVDF                         svdf
+UNIDIRECTIONAL_SEQUENCE_LSTM lstm
+===========================  =====================================
+
+Operands that TFLite passes as constant tensors (reshape shapes, pad
+widths, mean axes, slice bounds, transpose permutations) become attributes.
+Everything the reader cannot represent raises :class:`ModelError` naming
+the operator, its index and what is supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from aot.frontend.errors import ModelError
+from aot.frontend.flatbuf import Buffer, FlatBufferError, Table
+from aot.ir import Graph, IRError, Node, Quantization, Tensor, TensorType, get_op
+from aot.ir import ops as ir_ops
+
+#: TensorType enum -> IR dtype (those the IR supports).
+_DTYPES = {0: "float32", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8"}
+_DTYPE_NAMES = {
+    0: "FLOAT32", 1: "FLOAT16", 2: "INT32", 3: "UINT8", 4: "INT64", 5: "STRING", 6: "BOOL",
+    7: "INT16", 8: "COMPLEX64", 9: "INT8", 10: "FLOAT64", 11: "COMPLEX128", 12: "UINT64",
+    13: "RESOURCE", 14: "VARIANT", 15: "UINT32", 16: "UINT16", 17: "INT4", 18: "BFLOAT16",
+}
+
+#: BuiltinOperator enum values of the operators this frontend imports.
+BUILTIN_CODES = {
+    "ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4,
+    "DEQUANTIZE": 6, "FULLY_CONNECTED": 9, "LOGISTIC": 14, "MAX_POOL_2D": 17, "MUL": 18,
+    "RELU": 19, "RELU6": 21, "RESHAPE": 22, "SOFTMAX": 25, "SVDF": 27, "TANH": 28, "PAD": 34,
+    "TRANSPOSE": 39, "MEAN": 40, "SUB": 41, "SQUEEZE": 43, "UNIDIRECTIONAL_SEQUENCE_LSTM": 44,
+    "STRIDED_SLICE": 45, "MAXIMUM": 55, "MINIMUM": 57, "PADV2": 60, "EXPAND_DIMS": 70,
+    "LEAKY_RELU": 98, "QUANTIZE": 114, "HARD_SWISH": 117,
+}
+_CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
+SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
+
+_ACTIVATIONS = {0: "none", 1: "relu", 2: "relu_n1_to_1", 3: "relu6", 4: "tanh", 5: "sign_bit"}
+_CUSTOM = 32
+
+
+def load_tflite(path: str | Path) -> Graph:
+    """Read a .tflite file into a :class:`Graph`; raise :class:`ModelError` if it cannot."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ModelError(f"cannot read {path}: {err.strerror or err}") from None
+    return parse_tflite(data, name=path.stem)
+
+
+def parse_tflite(data: bytes, name: str = "main") -> Graph:
+    """Convert the bytes of a .tflite file; see :func:`load_tflite`."""
+    if len(data) < 8:
+        raise ModelError(f"not a TFLite model: only {len(data)} bytes")
+    if data[4:8] != b"TFL3":
+        raise ModelError(
+            f"not a TFLite model: file identifier is {data[4:8]!r}, expected b'TFL3' "
+            "(is this an ONNX or other file?)"
+        )
+    try:
+        return _Importer(Buffer(data), name).run()
+    except FlatBufferError as err:
+        raise ModelError(f"corrupted or truncated TFLite file: {err}") from None
+    except RecursionError:
+        raise ModelError("corrupted TFLite file: structure nests too deeply") from None
+
+
+class _Importer:
+    def __init__(self, buf: Buffer, name: str) -> None:
+        self.buf = buf
+        self.name = name
+
+    def run(self) -> Graph:
+        model = self.buf.root()
+        version = model.scalar(0, "I", 0)
+        if version != 3:
+            raise ModelError(f"unsupported TFLite schema version {version}; expected 3")
+        self.buffers = model.tables(4, "buffer")
+        self.opcodes = [self._opcode(t) for t in model.tables(1, "operator code")]
+        subgraphs = model.tables(2, "subgraph")
+        if not subgraphs:
+            raise ModelError("the model has no subgraph")
+        sub = subgraphs[0]
+        self.raw_tensors = sub.tables(0, "tensor")
+        self.tensors: dict[int, Tensor] = {}
+        self.produced: set[int] = set()
+        inputs = [self._tensor(int(i), role="input") for i in _ints(sub, 1)]
+        inputs = [t for t in inputs if t.kind == "input"]
+        nodes = [self._node(i, op) for i, op in enumerate(sub.tables(3, "operator"))]
+        outputs = [self._existing(int(i), "subgraph output") for i in _ints(sub, 2)]
+        if not outputs:
+            raise ModelError("the model has no outputs")
+        try:
+            return Graph(inputs, outputs, nodes, name=_identifier(self.name))
+        except IRError as err:
+            raise ModelError(f"inconsistent model: {err}") from None
+
+    # ------------------------------------------------------------------ tables
+
+    def _opcode(self, table: Table) -> int:
+        deprecated = table.scalar(0, "b", 0)
+        code = table.scalar(3, "i", 0)
+        code = max(code, deprecated)
+        if code == _CUSTOM:
+            return -1 - len(table.string(1) or "")  # marker; name looked up below
+        return code
+
+    def _opcode_name(self, index: int) -> str:
+        code = self.opcodes[index]
+        if code in _CODE_NAMES:
+            return _CODE_NAMES[code]
+        if code < 0:
+            return "CUSTOM"
+        return f"builtin operator {code}"
+
+    def _existing(self, index: int, what: str) -> Tensor:
+        if index not in self.tensors:
+            if 0 <= index < len(self.raw_tensors):
+                return self._tensor(index, role=what)
+            raise ModelError(f"{what} refers to tensor {index}, which does not exist")
+        return self.tensors[index]
+
+    def _tensor(self, index: int, role: str) -> Tensor:
+        """The IR tensor for TFLite tensor ``index``, created on first use."""
+        if index in self.tensors:
+            return self.tensors[index]
+        if not 0 <= index < len(self.raw_tensors):
+            raise ModelError(
+                f"{role} refers to tensor {index}, but the model has {len(self.raw_tensors)}"
+            )
+        raw = self.raw_tensors[index]
+        name = raw.string(3) or f"tensor{index}"
+        where = f"tensor {index} ({name!r})"
+        code = raw.scalar(1, "b", 0)
+        if code not in _DTYPES:
+            raise ModelError(
+                f"{where} has type {_DTYPE_NAMES.get(code, code)}, which is not supported; "
+                f"supported: {', '.join(_DTYPE_NAMES[c] for c in sorted(_DTYPES))}"
+            )
+        dtype = _DTYPES[code]
+        shape_arr = raw.array(0, "i4")
+        shape = tuple(int(d) for d in shape_arr) if shape_arr is not None else ()
+        if any(d < 0 for d in shape):
+            raise ModelError(f"{where} has a dynamic or negative shape {list(shape)}")
+        if raw.has(6):
+            raise ModelError(f"{where} is sparse; sparse tensors are not supported")
+        quant = self._quant(raw.table(4, f"{where} quantization"), shape, dtype, where)
+        try:
+            ttype = TensorType(shape, dtype, quant)
+        except IRError as err:
+            raise ModelError(f"{where}: {err}") from None
+        data = self._buffer(raw.scalar(2, "I", 0), ttype, where)
+        if raw.scalar(5, "?", False):
+            kind = "variable"
+        elif data is not None:
+            kind = "constant"
+        elif role == "input":
+            kind = "input"
+        else:
+            kind = "activation"
+        try:
+            tensor = Tensor(name, ttype, kind, data)
+        except IRError as err:
+            raise ModelError(f"{where}: {err}") from None
+        self.tensors[index] = tensor
+        return tensor
+
+    def _quant(self, table: Table | None, shape, dtype, where) -> Quantization | None:
+        if table is None:
+            return None
+        scale = table.array(2, "f4")
+        if scale is None or len(scale) == 0:
+            return None
+        if table.scalar(4, "B", 0) != 0:
+            raise ModelError(f"{where} uses custom quantization details, not supported")
+        zero = table.array(3, "i8")
+        if zero is None or len(zero) == 0:
+            zero = np.zeros(len(scale), np.int64)
+        if len(zero) != len(scale):
+            raise ModelError(f"{where} has {len(scale)} scales but {len(zero)} zero points")
+        if dtype in ("float32", "bool"):
+            return None  # float tensors may carry ranges from training; they mean nothing here
+        if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+            if dtype in ("int32", "int64") and not np.any(scale):
+                return None  # shape/index tensors sometimes carry a zero scale
+            raise ModelError(f"{where} has a non-positive or non-finite quantization scale")
+        axis = None
+        if len(scale) > 1:
+            axis = table.scalar(6, "i", 0)
+            if not 0 <= axis < len(shape) and len(shape) == 1 and shape[0] == len(scale):
+                axis = 0  # some converters leave the weight's axis on a 1-D bias
+        try:
+            return Quantization(tuple(scale), tuple(zero), axis)
+        except IRError as err:
+            raise ModelError(f"{where}: {err}") from None
+
+    def _buffer(self, index: int, ttype: TensorType, where: str) -> np.ndarray | None:
+        if index == 0:
+            return None
+        if index >= len(self.buffers):
+            raise ModelError(f"{where} refers to buffer {index}; the model has "
+                             f"{len(self.buffers)}")
+        table = self.buffers[index]
+        span = table.byte_span(0)
+        offset, size = table.scalar(1, "Q", 0), table.scalar(2, "Q", 0)
+        if (span is None or span[1] == 0) and offset > 1:
+            self.buf.check(offset, size, f"{where} external buffer")
+            span = (offset, size)
+        if span is None or span[1] == 0:
+            return None
+        start, length = span
+        if length != ttype.nbytes:
+            raise ModelError(
+                f"{where}: its buffer holds {length} bytes but {ttype} needs {ttype.nbytes}"
+            )
+        le = ttype.np_dtype.newbyteorder("<")
+        arr = np.frombuffer(self.buf.data, le, ttype.size, start)
+        return arr.astype(ttype.np_dtype).reshape(ttype.shape)
+
+    # ------------------------------------------------------------------ operators
+
+    def _node(self, index: int, op: Table) -> Node:
+        opcode_index = op.scalar(0, "I", 0)
+        if opcode_index >= len(self.opcodes):
+            raise ModelError(f"operator {index} uses opcode {opcode_index}, which does not exist")
+        code = self.opcodes[opcode_index]
+        op_name = self._opcode_name(opcode_index)
+        where = f"operator {index} ({op_name})"
+        if code not in _CODE_NAMES:
+            raise ModelError(
+                f"{where} is not supported; supported operators: "
+                f"{', '.join(SUPPORTED_OPERATORS)}"
+            )
+        in_idx = [int(i) for i in _ints(op, 1)]
+        out_idx = [int(i) for i in _ints(op, 2)]
+        ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
+        try:
+            ir_op, inputs, attrs = _CONVERTERS[op_name](ctx)
+            return self._make_node(ctx, ir_op, inputs, attrs)
+        except IRError as err:
+            raise ModelError(f"{where}: {err}") from None
+
+    def _make_node(self, ctx: _OpContext, ir_op: str, inputs, attrs) -> Node:
+        outputs = []
+        for i in ctx.out_idx:
+            t = self._tensor(i, role="output")
+            if t.kind != "activation" or i in self.produced:
+                raise ModelError(f"{ctx.where}: output tensor {i} ({t.name!r}) is a {t.kind} "
+                                 "or is produced twice")
+            self.produced.add(i)
+            outputs.append(t)
+        opdef = get_op(ir_op)
+        node_name = f"{ctx.index}:{ctx.op_name.lower()}"
+        attrs = opdef.normalize_attrs(attrs, f"{ctx.where}")
+        node = Node(ir_op, inputs, outputs, attrs, node_name)
+        ir_ops.check_node(node)
+        return node
+
+
+def _ints(table: Table, slot: int) -> np.ndarray:
+    arr = table.array(slot, "i4")
+    return arr if arr is not None else np.zeros(0, np.int32)
+
+
+def _identifier(text: str) -> str:
+    out = "".join(c if c.isalnum() else "_" for c in text)
+    return out or "main"
+
+
+class _OpContext:
+    """What a converter needs: the operator's inputs, outputs and options."""
+
+    def __init__(self, imp: _Importer, index: int, op_name: str, op: Table,
+                 in_idx: list[int], out_idx: list[int]) -> None:
+        self.imp = imp
+        self.index = index
+        self.op_name = op_name
+        self.op = op
+        self.in_idx = in_idx
+        self.out_idx = out_idx
+        self.where = f"operator {index} ({op_name})"
+
+    def fail(self, message: str) -> ModelError:
+        return ModelError(f"{self.where}: {message}")
+
+    def input(self, i: int, optional: bool = False) -> Tensor | None:
+        if i >= len(self.in_idx) or self.in_idx[i] < 0:
+            if optional:
+                return None
+            raise self.fail(f"input {i} is missing")
+        return self.imp._tensor(self.in_idx[i], role=f"{self.where} input {i}")
+
+    def inputs(self, count: int, optional_from: int | None = None) -> list[Tensor | None]:
+        if len(self.in_idx) > count:
+            raise self.fail(f"has {len(self.in_idx)} inputs, expected at most {count}")
+        first_optional = count if optional_from is None else optional_from
+        return [self.input(i, optional=i >= first_optional) for i in range(count)]
+
+    def const(self, i: int, what: str) -> np.ndarray:
+        t = self.input(i)
+        if t.kind != "constant":
+            raise self.fail(f"{what} (input {i}) must be a constant tensor")
+        return t.data
+
+    def output_type(self, i: int = 0) -> TensorType:
+        if i >= len(self.out_idx):
+            raise self.fail(f"output {i} is missing")
+        return self.imp._tensor(self.out_idx[i], role="output").type
+
+    def options(self) -> Table | None:
+        return self.op.table(4, f"{self.where} options")
+
+    def opt(self, slot: int, fmt: str, default):
+        table = self.options()
+        return default if table is None else table.scalar(slot, fmt, default)
+
+    def activation(self, slot: int) -> str:
+        code = self.opt(slot, "b", 0)
+        act = _ACTIVATIONS.get(code)
+        if act not in ir_ops.ACTIVATIONS:
+            raise self.fail(
+                f"fused activation {act or code} is not supported; "
+                f"supported: {', '.join(ir_ops.ACTIVATIONS)}"
+            )
+        return act
+
+
+# ---------------------------------------------------------------------- converters
+
+def _same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+    """TFLite SAME: output ceil(size/stride), the extra pixel goes after."""
+    out = (size + stride - 1) // stride
+    total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def _window_attrs(ctx: _OpContext, data: Tensor, kh: int, kw: int,
+                  dilation=(1, 1)) -> dict:
+    padding = ctx.opt(0, "b", 0)
+    sw, sh = ctx.opt(1, "i", 1), ctx.opt(2, "i", 1)
+    if sw < 1 or sh < 1:
+        raise ctx.fail(f"strides must be at least 1, got {sh}x{sw}")
+    if data.type.rank != 4:
+        raise ctx.fail(f"data must have rank 4, got shape {list(data.shape)}")
+    if padding == 0:  # SAME
+        top, bottom = _same_padding(data.shape[1], kh, sh, dilation[0])
+        left, right = _same_padding(data.shape[2], kw, sw, dilation[1])
+    elif padding == 1:  # VALID
+        top = bottom = left = right = 0
+    else:
+        raise ctx.fail(f"unknown padding kind {padding}")
+    return {"strides": (sh, sw), "padding": (top, left, bottom, right)}
+
+
+def _weights(ctx: _OpContext, weight: Tensor) -> None:
+    if weight.type.rank != 4:
+        raise ctx.fail(f"weights must have rank 4, got shape {list(weight.shape)}")
+
+
+def _conv2d(ctx: _OpContext):
+    data, weight, bias = ctx.inputs(3, optional_from=2)
+    _weights(ctx, weight)
+    dilation = (ctx.opt(5, "i", 1), ctx.opt(4, "i", 1))
+    if min(dilation) < 1:
+        raise ctx.fail(f"dilation must be at least 1, got {dilation}")
+    if data.type.rank == 4 and weight.shape[3] != data.shape[3]:
+        raise ctx.fail(
+            f"grouped convolution ({data.shape[3]} input channels, weights for "
+            f"{weight.shape[3]}) is not supported"
+        )
+    attrs = _window_attrs(ctx, data, weight.shape[1], weight.shape[2], dilation)
+    attrs.update(dilation=dilation, activation=ctx.activation(3))
+    return "conv2d", [data, weight, bias], attrs
+
+
+def _depthwise_conv2d(ctx: _OpContext):
+    data, weight, bias = ctx.inputs(3, optional_from=2)
+    _weights(ctx, weight)
+    dilation = (ctx.opt(6, "i", 1), ctx.opt(5, "i", 1))
+    if min(dilation) < 1:
+        raise ctx.fail(f"dilation must be at least 1, got {dilation}")
+    attrs = _window_attrs(ctx, data, weight.shape[1], weight.shape[2], dilation)
+    # TFLM derives the multiplier from the shapes; the option is not always set.
+    channels = data.shape[3]
+    if channels == 0 or weight.shape[3] % channels:
+        raise ctx.fail(f"weights have {weight.shape[3]} channels, not a multiple of the "
+                       f"input's {channels}")
+    attrs.update(dilation=dilation, activation=ctx.activation(4),
+                 depth_multiplier=weight.shape[3] // channels)
+    return "depthwise_conv2d", [data, weight, bias], attrs
+
+
+def _dense(ctx: _OpContext):
+    data, weight, bias = ctx.inputs(3, optional_from=2)
+    if ctx.opt(1, "b", 0) != 0:
+        raise ctx.fail("shuffled weights format is not supported")
+    keep = bool(ctx.opt(2, "?", False))
+    return "dense", [data, weight, bias], {"activation": ctx.activation(0), "keep_num_dims": keep}
+
+
+def _pool(ir_op: str):
+    def convert(ctx: _OpContext):
+        (data,) = ctx.inputs(1)
+        kw, kh = ctx.opt(3, "i", 0), ctx.opt(4, "i", 0)
+        if kw < 1 or kh < 1:
+            raise ctx.fail(f"pool size must be at least 1, got {kh}x{kw}")
+        attrs = _window_attrs(ctx, data, kh, kw)
+        attrs.update(pool_size=(kh, kw), activation=ctx.activation(5))
+        return ir_op, [data], attrs
+    return convert
+
+
+def _binary(ir_op: str, has_activation: bool):
+    def convert(ctx: _OpContext):
+        inputs = ctx.inputs(2)
+        attrs = {"activation": ctx.activation(0)} if has_activation else {}
+        return ir_op, inputs, attrs
+    return convert
+
+
+def _unary(ir_op: str):
+    def convert(ctx: _OpContext):
+        return ir_op, [ctx.input(0)], {}
+    return convert
+
+
+def _reshape(ctx: _OpContext):
+    # The output tensor's shape is authoritative (the shape input may hold -1).
+    return "reshape", [ctx.input(0)], {"newshape": ctx.output_type().shape}
+
+
+def _squeeze(ctx: _OpContext):
+    data = ctx.input(0)
+    table = ctx.options()
+    dims = table.array(0, "i4") if table is not None else None
+    if dims is None or len(dims) == 0:
+        dims = [i for i, d in enumerate(data.shape) if d == 1]
+    return "squeeze", [data], {"axes": tuple(int(d) for d in dims)}
+
+
+def _expand_dims(ctx: _OpContext):
+    axis = ctx.const(1, "axis").reshape(-1)
+    if axis.size != 1:
+        raise ctx.fail("axis must hold one value")
+    return "expand_dims", [ctx.input(0)], {"axis": int(axis[0])}
+
+
+def _softmax(ctx: _OpContext):
+    data, out = ctx.input(0), ctx.output_type().dtype
+    return "softmax", [data], {"beta": ctx.opt(0, "f", 0.0),
+                               "out_dtype": "same" if out == data.dtype else out}
+
+
+def _leaky_relu(ctx: _OpContext):
+    return "leaky_relu", [ctx.input(0)], {"alpha": ctx.opt(0, "f", 0.0)}
+
+
+def _quantize(ctx: _OpContext):
+    return "quantize", [ctx.input(0)], {"out_dtype": ctx.output_type().dtype}
+
+
+def _concatenate(ctx: _OpContext):
+    inputs = [ctx.input(i) for i in range(len(ctx.in_idx))]
+    return "concatenate", inputs, {"axis": ctx.opt(0, "i", 0), "activation": ctx.activation(1)}
+
+
+def _pad(ctx: _OpContext):
+    data = ctx.input(0)
+    pads = ctx.const(1, "paddings")
+    if pads.shape != (data.type.rank, 2):
+        raise ctx.fail(f"paddings must have shape [{data.type.rank}, 2], got {list(pads.shape)}")
+    attrs = {"pad_width": tuple((int(a), int(b)) for a, b in pads)}
+    if len(ctx.in_idx) > 2 and ctx.in_idx[2] >= 0:  # PADV2's constant value
+        value = ctx.const(2, "constant value").reshape(-1)
+        if value.size != 1:
+            raise ctx.fail("the constant value must hold one element")
+        q = data.quant
+        real = float(value[0]) if q is None else q.scale[0] * (int(value[0]) - q.zero_point[0])
+        attrs["value"] = real
+    return "pad", [data], attrs
+
+
+def _mean(ctx: _OpContext):
+    data = ctx.input(0)
+    axes = ctx.const(1, "axes").reshape(-1)
+    return "mean", [data], {"axes": tuple(int(a) for a in axes),
+                            "keepdims": bool(ctx.opt(0, "?", False))}
+
+
+def _strided_slice(ctx: _OpContext):
+    data = ctx.input(0)
+    rank = data.type.rank
+    begin, end, strides = (ctx.const(i, n).reshape(-1) for i, n in
+                           ((1, "begin"), (2, "end"), (3, "strides")))
+    if not len(begin) == len(end) == len(strides) == rank:
+        raise ctx.fail(f"begin, end and strides need {rank} entries each")
+    masks = [ctx.opt(i, "i", 0) for i in range(5)]
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask = masks
+    if ellipsis_mask or new_axis_mask:
+        raise ctx.fail("ellipsis and new-axis masks are not supported")
+    if ctx.opt(5, "?", False):
+        raise ctx.fail("the offset option is not supported")
+    b_out, e_out, s_out, squeeze = [], [], [], []
+    for axis in range(rank):
+        dim = data.shape[axis]
+        b, e, s = int(begin[axis]), int(end[axis]), int(strides[axis])
+        if s == 0:
+            raise ctx.fail(f"stride 0 on axis {axis}")
+        if shrink_mask >> axis & 1:
+            b = b + dim if b < 0 else b
+            if not 0 <= b < dim:
+                raise ctx.fail(f"index {int(begin[axis])} is out of range on axis {axis}")
+            b_out.append(b)
+            e_out.append(b + 1)
+            s_out.append(1)
+            squeeze.append(axis)
+            continue
+        lo, hi = (0, dim) if s > 0 else (-1, dim - 1)
+        b = (lo if s > 0 else hi) if begin_mask >> axis & 1 else b
+        e = (hi if s > 0 else lo) if end_mask >> axis & 1 else e
+        b = min(max(b + dim if b < 0 and not (begin_mask >> axis & 1) else b, lo), hi)
+        e = min(max(e + dim if e < 0 and not (end_mask >> axis & 1) else e, lo), hi)
+        # Python slicing reads -1 as "last"; "before the first" is -(dim + 1).
+        b_out.append(b if b >= 0 else -(dim + 1))
+        e_out.append(e if e >= 0 else -(dim + 1))
+        s_out.append(s)
+    return "strided_slice", [data], {"begin": tuple(b_out), "end": tuple(e_out),
+                                     "strides": tuple(s_out), "squeeze_axes": tuple(squeeze)}
+
+
+def _transpose(ctx: _OpContext):
+    perm = ctx.const(1, "permutation").reshape(-1)
+    return "transpose", [ctx.input(0)], {"perm": tuple(int(p) for p in perm)}
+
+
+def _svdf(ctx: _OpContext):
+    inputs = ctx.inputs(5)
+    inputs[3] = ctx.input(3, optional=True)
+    rank = ctx.opt(0, "i", 0)
+    return "svdf", inputs, {"rank": rank, "activation": ctx.activation(1)}
+
+
+def _lstm(ctx: _OpContext):
+    slots = ir_ops.LSTM_INPUTS
+    if len(ctx.in_idx) not in (20, 24):
+        raise ctx.fail(f"has {len(ctx.in_idx)} inputs, expected 20 or 24")
+    inputs = [ctx.input(i, optional=slot.endswith("?"))
+              for i, slot in enumerate(slots[:len(ctx.in_idx)])]
+    inputs += [None] * (len(slots) - len(inputs))
+    code = ctx.opt(0, "b", 4)
+    act = {4: "tanh"}.get(code) or _ACTIVATIONS.get(code)
+    if act not in ("none", "relu", "relu6", "tanh", "relu_n1_to_1"):
+        raise ctx.fail(f"activation {act or code} is not supported")
+    return "lstm", inputs, {
+        "activation": act,
+        "cell_clip": ctx.opt(1, "f", 0.0),
+        "proj_clip": ctx.opt(2, "f", 0.0),
+        "time_major": bool(ctx.opt(3, "?", False)),
+    }
+
+
+_CONVERTERS: dict[str, Callable[[_OpContext], tuple]] = {
+    "CONV_2D": _conv2d,
+    "DEPTHWISE_CONV_2D": _depthwise_conv2d,
+    "FULLY_CONNECTED": _dense,
+    "AVERAGE_POOL_2D": _pool("avg_pool2d"),
+    "MAX_POOL_2D": _pool("max_pool2d"),
+    "ADD": _binary("add", True),
+    "SUB": _binary("sub", True),
+    "MUL": _binary("mul", True),
+    "MAXIMUM": _binary("maximum", False),
+    "MINIMUM": _binary("minimum", False),
+    "RESHAPE": _reshape,
+    "SQUEEZE": _squeeze,
+    "EXPAND_DIMS": _expand_dims,
+    "SOFTMAX": _softmax,
+    "LOGISTIC": _unary("logistic"),
+    "TANH": _unary("tanh"),
+    "RELU": _unary("relu"),
+    "RELU6": _unary("relu6"),
+    "LEAKY_RELU": _leaky_relu,
+    "HARD_SWISH": _unary("hard_swish"),
+    "QUANTIZE": _quantize,
+    "DEQUANTIZE": _unary("dequantize"),
+    "CONCATENATION": _concatenate,
+    "PAD": _pad,
+    "PADV2": _pad,
+    "MEAN": _mean,
+    "STRIDED_SLICE": _strided_slice,
+    "TRANSPOSE": _transpose,
+    "SVDF": _svdf,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+}
+assert set(_CONVERTERS) == set(BUILTIN_CODES)

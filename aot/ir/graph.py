@@ -1,0 +1,272 @@
+"""The dataflow graph: tensors, nodes, and the graph that orders them.
+
+A :class:`Graph` is a list of :class:`Node` in topological order, its input
+and output tensors, and the tensors the nodes read and write.  A tensor is
+one of four kinds:
+
+* ``input``: fed by the caller at each invocation;
+* ``constant``: data known ahead of time (weights, biases, shapes);
+* ``variable``: state that persists across invocations (SVDF, LSTM), zero at
+  the start of a fresh session, read and updated in place by the node that
+  owns it;
+* ``activation``: produced by exactly one node.
+
+Tensors compare by identity: two tensors with the same name and type are
+still different values.  Names exist for printing and for error messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aot.ir.types import IRError, Quantization, TensorType
+
+TENSOR_KINDS = ("input", "constant", "variable", "activation")
+
+
+@dataclass(eq=False)
+class Tensor:
+    """One value in the graph; ``data`` is set for constants only."""
+
+    name: str
+    type: TensorType
+    kind: str = "activation"
+    data: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in TENSOR_KINDS:
+            raise IRError(f"tensor {self.name!r}: unknown kind {self.kind!r}")
+        if self.kind == "constant":
+            if self.data is None:
+                raise IRError(f"constant tensor {self.name!r} has no data")
+            data = np.asarray(self.data)
+            if tuple(data.shape) != self.type.shape or data.dtype != self.type.np_dtype:
+                raise IRError(
+                    f"constant tensor {self.name!r}: data is {data.dtype}{list(data.shape)}, "
+                    f"its type says {self.type}"
+                )
+            data = data.copy()
+            data.setflags(write=False)
+            self.data = data
+        elif self.data is not None:
+            raise IRError(f"tensor {self.name!r} of kind {self.kind} cannot carry data")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def quant(self) -> Quantization | None:
+        return self.type.quant
+
+    @property
+    def is_constant(self) -> bool:
+        return self.kind == "constant"
+
+
+@dataclass(eq=False)
+class Node:
+    """One operator application.
+
+    ``inputs`` follow the operator's input slots (see :mod:`aot.ir.ops`);
+    an absent optional input is ``None``.  ``attrs`` hold every attribute of
+    the operator's schema, defaults filled in.
+    """
+
+    op: str
+    inputs: list[Tensor | None]
+    outputs: list[Tensor]
+    attrs: dict[str, Any]
+    name: str = ""
+
+    def label(self) -> str:
+        """How error messages name this node."""
+        return f"{self.op} node {self.name!r}" if self.name else f"{self.op} node"
+
+
+class Graph:
+    """A typed dataflow graph whose node list is in a valid execution order.
+
+    The constructor checks the structure: every node input is a graph input,
+    a constant, a variable or the output of an earlier node; every tensor is
+    produced at most once; graph outputs are produced (or are inputs or
+    constants).  It also checks each node against its operator schema and
+    type inference (:func:`aot.ir.ops.check_node`).
+    """
+
+    def __init__(
+        self,
+        inputs: list[Tensor],
+        outputs: list[Tensor],
+        nodes: list[Node],
+        name: str = "main",
+    ) -> None:
+        self.name = name
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.nodes = list(nodes)
+        self._check()
+
+    def _check(self) -> None:
+        from aot.ir import ops  # ops imports graph for Node; keep the cycle lazy
+
+        available: set[int] = set()
+        for t in self.inputs:
+            if t.kind != "input":
+                raise IRError(f"graph input {t.name!r} is a {t.kind} tensor, not an input")
+            if id(t) in available:
+                raise IRError(f"tensor {t.name!r} is listed twice as a graph input")
+            available.add(id(t))
+        for node in self.nodes:
+            for t in node.inputs:
+                if t is None or t.kind in ("constant", "variable"):
+                    continue
+                if id(t) not in available:
+                    raise IRError(
+                        f"{node.label()} reads tensor {t.name!r} before any node produces it "
+                        "(the node list must be in topological order)"
+                    )
+            for t in node.outputs:
+                if t.kind != "activation":
+                    raise IRError(f"{node.label()} writes {t.kind} tensor {t.name!r}")
+                if id(t) in available:
+                    raise IRError(f"{node.label()}: tensor {t.name!r} is produced twice")
+                available.add(id(t))
+            ops.check_node(node)
+        for t in self.outputs:
+            if t.kind != "constant" and id(t) not in available:
+                raise IRError(f"graph output {t.name!r} is never produced")
+
+    def tensors(self) -> list[Tensor]:
+        """Every tensor once, in first-use order (inputs first)."""
+        seen: dict[int, Tensor] = {}
+        for t in self.inputs:
+            seen.setdefault(id(t), t)
+        for node in self.nodes:
+            for t in [*node.inputs, *node.outputs]:
+                if t is not None:
+                    seen.setdefault(id(t), t)
+        for t in self.outputs:
+            seen.setdefault(id(t), t)
+        return list(seen.values())
+
+    def constants(self) -> list[Tensor]:
+        return [t for t in self.tensors() if t.kind == "constant"]
+
+    def variables(self) -> list[Tensor]:
+        return [t for t in self.tensors() if t.kind == "variable"]
+
+    def consumers(self) -> dict[int, list[Node]]:
+        """Map ``id(tensor)`` to the nodes that read it, in node order."""
+        users: dict[int, list[Node]] = {}
+        for node in self.nodes:
+            for t in node.inputs:
+                if t is not None:
+                    users.setdefault(id(t), []).append(node)
+        return users
+
+    def __str__(self) -> str:
+        from aot.ir.printer import format_graph
+
+        return format_graph(self)
+
+
+class GraphBuilder:
+    """Build a :class:`Graph` from Python, one operator at a time.
+
+    >>> b = GraphBuilder()
+    >>> x = b.input("x", (1, 4), "float32")
+    >>> y = b.op("relu", [x])
+    >>> g = b.build([y])
+
+    :meth:`op` runs the operator's type inference to make its output; give
+    ``out_type`` to fix the output's quantization (or a dtype the inference
+    leaves open), and the builder checks it agrees with the inference.
+    """
+
+    def __init__(self, name: str = "main") -> None:
+        self.name = name
+        self._inputs: list[Tensor] = []
+        self._nodes: list[Node] = []
+        self._count = 0
+
+    def _fresh(self, prefix: str) -> str:
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def input(
+        self, name: str, shape, dtype: str, quant: Quantization | None = None
+    ) -> Tensor:
+        t = Tensor(name, TensorType(tuple(shape), dtype, quant), "input")
+        self._inputs.append(t)
+        return t
+
+    def constant(
+        self, name: str, data, dtype: str | None = None, quant: Quantization | None = None
+    ) -> Tensor:
+        arr = np.asarray(data)
+        if dtype is not None:
+            from aot.ir.types import numpy_dtype
+
+            arr = arr.astype(numpy_dtype(dtype))
+        ttype = TensorType(arr.shape, _dtype_name(arr.dtype, name), quant)
+        return Tensor(name or self._fresh("c"), ttype, "constant", arr)
+
+    def variable(
+        self, name: str, shape, dtype: str, quant: Quantization | None = None
+    ) -> Tensor:
+        return Tensor(name, TensorType(tuple(shape), dtype, quant), "variable")
+
+    def op(
+        self,
+        op: str,
+        inputs: list[Tensor | None],
+        out_type: TensorType | list[TensorType] | None = None,
+        name: str = "",
+        out_name: str | list[str] | None = None,
+        **attrs,
+    ) -> Tensor:
+        """Append one node and return its output (or outputs, if several)."""
+        from aot.ir import ops
+
+        opdef = ops.get_op(op)
+        node_name = name or self._fresh(op + "_")
+        full_attrs = opdef.normalize_attrs(attrs, f"{op} node {node_name!r}")
+        inferred = opdef.infer_types(
+            [t.type if t is not None else None for t in inputs],
+            full_attrs,
+            f"{op} node {node_name!r}",
+        )
+        if out_type is None:
+            declared = inferred
+        else:
+            declared = out_type if isinstance(out_type, list) else [out_type]
+        if out_name is None:
+            names = [f"{node_name}:{i}" if len(declared) > 1 else node_name
+                     for i in range(len(declared))]
+        else:
+            names = out_name if isinstance(out_name, list) else [out_name]
+        outputs = [Tensor(n, t) for n, t in zip(names, declared, strict=True)]
+        node = Node(op, list(inputs), outputs, full_attrs, node_name)
+        ops.check_node(node)
+        self._nodes.append(node)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def build(self, outputs: list[Tensor]) -> Graph:
+        return Graph(self._inputs, outputs, self._nodes, self.name)
+
+
+def _dtype_name(dtype: np.dtype, name: str) -> str:
+    from aot.ir.types import DTYPES
+
+    for key, value in DTYPES.items():
+        if value == dtype:
+            return key
+    raise IRError(f"constant {name!r}: numpy dtype {dtype} has no IR equivalent")

@@ -1,0 +1,565 @@
+"""The operator registry: every operator the IR knows, declared once.
+
+Each operator is registered by decorating its type-inference function with
+:func:`register`, which records
+
+* its input slots, in order (``"bias?"`` is optional and may be ``None``,
+  ``"inputs*"`` takes one or more tensors);
+* its attribute schema (:class:`Attr`: kind, default, allowed values);
+* its pattern kind for fusion (one of :data:`PATTERNS`);
+* its type inference: output shapes and dtypes from the input types and the
+  attributes.  Output quantization is data from the model, not something to
+  infer, so inference leaves it out (``quant=None``) and
+  :func:`check_node` compares shapes and dtypes only.
+
+Registering a name twice raises; :data:`REGISTRY` is the one place to look
+an operator up.  Layouts are fixed: activations NHWC, conv weights OHWI,
+depthwise weights 1HWC (C = input channels x depth multiplier), dense
+weights [units, input depth].  Padding is explicit, ``(top, left, bottom,
+right)``, so SAME/VALID (TFLite) and pads (ONNX) map onto the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aot.errors import did_you_mean, one_of
+from aot.ir.types import INTEGER_DTYPES, IRError, TensorType
+
+#: Pattern kinds, from most to least fusable.
+PATTERNS = (
+    "elementwise",  # out[i] = f(in[i])
+    "broadcast",  # elementwise after numpy broadcasting of the inputs
+    "injective",  # each output element is one input element (reshape, pad, slice)
+    "reduction",  # reduces axes (mean)
+    "out_elemwise_fusable",  # heavy op whose output can absorb elementwise ops (conv, dense)
+    "opaque",  # fuses with nothing (softmax, stateful ops)
+)
+
+#: Fused activations an operator can carry as an attribute.
+ACTIVATIONS = ("none", "relu", "relu6", "relu_n1_to_1")
+
+#: Input slots that hold state persisting across invocations (variable tensors).
+STATE_SLOTS = frozenset({"state", "output_state", "cell_state"})
+
+_REQUIRED = object()
+_ATTR_KINDS = ("int", "float", "bool", "str", "ints", "pairs")
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute: ``kind`` in int/float/bool/str/ints/pairs.
+
+    ``ints`` is a tuple of ints (``length`` fixes its length), ``pairs`` a
+    tuple of ``(int, int)``.  No default means the attribute is required.
+    """
+
+    kind: str
+    default: Any = _REQUIRED
+    choices: tuple | None = None
+    length: int | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+    def convert(self, value: Any, where: str) -> Any:
+        """Return ``value`` in canonical form or raise :class:`IRError`."""
+        try:
+            if self.kind == "int":
+                if isinstance(value, bool) or int(value) != value:
+                    raise ValueError
+                out = int(value)
+            elif self.kind == "float":
+                out = float(value)
+            elif self.kind == "bool":
+                if value not in (True, False, 0, 1):
+                    raise ValueError
+                out = bool(value)
+            elif self.kind == "str":
+                if not isinstance(value, str):
+                    raise ValueError
+                out = value
+            elif self.kind == "ints":
+                out = tuple(int(v) for v in value)
+                if any(o != v for o, v in zip(out, value)):
+                    raise ValueError
+            else:  # pairs
+                out = tuple((int(a), int(b)) for a, b in value)
+        except (TypeError, ValueError):
+            raise IRError(f"{where}: expected {self.kind}, got {value!r}") from None
+        if self.length is not None and len(out) != self.length:
+            raise IRError(f"{where}: expected {self.length} values, got {len(out)}")
+        if self.choices is not None and out not in self.choices:
+            raise IRError(f"{where}: {out!r} is not allowed, expected {one_of(self.choices)}")
+        return out
+
+
+InferFn = Callable[[list[TensorType | None], dict[str, Any], str], list[TensorType]]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    pattern: str
+    inputs: tuple[str, ...]
+    attrs: dict[str, Attr] = field(default_factory=dict)
+    infer: InferFn | None = None
+    doc: str = ""
+
+    def normalize_attrs(self, attrs: dict[str, Any], where: str) -> dict[str, Any]:
+        """Check ``attrs`` against the schema; return them with defaults filled in."""
+        unknown = set(attrs) - set(self.attrs)
+        if unknown:
+            name = sorted(unknown)[0]
+            raise IRError(
+                f"{where}: unknown attribute {name!r}{did_you_mean(name, self.attrs)}; "
+                f"{self.name} takes {one_of(self.attrs) if self.attrs else 'no attributes'}"
+            )
+        out = {}
+        for key, spec in self.attrs.items():
+            if key in attrs:
+                out[key] = spec.convert(attrs[key], f"{where}: attribute {key!r}")
+            elif spec.required:
+                raise IRError(f"{where}: attribute {key!r} is required")
+            else:
+                out[key] = spec.default
+        return out
+
+    def infer_types(
+        self, in_types: list[TensorType | None], attrs: dict[str, Any], where: str
+    ) -> list[TensorType]:
+        self._check_arity(in_types, where)
+        return self.infer(in_types, attrs, where)
+
+    def _check_arity(self, in_types: list, where: str) -> None:
+        slots = self.inputs
+        if slots and slots[-1].endswith("*"):
+            if len(in_types) < len(slots):
+                raise IRError(f"{where}: needs at least {len(slots)} inputs")
+            if any(t is None for t in in_types):
+                raise IRError(f"{where}: every input is required")
+            return
+        if len(in_types) > len(slots):
+            raise IRError(f"{where}: takes at most {len(slots)} inputs, got {len(in_types)}")
+        for i, slot in enumerate(slots):
+            present = i < len(in_types) and in_types[i] is not None
+            if not present and not slot.endswith("?"):
+                raise IRError(f"{where}: input {i} ({slot}) is required")
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def register(
+    name: str,
+    pattern: str,
+    inputs: tuple[str, ...],
+    attrs: dict[str, Attr] | None = None,
+) -> Callable[[InferFn], InferFn]:
+    """Register the decorated type-inference function as operator ``name``."""
+    if pattern not in PATTERNS:
+        raise ValueError(f"operator {name}: unknown pattern {pattern!r}")
+
+    def wrap(fn: InferFn) -> InferFn:
+        if name in REGISTRY:
+            raise ValueError(f"operator {name!r} is registered twice")
+        REGISTRY[name] = OpDef(name, pattern, tuple(inputs), dict(attrs or {}), fn,
+                               (fn.__doc__ or "").strip())
+        return fn
+
+    return wrap
+
+
+def get_op(name: str) -> OpDef:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise IRError(
+            f"unknown operator {name!r}{did_you_mean(name, REGISTRY)}; "
+            f"known: {', '.join(sorted(REGISTRY))}"
+        ) from None
+
+
+def check_node(node) -> None:
+    """Check a node's attributes and that its outputs agree with type inference."""
+    opdef = get_op(node.op)
+    where = node.label()
+    attrs = opdef.normalize_attrs(node.attrs, where)
+    if attrs != node.attrs:
+        raise IRError(f"{where}: attributes are not normalized (missing defaults?)")
+    inferred = opdef.infer_types([t.type if t is not None else None for t in node.inputs],
+                                 attrs, where)
+    for slot, t in zip(opdef.inputs, node.inputs):
+        if slot in STATE_SLOTS and t.kind != "variable":
+            raise IRError(f"{where}: input {slot} must be a variable tensor, got a {t.kind}")
+    if len(inferred) != len(node.outputs):
+        raise IRError(f"{where}: has {len(node.outputs)} outputs, expected {len(inferred)}")
+    for i, (want, got) in enumerate(zip(inferred, node.outputs)):
+        if want.shape != got.type.shape or want.dtype != got.type.dtype:
+            raise IRError(
+                f"{where}: output {i} is declared {got.type.dtype}{list(got.type.shape)} "
+                f"but the inputs give {want.dtype}{list(want.shape)}"
+            )
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _need(cond: bool, where: str, message: str) -> None:
+    if not cond:
+        raise IRError(f"{where}: {message}")
+
+
+def _rank(t: TensorType, rank: int, where: str, what: str) -> None:
+    _need(t.rank == rank, where, f"{what} must have rank {rank}, got shape {list(t.shape)}")
+
+
+def _same_dtype(types: list[TensorType], where: str) -> str:
+    dtypes = sorted({t.dtype for t in types})
+    _need(len(dtypes) == 1, where, f"inputs must share one dtype, got {', '.join(dtypes)}")
+    return dtypes[0]
+
+
+def _check_weights(data: TensorType, weight: TensorType, bias: TensorType | None,
+                   where: str) -> None:
+    """Dtype rules of the heavy ops: float, int8 x int8, or int16 x int8 (16x8)."""
+    if data.dtype == "float32":
+        _need(weight.dtype == "float32", where, "float32 data needs float32 weights")
+        _need(bias is None or bias.dtype == "float32", where, "float32 data needs a float32 bias")
+        return
+    _need(data.dtype in ("int8", "int16"), where,
+          f"data dtype {data.dtype} is not supported (float32, int8 or int16)")
+    _need(weight.dtype == "int8", where, f"weights must be int8, got {weight.dtype}")
+    bias_ok = ("int32",) if data.dtype == "int8" else ("int32", "int64")
+    _need(bias is None or bias.dtype in bias_ok, where,
+          f"a {data.dtype} layer needs a bias of {' or '.join(bias_ok)}, got "
+          f"{bias.dtype if bias else None}")
+    _need(data.quant is not None and weight.quant is not None, where,
+          "integer data and weights must be quantized")
+
+
+def _window_out(size: int, kernel: int, stride: int, dilation: int, pad_a: int, pad_b: int,
+                where: str) -> int:
+    _need(stride >= 1 and dilation >= 1, where, "strides and dilations must be at least 1")
+    _need(pad_a >= 0 and pad_b >= 0, where, "padding must not be negative")
+    effective = (kernel - 1) * dilation + 1
+    span = size + pad_a + pad_b - effective
+    _need(kernel >= 1 and span >= 0, where,
+          f"window of {effective} does not fit input of {size} with padding {pad_a}+{pad_b}")
+    return span // stride + 1
+
+
+def _spatial(data: TensorType, kh: int, kw: int, attrs: dict, where: str,
+             dilation=(1, 1)) -> tuple[int, int]:
+    top, left, bottom, right = attrs["padding"]
+    sh, sw = attrs["strides"]
+    oh = _window_out(data.shape[1], kh, sh, dilation[0], top, bottom, where)
+    ow = _window_out(data.shape[2], kw, sw, dilation[1], left, right, where)
+    return oh, ow
+
+
+def _broadcast_shape(shapes: list[tuple[int, ...]], where: str) -> tuple[int, ...]:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}
+        _need(len(dims) <= 1, where,
+              f"shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _axis(axis: int, rank: int, where: str) -> int:
+    _need(-rank <= axis < rank, where, f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _out(shape, dtype: str) -> list[TensorType]:
+    return [TensorType(tuple(shape), dtype)]
+
+
+_ACT = Attr("str", "none", ACTIVATIONS)
+_WINDOW = {
+    "strides": Attr("ints", (1, 1), length=2),
+    "padding": Attr("ints", (0, 0, 0, 0), length=4),
+}
+
+
+# --------------------------------------------------------------------------- heavy ops
+
+@register("conv2d", "out_elemwise_fusable", ("data", "weight", "bias?"),
+          {**_WINDOW, "dilation": Attr("ints", (1, 1), length=2), "activation": _ACT})
+def _conv2d(ts, attrs, where):
+    """2-D convolution, NHWC data, OHWI weights, optional bias [O]."""
+    data, weight, bias = (ts + [None])[:3]
+    _rank(data, 4, where, "data")
+    _rank(weight, 4, where, "weight")
+    _check_weights(data, weight, bias, where)
+    oc, kh, kw, ic = weight.shape
+    _need(ic == data.shape[3], where,
+          f"weight expects {ic} input channels, data has {data.shape[3]}")
+    _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")
+    oh, ow = _spatial(data, kh, kw, attrs, where, attrs["dilation"])
+    return _out((data.shape[0], oh, ow, oc), data.dtype)
+
+
+@register("depthwise_conv2d", "out_elemwise_fusable", ("data", "weight", "bias?"),
+          {**_WINDOW, "dilation": Attr("ints", (1, 1), length=2),
+           "depth_multiplier": Attr("int", 1), "activation": _ACT})
+def _depthwise_conv2d(ts, attrs, where):
+    """Depthwise 2-D convolution, NHWC data, 1HWC weights (C = IC x multiplier)."""
+    data, weight, bias = (ts + [None])[:3]
+    _rank(data, 4, where, "data")
+    _rank(weight, 4, where, "weight")
+    _check_weights(data, weight, bias, where)
+    one, kh, kw, oc = weight.shape
+    mult = attrs["depth_multiplier"]
+    _need(one == 1, where, f"depthwise weight must have shape [1,KH,KW,C], got {list(weight.shape)}")
+    _need(mult >= 1 and oc == data.shape[3] * mult, where,
+          f"weight has {oc} channels, expected {data.shape[3]} x depth multiplier {mult}")
+    _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")
+    oh, ow = _spatial(data, kh, kw, attrs, where, attrs["dilation"])
+    return _out((data.shape[0], oh, ow, oc), data.dtype)
+
+
+@register("dense", "out_elemwise_fusable", ("data", "weight", "bias?"),
+          {"activation": _ACT, "keep_num_dims": Attr("bool", False)})
+def _dense(ts, attrs, where):
+    """Fully connected: data [..., K] (flattened to rows of K), weight [units, K]."""
+    data, weight, bias = (ts + [None])[:3]
+    _rank(weight, 2, where, "weight")
+    _check_weights(data, weight, bias, where)
+    units, depth = weight.shape
+    _need(depth > 0 and data.size % depth == 0, where,
+          f"data of shape {list(data.shape)} does not split into rows of {depth}")
+    _need(bias is None or bias.shape == (units,), where, f"bias must have shape [{units}]")
+    if attrs["keep_num_dims"]:
+        _need(data.shape[-1] == depth, where, "keep_num_dims needs data's last axis = depth")
+        return _out(data.shape[:-1] + (units,), data.dtype)
+    return _out((data.size // depth, units), data.dtype)
+
+
+def _pool(ts, attrs, where):
+    (data,) = ts
+    _rank(data, 4, where, "data")
+    kh, kw = attrs["pool_size"]
+    oh, ow = _spatial(data, kh, kw, attrs, where)
+    return [TensorType((data.shape[0], oh, ow, data.shape[3]), data.dtype, data.quant)]
+
+
+_POOL_ATTRS = {**_WINDOW, "pool_size": Attr("ints", length=2), "activation": _ACT}
+register("avg_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)(_pool)
+register("max_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)(_pool)
+
+
+# --------------------------------------------------------------------------- elementwise
+
+def _binary(ts, attrs, where):
+    dtype = _same_dtype(ts, where)
+    return _out(_broadcast_shape([t.shape for t in ts], where), dtype)
+
+
+for _name in ("add", "sub", "mul"):
+    register(_name, "broadcast", ("lhs", "rhs"), {"activation": _ACT})(_binary)
+for _name in ("maximum", "minimum"):
+    register(_name, "broadcast", ("lhs", "rhs"))(_binary)
+
+
+def _unary(ts, attrs, where):
+    (data,) = ts
+    return _out(data.shape, data.dtype)
+
+
+for _name in ("logistic", "tanh", "relu", "relu6", "hard_swish"):
+    register(_name, "elementwise", ("data",))(_unary)
+register("leaky_relu", "elementwise", ("data",), {"alpha": Attr("float")})(_unary)
+
+
+@register("softmax", "opaque", ("data",),
+          {"beta": Attr("float", 1.0),
+           "out_dtype": Attr("str", "same", ("same", "int8", "int16", "float32"))})
+def _softmax(ts, attrs, where):
+    """Softmax over the last axis; int8 data may give int16 probabilities (TFLM allows it)."""
+    (data,) = ts
+    out = data.dtype if attrs["out_dtype"] == "same" else attrs["out_dtype"]
+    _need(out == data.dtype or (data.dtype, out) == ("int8", "int16"), where,
+          f"softmax from {data.dtype} to {out} is not supported")
+    return _out(data.shape, out)
+
+
+@register("quantize", "elementwise", ("data",),
+          {"out_dtype": Attr("str", choices=("int8", "uint8", "int16", "int32"))})
+def _quantize(ts, attrs, where):
+    """Float to integer, or integer to integer with a new scale (requantize)."""
+    (data,) = ts
+    _need(data.dtype == "float32" or data.dtype in INTEGER_DTYPES, where,
+          f"cannot quantize {data.dtype}")
+    return _out(data.shape, attrs["out_dtype"])
+
+
+@register("dequantize", "elementwise", ("data",))
+def _dequantize(ts, attrs, where):
+    (data,) = ts
+    _need(data.dtype in INTEGER_DTYPES, where, f"cannot dequantize {data.dtype}")
+    return _out(data.shape, "float32")
+
+
+# --------------------------------------------------------------------------- injective
+
+@register("reshape", "injective", ("data",), {"newshape": Attr("ints")})
+def _reshape(ts, attrs, where):
+    """Reshape to ``newshape`` (fully resolved: no -1)."""
+    (data,) = ts
+    shape = attrs["newshape"]
+    size = 1
+    for d in shape:
+        _need(d >= 0, where, f"newshape {list(shape)} has a negative dimension")
+        size *= d
+    _need(size == data.size, where,
+          f"cannot reshape {list(data.shape)} ({data.size} elements) to {list(shape)}")
+    return [TensorType(shape, data.dtype, data.quant)]
+
+
+@register("squeeze", "injective", ("data",), {"axes": Attr("ints")})
+def _squeeze(ts, attrs, where):
+    (data,) = ts
+    axes = {_axis(a, data.rank, where) for a in attrs["axes"]}
+    for a in axes:
+        _need(data.shape[a] == 1, where, f"cannot squeeze axis {a} of size {data.shape[a]}")
+    shape = [d for i, d in enumerate(data.shape) if i not in axes]
+    return [TensorType(shape, data.dtype, data.quant)]
+
+
+@register("expand_dims", "injective", ("data",), {"axis": Attr("int")})
+def _expand_dims(ts, attrs, where):
+    (data,) = ts
+    axis = _axis(attrs["axis"], data.rank + 1, where)
+    shape = list(data.shape)
+    shape.insert(axis, 1)
+    return [TensorType(shape, data.dtype, data.quant)]
+
+
+@register("concatenate", "injective", ("inputs*",), {"axis": Attr("int"), "activation": _ACT})
+def _concatenate(ts, attrs, where):
+    dtype = _same_dtype(ts, where)
+    first = ts[0]
+    axis = _axis(attrs["axis"], first.rank, where)
+    for t in ts[1:]:
+        _need(t.rank == first.rank and all(
+            a == b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis),
+            where, f"shapes {list(first.shape)} and {list(t.shape)} differ off axis {axis}")
+    shape = list(first.shape)
+    shape[axis] = sum(t.shape[axis] for t in ts)
+    return _out(shape, dtype)
+
+
+@register("pad", "injective", ("data",),
+          {"pad_width": Attr("pairs"), "value": Attr("float", 0.0)})
+def _pad(ts, attrs, where):
+    """Pad with the real ``value`` (the zero point when quantized and value is 0)."""
+    (data,) = ts
+    pads = attrs["pad_width"]
+    _need(len(pads) == data.rank, where, f"pad_width needs {data.rank} (before, after) pairs")
+    _need(all(a >= 0 and b >= 0 for a, b in pads), where, "padding must not be negative")
+    return [TensorType([d + a + b for d, (a, b) in zip(data.shape, pads)], data.dtype,
+                       data.quant)]
+
+
+@register("strided_slice", "injective", ("data",),
+          {"begin": Attr("ints"), "end": Attr("ints"), "strides": Attr("ints"),
+           "squeeze_axes": Attr("ints", ())})
+def _strided_slice(ts, attrs, where):
+    """Python slicing ``data[b0:e0:s0, ...]`` per axis (resolved, in range), then squeeze."""
+    (data,) = ts
+    begin, end, strides = attrs["begin"], attrs["end"], attrs["strides"]
+    _need(len(begin) == len(end) == len(strides) == data.rank, where,
+          f"begin, end and strides need {data.rank} entries each")
+    shape = []
+    for b, e, s, d in zip(begin, end, strides, data.shape):
+        _need(s != 0, where, "stride 0")
+        shape.append(len(range(d)[b:e:s]))
+    squeeze = {_axis(a, data.rank, where) for a in attrs["squeeze_axes"]}
+    for a in squeeze:
+        _need(shape[a] == 1, where, f"cannot shrink axis {a} of size {shape[a]}")
+    return [TensorType([d for i, d in enumerate(shape) if i not in squeeze], data.dtype,
+                       data.quant)]
+
+
+@register("transpose", "injective", ("data",), {"perm": Attr("ints")})
+def _transpose(ts, attrs, where):
+    (data,) = ts
+    perm = attrs["perm"]
+    _need(sorted(perm) == list(range(data.rank)), where,
+          f"perm {list(perm)} is not a permutation of {data.rank} axes")
+    return [TensorType([data.shape[p] for p in perm], data.dtype, data.quant)]
+
+
+# --------------------------------------------------------------------------- reductions
+
+@register("mean", "reduction", ("data",), {"axes": Attr("ints"), "keepdims": Attr("bool", False)})
+def _mean(ts, attrs, where):
+    (data,) = ts
+    axes = {_axis(a, data.rank, where) for a in attrs["axes"]}
+    if attrs["keepdims"]:
+        shape = [1 if i in axes else d for i, d in enumerate(data.shape)]
+    else:
+        shape = [d for i, d in enumerate(data.shape) if i not in axes]
+    return _out(shape, data.dtype)
+
+
+# --------------------------------------------------------------------------- stateful
+
+@register("svdf", "opaque", ("data", "weights_feature", "weights_time", "bias?", "state"),
+          {"rank": Attr("int"), "activation": _ACT})
+def _svdf(ts, attrs, where):
+    """SVDF layer; ``state`` is a variable [batch, memory x filters] updated each call."""
+    data, wf, wt, bias, state = ts
+    _rank(data, 2, where, "data")
+    _rank(wf, 2, where, "weights_feature")
+    _rank(wt, 2, where, "weights_time")
+    rank = attrs["rank"]
+    filters, depth = wf.shape
+    _need(rank >= 1 and filters % rank == 0, where,
+          f"{filters} filters do not split into rank {rank}")
+    _need(depth == data.shape[1], where, f"weights_feature expects depth {depth}")
+    _need(wt.shape[0] == filters, where, "weights_time must have one row per filter")
+    batch, units = data.shape[0], filters // rank
+    _need(state.shape == (batch, wt.shape[1] * filters), where,
+          f"state must have shape [{batch}, {wt.shape[1] * filters}]")
+    _need(bias is None or bias.shape == (units,), where, f"bias must have shape [{units}]")
+    return _out((batch, units), data.dtype)
+
+
+LSTM_INPUTS = (
+    "data",
+    "input_to_input_weights?", "input_to_forget_weights", "input_to_cell_weights",
+    "input_to_output_weights",
+    "recurrent_to_input_weights?", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+    "recurrent_to_output_weights",
+    "cell_to_input_weights?", "cell_to_forget_weights?", "cell_to_output_weights?",
+    "input_gate_bias?", "forget_gate_bias", "cell_gate_bias", "output_gate_bias",
+    "projection_weights?", "projection_bias?",
+    "output_state", "cell_state",
+    "input_layer_norm_coefficients?", "forget_layer_norm_coefficients?",
+    "cell_layer_norm_coefficients?", "output_layer_norm_coefficients?",
+)
+
+
+@register("lstm", "opaque", LSTM_INPUTS,
+          {"activation": Attr("str", "tanh", ACTIVATIONS + ("tanh", "sigmoid")),
+           "cell_clip": Attr("float", 0.0), "proj_clip": Attr("float", 0.0),
+           "time_major": Attr("bool", False)})
+def _lstm(ts, attrs, where):
+    """Unidirectional sequence LSTM; ``output_state`` and ``cell_state`` are variables."""
+    data = ts[0]
+    _rank(data, 3, where, "data")
+    n_cell, depth = ts[2].shape
+    _need(depth == data.shape[2], where, f"input weights expect depth {depth}")
+    n_output = ts[6].shape[1]
+    batch = data.shape[1] if attrs["time_major"] else data.shape[0]
+    _need(ts[18].shape == (batch, n_output), where,
+          f"output_state must have shape [{batch}, {n_output}]")
+    _need(ts[19].shape == (batch, n_cell), where, f"cell_state must have shape [{batch}, {n_cell}]")
+    return _out(data.shape[:2] + (n_output,), data.dtype)
