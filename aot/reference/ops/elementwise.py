@@ -1,0 +1,91 @@
+"""ADD, SUB, MUL, MAXIMUM, MINIMUM with numpy broadcasting (TFLM arithmetic).
+
+ADD/SUB (int8, and int16 with general rescaling): both inputs are brought
+to a common scale ``2 * max(s1, s2)`` after a left shift of 20 bits (15 for
+int16), in which the sum or difference is taken, then rescaled to the
+output::
+
+    a_i = MultiplyByQuantizedMultiplier((x_i - zp_i) << L, M_i, e_i)
+    y   = MultiplyByQuantizedMultiplier(a_1 +/- a_2, M_o, e_o) + zp_o
+
+with ``M_i = QM(s_i / (2 max))`` and ``M_o = QM(2 max / (2**L * s_o))``
+(all in double, from the float32 scales).
+
+MUL: ``y = MultiplyByQuantizedMultiplier((x1 - zp1) * (x2 - zp2), QM(s1 s2 / s_o)) + zp_o``.
+
+MAXIMUM/MINIMUM: on the raw integers (the inputs and output share a
+quantization).  All results are clamped to the fused activation's range.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.reference.ops import quant
+from aot.reference.ops.common import f32
+
+
+def _float_act(y, activation, clamp):
+    lo, hi = clamp if clamp is not None else quant.activation_range_float(activation)
+    return np.clip(y, lo, hi).astype(np.float32)
+
+
+def _add_sub(x1, x2, sign, x1_scale, x1_zero_point, x2_scale, x2_zero_point,
+             y_scale, y_zero_point, activation, clamp, out_dtype):
+    x1 = np.asarray(x1)
+    x2 = np.asarray(x2)
+    if x1.dtype == np.float32:
+        return _float_act(x1 + sign * x2, activation, clamp)
+    out_dtype = np.dtype(out_dtype or x1.dtype)
+    left_shift = 15 if out_dtype == np.int16 else 20
+    twice_max = 2.0 * max(f32(x1_scale), f32(x2_scale))
+    m1, s1 = quant.quantize_multiplier(f32(x1_scale) / twice_max)
+    m2, s2 = quant.quantize_multiplier(f32(x2_scale) / twice_max)
+    mo, so = quant.quantize_multiplier(twice_max / ((1 << left_shift) * f32(y_scale)))
+    a1 = quant.multiply_by_quantized_multiplier(
+        (x1.astype(np.int64) - int(x1_zero_point)) << left_shift, m1, s1)
+    a2 = quant.multiply_by_quantized_multiplier(
+        (x2.astype(np.int64) - int(x2_zero_point)) << left_shift, m2, s2)
+    raw = quant.wrap_int32(a1 + sign * a2)
+    y = quant.multiply_by_quantized_multiplier(raw, mo, so) + int(y_zero_point)
+    lo, hi = quant.out_range(activation, y_scale, y_zero_point, out_dtype, clamp)
+    return quant.clamp_cast(y, lo, hi, out_dtype)
+
+
+def add(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0, x2_zero_point=0,
+        y_scale=1.0, y_zero_point=0, activation=None, clamp=None, out_dtype=None):
+    """ADD with broadcasting; int8, int16 or float32 (see the module docstring)."""
+    return _add_sub(x1, x2, 1, x1_scale, x1_zero_point, x2_scale, x2_zero_point,
+                    y_scale, y_zero_point, activation, clamp, out_dtype)
+
+
+def sub(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0, x2_zero_point=0,
+        y_scale=1.0, y_zero_point=0, activation=None, clamp=None, out_dtype=None):
+    """SUB (x1 - x2) with broadcasting; arguments as :func:`add`."""
+    return _add_sub(x1, x2, -1, x1_scale, x1_zero_point, x2_scale, x2_zero_point,
+                    y_scale, y_zero_point, activation, clamp, out_dtype)
+
+
+def mul(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0, x2_zero_point=0,
+        y_scale=1.0, y_zero_point=0, activation=None, clamp=None, out_dtype=None):
+    """MUL with broadcasting; arguments as :func:`add`."""
+    x1 = np.asarray(x1)
+    x2 = np.asarray(x2)
+    if x1.dtype == np.float32:
+        return _float_act(x1 * x2, activation, clamp)
+    out_dtype = np.dtype(out_dtype or x1.dtype)
+    m, s = quant.quantize_multiplier(f32(x1_scale) * f32(x2_scale) / f32(y_scale))
+    prod = (x1.astype(np.int64) - int(x1_zero_point)) * (x2.astype(np.int64) - int(x2_zero_point))
+    y = quant.multiply_by_quantized_multiplier(quant.wrap_int32(prod), m, s) + int(y_zero_point)
+    lo, hi = quant.out_range(activation, y_scale, y_zero_point, out_dtype, clamp)
+    return quant.clamp_cast(y, lo, hi, out_dtype)
+
+
+def maximum(x1, x2):
+    """MAXIMUM with broadcasting on raw values (inputs and output share quantization)."""
+    return np.maximum(np.asarray(x1), np.asarray(x2))
+
+
+def minimum(x1, x2):
+    """MINIMUM with broadcasting on raw values (inputs and output share quantization)."""
+    return np.minimum(np.asarray(x1), np.asarray(x2))

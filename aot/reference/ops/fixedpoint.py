@@ -1,0 +1,118 @@
+"""gemmlowp fixed-point arithmetic on int32 raw values (held in int64 arrays).
+
+A value with ``I`` integer bits has raw ``r`` meaning ``r / 2**(31 - I)``.
+Products use :func:`quant.srdhm` (integer bits add up); :func:`rescale`
+moves between integer-bit counts with saturating/rounding power-of-two
+multiplies.  These reproduce gemmlowp's ``exp_on_negative_values`` and
+``one_over_one_plus_x_for_x_in_0_1``, which TFLM's int8 softmax, logistic
+and tanh use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.reference.ops.quant import (INT32_MAX, rounding_divide_by_pot, saturating_rounding_multiply_by_pot,
+                                     srdhm, wrap_int32)
+
+
+def rescale(raw, src_bits: int, dst_bits: int):
+    """``gemmlowp::Rescale``: change the number of integer bits."""
+    return saturating_rounding_multiply_by_pot(raw, src_bits - dst_bits)
+
+
+def one(bits: int) -> int:
+    """Raw value of 1.0 (the largest raw value when there are no integer bits)."""
+    return INT32_MAX if bits == 0 else 1 << (31 - bits)
+
+
+def exp_on_interval_between_negative_one_quarter_and_0_excl(a):
+    """exp(a) for F0 ``a`` in [-1/4, 0): Taylor expansion around -1/8."""
+    constant_term = 1895147668          # exp(-1/8) in Q0.31
+    constant_1_over_3 = 715827883       # 1/3 in Q0.31
+    x = a + (1 << 28)
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4 = srdhm(x2, x2)
+    x4_over_4 = saturating_rounding_multiply_by_pot(x4, -2)
+    poly = saturating_rounding_multiply_by_pot(
+        srdhm(x4_over_4 + x3, constant_1_over_3) + x2, -1)
+    return constant_term + srdhm(constant_term, x + poly)
+
+
+# exp(-2**k) in Q0.31 for the barrel shifter, k = -2 .. 4.
+_EXP_BARREL = [(-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+               (2, 39332535), (3, 720401), (4, 242)]
+
+
+def exp_on_negative_values(a, integer_bits: int):
+    """exp(a) for a <= 0 given with ``integer_bits``; result in F0 (Q0.31)."""
+    a = np.asarray(a, dtype=np.int64)
+    frac = 31 - integer_bits
+    one_quarter = 1 << (frac - 2)
+    mask = one_quarter - 1
+    a_mod = (a & mask) - one_quarter
+    result = exp_on_interval_between_negative_one_quarter_and_0_excl(
+        rescale(a_mod, integer_bits, 0))
+    remainder = wrap_int32(a_mod - a)
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            bit = 1 << (frac + exponent)
+            result = np.where(remainder & bit, srdhm(result, multiplier), result)
+    if integer_bits > 5:
+        clamp = -(1 << (36 - integer_bits))
+        result = np.where(a < clamp, 0, result)
+    return np.where(a == 0, one(0), result)
+
+
+def rounding_half_sum(a, b):
+    """``RoundingHalfSum``: (a + b) / 2 rounded away from zero."""
+    s = np.asarray(a, dtype=np.int64) + b
+    sign = np.where(s >= 0, 1, -1)
+    t = s + sign
+    return np.where(t >= 0, t // 2, -((-t) // 2))
+
+
+def one_over_one_plus_x_for_x_in_0_1(a):
+    """1 / (1 + a) for F0 ``a`` in [0, 1): three Newton-Raphson steps, result F0."""
+    half_denominator = rounding_half_sum(a, one(0))
+    x = 1515870810 + srdhm(half_denominator, -1010580540)    # 48/17 - 32/17 d, in F2
+    for _ in range(3):
+        half_denominator_times_x = srdhm(half_denominator, x)
+        one_minus = one(2) - half_denominator_times_x
+        x = x + rescale(srdhm(x, one_minus), 4, 2)
+    # ExactMulByPot<-1> reinterprets x (F2) as F1 without touching the raw value.
+    return rescale(x, 1, 0)
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a):
+    """(1 - a) / (1 + a) for F0 ``a`` in [0, 1) (gemmlowp, used by tanh), result F0."""
+    half_denominator = rounding_half_sum(a, one(0))
+    x = 1515870810 + srdhm(half_denominator, -1010580540)
+    for _ in range(3):
+        half_denominator_times_x = srdhm(half_denominator, x)
+        one_minus = one(2) - half_denominator_times_x
+        x = x + rescale(srdhm(x, one_minus), 4, 2)
+    # (1 - a)/(1 + a) = 2/(1 + a) - 1 = x - 1 with x in F2
+    return rescale(x - one(2), 2, 0)
+
+
+def count_leading_zeros32(x):
+    """Leading zeros of ``x`` as a uint32 (32 for 0)."""
+    x = np.asarray(x, dtype=np.int64) & 0xFFFFFFFF
+    n = np.full(x.shape, 32, dtype=np.int64)
+    nz = x > 0
+    n[nz] = 31 - np.floor(np.log2(x[nz].astype(np.float64))).astype(np.int64)
+    # log2 of values just below a power of two can round up; fix exactly.
+    top = np.int64(1) << (31 - n)
+    n = np.where(nz & (x < top), n + 1, n)
+    return n
+
+
+def get_reciprocal(x, x_integer_digits: int):
+    """``GetReciprocal``: (1/x as F0 raw, num_bits_over_unit) for positive ``x``."""
+    x = np.asarray(x, dtype=np.int64)
+    headroom_plus_one = count_leading_zeros32(x)
+    num_bits_over_unit = x_integer_digits - headroom_plus_one
+    shifted_sum_minus_one = wrap_int32(((x << headroom_plus_one) & 0xFFFFFFFF) - (1 << 31))
+    return one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one), num_bits_over_unit

@@ -1,0 +1,98 @@
+"""SOFTMAX over the last axis (TFLM reference arithmetic).
+
+int8 input (int8 or int16 output): gemmlowp fixed point.  In Prepare,
+``(M, left_shift) = QuantizeMultiplier(min(beta * x_scale * 2**26, 2**31 - 1))``
+(5 integer bits for the scaled difference) and
+``diff_min = -floor(31 * 2**26 / 2**left_shift)``.  Per row: ``d = x - max``;
+entries with ``d < diff_min`` give the output minimum; otherwise
+``e = exp_on_negative_values(SRDHM(d << left_shift, M))`` (Q0.31), the sum of
+``e >> 12`` (rounded) is inverted with ``GetReciprocal`` and
+``y = RoundingDivideByPOT(SRDHM(recip, e), bits_over_unit + 31 - bits(out)) + out_min``.
+The output quantization is fixed by TFLite: scale 1/256, zero point -128
+(int8) or 1/65536 (or 1/32768), -32768 (int16).
+
+int16 input: look-up tables (:mod:`aot.reference.ops.lut`) for exp on
+[-10, 0] and 1/(1+x) on [0, 1], as TFLM's ``SoftmaxInt16``.
+
+float32: ``exp(beta * (x - max)) / sum``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from aot.reference.ops import fixedpoint, lut, quant
+from aot.reference.ops.common import f32
+
+_SCALED_DIFF_BITS = 5
+_ACCUM_BITS = 12
+
+
+def softmax_params_int8(x_scale: float, beta: float = 1.0):
+    """(input_multiplier, input_left_shift, diff_min) as TFLM's Prepare computes them."""
+    real = min(float(beta) * f32(x_scale) * (1 << (31 - _SCALED_DIFF_BITS)), (1 << 31) - 1.0)
+    mult, shift = quant.quantize_multiplier(real)
+    max_input_rescaled = (1.0 * ((1 << _SCALED_DIFF_BITS) - 1)
+                          * (1 << (31 - _SCALED_DIFF_BITS)) / (1 << shift))
+    return mult, shift, -math.floor(max_input_rescaled)
+
+
+def softmax(x, *, beta=1.0, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None,
+            out_dtype=None):
+    """SOFTMAX of ``x`` (int8, int16 or float32) along the last axis.
+
+    ``out_dtype`` defaults to the dtype of ``x``; int8 input may produce int16.
+    The output scale/zero point are the fixed ones TFLite requires and are
+    not used (the arguments exist so callers can pass them uniformly).
+    """
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        z = (x.astype(np.float32) - x.max(axis=-1, keepdims=True)) * np.float32(beta)
+        e = np.exp(z.astype(np.float64))
+        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    out_dtype = np.dtype(out_dtype or x.dtype)
+    if x.dtype == np.int16:
+        return _softmax_int16(x, beta, x_scale)
+    mult, left_shift, diff_min = softmax_params_int8(x_scale, beta)
+    xi = x.astype(np.int64)
+    diff = xi - xi.max(axis=-1, keepdims=True)
+    keep = diff >= diff_min
+    rescaled = quant.multiply_by_quantized_multiplier_gt_one(diff, mult, left_shift)
+    e = fixedpoint.exp_on_negative_values(rescaled, _SCALED_DIFF_BITS)
+    e = np.where(keep, e, 0)
+    contrib = fixedpoint.rescale(e, 0, _ACCUM_BITS)
+    sum_of_exps = quant.wrap_int32(np.where(keep, contrib, 0).sum(axis=-1, keepdims=True))
+    recip, bits_over_unit = fixedpoint.get_reciprocal(sum_of_exps, _ACCUM_BITS)
+    out_bits = out_dtype.itemsize * 8
+    lo, hi = quant.qrange(out_dtype)
+    unsat = quant.rounding_divide_by_pot(quant.srdhm(recip, e), bits_over_unit + 31 - out_bits)
+    y = np.clip(unsat + lo, lo, hi)
+    return np.where(keep, y, lo).astype(out_dtype)
+
+
+def softmax_params_int16(x_scale: float, beta: float = 1.0):
+    """(input_multiplier, input_left_shift) of the int16 softmax: the input
+    difference is scaled so that [-65535, 0] covers [-10, 0]."""
+    real = f32(x_scale) * float(beta) / (10.0 / 65535.0)
+    return quant.quantize_multiplier(real)
+
+
+def _softmax_int16(x, beta, x_scale):
+    mult, shift = softmax_params_int16(x_scale, beta)
+    exp_lut = lut.exp_lut_int16()
+    recip_lut = lut.one_over_one_plus_x_lut_int16()
+    xi = x.astype(np.int64)
+    diff = xi - xi.max(axis=-1, keepdims=True)
+    scaled = quant.multiply_by_quantized_multiplier(diff, mult, shift)
+    sym = np.clip(scaled + 32767, -32768, 32767)
+    e = lut.lookup_int16(sym, exp_lut)
+    total = e.sum(axis=-1, keepdims=True)
+    headroom_plus_one = fixedpoint.count_leading_zeros32(total)
+    shifted_sum = ((total << (headroom_plus_one - 1)) + (1 << 13)) >> 14
+    sym_sum = np.clip(shifted_sum - ((1 << 15) + (1 << 16)), -32768, 32767)
+    recip = lut.lookup_int16(sym_sum, recip_lut)
+    right_shift = 31 - headroom_plus_one
+    y = (e * recip + (np.int64(1) << (right_shift - 1))) >> right_shift
+    return np.clip(y, 0, 32767).astype(np.int16)

@@ -1,0 +1,1 @@
+"""Test helpers shared across test packages: a TFLite model builder and the TFLM oracle."""
