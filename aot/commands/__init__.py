@@ -4,4 +4,6 @@ Add a command by writing a module with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``, and listing it here.
 """
 
-COMMANDS: list = []
+from aot.commands import inspect
+
+COMMANDS: list = [inspect]

@@ -42,6 +42,7 @@ import numpy as np
 
 from aot.frontend.errors import ModelError
 from aot.frontend.flatbuf import Buffer, FlatBufferError, Table
+from aot.frontend.tflite_names import BUILTIN_NAMES
 from aot.ir import Graph, IRError, Node, Quantization, Tensor, TensorType, get_op
 from aot.ir import ops as ir_ops
 
@@ -128,21 +129,13 @@ class _Importer:
 
     # ------------------------------------------------------------------ tables
 
-    def _opcode(self, table: Table) -> int:
-        deprecated = table.scalar(0, "b", 0)
-        code = table.scalar(3, "i", 0)
-        code = max(code, deprecated)
+    def _opcode(self, table: Table) -> tuple[int, str]:
+        """The operator code and its name (custom operators: their own name)."""
+        # Codes above 127 only fit the newer int32 field; older files use the byte.
+        code = max(table.scalar(3, "i", 0), table.scalar(0, "b", 0))
         if code == _CUSTOM:
-            return -1 - len(table.string(1) or "")  # marker; name looked up below
-        return code
-
-    def _opcode_name(self, index: int) -> str:
-        code = self.opcodes[index]
-        if code in _CODE_NAMES:
-            return _CODE_NAMES[code]
-        if code < 0:
-            return "CUSTOM"
-        return f"builtin operator {code}"
+            return code, f"CUSTOM {table.string(1) or ''!r}"
+        return code, BUILTIN_NAMES.get(code, f"builtin operator {code}")
 
     def _existing(self, index: int, what: str) -> Tensor:
         if index not in self.tensors:
@@ -254,8 +247,7 @@ class _Importer:
         opcode_index = op.scalar(0, "I", 0)
         if opcode_index >= len(self.opcodes):
             raise ModelError(f"operator {index} uses opcode {opcode_index}, which does not exist")
-        code = self.opcodes[opcode_index]
-        op_name = self._opcode_name(opcode_index)
+        code, op_name = self.opcodes[opcode_index]
         where = f"operator {index} ({op_name})"
         if code not in _CODE_NAMES:
             raise ModelError(
