@@ -1,0 +1,330 @@
+"""Board tags: one validated data file per board, resolved in one lookup.
+
+A board record lives in ``boards/<vendor>/<board>.toml`` at the project root
+and is checked against ``boards/schema.json`` when loaded; docs/boards.md
+describes every field.  :func:`load_board` turns a tag, an alias or a
+versioned tag (``qemu/mps2-an386:v1``) into a frozen :class:`Board` holding
+the target, memory map, toolchain, runtime port, runners, console and timer
+facts.  The canonical tag (the file's path) is what logs and artifacts
+record; ``Board.target.tag`` carries it.
+
+The host board's target is the word ``native`` in its file: it becomes the
+target of the machine running aot (``c -mtriple=x86_64-linux-gnu`` on this
+one), because the host compiler builds for exactly that machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import platform
+import re
+import sys
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from aot.target.errors import BoardError, TargetError, suggest
+from aot.target.target import Target
+
+#: The boards shipped with the project.
+BOARDS_DIR = Path(__file__).resolve().parents[2] / "boards"
+#: The board used when none is named: an emulated Cortex-M4F.
+DEFAULT_BOARD = "qemu/mps2-an386"
+
+_VERSION = re.compile(r"v([0-9]+)")
+
+
+@dataclass(frozen=True)
+class Region:
+    """A range of memory: ``origin`` and ``length`` in bytes."""
+
+    name: str
+    origin: int
+    length: int
+    note: str = ""
+
+    @property
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.origin + self.length
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Where code and constants go (``flash``), the main ``ram``, extra pools."""
+
+    flash: Region
+    ram: Region
+    pools: tuple[Region, ...] = ()
+
+    def regions(self) -> tuple[Region, ...]:
+        return (self.flash, self.ram, *self.pools)
+
+    def pool(self, name: str) -> Region:
+        for r in self.regions():
+            if r.name == name:
+                return r
+        names = [r.name for r in self.regions()]
+        raise BoardError(f"no memory pool {name!r}{suggest(name, names)}; pools: {names}")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The cross compiler: ``prefix + "gcc"``, CPU flags, extra flags."""
+
+    prefix: str
+    cpu_flags: tuple[str, ...]
+    cflags: tuple[str, ...] = ()
+    ldflags: tuple[str, ...] = ()
+
+    def tool(self, name: str) -> str:
+        """The program name of a tool (``gcc``, ``objcopy``, ``size``)."""
+        return self.prefix + name
+
+
+@dataclass(frozen=True)
+class Runner:
+    """A flash runner (``qemu``, ``openocd``...) and its board-specific arguments."""
+
+    name: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Console:
+    """The byte stream to the runtime: UART kind and base, baud rate, USB id."""
+
+    kind: str
+    baud: int
+    base: int | None = None
+    usb: str | None = None
+
+
+@dataclass(frozen=True)
+class Qemu:
+    """How to emulate the board: ``system -M machine *args``."""
+
+    system: str
+    machine: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Timer:
+    """The timer the runtime measures with.
+
+    ``icount_instructions_per_tick`` is how many guest instructions one tick
+    is under QEMU's ``-icount shift=0`` (40 on mps2, 31.25 on the AN547, 1
+    for RISC-V ``rdinstret``), so tick counts convert to instruction counts.
+    """
+
+    kind: str
+    clock_hz: int | None = None
+    icount_instructions_per_tick: float | None = None
+
+
+@dataclass(frozen=True)
+class Board:
+    """Everything about one board, from its record file.
+
+    ``memory`` and ``qemu`` are None where they do not apply (the host has
+    no fixed memory map; only emulated boards have a QEMU machine).
+    """
+
+    tag: str
+    version: int
+    aliases: tuple[str, ...]
+    description: str
+    platform: str
+    cpu: str
+    target: Target
+    port: str
+    verified: str
+    note: str
+    toolchain: Toolchain
+    runners: tuple[Runner, ...]
+    console: Console
+    timer: Timer
+    memory: Memory | None = None
+    qemu: Qemu | None = None
+    clock_hz: int | None = None
+    path: Path | None = None
+
+    @property
+    def versioned_tag(self) -> str:
+        return f"{self.tag}:v{self.version}"
+
+    @property
+    def emulated(self) -> bool:
+        return self.platform == "qemu"
+
+    @property
+    def runner(self) -> Runner:
+        """The preferred runner."""
+        return self.runners[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the record's fields, the canonical target string and JSON."""
+        out = asdict(self)
+        out["target"] = str(self.target)
+        out["target_json"] = self.target.to_dict()
+        out["path"] = None if self.path is None else str(self.path)
+        out["emulated"] = self.emulated
+        return out
+
+
+@functools.cache
+def _schema() -> dict:
+    return json.loads((BOARDS_DIR / "schema.json").read_text())
+
+
+def native_target() -> Target:
+    """The target of the machine running aot, as the host's gcc sees it."""
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    system = "apple-darwin" if sys.platform == "darwin" else "linux-gnu"
+    return Target(f"c -mtriple={machine}-{system}")
+
+
+def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:
+    where = ".".join(str(p) for p in err.absolute_path)
+    if err.validator == "required":
+        missing = [n for n in err.validator_value if n not in err.instance]
+        field = ".".join(filter(None, [where, missing[0] if missing else ""]))
+        return BoardError(f"{path}: missing required field {field!r}")
+    if err.validator == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = [n for n in err.instance if n not in allowed]
+        name = extra[0] if extra else "?"
+        field = ".".join(filter(None, [where, name]))
+        return BoardError(
+            f"{path}: unknown field {field!r}{suggest(name, allowed)}; "
+            f"allowed here: {', '.join(allowed)}"
+        )
+    return BoardError(f"{path}: field {where or '(top level)'!r}: {err.message}")
+
+
+def load_board_file(path: str | Path) -> Board:
+    """Load and validate one board record from any path (tests use this).
+
+    A broken file raises :class:`BoardError` naming the file and the field.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as err:
+        raise BoardError(f"{path}: cannot read the board file: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise BoardError(f"{path}: not valid TOML: {err}") from None
+    errors = sorted(
+        jsonschema.Draft202012Validator(_schema()).iter_errors(data),
+        key=lambda e: (list(map(str, e.absolute_path)), e.validator),
+    )
+    if errors:
+        raise _schema_error(path, errors[0])
+    try:
+        target = native_target() if data["target"] == "native" else Target(data["target"])
+    except TargetError as err:
+        raise BoardError(f"{path}: field 'target': {err}") from None
+    if target.tag is not None:
+        raise BoardError(f"{path}: field 'target': leave -tag out, the file's tag is used")
+    mem = data.get("memory")
+    memory = None
+    if mem is not None:
+        memory = Memory(
+            flash=Region("flash", **mem["flash"]),
+            ram=Region("ram", **mem["ram"]),
+            pools=tuple(Region(**p) for p in mem.get("pools", ())),
+        )
+        names = [r.name for r in memory.regions()]
+        if len(set(names)) != len(names):
+            raise BoardError(f"{path}: field 'memory.pools': a pool name is used twice")
+    tc = data["toolchain"]
+    qemu = data.get("qemu")
+    return Board(
+        tag=data["tag"],
+        version=data["version"],
+        aliases=tuple(data.get("aliases", ())),
+        description=data["description"],
+        platform=data["platform"],
+        cpu=data["cpu"],
+        target=target.with_tag(data["tag"]),
+        port=data["port"],
+        verified=data["verified"],
+        note=data["note"].strip(),
+        toolchain=Toolchain(
+            prefix=tc["prefix"],
+            cpu_flags=tuple(tc["cpu_flags"]),
+            cflags=tuple(tc.get("cflags", ())),
+            ldflags=tuple(tc.get("ldflags", ())),
+        ),
+        runners=tuple(Runner(r["name"], tuple(r.get("args", ()))) for r in data["runners"]),
+        console=Console(**data["console"]),
+        timer=Timer(**data["timer"]),
+        memory=memory,
+        qemu=None if qemu is None else Qemu(
+            qemu["system"], qemu["machine"], tuple(qemu.get("args", ()))
+        ),
+        clock_hz=data.get("clock_hz"),
+        path=path,
+    )
+
+
+@dataclass(frozen=True)
+class _Index:
+    boards: dict[str, Board]  # canonical tag -> board, in tag order
+    names: dict[str, str]  # canonical tag or alias -> canonical tag
+
+
+@functools.cache
+def _index(boards_dir: Path) -> _Index:
+    boards: dict[str, Board] = {}
+    names: dict[str, str] = {}
+    for path in sorted(boards_dir.glob("*/*.toml")):
+        board = load_board_file(path)
+        expected = f"{path.parent.name}/{path.stem}"
+        if board.tag != expected:
+            raise BoardError(f"{path}: field 'tag': is {board.tag!r}, the path says {expected!r}")
+        for name in (board.tag, *board.aliases):
+            if name in names:
+                raise BoardError(f"{path}: tag or alias {name!r} is also used by {names[name]}")
+            names[name] = board.tag
+        boards[board.tag] = board
+    return _Index(boards, names)
+
+
+def list_boards(boards_dir: str | Path | None = None) -> list[Board]:
+    """Every board record, sorted by canonical tag."""
+    return list(_index(Path(boards_dir or BOARDS_DIR).resolve()).boards.values())
+
+
+def load_board(tag: str, boards_dir: str | Path | None = None) -> Board:
+    """The board for a canonical tag, an alias, or either with ``:vN``.
+
+    An unknown tag or version raises :class:`BoardError` (a
+    :class:`~aot.target.errors.TargetError`) with a close match and the
+    known tags.
+    """
+    index = _index(Path(boards_dir or BOARDS_DIR).resolve())
+    name, sep, version = tag.partition(":")
+    canonical = index.names.get(name)
+    if canonical is None:
+        raise BoardError(
+            f"unknown board tag {name!r}{suggest(name, index.names)}; "
+            f"known tags: {', '.join(index.boards)} (list them with `aot boards`)"
+        )
+    board = index.boards[canonical]
+    if sep:
+        m = _VERSION.fullmatch(version)
+        if m is None:
+            raise BoardError(f"{tag!r}: a version is written :v1, :v2, ...")
+        if int(m.group(1)) != board.version:
+            raise BoardError(
+                f"board {canonical} is at version v{board.version}, not {version}; "
+                f"use {board.versioned_tag} or drop the version"
+            )
+    return board
