@@ -4,6 +4,6 @@ Add a command by writing a module with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``, and listing it here.
 """
 
-from aot.commands import inspect
+from aot.commands import boards, inspect, target
 
-COMMANDS: list = [inspect]
+COMMANDS: list = [inspect, boards, target]

@@ -1,0 +1,103 @@
+"""``aot boards``: list the known boards, or show one board's record."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from aot.target.tags import Board, list_boards, load_board
+
+NAME = "boards"
+HELP = "list the boards aot knows, or show one board's record"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    sub = parser.add_subparsers(dest="boards_command", metavar="ACTION")
+    show = sub.add_parser(
+        "show", help="show one board's record", description="Show one board's record."
+    )
+    show.add_argument("tag", help="board tag, alias or tag:vN (qemu/mps2-an386)")
+    # SUPPRESS keeps `aot boards --json show TAG` from being reset by the sub-parser.
+    show.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON"
+    )
+
+
+def _size(n: int) -> str:
+    if n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    if n % (1 << 10) == 0:
+        return f"{n >> 10} KiB"
+    return f"{n} B"
+
+
+def _row(board: Board) -> dict[str, str]:
+    mem = board.memory
+    return {
+        "tag": board.tag,
+        "cpu": board.cpu,
+        "flash": _size(mem.flash.length) if mem else "-",
+        "ram": _size(mem.ram.length) if mem else "-",
+        "runner": board.runner.name,
+        "platform": board.platform,
+    }
+
+
+def table(rows: list[dict[str, str]]) -> str:
+    """Left-aligned columns with a header made of the dict keys."""
+    heads = list(rows[0]) if rows else []
+    widths = {h: max(len(h), *(len(r[h]) for r in rows)) for h in heads}
+    lines = ["  ".join(h.upper().ljust(widths[h]) for h in heads)]
+    lines += ["  ".join(r[h].ljust(widths[h]) for h in heads) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _show(board: Board) -> str:
+    lines = [
+        f"tag          {board.tag} (versioned: {board.versioned_tag})",
+        f"aliases      {', '.join(board.aliases) or '-'}",
+        f"description  {board.description}",
+        f"platform     {board.platform} (verified: {board.verified})",
+        f"cpu          {board.cpu}"
+        + (f" at {board.clock_hz / 1e6:g} MHz" if board.clock_hz else ""),
+        f"target       {board.target}",
+        f"port         {board.port}",
+    ]
+    if board.memory:
+        for r in board.memory.regions():
+            lines.append(
+                f"memory       {r.name:<10} 0x{r.origin:08x}..0x{r.end:08x}  {_size(r.length)}"
+            )
+    tc = board.toolchain
+    lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}")
+    for r in board.runners:
+        lines.append(f"runner       {' '.join([r.name, *r.args])}")
+    c = board.console
+    console = [c.kind] + ([f"at 0x{c.base:08x}"] if c.base is not None else [])
+    console += [f"{c.baud} baud"] if c.baud else []
+    console += [f"USB {c.usb}"] if c.usb else []
+    lines.append(f"console      {', '.join(console)}")
+    if board.qemu:
+        q = board.qemu
+        lines.append(f"qemu         {q.system} -M {q.machine} {' '.join(q.args)}")
+    t = board.timer
+    timer = [t.kind] + ([f"{t.clock_hz / 1e6:g} MHz"] if t.clock_hz else [])
+    if t.icount_instructions_per_tick:
+        timer.append(f"{t.icount_instructions_per_tick:g} instructions/tick under -icount")
+    lines.append(f"timer        {', '.join(timer)}")
+    lines.append("note         " + board.note.replace("\n", "\n             "))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.boards_command == "show":
+        board = load_board(args.tag)
+        print(json.dumps(board.to_dict(), indent=2) if args.json else _show(board))
+        return 0
+    boards = list_boards()
+    if args.json:
+        print(json.dumps([b.to_dict() for b in boards], indent=2))
+    else:
+        print(table([_row(b) for b in boards]))
+    return 0
