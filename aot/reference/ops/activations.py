@@ -1,0 +1,213 @@
+"""Activation functions (TFLM reference arithmetic).
+
+* RELU / RELU_N1_TO_1 (int8, int16): requantize ``x - zp_in`` by
+  ``QM(s_in / s_out)``, add ``zp_out``, clamp to the activation's range on the
+  output scale (bounds rounded in float32).
+* RELU6 (int8): clamp the raw values to ``[zp, round(6 / s) + zp]`` on the
+  input's scale (TFLM assumes the output shares it; no requantization).
+* LEAKY_RELU: two multipliers, ``QM(s_in / s_out)`` for x >= 0 and
+  ``QM(s_in * alpha / s_out)`` below (the products in float32, as TFLM).
+* HARD_SWISH: TFLite's int16 fixed-point evaluation (see :func:`hard_swish`).
+* LOGISTIC / TANH int8: the input is rescaled to Q4.27 by
+  ``frexp(s_in * 2**27)`` and gemmlowp's fixed-point ``logistic``/``tanh``
+  is applied; inputs beyond the radius saturate.  Output scale 1/256 with
+  zero point -128 (logistic) or 1/128 with 0 (tanh).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from aot.reference.ops import fixedpoint, quant
+from aot.reference.ops.common import f32
+
+
+def _float(x, lo, hi):
+    return np.clip(np.asarray(x, dtype=np.float32), lo, hi).astype(np.float32)
+
+
+def _requant_clamp(x, x_scale, x_zero_point, y_scale, y_zero_point, fmin, fmax, out_dtype):
+    x = np.asarray(x)
+    out_dtype = np.dtype(out_dtype or x.dtype)
+    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+    y = quant.multiply_by_quantized_multiplier(x.astype(np.int64) - int(x_zero_point), m, s)
+    y = y + int(y_zero_point)
+    qmin, qmax = quant.qrange(out_dtype)
+
+    def q(f):
+        return int(y_zero_point) + int(quant.round_half_away(np.float32(f) / np.float32(y_scale)))
+
+    lo = max(qmin, q(fmin))
+    hi = qmax if fmax is None else min(qmax, q(fmax))
+    return quant.clamp_cast(y, lo, hi, out_dtype)
+
+
+def relu(x, *, x_scale=1.0, x_zero_point=0, y_scale=1.0, y_zero_point=0, out_dtype=None):
+    """RELU: max(x, 0), requantized from the input to the output quantization."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return _float(x, 0.0, np.inf)
+    return _requant_clamp(x, x_scale, x_zero_point, y_scale, y_zero_point, 0.0, None, out_dtype)
+
+
+def relu_n1_to_1(x, *, x_scale=1.0, x_zero_point=0, y_scale=1.0, y_zero_point=0,
+                 out_dtype=None):
+    """RELU_N1_TO_1: clamp to [-1, 1], requantized like :func:`relu`."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return _float(x, -1.0, 1.0)
+    return _requant_clamp(x, x_scale, x_zero_point, y_scale, y_zero_point, -1.0, 1.0, out_dtype)
+
+
+def relu6(x, *, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None):
+    """RELU6: clamp raw values to [zp, zp + round(6 / x_scale)] (saturated to the dtype)."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return _float(x, 0.0, 6.0)
+    lo_t, hi_t = quant.qrange(x.dtype)
+    six = min(hi_t, max(lo_t, int(quant.round_half_away(np.float32(6.0) / np.float32(x_scale)))
+                        + int(x_zero_point)))
+    return np.clip(x, int(x_zero_point), six).astype(x.dtype)
+
+
+def leaky_relu(x, *, alpha, x_scale=1.0, x_zero_point=0, y_scale=1.0, y_zero_point=0):
+    """LEAKY_RELU: x for x >= 0, alpha * x below; int8/int16 requantize both sides."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return np.where(x >= 0, x, np.float32(alpha) * x).astype(np.float32)
+    xs, ys, a = np.float32(x_scale), np.float32(y_scale), np.float32(alpha)
+    m_alpha, s_alpha = quant.quantize_multiplier(float(np.float32(xs * a) / ys))
+    m_id, s_id = quant.quantize_multiplier(float(xs / ys))
+    v = x.astype(np.int64) - int(x_zero_point)
+    y = np.where(v >= 0, quant.multiply_by_quantized_multiplier(v, m_id, s_id),
+                 quant.multiply_by_quantized_multiplier(v, m_alpha, s_alpha))
+    lo, hi = quant.qrange(x.dtype)
+    return quant.clamp_cast(y + int(y_zero_point), lo, hi, x.dtype)
+
+
+# --- int16 fixed-point helpers used by HARD_SWISH -----------------------------------
+
+def _srdhm16(a, b):
+    ab = np.asarray(a, dtype=np.int64) * b
+    nudge = np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    t = ab + nudge
+    r = np.where(t >= 0, t >> 15, -((-t) >> 15))
+    return np.where((np.asarray(a) == -32768) & (np.asarray(b) == -32768), 32767, r)
+
+
+def _sdhm16(a, b):
+    ab = np.asarray(a, dtype=np.int64) * b
+    r = np.where(ab >= 0, ab >> 15, -((-ab) >> 15))
+    return np.where((np.asarray(a) == -32768) & (np.asarray(b) == -32768), 32767, r)
+
+
+def _sat_left_shift16(v, amount):
+    return np.clip(np.asarray(v, dtype=np.int64) << amount, -32768, 32767)
+
+
+def _int16_multiplier(m32: int) -> int:
+    """``DownScaleInt32ToInt16Multiplier``: round a Q31 multiplier to Q15."""
+    if m32 >= (1 << 31) - 1 - (1 << 15):
+        return 32767
+    return (m32 + (1 << 15)) >> 16
+
+
+def hard_swish(x, *, x_scale=1.0, x_zero_point=0, y_scale=1.0, y_zero_point=0):
+    """HARD_SWISH: x * relu6(x + 3) / 6.
+
+    Quantized: the input (minus its zero point) is shifted left 7 bits
+    ("hires" scale ``s_in / 128``); a "relu-ish" factor in [0, 1] is built
+    with the Q15 multiplier of ``hires / (3 / 32768)`` and multiplied (without
+    rounding) into the input pre-scaled by the Q15 multiplier of
+    ``hires / s_out``; a final rounding shift gives the output.
+    """
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return (x * np.clip(x + np.float32(3), 0, 6) / np.float32(6)).astype(np.float32)
+    hires = np.float32(np.float32(1.0 / 128.0) * np.float32(x_scale))
+    om32, oexp = quant.quantize_multiplier(float(hires / np.float32(y_scale)))
+    rm32, rexp = quant.quantize_multiplier(float(hires / np.float32(3.0 / 32768.0)))
+    om, rm = _int16_multiplier(om32), _int16_multiplier(rm32)
+    v = quant.wrap_int32(x.astype(np.int64) - int(x_zero_point))
+    v = ((v + 32768) & 0xFFFF) - 32768                      # int16 cast
+    hires_v = ((v * 128 + 32768) & 0xFFFF) - 32768
+    pre_out = _srdhm16(hires_v, om)
+    r = hires_v
+    if rexp > 0:
+        r = _sat_left_shift16(r, rexp - 1)
+    r = _srdhm16(r, rm)
+    if rexp > 0:
+        r = _sat_left_shift16(r, 1)
+    if rexp < 0:
+        r = quant.rounding_divide_by_pot(r, -rexp)
+    r = (r + (1 << 15)) >> 1
+    out = quant.rounding_divide_by_pot(_sdhm16(r, pre_out), -oexp)
+    out = ((out + int(y_zero_point) + 32768) & 0xFFFF) - 32768
+    lo, hi = quant.qrange(x.dtype)
+    return np.clip(out, lo, hi).astype(x.dtype)
+
+
+# --- LOGISTIC / TANH -----------------------------------------------------------------
+
+_INPUT_BITS = 4
+
+
+def _input_rescale_params(x_scale):
+    """(multiplier, left_shift, radius) for the Q4.27 input of logistic/tanh."""
+    real = f32(x_scale) * float(1 << (31 - _INPUT_BITS))
+    q, left_shift = math.frexp(real)
+    mult = int(quant.round_half_away(np.float64(q * (1 << 31))))
+    max_rescaled = (1.0 * ((1 << _INPUT_BITS) - 1) * (1 << (31 - _INPUT_BITS))
+                    / (1 << left_shift)) if left_shift >= 0 else \
+        (1.0 * ((1 << _INPUT_BITS) - 1) * (1 << (31 - _INPUT_BITS)) * 2.0 ** -left_shift)
+    return mult, left_shift, math.floor(max_rescaled)
+
+
+def _gemmlowp_logistic(a):
+    a = np.asarray(a, dtype=np.int64)
+    abs_a = np.where(a > 0, a, -a)
+    pos = fixedpoint.one_over_one_plus_x_for_x_in_0_1(
+        fixedpoint.exp_on_negative_values(-abs_a, _INPUT_BITS))
+    neg = fixedpoint.one(0) - pos
+    return np.where(a == 0, 1 << 30, np.where(a > 0, pos, neg))
+
+
+def _gemmlowp_tanh(a):
+    a = np.asarray(a, dtype=np.int64)
+    n = np.where(a < 0, a, -a)
+    # exp(2n): ExactMulByPot<1> reinterprets n with one more integer bit.
+    t = fixedpoint.one_minus_x_over_one_plus_x_for_x_in_0_1(
+        fixedpoint.exp_on_negative_values(n, _INPUT_BITS + 1))
+    return np.where(a == 0, 0, np.where(a < 0, -t, t))
+
+
+def _int8_sigmoid_like(x, x_scale, x_zero_point, fn, out_shift, out_zero_point):
+    mult, shift, radius = _input_rescale_params(x_scale)
+    v = np.asarray(x).astype(np.int64) - int(x_zero_point)
+    q4 = quant.multiply_by_quantized_multiplier(v, mult, shift)
+    y = quant.rounding_divide_by_pot(fn(q4), 31 - out_shift) + out_zero_point
+    y = np.clip(y, -128, 127)
+    y = np.where(v <= -radius, -128, np.where(v >= radius, 127, y))
+    return y.astype(np.int8)
+
+
+def logistic(x, *, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None):
+    """LOGISTIC; int8 output has scale 1/256 and zero point -128."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    if x.dtype == np.int8:
+        return _int8_sigmoid_like(x, x_scale, x_zero_point, _gemmlowp_logistic, 8, -128)
+    raise NotImplementedError("LOGISTIC: int16 is not supported yet")
+
+
+def tanh(x, *, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None):
+    """TANH; int8 output has scale 1/128 and zero point 0."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return np.tanh(x.astype(np.float64)).astype(np.float32)
+    if x.dtype == np.int8:
+        return _int8_sigmoid_like(x, x_scale, x_zero_point, _gemmlowp_tanh, 7, 0)
+    raise NotImplementedError("TANH: int16 is not supported yet")

@@ -1,0 +1,39 @@
+"""QUANTIZE and DEQUANTIZE (TFLM reference arithmetic).
+
+* float -> int: ``clamp(round_half_away(x / scale) + zero_point)``, the
+  division in float32.
+* int -> int (requantize): ``clamp(MultiplyByQuantizedMultiplier(x - zp_in,
+  QM(s_in / s_out)) + zp_out)``; int8 <-> uint8 with equal scales and a zero
+  point shift of 128 flips the top bit instead.
+* DEQUANTIZE: ``float32(double(scale) * (x - zero_point))``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.reference.ops import quant
+from aot.reference.ops.common import f32
+
+
+def quantize(x, *, y_scale, y_zero_point=0, out_dtype="int8", x_scale=None, x_zero_point=0):
+    """QUANTIZE ``x`` (float32, or an integer tensor with ``x_scale`` given) to ``out_dtype``."""
+    x = np.asarray(x)
+    out_dtype = np.dtype(out_dtype)
+    lo, hi = quant.qrange(out_dtype)
+    if x.dtype == np.float32:
+        q = quant.round_half_away(x / np.float32(y_scale)).astype(np.int64) + int(y_zero_point)
+        return quant.clamp_cast(q, lo, hi, out_dtype)
+    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+    if (m, s) == (1 << 30, 1) and {x.dtype.name, out_dtype.name} == {"int8", "uint8"} \
+            and abs(int(x_zero_point) - int(y_zero_point)) == 128:
+        return (x.view(np.uint8 if x.dtype == np.int8 else np.int8) ^ np.array(0x80).astype(
+            np.uint8 if x.dtype == np.int8 else np.int8)).astype(out_dtype)
+    y = quant.multiply_by_quantized_multiplier(x.astype(np.int64) - int(x_zero_point), m, s)
+    return quant.clamp_cast(y + int(y_zero_point), lo, hi, out_dtype)
+
+
+def dequantize(x, *, x_scale, x_zero_point=0):
+    """DEQUANTIZE an integer tensor to float32."""
+    x = np.asarray(x).astype(np.int64)
+    return (f32(x_scale) * (x - int(x_zero_point)).astype(np.float64)).astype(np.float32)
