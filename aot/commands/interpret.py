@@ -1,0 +1,104 @@
+"""``aot interpret MODEL --input X --output Y``: run the reference interpreter.
+
+Inputs and outputs carry a leading axis of N invocations: ``X[i]`` is one
+input in the model's own shape (batch dimension included).  The N
+invocations run in order on one fresh session, so a stateful model (SVDF,
+LSTM) sees them as a sequence; the outputs are stacked the same way.
+
+File convention:
+
+* one input: ``X.npy`` holding ``[N, *input_shape]``; a model with several
+  inputs takes ``X.npz`` with one such array per input, keyed by the input's
+  tensor name or by ``input_<k>`` (k = its position);
+* one output: ``Y.npy``; several outputs: ``Y.npz`` keyed ``output_<k>``
+  (the output's position; ``aot inspect`` lists them in order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from aot.frontend import load_model
+from aot.ir import Graph
+from aot.reference.interpreter import InterpretError, Session
+
+NAME = "interpret"
+HELP = "run a model with the reference interpreter (bit-exact with TFLM)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a .tflite model file")
+    parser.add_argument("--input", required=True, type=Path,
+                        help=".npy ([N, *input shape]) or, for several inputs, .npz")
+    parser.add_argument("--output", required=True, type=Path,
+                        help=".npy, or .npz for models with several outputs")
+
+
+def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
+    """One ``[N, *shape]`` array per graph input, in graph-input order."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as err:
+        raise InterpretError(f"cannot read {path} as .npy or .npz: {err}") from None
+    if isinstance(data, np.ndarray):
+        if len(graph.inputs) != 1:
+            raise InterpretError(
+                f"the model has {len(graph.inputs)} inputs: give an .npz with one array "
+                "per input (keys: input names or input_0, input_1, ...)"
+            )
+        arrays = [data]
+    else:
+        with data:
+            arrays = []
+            for k, t in enumerate(graph.inputs):
+                key = t.name if t.name in data.files else f"input_{k}"
+                if key not in data.files:
+                    raise InterpretError(f"{path} has no array {t.name!r} or 'input_{k}'; "
+                                         f"it holds {sorted(data.files)}")
+                arrays.append(data[key])
+    counts = set()
+    for t, x in zip(graph.inputs, arrays):
+        if x.ndim != len(t.shape) + 1:
+            raise InterpretError(
+                f"input {t.name!r}: expected an array of shape [N, {', '.join(map(str, t.shape))}]"
+                f" (N invocations), got {list(x.shape)}"
+            )
+        counts.add(x.shape[0])
+    if len(counts) != 1:
+        raise InterpretError(f"the inputs hold different numbers of invocations: {sorted(counts)}")
+    return arrays
+
+
+def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run the N invocations in order on one fresh session; stack each output."""
+    session = Session(graph)
+    results = [session.invoke([x[i] for x in inputs]) for i in range(inputs[0].shape[0])]
+    return [np.stack([r[k] for r in results]) if results else
+            np.zeros((0, *t.shape), t.type.np_dtype) for k, t in enumerate(graph.outputs)]
+
+
+def save_outputs(graph: Graph, outputs: list[np.ndarray], path: Path) -> None:
+    if len(outputs) == 1 and path.suffix != ".npz":
+        np.save(path, outputs[0])
+        return
+    if path.suffix != ".npz":
+        raise InterpretError(f"the model has {len(outputs)} outputs: name the output file "
+                             "*.npz")
+    np.savez(path, **{f"output_{k}": y for k, y in enumerate(outputs)})
+
+
+def run(args: argparse.Namespace) -> int:
+    graph = load_model(args.model)
+    outputs = interpret(graph, load_inputs(graph, args.input))
+    try:
+        save_outputs(graph, outputs, args.output)
+    except OSError as err:
+        raise InterpretError(f"cannot write {args.output}: {err.strerror or err}") from None
+    n = outputs[0].shape[0]
+    print(f"{n} invocation{'s' if n != 1 else ''} of {graph.name}; outputs written to "
+          f"{args.output}")
+    return 0

@@ -1,0 +1,307 @@
+"""Run a :class:`~aot.ir.Graph` with the numpy reference kernels.
+
+This is the semantic ground truth of the project: integer graphs give the
+same bits as TFLite Micro, float graphs agree within 1e-5 relative.  The
+arithmetic lives in :mod:`aot.reference.ops` (pure functions on arrays);
+this module walks the graph in its node order, maps each node's IR
+attributes and tensor quantization onto a kernel's arguments, and keeps the
+state of variable tensors.
+
+State follows TFLM: a :class:`Session` starts with every variable tensor
+zero (for quantized state: the zero point), each invocation reads and
+updates it, and :meth:`Session.reset` zeroes it again.  :func:`run` is one
+invocation on a fresh session.
+
+Data-movement operators (reshape, squeeze, expand_dims, transpose,
+strided_slice, concatenate, pad) have no arithmetic and are implemented
+here; everything else calls a kernel.  A node whose kernel does not exist
+yet raises :class:`InterpretError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from aot.errors import AotError
+from aot.ir import Graph, Node, Tensor
+
+Kernel = Callable[[Node, list], list]
+
+
+class InterpretError(AotError):
+    """Inputs that do not fit the graph, or a node the interpreter cannot run."""
+
+
+_KERNELS: dict[str, Kernel] = {}
+
+
+def kernel(*ops: str) -> Callable[[Kernel], Kernel]:
+    """Register the decorated function as the runner of IR operators ``ops``."""
+
+    def wrap(fn: Kernel) -> Kernel:
+        for op in ops:
+            if op in _KERNELS:
+                raise ValueError(f"a kernel for {op!r} is registered twice")
+            _KERNELS[op] = fn
+        return fn
+
+    return wrap
+
+
+def supported_ops() -> frozenset[str]:
+    """IR operators the interpreter can run."""
+    return frozenset(_KERNELS)
+
+
+class Session:
+    """A graph plus the state of its variable tensors, persisting across invocations."""
+
+    def __init__(self, graph: Graph) -> None:
+        missing = sorted({n.op for n in graph.nodes} - set(_KERNELS))
+        if missing:
+            raise InterpretError(
+                f"the reference interpreter has no kernel yet for: {', '.join(missing)}"
+            )
+        self.graph = graph
+        self.state: dict[int, np.ndarray] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero every variable tensor, as a fresh TFLM interpreter does."""
+        self.state = {}
+        for t in self.graph.variables():
+            zero = t.quant.zero_point[0] if t.quant is not None else 0
+            self.state[id(t)] = np.full(t.shape, zero, dtype=t.type.np_dtype)
+
+    def invoke(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """Run once; ``inputs`` in graph-input order, or by input name."""
+        values: dict[int, np.ndarray] = {}
+        for t, x in zip(self.graph.inputs, _order_inputs(self.graph, inputs), strict=True):
+            values[id(t)] = _check_input(t, x)
+        for node in self.graph.nodes:
+            args = [_value(t, values, self.state) for t in node.inputs]
+            outs = _KERNELS[node.op](node, args)
+            for t, y in zip(node.outputs, outs, strict=True):
+                y = np.asarray(y)
+                if y.shape != t.shape or y.dtype != t.type.np_dtype:
+                    raise AssertionError(  # a kernel or adapter bug, not user input
+                        f"{node.label()} produced {y.dtype}{list(y.shape)}, expected {t.type}"
+                    )
+                values[id(t)] = y
+        return [np.array(_value(t, values, self.state)) for t in self.graph.outputs]
+
+
+def run(graph: Graph, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """One invocation of ``graph`` from a fresh state; returns the outputs in order."""
+    return Session(graph).invoke(inputs)
+
+
+def _order_inputs(graph: Graph, inputs) -> list[np.ndarray]:
+    if isinstance(inputs, Mapping):
+        names = [t.name for t in graph.inputs]
+        unknown = sorted(set(inputs) - set(names))
+        if unknown:
+            raise InterpretError(f"unknown input {unknown[0]!r}; the inputs are {names}")
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise InterpretError(f"input {missing[0]!r} is missing")
+        return [inputs[n] for n in names]
+    inputs = list(inputs)
+    if len(inputs) != len(graph.inputs):
+        raise InterpretError(f"the graph takes {len(graph.inputs)} inputs, got {len(inputs)}")
+    return inputs
+
+
+def _check_input(t: Tensor, x) -> np.ndarray:
+    x = np.asarray(x)
+    if x.shape != t.shape:
+        raise InterpretError(f"input {t.name!r} must have shape {list(t.shape)}, "
+                             f"got {list(x.shape)}")
+    want = t.type.np_dtype
+    if x.dtype != want:
+        cast = x.astype(want)
+        if not np.array_equal(cast.astype(x.dtype), x):
+            raise InterpretError(f"input {t.name!r} must be {t.dtype}; the {x.dtype} values "
+                                 "given do not convert exactly")
+        x = cast
+    return x
+
+
+def _value(t: Tensor | None, values: dict, state: dict) -> np.ndarray | None:
+    if t is None:
+        return None
+    if t.kind == "constant":
+        return t.data
+    if t.kind == "variable":
+        return state[id(t)]
+    return values[id(t)]
+
+
+# ---------------------------------------------------------------------- argument mapping
+
+_ACT = {"none": None, "relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1"}
+
+
+def _scale(t: Tensor | None):
+    """A tensor's scale: a float, or an array for per-axis quantization."""
+    if t is None or t.quant is None:
+        return 1.0
+    return t.quant.scales() if t.quant.is_per_axis else t.quant.scale[0]
+
+
+def _zp(t: Tensor | None) -> int:
+    if t is None or t.quant is None:
+        return 0
+    if t.quant.is_per_axis and any(t.quant.zero_point):
+        raise InterpretError(f"tensor {t.name!r}: per-axis zero points must be 0")
+    return t.quant.zero_point[0]
+
+
+def _quant_args(node: Node, x: Tensor, y: Tensor, w: Tensor | None = None) -> dict:
+    if x.dtype == "float32":
+        return {}
+    args = {"x_scale": _scale(x), "x_zero_point": _zp(x),
+            "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    if w is not None:
+        args["w_scale"] = _scale(w)
+    return args
+
+
+def _padding(attrs: dict) -> tuple:
+    top, left, bottom, right = attrs["padding"]
+    return ((top, bottom), (left, right))
+
+
+# ---------------------------------------------------------------------- heavy ops
+
+@kernel("conv2d", "depthwise_conv2d")
+def _conv(node: Node, args: list) -> list:
+    from aot.reference.ops import conv
+
+    x, w, bias = node.inputs
+    a = node.attrs
+    common = dict(stride=a["strides"], dilation=a["dilation"], padding=_padding(a),
+                  activation=_ACT[a["activation"]], out_dtype=node.outputs[0].type.np_dtype,
+                  **_quant_args(node, x, node.outputs[0], w))
+    if node.op == "conv2d":
+        return [conv.conv2d(args[0], args[1], args[2], **common)]
+    return [conv.depthwise_conv2d(args[0], args[1], args[2],
+                                  depth_multiplier=a["depth_multiplier"], **common)]
+
+
+@kernel("dense")
+def _dense(node: Node, args: list) -> list:
+    from aot.reference.ops.fully_connected import fully_connected
+
+    x, w, _ = node.inputs
+    y = node.outputs[0]
+    extra = _quant_args(node, x, y, w)
+    if extra:
+        extra["w_zero_point"] = _zp(w)
+    return [fully_connected(args[0], args[1], args[2], keep_num_dims=node.attrs["keep_num_dims"],
+                            activation=_ACT[node.attrs["activation"]],
+                            out_dtype=y.type.np_dtype, **extra)]
+
+
+@kernel("avg_pool2d", "max_pool2d")
+def _pool(node: Node, args: list) -> list:
+    from aot.reference.ops import pool
+
+    y = node.outputs[0]
+    fn = pool.average_pool2d if node.op == "avg_pool2d" else pool.max_pool2d
+    extra = {} if y.dtype == "float32" else {"y_scale": _scale(y), "y_zero_point": _zp(y)}
+    return [fn(args[0], node.attrs["pool_size"], stride=node.attrs["strides"],
+               padding=_padding(node.attrs), activation=_ACT[node.attrs["activation"]], **extra)]
+
+
+# ---------------------------------------------------------------------- elementwise
+
+@kernel("add", "sub", "mul")
+def _arith(node: Node, args: list) -> list:
+    from aot.reference.ops import elementwise
+
+    x1, x2 = node.inputs
+    y = node.outputs[0]
+    extra = {}
+    if y.dtype != "float32":
+        extra = {"x1_scale": _scale(x1), "x1_zero_point": _zp(x1),
+                 "x2_scale": _scale(x2), "x2_zero_point": _zp(x2),
+                 "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    fn = getattr(elementwise, node.op)
+    return [fn(args[0], args[1], activation=_ACT[node.attrs["activation"]],
+               out_dtype=y.type.np_dtype, **extra)]
+
+
+@kernel("maximum", "minimum")
+def _minmax(node: Node, args: list) -> list:
+    from aot.reference.ops import elementwise
+
+    _same_quant(node, [*node.inputs, *node.outputs])
+    return [getattr(elementwise, node.op)(args[0], args[1])]
+
+
+@kernel("softmax")
+def _softmax(node: Node, args: list) -> list:
+    from aot.reference.ops.softmax import softmax
+
+    x, y = node.inputs[0], node.outputs[0]
+    return [softmax(args[0], beta=node.attrs["beta"], out_dtype=y.type.np_dtype,
+                    **_quant_args(node, x, y))]
+
+
+# ---------------------------------------------------------------------- data movement
+
+def _same_quant(node: Node, tensors: list[Tensor]) -> None:
+    """Movement ops copy raw values, so every operand must share one quantization."""
+    quants = {t.quant for t in tensors}
+    if len(quants) > 1:
+        raise InterpretError(f"{node.label()}: operands with different quantization "
+                             "(requantizing data movement) are not supported")
+
+
+@kernel("reshape", "squeeze", "expand_dims")
+def _reshape(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    return [args[0].reshape(node.outputs[0].shape)]
+
+
+@kernel("transpose")
+def _transpose(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    return [np.ascontiguousarray(np.transpose(args[0], node.attrs["perm"]))]
+
+
+@kernel("strided_slice")
+def _strided_slice(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    a = node.attrs
+    index = tuple(slice(b, e, s) for b, e, s in zip(a["begin"], a["end"], a["strides"]))
+    return [np.ascontiguousarray(args[0][index]).reshape(node.outputs[0].shape)]
+
+
+@kernel("concatenate")
+def _concatenate(node: Node, args: list) -> list:
+    _same_quant(node, [*node.inputs, *node.outputs])
+    if node.attrs["activation"] != "none":
+        raise InterpretError(f"{node.label()}: a fused activation on concatenation is not "
+                             "supported")
+    return [np.concatenate(args, axis=node.attrs["axis"])]
+
+
+@kernel("pad")
+def _pad(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    _same_quant(node, [x, y])
+    value = node.attrs["value"]
+    if y.quant is not None:
+        q = y.quant.zero_point[0] + np.round(np.float32(value) / np.float32(y.quant.scale[0]))
+        value = np.clip(q, *_int_range(y.type.np_dtype))
+    return [np.pad(args[0], node.attrs["pad_width"], constant_values=value)
+            .astype(y.type.np_dtype)]
+
+
+def _int_range(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
