@@ -1,0 +1,32 @@
+"""MEAN (TFLM reference arithmetic).
+
+Quantized: ``acc = sum(x - zp_in)`` over the reduced axes (int32), then with
+``n`` elements, ``(M, s) = QM(s_in / s_out)``, ``k = min(floor(log2 n), 32, 31 + s)``
+and ``y = MultiplyByQuantizedMultiplier(acc, (M << k) // n, s - k) + zp_out``,
+clamped (also when input and output share their quantization).
+Float: the sum divided by ``n``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.reference.ops import quant
+from aot.reference.ops.common import f32
+
+
+def mean(x, axis, *, keep_dims=False, x_scale=1.0, x_zero_point=0, y_scale=1.0,
+         y_zero_point=0):
+    """MEAN over ``axis`` (an int or a sequence; negative counts from the end)."""
+    x = np.asarray(x)
+    axes = tuple(sorted({int(a) % x.ndim for a in np.atleast_1d(axis)}))
+    n = int(np.prod([x.shape[a] for a in axes]))
+    if x.dtype == np.float32:
+        return (x.sum(axis=axes, keepdims=keep_dims, dtype=np.float64) / n).astype(np.float32)
+    lo, hi = quant.qrange(x.dtype)
+    acc = (x.astype(np.int64) - int(x_zero_point)).sum(axis=axes, keepdims=keep_dims)
+    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+    k = min(n.bit_length() - 1, 32, 31 + s)
+    mult = (m << k) // n
+    y = quant.multiply_by_quantized_multiplier(quant.wrap_int32(acc), mult, s - k)
+    return quant.clamp_cast(y + int(y_zero_point), lo, hi, x.dtype)

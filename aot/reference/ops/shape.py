@@ -1,0 +1,80 @@
+"""Data movement: CONCATENATION, PAD, STRIDED_SLICE, TRANSPOSE, RESHAPE.
+
+These never change values: quantized operands share one scale and zero
+point (TFLM requires it), so the kernels work on raw values of any dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def concatenation(xs, *, axis: int):
+    """CONCATENATION along ``axis`` (negative counts from the end)."""
+    return np.concatenate([np.asarray(x) for x in xs], axis=axis)
+
+
+def pad(x, paddings, *, pad_value=0):
+    """PAD: ``paddings`` is ``[[before, after], ...]`` per axis; padded
+    elements hold ``pad_value`` (the output zero point for quantized tensors)."""
+    x = np.asarray(x)
+    p = np.asarray(paddings, dtype=np.int64).reshape(x.ndim, 2)
+    return np.pad(x, [tuple(r) for r in p], constant_values=np.array(pad_value).astype(x.dtype))
+
+
+def transpose(x, perm):
+    """TRANSPOSE: output axis ``i`` is input axis ``perm[i]``."""
+    return np.transpose(np.asarray(x), [int(p) for p in perm])
+
+
+def reshape(x, shape):
+    """RESHAPE: same data, new shape (one -1 allowed)."""
+    return np.asarray(x).reshape([int(d) for d in shape])
+
+
+def _bit(mask: int, i: int) -> bool:
+    return bool((mask >> i) & 1)
+
+
+def strided_slice(x, begin, end, strides, *, begin_mask=0, end_mask=0, shrink_axis_mask=0,
+                  offset=False, ellipsis_mask=0, new_axis_mask=0):
+    """STRIDED_SLICE with TFLite's start/stop resolution per axis.
+
+    Start: ``begin[i]`` (negative counts from the end), or the first element
+    in the stride's direction when the begin-mask bit is set; clamped to
+    ``[0, dim]`` (positive stride) or ``[-1, dim - 1]`` (negative).  Stop: the
+    same with ``end[i]``, or ``start + 1`` for a shrunk axis.  Shrunk axes are
+    removed from the output.
+    """
+    if ellipsis_mask or new_axis_mask or offset:
+        # TFLM ignores ``offset`` (measured), so a model using it has no
+        # agreed meaning; refuse it rather than pick one.
+        raise NotImplementedError(
+            "STRIDED_SLICE: ellipsis/new-axis masks and offset are not supported")
+    x = np.asarray(x)
+    out = x
+    keep = []
+    for i in range(x.ndim):
+        dim = x.shape[i]
+        stride = int(strides[i])
+        if stride == 0:
+            raise ValueError("STRIDED_SLICE: stride 0")
+        lo, hi = (0, dim) if stride > 0 else (-1, dim - 1)
+        if _bit(begin_mask, i) and not _bit(shrink_axis_mask, i):
+            start = 0 if stride > 0 else dim - 1
+        else:
+            start = int(begin[i])
+            start = start + dim if start < 0 else start
+            start = min(max(start, lo), hi)
+        if _bit(shrink_axis_mask, i):
+            stop = start + 1
+        elif _bit(end_mask, i):
+            stop = dim if stride > 0 else -1
+        else:
+            stop = int(end[i])
+            stop = stop + dim if stop < 0 else stop
+            stop = min(max(stop, lo), hi)
+        out = np.take(out, np.arange(start, stop, stride, dtype=np.int64), axis=i)
+        if not _bit(shrink_axis_mask, i):
+            keep.append(out.shape[i])
+    return out.reshape(keep)
