@@ -163,6 +163,7 @@ def derive(attrs: Mapping[str, Any]) -> Facts:
     mve = (mve or "mve" in mods or "+mve" in features or "+mve.fp" in features) and (
         "-mve" not in features
     )
+    dsp = dsp or mve  # Helium requires the DSP extension (Armv8.1-M)
 
     float_abi = None
     fpu = core.fpu

@@ -205,6 +205,15 @@ def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:
             f"{path}: unknown field {field!r}{suggest(name, allowed)}; "
             f"allowed here: {', '.join(allowed)}"
         )
+    if err.validator == "not":  # the platform forbids some sections (see the schema's allOf)
+        forbidden = err.validator_value.get("anyOf", [err.validator_value])
+        present = [n for alt in forbidden for n in alt.get("required", ()) if n in err.instance]
+        fields = ", ".join(map(repr, present))
+        verb = "field {} does" if len(present) == 1 else "fields {} do"
+        return BoardError(
+            f"{path}: {verb.format(fields)} not apply to "
+            f"platform {err.instance.get('platform')!r}; remove {'it' if len(present) == 1 else 'them'}"
+        )
     return BoardError(f"{path}: field {where or '(top level)'!r}: {err.message}")
 
 
