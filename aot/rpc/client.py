@@ -1,0 +1,230 @@
+"""Client: the typed API over a :class:`Session` (info, tensors, run).
+
+    with connect("socket://127.0.0.1:5555") as dev:
+        dev.write_tensor("input", x)
+        result = dev.run(10)           # 10 inferences, one timing each
+        y = dev.read_tensor("output")
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from aot.errors import did_you_mean, one_of
+from aot.rpc.errors import ProtocolError, RemoteError, RpcError
+from aot.rpc.protocol import (
+    NUMPY_DTYPES,
+    TENSOR_WRITABLE,
+    WHOLE_MODEL,
+    Command,
+    Dtype,
+    Role,
+    Status,
+    TimerUnit,
+)
+from aot.rpc.session import Session
+from aot.rpc.transport import SerialTransport, Transport
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    protocol_version: int
+    max_frame: int
+    max_runs: int
+    num_tensors: int
+    num_kernels: int
+    timer_unit: TimerUnit
+    max_dims: int
+    timer_overhead: int
+    board_tag: str
+    build_id: str
+    model_name: str
+    target_hash: str
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    index: int
+    name: str
+    dtype: np.dtype
+    role: Role
+    writable: bool
+    shape: tuple[int, ...]
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Per-run timings in ``unit`` (instructions under QEMU -icount)."""
+
+    timings: tuple[int, ...]
+    unit: TimerUnit
+
+
+class _Reader:
+    def __init__(self, data: bytes, what: str):
+        self.data, self.pos, self.what = data, 0, what
+
+    def take(self, fmt: str):
+        size = struct.calcsize(fmt)
+        if self.pos + size > len(self.data):
+            raise ProtocolError(f"{self.what} reply is truncated")
+        values = struct.unpack_from(fmt, self.data, self.pos)
+        self.pos += size
+        return values if len(values) > 1 else values[0]
+
+    def string(self) -> str:
+        n = self.take("<B")
+        raw = self.data[self.pos : self.pos + n]
+        if len(raw) != n:
+            raise ProtocolError(f"{self.what} reply is truncated")
+        self.pos += n
+        return raw.decode("utf-8", "replace")
+
+
+class Client:
+    """Typed access to one device; tensors are addressed by name."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self._info: DeviceInfo | None = None
+        self._tensors: dict[str, TensorInfo] | None = None
+
+    def close(self) -> None:
+        self.session.transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def reconnect(self) -> None:
+        """Open a new session (after :class:`DeviceResetError`)."""
+        self.session.handshake()
+        self._info = self._tensors = None
+
+    def info(self) -> DeviceInfo:
+        if self._info is None:
+            r = _Reader(self.session.call(Command.INFO), "INFO")
+            head = r.take("<HHHHHBBI")
+            strings = [r.string() for _ in range(4)]
+            self._info = DeviceInfo(*head[:5], TimerUnit(head[5]), *head[6:], *strings)
+        return self._info
+
+    def tensors(self) -> dict[str, TensorInfo]:
+        if self._tensors is None:
+            found = {}
+            for index in range(self.info().num_tensors):
+                r = _Reader(self.session.call(Command.TENSOR_INFO, struct.pack("<H", index)), "TENSOR_INFO")
+                dtype, role, flags, ndim, size = r.take("<BBBBI")
+                shape = tuple(r.take("<I") for _ in range(ndim))
+                name = r.string()
+                try:
+                    np_dtype = np.dtype(NUMPY_DTYPES[Dtype(dtype)])
+                    role = Role(role)
+                except (ValueError, KeyError):
+                    raise ProtocolError(f"tensor {name!r}: unknown dtype {dtype} or role {role}") from None
+                found[name] = TensorInfo(index, name, np_dtype, role, bool(flags & TENSOR_WRITABLE), shape, size)
+            self._tensors = found
+        return self._tensors
+
+    def kernels(self) -> list[str]:
+        names = []
+        for index in range(self.info().num_kernels):
+            payload = self.session.call(Command.KERNEL_INFO, struct.pack("<H", index))
+            names.append(_Reader(payload, "KERNEL_INFO").string())
+        return names
+
+    def tensor(self, name: str) -> TensorInfo:
+        tensors = self.tensors()
+        if name not in tensors:
+            raise RpcError(f"the model has no tensor {name!r}{did_you_mean(name, tensors)}; {one_of(tensors)}")
+        return tensors[name]
+
+    def write_tensor(self, name: str, array) -> None:
+        """Write a whole tensor; dtype and shape must match the declaration."""
+        t = self.tensor(name)
+        data = np.asarray(array)
+        if data.dtype != t.dtype or data.shape != t.shape:
+            raise RpcError(
+                f"tensor {name!r} is {t.dtype.name}{list(t.shape)}, got {data.dtype.name}{list(data.shape)}"
+            )
+        if not t.writable:
+            raise RpcError(f"tensor {name!r} ({t.role.name.lower()}) is not writable")
+        raw = np.ascontiguousarray(data).astype(t.dtype.newbyteorder("<")).tobytes()
+        chunk = self.info().max_frame - 12 - 6
+        for offset in range(0, len(raw), chunk):
+            payload = struct.pack("<HI", t.index, offset) + raw[offset : offset + chunk]
+            self.session.call(Command.WRITE, payload)
+
+    def read_tensor(self, name: str) -> np.ndarray:
+        t = self.tensor(name)
+        chunk = self.info().max_frame - 12
+        raw = bytearray()
+        while len(raw) < t.size_bytes:
+            n = min(chunk, t.size_bytes - len(raw))
+            part = self.session.call(Command.READ, struct.pack("<HIH", t.index, len(raw), n))
+            if len(part) != n:
+                raise ProtocolError(f"READ of {n} bytes returned {len(part)}")
+            raw += part
+        return np.frombuffer(bytes(raw), dtype=t.dtype.newbyteorder("<")).reshape(t.shape).copy()
+
+    def run(self, n: int = 1, kernel: str | None = None, *, timeout: float | None = None) -> RunResult:
+        """Run the model (or a named kernel) ``n`` times; one timing per run.
+
+        ``timeout`` bounds each attempt of each batch of up to ``max_runs``
+        runs; give one that covers the slowest expected batch.
+        """
+        if n < 1:
+            raise RpcError(f"run count must be at least 1, got {n}")
+        index = WHOLE_MODEL
+        if kernel is not None:
+            names = self.kernels()
+            if kernel not in names:
+                raise RpcError(f"the model has no kernel {kernel!r}{did_you_mean(kernel, names)}")
+            index = names.index(kernel)
+        timings: list[int] = []
+        unit = None
+        while len(timings) < n:
+            batch = min(n - len(timings), self.info().max_runs)
+            try:
+                payload = self.session.call(Command.RUN, struct.pack("<HH", index, batch), timeout=timeout)
+            except RemoteError as err:
+                if err.status is Status.RUN_FAILED and len(err.detail) >= 6:
+                    code, at = struct.unpack_from("<iH", err.detail)
+                    raise RemoteError(
+                        f"{kernel or 'the model'} returned {code} in run {len(timings) + at}",
+                        err.status,
+                        err.detail,
+                    ) from None
+                raise
+            r = _Reader(payload, "RUN")
+            unit_code, _, count = r.take("<BBH")
+            if count != batch:
+                raise ProtocolError(f"RUN of {batch} returned {count} timings")
+            timings.extend(r.take("<Q") for _ in range(count))
+            unit = TimerUnit(unit_code)
+        return RunResult(tuple(timings), unit)
+
+    def echo(self, data: bytes) -> bytes:
+        reply = self.session.call(Command.ECHO, data)
+        if reply != data:
+            raise ProtocolError("ECHO returned different bytes")
+        return reply
+
+
+def connect(transport: Transport | str, *, timeout: float = 1.0, retries: int = 3) -> Client:
+    """Open a client on a transport or a pyserial URL and shake hands."""
+    if isinstance(transport, str):
+        transport = SerialTransport(transport)
+    session = Session(transport, timeout=timeout, retries=retries)
+    try:
+        session.handshake()
+    except BaseException:
+        transport.close()
+        raise
+    return Client(session)

@@ -1,0 +1,81 @@
+"""Numbers of the wire protocol, mirrored from runtime_c/include/aot/*.h.
+
+tests/rpc/test_protocol.py parses the C headers and checks every value here,
+so the two sides cannot drift apart silently.  docs/runtime.md is the spec.
+"""
+
+from __future__ import annotations
+
+import enum
+
+PROTOCOL_VERSION = 1
+REPLY = 0x80
+WHOLE_MODEL = 0xFFFF
+HEADER_SIZE = 8
+CRC_SIZE = 4
+
+
+class Command(enum.IntEnum):
+    HELLO = 0x01
+    INFO = 0x02
+    TENSOR_INFO = 0x03
+    KERNEL_INFO = 0x04
+    WRITE = 0x05
+    READ = 0x06
+    RUN = 0x07
+    ECHO = 0x08
+
+
+class Status(enum.IntEnum):
+    OK = 0
+    UNKNOWN_COMMAND = 1
+    BAD_LENGTH = 2
+    BAD_TENSOR = 3
+    OUT_OF_RANGE = 4
+    READ_ONLY = 5
+    SESSION = 6
+    DUPLICATE_ID = 7
+    RUN_FAILED = 8
+    BAD_KERNEL = 9
+    BAD_COUNT = 10
+    BAD_MODEL = 11
+    BAD_ARGUMENT = 12
+
+
+class Dtype(enum.IntEnum):
+    INT8 = 1
+    UINT8 = 2
+    INT16 = 3
+    UINT16 = 4
+    INT32 = 5
+    UINT32 = 6
+    FLOAT32 = 7
+    INT64 = 8
+
+
+NUMPY_DTYPES = {
+    Dtype.INT8: "<i1",
+    Dtype.UINT8: "<u1",
+    Dtype.INT16: "<i2",
+    Dtype.UINT16: "<u2",
+    Dtype.INT32: "<i4",
+    Dtype.UINT32: "<u4",
+    Dtype.FLOAT32: "<f4",
+    Dtype.INT64: "<i8",
+}
+
+
+class Role(enum.IntEnum):
+    INPUT = 1
+    OUTPUT = 2
+    WORKSPACE = 3
+    CONSTANT = 4
+
+
+TENSOR_WRITABLE = 0x01
+
+
+class TimerUnit(enum.IntEnum):
+    INSTRUCTIONS = 0
+    CYCLES = 1
+    NANOSECONDS = 2

@@ -1,0 +1,65 @@
+/*
+ * Cortex-M startup for the mps2 and mps3-an547 ports: vector table and reset
+ * handler.  The reset handler copies .data from flash to RAM, zeroes .bss,
+ * turns the FPU on when the build uses it, and calls main().  Faults end the
+ * program through aot_port_exit() so a crash under QEMU is an exit status
+ * (AOT_EXIT_FAULT), never a hang.
+ */
+#include <stdint.h>
+
+#include "aot/platform.h"
+
+#define AOT_EXIT_FAULT 120
+
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+extern int main(void);
+void aot_systick_handler(void);
+
+void aot_reset_handler(void);
+static void fault_handler(void);
+
+void aot_reset_handler(void)
+{
+    uint32_t *src = &_sidata;
+    uint32_t *dst;
+    for (dst = &_sdata; dst < &_edata;) {
+        *dst++ = *src++;
+    }
+    for (dst = &_sbss; dst < &_ebss;) {
+        *dst++ = 0;
+    }
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
+    /* Full access to coprocessors 10 and 11 (FPU, and MVE on v8.1-M). */
+    *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
+    __asm__ volatile("dsb\n isb" ::: "memory");
+#endif
+    aot_port_exit(main());
+}
+
+static void fault_handler(void)
+{
+    aot_port_exit(AOT_EXIT_FAULT);
+}
+
+typedef void (*vector_t)(void);
+
+/* Entries 0..15 of the ARMv7-M/v8-M vector table; external interrupts are not
+ * used (the UART is polled). */
+__attribute__((section(".isr_vector"), used)) const vector_t aot_vectors[16] = {
+    (vector_t)(uintptr_t)&_estack,
+    aot_reset_handler,
+    fault_handler, /* NMI */
+    fault_handler, /* HardFault */
+    fault_handler, /* MemManage */
+    fault_handler, /* BusFault */
+    fault_handler, /* UsageFault */
+    fault_handler, /* SecureFault (v8-M) */
+    0,
+    0,
+    0,
+    fault_handler,        /* SVCall */
+    fault_handler,        /* DebugMonitor */
+    0,
+    fault_handler,        /* PendSV */
+    aot_systick_handler,  /* SysTick */
+};

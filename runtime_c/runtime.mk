@@ -1,0 +1,58 @@
+# Makefile fragment that builds RPC firmware from the aot C runtime.
+#
+# Include it from a firmware Makefile after setting:
+#   AOT_RUNTIME_DIR   path to runtime_c/ (required)
+#   AOT_PORT          a folder under runtime_c/ports/ (required): host, mps2, ...
+#   AOT_APP_SRCS      the model sources, one of which defines `aot_rpc_model`
+#   AOT_FIRMWARE      output file (default: build/firmware.elf)
+#   AOT_BUILD_DIR     object directory (default: build)
+#   CC                the (cross) compiler, e.g. arm-none-eabi-gcc
+#   AOT_ARCH_FLAGS    e.g. -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16
+#   AOT_OPT_FLAGS     default -O2
+#   AOT_BOARD_TAG, AOT_BUILD_ID   strings reported by the INFO command
+#   AOT_FLASH_ORIGIN/LENGTH, AOT_RAM_ORIGIN/LENGTH, AOT_STACK_SIZE
+#                     memory map of bare-metal ports (defaults in port.mk)
+#   AOT_EXTRA_CFLAGS  anything else, e.g. -DAOT_MAX_FRAME=1024
+# It defines the rule for $(AOT_FIRMWARE) and the variables AOT_RUNTIME_SRCS
+# and AOT_RUNTIME_CFLAGS for Makefiles that want their own rules.
+
+AOT_FIRMWARE ?= build/firmware.elf
+AOT_BUILD_DIR ?= build
+AOT_OPT_FLAGS ?= -O2
+AOT_BOARD_TAG ?= unknown
+AOT_BUILD_ID ?= unknown
+include $(AOT_RUNTIME_DIR)/ports/$(AOT_PORT)/port.mk
+AOT_STACK_SIZE ?= 0x2000
+
+AOT_RUNTIME_SRCS := $(addprefix $(AOT_RUNTIME_DIR)/src/,frame.c model.c rpc_server.c rpc_main.c)
+AOT_RUNTIME_CFLAGS := -std=c99 -Wall -Wextra -Werror -I$(AOT_RUNTIME_DIR)/include \
+  $(AOT_ARCH_FLAGS) $(AOT_OPT_FLAGS) $(AOT_PORT_CFLAGS) $(AOT_EXTRA_CFLAGS) \
+  -DAOT_BOARD_TAG='"$(AOT_BOARD_TAG)"' -DAOT_BUILD_ID='"$(AOT_BUILD_ID)"'
+
+aot_srcs := $(AOT_RUNTIME_SRCS) $(AOT_PORT_SRCS) $(AOT_APP_SRCS) $(AOT_PORT_ASM_SRCS)
+# Objects are named after their path so that equal file names cannot collide.
+aot_obj = $(AOT_BUILD_DIR)/obj/$(subst /,_,$(subst ..,up,$(basename $(1)).o))
+aot_objs := $(foreach s,$(aot_srcs),$(call aot_obj,$(s)))
+
+define aot_compile_rule
+$(call aot_obj,$(1)): $(1) | $(AOT_BUILD_DIR)/obj
+	$$(CC) $$(AOT_RUNTIME_CFLAGS) -MMD -MP -c $$< -o $$@
+endef
+$(foreach s,$(aot_srcs),$(eval $(call aot_compile_rule,$(s))))
+
+$(AOT_BUILD_DIR)/obj:
+	mkdir -p $@
+
+ifneq ($(AOT_PORT_LDSCRIPT_IN),)
+aot_ldscript := $(AOT_BUILD_DIR)/link.ld
+$(aot_ldscript): $(AOT_PORT_LDSCRIPT_IN) | $(AOT_BUILD_DIR)/obj
+	$(CC) -E -P -x c -DAOT_FLASH_ORIGIN=$(AOT_FLASH_ORIGIN) -DAOT_FLASH_LENGTH=$(AOT_FLASH_LENGTH) \
+	  -DAOT_RAM_ORIGIN=$(AOT_RAM_ORIGIN) -DAOT_RAM_LENGTH=$(AOT_RAM_LENGTH) \
+	  -DAOT_STACK_SIZE=$(AOT_STACK_SIZE) $< -o $@
+aot_ldflags := -T$(aot_ldscript)
+endif
+
+$(AOT_FIRMWARE): $(aot_objs) $(aot_ldscript)
+	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(aot_ldflags) $(AOT_PORT_LDFLAGS) -o $@
+
+-include $(aot_objs:.o=.d)

@@ -1,0 +1,191 @@
+"""The C RPC server, through the host port: commands, checks, sessions, duplicates."""
+
+import struct
+import time
+
+import numpy as np
+import pytest
+from conftest import fw
+
+from aot.rpc import DeviceResetError, PipeTransport, RemoteError, RpcError, connect
+from aot.rpc.framing import FrameDecoder, Header, encode_frame
+from aot.rpc.protocol import Command, Role, Status, TimerUnit
+
+
+def test_info_reports_build_model_and_capacities(device):
+    info = device.info()
+    assert (info.protocol_version, info.max_frame, info.max_runs) == (1, 512, 32)
+    assert (info.board_tag, info.build_id) == ("test/host", "fixture-1")
+    assert (info.model_name, info.target_hash) == ("fixture_dense", "fixture-target-0")
+    assert (info.num_tensors, info.num_kernels) == (5, 3)
+    assert info.timer_unit is TimerUnit.NANOSECONDS
+
+
+def test_tensors_and_kernels_are_declared_as_in_the_descriptor(device):
+    t = device.tensors()
+    assert list(t) == ["input", "output", "acc", "weight", "bias"]
+    assert (t["input"].shape, t["input"].dtype, t["input"].role, t["input"].writable) == (
+        (1, 64), np.dtype("int8"), Role.INPUT, True)
+    assert (t["acc"].shape, t["acc"].dtype, t["acc"].size_bytes) == ((16,), np.dtype("int32"), 64)
+    assert not t["weight"].writable and t["weight"].role is Role.CONSTANT
+    assert device.kernels() == ["dense", "requant", "fail"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_model_output_equals_the_reference(device, seed):
+    x = np.random.default_rng(seed).integers(-128, 128, (1, 64), dtype=np.int8)
+    device.write_tensor("input", x)
+    result = device.run(3)
+    assert len(result.timings) == 3
+    acc, out = fw.reference(x)
+    np.testing.assert_array_equal(device.read_tensor("output"), out)
+    np.testing.assert_array_equal(device.read_tensor("acc"), acc)
+
+
+def test_named_kernels_run_alone(device):
+    x = np.full((1, 64), 3, dtype=np.int8)
+    device.write_tensor("input", x)
+    device.run(1, "dense")
+    acc, out = fw.reference(x)
+    np.testing.assert_array_equal(device.read_tensor("acc"), acc)
+    assert not np.array_equal(device.read_tensor("output"), out)  # requant not run yet
+    device.run(1, "requant")
+    np.testing.assert_array_equal(device.read_tensor("output"), out)
+
+
+def test_more_runs_than_one_frame_holds_are_batched(device):
+    assert len(device.run(70).timings) == 70
+
+
+def test_constants_read_back_exactly(device):
+    np.testing.assert_array_equal(device.read_tensor("weight"), fw.WEIGHT.astype(np.int8))
+    np.testing.assert_array_equal(device.read_tensor("bias"), fw.BIAS.astype(np.int32))
+
+
+def test_failing_kernel_is_reported_with_its_code(device):
+    with pytest.raises(RemoteError, match="fail returned 7 in run 0") as err:
+        device.run(1, "fail")
+    assert err.value.status is Status.RUN_FAILED
+
+
+def test_client_checks_names_dtypes_and_shapes(device):
+    with pytest.raises(RpcError, match="did you mean 'input'"):
+        device.write_tensor("inptu", np.zeros((1, 64), np.int8))
+    with pytest.raises(RpcError, match=r"int8\[1, 64\], got int16\[1, 64\]"):
+        device.write_tensor("input", np.zeros((1, 64), np.int16))
+    with pytest.raises(RpcError, match="not writable"):
+        device.write_tensor("output", np.zeros((1, 16), np.int8))
+    with pytest.raises(RpcError, match="no kernel 'dens'"):
+        device.run(1, "dens")
+
+
+# Requests the client would never send: the device must reject each one.
+BAD_REQUESTS = [
+    (Command.WRITE, struct.pack("<HI", 3, 0) + b"\x01", Status.READ_ONLY),  # weights
+    (Command.WRITE, struct.pack("<HI", 2, 0) + b"\x01", Status.READ_ONLY),  # workspace
+    (Command.WRITE, struct.pack("<HI", 0, 60) + b"12345", Status.OUT_OF_RANGE),
+    (Command.WRITE, struct.pack("<HI", 0, 0xFFFFFFFF) + b"1", Status.OUT_OF_RANGE),
+    (Command.WRITE, struct.pack("<HI", 5, 0) + b"1", Status.BAD_TENSOR),
+    (Command.WRITE, struct.pack("<HH", 0, 0), Status.BAD_LENGTH),
+    (Command.READ, struct.pack("<HIH", 1, 0, 17), Status.OUT_OF_RANGE),
+    (Command.READ, struct.pack("<HIH", 1, 0xFFFFFFF0, 0x20), Status.OUT_OF_RANGE),
+    (Command.READ, struct.pack("<HIH", 3, 0, 501), Status.BAD_LENGTH),
+    (Command.READ, struct.pack("<HIH", 0xFFFF, 0, 1), Status.BAD_TENSOR),
+    (Command.READ, struct.pack("<HI", 0, 0), Status.BAD_LENGTH),
+    (Command.RUN, struct.pack("<HH", 0xFFFF, 0), Status.BAD_COUNT),
+    (Command.RUN, struct.pack("<HH", 0xFFFF, 33), Status.BAD_COUNT),
+    (Command.RUN, struct.pack("<HH", 3, 1), Status.BAD_KERNEL),
+    (Command.RUN, struct.pack("<HHH", 0xFFFF, 1, 0), Status.BAD_LENGTH),
+    (Command.TENSOR_INFO, struct.pack("<H", 5), Status.BAD_TENSOR),
+    (Command.KERNEL_INFO, struct.pack("<H", 3), Status.BAD_KERNEL),
+    (Command.INFO, b"\x00", Status.BAD_LENGTH),
+    (0x55, b"", Status.UNKNOWN_COMMAND),
+]
+
+
+@pytest.mark.parametrize("command, payload, status", BAD_REQUESTS)
+def test_out_of_bounds_requests_are_rejected(device, command, payload, status):
+    before = {n: device.read_tensor(n) for n in device.tensors()}
+    with pytest.raises(RemoteError) as err:
+        device.session.call(command, payload)
+    assert err.value.status is status
+    for name, value in before.items():  # nothing changed anywhere
+        np.testing.assert_array_equal(device.read_tensor(name), value)
+
+
+def test_read_of_exactly_the_last_bytes_is_allowed(device):
+    tail = device.session.call(Command.READ, struct.pack("<HIH", 3, 1020, 4))
+    assert tail == fw.WEIGHT.astype(np.int8).tobytes()[1020:]
+    assert device.session.call(Command.READ, struct.pack("<HIH", 3, 1024, 0)) == b""
+
+
+def test_echo_carries_every_byte_value(device):
+    data = bytes(range(256)) + b"\x7e\x7d" * 100
+    assert device.echo(data[:500]) == data[:500]
+
+
+class Raw:
+    """Hand-made frames on the session's transport, for duplicate/stale tests."""
+
+    def __init__(self, client):
+        self.s = client.session
+        self.decoder = FrameDecoder()
+
+    def take_ids(self, n):
+        """Request ids the session would use next (so the device accepts them)."""
+        first = self.s._next_id
+        self.s._next_id = (first + n) & 0xFFFF
+        return [(first + i) & 0xFFFF for i in range(n)]
+
+    def frame(self, command, request_id, payload):
+        return encode_frame(Header(command, 0, self.s.session_id, request_id).pack() + payload)
+
+    def replies(self, wait=0.3):
+        out, end = [], time.monotonic() + wait
+        while time.monotonic() < end:
+            out += self.decoder.feed(self.s.transport.read(0.05))
+        return out
+
+
+def test_a_repeated_request_is_answered_from_cache_and_an_old_one_dropped(device):
+    raw = Raw(device)
+    x_id, y_id = raw.take_ids(2)
+    x_frame = raw.frame(Command.WRITE, x_id, struct.pack("<HI", 0, 0) + b"\x11")
+    y_frame = raw.frame(Command.WRITE, y_id, struct.pack("<HI", 0, 0) + b"\x22")
+    raw.s.transport.write(x_frame + y_frame)
+    first = raw.replies()
+    assert [Header.unpack(r).request_id for r in first] == [x_id, y_id]
+    raw.s.transport.write(y_frame + x_frame)  # a retry of 101, a stale copy of 100
+    again = raw.replies()
+    assert again == first[1:]  # same bytes for y, nothing for x
+    assert device.read_tensor("input")[0, 0] == 0x22  # the stale write was not replayed
+
+
+def test_an_id_reused_for_another_request_is_refused(device):
+    raw = Raw(device)
+    (rid,) = raw.take_ids(1)
+    raw.s.transport.write(raw.frame(Command.ECHO, rid, b"a") + raw.frame(Command.ECHO, rid, b"b"))
+    statuses = [Header.unpack(r).status for r in raw.replies()]
+    assert statuses == [Status.OK, Status.DUPLICATE_ID]
+
+
+def test_wrong_session_reads_as_a_device_reset(device):
+    device.session.session_id ^= 0x1234
+    with pytest.raises(DeviceResetError, match="reset"):
+        device.info()
+
+
+def test_a_restarted_device_is_noticed_and_reconnect_recovers(device):
+    device.write_tensor("input", np.ones((1, 64), np.int8))
+    device.session.transport.reset_device()
+    with pytest.raises(DeviceResetError):
+        device.read_tensor("input")
+    device.reconnect()
+    np.testing.assert_array_equal(device.read_tensor("input"), np.zeros((1, 64), np.int8))
+
+
+def test_each_handshake_opens_a_different_session(host_firmware):
+    with connect(PipeTransport([str(host_firmware)])) as client:
+        first = client.session.session_id
+        client.reconnect()
+        assert client.session.session_id not in (0, first)

@@ -1,0 +1,44 @@
+"""The Python protocol constants equal the C headers' (the two cannot drift)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from aot.rpc import protocol as p
+
+INCLUDE = Path(__file__).resolve().parents[2] / "runtime_c" / "include" / "aot"
+
+
+def c_constants() -> dict[str, int]:
+    text = "".join(f.read_text() for f in INCLUDE.glob("*.h"))
+    found = {}
+    for name, value in re.findall(r"\b(AOT_[A-Z0-9_]+)\s*=\s*(0x[0-9A-Fa-f]+|\d+)", text):
+        found[name] = int(value, 0)
+    for name, value in re.findall(r"#define\s+(AOT_[A-Z0-9_]+)\s+(0x[0-9A-Fa-f]+|\d+)u?\b", text):
+        found[name] = int(value, 0)
+    return found
+
+
+C = c_constants()
+
+
+@pytest.mark.parametrize(
+    "enum, prefix",
+    [(p.Command, "AOT_CMD_"), (p.Status, "AOT_ERR_"), (p.Dtype, "AOT_DTYPE_"),
+     (p.Role, "AOT_ROLE_"), (p.TimerUnit, "AOT_TIMER_")],
+)
+def test_enums_match_the_c_headers(enum, prefix):
+    c_side = {k[len(prefix):]: v for k, v in C.items() if k.startswith(prefix)}
+    py_side = {m.name: m.value for m in enum if m.name != "OK"}
+    assert py_side == c_side
+
+
+def test_scalars_match_the_c_headers():
+    assert C["AOT_OK"] == p.Status.OK == 0
+    assert C["AOT_RPC_PROTOCOL_VERSION"] == p.PROTOCOL_VERSION
+    assert C["AOT_RPC_REPLY"] == p.REPLY
+    assert C["AOT_RPC_WHOLE_MODEL"] == p.WHOLE_MODEL
+    assert C["AOT_TENSOR_WRITABLE"] == p.TENSOR_WRITABLE
+    assert C["AOT_FRAME_HEADER"] == p.HEADER_SIZE
+    assert C["AOT_FRAME_CRC"] == p.CRC_SIZE

@@ -1,0 +1,60 @@
+"""The C runtime builds warning-free on every toolchain and checks descriptors."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import fw
+
+RUNTIME = fw.ROOT / "runtime_c"
+SOURCES = sorted((RUNTIME / "src").glob("*.c"))
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c",
+          f"-I{RUNTIME / 'include'}"]
+
+TOOLCHAINS = {
+    "host": ("gcc", [], "host"),
+    "cortex-m3": ("arm-none-eabi-gcc", ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], "mps2"),
+    "cortex-m4f": ("arm-none-eabi-gcc",
+                   ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"], "mps2"),
+    "cortex-m55": ("arm-none-eabi-gcc", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
+                   "mps2"),
+    "rv32imac": ("riscv64-unknown-elf-gcc",
+                 ["-march=rv32imac", "-mabi=ilp32", "-Wa,-march=rv32imac_zicsr",
+                  "--specs=picolibc.specs"], "sifive_e"),
+}
+
+
+@pytest.mark.parametrize("name", TOOLCHAINS)
+def test_runtime_and_port_compile_with_all_warnings_as_errors(name, tmp_path):
+    cc, flags, port = TOOLCHAINS[name]
+    if not fw.have(cc):
+        pytest.skip(f"{cc} is not installed")
+    port_sources = sorted((RUNTIME / "ports" / port).glob("*.c"))
+    for src in SOURCES + port_sources:
+        subprocess.run([cc, *STRICT, *flags, str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+                       check=True)
+
+
+def test_runtime_needs_no_heap(tmp_path):
+    """No malloc/free/calloc/realloc referenced by any runtime object."""
+    objs = []
+    for src in SOURCES:
+        obj = tmp_path / (src.stem + ".o")
+        subprocess.run(["gcc", *STRICT, str(src), "-o", str(obj)], check=True)
+        objs.append(str(obj))
+    undefined = subprocess.run(["nm", "-u", *objs], check=True, capture_output=True,
+                               text=True).stdout.split()
+    assert not {"malloc", "free", "calloc", "realloc"} & set(undefined)
+
+
+def test_model_check_rejects_every_broken_descriptor(tmp_path):
+    exe = tmp_path / "model_check"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{RUNTIME / 'include'}",
+                    str(fw.HERE / "model_check.c"), str(RUNTIME / "src" / "model.c"),
+                    "-o", str(exe)], check=True)
+    result = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_fixture_firmware_builds_through_runtime_mk(host_firmware: Path):
+    assert host_firmware.is_file()
