@@ -452,7 +452,8 @@ def _concatenate(ts, attrs, where):
             where, f"shapes {list(first.shape)} and {list(t.shape)} differ off axis {axis}")
     shape = list(first.shape)
     shape[axis] = sum(t.shape[axis] for t in ts)
-    return _out(shape, dtype)
+    quants = {t.quant for t in ts}
+    return [TensorType(shape, dtype, quants.pop() if len(quants) == 1 else None)]
 
 
 @register("pad", "injective", ("data",),

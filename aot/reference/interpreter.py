@@ -82,7 +82,10 @@ class Session:
             values[id(t)] = _check_input(t, x)
         for node in self.graph.nodes:
             args = [_value(t, values, self.state) for t in node.inputs]
-            outs = _KERNELS[node.op](node, args)
+            try:
+                outs = _KERNELS[node.op](node, args)
+            except NotImplementedError as err:  # a kernel's documented gap (e.g. a dtype)
+                raise InterpretError(f"{node.label()}: not supported yet: {err}") from None
             for t, y in zip(node.outputs, outs, strict=True):
                 y = np.asarray(y)
                 if y.shape != t.shape or y.dtype != t.type.np_dtype:
@@ -249,6 +252,40 @@ def _softmax(node: Node, args: list) -> list:
     x, y = node.inputs[0], node.outputs[0]
     return [softmax(args[0], beta=node.attrs["beta"], out_dtype=y.type.np_dtype,
                     **_quant_args(node, x, y))]
+
+
+@kernel("relu", "relu6", "leaky_relu", "hard_swish", "logistic", "tanh")
+def _activation(node: Node, args: list) -> list:
+    from aot.reference.ops import activations
+
+    x, y = node.inputs[0], node.outputs[0]
+    extra = dict(_quant_args(node, x, y))
+    if node.op == "leaky_relu":
+        extra["alpha"] = node.attrs["alpha"]
+    # relu6 ignores the output quantization: TFLM clamps on the input's scale.
+    return [getattr(activations, node.op)(args[0], **extra)]
+
+
+@kernel("quantize")
+def _quantize(node: Node, args: list) -> list:
+    from aot.reference.ops.quantize import quantize
+
+    x, y = node.inputs[0], node.outputs[0]
+    if y.quant is None or y.quant.is_per_axis:
+        raise InterpretError(f"{node.label()}: the output needs per-tensor quantization")
+    extra = {} if x.dtype == "float32" else {"x_scale": _scale(x), "x_zero_point": _zp(x)}
+    return [quantize(args[0], y_scale=_scale(y), y_zero_point=_zp(y),
+                     out_dtype=y.type.np_dtype, **extra)]
+
+
+@kernel("dequantize")
+def _dequantize(node: Node, args: list) -> list:
+    from aot.reference.ops.quantize import dequantize
+
+    x = node.inputs[0]
+    if x.quant is None or x.quant.is_per_axis:
+        raise InterpretError(f"{node.label()}: the input needs per-tensor quantization")
+    return [dequantize(args[0], x_scale=_scale(x), x_zero_point=_zp(x))]
 
 
 # ---------------------------------------------------------------------- data movement

@@ -1,0 +1,122 @@
+"""The interpreter's API and ``aot interpret``: inputs, state, files and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aot.cli import main
+from aot.errors import AotError
+from aot.frontend import load_model
+from aot.ir import REGISTRY, GraphBuilder, Quantization
+from aot.reference import InterpretError, Session, run, supported_ops
+from aot.reference.interpreter import kernel
+
+
+def _movement_graph():
+    b = GraphBuilder()
+    q = Quantization.per_tensor(0.1, 3)
+    x = b.input("x", (2, 3, 4), "int8", q)
+    t = b.op("transpose", [x], perm=(2, 0, 1))
+    s = b.op("strided_slice", [t], begin=(3, 0, 0), end=(-5, 2, 3), strides=(-2, 1, 2))
+    p = b.op("pad", [s], pad_width=((0, 0), (1, 0), (0, 2)))
+    c = b.op("concatenate", [p, p], axis=1)
+    r = b.op("reshape", [c], newshape=(2, 6, 4))
+    return b.build([r]), x
+
+
+def test_data_movement_equals_numpy():
+    graph, _ = _movement_graph()
+    x = np.arange(24, dtype=np.int8).reshape(2, 3, 4)
+    (got,) = run(graph, [x])
+    t = np.transpose(x, (2, 0, 1))[3::-2, 0:2, 0:3:2]
+    p = np.pad(t, ((0, 0), (1, 0), (0, 2)), constant_values=3)  # the zero point
+    assert np.array_equal(got, np.concatenate([p, p], axis=1).reshape(2, 6, 4))
+
+
+def test_every_ir_operator_is_runnable_or_known_missing():
+    # The ops whose kernels the reference package does not provide yet.
+    missing = set(REGISTRY) - supported_ops()
+    assert missing <= {"mean", "svdf", "lstm"}
+
+
+def test_kernel_registry_refuses_duplicates():
+    with pytest.raises(ValueError, match="registered twice"):
+        kernel("reshape")(lambda node, args: args)
+
+
+def test_inputs_by_name_and_validation():
+    graph, x = _movement_graph()
+    data = np.zeros((2, 3, 4), np.int8)
+    assert np.array_equal(run(graph, {"x": data})[0], run(graph, [data])[0])
+    with pytest.raises(InterpretError, match="unknown input 'y'"):
+        run(graph, {"y": data})
+    with pytest.raises(InterpretError, match=r"must have shape \[2, 3, 4\]"):
+        run(graph, [np.zeros((3, 4), np.int8)])
+    with pytest.raises(InterpretError, match="takes 1 inputs, got 2"):
+        run(graph, [data, data])
+    with pytest.raises(InterpretError, match="do not convert exactly"):
+        run(graph, [np.full((2, 3, 4), 0.5)])
+    # Values that convert exactly are accepted (e.g. int64 from np.arange).
+    run(graph, [np.zeros((2, 3, 4), np.int64)])
+    assert issubclass(InterpretError, AotError)
+
+
+def test_session_state_persists_and_resets():
+    # A graph with a variable: svdf if its kernel exists; otherwise the
+    # session still zeroes the state at the variable's zero point.
+    b = GraphBuilder()
+    x = b.input("x", (1, 4), "float32")
+    state = b.variable("state", (1, 6), "int16", Quantization.per_tensor(0.01, 7))
+    wf = b.constant("wf", np.ones((2, 4), np.float32))
+    wt = b.constant("wt", np.ones((2, 3), np.float32))
+    y = b.op("svdf", [x, wf, wt, None, state], rank=1)
+    graph = b.build([y])
+    if "svdf" not in supported_ops():
+        with pytest.raises(InterpretError, match="no kernel yet for: svdf"):
+            Session(graph)
+        return
+    session = Session(graph)
+    assert np.all(session.state[id(state)] == 7)
+
+
+def test_cli_interpret_stacks_a_sequence(models_dir, tmp_path, capsys):
+    model = models_dir / "tflm_micro_speech.tflite"
+    sample = models_dir / "samples" / "tflm_micro_speech.npy"
+    out = tmp_path / "y.npy"
+    assert main(["interpret", str(model), "--input", str(sample), "--output", str(out)]) == 0
+    assert "2 invocations" in capsys.readouterr().out
+    y = np.load(out)
+    assert y.shape == (2, 1, 4) and y.dtype == np.int8
+    assert [int(np.argmax(v)) for v in y] == [2, 3]  # "yes", then "no"
+    graph = load_model(model)
+    x = np.load(sample)
+    assert np.array_equal(y[1], run(graph, [x[1]])[0])
+
+
+def test_cli_interpret_accepts_npz(models_dir, tmp_path):
+    model = models_dir / "tflm_hello_world_int8.tflite"
+    x = np.load(models_dir / "samples" / "tflm_hello_world_int8.npy")
+    np.savez(tmp_path / "x.npz", input_0=x)
+    assert main(["interpret", str(model), "--input", str(tmp_path / "x.npz"),
+                 "--output", str(tmp_path / "y.npz")]) == 0
+    with np.load(tmp_path / "y.npz") as y:
+        assert y["output_0"].shape == (len(x), 1, 1)
+
+
+@pytest.mark.parametrize("content, message", [
+    (np.zeros((1, 1960), np.int8), "expected an array of shape"),
+    (np.zeros((2, 1, 1960), np.float32) + 0.5, "do not convert exactly"),
+    (None, "cannot read"),
+])
+def test_cli_interpret_bad_inputs_exit_2(models_dir, tmp_path, capsys, content, message):
+    path = tmp_path / "x.npy"
+    if content is None:
+        path.write_bytes(b"not numpy")
+    else:
+        np.save(path, content)
+    code = main(["interpret", str(models_dir / "tflm_micro_speech.tflite"), "--input",
+                 str(path), "--output", str(tmp_path / "y.npy")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
