@@ -29,11 +29,11 @@ def _case(seed, dtype, batch=1, n_input=12, units=5, rank=2, memory=4, act="RELU
         kw = {}
         state = np.zeros((batch, filters * memory), np.float32)
     else:
-        sx, swf, swt, sst, sy = (np.float32(v) for v in (0.06, 0.009, 0.0037, 0.0044, 0.2))
+        sx, swf, swt, sst, sy = (np.float32(v) for v in (0.06, 0.009, 0.0037, 0.0044, 0.5))
         zx, zy = -128 if seed % 2 else 5, -128 if act == "RELU" else 3
         xs = [rand_int(rng, (batch, n_input), "int8") for _ in range(STEPS)]
         wf = rand_int(rng, (filters, n_input), "int8", edges=False)
-        wt = rand_int(rng, (filters, memory), "int16", edges=False)
+        wt = rng.integers(-300, 300, (filters, memory)).astype(np.int16)
         b = rng.integers(-20000, 20000, units).astype(np.int32)
         xi = mb.input("x", (batch, n_input), "int8", scale=sx, zero_point=zx)
         ins = [mb.const("wf", wf, scale=swf, zero_point=0),
