@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
 have arm-none-eabi-gcc || need_pkgs+=(gcc-arm-none-eabi)
-[ -e /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -d /usr/lib/arm-none-eabi/newlib ] \
+[ -d /usr/lib/arm-none-eabi/newlib ] \
   || need_pkgs+=(libnewlib-arm-none-eabi)
 have qemu-system-arm || need_pkgs+=(qemu-system-arm)
 have qemu-system-riscv32 || need_pkgs+=(qemu-system-misc)
