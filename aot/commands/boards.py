@@ -19,9 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     show.add_argument("tag", help="board tag, alias or tag:vN (qemu/mps2-an386)")
     # SUPPRESS keeps `aot boards --json show TAG` from being reset by the sub-parser.
-    show.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON"
-    )
+    show.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def _size(n: int) -> str:

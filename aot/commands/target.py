@@ -80,8 +80,12 @@ def run(args: argparse.Namespace) -> int:
         for k in KINDS:
             print(f"{k.name}: {k.help} (device {k.device_type}, keys {list(k.default_keys)})")
             rows = [
-                {"attribute": "-" + a.name, "type": a.type,
-                 "default": "-" if a.default in (None, ()) else str(a.default), "help": a.help}
+                {
+                    "attribute": "-" + a.name,
+                    "type": a.type,
+                    "default": "-" if a.default in (None, ()) else str(a.default),
+                    "help": a.help,
+                }
                 for a in k.attrs
             ]
             print("  " + table(rows).replace("\n", "\n  ") + "\n")

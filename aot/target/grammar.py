@@ -127,7 +127,7 @@ class _Parser:
             if c == "\\":
                 nxt = self.peek()
                 if nxt not in ('"', "\\"):
-                    raise self.fail("only \\\" and \\\\ may be escaped")
+                    raise self.fail('only \\" and \\\\ may be escaped')
                 self.pos += 1
                 c = nxt
             out.append(c)

@@ -130,9 +130,7 @@ _CPU_ATTRS = (
     AttrSpec("mfpu", "str", help="Arm FPU, as for -mfpu (fpv4-sp-d16)"),
     AttrSpec("mattr", "list[str]", (), help="extra features, LLVM style (+dsp,-mve,+avx2)"),
     AttrSpec("libs", "list[str]", (), help="external libraries the generated code may call"),
-    AttrSpec(
-        "workspace-byte-alignment", "int", 16, help="alignment of the planned workspace"
-    ),
+    AttrSpec("workspace-byte-alignment", "int", 16, help="alignment of the planned workspace"),
     AttrSpec("constants-byte-alignment", "int", 16, help="alignment of constant arrays"),
 )
 

@@ -209,10 +209,10 @@ def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:
         forbidden = err.validator_value.get("anyOf", [err.validator_value])
         present = [n for alt in forbidden for n in alt.get("required", ()) if n in err.instance]
         fields = ", ".join(map(repr, present))
-        verb = "field {} does" if len(present) == 1 else "fields {} do"
+        one = len(present) == 1
         return BoardError(
-            f"{path}: {verb.format(fields)} not apply to "
-            f"platform {err.instance.get('platform')!r}; remove {'it' if len(present) == 1 else 'them'}"
+            f"{path}: {'field' if one else 'fields'} {fields} {'does' if one else 'do'} not "
+            f"apply to platform {err.instance.get('platform')!r}; remove {'it' if one else 'them'}"
         )
     return BoardError(f"{path}: field {where or '(top level)'!r}: {err.message}")
 
@@ -275,9 +275,9 @@ def load_board_file(path: str | Path) -> Board:
         console=Console(**data["console"]),
         timer=Timer(**data["timer"]),
         memory=memory,
-        qemu=None if qemu is None else Qemu(
-            qemu["system"], qemu["machine"], tuple(qemu.get("args", ()))
-        ),
+        qemu=None
+        if qemu is None
+        else Qemu(qemu["system"], qemu["machine"], tuple(qemu.get("args", ()))),
         clock_hz=data.get("clock_hz"),
         path=path,
     )

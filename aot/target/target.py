@@ -308,9 +308,9 @@ def _from_raw(raw: grammar.RawTarget):
 
 def _from_json(obj: Mapping):
     if "kind" not in obj:
-        raise TargetError(f"a target JSON object needs \"kind\": {dict(obj)!r}")
+        raise TargetError(f'a target JSON object needs "kind": {dict(obj)!r}')
     if not isinstance(obj["kind"], str):
-        raise TargetError(f"\"kind\" must be a string, got {obj['kind']!r}")
+        raise TargetError(f'"kind" must be a string, got {obj["kind"]!r}')
     kind = KINDS.get(obj["kind"])
     keys: list[str] = []
     values: dict[str, Any] = {}
@@ -322,13 +322,13 @@ def _from_json(obj: Mapping):
             raise TargetError(f"attribute names must be strings, got {name!r}")
         if name == "keys":
             if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
-                raise TargetError(f"\"keys\" expects a list of strings, got {value!r}")
+                raise TargetError(f'"keys" expects a list of strings, got {value!r}')
             keys = _keys_from(value, "")
         elif name == "host":
             host = _json_target(name, value)
         elif name == "tag":
             if not isinstance(value, str):
-                raise TargetError(f"\"tag\" expects a string, got {value!r}")
+                raise TargetError(f'"tag" expects a string, got {value!r}')
             tag = value
         else:
             values[name] = _value_from_json(kind.attr(name, ""), value)
@@ -457,4 +457,3 @@ def _value_to_json(spec: AttrSpec, value: Any) -> Any:
     if spec.type == "list[target]":
         return [t.to_dict() for t in value]
     return value
-

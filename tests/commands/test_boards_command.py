@@ -36,7 +36,14 @@ def test_table(capsys):
     rows = {line.split()[0]: line for line in lines[1:]}
     assert list(rows) == BOARDS
     assert rows["qemu/mps2-an386"].split() == [
-        "qemu/mps2-an386", "Cortex-M4F", "4", "MiB", "4", "MiB", "qemu", "qemu"
+        "qemu/mps2-an386",
+        "Cortex-M4F",
+        "4",
+        "MiB",
+        "4",
+        "MiB",
+        "qemu",
+        "qemu",
     ]
     assert "512 KiB" in rows["qemu/mps3-an547"]
     assert rows["raspberrypi/pico"].split()[-2:] == ["openocd", "hardware"]

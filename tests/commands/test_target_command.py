@@ -36,7 +36,9 @@ def test_kinds(capsys):
     assert main(["target", "kinds", "--json"]) == 0
     kinds = json.loads(capsys.readouterr().out)
     assert [k["kind"] for k in kinds] == ["c", "llvm", "composite"]
-    assert {"name": "opt-level", "type": "int", "default": 3}.items() <= kinds[1]["attrs"][-3].items()
+    assert {"name": "opt-level", "type": "int", "default": 3}.items() <= kinds[1]["attrs"][
+        -3
+    ].items()
     assert main(["target", "kinds"]) == 0
     assert "-mcpu" in capsys.readouterr().out
 

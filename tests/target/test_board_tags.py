@@ -16,7 +16,13 @@ from aot.target import (
     load_board_file,
 )
 
-EMULATED = ["qemu/mps2-an385", "qemu/mps2-an386", "qemu/mps2-an500", "qemu/mps3-an547", "qemu/sifive-e"]
+EMULATED = [
+    "qemu/mps2-an385",
+    "qemu/mps2-an386",
+    "qemu/mps2-an500",
+    "qemu/mps3-an547",
+    "qemu/sifive-e",
+]
 REAL = [
     "st/nucleo-f746zg",
     "st/nucleo-l4r5zi",
@@ -95,7 +101,7 @@ def test_record_is_consistent(board):
         assert board.timer.icount_instructions_per_tick is None
     if board.memory is not None:
         regions = sorted(board.memory.regions(), key=lambda r: r.origin)
-        for a, b in zip(regions, regions[1:]):
+        for a, b in zip(regions, regions[1:], strict=False):
             assert a.end <= b.origin, f"{a.name} overlaps {b.name}"
     assert board.path.relative_to(BOARDS_DIR).with_suffix("").as_posix() == board.tag
 
@@ -126,23 +132,47 @@ def test_a_copy_of_a_good_record_loads(tmp_path):
     "old, new, message",
     [
         ('port = "mps2"\n', "", r"missing required field 'port'"),
-        ("flash = { origin = 0x0000_0000, length = 0x0040_0000 }", "flash = { length = 4 }",
-         r"missing required field 'memory.flash.origin'"),
+        (
+            "flash = { origin = 0x0000_0000, length = 0x0040_0000 }",
+            "flash = { length = 4 }",
+            r"missing required field 'memory.flash.origin'",
+        ),
         ("version = 1", 'version = "1"', r"field 'version': '1' is not of type 'integer'"),
         ("baud = 115200", "baud = 1.5", r"field 'console.baud': 1.5 is not of type 'integer'"),
-        ('port = "mps2"', 'port = "mps2"\nrunner = "qemu"',
-         r"unknown field 'runner' \(did you mean 'runners'\?\); allowed here: aliases, clock_hz"),
-        ('[console]\n', '[console]\nbsae = 1\n',
-         r"unknown field 'console.bsae' \(did you mean 'base'\?\)"),
+        (
+            'port = "mps2"',
+            'port = "mps2"\nrunner = "qemu"',
+            r"unknown field 'runner' \(did you mean 'runners'\?\); allowed here: aliases, clock_hz",
+        ),
+        (
+            "[console]\n",
+            "[console]\nbsae = 1\n",
+            r"unknown field 'console.bsae' \(did you mean 'base'\?\)",
+        ),
         ('port = "mps2"', 'port = "mps9"', r"field 'port': 'mps9' is not one of"),
         ("[qemu]\n", "[qemux]\n", r"unknown field 'qemux'"),
         ('name = "qemu"', 'name = "jtag"', r"field 'runners.0.name': 'jtag' is not one of"),
-        ("-mcpu=cortex-m4 ", "-mcpuu=cortex-m4 ", r"field 'target': .*no attribute -mcpuu \(did you mean -mcpu\?\)"),
+        (
+            "-mcpu=cortex-m4 ",
+            "-mcpuu=cortex-m4 ",
+            r"field 'target': .*no attribute -mcpuu \(did you mean -mcpu\?\)",
+        ),
         ('target = "c', 'target = "c -tag=qemu/x', r"field 'target': leave -tag out"),
-        ('tag = "qemu/mps2-an386"', 'tag = "mps2-an386"', r"field 'tag': 'mps2-an386' does not match"),
-        ('platform = "qemu"', 'platform = "hardware"',
-         r"field 'qemu' does not apply to platform 'hardware'; remove it"),
-        ('platform = "qemu"', 'platform = "host"', r"fields 'qemu', 'memory' do not apply to platform 'host'; remove them"),
+        (
+            'tag = "qemu/mps2-an386"',
+            'tag = "mps2-an386"',
+            r"field 'tag': 'mps2-an386' does not match",
+        ),
+        (
+            'platform = "qemu"',
+            'platform = "hardware"',
+            r"field 'qemu' does not apply to platform 'hardware'; remove it",
+        ),
+        (
+            'platform = "qemu"',
+            'platform = "host"',
+            r"fields 'qemu', 'memory' do not apply to platform 'host'; remove them",
+        ),
         ("[qemu]\n", "[qemu]\nmachine = 'x'\n[fake]\n", r"unknown field"),
         ("[memory]", "[memory\n", r"not valid TOML"),
     ],
@@ -164,7 +194,10 @@ def test_a_boards_directory_is_checked_for_clashes(tmp_path):
     (tmp_path / "qemu").mkdir()
     (tmp_path / "qemu" / "mps2-an386.toml").write_text(GOOD)
     (tmp_path / "qemu" / "other.toml").write_text(GOOD)
-    with pytest.raises(BoardError, match=r"other.toml: field 'tag': is 'qemu/mps2-an386', the path says 'qemu/other'"):
+    with pytest.raises(
+        BoardError,
+        match=r"other.toml: field 'tag': is 'qemu/mps2-an386', the path says 'qemu/other'",
+    ):
         list_boards(tmp_path)
     (tmp_path / "qemu" / "other.toml").write_text(
         GOOD.replace('tag = "qemu/mps2-an386"', 'tag = "qemu/other"')

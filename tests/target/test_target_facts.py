@@ -5,6 +5,7 @@ import pytest
 from aot.target import Target, load_board
 
 # target, isa, has_dsp, fpu, has_mve, pointer_bits, vector_bytes, keys
+# fmt: off
 CASES = [
     ("c -mcpu=cortex-m0plus", "thumbv6m", False, None, False, 32, 4, ("arm_cpu", "cpu")),
     ("c -mcpu=cortex-m3 -mfloat-abi=soft", "thumbv7m", False, None, False, 32, 4, ("arm_cpu", "cpu")),
@@ -33,6 +34,7 @@ CASES = [
     ("c -mtriple=aarch64-linux-gnu", "aarch64", False, "neon", False, 64, 16, ("cpu",)),
     ("c", None, False, None, False, None, None, ("cpu",)),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize("text, isa, dsp, fpu, mve, ptr, vec, keys", CASES)

@@ -44,7 +44,9 @@ def test_canonical_string_sorts_attributes_and_derives_keys():
 
 
 def test_json_example():
-    t = Target({"kind": "c", "mcpu": "cortex-m4", "host": {"kind": "c", "mtriple": "x86_64-linux-gnu"}})
+    t = Target(
+        {"kind": "c", "mcpu": "cortex-m4", "host": {"kind": "c", "mtriple": "x86_64-linux-gnu"}}
+    )
     assert t.host == Target("c -mtriple=x86_64-linux-gnu")
     assert t.to_dict() == {
         "kind": "c",
@@ -52,7 +54,10 @@ def test_json_example():
         "mcpu": "cortex-m4",
         "host": {"kind": "c", "keys": ["cpu"], "mtriple": "x86_64-linux-gnu"},
     }
-    assert str(t) == "c -keys=arm_cpu,cpu -mcpu=cortex-m4 -host={c -keys=cpu -mtriple=x86_64-linux-gnu}"
+    assert (
+        str(t)
+        == "c -keys=arm_cpu,cpu -mcpu=cortex-m4 -host={c -keys=cpu -mtriple=x86_64-linux-gnu}"
+    )
     roundtrips(t)
 
 
@@ -81,7 +86,9 @@ def test_alias_resolves_to_canonical_tag():
 
 def test_defaults_are_not_printed_and_do_not_change_identity():
     assert Target("c -workspace-byte-alignment=16") == Target("c")
-    assert str(Target("c -workspace-byte-alignment=32")) == "c -keys=cpu -workspace-byte-alignment=32"
+    assert (
+        str(Target("c -workspace-byte-alignment=32")) == "c -keys=cpu -workspace-byte-alignment=32"
+    )
     assert str(Target("llvm -system-lib")) == "llvm -keys=cpu -system-lib=true"
     assert Target("llvm -system-lib=false") == Target("llvm")
 
@@ -148,8 +155,13 @@ def test_host_and_composite():
     host = Target("llvm -mtriple=x86_64-linux-gnu")
     dev = Target("c -mcpu=cortex-m4 -mfloat-abi=hard", host=host)
     assert dev.host == host
-    comp = Target({"kind": "composite", "targets": [dev.to_dict(), {"kind": "c", "march": "rv32imac"}],
-                   "host": "c -mtriple=x86_64-linux-gnu"})
+    comp = Target(
+        {
+            "kind": "composite",
+            "targets": [dev.to_dict(), {"kind": "c", "march": "rv32imac"}],
+            "host": "c -mtriple=x86_64-linux-gnu",
+        }
+    )
     assert comp.kind == "composite" and comp.device_type == "composite"
     assert comp.keys == ()
     assert [t.kind for t in comp.targets] == ["c", "c"]
@@ -185,8 +197,14 @@ def test_every_kind_is_registered_once():
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("cc -mcpu=cortex-m4", r"unknown target kind 'cc' \(did you mean 'c'\?\); known kinds: c, composite, llvm"),
-        ("c -mcpuu=cortex-m4", r"no attribute -mcpuu \(did you mean -mcpu\?\); allowed: .*-march, -mattr, -mcpu,"),
+        (
+            "cc -mcpu=cortex-m4",
+            r"unknown target kind 'cc' \(did you mean 'c'\?\); known kinds: c, composite, llvm",
+        ),
+        (
+            "c -mcpuu=cortex-m4",
+            r"no attribute -mcpuu \(did you mean -mcpu\?\); allowed: .*-march, -mattr, -mcpu,",
+        ),
         ("c -foo=1", r"no attribute -foo; allowed: -constants-byte-alignment"),
         ("llvm -opt-level=high", r"-opt-level expects an integer, got 'high'"),
         ("llvm -fast-math=maybe", r"-fast-math expects true or false, got 'maybe'"),
@@ -204,11 +222,18 @@ def test_every_kind_is_registered_once():
         ('c -model="abc', r"unterminated quoted string"),
         ("", r"expected a target kind"),
         ("c -tag=nonsense", r"-tag=nonsense is not a board tag"),
-        ("qemu/mps2-an368", r"unknown board tag 'qemu/mps2-an368' \(did you mean 'qemu/mps2-an386'\?\); known tags: .*qemu/mps2-an385"),
+        (
+            "qemu/mps2-an368",
+            r"unknown board tag 'qemu/mps2-an368' \(did you mean 'qemu/mps2-an386'\?\); "
+            r"known tags: .*qemu/mps2-an385",
+        ),
         ("qemu/mps2-an386 -mcpu=cortex-m7", r"a board tag stands alone"),
         ("qemu/mps2-an386:v9", r"is at version v1, not v9"),
         ({"mcpu": "cortex-m4"}, r'needs "kind"'),
-        ({"kind": "c", "mcpuu": "x"}, r"no attribute mcpuu \(did you mean 'mcpu'\?\); allowed: constants-byte-alignment"),
+        (
+            {"kind": "c", "mcpuu": "x"},
+            r"no attribute mcpuu \(did you mean 'mcpu'\?\); allowed: constants-byte-alignment",
+        ),
         ({"kind": "c", "mcpu": 4}, r"mcpu expects a string, got 4"),
         ({"kind": "llvm", "opt-level": True}, r"opt-level expects an integer, got True"),
         ({"kind": "llvm", "opt-level": "3"}, r"opt-level expects an integer, got '3'"),

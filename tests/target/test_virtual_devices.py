@@ -56,7 +56,10 @@ def test_built_from_a_tagged_target():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("dps", r"unknown target label 'dps' \(did you mean 'dsp'\?\); registered labels: dsp, host"),
+        (
+            "dps",
+            r"unknown target label 'dps' \(did you mean 'dsp'\?\); registered labels: dsp, host",
+        ),
         ("dsp:x", r"the device id after ':' must be a number"),
         ("qemu/mps2-an368:1", r"unknown board tag 'qemu/mps2-an368' \(did you mean"),
     ],
