@@ -288,6 +288,34 @@ def _dequantize(node: Node, args: list) -> list:
     return [dequantize(args[0], x_scale=_scale(x), x_zero_point=_zp(x))]
 
 
+@kernel("mean")
+def _mean(node: Node, args: list) -> list:
+    from aot.reference.ops.reduce import mean
+
+    x, y = node.inputs[0], node.outputs[0]
+    return [mean(args[0], node.attrs["axes"], keep_dims=node.attrs["keepdims"],
+                 **_quant_args(node, x, y))]
+
+
+# ---------------------------------------------------------------------- stateful
+
+@kernel("svdf")
+def _svdf(node: Node, args: list) -> list:
+    from aot.reference.ops.svdf import svdf
+
+    x, wf, wt, _, state = node.inputs
+    y = node.outputs[0]
+    extra = {}
+    if x.dtype != "float32":
+        extra = {"x_scale": _scale(x), "x_zero_point": _zp(x), "wf_scale": _scale(wf),
+                 "wt_scale": _scale(wt), "state_scale": _scale(state),
+                 "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    out, new_state = svdf(*args, rank=node.attrs["rank"],
+                          activation=_ACT[node.attrs["activation"]], **extra)
+    args[4][...] = new_state  # the session's state array, updated in place
+    return [out]
+
+
 # ---------------------------------------------------------------------- data movement
 
 def _same_quant(node: Node, tensors: list[Tensor]) -> None:

@@ -8,7 +8,7 @@ import pytest
 from aot.cli import main
 from aot.errors import AotError
 from aot.frontend import load_model
-from aot.ir import REGISTRY, GraphBuilder, Quantization
+from aot.ir import REGISTRY, GraphBuilder, Quantization, TensorType
 from aot.reference import InterpretError, Session, run, supported_ops
 from aot.reference.interpreter import kernel
 
@@ -37,7 +37,7 @@ def test_data_movement_equals_numpy():
 def test_every_ir_operator_is_runnable_or_known_missing():
     # The ops whose kernels the reference package does not provide yet.
     missing = set(REGISTRY) - supported_ops()
-    assert missing <= {"mean", "svdf", "lstm"}
+    assert missing <= {"lstm"}
 
 
 def test_kernel_registry_refuses_duplicates():
@@ -63,20 +63,31 @@ def test_inputs_by_name_and_validation():
 
 
 def test_session_state_persists_and_resets():
-    # A graph with a variable: svdf if its kernel exists; otherwise the
-    # session still zeroes the state at the variable's zero point.
     b = GraphBuilder()
     x = b.input("x", (1, 4), "float32")
-    state = b.variable("state", (1, 6), "int16", Quantization.per_tensor(0.01, 7))
-    wf = b.constant("wf", np.ones((2, 4), np.float32))
+    state = b.variable("state", (1, 6), "float32")
+    wf = b.constant("wf", np.arange(8, dtype=np.float32).reshape(2, 4) / 8)
     wt = b.constant("wt", np.ones((2, 3), np.float32))
     y = b.op("svdf", [x, wf, wt, None, state], rank=1)
-    graph = b.build([y])
-    if "svdf" not in supported_ops():
-        with pytest.raises(InterpretError, match="no kernel yet for: svdf"):
-            Session(graph)
-        return
-    session = Session(graph)
+    session = Session(b.build([y]))
+    assert np.all(session.state[id(state)] == 0)
+    ones = np.ones((1, 4), np.float32)
+    first = session.invoke([ones])[0]
+    second = session.invoke([ones])[0]
+    assert np.allclose(second, 2 * first)  # the memory now holds two equal samples
+    session.reset()
+    assert np.array_equal(session.invoke([ones])[0], first)
+
+
+def test_quantized_state_starts_at_its_zero_point():
+    b = GraphBuilder()
+    x = b.input("x", (1, 4), "int8", Quantization.per_tensor(0.1, 0))
+    state = b.variable("state", (1, 6), "int16", Quantization.per_tensor(0.01, 7))
+    wf = b.constant("wf", np.ones((2, 4), np.int8), quant=Quantization.per_tensor(0.1, 0))
+    wt = b.constant("wt", np.ones((2, 3), np.int16), quant=Quantization.per_tensor(0.1, 0))
+    y = b.op("svdf", [x, wf, wt, None, state], rank=1,
+             out_type=TensorType((1, 2), "int8", Quantization.per_tensor(0.5, 0)))
+    session = Session(b.build([y]))
     assert np.all(session.state[id(state)] == 7)
 
 

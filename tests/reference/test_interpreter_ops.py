@@ -300,3 +300,42 @@ def test_mean(tflm):  # noqa: F811
     axes = case.mb.const("axes", np.array([1, 2], np.int32))
     case.mb.op("MEAN", [x, axes], [y], keep_dims=False)
     _check(case, tflm)
+
+
+@pytest.mark.parametrize("dtype, rank", [("int8", 1), ("int8", 2), ("float32", 2)])
+def test_svdf_sequence(dtype, rank, tflm):  # noqa: F811
+    """Three invocations in a row: the state carries from one to the next."""
+    case = Case(RNG_SEED + 13)
+    rng = case.rng
+    units, memory, depth = 3, 4, 6
+    filters = units * rank
+    if dtype == "float32":
+        x = case.input((1, depth), dtype)
+        wf = case.mb.const("wf", rng.standard_normal((filters, depth)).astype(np.float32))
+        wt = case.mb.const("wt", rng.standard_normal((filters, memory)).astype(np.float32))
+        b = case.mb.const("b", rng.standard_normal(units).astype(np.float32))
+        state = case.mb.tensor("state", (1, filters * memory), dtype, variable=True)
+        y = case.output((1, units), dtype)
+    else:
+        x = case.input((1, depth), dtype, scale=0.05, zero_point=-3)
+        wf = case.mb.const("wf", rand_int(rng, (filters, depth), edges=False), scale=0.01,
+                           zero_point=0)
+        wt = case.mb.const("wt", rand_int(rng, (filters, memory), "int16", edges=False) // 64,
+                           scale=0.002, zero_point=0)
+        b = case.mb.const("b", rng.integers(-300, 300, units).astype(np.int32), scale=1e-5,
+                          zero_point=0)
+        state = case.mb.tensor("state", (1, filters * memory), "int16", scale=0.004,
+                               zero_point=0, variable=True)
+        y = case.output((1, units), dtype, scale=0.05, zero_point=-2)
+    case.mb.op("SVDF", [x, wf, wt, b, state], [y], rank=rank, fused_activation_function="RELU")
+    model = case.bytes()
+    sequence = [case.feeds] + [
+        [rng.standard_normal((1, depth)).astype(np.float32) if dtype == "float32"
+         else rand_int(rng, (1, depth), dtype)] for _ in range(2)]
+    session = Session(parse_tflite(model))
+    for step, (inputs, want) in enumerate(zip(sequence, tflm.run(model, sequence))):
+        got = session.invoke(inputs)[0]
+        if dtype == "float32":
+            np.testing.assert_allclose(got, want[0], rtol=1e-5, atol=1e-6)
+        else:
+            assert np.array_equal(got, want[0]), f"invocation {step}"
