@@ -64,7 +64,13 @@ def _kinds_json() -> list[dict]:
             "default_keys": list(k.default_keys),
             "required": list(k.required),
             "attrs": [
-                {"name": a.name, "type": a.type, "default": a.default, "help": a.help}
+                {
+                    "name": a.name,
+                    "type": a.type,
+                    "default": a.default,
+                    "choices": list(a.choices),
+                    "help": a.help,
+                }
                 for a in k.attrs
             ],
         }

@@ -30,12 +30,16 @@ COMMON_OPTIONS = ("keys", "host", "tag")
 
 @dataclass(frozen=True)
 class AttrSpec:
-    """One attribute of a kind: its name as written after ``-``, type, default."""
+    """One attribute of a kind: its name as written after ``-``, type, default.
+
+    ``choices``, when given, lists the only values a ``str`` attribute takes.
+    """
 
     name: str
     type: str
     default: Any = None
     help: str = ""
+    choices: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in ATTR_TYPES:
@@ -125,8 +129,18 @@ _CPU_ATTRS = (
     AttrSpec("mcpu", "str", help="processor, as for -mcpu (cortex-m4, cortex-m55+nomve)"),
     AttrSpec("march", "str", help="architecture, as for -march (rv32imac, armv7e-m)"),
     AttrSpec("mtriple", "str", help="target triple (thumbv7em-none-eabihf, x86_64-linux-gnu)"),
-    AttrSpec("mabi", "str", help="RISC-V ABI, as for -mabi (ilp32)"),
-    AttrSpec("mfloat-abi", "str", help="Arm float ABI: soft, softfp or hard"),
+    AttrSpec(
+        "mabi",
+        "str",
+        help="RISC-V ABI, as for -mabi (ilp32)",
+        choices=("ilp32", "ilp32e", "ilp32f", "ilp32d", "lp64", "lp64f", "lp64d"),
+    ),
+    AttrSpec(
+        "mfloat-abi",
+        "str",
+        help="Arm float ABI: soft, softfp or hard",
+        choices=("soft", "softfp", "hard"),
+    ),
     AttrSpec("mfpu", "str", help="Arm FPU, as for -mfpu (fpv4-sp-d16)"),
     AttrSpec("mattr", "list[str]", (), help="extra features, LLVM style (+dsp,-mve,+avx2)"),
     AttrSpec("libs", "list[str]", (), help="external libraries the generated code may call"),

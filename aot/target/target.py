@@ -30,7 +30,8 @@ from types import MappingProxyType
 from typing import Any
 
 from aot.target import grammar
-from aot.target.errors import TargetError
+from aot.errors import one_of
+from aot.target.errors import TargetError, suggest
 from aot.target.facts import Facts, derive, derived_keys
 from aot.target.kinds import KINDS, AttrSpec, TargetKind
 
@@ -86,6 +87,13 @@ class Target:
                 raise TargetError(f"a {kind.name!r} target needs -{name}")
         if host is not None and host._host is not None:
             raise TargetError(f"a host target cannot have a host of its own: {host}")
+        for name, value in values.items():
+            spec = kind.attr(name)
+            if spec.choices and value not in spec.choices:
+                raise TargetError(
+                    f"-{name}={value} is not allowed{suggest(value, spec.choices, f'-{name}=')}; "
+                    f"{one_of(spec.choices)}"
+                )
         if tag is not None and not looks_like_tag(tag):
             raise TargetError(f"-tag={tag} is not a board tag (vendor/board or vendor/board:vN)")
         explicit = {n: v for n, v in values.items() if v != kind.attr(n).default}

@@ -209,6 +209,12 @@ def test_every_kind_is_registered_once():
         ("llvm -opt-level=high", r"-opt-level expects an integer, got 'high'"),
         ("llvm -fast-math=maybe", r"-fast-math expects true or false, got 'maybe'"),
         ("c -mcpu", r"-mcpu needs a value"),
+        (
+            "c -mfloat-abi=hardd",
+            r"-mfloat-abi=hardd is not allowed \(did you mean -mfloat-abi=hard\?\); "
+            r"one of: hard, soft, softfp",
+        ),
+        ({"kind": "c", "mabi": "ilp64"}, r"-mabi=ilp64 is not allowed"),
         ("c -mcpu=a,b", r"-mcpu expects a string, got 2 items; quote"),
         ("c -mcpu=a -mcpu=b", r"-mcpu is given twice"),
         ("c -keys=Arm", r"'Arm' is not a key"),
