@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from aot.target import grammar
 from aot.errors import one_of
+from aot.target import grammar
 from aot.target.errors import TargetError, suggest
 from aot.target.facts import Facts, derive, derived_keys
 from aot.target.kinds import KINDS, AttrSpec, TargetKind
