@@ -1,1 +1,53 @@
-"""Runners that put firmware on a device and open its byte stream."""
+"""Runners that put firmware on a device and open its byte stream.
+
+    from flash import get_runner
+    with get_runner("qemu")(QemuConfig(elf=..., machine="mps2-an386")) as url:
+        client = aot.rpc.connect(url)
+
+:data:`RUNNERS` is the one explicit registry of runner names.
+"""
+
+from __future__ import annotations
+
+from aot.errors import did_you_mean, one_of
+from flash.base import Runner, RunnerError
+from flash.hardware import (
+    EsptoolConfig,
+    EsptoolRunner,
+    OpenOcdConfig,
+    OpenOcdRunner,
+    PyOcdConfig,
+    PyOcdRunner,
+    WestConfig,
+    WestRunner,
+)
+from flash.host import HostConfig, HostRunner
+from flash.qemu import QemuConfig, QemuRunner
+
+
+def _registry(classes: list[type[Runner]]) -> dict[str, type[Runner]]:
+    table: dict[str, type[Runner]] = {}
+    for cls in classes:
+        if cls.name in table:
+            raise ValueError(f"two runners are named {cls.name!r}")
+        table[cls.name] = cls
+    return table
+
+
+RUNNERS = _registry(
+    [QemuRunner, HostRunner, OpenOcdRunner, PyOcdRunner, WestRunner, EsptoolRunner]
+)
+
+
+def get_runner(name: str) -> type[Runner]:
+    """The runner class called ``name``, or a :class:`RunnerError` naming the choices."""
+    if name not in RUNNERS:
+        raise RunnerError(f"unknown runner {name!r}{did_you_mean(name, RUNNERS)}; "
+                          f"{one_of(RUNNERS)}")
+    return RUNNERS[name]
+
+
+__all__ = [
+    "RUNNERS", "EsptoolConfig", "HostConfig", "OpenOcdConfig", "PyOcdConfig", "QemuConfig",
+    "Runner", "RunnerError", "WestConfig", "get_runner",
+]

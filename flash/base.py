@@ -1,0 +1,87 @@
+"""What every runner shares: the error type, the interface, process helpers."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from typing import ClassVar
+
+from aot.errors import AotError
+
+
+class RunnerError(AotError):
+    """Flashing or starting a device failed; the message says what to try."""
+
+
+class Runner:
+    """Puts firmware on a device and opens its byte stream.
+
+    Use as a context manager: ``with QemuRunner(cfg) as url:`` flashes/starts
+    the device, yields the transport URL for :mod:`aot.rpc`, and always
+    releases what it started (processes included), also on exceptions.
+    Subclasses set :attr:`name` and build their command line in a pure
+    module-level function, so it can be tested without hardware.
+    """
+
+    name: ClassVar[str]
+
+    def start(self) -> str:
+        """Flash or launch; return the transport URL."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Release everything :meth:`start` acquired; safe to call twice."""
+
+    def __enter__(self) -> str:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def run_tool(argv: Sequence[str], what: str, timeout: float, hint: str) -> None:
+    """Run a flashing tool to completion or raise :class:`RunnerError`."""
+    try:
+        result = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise RunnerError(f"{argv[0]} is not installed or not on PATH; {hint}") from None
+    except subprocess.TimeoutExpired:
+        raise RunnerError(f"{what} did not finish within {timeout:g} s; {hint}") from None
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-8:])
+        raise RunnerError(f"{what} failed with status {result.returncode}:\n{tail}\n{hint}")
+
+
+class ChildProcess:
+    """A background process whose stderr goes to a temporary file."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None):
+        self.argv = list(argv)
+        self.stderr = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=self.stderr, env=env,
+            )
+        except OSError as err:
+            self.stderr.close()
+            raise RunnerError(f"cannot start {self.argv[0]}: {err}") from None
+
+    def error_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace").strip()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.stderr.close()

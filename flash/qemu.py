@@ -1,0 +1,110 @@
+"""Runner ``qemu``: an emulated board with its UART on a loopback TCP port."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flash.base import ChildProcess, Runner, RunnerError
+
+# Deterministic virtual time: one instruction per nanosecond (see QEMU.md).
+ICOUNT = "shift=0,align=off,sleep=off"
+
+
+@dataclass(frozen=True)
+class QemuConfig:
+    """Everything the qemu runner needs; a board record provides these later."""
+
+    elf: Path
+    machine: str                      # -M, e.g. "mps2-an386"
+    qemu: str = "qemu-system-arm"     # or "qemu-system-riscv32"
+    cpu: str | None = None            # -cpu, when the machine's default is not wanted
+    extra_args: tuple[str, ...] = ()  # e.g. ("-bios", "none") for riscv virt
+    icount: bool = True               # exact instruction counts (slower)
+    start_timeout: float = 10.0       # seconds for QEMU to open its serial port
+    host: str = field(default="127.0.0.1")
+
+
+def qemu_argv(cfg: QemuConfig, port: int) -> list[str]:
+    """The QEMU command line; the guest waits until the host connects to ``port``."""
+    argv = [cfg.qemu, "-M", cfg.machine]
+    if cfg.cpu:
+        argv += ["-cpu", cfg.cpu]
+    argv += ["-nographic", "-monitor", "none"]
+    if cfg.icount:
+        argv += ["-icount", ICOUNT]
+    argv += [
+        "-semihosting-config", "enable=on,target=native",
+        "-serial", f"tcp:{cfg.host}:{port},server=on,wait=on,nodelay=on",
+        "-kernel", str(cfg.elf),
+        *cfg.extra_args,
+    ]
+    return argv
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago (QEMU reports it if taken since)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def is_listening(port: int) -> bool:
+    """Whether something listens on loopback ``port``, without connecting
+    (a connection would be taken by QEMU as the host's)."""
+    want = f":{port:04X}"
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[1].endswith(want) and fields[3] == "0A":  # 0A: LISTEN
+                return True
+    return False
+
+
+class QemuRunner(Runner):
+    """Starts QEMU; yields ``socket://127.0.0.1:PORT``; kills QEMU on exit."""
+
+    name = "qemu"
+
+    def __init__(self, config: QemuConfig):
+        self.config = config
+        self.port: int | None = None
+        self._child: ChildProcess | None = None
+
+    def start(self) -> str:
+        cfg = self.config
+        if not Path(cfg.elf).is_file():
+            raise RunnerError(f"firmware {cfg.elf} does not exist; build the project first")
+        self.port = free_port(cfg.host)
+        try:
+            self._child = ChildProcess(qemu_argv(cfg, self.port))
+        except RunnerError as err:
+            raise RunnerError(f"{err}; install QEMU (apt-get install qemu-system-arm "
+                              "qemu-system-misc)") from None
+        deadline = time.monotonic() + cfg.start_timeout
+        while not is_listening(self.port):
+            if self._child.proc.poll() is not None:
+                raise RunnerError(
+                    f"{cfg.qemu} exited with status {self._child.proc.returncode} before "
+                    f"opening its serial port:\n{self._child.error_text()}"
+                )
+            if time.monotonic() > deadline:
+                raise RunnerError(f"{cfg.qemu} did not open port {self.port} within "
+                                  f"{cfg.start_timeout:g} s")
+            time.sleep(0.01)
+        return f"socket://{cfg.host}:{self.port}"
+
+    def wait(self, timeout: float) -> int:
+        """Wait for the guest to end (semihosting exit); return QEMU's status."""
+        return self._child.proc.wait(timeout=timeout)
+
+    def stop(self) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            child.stop()

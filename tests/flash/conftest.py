@@ -1,0 +1,37 @@
+"""Fixtures for runner tests: fixture firmware for the host port and emulated boards."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+# pytest puts tests/ on sys.path (tests/conftest.py has no package), where this
+# folder would shadow the `flash` package as an empty namespace package, since
+# the editable install resolves packages with a finder placed after the path
+# search.  The project root first makes `import flash` find the real one.
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+
+def load_firmware_helpers():
+    """The shared helper module tests/runtime_c/fixture/firmware.py."""
+    name = "aot_test_fixture_firmware"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "runtime_c" / "fixture" / "firmware.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+fw = load_firmware_helpers()
+
+
+@pytest.fixture(scope="session")
+def host_firmware(tmp_path_factory) -> Path:
+    return fw.build(tmp_path_factory.mktemp("host-fw"))
