@@ -18,7 +18,7 @@ Public API (everything below is importable from ``aot.target``)::
     b.runners[i].name/.args, b.runner, b.console.kind/.base/.baud/.usb,
     b.qemu.system/.machine/.args (None unless emulated),
     b.timer.kind/.clock_hz/.icount_instructions_per_tick, b.clock_hz, b.note, b.verified
-    list_boards(), load_board_file(path), DEFAULT_BOARD, native_target()
+    list_boards(), load_board_file(path), DEFAULT_BOARD, native_target(), runs_on_host(t)
 
     VirtualDevice.parse("qemu/mps2-an386:1"), TargetLabels().register("dsp", t)
     KINDS (registry: KINDS.get("c").attrs), TargetKind, AttrSpec
@@ -47,6 +47,7 @@ from aot.target.tags import (
     load_board,
     load_board_file,
     native_target,
+    runs_on_host,
 )
 from aot.target.target import Target
 from aot.target.virtual_device import LABELS, TargetLabels, VirtualDevice
@@ -77,4 +78,5 @@ __all__ = [
     "load_board",
     "load_board_file",
     "native_target",
+    "runs_on_host",
 ]

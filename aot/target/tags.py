@@ -182,12 +182,22 @@ def _schema() -> dict:
     return json.loads((BOARDS_DIR / "schema.json").read_text())
 
 
+@functools.cache
 def native_target() -> Target:
     """The target of the machine running aot, as the host's gcc sees it."""
     machine = platform.machine().lower()
     machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
     system = "apple-darwin" if sys.platform == "darwin" else "linux-gnu"
     return Target(f"c -mtriple={machine}-{system}")
+
+
+def runs_on_host(target: Target) -> bool:
+    """True if code for ``target`` runs on the machine running aot.
+
+    That is a target naming no processor (a bare ``c``: portable C) or one
+    with this machine's instruction set, such as the ``host/native`` board's.
+    """
+    return all(t.isa in (None, native_target().isa) for t in target.targets)
 
 
 def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:

@@ -107,3 +107,12 @@ def test_host_board_is_this_machine():
     assert t.isa == {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
     if machine in ("x86_64", "aarch64", "amd64", "arm64"):
         assert t.pointer_bits == 64
+
+
+def test_runs_on_host():
+    from aot.target import runs_on_host
+
+    assert runs_on_host(Target("host/native"))
+    assert runs_on_host(Target("c"))
+    assert not runs_on_host(Target("qemu/mps2-an386"))
+    assert not runs_on_host(Target("composite -targets={c},{c -mcpu=cortex-m4}"))
