@@ -5,3 +5,15 @@ each sub-package is one stage and is importable on its own.
 """
 
 __version__ = "0.1.0.dev0"
+
+
+def lower(sch, args, name="main", **kwargs):
+    """Lower a schedule to a loop nest (PrimFunc); see aot.codegen.build."""
+    from aot.codegen.build import lower as _lower
+    return _lower(sch, args, name=name, **kwargs)
+
+
+def build(sch, args=None, target="c", name="main", **kwargs):
+    """Generate C for a schedule; see aot.codegen.build."""
+    from aot.codegen.build import build as _build
+    return _build(sch, args, target=target, name=name, **kwargs)

@@ -1,0 +1,37 @@
+"""The two drivers of the kernel engine: ``lower`` and ``build``.
+
+``lower(s, args)`` : Schedule -> PrimFunc (bound inference, loop nests,
+loop passes); ``build(s, args, target)`` : Schedule -> CModule (lower, then
+C code generation).  Read top to bottom, they are the whole recipe.
+"""
+
+from __future__ import annotations
+
+
+def lower(sch, args, name: str = "main", passes=None, disabled=()):
+    """Lower a schedule to a :class:`aot.tir.PrimFunc` with the loop passes
+    of :data:`aot.tir.passes.DEFAULT_PIPELINE` (minus ``disabled``)."""
+    from aot.tir.lower import lower as _lower
+    return _lower(sch, args, name=name, passes=passes, disabled=disabled)
+
+
+def build(sch, args=None, target="c", name: str = "main", disabled=()):
+    """Generate C for a schedule (or a PrimFunc, or a list of PrimFuncs).
+
+    ``target`` is a string (``"c"``, ``"c -mcpu=cortex-m4"``) or an
+    :class:`aot.target.Target`.  Returns a :class:`aot.codegen.CModule`
+    with ``.source``, ``.save(path)``, and, for the host target, a call
+    operator running the kernel on numpy arrays.
+    """
+    from aot.codegen.c import build_module
+    from aot.tir.stmt import PrimFunc
+    if isinstance(sch, PrimFunc):
+        funcs = [sch]
+    elif isinstance(sch, (list, tuple)) and all(isinstance(f, PrimFunc) for f in sch):
+        funcs = list(sch)
+    else:
+        if args is None:
+            from aot.codegen.c import BuildError
+            raise BuildError("build(schedule, args, ...): the argument tensors are required")
+        funcs = [lower(sch, args, name=name, disabled=disabled)]
+    return build_module(funcs, target)

@@ -1,0 +1,469 @@
+"""C99 code generation from PrimFuncs, and the host-compiled module.
+
+Each PrimFunc becomes ``int32_t name(const T* restrict in, ..., T* restrict
+out)`` returning 0: parameters that are never written are ``const``, scratch
+buffers are arrays on the stack, vectors use GCC vector extensions (typedefs
+with element alignment, ``__builtin_convertvector`` for casts).  Narrow
+integer results are cast back to their type after every operation so C's
+promotion to ``int`` does not change the IR's wrap-around semantics.  The
+whole file comes from the ``kernels.c.j2`` template; expressions are
+printed here, never in the template.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from aot.errors import AotError
+from aot.tir import expr as E
+from aot.tir import stmt as S
+from aot.tir.printer import Namer, float_literal
+
+
+class BuildError(AotError):
+    """Code generation or host compilation failed, or a call got bad arrays."""
+
+
+C_TYPES = {"bool": "_Bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
+           "int32": "int32_t", "int64": "int64_t", "float32": "float", "handle": "void*"}
+NP_TYPES = {"bool": np.bool_, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
+            "int32": np.int32, "int64": np.int64, "float32": np.float32}
+_C_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "==",
+          "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "&&",
+          "or": "||", "shl": "<<", "shr": ">>", "bitand": "&", "bitor": "|", "bitxor": "^"}
+_WRAPPING = ("add", "sub", "mul", "shl", "bitxor", "bitor", "bitand")
+_C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do",
+               "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline",
+               "int", "long", "register", "restrict", "return", "short", "signed",
+               "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned",
+               "void", "volatile", "while"}
+_FLOAT_FUNCS = {"exp": "expf", "sqrt": "sqrtf", "tanh": "tanhf", "floor": "floorf",
+                "round": "roundf"}
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("aot.codegen", "templates"),
+    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+def c_identifier(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    if not out or out[0].isdigit():
+        out = "v_" + out
+    if out in _C_KEYWORDS:
+        out += "_"
+    return out
+
+
+def _vector_type(dtype: str) -> str:
+    return "aot_" + dtype
+
+
+class _FileState:
+    """What the functions of one file need in the preamble."""
+
+    def __init__(self):
+        self.typedefs: dict[str, str] = {}
+        self.helpers: dict[str, str] = {}
+        self.need_math = False
+        self.parallel = False
+
+    def vector(self, dtype: str) -> str:
+        name = _vector_type(dtype)
+        if name not in self.typedefs:
+            elem, lanes = E.split_dtype(dtype)
+            size = lanes * E.bits(elem) // 8
+            ctype = C_TYPES[elem]
+            self.typedefs[name] = (f"typedef {ctype} {name} __attribute__((vector_size({size}), "
+                                   f"aligned({E.bits(elem) // 8}), may_alias));")
+        return name
+
+    def helper(self, op: str, dtype: str) -> str:
+        name = f"aot_{op}_{dtype}"
+        if name in self.helpers:
+            return name
+        t = C_TYPES[dtype]
+        if op == "floordiv":
+            body = (f"{t} q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? "
+                    f"({t})(q - 1) : q;")
+        elif op == "floormod":
+            body = f"{t} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? ({t})(r + b) : r;"
+        elif op == "min":
+            body = "return a < b ? a : b;"
+        elif op == "max":
+            body = "return a > b ? a : b;"
+        else:  # abs
+            self.helpers[name] = f"static inline {t} {name}({t} a) {{ return a < 0 ? ({t})-a : a; }}"
+            return name
+        self.helpers[name] = f"static inline {t} {name}({t} a, {t} b) {{ {body} }}"
+        return name
+
+
+class _FuncGen:
+    def __init__(self, func: S.PrimFunc, state: _FileState):
+        self.func, self.state = func, state
+        self.name = Namer(c_identifier)
+        self.name(object(), func.name)  # keep the function's own name free
+        self.lines: list[str] = []
+        written = _written_buffers(func.body)
+        self.const_params = {id(b.data) for b in func.params if id(b.data) not in written}
+        self.used = _used_buffers(func.body)
+
+    def buf(self, b) -> str:
+        return self.name(b.data, b.name)
+
+    # -- expressions -----------------------------------------------------------
+    def expr(self, e) -> str:
+        p = self.expr
+        if isinstance(e, E.IntImm):
+            return self.int_literal(e)
+        if isinstance(e, E.FloatImm):
+            if E.lanes_of(e.dtype) != 1:
+                raise BuildError("vector float constant")
+            if not np.isfinite(e.value):
+                self.state.need_math = True
+                return "INFINITY" if e.value > 0 else "(-INFINITY)"
+            text = float_literal(e.value) + "f"
+            return f"({text})" if text.startswith("-") else text
+        if isinstance(e, E.StringImm):
+            return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(e, E.Var):
+            return self.name(e, e.name)
+        if isinstance(e, E.Binary):
+            return self.binary(e)
+        if isinstance(e, E.Not):
+            return f"(!{p(e.a)})"
+        if isinstance(e, E.Select):
+            return f"({p(e.cond)} ? {p(e.t)} : {p(e.f)})"
+        if isinstance(e, E.Cast):
+            if E.lanes_of(e.dtype) > 1:
+                return f"__builtin_convertvector({p(e.value)}, {self.state.vector(e.dtype)})"
+            return f"(({C_TYPES[e.dtype]}){p(e.value)})"
+        if isinstance(e, E.Call):
+            return self.call(e)
+        if isinstance(e, E.Load):
+            b = self.buf(e.buffer)
+            if isinstance(e.index, E.Ramp):
+                vt = self.state.vector(e.dtype)
+                qual = "const " if id(e.buffer.data) in self.const_params else ""
+                return f"(*({qual}{vt}*)({b} + {p(e.index.base)}))"
+            return f"{b}[{p(e.index)}]"
+        if isinstance(e, E.Ramp):
+            vt = self.state.vector(e.dtype)
+            lanes = ", ".join(str(i) for i in range(e.lanes))
+            return f"(({vt}){{{lanes}}} * {p(e.stride)} + {p(e.base)})"
+        if isinstance(e, E.Broadcast):
+            vt = self.state.vector(e.dtype)
+            return f"(({vt}){{0}} + ({C_TYPES[E.element(e.dtype)]}){p(e.value)})"
+        if isinstance(e, E.AccessPtr):
+            return f"({self.buf(e.buffer)} + {p(e.offset)})"
+        raise BuildError(f"cannot generate C for {type(e).__name__} (lower the schedule first)")
+
+    def int_literal(self, e) -> str:
+        v, dt = e.value, E.element(e.dtype)
+        if dt == "bool":
+            return "1" if v else "0"
+        if dt == "int64":
+            return f"INT64_C({v})"
+        if dt == "int32":
+            return "(-2147483647 - 1)" if v == -(2 ** 31) else (f"({v})" if v < 0 else str(v))
+        return f"(({C_TYPES[dt]}){v})"
+
+    def binary(self, e) -> str:
+        a, b = self.expr(e.a), self.expr(e.b)
+        elem, lanes = E.split_dtype(e.a.dtype)
+        if e.op in ("floordiv", "floormod", "min", "max"):
+            if lanes > 1:
+                raise BuildError(f"{e.op} has no vector form")
+            if e.op in ("min", "max") and elem == "float32":
+                self.state.need_math = True
+                return f"f{e.op}f({a}, {b})"
+            if e.op in ("floordiv", "floormod") and isinstance(e.b, E.IntImm) and e.b.value > 0 \
+                    and (e.op == "floordiv" and (e.b.value & (e.b.value - 1)) == 0
+                         and E.is_signed(elem)):
+                shift = e.b.value.bit_length() - 1
+                return f"({a} >> {shift})"  # arithmetic shift is floor division by 2^k
+            if e.op == "floormod" and isinstance(e.b, E.IntImm) and e.b.value > 0 \
+                    and (e.b.value & (e.b.value - 1)) == 0:
+                # two's complement: the low bits are the floor remainder
+                return f"(({C_TYPES[elem]})({a} & {e.b.value - 1}))"
+            return f"{self.state.helper(e.op, elem)}({a}, {b})"
+        text = f"({a} {_C_OPS[e.op]} {b})"
+        if lanes == 1 and e.op in _WRAPPING and elem in ("int8", "uint8", "int16"):
+            return f"(({C_TYPES[elem]}){text})"
+        if lanes == 1 and e.op == "shr" and elem in ("int8", "uint8", "int16"):
+            return f"(({C_TYPES[elem]}){text})"
+        return text
+
+    def call(self, e) -> str:
+        args = ", ".join(self.expr(a) for a in e.args)
+        if e.kind != "intrin":
+            return f"{e.name}({args})"
+        if e.name == "likely":
+            return f"__builtin_expect(!!({args}), 1)"
+        if e.name in _FLOAT_FUNCS:
+            self.state.need_math = True
+            return f"{_FLOAT_FUNCS[e.name]}({args})"
+        if e.name == "abs":
+            if E.is_float(e.dtype):
+                self.state.need_math = True
+                return f"fabsf({args})"
+            return f"{self.state.helper('abs', E.element(e.dtype))}({args})"
+        raise BuildError(f"no C form for the builtin {e.name}")
+
+    # -- statements ------------------------------------------------------------
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("  " * indent + text)
+
+    def stmt(self, s, indent: int) -> None:
+        if isinstance(s, S.SeqStmt):
+            for part in s.seq:
+                self.stmt(part, indent)
+        elif isinstance(s, S.For):
+            self.for_(s, indent)
+        elif isinstance(s, S.Store):
+            b = self.buf(s.buffer)
+            value = self.expr(s.value)
+            if isinstance(s.index, E.Ramp):
+                vt = self.state.vector(s.value.dtype)
+                self.emit(indent, f"*({vt}*)({b} + {self.expr(s.index.base)}) = {value};")
+            else:
+                self.emit(indent, f"{b}[{self.expr(s.index)}] = {value};")
+        elif isinstance(s, S.IfThenElse):
+            self.emit(indent, f"if ({self.expr(s.cond)}) {{")
+            self.stmt(s.then_case, indent + 1)
+            if s.else_case is not None:
+                self.emit(indent, "} else {")
+                self.stmt(s.else_case, indent + 1)
+            self.emit(indent, "}")
+        elif isinstance(s, S.Allocate):
+            b = s.buffer
+            size = b.size()
+            if size is None:
+                raise BuildError(f"scratch buffer {b.name} has a symbolic size")
+            self.emit(indent, f"{C_TYPES[b.dtype]} {self.buf(b)}[{size}];")
+            self.stmt(s.body, indent)
+        elif isinstance(s, S.Evaluate):
+            if isinstance(s.value, E.Call):
+                self.emit(indent, f"(void){self.expr(s.value)};")
+        else:
+            raise BuildError(f"cannot generate C for {type(s).__name__}")
+
+    def for_(self, s, indent):
+        v = self.name(s.var, s.var.name)
+        for key, value in s.pragmas:
+            if key == "unroll_hint":
+                self.emit(indent, f"#pragma GCC unroll {int(value)}")
+            else:
+                self.emit(indent, f"/* pragma {key}" + ("" if value is None else f" = {value}")
+                          + " */")
+        if s.kind == "parallel":
+            self.state.parallel = True
+            self.emit(0, "#ifdef _OPENMP")
+            self.emit(0, "#pragma omp parallel for")
+            self.emit(0, "#endif")
+        mn = self.expr(s.min)
+        end = self.expr(E.Binary("add", s.min, s.extent)) if not E.is_const_int(s.min, 0) \
+            else self.expr(s.extent)
+        if isinstance(s.min, E.IntImm) and isinstance(s.extent, E.IntImm):
+            end = str(s.min.value + s.extent.value)
+        self.emit(indent, f"for ({C_TYPES[s.var.dtype]} {v} = {mn}; {v} < {end}; ++{v}) {{")
+        self.stmt(s.body, indent + 1)
+        self.emit(indent, "}")
+
+    def signature(self) -> str:
+        params = []
+        for b in self.func.params:
+            qual = "const " if id(b.data) in self.const_params else ""
+            params.append(f"{qual}{C_TYPES[b.dtype]}* restrict {self.buf(b)}")
+        return f"int32_t {c_identifier(self.func.name)}({', '.join(params) or 'void'})"
+
+    def generate(self) -> str:
+        for b in self.func.params:
+            self.buf(b)
+        self.stmt(self.func.body, 1)
+        unused = [f"  (void){self.buf(b)};" for b in self.func.params
+                  if id(b.data) not in self.used]
+        return "\n".join([self.signature() + " {", *unused, *self.lines, "  return 0;", "}"])
+
+
+def _written_buffers(body) -> set:
+    from aot.tir.passes import _all_nodes
+    out = set()
+    for n in _all_nodes(body):
+        if isinstance(n, S.Store) or (isinstance(n, E.AccessPtr) and "w" in n.mode):
+            out.add(id(n.buffer.data))
+    return out
+
+
+def _used_buffers(body) -> set:
+    from aot.tir.passes import _all_nodes
+    return {id(n.buffer.data) for n in _all_nodes(body)
+            if isinstance(n, (S.Store, E.Load, E.AccessPtr))}
+
+
+def generate_c(funcs, target: str = "c", includes=()) -> str:
+    """The text of one C file holding ``funcs`` (PrimFuncs)."""
+    from aot import __version__
+    state = _FileState()
+    bodies = [_FuncGen(f, state).generate() for f in funcs]
+    imports = []
+    for f in funcs:
+        for code in f.attrs.get("imports", []):
+            if code not in imports:
+                imports.append(code.strip("\n"))
+    return _ENV.get_template("kernels.c.j2").render(
+        version=__version__, target=target, need_math=state.need_math,
+        includes=list(includes), typedefs=list(state.typedefs.values()),
+        helpers=list(state.helpers.values()), imports=imports, functions=bodies)
+
+
+# -- targets -------------------------------------------------------------------------
+def resolve_target(target) -> tuple[str, object]:
+    """``(canonical string, Target or None)`` for a string or Target; the
+    only place that knows how targets are represented."""
+    try:
+        from aot.target import Target
+    except ImportError:  # pragma: no cover - aot.target is optional at this layer
+        Target = None
+    if Target is not None:
+        t = target if isinstance(target, Target) else Target(str(target))
+        return str(t), t
+    return str(target), None
+
+
+def _is_host(target_obj, text: str) -> bool:
+    if target_obj is None:
+        return text.strip() == "c"
+    attrs = target_obj.attrs
+    return target_obj.kind == "c" and not attrs.get("mcpu") and not attrs.get("mtriple")
+
+
+# -- modules ---------------------------------------------------------------------------------
+class CModule:
+    """Generated C for some kernels.
+
+    ``source`` is the C99 text, ``save(path)`` writes it, and for the host
+    target calling the module (or ``module[name]``) compiles it with the
+    host ``gcc`` into a cached shared object and runs the kernel on numpy
+    arrays (outputs are written in place).
+    """
+
+    def __init__(self, funcs, target: str, host: bool):
+        self.funcs = {f.name: f for f in funcs}
+        self.entry_name = funcs[0].name
+        self.target = target
+        self.is_host = host
+        self.source = generate_c(funcs, target)
+        self._lib = None
+
+    def get_source(self) -> str:
+        return self.source
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        path.write_text(self.source)
+        return path
+
+    def __getitem__(self, name: str):
+        if name not in self.funcs:
+            from aot.errors import did_you_mean
+            raise BuildError(f"no kernel named {name!r} in this module"
+                             f"{did_you_mean(name, self.funcs)}")
+        return lambda *arrays: self._call(name, arrays)
+
+    def __call__(self, *arrays) -> None:
+        self._call(self.entry_name, arrays)
+
+    def _call(self, name, arrays):
+        func = self.funcs[name]
+        if len(arrays) != len(func.params):
+            raise BuildError(f"{name} takes {len(func.params)} arrays "
+                             f"({', '.join(b.name for b in func.params)}), got {len(arrays)}")
+        ptrs = []
+        for n, (a, b) in enumerate(zip(arrays, func.params)):
+            shape = tuple(int(d.value) for d in b.shape)
+            want = np.dtype(NP_TYPES[b.dtype])
+            if not isinstance(a, np.ndarray) or a.dtype != want or a.shape != shape \
+                    or not a.flags.c_contiguous:
+                got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else type(a).__name__
+                raise BuildError(f"{name}: argument {n} ({b.name}) must be a C-contiguous "
+                                 f"numpy array {want}{list(shape)}, got {got}")
+            ptrs.append(ctypes.c_void_p(a.ctypes.data))
+        fn = getattr(self._library(), c_identifier(name))
+        fn.restype = ctypes.c_int32
+        status = fn(*ptrs)
+        if status != 0:
+            raise BuildError(f"{name} returned status {status}")
+
+    def _library(self):
+        if self._lib is None:
+            if not self.is_host:
+                raise BuildError(
+                    f"this module targets {self.target!r}, which is not the host: save the "
+                    "source and build it with the target's toolchain (or build for 'c')")
+            self._lib = ctypes.CDLL(str(compile_host(self.source)))
+        return self._lib
+
+
+HOST_FLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared")
+
+
+def _cache_dir() -> Path:
+    d = Path(tempfile.gettempdir()) / f"aot-kernels-{os.getuid()}"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def compile_host(source: str, extra_flags=()) -> Path:
+    """Compile ``source`` with the host gcc into a shared object (cached by
+    a hash of the source and flags) and return its path."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise BuildError("no host C compiler: install gcc to run kernels on the host")
+    flags = list(HOST_FLAGS) + list(extra_flags)
+    if "omp parallel" in source:
+        flags.append("-fopenmp")
+    key = hashlib.sha256((source + "\0" + " ".join(flags)).encode()).hexdigest()[:20]
+    out = _cache_dir() / f"k{key}.so"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(dir=_cache_dir()) as tmp:
+        src = Path(tmp) / "kernel.c"
+        src.write_text(source)
+        tmp_out = Path(tmp) / "kernel.so"
+        proc = subprocess.run([cc, *flags, "-o", str(tmp_out), str(src), "-lm"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"host compilation failed:\n{proc.stderr.strip()}")
+        os.replace(tmp_out, out)
+    return out
+
+
+def build_module(funcs, target) -> CModule:
+    text, tobj = resolve_target(target)
+    kind = tobj.kind if tobj is not None else text.split()[0]
+    if kind != "c":
+        raise BuildError(f"target kind {kind!r} is not supported by build yet: use 'c' "
+                         "(the LLVM path comes later)")
+    host = _is_host(tobj, text)
+    for f in funcs:
+        if not host and _has_parallel(f.body):
+            from aot.schedule import ScheduleError
+            raise ScheduleError(f"kernel {f.name}: parallel loops are accepted for host targets "
+                                f"only, not {text!r}")
+    return CModule(funcs, text, host)
+
+
+def _has_parallel(body) -> bool:
+    from aot.tir.passes import _all_nodes
+    return any(isinstance(n, S.For) and n.kind == "parallel" for n in _all_nodes(body))

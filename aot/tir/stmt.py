@@ -1,0 +1,169 @@
+"""Statements, buffers and functions of the loop IR."""
+
+from __future__ import annotations
+
+from aot.tir.expr import AccessPtr, IntImm, Load, PrimExpr, Ramp, Var, const, convert
+
+
+class Buffer:
+    """A typed memory region: element ``[i0, ..., in]`` lives at flat index
+    ``elem_offset + sum(i_k * strides[k])`` of the array ``data``.
+
+    ``strides`` default to the compact row-major strides of ``shape``.
+    ``scope`` is ``global`` (a function argument) or ``local`` (a scratch
+    array the generated function declares).  Views made by tensorize share
+    ``data`` with the buffer they look into.
+    """
+
+    def __init__(self, name, dtype, shape, strides=None, elem_offset=None,
+                 scope="global", data=None, offset_factor=1):
+        self.name = name
+        self.dtype = dtype
+        self.shape = tuple(convert(s) for s in shape)
+        self.declared_strides = None if strides is None else tuple(convert(s) for s in strides)
+        self.elem_offset = convert(elem_offset) if elem_offset is not None else const(0)
+        self.scope = scope
+        self.data = data if data is not None else Var(name, "handle")
+        self.offset_factor = offset_factor
+
+    @property
+    def strides(self) -> tuple[PrimExpr, ...]:
+        if self.declared_strides is not None:
+            return self.declared_strides
+        out, acc = [], const(1)
+        for s in reversed(self.shape[1:]):
+            acc = s * acc if not (isinstance(acc, IntImm) and isinstance(s, IntImm)) \
+                else const(acc.value * s.value)
+            out.append(acc)
+        return tuple(reversed(out)) + (const(1),)
+
+    def offset_of(self, indices) -> PrimExpr:
+        """The flat index of ``indices`` (without ``elem_offset``)."""
+        indices = [convert(i) for i in indices]
+        if len(indices) != len(self.shape):
+            from aot.tir.expr import TypeError_
+            raise TypeError_(
+                f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}")
+        total = const(0)
+        for i, s in zip(indices, self.strides):
+            total = total + i * s
+        return total
+
+    def vload(self, indices, dtype=None) -> PrimExpr:
+        return Load(dtype or self.dtype, self, self.elem_offset + self.offset_of(indices))
+
+    def vstore(self, indices, value) -> Stmt:
+        return Store(self, convert(value, self.dtype), self.elem_offset + self.offset_of(indices))
+
+    def access_ptr(self, mode: str = "r", offset=0) -> PrimExpr:
+        """Pointer to ``elem_offset + offset`` for passing to an extern
+        function; mode ``r``, ``w`` or ``rw`` documents the access."""
+        return AccessPtr(self, self.elem_offset + convert(offset), mode)
+
+    def size(self) -> int | None:
+        n = 1
+        for s in self.shape:
+            if not isinstance(s, IntImm):
+                return None
+            n *= s.value
+        return n
+
+    def __repr__(self):
+        return f"Buffer({self.name}, {self.dtype}, {list(self.shape)})"
+
+
+def decl_buffer(shape, dtype="float32", name="buf", strides=None, elem_offset=None,
+                offset_factor=1, scope="global") -> Buffer:
+    """Declare a buffer, e.g. to bind a tensor intrinsic's operands.
+
+    Strides and ``elem_offset`` may be variables: tensorize binds them to the
+    strides and offset of the region the intrinsic covers.
+    """
+    return Buffer(name, dtype, shape, strides, elem_offset, scope, offset_factor=offset_factor)
+
+
+class Stmt:
+    def __repr__(self):
+        from aot.tir.printer import stmt_str
+        return stmt_str(self)
+
+    __str__ = __repr__
+
+
+class For(Stmt):
+    """``for (var = min; var < min + extent; ++var) body``.
+
+    ``kind`` is ``serial``, ``unrolled``, ``vectorized`` or ``parallel``;
+    ``pragmas`` is a list of ``(key, value)`` set by ``Stage.pragma``.
+    """
+
+    def __init__(self, var: Var, min_, extent, kind: str, body: Stmt, pragmas=()):
+        self.var, self.min, self.extent = var, convert(min_), convert(extent)
+        self.kind, self.body, self.pragmas = kind, body, tuple(pragmas)
+
+
+class Store(Stmt):
+    def __init__(self, buffer: Buffer, value: PrimExpr, index: PrimExpr):
+        self.buffer, self.value, self.index = buffer, value, index
+
+
+class IfThenElse(Stmt):
+    def __init__(self, cond, then_case, else_case=None):
+        self.cond, self.then_case, self.else_case = cond, then_case, else_case
+
+
+class SeqStmt(Stmt):
+    def __init__(self, seq):
+        self.seq = tuple(seq)
+
+
+class Allocate(Stmt):
+    """Declare the scratch ``buffer`` (compact, ``local``) around ``body``."""
+
+    def __init__(self, buffer: Buffer, body: Stmt):
+        self.buffer, self.body = buffer, body
+
+
+class Evaluate(Stmt):
+    def __init__(self, value: PrimExpr):
+        self.value = value
+
+
+def seq(*stmts) -> Stmt:
+    """A sequence without nested sequences or empty parts."""
+    flat = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, SeqStmt):
+            flat.extend(s.seq)
+        else:
+            flat.append(s)
+    if len(flat) == 1:
+        return flat[0]
+    return SeqStmt(flat)
+
+
+class PrimFunc:
+    """One kernel: a loop nest over the flat ``params`` buffers.
+
+    ``attrs`` carries ``imports`` (C code placed before the function, from
+    the ``import_c`` pragma) and ``target``.
+    """
+
+    def __init__(self, name: str, params: list[Buffer], body: Stmt, attrs=None):
+        self.name, self.params, self.body = name, list(params), body
+        self.attrs = dict(attrs or {})
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        return PrimFunc(self.name, self.params, body, self.attrs)
+
+    def __repr__(self):
+        from aot.tir.printer import func_str
+        return func_str(self)
+
+    __str__ = __repr__
+
+
+def ramp(base, stride, lanes) -> Ramp:
+    return Ramp(convert(base), convert(stride), lanes)
