@@ -556,6 +556,8 @@ def _lstm(ts, attrs, where):
     """Unidirectional sequence LSTM; ``output_state`` and ``cell_state`` are variables."""
     data = ts[0]
     _rank(data, 3, where, "data")
+    for i in (2, 3, 4, 6, 7, 8):
+        _rank(ts[i], 2, where, LSTM_INPUTS[i])
     n_cell, depth = ts[2].shape
     _need(depth == data.shape[2], where, f"input weights expect depth {depth}")
     n_output = ts[6].shape[1]

@@ -58,3 +58,54 @@ def test_fuzz_all_models_longer(models_dir):
     files = [m["file"] for m in MODELS if m["file"].endswith(".tflite")]
     outcomes = _fuzz(models_dir, files, 3000, seed=99)
     assert outcomes["error"] > 500
+
+
+def _structured_mutation(rng: random.Random, model) -> bytes:
+    """Change one field of a well-formed model: the bytes stay valid, the meaning does not."""
+    import flatbuffers
+
+    sg = model.subgraphs[0]
+    for op in sg.operators:
+        op.inputs, op.outputs = list(op.inputs), list(op.outputs)
+    for t in sg.tensors:
+        t.shape = list(t.shape) if t.shape is not None else None
+    kind = rng.randrange(6)
+    if kind == 0:
+        t = rng.choice(sg.tensors)
+        if t.shape:
+            t.shape[rng.randrange(len(t.shape))] = rng.choice([0, 1, 2, 3, 7, 64, -1, 2**31 - 1])
+    elif kind == 1:
+        rng.choice(sg.operators).opcodeIndex = rng.randrange(len(model.operatorCodes) + 1)
+    elif kind == 2:
+        op = rng.choice(sg.operators)
+        op.inputs[rng.randrange(len(op.inputs))] = rng.randrange(-1, len(sg.tensors) + 1)
+    elif kind == 3:
+        rng.choice(sg.tensors).type = rng.randrange(0, 20)
+    elif kind == 4:
+        op = rng.choice(sg.operators)
+        op.outputs[rng.randrange(len(op.outputs))] = rng.randrange(len(sg.tensors))
+    else:
+        code = rng.choice(model.operatorCodes)
+        code.builtinCode = rng.randrange(0, 130)
+        code.deprecatedBuiltinCode = min(code.builtinCode, 127)
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+@pytest.mark.parametrize("count", [pytest.param(15, id="fast"),
+                                   pytest.param(150, id="long", marks=pytest.mark.slow)])
+def test_structured_mutations(models_dir, count):
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
+
+    rng = random.Random(count)
+    errors = 0
+    for entry in [m for m in MODELS if m["file"].endswith(".tflite")]:
+        data = (models_dir / entry["file"]).read_bytes()
+        for _ in range(count):
+            mutated = _structured_mutation(rng, fb.ModelT.InitFromPackedBuf(data, 0))
+            try:
+                parse_tflite(mutated)
+            except ModelError:
+                errors += 1
+    assert errors > 0
