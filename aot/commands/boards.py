@@ -68,7 +68,7 @@ def _show(board: Board) -> str:
                 f"memory       {r.name:<10} 0x{r.origin:08x}..0x{r.end:08x}  {_size(r.length)}"
             )
     tc = board.toolchain
-    lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}")
+    lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}".rstrip())
     for r in board.runners:
         lines.append(f"runner       {' '.join([r.name, *r.args])}")
     c = board.console

@@ -15,6 +15,7 @@ Public API (everything below is importable from ``aot.target``)::
     b.tag, b.versioned_tag, b.target, b.cpu, b.platform, b.emulated, b.port,
     b.toolchain.prefix, .cpu_flags, .cflags, .ldflags, .tool("gcc"),
     b.memory.flash / .ram / .pools (Region: name, origin, length, end), b.memory.pool("dtcm"),
+    b.memory.linker_memory()               # the MEMORY block of a GNU ld script
     b.runners[i].name/.args, b.runner, b.console.kind/.base/.baud/.usb,
     b.qemu.system/.machine/.args (None unless emulated),
     b.timer.kind/.clock_hz/.icount_instructions_per_tick, b.clock_hz, b.note, b.verified

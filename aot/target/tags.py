@@ -64,6 +64,20 @@ class Memory:
     def regions(self) -> tuple[Region, ...]:
         return (self.flash, self.ram, *self.pools)
 
+    def linker_memory(self) -> str:
+        """The ``MEMORY`` command of a GNU ld script for these regions.
+
+        Region names are upper-cased (``FLASH``, ``RAM``, ``DTCM``); flash
+        is ``rx``, everything else ``rwx``.
+        """
+        lines = ["MEMORY", "{"]
+        for r in self.regions():
+            mode = "rx" if r is self.flash else "rwx"
+            lines.append(
+                f"  {r.name.upper()} ({mode}) : ORIGIN = 0x{r.origin:08x}, LENGTH = 0x{r.length:08x}"
+            )
+        return "\n".join([*lines, "}"]) + "\n"
+
     def pool(self, name: str) -> Region:
         for r in self.regions():
             if r.name == name:

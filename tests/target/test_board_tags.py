@@ -57,6 +57,18 @@ def test_one_lookup_gives_everything():
     assert b.note
 
 
+def test_linker_memory_block():
+    assert load_board("st/nucleo-f746zg").memory.linker_memory() == (
+        "MEMORY\n"
+        "{\n"
+        "  FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 0x00100000\n"
+        "  RAM (rwx) : ORIGIN = 0x20010000, LENGTH = 0x00040000\n"
+        "  DTCM (rwx) : ORIGIN = 0x20000000, LENGTH = 0x00010000\n"
+        "  ITCM (rwx) : ORIGIN = 0x00000000, LENGTH = 0x00004000\n"
+        "}\n"
+    )
+
+
 def test_timer_facts():
     assert load_board("qemu/mps3-an547").timer.icount_instructions_per_tick == 31.25
     assert load_board("qemu/sifive-e").timer.kind == "rdinstret"
