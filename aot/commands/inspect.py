@@ -50,8 +50,10 @@ def format_summary(info: dict) -> str:
         out_text = f"{out['dtype']}[{','.join(str(d) for d in out['shape'])}]"
         lines.append(f"  {layer['index']:>3}  {layer['op']:<18} {out_text:<32} "
                      f"{layer['macs']:>12,} {layer['param_bytes']:>9,}")
+    lines.append(f"tensors: {len(info['tensors'])}")
+    for t in info["tensors"]:
+        lines.append(f"  {t['kind']:<10} {t['bytes']:>9,}  {_type(t):<44} {t['name']}")
     lines += [
-        f"tensors: {len(info['tensors'])}",
         f"total MACs: {info['total_macs']:,}",
         f"parameter bytes: {info['param_bytes']:,}",
         f"state bytes: {info['state_bytes']:,}",

@@ -226,7 +226,9 @@ def _check_weights(data: TensorType, weight: TensorType, bias: TensorType | None
                    where: str) -> None:
     """Dtype rules of the heavy ops: float, int8 x int8, or int16 x int8 (16x8)."""
     if data.dtype == "float32":
-        _need(weight.dtype == "float32", where, "float32 data needs float32 weights")
+        _need(weight.dtype == "float32", where,
+              f"float32 data needs float32 weights, got {weight.dtype} (hybrid models, with "
+              "float activations and integer weights, are not supported)")
         _need(bias is None or bias.dtype == "float32", where, "float32 data needs a float32 bias")
         return
     _need(data.dtype in ("int8", "int16"), where,
@@ -316,7 +318,8 @@ def _depthwise_conv2d(ts, attrs, where):
     _check_weights(data, weight, bias, where)
     one, kh, kw, oc = weight.shape
     mult = attrs["depth_multiplier"]
-    _need(one == 1, where, f"depthwise weight must have shape [1,KH,KW,C], got {list(weight.shape)}")
+    _need(one == 1, where,
+          f"depthwise weight must have shape [1,KH,KW,C], got {list(weight.shape)}")
     _need(mult >= 1 and oc == data.shape[3] * mult, where,
           f"weight has {oc} channels, expected {data.shape[3]} x depth multiplier {mult}")
     _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")

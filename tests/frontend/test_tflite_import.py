@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,3 +191,10 @@ def test_unsupported_fused_activation():
 def test_missing_file(tmp_path):
     with pytest.raises(ModelError, match="cannot read"):
         load_model(tmp_path / "absent.tflite")
+
+
+@pytest.mark.parametrize("name", ["tflm_hello_world_int8", "tflm_mnist_lstm_int8"])
+def test_printed_graph_matches_golden(name, models_dir):
+    """The imported graph's text form is stable (regenerate the file on purpose only)."""
+    golden = Path(__file__).parent / "golden" / f"{name}.txt"
+    assert str(load_model(models_dir / f"{name}.tflite")) == golden.read_text()
