@@ -145,3 +145,31 @@ def test_dequantize(tflm, dtype):
     s, z = (0.0371, -5) if dtype == "int8" else (0.00123, 0)
     check(tflm, *_unary("DEQUANTIZE", dtype, x, dict(scale=s, zero_point=z), dict(dtype="float32"),
                         lambda v: dequantize(v, x_scale=s, x_zero_point=z)))
+
+
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
+@pytest.mark.parametrize("xs", [2.0 ** -12, 2.0 ** -11, 2.0 ** -10, 0.0003, 0.001])
+def test_logistic_tanh_int16(tflm, op, xs):
+    fn = activations.logistic if op == "LOGISTIC" else activations.tanh
+    x = np.arange(-32768, 32768, 7, dtype=np.int64).astype(np.int16)[None]
+    x[0, -1] = 32767
+    check(tflm, *_unary(op, "int16", x, dict(scale=xs, zero_point=0),
+                        dict(scale=1 / 32768, zero_point=0), lambda v: fn(v, x_scale=xs)))
+
+
+def test_sigmoid_table_entries(tflm):
+    """Every entry of the int16 sigmoid table, read back through TANH.
+
+    With this input scale the kernel's rescaled input is exactly 2x, so the
+    input 128 * i lands on table entry i with no interpolation.
+    """
+    from aot.reference.ops.sigmoid_table import SIGMOID_TABLE_UINT16
+
+    scale = np.nextafter(np.float32(2 / 12288), np.float32(1))
+    x = (128 * np.arange(255)).astype(np.int16)[None]
+    model, inputs, got = _unary("TANH", "int16", x, dict(scale=scale, zero_point=0),
+                                dict(scale=1 / 32768, zero_point=0),
+                                lambda v: activations.tanh(v, x_scale=scale))
+    want = tflm.run1(model, *inputs)
+    np.testing.assert_array_equal(want[0].astype(np.int64) + 32768, SIGMOID_TABLE_UINT16[:255])
+    np.testing.assert_array_equal(got, want)

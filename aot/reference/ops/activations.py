@@ -22,6 +22,7 @@ import numpy as np
 
 from aot.reference.ops import fixedpoint, quant
 from aot.reference.ops.common import f32
+from aot.reference.ops.sigmoid_table import SIGMOID_TABLE_UINT16
 
 
 def _float(x, lo, hi):
@@ -193,21 +194,84 @@ def _int8_sigmoid_like(x, x_scale, x_zero_point, fn, out_shift, out_zero_point):
     return y.astype(np.int8)
 
 
+
+
+def log2_rounded(scale) -> tuple[int, bool]:
+    """``CheckedLog2``: (round(log2(scale)), whether scale is a power of two), in float32."""
+    v = np.float32(np.log(np.float32(scale))) * np.float32(1.0 / np.log(np.float32(2.0)))
+    r = quant.round_half_away(np.float32(v))
+    return int(r), bool(abs(np.float32(v - r)) < np.float32(1e-3))
+
+
+def int16_sigmoid_params(x_scale, allow_shift_one: bool) -> tuple[int, int]:
+    """(input_multiplier, input_left_shift) of the int16 logistic/tanh Prepare.
+
+    A power-of-two input scale of 2**-12 (or 2**-11 for tanh) gives multiplier
+    0 (the kernel then multiplies by ``3 << shift``); any other scale is
+    rescaled to 1/(3 * 4096) by an integer multiplier above 16383.
+    """
+    log2, pot = log2_rounded(x_scale)
+    left_shift = 12 + log2
+    if pot and (left_shift == 0 or (allow_shift_one and left_shift == 1)):
+        return 0, left_shift
+    multiplier = f32(x_scale) * 4096.0 * 3.0
+    left_shift = 0
+    while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
+        left_shift += 1
+        multiplier *= 2.0
+    return int(multiplier), left_shift
+
+
+def _int16_input(x, multiplier, left_shift):
+    if multiplier == 0:
+        multiplier, left_shift = 3 << left_shift, 0
+    rnd = 1 << (left_shift - 1) if left_shift > 0 else 0
+    return (np.asarray(x, dtype=np.int64) * multiplier + rnd) >> left_shift
+
+
+def logistic_int16_raw(x, multiplier: int = 0, left_shift: int = 0):
+    """TFLM's int16 ``Logistic`` (Q3.12-like input, Q0.15 output) via the sigmoid table."""
+    v = _int16_input(x, multiplier, left_shift)
+    a = np.abs(v)
+    uh = a >> 9
+    idx = np.minimum(uh, 254)
+    ua, ub = SIGMOID_TABLE_UINT16[idx], SIGMOID_TABLE_UINT16[idx + 1]
+    res = np.where(uh >= 255, 0x7FFF << 10, (ua << 9) + (a & 0x1FF) * (ub - ua))
+    res = np.where(v >= 0, res + (1 << 9), (1 << (16 + 9)) - res + (1 << 9) - 1)
+    return (res & 0xFFFFFFFF) >> 10
+
+
+def tanh_int16_raw(x, multiplier: int = 0, left_shift: int = 0):
+    """TFLM's int16 ``Tanh`` (Q3.12-like input, Q0.15 output) via the sigmoid table."""
+    v = _int16_input(x, multiplier, left_shift)
+    a = np.abs(v)
+    uh = a >> 8
+    idx = np.minimum(uh, 254)
+    ua, ub = SIGMOID_TABLE_UINT16[idx], SIGMOID_TABLE_UINT16[idx + 1]
+    res = np.where(uh >= 255, 0xFFFF << 8, (ua << 8) + (a & 0xFF) * (ub - ua))
+    res = np.where(v >= 0, res - (1 << (14 + 9)) + (1 << (9 - 2)),
+                   -res + (1 << (14 + 9)) + (1 << (9 - 2)) - 1)
+    return res >> (9 - 1)
+
+
 def logistic(x, *, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None):
-    """LOGISTIC; int8 output has scale 1/256 and zero point -128."""
+    """LOGISTIC; int8 output has scale 1/256 and zero point -128, int16 output
+    1/32768 and 0 (int16 input must be symmetric)."""
     x = np.asarray(x)
     if x.dtype == np.float32:
         return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
     if x.dtype == np.int8:
         return _int8_sigmoid_like(x, x_scale, x_zero_point, _gemmlowp_logistic, 8, -128)
-    raise NotImplementedError("LOGISTIC: int16 is not supported yet")
+    m, s = int16_sigmoid_params(x_scale, allow_shift_one=False)
+    return logistic_int16_raw(x, m, s).astype(np.int16)
 
 
 def tanh(x, *, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None):
-    """TANH; int8 output has scale 1/128 and zero point 0."""
+    """TANH; int8 output has scale 1/128 and zero point 0, int16 output 1/32768 and 0."""
     x = np.asarray(x)
     if x.dtype == np.float32:
         return np.tanh(x.astype(np.float64)).astype(np.float32)
     if x.dtype == np.int8:
         return _int8_sigmoid_like(x, x_scale, x_zero_point, _gemmlowp_tanh, 7, 0)
-    raise NotImplementedError("TANH: int16 is not supported yet")
+    m, s = int16_sigmoid_params(x_scale, allow_shift_one=True)
+    return tanh_int16_raw(x, m, s).astype(np.int16)
