@@ -23,15 +23,18 @@ RANDOM_INVOCATIONS = 4
 def _random_inputs(graph, seed: int, count: int) -> list[list[np.ndarray]]:
     rng = np.random.default_rng(seed)
     sequence = []
-    for _ in range(count):
+    for step in range(count):
         inputs = []
         for t in graph.inputs:
             if t.dtype == "float32":
                 inputs.append(rng.standard_normal(t.shape).astype(np.float32))
-            else:
-                info = np.iinfo(t.type.np_dtype)
-                inputs.append(rng.integers(info.min, info.max, t.shape, endpoint=True)
-                              .astype(t.type.np_dtype))
+                continue
+            info = np.iinfo(t.type.np_dtype)
+            if step % 2:  # full range: exercises saturation
+                x = rng.integers(info.min, info.max, t.shape, endpoint=True)
+            else:  # near the zero point, like real data: keeps later layers unsaturated
+                x = rng.normal(t.quant.zero_point[0], 20, t.shape).round()
+            inputs.append(np.clip(x, info.min, info.max).astype(t.type.np_dtype))
         sequence.append(inputs)
     return sequence
 
