@@ -26,6 +26,12 @@ import numpy as np
 
 from aot.errors import AotError
 from aot.ir import Graph, Node, Tensor
+from aot.reference.ops import activations, conv, elementwise, pool
+from aot.reference.ops.fully_connected import fully_connected
+from aot.reference.ops.quantize import dequantize, quantize
+from aot.reference.ops.reduce import mean
+from aot.reference.ops.softmax import softmax
+from aot.reference.ops.svdf import svdf
 
 Kernel = Callable[[Node, list], list]
 
@@ -162,7 +168,7 @@ def _zp(t: Tensor | None) -> int:
     return t.quant.zero_point[0]
 
 
-def _quant_args(node: Node, x: Tensor, y: Tensor, w: Tensor | None = None) -> dict:
+def _quant_args(x: Tensor, y: Tensor, w: Tensor | None = None) -> dict:
     if x.dtype == "float32":
         return {}
     args = {"x_scale": _scale(x), "x_zero_point": _zp(x),
@@ -181,13 +187,11 @@ def _padding(attrs: dict) -> tuple:
 
 @kernel("conv2d", "depthwise_conv2d")
 def _conv(node: Node, args: list) -> list:
-    from aot.reference.ops import conv
-
     x, w, bias = node.inputs
     a = node.attrs
     common = dict(stride=a["strides"], dilation=a["dilation"], padding=_padding(a),
                   activation=_ACT[a["activation"]], out_dtype=node.outputs[0].type.np_dtype,
-                  **_quant_args(node, x, node.outputs[0], w))
+                  **_quant_args(x, node.outputs[0], w))
     if node.op == "conv2d":
         return [conv.conv2d(args[0], args[1], args[2], **common)]
     return [conv.depthwise_conv2d(args[0], args[1], args[2],
@@ -196,11 +200,9 @@ def _conv(node: Node, args: list) -> list:
 
 @kernel("dense")
 def _dense(node: Node, args: list) -> list:
-    from aot.reference.ops.fully_connected import fully_connected
-
     x, w, _ = node.inputs
     y = node.outputs[0]
-    extra = _quant_args(node, x, y, w)
+    extra = _quant_args(x, y, w)
     if extra:
         extra["w_zero_point"] = _zp(w)
     return [fully_connected(args[0], args[1], args[2], keep_num_dims=node.attrs["keep_num_dims"],
@@ -210,8 +212,6 @@ def _dense(node: Node, args: list) -> list:
 
 @kernel("avg_pool2d", "max_pool2d")
 def _pool(node: Node, args: list) -> list:
-    from aot.reference.ops import pool
-
     y = node.outputs[0]
     fn = pool.average_pool2d if node.op == "avg_pool2d" else pool.max_pool2d
     extra = {} if y.dtype == "float32" else {"y_scale": _scale(y), "y_zero_point": _zp(y)}
@@ -223,8 +223,6 @@ def _pool(node: Node, args: list) -> list:
 
 @kernel("add", "sub", "mul")
 def _arith(node: Node, args: list) -> list:
-    from aot.reference.ops import elementwise
-
     x1, x2 = node.inputs
     y = node.outputs[0]
     extra = {}
@@ -239,27 +237,21 @@ def _arith(node: Node, args: list) -> list:
 
 @kernel("maximum", "minimum")
 def _minmax(node: Node, args: list) -> list:
-    from aot.reference.ops import elementwise
-
     _same_quant(node, [*node.inputs, *node.outputs])
     return [getattr(elementwise, node.op)(args[0], args[1])]
 
 
 @kernel("softmax")
 def _softmax(node: Node, args: list) -> list:
-    from aot.reference.ops.softmax import softmax
-
     x, y = node.inputs[0], node.outputs[0]
     return [softmax(args[0], beta=node.attrs["beta"], out_dtype=y.type.np_dtype,
-                    **_quant_args(node, x, y))]
+                    **_quant_args(x, y))]
 
 
 @kernel("relu", "relu6", "leaky_relu", "hard_swish", "logistic", "tanh")
 def _activation(node: Node, args: list) -> list:
-    from aot.reference.ops import activations
-
     x, y = node.inputs[0], node.outputs[0]
-    extra = dict(_quant_args(node, x, y))
+    extra = dict(_quant_args(x, y))
     if node.op == "leaky_relu":
         extra["alpha"] = node.attrs["alpha"]
     # relu6 ignores the output quantization: TFLM clamps on the input's scale.
@@ -268,8 +260,6 @@ def _activation(node: Node, args: list) -> list:
 
 @kernel("quantize")
 def _quantize(node: Node, args: list) -> list:
-    from aot.reference.ops.quantize import quantize
-
     x, y = node.inputs[0], node.outputs[0]
     if y.quant is None or y.quant.is_per_axis:
         raise InterpretError(f"{node.label()}: the output needs per-tensor quantization")
@@ -280,8 +270,6 @@ def _quantize(node: Node, args: list) -> list:
 
 @kernel("dequantize")
 def _dequantize(node: Node, args: list) -> list:
-    from aot.reference.ops.quantize import dequantize
-
     x = node.inputs[0]
     if x.quant is None or x.quant.is_per_axis:
         raise InterpretError(f"{node.label()}: the input needs per-tensor quantization")
@@ -290,19 +278,15 @@ def _dequantize(node: Node, args: list) -> list:
 
 @kernel("mean")
 def _mean(node: Node, args: list) -> list:
-    from aot.reference.ops.reduce import mean
-
     x, y = node.inputs[0], node.outputs[0]
     return [mean(args[0], node.attrs["axes"], keep_dims=node.attrs["keepdims"],
-                 **_quant_args(node, x, y))]
+                 **_quant_args(x, y))]
 
 
 # ---------------------------------------------------------------------- stateful
 
 @kernel("svdf")
 def _svdf(node: Node, args: list) -> list:
-    from aot.reference.ops.svdf import svdf
-
     x, wf, wt, _, state = node.inputs
     y = node.outputs[0]
     extra = {}
