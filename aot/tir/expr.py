@@ -346,6 +346,8 @@ def convert(value, like: str | None = None) -> PrimExpr:
     """Turn a Python number into a constant of dtype ``like``."""
     if isinstance(value, PrimExpr):
         return value
+    if isinstance(getattr(value, "var", None), Var):  # an IterVar stands for its variable
+        return value.var
     if isinstance(value, (bool, int, float)):
         if like is not None:
             elem = element(like)
