@@ -198,3 +198,16 @@ def test_printed_graph_matches_golden(name, models_dir):
     """The imported graph's text form is stable (regenerate the file on purpose only)."""
     golden = Path(__file__).parent / "golden" / f"{name}.txt"
     assert str(load_model(models_dir / f"{name}.tflite")) == golden.read_text()
+
+
+def test_load_model_picks_the_frontend(models_dir, tmp_path):
+    with pytest.raises(ModelError, match="ONNX models are not supported yet"):
+        load_model(models_dir / "onnx_mnist8.onnx")
+    other = tmp_path / "model.bin"
+    other.write_bytes(b"\0" * 16)
+    with pytest.raises(ModelError, match="unknown model format"):
+        load_model(other)
+    # The identifier decides, not the suffix.
+    renamed = tmp_path / "kws.bin"
+    renamed.write_bytes((models_dir / "mlperf_kws_dscnn.tflite").read_bytes())
+    assert len(load_model(renamed).nodes) == 13
