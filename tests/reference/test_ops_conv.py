@@ -22,7 +22,7 @@ def _out_hw(h, w, k, stride, dilation, padding):
 
 def _case(seed, *, depthwise, dtype="int8", c=3, m=2, o=4, k=(3, 3), hw=(7, 6),
           stride=(1, 1), dilation=(1, 1), padding="SAME", act=None, per_channel=True,
-          bias_dtype=None):
+          bias_dtype=None, with_bias=True):
     rng = np.random.default_rng(seed)
     oc = c * m if depthwise else o
     oh, ow = _out_hw(*hw, k, stride, dilation, padding)
@@ -59,6 +59,8 @@ def _case(seed, *, depthwise, dtype="int8", c=3, m=2, o=4, k=(3, 3), hw=(7, 6),
         yi = mb.output("y", (1, oh, ow, oc), dtype, scale=y_scale, zero_point=y_zp)
         kw = dict(x_zero_point=x_zp, x_scale=x_scale, w_scale=w_scale, y_scale=y_scale,
                   y_zero_point=y_zp)
+    if not with_bias:
+        bi, b = -1, None
     if depthwise:
         mb.op("DEPTHWISE_CONV_2D", [xi, wi, bi], [yi], depth_multiplier=m, **attrs)
         got = depthwise_conv2d(x, w, b, stride=stride, dilation=dilation, padding=padding,
@@ -113,3 +115,9 @@ def test_depthwise_multiplier(tflm, m):
 
 def test_conv2d_int16_int32_bias(tflm):
     _check(tflm, *_case(3, depthwise=False, dtype="int16", bias_dtype="int32"))
+
+
+# Only CONV_2D: the pinned TFLM segfaults on a DEPTHWISE_CONV_2D without bias.
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+def test_conv2d_without_bias(tflm, dtype):
+    _check(tflm, *_case(9, depthwise=False, dtype=dtype, with_bias=False))

@@ -81,9 +81,10 @@ def _trunc_div_pow2(v, n: int):
 def srdhm(a, b):
     """``SaturatingRoundingDoublingHighMul`` on int32 values: round(a*b / 2**31).
 
-    Ties round away from zero (the nudge is 2**30 or 1 - 2**30 before a
-    truncating division); the one overflowing case INT32_MIN*INT32_MIN
-    saturates to INT32_MAX.
+    The nudge is 2**30 for non-negative products and 1 - 2**30 otherwise,
+    before a division that truncates toward zero: ties round toward +infinity
+    (0.5 -> 1, -0.5 -> 0, -1.5 -> -1).  The one overflowing case
+    INT32_MIN * INT32_MIN saturates to INT32_MAX.
     """
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
