@@ -1,12 +1,14 @@
-"""The emulated boards' records boot: flags, memory map, pools, UART and QEMU arguments agree.
+"""The emulated boards' records boot: flags, memory map, pools, UART, QEMU arguments, timer.
 
 A minimal firmware is built from nothing but a board record (toolchain flags,
-``linker_memory()``, ``console.base``), run with the record's QEMU machine and
-arguments; it writes and reads back the first and last word of every extra
-memory pool, prints through the console and exits with status 0 through
-semihosting.  This checks the data, not the runtime ports.
+``linker_memory()``, ``console.base``) and run with the record's QEMU machine
+and arguments.  It writes and reads back both ends of every extra memory pool,
+times a loop of a known number of instructions with the record's timer,
+prints through the console and exits with status 0 through semihosting.
+This checks the data, not the runtime ports.
 """
 
+import re
 import shutil
 import subprocess
 
@@ -15,6 +17,7 @@ import pytest
 from aot.target import list_boards
 
 EMULATED = [b for b in list_boards() if b.emulated]
+LOOP_ITERATIONS = 100_000  # the timed loop is two instructions per iteration
 
 SCRIPT = """{memory}
 __stack_top = ORIGIN(RAM) + LENGTH(RAM);
@@ -25,42 +28,37 @@ SECTIONS
 }}
 """
 
+# Per architecture: start-up, put(), semihost_exit(), timed_loop() returning timer ticks.
 ARM = r"""
-#include <stdint.h>
 extern uint32_t __stack_top;
 void reset(void);
 __attribute__((section(".vectors"), used))
 const void *vectors[2] = {&__stack_top, (const void *)reset};
-#define UART ((volatile uint32_t *)UART_BASE)   /* CMSDK APB UART */
+#define UART ((volatile uint32_t *)UART_BASE)          /* CMSDK APB UART */
 static void put(char c) { while (UART[1] & 1u) {} UART[0] = (uint32_t)c; }
 static void semihost_exit(uint32_t code) {
   static uint32_t block[2];
-  block[0] = 0x20026u; block[1] = code;   /* ADP_Stopped_ApplicationExit */
-  register uint32_t r0 __asm__("r0") = 0x20u;  /* SYS_EXIT_EXTENDED */
+  block[0] = 0x20026u; block[1] = code;                /* ADP_Stopped_ApplicationExit */
+  register uint32_t r0 __asm__("r0") = 0x20u;         /* SYS_EXIT_EXTENDED */
   register uint32_t *r1 __asm__("r1") = block;
   __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
 }
-static const uintptr_t words[] = {POOL_WORDS 0};
-static int pools_ok(void) {  /* write and read back the first and last word of each pool */
-  for (const uintptr_t *w = words; *w; w++) *(volatile uint32_t *)*w = (uint32_t)*w ^ 0xa5a5a5a5u;
-  for (const uintptr_t *w = words; *w; w++)
-    if (*(volatile uint32_t *)*w != ((uint32_t)*w ^ 0xa5a5a5a5u)) return 0;
-  return 1;
+static uint32_t timed_loop(uint32_t n) {
+  volatile uint32_t *syst = (volatile uint32_t *)0xE000E010u;  /* CSR RVR CVR */
+  syst[1] = 0x00FFFFFFu; syst[2] = 0; syst[0] = 5u;    /* processor clock, enabled */
+  uint32_t start = syst[2];
+  __asm__ volatile("1: subs %0, %0, #1\n bne 1b" : "+l"(n) : : "cc");
+  uint32_t end = syst[2];
+  return (start - end) & 0x00FFFFFFu;                  /* SysTick counts down */
 }
-void reset(void) {
-  UART[4] = 16u;  /* BAUDDIV */
-  UART[2] = 1u;   /* CTRL: TX enable */
-  for (const char *s = pools_ok() ? "board ok\n" : "pool bad\n"; *s; s++) put(*s);
-  semihost_exit(0);
-  for (;;) {}
-}
+static void init_uart(void) { UART[4] = 16u; UART[2] = 1u; }  /* BAUDDIV, TX enable */
+void reset(void) { run(); }
 """
 
 RISCV = r"""
-#include <stdint.h>
 __asm__(".section .text.start\n.global _start\n_start:\n"
-        "  la sp, __stack_top\n  j main\n");
-#define UART ((volatile uint32_t *)UART_BASE)   /* SiFive UART */
+        "  la sp, __stack_top\n  j reset\n");
+#define UART ((volatile uint32_t *)UART_BASE)          /* SiFive UART */
 static void put(char c) { while ((int32_t)UART[0] < 0) {} UART[0] = (uint32_t)c; }
 static uint32_t block[2];
 static void semihost_exit(uint32_t code) {
@@ -71,16 +69,39 @@ static void semihost_exit(uint32_t code) {
                    "slli x0, x0, 0x1f\nebreak\nsrai x0, x0, 7\n.option pop"
                    : "+r"(a0) : "r"(a1) : "memory");
 }
+static uint32_t timed_loop(uint32_t n) {
+  uint32_t start, end;
+  __asm__ volatile("rdinstret %0" : "=r"(start));
+  __asm__ volatile("1: addi %0, %0, -1\n bnez %0, 1b" : "+r"(n));
+  __asm__ volatile("rdinstret %0" : "=r"(end));
+  return end - start;
+}
+static void init_uart(void) { UART[2] = 1u; }          /* txctrl: TX enable */
+void reset(void) { run(); }
+"""
+
+COMMON = r"""
+#include <stdint.h>
+static void run(void);
+ARCH
 static const uintptr_t words[] = {POOL_WORDS 0};
-static int pools_ok(void) {
+static int pools_ok(void) {  /* write and read back the first and last word of each pool */
   for (const uintptr_t *w = words; *w; w++) *(volatile uint32_t *)*w = (uint32_t)*w ^ 0xa5a5a5a5u;
   for (const uintptr_t *w = words; *w; w++)
     if (*(volatile uint32_t *)*w != ((uint32_t)*w ^ 0xa5a5a5a5u)) return 0;
   return 1;
 }
-int main(void) {
-  UART[2] = 1u;   /* txctrl: TX enable */
-  for (const char *s = pools_ok() ? "board ok\n" : "pool bad\n"; *s; s++) put(*s);
+static void puts_(const char *s) { while (*s) put(*s++); }
+static void put_uint(uint32_t v) {
+  char buf[11]; int i = 10; buf[i] = 0;
+  do { buf[--i] = (char)('0' + v % 10u); v /= 10u; } while (v);
+  puts_(buf + i);
+}
+static void run(void) {
+  init_uart();
+  uint32_t ticks = timed_loop(LOOP_ITERATIONS);
+  puts_("ticks="); put_uint(ticks); puts_("\n");
+  puts_(pools_ok() ? "board ok\n" : "pool bad\n");
   semihost_exit(0);
   for (;;) {}
 }
@@ -94,39 +115,27 @@ def test_emulated_board_boots_from_its_record(board, tmp_path):
     missing = [t for t in (gcc, board.qemu.system) if shutil.which(t) is None]
     if missing:
         pytest.skip(f"missing {', '.join(missing)} (scripts/setup.sh installs them)")
-    source = ARM if board.target.family == "arm" else RISCV
-    words = [w for p in board.memory.pools for w in (p.origin, p.end - 4)]
-    pool_words = "".join(f"0x{w:x}u," for w in words)
-    (tmp_path / "main.c").write_text(source)
+    arch = ARM if board.target.family == "arm" else RISCV
+    (tmp_path / "main.c").write_text(COMMON.replace("ARCH", arch))
     (tmp_path / "link.ld").write_text(SCRIPT.format(memory=board.memory.linker_memory()))
+    words = [w for p in board.memory.pools for w in (p.origin, p.end - 4)]
     cmd = [
-        gcc,
-        *board.toolchain.cpu_flags,
-        "-O2",
-        "-ffreestanding",
-        "-nostdlib",
-        "-nostartfiles",
+        gcc, *board.toolchain.cpu_flags, "-O2", "-ffreestanding", "-nostdlib", "-nostartfiles",
         f"-DUART_BASE=0x{board.console.base:x}u",
-        f"-DPOOL_WORDS={pool_words}",
-        "-T",
-        "link.ld",
-        "main.c",
-        "-o",
-        "fw.elf",
-    ]
-    subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, text=True)
-    run = [
-        board.qemu.system,
-        "-M",
-        board.qemu.machine,
-        *board.qemu.args,
-        "-kernel",
-        "fw.elf",
-        "-serial",
-        "stdio",
-        "-monitor",
-        "none",
-    ]
+        "-DPOOL_WORDS=" + "".join(f"0x{w:x}u," for w in words),
+        f"-DLOOP_ITERATIONS={LOOP_ITERATIONS}u",
+        "-T", "link.ld", "main.c", "-o", "fw.elf",
+    ]  # fmt: skip
+    built = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    run = [board.qemu.system, "-M", board.qemu.machine, *board.qemu.args,
+           "-kernel", "fw.elf", "-serial", "stdio", "-monitor", "none"]  # fmt: skip
     proc = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=30)
-    assert proc.stdout == "board ok\n", proc.stderr
-    assert proc.returncode == 0
+    assert proc.returncode == 0, proc.stderr
+    m = re.fullmatch(r"ticks=(\d+)\nboard ok\n", proc.stdout)
+    assert m, proc.stdout + proc.stderr
+    # The timer fact: ticks * instructions-per-tick is the loop's instruction
+    # count, up to the few instructions around it and a tick of rounding.
+    per_tick = board.timer.icount_instructions_per_tick
+    instructions = int(m.group(1)) * per_tick
+    assert abs(instructions - 2 * LOOP_ITERATIONS) <= 8 + 2 * per_tick
