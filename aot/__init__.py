@@ -7,13 +7,13 @@ each sub-package is one stage and is importable on its own.
 __version__ = "0.1.0.dev0"
 
 
-def lower(sch, args, name="main", **kwargs):
+def lower(sch, args, name="default_function", **kwargs):
     """Lower a schedule to a loop nest (PrimFunc); see aot.codegen.build."""
     from aot.codegen.build import lower as _lower
     return _lower(sch, args, name=name, **kwargs)
 
 
-def build(sch, args=None, target="c", name="main", **kwargs):
+def build(sch, args=None, target="c", name="default_function", **kwargs):
     """Generate C for a schedule; see aot.codegen.build."""
     from aot.codegen.build import build as _build
     return _build(sch, args, target=target, name=name, **kwargs)

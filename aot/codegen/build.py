@@ -8,14 +8,14 @@ C code generation).  Read top to bottom, they are the whole recipe.
 from __future__ import annotations
 
 
-def lower(sch, args, name: str = "main", passes=None, disabled=()):
+def lower(sch, args, name: str = "default_function", passes=None, disabled=()):
     """Lower a schedule to a :class:`aot.tir.PrimFunc` with the loop passes
     of :data:`aot.tir.passes.DEFAULT_PIPELINE` (minus ``disabled``)."""
     from aot.tir.lower import lower as _lower
     return _lower(sch, args, name=name, passes=passes, disabled=disabled)
 
 
-def build(sch, args=None, target="c", name: str = "main", disabled=()):
+def build(sch, args=None, target="c", name: str = "default_function", disabled=()):
     """Generate C for a schedule (or a PrimFunc, or a list of PrimFuncs).
 
     ``target`` is a string (``"c"``, ``"c -mcpu=cortex-m4"``) or an

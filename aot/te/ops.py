@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from aot.te.tensor import IterVar, TEError, _as_expr
 from aot.tir import expr as E
 
@@ -113,8 +115,8 @@ def saturate_cast(dtype: str, x) -> E.PrimExpr:
     if xlo >= lo and xhi <= hi:
         return E.cast(dtype, x)
     wide = x if E.bits(x.dtype) >= 32 else E.cast("int32", x)
-    lo_c = E.convert(max(lo, E.int_range(wide.dtype)[0]), wide.dtype)
-    hi_c = E.convert(min(hi, E.int_range(wide.dtype)[1]), wide.dtype)
+    lo_c = E.convert(builtins.max(lo, E.int_range(wide.dtype)[0]), wide.dtype)
+    hi_c = E.convert(builtins.min(hi, E.int_range(wide.dtype)[1]), wide.dtype)
     return E.cast(dtype, E.min_(E.max_(wide, lo_c), hi_c))
 
 

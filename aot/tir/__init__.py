@@ -28,6 +28,6 @@ def call_pure(dtype, name, *args):
     return _call(dtype, name, *args)
 
 
-def lower(sch, args, name="main", **kwargs):
+def lower(sch, args, name="default_function", **kwargs):
     from aot.tir.lower import lower as _lower
     return _lower(sch, args, name=name, **kwargs)

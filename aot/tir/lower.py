@@ -87,9 +87,11 @@ class _Lowering:
         for a in self.args:
             if not isinstance(a, Tensor):
                 raise ScheduleError(f"lower: arguments must be tensors, got {a!r}")
-            st = sch[a.op]
             buf = S.Buffer(a.name, a.dtype, a.shape)
             self.params.append(buf)
+            if isinstance(a.op, PlaceholderOp) and id(a.op) not in sch._by_op:
+                continue  # an input the kernel does not read: still a parameter
+            st = sch[a.op]
             if isinstance(st.op, PlaceholderOp):
                 self.placeholder_buf[id(st)] = buf
             else:
@@ -371,12 +373,12 @@ class _Lowering:
         return S.PrimFunc(self.name, self.params, body, {"imports": list(self.imports)})
 
 
-def schedule_to_primfunc(sch: Schedule, args, name: str = "main") -> S.PrimFunc:
+def schedule_to_primfunc(sch: Schedule, args, name: str = "default_function") -> S.PrimFunc:
     """Lower a schedule to a loop nest (no loop passes applied)."""
     return _Lowering(sch, args, name).run()
 
 
-def lower(sch: Schedule, args, name: str = "main", passes=None, disabled=()) -> S.PrimFunc:
+def lower(sch: Schedule, args, name: str = "default_function", passes=None, disabled=()) -> S.PrimFunc:
     """Lower a schedule and run the loop passes.
 
     ``passes`` is a list of pass names (default: all of

@@ -1,0 +1,154 @@
+"""The C semantics stated in aot.tir.expr, checked by running generated code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aot
+from aot import te
+from aot.errors import AotError
+
+RNG = np.random.default_rng(7)
+
+
+def elementwise(fn, dtypes, out_dtype=None, n=257, inputs=None):
+    """Build ``C[i] = fn(A0[i], A1[i], ...)`` and run it on ``inputs``."""
+    args = [te.placeholder((n,), dt, f"A{k}") for k, dt in enumerate(dtypes)]
+    C = te.compute((n,), lambda i: fn(*[a[i] for a in args]), name="C")
+    mod = aot.build(te.create_schedule(C.op), args + [C], name="f")
+    out = np.zeros(n, out_dtype or C.dtype)
+    mod(*inputs, out)
+    return out
+
+
+def ints(dtype, n=257, lo=None, hi=None):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min if lo is None else lo, (info.max if hi is None else hi) + 1,
+                        n).astype(dtype)
+
+
+def test_truncating_and_floor_division():
+    a = ints("int32", lo=-1000, hi=1000)
+    b = ints("int32", lo=-50, hi=50)
+    b[b == 0] = 7
+    np.testing.assert_array_equal(elementwise(te.truncdiv, ["int32"] * 2, inputs=[a, b]),
+                                  np.trunc(a / b).astype(np.int32))
+    np.testing.assert_array_equal(elementwise(te.truncmod, ["int32"] * 2, inputs=[a, b]),
+                                  np.fmod(a, b))
+    np.testing.assert_array_equal(elementwise(lambda x, y: x // y, ["int32"] * 2, inputs=[a, b]),
+                                  a // b)
+    np.testing.assert_array_equal(elementwise(lambda x, y: x % y, ["int32"] * 2, inputs=[a, b]),
+                                  a % b)
+    # constant power-of-two divisors take the shift/mask path
+    np.testing.assert_array_equal(elementwise(lambda x: x // 8, ["int32"], inputs=[a]), a // 8)
+    np.testing.assert_array_equal(elementwise(lambda x: x % 8, ["int32"], inputs=[a]), a % 8)
+
+
+def test_narrow_integers_wrap_after_each_operation():
+    a, b = ints("int8"), ints("int8")
+    got = elementwise(lambda x, y: (x * y) >> 2, ["int8"] * 2, inputs=[a, b])
+    want = ((a.astype(np.int32) * b).astype(np.int8) >> 2).astype(np.int8)
+    np.testing.assert_array_equal(got, want)
+    u, v = ints("uint8"), ints("uint8")
+    np.testing.assert_array_equal(
+        elementwise(lambda x, y: x + y, ["uint8"] * 2, inputs=[u, v]),
+        (u.astype(np.int32) + v).astype(np.uint8))
+
+
+def test_shifts_are_arithmetic_for_signed():
+    a = ints("int32", lo=-(1 << 20), hi=1 << 20)
+    np.testing.assert_array_equal(elementwise(lambda x: x >> 3, ["int32"], inputs=[a]), a >> 3)
+    np.testing.assert_array_equal(
+        elementwise(lambda x: (x & 0xFF) << 4, ["int32"], inputs=[a]), (a & 0xFF) << 4)
+
+
+def test_saturating_cast_and_clamp():
+    a = ints("int32", lo=-1000, hi=1000)
+    np.testing.assert_array_equal(
+        elementwise(lambda x: te.saturate_cast("int8", x), ["int32"], inputs=[a]),
+        np.clip(a, -128, 127).astype(np.int8))
+    np.testing.assert_array_equal(
+        elementwise(lambda x: te.clamp(x, -5, 9), ["int32"], inputs=[a]), np.clip(a, -5, 9))
+    f = (RNG.standard_normal(257) * 300).astype(np.float32)
+    np.testing.assert_array_equal(
+        elementwise(lambda x: te.saturate_cast("uint8", x), ["float32"], inputs=[f]),
+        np.clip(f, 0, 255).astype(np.uint8))
+
+
+def test_float_to_int_cast_truncates():
+    f = (RNG.standard_normal(257) * 100).astype(np.float32)
+    np.testing.assert_array_equal(
+        elementwise(lambda x: x.astype("int32"), ["float32"], inputs=[f]), np.trunc(f))
+
+
+def test_if_then_else_and_logic():
+    a = ints("int16")
+    got = elementwise(lambda x: te.if_then_else(te.all(x > -100, x < 100), x, te.const(0, "int16")),
+                      ["int16"], inputs=[a])
+    np.testing.assert_array_equal(got, np.where((a > -100) & (a < 100), a, 0))
+
+
+def test_float_intrinsics():
+    f = np.abs(RNG.standard_normal(257).astype(np.float32)) + 0.5
+    np.testing.assert_allclose(elementwise(te.sqrt, ["float32"], inputs=[f]), np.sqrt(f),
+                               rtol=1e-6)
+    np.testing.assert_allclose(elementwise(te.exp, ["float32"], inputs=[f]), np.exp(f), rtol=1e-6)
+    a = ints("int32", lo=-100, hi=100)
+    np.testing.assert_array_equal(elementwise(te.abs, ["int32"], inputs=[a]), np.abs(a))
+
+
+def test_reductions_and_comm_reducer():
+    A = te.placeholder((6, 9), "int32", "A")
+    k = te.reduce_axis((0, 9), "k")
+    prod = te.comm_reducer(lambda x, y: x * y, lambda t: te.const(1, t), "prod")
+    outs = {
+        "max": (te.max, np.max), "min": (te.min, np.min), "sum": (te.sum, np.sum),
+        "prod": (prod, np.prod),
+    }
+    a = ints("int32", 54, lo=-3, hi=3).reshape(6, 9)
+    for name, (red, ref) in outs.items():
+        B = te.compute((6,), lambda i: red(A[i, k], axis=k), name=name)
+        out = np.zeros(6, np.int32)
+        aot.build(te.create_schedule(B.op), [A, B])(a, out)
+        np.testing.assert_array_equal(out, ref(a, axis=1), err_msg=name)
+
+
+def test_reduction_where_and_init():
+    A = te.placeholder((10,), "int32", "A")
+    k = te.reduce_axis((0, 10), "k")
+    B = te.compute((1,), lambda i: te.sum(A[k], axis=k, where=A[k] > 0, init=100), name="B")
+    a = ints("int32", 10, lo=-5, hi=5)
+    out = np.zeros(1, np.int32)
+    aot.build(te.create_schedule(B.op), [A, B])(a, out)
+    assert out[0] == 100 + a[a > 0].sum()
+
+
+def test_call_pure_with_imported_helper():
+    A = te.placeholder((16,), "int32", "A")
+    C = te.compute((16,), lambda i: te.call_pure("int32", "twice", A[i]), name="C")
+    s = te.create_schedule(C.op)
+    s[C].pragma(C.op.axis[0], "import_c",
+                "static inline int32_t twice(int32_t x) { return 2 * x; }")
+    a = ints("int32", 16, lo=-100, hi=100)
+    out = np.zeros(16, np.int32)
+    aot.build(s, [A, C])(a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+@pytest.mark.parametrize("build", [
+    lambda A: A[0] + A[0].astype("int8"),
+    lambda A: A[0] + 1.5,
+    lambda A: A[0, 1],
+    lambda A: te.if_then_else(A[0], 1, 2),
+])
+def test_malformed_expressions_are_aot_errors(build):
+    A = te.placeholder((4,), "int32", "A")
+    with pytest.raises(AotError):
+        build(A)
+
+
+def test_python_truth_value_is_refused():
+    A = te.placeholder((4,), "int32", "A")
+    with pytest.raises(AotError, match="use aot.te.if_then_else"):
+        bool(A[0] > 1)
