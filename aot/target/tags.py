@@ -23,12 +23,13 @@ import sys
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from aot.target.errors import BoardError, TargetError, suggest
 from aot.target.target import Target
+
+if TYPE_CHECKING:
+    import jsonschema
 
 #: The boards shipped with the project.
 BOARDS_DIR = Path(__file__).resolve().parents[2] / "boards"
@@ -73,9 +74,8 @@ class Memory:
         lines = ["MEMORY", "{"]
         for r in self.regions():
             mode = "rx" if r is self.flash else "rwx"
-            lines.append(
-                f"  {r.name.upper()} ({mode}) : ORIGIN = 0x{r.origin:08x}, LENGTH = 0x{r.length:08x}"
-            )
+            where = f"ORIGIN = 0x{r.origin:08x}, LENGTH = 0x{r.length:08x}"
+            lines.append(f"  {r.name.upper()} ({mode}) : {where}")
         return "\n".join([*lines, "}"]) + "\n"
 
     def pool(self, name: str) -> Region:
@@ -253,6 +253,8 @@ def load_board_file(path: str | Path) -> Board:
         raise BoardError(f"{path}: cannot read the board file: {err.strerror}") from None
     except tomllib.TOMLDecodeError as err:
         raise BoardError(f"{path}: not valid TOML: {err}") from None
+    import jsonschema  # imported here: it costs ~80 ms and only board loading needs it
+
     errors = sorted(
         jsonschema.Draft202012Validator(_schema()).iter_errors(data),
         key=lambda e: (list(map(str, e.absolute_path)), e.validator),
