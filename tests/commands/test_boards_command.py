@@ -4,7 +4,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from aot.cli import main
+from aot.target import Target
 
 BOARDS = [
     "espressif/esp32c3-devkitm",
@@ -78,3 +81,13 @@ def test_unknown_tag_exits_2_with_a_suggestion():
     assert proc.returncode == 2
     assert "did you mean 'qemu/mps2-an386'?" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("tag", BOARDS)
+def test_show_every_board(tag, capsys):
+    assert main(["boards", "show", tag]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"tag          {tag} ")
+    assert main(["boards", "show", tag, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert Target(record["target"]) == Target(record["target_json"]) == Target(tag)
