@@ -406,19 +406,31 @@ class _ReplaceBuffer(Mutator):
         return S.Store(self._b(s.buffer), self.expr(s.value), self.expr(s.index))
 
 
+def _flatten_allocs(stmt):
+    """Top-level scratch buffers and the flat statement list they cover
+    (buffers are distinct, so hoisting their declarations is safe)."""
+    if isinstance(stmt, S.Allocate):
+        allocs, stmts = _flatten_allocs(stmt.body)
+        return [stmt.buffer] + allocs, stmts
+    if isinstance(stmt, S.SeqStmt):
+        allocs, stmts = [], []
+        for part in stmt.seq:
+            a, st = _flatten_allocs(part)
+            allocs += a
+            stmts += st
+        return allocs, stmts
+    return [], [stmt]
+
+
 def storage_rewrite(func: S.PrimFunc) -> S.PrimFunc:
     """Share scratch buffers: the function-level scratch buffers (stages
     computed at the root) get the statement range where they are used, and
     buffers of the same dtype whose ranges do not overlap share one array
     (as large as the largest); each shared array is declared once."""
-    allocs = []
-    body = func.body
-    while isinstance(body, S.Allocate):
-        allocs.append(body.buffer)
-        body = body.body
+    allocs, stmts = _flatten_allocs(func.body)
     if len(allocs) < 2 or any(b.size() is None for b in allocs):
         return func
-    stmts = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+    body = S.seq(*stmts)
     live = {}
     for b in allocs:
         users = [i for i, st in enumerate(stmts) if _uses_buffer(st, b)]
