@@ -1,8 +1,30 @@
 """numpy reference kernels, bit-exact with TFLite Micro's reference kernels.
 
 Pure functions on numpy arrays and plain scalars, independent of the graph
-IR: activations NHWC, weights as TFLite stores them, quantization passed as
-explicit scales and zero points (float32 values as stored in the model).
-Integer kernels reproduce TFLM's fixed-point arithmetic exactly (see
-docs/reference.md); float32 kernels agree within 1e-5 relative.
+IR: activations NHWC, weights as TFLite stores them (conv OHWI, depthwise
+``[1, KH, KW, C*M]``, dense ``[out, in]``), quantization passed as explicit
+scales and zero points (the float32 values stored in the model).  The dtype
+of the main input selects the path: int8, int16 (16x8: int8 weights) or
+float32.  Integer kernels reproduce TFLM's fixed-point arithmetic exactly
+(docs/reference.md states it); float32 kernels agree within 1e-5 relative.
+
+Kernels by module:
+
+* ``conv``: ``conv2d``, ``depthwise_conv2d``
+* ``fully_connected``: ``fully_connected``
+* ``pool``: ``average_pool2d``, ``max_pool2d``
+* ``softmax``: ``softmax``
+* ``elementwise``: ``add``, ``sub``, ``mul``, ``maximum``, ``minimum``
+* ``activations``: ``relu``, ``relu6``, ``relu_n1_to_1``, ``leaky_relu``,
+  ``hard_swish``, ``logistic``, ``tanh``
+* ``quantize``: ``quantize``, ``dequantize``
+* ``reduce``: ``mean``
+* ``shape``: ``concatenation``, ``pad``, ``strided_slice``, ``transpose``,
+  ``reshape``
+* ``svdf``: ``svdf`` (state in, new state out)
+* ``lstm``: ``unidirectional_sequence_lstm`` (hidden and cell state in and out)
+
+Helpers: ``quant`` (QuantizeMultiplier and the multiply/round primitives),
+``fixedpoint`` (gemmlowp fixed point), ``lut`` and ``sigmoid_table``
+(int16 look-up tables), ``common`` (padding and receptive fields).
 """

@@ -15,7 +15,8 @@ def pair(v) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def same_valid_pads(in_size: int, k: int, stride: int, dilation: int, padding) -> tuple[int, int, int]:
+def same_valid_pads(in_size: int, k: int, stride: int, dilation: int,
+                    padding) -> tuple[int, int, int]:
     """``(out_size, pad_before, pad_after)`` for one spatial axis.
 
     SAME: ``out = ceil(in / stride)``, total padding

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops.quant import (INT32_MAX, rounding_divide_by_pot, saturating_rounding_multiply_by_pot,
-                                     srdhm, wrap_int32)
+from aot.reference.ops.quant import (INT32_MAX, saturating_rounding_multiply_by_pot, srdhm,
+                                     wrap_int32)
 
 
 def rescale(raw, src_bits: int, dst_bits: int):

@@ -3,8 +3,8 @@
 * float -> int: ``clamp(round_half_away(x / scale) + zero_point)``, the
   division in float32.
 * int -> int (requantize): ``clamp(MultiplyByQuantizedMultiplier(x - zp_in,
-  QM(s_in / s_out)) + zp_out)``; int8 <-> uint8 with equal scales and a zero
-  point shift of 128 flips the top bit instead.
+  QM(s_in / s_out)) + zp_out)`` (TFLM's top-bit flip for int8 <-> uint8
+  with equal scales gives the same values).
 * DEQUANTIZE: ``float32(double(scale) * (x - zero_point))``.
 """
 
@@ -25,10 +25,6 @@ def quantize(x, *, y_scale, y_zero_point=0, out_dtype="int8", x_scale=None, x_ze
         q = quant.round_half_away(x / np.float32(y_scale)).astype(np.int64) + int(y_zero_point)
         return quant.clamp_cast(q, lo, hi, out_dtype)
     m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
-    if (m, s) == (1 << 30, 1) and {x.dtype.name, out_dtype.name} == {"int8", "uint8"} \
-            and abs(int(x_zero_point) - int(y_zero_point)) == 128:
-        return (x.view(np.uint8 if x.dtype == np.int8 else np.int8) ^ np.array(0x80).astype(
-            np.uint8 if x.dtype == np.int8 else np.int8)).astype(out_dtype)
     y = quant.multiply_by_quantized_multiplier(x.astype(np.int64) - int(x_zero_point), m, s)
     return quant.clamp_cast(y + int(y_zero_point), lo, hi, out_dtype)
 
