@@ -121,3 +121,14 @@ def test_conv2d_int16_int32_bias(tflm):
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 def test_conv2d_without_bias(tflm, dtype):
     _check(tflm, *_case(9, depthwise=False, dtype=dtype, with_bias=False))
+
+
+def test_oracle_survives_a_tflm_crash(tflm):
+    """TFLM segfaults on a bias-less DEPTHWISE_CONV_2D: the oracle reports it
+    as OracleCrash and serves the next request from a fresh worker."""
+    from support.oracle import OracleCrash
+
+    model, x, _ = _case(9, depthwise=True, with_bias=False)
+    with pytest.raises(OracleCrash):
+        tflm.run1(model, x)
+    _check(tflm, *_case(9, depthwise=True))
