@@ -1,10 +1,15 @@
 """aot: an ahead-of-time compiler that puts neural networks on microcontrollers.
 
-The pipeline and the folder layout are described in ``docs/architecture.md``;
+The pipeline and the folder layout are described in ``docs/architecture.md`` (the user view) and in the
+project's ARCHITECTURE notes;
 each sub-package is one stage and is importable on its own.
 """
 
 __version__ = "0.1.0.dev0"
+
+from aot.target import Target  # noqa: E402  (cheap: no board file is read here)
+
+__all__ = ["Target", "build", "lower", "__version__"]
 
 
 def lower(sch, args, name="default_function", **kwargs):
