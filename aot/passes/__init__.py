@@ -1,0 +1,33 @@
+"""Graph passes: ``Graph -> Graph`` rewrites run under a :class:`PassContext`.
+
+The pipeline (:data:`DEFAULT_PIPELINE`, run by :func:`optimize`)::
+
+    check_layout -> remove_dead_code -> fold_constants -> simplify_inference
+    -> canonicalize -> fold_pad -> legalize_quantized -> fuse_ops
+
+Its result is an :class:`AnnotatedGraph`: the same operators plus views,
+fused groups and folded requantization constants, which the lowering and
+the memory planner (:mod:`aot.executor.memory`) read.  docs/passes.md
+describes each pass.
+"""
+
+from aot.passes.annotated import (AnnotatedGraph, Annotations, FusedGroup, QuantParams,
+                                  annotations)
+from aot.passes.cleanup import fold_constants, remove_dead_code
+from aot.passes.context import (CONFIG_OPTIONS, DumpAfter, Pass, PassContext, PassError,
+                                PassInstrument, PassTimer, Sequential, graph_pass)
+from aot.passes.fuse import fuse_ops
+from aot.passes.layout import check_layout
+from aot.passes.legalize import legalize_quantized, quant_params
+from aot.passes.printer import format_annotated
+from aot.passes.registry import DEFAULT_PIPELINE, PASSES, default_pipeline, optimize
+from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
+
+__all__ = [
+    "CONFIG_OPTIONS", "DEFAULT_PIPELINE", "PASSES", "AnnotatedGraph", "Annotations",
+    "DumpAfter", "FusedGroup", "Pass", "PassContext", "PassError", "PassInstrument",
+    "PassTimer", "QuantParams", "Sequential", "annotations", "canonicalize", "check_layout",
+    "default_pipeline", "fold_constants", "fold_pad", "format_annotated", "fuse_ops",
+    "graph_pass", "legalize_quantized", "optimize", "quant_params", "remove_dead_code",
+    "simplify_inference",
+]

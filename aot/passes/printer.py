@@ -1,0 +1,38 @@
+"""Text form of an annotated graph: the IR printer's lines, grouped and annotated.
+
+Nodes print exactly as :func:`aot.ir.format_graph` prints them (same
+tensor numbering); fused groups wrap their nodes in a block
+``group NAME kind [anchor=OP] { ... }``, and a node's annotations follow it
+as a comment (``# view``, ``# requant(...)``).
+"""
+
+from __future__ import annotations
+
+from aot.ir import Graph, format_graph
+from aot.passes.annotated import annotations
+
+
+def format_annotated(graph: Graph) -> str:
+    text = format_graph(graph).splitlines()
+    ann = annotations(graph)
+    extra = sum(1 for t in graph.tensors() if t.kind in ("constant", "variable"))
+    head, body, tail = text[:1 + extra], text[1 + extra:1 + extra + len(graph.nodes)], \
+        text[1 + extra + len(graph.nodes):]
+    lines = {}
+    for node, line in zip(graph.nodes, body, strict=True):
+        notes = []
+        if node in ann.views:
+            notes.append("view")
+        if node in ann.quant:
+            notes.append(str(ann.quant[node]))
+        lines[node] = line + ("  # " + "; ".join(notes) if notes else "")
+    out = list(head)
+    if ann.groups:
+        for g in ann.groups:
+            anchor = f" anchor={g.anchor.op}" if g.anchor is not None else ""
+            out.append(f"  group {g.name} {g.kind}{anchor} {{")
+            out += ["  " + lines[n] for n in g.nodes]
+            out.append("  }")
+    else:
+        out += [lines[n] for n in graph.nodes]
+    return "\n".join(out + tail) + "\n"

@@ -1,0 +1,56 @@
+"""The registry of graph passes and the default pipeline.
+
+:data:`PASSES` is built from one explicit list; a duplicate name is an
+error at import.  :data:`DEFAULT_PIPELINE` is the order :func:`optimize`
+runs them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aot.ir import Graph
+from aot.passes.cleanup import fold_constants, remove_dead_code
+from aot.passes.context import Pass, PassContext, Sequential
+from aot.passes.fuse import fuse_ops
+from aot.passes.layout import check_layout
+from aot.passes.legalize import legalize_quantized
+from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
+
+
+def build_registry(passes: Iterable[Pass]) -> dict[str, Pass]:
+    """Map names to passes; refuse two passes with one name."""
+    registry: dict[str, Pass] = {}
+    for p in passes:
+        if p.name in registry:
+            raise ValueError(f"pass {p.name!r} is registered twice")
+        registry[p.name] = p
+    return registry
+
+
+#: The default pipeline, in order: checks, cleanups, rewrites, then grouping.
+DEFAULT_PIPELINE: tuple[Pass, ...] = (
+    check_layout,
+    remove_dead_code,
+    fold_constants,
+    simplify_inference,
+    canonicalize,
+    fold_pad,
+    legalize_quantized,
+    fuse_ops,
+)
+
+#: Every graph pass by name.
+PASSES: dict[str, Pass] = build_registry(DEFAULT_PIPELINE)
+
+
+def default_pipeline() -> Sequential:
+    return Sequential(DEFAULT_PIPELINE, name="default")
+
+
+def optimize(graph: Graph, context: PassContext | None = None) -> Graph:
+    """Run the default pipeline on ``graph`` under ``context`` (or the current one)."""
+    if context is None:
+        return default_pipeline()(graph)
+    with context:
+        return default_pipeline()(graph)
