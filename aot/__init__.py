@@ -1,7 +1,6 @@
 """aot: an ahead-of-time compiler that puts neural networks on microcontrollers.
 
-The pipeline and the folder layout are described in ``docs/architecture.md`` (the user view) and in the
-project's ARCHITECTURE notes;
+The pipeline and the folder layout are described in ``docs/architecture.md``;
 each sub-package is one stage and is importable on its own.
 """
 
