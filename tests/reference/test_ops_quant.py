@@ -62,3 +62,10 @@ def test_reciprocal_tracks_one_over_x():
     recip, bits = fixedpoint.get_reciprocal(x, 12)
     got = recip / 2.0 ** 31 / 2.0 ** bits
     np.testing.assert_allclose(got, 2.0 ** 19 / x, rtol=1e-6)
+
+
+def test_count_leading_zeros32():
+    edges = [0, 1, 2, 3] + [v for k in range(1, 33) for v in ((1 << k) - 1, 1 << (k - 1))]
+    xs = np.array(edges + list(np.random.default_rng(0).integers(0, 1 << 32, 1000)), dtype=np.int64)
+    want = [32 - int(v).bit_length() for v in xs]
+    assert fixedpoint.count_leading_zeros32(xs).tolist() == want
