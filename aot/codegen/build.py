@@ -8,11 +8,12 @@ C code generation).  Read top to bottom, they are the whole recipe.
 from __future__ import annotations
 
 
-def lower(sch, args, name: str = "default_function", passes=None, disabled=()):
+def lower(sch, args, name: str = "default_function", passes=None, disabled=(), dump=None):
     """Lower a schedule to a :class:`aot.tir.PrimFunc` with the loop passes
-    of :data:`aot.tir.passes.DEFAULT_PIPELINE` (minus ``disabled``)."""
+    of :data:`aot.tir.passes.DEFAULT_PIPELINE` (minus ``disabled``);
+    ``dump(pass_name, func)`` is called after each step."""
     from aot.tir.lower import lower as _lower
-    return _lower(sch, args, name=name, passes=passes, disabled=disabled)
+    return _lower(sch, args, name=name, passes=passes, disabled=disabled, dump=dump)
 
 
 def build(sch, args=None, target="c", name: str = "default_function", disabled=()):

@@ -112,7 +112,8 @@ class _FuncGen:
     def __init__(self, func: S.PrimFunc, state: _FileState):
         self.func, self.state = func, state
         self.name = Namer(c_identifier)
-        self.name(object(), func.name)  # keep the function's own name free
+        self._self_key = object()  # kept alive: Namer keys on id()
+        self.name(self._self_key, func.name)  # no variable may take the function's name
         self.lines: list[str] = []
         written = _written_buffers(func.body)
         self.const_params = {id(b.data) for b in func.params if id(b.data) not in written}

@@ -67,8 +67,9 @@ min = comm_reducer(lambda x, y: E.min_(x, y), max_value, "min")  # noqa: A001
 
 
 def if_then_else(cond, t, f) -> E.PrimExpr:
-    """``cond ? t : f``.  Both branches may be evaluated (so they must be
-    safe to compute; use it for padding by reading a clamped index)."""
+    """``cond ? t : f``.  Generated C uses ``?:``, which evaluates only the
+    chosen branch, so a branch may read out of bounds where the condition is
+    false (padding); the vectorizer keeps such loops scalar."""
     cond = E.convert(cond)
     if E.element(cond.dtype) != "bool":
         raise TEError(f"if_then_else: the condition must be bool, got {cond.dtype}")

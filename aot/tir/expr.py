@@ -228,7 +228,7 @@ class Not(PrimExpr):
 
 
 class Select(PrimExpr):
-    """``cond ? t : f``; both branches may be evaluated."""
+    """``cond ? t : f``; only the chosen branch is evaluated (C's ``?:``)."""
 
     __slots__ = ("cond", "t", "f")
 

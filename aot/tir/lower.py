@@ -378,16 +378,20 @@ def schedule_to_primfunc(sch: Schedule, args, name: str = "default_function") ->
     return _Lowering(sch, args, name).run()
 
 
-def lower(sch: Schedule, args, name: str = "default_function", passes=None, disabled=()) -> S.PrimFunc:
+def lower(sch: Schedule, args, name: str = "default_function", passes=None, disabled=(),
+          dump=None) -> S.PrimFunc:
     """Lower a schedule and run the loop passes.
 
     ``passes`` is a list of pass names (default: all of
     :data:`aot.tir.passes.DEFAULT_PIPELINE`); ``disabled`` names passes to
-    skip.
+    skip; ``dump(name, func)`` sees the function after ``schedule_ops`` and
+    after each pass.
     """
     from aot.tir.passes import run_pipeline
     func = schedule_to_primfunc(sch, args, name)
-    return run_pipeline(func, passes, disabled)
+    if dump is not None:
+        dump("schedule_ops", func)
+    return run_pipeline(func, passes, disabled, dump)
 
 
 def _linear_coeff(e, var) -> int | None:
