@@ -1,0 +1,491 @@
+"""The static memory planner: every activation gets a fixed offset in one workspace.
+
+Algorithm
+---------
+1. **Steps.**  The execution order is a list of steps: the fused groups of
+   an annotated graph (:mod:`aot.passes`), or one step per node.  Only
+   tensors that cross a step boundary need memory; a group's intermediate
+   values stay inside its kernel.
+2. **Buffers.**  Tensors that share storage form one buffer:
+
+   * a view (reshape, squeeze, expand_dims) shares its input's buffer;
+   * a step made only of elementwise/broadcast nodes may write its output
+     over an input of the same shape and dtype whose last reader is that
+     step (out[i] depends on in[i] only, so each element is read before it
+     is overwritten).
+
+   A buffer never holds two caller tensors (graph inputs/outputs), and
+   never a caller input being overwritten.
+3. **Lifetimes.**  A buffer lives from the step that writes it to the last
+   step that reads it, inclusive (graph inputs from step 0, graph outputs
+   to the last step).  Two buffers conflict if their lifetimes intersect.
+4. **Placement.**  Each algorithm of :data:`ALGORITHMS` places the buffers
+   at offsets that are multiples of ``alignment``, never overlapping a
+   conflicting buffer; the smallest workspace wins (ties: the first
+   algorithm listed).
+
+   * ``greedy_by_size``: largest buffer first, each at the lowest offset
+     where it fits between conflicting buffers already placed.
+   * ``greedy_by_conflicts``: buffers with the most conflicting bytes
+     first (they constrain the rest most), lowest offset that fits.
+   * ``best_fit_by_lifetime``: buffers in order of their first step; each
+     goes into the smallest gap between conflicting placed buffers that
+     holds it, or on top.
+
+5. **Check.**  :func:`check_plan` verifies the result independently: every
+   offset aligned, inside the workspace, and no two tensors alive at the
+   same step overlap in bytes unless they share a buffer.
+
+Inputs and outputs live in the caller's buffers by default
+(``io_in_workspace=False``): they take no workspace, and views or in-place
+writes never alias them with workspace buffers.  With
+``io_in_workspace=True`` they are placed like any other buffer (this is
+what TFLM's arena does).  Variable tensors (state) persist between calls
+and are reported apart; constants are in flash.
+
+Limits: lifetimes are step granular (a kernel's output never shares bytes
+with its own inputs except in place); the placement is greedy, so it may
+be above the optimum, which :attr:`MemoryPlan.lower_bound` bounds from
+below (the most bytes alive at one step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aot.errors import AotError
+from aot.ir import Graph, Node, Tensor, get_op
+
+VIEW_OPS = ("reshape", "squeeze", "expand_dims")
+_INPLACE_PATTERNS = ("elementwise", "broadcast")
+
+
+class MemoryPlanError(AotError):
+    """The model does not fit the memory it is given, or a plan breaks its invariants."""
+
+
+@dataclass(eq=False)
+class Buffer:
+    """Storage shared by one or more tensors; ``offset`` is None for caller buffers."""
+
+    tensors: list[Tensor]
+    size: int
+    start: int
+    end: int
+    external: bool = False
+    offset: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.tensors[0].name
+
+    def conflicts(self, other: Buffer) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass
+class MemoryPlan:
+    """Where every activation tensor lives, and the sizes that follow.
+
+    ``workspace_bytes`` is the winning algorithm's size (a multiple of
+    ``alignment``); ``candidates`` has every algorithm's size.
+    ``lower_bound`` is the most buffer bytes alive at one step (for the
+    buffers placed in the workspace); no placement of these lifetimes can
+    be smaller.
+    """
+
+    steps: list[str]
+    buffers: list[Buffer]
+    alignment: int
+    io_in_workspace: bool
+    algorithm: str
+    candidates: dict[str, int]
+    workspace_bytes: int
+    lower_bound: int
+    constant_bytes: int
+    state_bytes: int
+    io_bytes: int
+    aliases: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def buffer_of(self, tensor: Tensor) -> Buffer:
+        for b in self.buffers:
+            if any(t is tensor for t in b.tensors):
+                return b
+        raise KeyError(tensor.name)
+
+    def offsets(self) -> dict[str, int | None]:
+        """Tensor name -> workspace offset (None: in a caller buffer)."""
+        return {t.name: b.offset for b in self.buffers for t in b.tensors}
+
+    def to_json(self) -> dict:
+        return {
+            "algorithm": self.algorithm,
+            "alignment": self.alignment,
+            "io_in_workspace": self.io_in_workspace,
+            "workspace_bytes": self.workspace_bytes,
+            "lower_bound_bytes": self.lower_bound,
+            "constant_bytes": self.constant_bytes,
+            "state_bytes": self.state_bytes,
+            "io_bytes": self.io_bytes,
+            "candidates": dict(self.candidates),
+            "buffers": [{"tensors": [t.name for t in b.tensors], "bytes": b.size,
+                         "offset": b.offset, "first_step": b.start, "last_step": b.end}
+                        for b in self.buffers],
+        }
+
+
+# ------------------------------------------------------------------------- steps and buffers
+
+def _steps(graph: Graph) -> list[tuple[str, tuple[Node, ...]]]:
+    groups = getattr(graph, "annotations", None)
+    if groups is not None and groups.groups:
+        covered = sum(len(g.nodes) for g in groups.groups)
+        if covered == len(graph.nodes):
+            return [(g.name, g.nodes) for g in groups.groups]
+    return [(n.name or n.op, (n,)) for n in graph.nodes]
+
+
+class _Classes:
+    """Union-find over tensor ids, remembering each class's members."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+        self.members: dict[int, list[Tensor]] = {}
+
+    def add(self, t: Tensor) -> None:
+        if id(t) not in self.parent:
+            self.parent[id(t)] = id(t)
+            self.members[id(t)] = [t]
+
+    def find(self, t: Tensor) -> int:
+        k = id(t)
+        while self.parent[k] != k:
+            k = self.parent[k]
+        return k
+
+    def union(self, a: Tensor, b: Tensor) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+            self.members[ra] += self.members.pop(rb)
+
+
+def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace: bool):
+    inputs = {id(t) for t in graph.inputs}
+    outputs = {id(t) for t in graph.outputs}
+    last = len(steps) - 1
+    produced_at: dict[int, int] = {id(t): 0 for t in graph.inputs}
+    read_last: dict[int, int] = {}
+    crossing: list[Tensor] = list(graph.inputs)
+    step_io: list[tuple[list[Tensor], list[Tensor]]] = []
+    for i, (_, nodes) in enumerate(steps):
+        made = {id(t) for n in nodes for t in n.outputs}
+        reads: dict[int, Tensor] = {}
+        for n in nodes:
+            for t in n.inputs:
+                if t is not None and t.kind in ("input", "activation") and id(t) not in made:
+                    reads.setdefault(id(t), t)
+                    read_last[id(t)] = i
+        step_io.append((list(reads.values()), []))
+        for n in nodes:
+            for t in n.outputs:
+                produced_at[id(t)] = i
+        for t in _step_outputs(graph, nodes):
+            crossing.append(t)
+            step_io[i][1].append(t)
+    for t in graph.outputs:
+        if t.kind in ("input", "activation"):
+            read_last[id(t)] = last
+
+    classes = _Classes()
+    for t in crossing:
+        classes.add(t)
+    aliases: list[tuple[str, str, str]] = []
+
+    def caller_tensors(root: int) -> int:
+        return sum(1 for m in classes.members[root] if id(m) in inputs or id(m) in outputs)
+
+    def can_merge(a: Tensor, b: Tensor, overwrite: bool) -> bool:
+        ra, rb = classes.find(a), classes.find(b)
+        if ra == rb:
+            return False
+        if io_in_workspace:
+            return not (overwrite and caller_tensors(ra) and any(
+                id(m) in inputs for m in classes.members[ra]))
+        callers = caller_tensors(ra) + caller_tensors(rb)
+        if overwrite:
+            return callers == 0
+        return callers <= 1
+
+    for i, (_, nodes) in enumerate(steps):
+        reads, writes = step_io[i]
+        if len(nodes) == 1 and nodes[0].op in VIEW_OPS and writes:
+            x, y = nodes[0].inputs[0], nodes[0].outputs[0]
+            if x.kind in ("input", "activation") and can_merge(x, y, False):
+                classes.union(x, y)
+                aliases.append((y.name, x.name, "view"))
+            continue
+        if not inplace or len(writes) != 1:
+            continue
+        if not all(get_op(n.op).pattern in _INPLACE_PATTERNS for n in nodes):
+            continue
+        y = writes[0]
+        for x in reads:
+            dies_here = all(read_last.get(id(m), -1) <= i
+                            for m in classes.members[classes.find(x)])
+            if (dies_here and x.shape == y.shape and x.dtype == y.dtype
+                    and can_merge(x, y, True)):
+                classes.union(x, y)
+                aliases.append((y.name, x.name, "in place"))
+                break
+
+    buffers = []
+    for root, members in classes.members.items():
+        start = min(produced_at[id(m)] for m in members)
+        end = max(max(read_last.get(id(m), produced_at[id(m)]) for m in members), start)
+        external = not io_in_workspace and any(
+            id(m) in inputs or id(m) in outputs for m in members)
+        size = max(m.type.nbytes for m in members)
+        buffers.append(Buffer(members, size, start, end, external))
+    buffers.sort(key=lambda b: (b.start, b.end, b.name))
+    return buffers, aliases
+
+
+def _step_outputs(graph: Graph, nodes: tuple[Node, ...]) -> list[Tensor]:
+    inside = {id(n) for n in nodes}
+    users = graph.consumers()
+    outs = {id(t) for t in graph.outputs}
+    result = []
+    for n in nodes:
+        for t in n.outputs:
+            if id(t) in outs or any(id(u) not in inside for u in users.get(id(t), [])):
+                result.append(t)
+    return result
+
+
+# ------------------------------------------------------------------------- placement
+
+def _align(x: int, alignment: int) -> int:
+    return -(-x // alignment) * alignment
+
+
+def _lowest_fit(buf: Buffer, placed: list[Buffer], alignment: int) -> int:
+    """Lowest aligned offset where ``buf`` overlaps no conflicting placed buffer."""
+    busy = sorted((b.offset, b.offset + b.size) for b in placed if b.conflicts(buf))
+    offset = 0
+    for lo, hi in busy:
+        if offset + buf.size <= lo:
+            break
+        offset = max(offset, _align(hi, alignment))
+    return offset
+
+
+def _best_fit(buf: Buffer, placed: list[Buffer], alignment: int) -> int:
+    """Smallest gap between conflicting placed buffers that holds ``buf``, else on top."""
+    busy = sorted((b.offset, b.offset + b.size) for b in placed if b.conflicts(buf))
+    best, best_gap, cursor = None, None, 0
+    for lo, hi in busy:
+        if lo - cursor >= buf.size and (best_gap is None or lo - cursor < best_gap):
+            best, best_gap = cursor, lo - cursor
+        cursor = max(cursor, _align(hi, alignment))
+    return best if best is not None else cursor
+
+
+def _place(buffers: list[Buffer], order: list[Buffer], fit, alignment: int) -> int:
+    placed: list[Buffer] = []
+    for b in order:
+        b.offset = fit(b, placed, alignment)
+        placed.append(b)
+    top = max((b.offset + b.size for b in placed), default=0)
+    return _align(top, alignment)
+
+
+def greedy_by_size(buffers: list[Buffer], alignment: int) -> int:
+    order = sorted(buffers, key=lambda b: (-b.size, b.start, b.end))
+    return _place(buffers, order, _lowest_fit, alignment)
+
+
+def greedy_by_conflicts(buffers: list[Buffer], alignment: int) -> int:
+    weight = {id(b): sum(o.size for o in buffers if o is not b and o.conflicts(b))
+              for b in buffers}
+    order = sorted(buffers, key=lambda b: (-(weight[id(b)] + b.size), -b.size, b.start))
+    return _place(buffers, order, _lowest_fit, alignment)
+
+
+def best_fit_by_lifetime(buffers: list[Buffer], alignment: int) -> int:
+    order = sorted(buffers, key=lambda b: (b.start, -b.size, b.end))
+    return _place(buffers, order, _best_fit, alignment)
+
+
+#: Placement algorithms: name -> function(buffers, alignment) -> workspace bytes.
+ALGORITHMS: dict[str, Callable[[list[Buffer], int], int]] = {
+    "greedy_by_size": greedy_by_size,
+    "greedy_by_conflicts": greedy_by_conflicts,
+    "best_fit_by_lifetime": best_fit_by_lifetime,
+}
+
+
+def lower_bound(buffers: list[Buffer], n_steps: int) -> int:
+    """Most bytes of buffers alive at one step."""
+    return max((sum(b.size for b in buffers if b.start <= s <= b.end)
+                for s in range(max(n_steps, 1))), default=0)
+
+
+# ------------------------------------------------------------------------- driver
+
+def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = False,
+                inplace: bool = True, algorithms: tuple[str, ...] | None = None) -> MemoryPlan:
+    """Plan the workspace of ``graph`` (see the module docstring); the plan is checked.
+
+    ``alignment`` is the target's (4 for Cortex-M, 16 on hosts with SIMD);
+    ``algorithms`` restricts the placement algorithms tried.
+    """
+    from aot.errors import did_you_mean
+
+    if alignment < 1 or alignment & (alignment - 1):
+        raise MemoryPlanError(f"alignment must be a power of two, got {alignment}")
+    names = tuple(ALGORITHMS) if algorithms is None else tuple(algorithms)
+    for name in names:
+        if name not in ALGORITHMS:
+            raise MemoryPlanError(f"unknown placement algorithm {name!r}"
+                                  f"{did_you_mean(name, ALGORITHMS)}")
+    if not names:
+        raise MemoryPlanError("no placement algorithm given")
+    steps = _steps(graph)
+    buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace)
+    inner = [b for b in buffers if not b.external]
+    candidates: dict[str, int] = {}
+    offsets: dict[str, list[int]] = {}
+    for name in names:
+        candidates[name] = ALGORITHMS[name](inner, alignment)
+        offsets[name] = [b.offset for b in inner]
+    best = min(names, key=lambda n: candidates[n])  # min keeps the first of equals
+    for b, off in zip(inner, offsets[best]):
+        b.offset = off
+    tensors = graph.tensors()
+    plan = MemoryPlan(
+        steps=[name for name, _ in steps],
+        buffers=buffers,
+        alignment=alignment,
+        io_in_workspace=io_in_workspace,
+        algorithm=best,
+        candidates=candidates,
+        workspace_bytes=candidates[best],
+        lower_bound=lower_bound(inner, len(steps)),
+        constant_bytes=sum(t.type.nbytes for t in tensors if t.kind == "constant"),
+        state_bytes=sum(t.type.nbytes for t in tensors if t.kind == "variable"),
+        io_bytes=sum(b.size for b in buffers if b.external),
+        aliases=aliases,
+    )
+    check_plan(plan)
+    return plan
+
+
+def check_plan(plan: MemoryPlan) -> None:
+    """Raise :class:`MemoryPlanError` unless the plan is sound.
+
+    Every workspace buffer has an aligned offset and ends inside the
+    workspace; no two tensors alive at one step overlap in bytes unless they
+    are the same buffer (a view or an in-place write); every tensor is in
+    exactly one buffer.
+    """
+    seen: set[int] = set()
+    for b in plan.buffers:
+        for t in b.tensors:
+            if id(t) in seen:
+                raise MemoryPlanError(f"tensor {t.name!r} is in two buffers")
+            seen.add(id(t))
+        if b.external:
+            if b.offset is not None:
+                raise MemoryPlanError(f"caller buffer {b.name!r} has a workspace offset")
+            continue
+        if b.offset is None or b.offset < 0 or b.offset % plan.alignment:
+            raise MemoryPlanError(f"buffer {b.name!r} has offset {b.offset}, not a "
+                                  f"non-negative multiple of {plan.alignment}")
+        if b.offset + b.size > plan.workspace_bytes:
+            raise MemoryPlanError(f"buffer {b.name!r} ends at {b.offset + b.size}, past the "
+                                  f"workspace of {plan.workspace_bytes} bytes")
+    inner = sorted((b for b in plan.buffers if not b.external), key=lambda b: b.offset)
+    for i, a in enumerate(inner):
+        for b in inner[i + 1:]:
+            if b.offset >= a.offset + a.size:
+                break
+            if a.conflicts(b) and a.size and b.size:
+                raise MemoryPlanError(
+                    f"buffers {a.name!r} [{a.offset}, {a.offset + a.size}) steps "
+                    f"{a.start}-{a.end} and {b.name!r} [{b.offset}, {b.offset + b.size}) "
+                    f"steps {b.start}-{b.end} overlap while both are alive")
+
+
+def _largest(plan: MemoryPlan, n: int = 3) -> str:
+    items = sorted(((t.type.nbytes, t.name) for b in plan.buffers for t in b.tensors),
+                   reverse=True)[:n]
+    return ", ".join(f"{name!r} ({size} bytes)" for size, name in items)
+
+
+def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
+               flash_bytes: int | None = None) -> None:
+    """Raise :class:`MemoryPlanError` if the plan needs more RAM or flash than given.
+
+    RAM holds the workspace, the state and (with caller buffers) the
+    inputs and outputs; flash holds the constants.  The message names both
+    sizes and the largest tensors.
+    """
+    ram = plan.workspace_bytes + plan.state_bytes + plan.io_bytes
+    if ram_bytes is not None and ram > ram_bytes:
+        raise MemoryPlanError(
+            f"model {graph.name!r} needs {ram} bytes of RAM (workspace "
+            f"{plan.workspace_bytes}, state {plan.state_bytes}, inputs/outputs "
+            f"{plan.io_bytes}) but the target has {ram_bytes}; largest tensors: "
+            f"{_largest(plan)}. Try a board with more RAM or a smaller model.")
+    if flash_bytes is not None and plan.constant_bytes > flash_bytes:
+        consts = sorted(((t.type.nbytes, t.name) for t in graph.constants()),
+                        reverse=True)[:3]
+        names = ", ".join(f"{n!r} ({s} bytes)" for s, n in consts)
+        raise MemoryPlanError(
+            f"model {graph.name!r} needs {plan.constant_bytes} bytes of flash for "
+            f"constants but the target has {flash_bytes}; largest constants: {names}.")
+
+
+# ------------------------------------------------------------------------- report
+
+_MARKS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
+    """The plan as a table, an ASCII chart of offsets over steps, and the totals.
+
+    In the chart each row is a step and each column ``workspace / width``
+    bytes; a buffer's letter (from the table) marks the bytes it holds
+    while alive, ``.`` is free.
+    """
+    inner = [b for b in plan.buffers if not b.external]
+    marks = {id(b): _MARKS[i % len(_MARKS)] for i, b in enumerate(inner)}
+    lines = [f"{'id':<3}{'tensor':<32}{'bytes':>9}{'offset':>9}  steps"]
+    for b in plan.buffers:
+        mark = marks.get(id(b), "-")
+        names = "=".join(t.name for t in b.tensors)
+        if len(names) > 30:
+            names = names[:27] + "..."
+        where = "caller" if b.external else str(b.offset)
+        lines.append(f"{mark:<3}{names:<32}{b.size:>9}{where:>9}  {b.start}-{b.end}")
+    lines.append("")
+    total = max(plan.workspace_bytes, 1)
+    per = -(-total // width)
+    lines.append(f"offset 0 .. {plan.workspace_bytes} bytes, {per} bytes per column")
+    for s, name in enumerate(plan.steps):
+        row = ["."] * width
+        for b in inner:
+            if b.start <= s <= b.end and b.size:
+                first = b.offset // per
+                last = (b.offset + b.size - 1) // per
+                for c in range(first, min(last, width - 1) + 1):
+                    row[c] = marks[id(b)]
+        lines.append(f"{s:>4} |{''.join(row)}| {name}")
+    lines.append("")
+    cands = ", ".join(f"{k} {v}" for k, v in plan.candidates.items())
+    lines.append(f"workspace {plan.workspace_bytes} bytes ({plan.algorithm}; {cands})")
+    lines.append(f"lower bound {plan.lower_bound} bytes   constants {plan.constant_bytes} "
+                 f"bytes   state {plan.state_bytes} bytes   caller i/o {plan.io_bytes} bytes")
+    return "\n".join(lines) + "\n"
