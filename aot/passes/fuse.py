@@ -23,7 +23,8 @@ def fuse_ops(graph: Graph) -> Graph:
       anchor or a chain of elementwise and injective nodes;
     * it is injective (pad, transpose, slice, concatenate): it joins only a
       group without an anchor (kernels read their inputs as plain buffers),
-      and only when ``fuse.injective`` is on.
+      and only when ``fuse.injective`` is on (when off, injective nodes
+      stand alone and nothing joins them).
 
     Anchors (conv, dense, pool, mean) always start a group; opaque nodes
     (softmax, svdf, lstm) are groups of one; reshapes marked as views by
@@ -52,7 +53,7 @@ def fuse_ops(graph: Graph) -> Graph:
                 if t is None or id(t) not in producer:
                     continue
                 g = groups[producer[id(t)]]
-                if (g["kind"] == "fused" and len(users[id(t)]) == 1 and id(t) not in outputs
+                if (g["kind"] == "fused" and not g["closed"] and len(users[id(t)]) == 1 and id(t) not in outputs
                         and len(g["nodes"]) < max_depth
                         and (pattern in _EPILOGUE or g["anchor"] is None)):
                     target = producer[id(t)]
@@ -60,7 +61,8 @@ def fuse_ops(graph: Graph) -> Graph:
         if target is None:
             kind = "view" if node in views else "opaque" if pattern == "opaque" else "fused"
             anchor = node if pattern in _ANCHORS else None
-            groups.append({"nodes": [node], "anchor": anchor, "kind": kind})
+            closed = pattern == "injective" and not injective
+            groups.append({"nodes": [node], "anchor": anchor, "kind": kind, "closed": closed})
             target = len(groups) - 1
         else:
             groups[target]["nodes"].append(node)
