@@ -28,6 +28,7 @@ from aot.errors import AotError
 from aot.ir import Graph, Node, Tensor
 from aot.reference.ops import activations, conv, elementwise, pool
 from aot.reference.ops.fully_connected import fully_connected
+from aot.reference.ops.lstm import unidirectional_sequence_lstm
 from aot.reference.ops.quantize import dequantize, quantize
 from aot.reference.ops.reduce import mean
 from aot.reference.ops.softmax import softmax
@@ -298,6 +299,45 @@ def _svdf(node: Node, args: list) -> list:
                           activation=_ACT[node.attrs["activation"]], **extra)
     args[4][...] = new_state  # the session's state array, updated in place
     return [out]
+
+
+# Slots of the IR lstm (aot.ir.ops.LSTM_INPUTS): gate order input, forget, cell, output.
+_LSTM_INPUT_WEIGHTS = (1, 2, 3, 4)
+_LSTM_RECURRENT_WEIGHTS = (5, 6, 7, 8)
+_LSTM_BIASES = (12, 13, 14, 15)
+_LSTM_UNSUPPORTED = {9: "peephole", 10: "peephole", 11: "peephole", 16: "projection",
+                     17: "projection", 20: "layer norm", 21: "layer norm", 22: "layer norm",
+                     23: "layer norm"}
+
+
+@kernel("lstm")
+def _lstm(node: Node, args: list) -> list:
+    for slot, what in _LSTM_UNSUPPORTED.items():
+        if node.inputs[slot] is not None:
+            raise InterpretError(f"{node.label()}: LSTM with {what} weights is not supported yet")
+    x, hidden, cell = node.inputs[0], node.inputs[18], node.inputs[19]
+    extra = {}
+    if x.dtype != "float32":
+        extra = {
+            "x_scale": _scale(x), "x_zero_point": _zp(x),
+            "input_weight_scales": tuple(_scale(node.inputs[i]) for i in _LSTM_INPUT_WEIGHTS),
+            "recurrent_weight_scales": tuple(_scale(node.inputs[i])
+                                             for i in _LSTM_RECURRENT_WEIGHTS),
+            "hidden_scale": _scale(hidden), "hidden_zero_point": _zp(hidden),
+            "cell_scale": _scale(cell),
+        }
+    activation = node.attrs["activation"]
+    y, new_hidden, new_cell = unidirectional_sequence_lstm(
+        args[0],
+        [args[i] for i in _LSTM_INPUT_WEIGHTS],
+        [args[i] for i in _LSTM_RECURRENT_WEIGHTS],
+        [args[i] for i in _LSTM_BIASES],
+        args[18], args[19],
+        time_major=node.attrs["time_major"], cell_clip=node.attrs["cell_clip"],
+        activation=None if activation == "none" else activation.upper(), **extra)
+    args[18][...] = new_hidden  # the session's state arrays, updated in place
+    args[19][...] = new_cell
+    return [y]
 
 
 # ---------------------------------------------------------------------- data movement

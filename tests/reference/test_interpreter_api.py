@@ -34,10 +34,8 @@ def test_data_movement_equals_numpy():
     assert np.array_equal(got, np.concatenate([p, p], axis=1).reshape(2, 6, 4))
 
 
-def test_every_ir_operator_is_runnable_or_known_missing():
-    # The ops whose kernels the reference package does not provide yet.
-    missing = set(REGISTRY) - supported_ops()
-    assert missing <= {"lstm"}
+def test_every_ir_operator_is_runnable():
+    assert supported_ops() == set(REGISTRY)
 
 
 def test_kernel_registry_refuses_duplicates():

@@ -339,3 +339,58 @@ def test_svdf_sequence(dtype, rank, tflm):  # noqa: F811
             np.testing.assert_allclose(got, want[0], rtol=1e-5, atol=1e-6)
         else:
             assert np.array_equal(got, want[0]), f"invocation {step}"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_lstm_sequence(dtype, tflm):  # noqa: F811
+    """Two invocations of a 3-step LSTM: hidden and cell state carry over."""
+    case = Case(RNG_SEED + 14)
+    rng = case.rng
+    batch, steps, depth, units = 1, 3, 5, 4
+    mb = case.mb
+    if dtype == "float32":
+        x = case.input((batch, steps, depth), dtype)
+
+        def weights(name, shape):
+            return mb.const(name, (rng.standard_normal(shape) * 0.5).astype(np.float32))
+
+        def bias(name):
+            return mb.const(name, rng.standard_normal(units).astype(np.float32))
+
+        hidden = mb.tensor("h", (batch, units), dtype, variable=True)
+        cell = mb.tensor("c", (batch, units), dtype, variable=True)
+        y = case.output((batch, steps, units), dtype)
+    else:
+        x_scale = 0.02
+        x = case.input((batch, steps, depth), dtype, scale=x_scale, zero_point=-10)
+        h_scale = 1 / 128
+
+        def weights(name, shape):
+            return mb.const(name, rand_int(rng, shape, edges=False), scale=0.01, zero_point=0)
+
+        def bias(name):
+            return mb.const(name, rng.integers(-2000, 2000, units).astype(np.int32),
+                            scale=x_scale * 0.01, zero_point=0)
+
+        hidden = mb.tensor("h", (batch, units), dtype, scale=h_scale, zero_point=3,
+                           variable=True)
+        cell = mb.tensor("c", (batch, units), "int16", scale=2.0 ** -11, zero_point=0,
+                         variable=True)
+        y = case.output((batch, steps, units), dtype, scale=h_scale, zero_point=3)
+    w_in = [weights(f"wi{g}", (units, depth)) for g in range(4)]
+    w_rec = [weights(f"wr{g}", (units, units)) for g in range(4)]
+    biases = [bias(f"b{g}") for g in range(4)]
+    inputs = [x, *w_in, *w_rec, -1, -1, -1, *biases, -1, -1, hidden, cell, -1, -1, -1, -1]
+    mb.op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [y], fused_activation_function="TANH",
+          cell_clip=8.0, time_major=False)
+    model = case.bytes()
+    second = (rng.standard_normal((batch, steps, depth)).astype(np.float32)
+              if dtype == "float32" else rand_int(rng, (batch, steps, depth), dtype))
+    sequence = [case.feeds, [second]]
+    session = Session(parse_tflite(model))
+    for step, (feeds, want) in enumerate(zip(sequence, tflm.run(model, sequence))):
+        got = session.invoke(feeds)[0]
+        if dtype == "float32":
+            np.testing.assert_allclose(got, want[0], rtol=1e-5, atol=1e-6)
+        else:
+            assert np.array_equal(got, want[0]), f"invocation {step}: {got} vs {want[0]}"
