@@ -45,6 +45,7 @@ class Session:
         self.stats = SessionStats()
         self._decoder = FrameDecoder()
         self._next_id = secrets.randbits(16)
+        self._lost = False  # the device dropped our session: only handshake() helps
 
     def handshake(self) -> None:
         """Open a new session; the device forgets the previous one."""
@@ -61,6 +62,7 @@ class Session:
         if session == 0 or max_frame < 64:
             raise ProtocolError(f"bad HELLO reply: session {session}, max frame {max_frame}")
         self.session_id, self.max_frame = session, max_frame
+        self._lost = False
 
     def call(self, command: Command, payload: bytes = b"", *, timeout: float | None = None) -> bytes:
         """Send one request and return the reply payload (status OK).
@@ -69,6 +71,12 @@ class Session:
         reply payload), :class:`DeviceResetError` when the device has lost the
         session, :class:`RpcTimeoutError` when every attempt timed out.
         """
+        if self._lost:
+            # Never reconnect silently: the inputs written before are gone.
+            raise DeviceResetError(
+                f"{_name(command)}: the device was reset earlier in this session; "
+                "call reconnect() and write the inputs again"
+            )
         if self.session_id == 0:
             self.handshake()
         if self.max_frame and HEADER_SIZE + len(payload) + 4 > self.max_frame:
@@ -122,7 +130,7 @@ class Session:
         if status is Status.OK:
             return payload
         if status is Status.SESSION:
-            self.session_id = 0
+            self.session_id, self._lost = 0, True
             raise DeviceResetError(
                 f"{name}: the device does not know this session: it was reset "
                 "or re-flashed; reconnect and write the inputs again"

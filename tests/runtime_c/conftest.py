@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# The flash package must come from the project root, see tests/flash/conftest.py.
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
 
 def load_firmware_helpers():
     """The shared helper module tests/runtime_c/fixture/firmware.py."""

@@ -1,0 +1,37 @@
+"""The fixture model on every emulated board, over the RPC, with instruction counts."""
+
+import numpy as np
+import pytest
+from conftest import fw
+
+from aot.rpc import connect
+from aot.rpc.protocol import TimerUnit
+from flash.qemu import QemuConfig, QemuRunner
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("tag", sorted(fw.BOARDS))
+def test_fixture_model_runs_bit_exact_with_deterministic_counts(tag, tmp_path):
+    board = fw.BOARDS[tag]
+    if not fw.have(board.cc, board.qemu):
+        pytest.skip(f"needs {board.cc} and {board.qemu}")
+    elf = fw.build_board(tmp_path, tag)
+    x = np.random.default_rng(1).integers(-128, 128, (1, 64), dtype=np.int8)
+    with QemuRunner(QemuConfig(elf=elf, machine=board.machine, qemu=board.qemu)) as url:
+        with connect(url, timeout=5) as client:
+            assert client.info().board_tag == tag
+            client.write_tensor("input", x)
+            first = client.run(3)
+            second = client.run(2)
+            np.testing.assert_array_equal(client.read_tensor("output"), fw.reference(x)[1])
+            dense = client.run(1, "dense").timings[0]
+            requant = client.run(1, "requant").timings[0]
+    assert first.unit is TimerUnit.INSTRUCTIONS
+    counts = set(first.timings + second.timings)
+    assert len(counts) == 1  # -icount makes every run count the same
+    (count,) = counts
+    # 1024 multiply-accumulates take several instructions each; the parts add up
+    # to the whole (within one SysTick tick of 40 instructions per part).
+    assert 1024 < count < 64 * 1024
+    assert abs(dense + requant - count) <= 80
