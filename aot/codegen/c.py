@@ -76,6 +76,7 @@ class _FileState:
         self.helpers: dict[str, str] = {}
         self.need_math = False
         self.parallel = False
+        self.scratch = False
 
     def vector(self, dtype: str) -> str:
         name = _vector_type(dtype)
@@ -247,17 +248,24 @@ class _FuncGen:
                 self.stmt(s.else_case, indent + 1)
             self.emit(indent, "}")
         elif isinstance(s, S.Allocate):
-            b = s.buffer
-            size = b.size()
-            if size is None:
-                raise BuildError(f"scratch buffer {b.name} has a symbolic size")
-            self.emit(indent, f"{C_TYPES[b.dtype]} {self.buf(b)}[{size}];")
-            self.stmt(s.body, indent)
+            # A block scopes the array to its statement, as in the IR (an
+            # unrolled loop may hold several copies of one allocation).
+            self.emit(indent, "{")
+            self.declare(s.buffer, indent + 1)
+            self.stmt(s.body, indent + 1)
+            self.emit(indent, "}")
         elif isinstance(s, S.Evaluate):
             if isinstance(s.value, E.Call):
                 self.emit(indent, f"(void){self.expr(s.value)};")
         else:
             raise BuildError(f"cannot generate C for {type(s).__name__}")
+
+    def declare(self, b, indent):
+        self.state.scratch = True
+        size = b.size()
+        if size is None:
+            raise BuildError(f"scratch buffer {b.name} has a symbolic size")
+        self.emit(indent, f"{C_TYPES[b.dtype]} {self.buf(b)}[{size}];")
 
     def for_(self, s, indent):
         v = self.name(s.var, s.var.name)
@@ -291,7 +299,11 @@ class _FuncGen:
     def generate(self) -> str:
         for b in self.func.params:
             self.buf(b)
-        self.stmt(self.func.body, 1)
+        body = self.func.body
+        while isinstance(body, S.Allocate):  # function-level scratch: no block needed
+            self.declare(body.buffer, 1)
+            body = body.body
+        self.stmt(body, 1)
         unused = [f"  (void){self.buf(b)};" for b in self.func.params
                   if id(b.data) not in self.used]
         return "\n".join([self.signature() + " {", *unused, *self.lines, "  return 0;", "}"])
@@ -323,7 +335,7 @@ def generate_c(funcs, target: str = "c", includes=()) -> str:
             if code not in imports:
                 imports.append(code.strip("\n"))
     return _ENV.get_template("kernels.c.j2").render(
-        version=__version__, target=target, need_math=state.need_math,
+        version=__version__, target=target, need_math=state.need_math, scratch=state.scratch,
         includes=list(includes), typedefs=list(state.typedefs.values()),
         helpers=list(state.helpers.values()), imports=imports, functions=bodies)
 

@@ -428,7 +428,9 @@ def storage_rewrite(func: S.PrimFunc) -> S.PrimFunc:
     buffers of the same dtype whose ranges do not overlap share one array
     (as large as the largest); each shared array is declared once."""
     allocs, stmts = _flatten_allocs(func.body)
-    if len(allocs) < 2 or any(b.size() is None for b in allocs):
+    # Unrolled copies repeat one allocation; its contents never outlive a copy.
+    allocs = list({id(b.data): b for b in allocs}.values())
+    if not allocs or any(b.size() is None for b in allocs):
         return func
     body = S.seq(*stmts)
     live = {}
