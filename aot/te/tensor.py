@@ -195,7 +195,11 @@ def compute(shape, fcompute, name: str = "compute", tag: str = "", attrs=None) -
         raise TEError(f"compute {name}: fcompute takes {len(names)} arguments "
                       f"but the shape has {len(shape)} dimensions")
     axis = [IterVar(Range(0, s), n) for n, s in zip(names, shape)]
-    body = E.convert(fcompute(*[iv.var for iv in axis]))
+    body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, (tuple, list)):
+        raise TEError(f"compute {name}: operations with several outputs are not supported yet; "
+                      "write one compute per output")
+    body = E.convert(body)
     if isinstance(body, E.Reduce):
         reduce_axis = list(body.axis)
     else:
