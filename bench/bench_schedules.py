@@ -62,11 +62,21 @@ def conv2d(H, W, CI, CO, schedule, KH=3, KW=3, pad=1, in_zp=-3, w_zp=2):
         name="conv")
     s = te.create_schedule(conv.op)
     if schedule:
+        # A 2 (w) x 16 (co) output tile accumulates in scratch with the
+        # reduction outside it; padding is inlined as a select on the input.
+        local = s.cache_write(conv, "local")
         n, h, w, co = conv.op.axis
+        wo, wi = s[conv].split(w, factor=2)
         coo, coi = s[conv].split(co, factor=16)
-        s[conv].reorder(n, h, w, coo, kh, kw, rc, coi)
+        s[conv].reorder(n, h, wo, coo, wi, coi)
         s[conv].vectorize(coi)
-        s[padded].compute_at(s[conv], h)
+        s[local].compute_at(s[conv], coo)
+        ln, lh, lw, lc = s[local].op.axis
+        lkh, lkw, lrc = s[local].op.reduce_axis
+        s[local].reorder(ln, lh, lkh, lkw, lrc, lw, lc)
+        s[local].vectorize(lc)
+        s[local].unroll(lw)
+        s[padded].compute_inline()
     return s, [data, kernel, conv]
 
 
