@@ -68,6 +68,7 @@ SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
 
 _ACTIVATIONS = {0: "none", 1: "relu", 2: "relu_n1_to_1", 3: "relu6", 4: "tanh", 5: "sign_bit"}
 _CUSTOM = 32
+_MAX_TENSOR_BYTES = 2**31 - 1  # TFLite sizes tensors with int32 byte counts
 
 
 def load_tflite(path: str | Path) -> Graph:
@@ -173,6 +174,9 @@ class _Importer:
             ttype = TensorType(shape, dtype, quant)
         except IRError as err:
             raise ModelError(f"{where}: {err}") from None
+        if ttype.nbytes > _MAX_TENSOR_BYTES:
+            raise ModelError(f"{where}: {ttype} needs {ttype.nbytes:,} bytes; TFLite tensors "
+                             "are limited to 2 GiB")
         data = self._buffer(raw.scalar(2, "I", 0), ttype, where)
         if raw.scalar(5, "?", False):
             kind = "variable"

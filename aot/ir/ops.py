@@ -223,7 +223,7 @@ def _same_dtype(types: list[TensorType], where: str) -> str:
 
 
 def _check_weights(data: TensorType, weight: TensorType, bias: TensorType | None,
-                   where: str) -> None:
+                   where: str, channel_axis: int = 0) -> None:
     """Dtype rules of the heavy ops: float, int8 x int8, or int16 x int8 (16x8)."""
     if data.dtype == "float32":
         _need(weight.dtype == "float32", where,
@@ -240,6 +240,10 @@ def _check_weights(data: TensorType, weight: TensorType, bias: TensorType | None
           f"{bias.dtype if bias else None}")
     _need(data.quant is not None and weight.quant is not None, where,
           "integer data and weights must be quantized")
+    if weight.quant.is_per_axis:
+        _need(weight.quant.axis == channel_axis, where,
+              f"weights must be quantized per output channel (axis {channel_axis}), "
+              f"not along axis {weight.quant.axis}")
 
 
 def _window_out(size: int, kernel: int, stride: int, dilation: int, pad_a: int, pad_b: int,
@@ -315,7 +319,7 @@ def _depthwise_conv2d(ts, attrs, where):
     data, weight, bias = (ts + [None])[:3]
     _rank(data, 4, where, "data")
     _rank(weight, 4, where, "weight")
-    _check_weights(data, weight, bias, where)
+    _check_weights(data, weight, bias, where, channel_axis=3)
     one, kh, kw, oc = weight.shape
     mult = attrs["depth_multiplier"]
     _need(one == 1, where,
@@ -564,6 +568,16 @@ def _lstm(ts, attrs, where):
     n_cell, depth = ts[2].shape
     _need(depth == data.shape[2], where, f"input weights expect depth {depth}")
     n_output = ts[6].shape[1]
+    expected = {1: (n_cell, depth), 2: (n_cell, depth), 3: (n_cell, depth), 4: (n_cell, depth),
+                5: (n_cell, n_output), 6: (n_cell, n_output), 7: (n_cell, n_output),
+                8: (n_cell, n_output), 12: (n_cell,), 13: (n_cell,), 14: (n_cell,),
+                15: (n_cell,)}
+    for i, shape in expected.items():
+        _need(ts[i] is None or ts[i].shape == shape, where,
+              f"{LSTM_INPUTS[i].rstrip('?')} must have shape {list(shape)}, "
+              f"got {list(ts[i].shape) if ts[i] else None}")
+    _need(ts[16] is not None or n_output == n_cell, where,
+          "without projection weights the output size must equal the cell count")
     batch = data.shape[1] if attrs["time_major"] else data.shape[0]
     _need(ts[18].shape == (batch, n_output), where,
           f"output_state must have shape [{batch}, {n_output}]")

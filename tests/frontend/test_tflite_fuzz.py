@@ -109,3 +109,28 @@ def test_structured_mutations(models_dir, count):
             except ModelError:
                 errors += 1
     assert errors > 0
+
+
+@pytest.mark.parametrize("count", [pytest.param(10, id="fast"),
+                                   pytest.param(250, id="long", marks=pytest.mark.slow)])
+def test_mutated_models_interpret_or_fail_cleanly(models_dir, count):
+    """Whatever the importer accepts, the interpreter runs or rejects with an AotError."""
+    import numpy as np
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
+
+    from aot.errors import AotError
+    from aot.reference import Session
+
+    rng = random.Random(count + 1)
+    ran = 0
+    for file in SMALL:
+        data = (models_dir / file).read_bytes()
+        for _ in range(count):
+            mutated = _structured_mutation(rng, fb.ModelT.InitFromPackedBuf(data, 0))
+            try:
+                graph = parse_tflite(mutated)
+                Session(graph).invoke([np.zeros(t.shape, t.type.np_dtype) for t in graph.inputs])
+                ran += 1
+            except AotError:
+                pass
+    assert ran > 0

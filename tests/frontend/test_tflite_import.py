@@ -211,3 +211,8 @@ def test_load_model_picks_the_frontend(models_dir, tmp_path):
     renamed = tmp_path / "kws.bin"
     renamed.write_bytes((models_dir / "mlperf_kws_dscnn.tflite").read_bytes())
     assert len(load_model(renamed).nodes) == 13
+
+
+def test_absurd_tensor_sizes_are_refused():
+    with pytest.raises(ModelError, match="limited to 2 GiB"):
+        _one_op("RELU", [65536, 65536], [65536, 65536])
