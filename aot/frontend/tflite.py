@@ -120,7 +120,7 @@ class _Importer:
         inputs = [self._tensor(int(i), role="input") for i in _ints(sub, 1)]
         inputs = [t for t in inputs if t.kind == "input"]
         nodes = [self._node(i, op) for i, op in enumerate(sub.tables(3, "operator"))]
-        outputs = [self._existing(int(i), "subgraph output") for i in _ints(sub, 2)]
+        outputs = [self._tensor(int(i), role="subgraph output") for i in _ints(sub, 2)]
         if not outputs:
             raise ModelError("the model has no outputs")
         try:
@@ -137,13 +137,6 @@ class _Importer:
         if code == _CUSTOM:
             return code, f"CUSTOM {table.string(1) or ''!r}"
         return code, BUILTIN_NAMES.get(code, f"builtin operator {code}")
-
-    def _existing(self, index: int, what: str) -> Tensor:
-        if index not in self.tensors:
-            if 0 <= index < len(self.raw_tensors):
-                return self._tensor(index, role=what)
-            raise ModelError(f"{what} refers to tensor {index}, which does not exist")
-        return self.tensors[index]
 
     def _tensor(self, index: int, role: str) -> Tensor:
         """The IR tensor for TFLite tensor ``index``, created on first use."""
