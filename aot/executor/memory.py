@@ -418,6 +418,29 @@ def check_plan(plan: MemoryPlan) -> None:
                     f"steps {b.start}-{b.end} overlap while both are alive")
 
 
+def workspace_alignment(target) -> int:
+    """The buffer alignment for an :class:`aot.target.Target`.
+
+    The target's vector width where it has one (4 bytes on Cortex-M4/M7,
+    whose SIMD works on 32-bit words; 16 with Helium/MVE), else 16, which
+    suits host SIMD and costs little.
+    """
+    return target.vector_bytes or 16
+
+
+def check_fits_board(plan: MemoryPlan, graph: Graph, board) -> None:
+    """:func:`check_fits` against an :class:`aot.target.Board`'s RAM and flash.
+
+    The flash check counts constants only (the code is not generated yet),
+    so passing it is necessary, not sufficient.  Boards without a memory
+    map (the host) always fit.
+    """
+    if board.memory is None:
+        return
+    check_fits(plan, graph, ram_bytes=board.memory.ram.length,
+               flash_bytes=board.memory.flash.length)
+
+
 def _largest(plan: MemoryPlan, n: int = 3) -> str:
     items = sorted(((t.type.nbytes, t.name) for b in plan.buffers for t in b.tensors),
                    reverse=True)[:n]

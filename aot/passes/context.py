@@ -86,9 +86,19 @@ class PassInstrument:
 
 
 class DumpAfter(PassInstrument):
-    """Write the graph after the pass called ``name`` to ``stream``."""
+    """Write the graph after the pass called ``name`` to ``stream``.
+
+    ``name`` must be a registered pass (:class:`PassError` with the closest
+    name otherwise); ``seen`` tells whether it ran, so a driver can say
+    when the pass was disabled.
+    """
 
     def __init__(self, name: str, stream: TextIO) -> None:
+        from aot.passes.registry import PASSES
+
+        if name not in PASSES:
+            raise PassError(f"cannot dump after unknown pass {name!r}"
+                            f"{did_you_mean(name, PASSES)}; the passes are {one_of(PASSES)}")
         self.name = name
         self.stream = stream
         self.seen = False

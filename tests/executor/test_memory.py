@@ -220,3 +220,16 @@ def test_every_model_plan_is_sound(name, io_in_workspace, alignment):
     stem = name.removesuffix(".tflite")
     if io_in_workspace and stem in TFLM_ARENA:
         assert plan.workspace_bytes <= TFLM_ARENA[stem]
+
+
+def test_alignment_follows_the_target_and_boards_bound_the_plan():
+    from aot.executor import check_fits_board, workspace_alignment
+    from aot.target import Target, load_board
+
+    assert workspace_alignment(Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")) == 4
+    assert workspace_alignment(Target("c -mcpu=cortex-m55")) == 16
+    assert workspace_alignment(Target("c")) == 16
+    g = _toy()
+    plan = plan_memory(g)
+    check_fits_board(plan, g, load_board("host/native"))  # no memory map: always fits
+    check_fits_board(plan, g, load_board("qemu/mps2-an386"))

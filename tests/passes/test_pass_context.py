@@ -125,3 +125,8 @@ def test_graph_pass_decorator_keeps_name_level_and_doc():
     g = _graph()
     assert my_pass.name == "my_pass" and my_pass.opt_level == 2 and my_pass.doc == "Do nothing."
     assert my_pass(g) is g
+
+
+def test_dump_after_refuses_unknown_pass_names():
+    with pytest.raises(PassError, match="did you mean 'fold_pad'"):
+        DumpAfter("fold_pads", io.StringIO())
