@@ -406,6 +406,26 @@ class _ReplaceBuffer(Mutator):
         return S.Store(self._b(s.buffer), self.expr(s.value), self.expr(s.index))
 
 
+class _StripAllocs(Mutator):
+    """Drop nested declarations of buffers declared at the function level
+    (loop partitioning leaves one copy in the main loop and one in the
+    tail), except inside parallel loops, where each thread needs its own."""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def visit_For(self, s):
+        if s.kind == "parallel":
+            return s
+        return self.default_stmt(s)
+
+    def visit_Allocate(self, s):
+        body = self.stmt(s.body)
+        if id(s.buffer.data) in self.ids:
+            return body
+        return S.Allocate(s.buffer, body)
+
+
 def _flatten_allocs(stmt):
     """Top-level scratch buffers and the flat statement list they cover
     (buffers are distinct, so hoisting their declarations is safe)."""
@@ -459,6 +479,7 @@ def storage_rewrite(func: S.PrimFunc) -> S.PrimFunc:
             if shared is not m:
                 bmap[id(m.data)] = shared
         out_allocs.append(shared)
+    body = _StripAllocs({id(b.data) for b in allocs}).stmt(body)
     new_body = _ReplaceBuffer(bmap).stmt(body) if bmap else body
     for b in reversed(out_allocs):
         new_body = S.Allocate(b, new_body)

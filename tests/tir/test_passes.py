@@ -138,3 +138,20 @@ def test_dump_after_each_pass_in_order():
     seen = []
     run_pipeline(vadd_func(10, 4), dump=lambda name, f: seen.append(name))
     assert seen == list(DEFAULT_PIPELINE)
+
+
+def test_storage_rewrite_declares_a_partitioned_scratch_buffer_once():
+    """Partitioning copies the loop body holding B's declaration into the
+    tail; after the rewrite B is declared once, at the function level."""
+    A = te.placeholder((20,), "float32", "A")
+    B = te.compute((20,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((18,), lambda i: B[i] + B[i + 1] + B[i + 2], name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=5)
+    s[B].compute_at(s[C], xo)
+    before = aot.lower(s, [A, C], name="blur", disabled=["storage_rewrite"])
+    after = aot.lower(s, [A, C], name="blur")
+    assert str(before).count("allocate B: float32[7]") == 2
+    assert str(after).count("allocate B: float32[7]") == 1
+    a = np.arange(20, dtype=np.float32)
+    run_both(before, after, [a], (18,))
