@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import MODELS
 
 from aot.cli import main
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
@@ -129,3 +130,12 @@ def test_bad_model_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("aot inspect: error: ")
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", [m["name"] for m in MODELS if m["file"].endswith(".tflite")])
+def test_every_shared_model_reports_macs_and_memory(name, models_dir, capsys):
+    info = _inspect_json(models_dir / f"{name}.tflite", capsys)
+    assert info["total_macs"] == sum(layer["macs"] for layer in info["layers"]) > 0
+    largest = max(t["bytes"] for t in info["tensors"] if t["kind"] == "activation")
+    assert info["activation_peak_bytes"] >= largest
+    assert 0 < info["workspace_lower_bound_bytes"] <= info["activation_peak_bytes"]
