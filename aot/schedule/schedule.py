@@ -186,8 +186,10 @@ class Stage:
         attr["kind"] = kind
 
     def unroll(self, iv: IterVar) -> None:
-        """Replicate the loop body once per iteration (the extent must be a
-        constant); the ``unroll`` pass substitutes ``iv = 0, 1, ...``."""
+        """Replicate the loop body once per iteration: the ``unroll`` pass
+        substitutes ``iv = 0, 1, ..., extent-1`` into copies of the body.
+        A split guard on ``iv`` stays in the copies unless ``loop_partition``
+        peeled the tail first (it runs before ``unroll``)."""
         self._set_kind(iv, "unrolled", "unroll")
 
     def vectorize(self, iv: IterVar) -> None:
@@ -222,8 +224,10 @@ class Stage:
         reduction axes in the same order, equal extents, the same
         expression; each tensor region they cover becomes a buffer view
         with ``elem_offset = sum(start_d * stride_d)`` and the tensor's
-        strides (see :func:`aot.te.decl_tensor_intrin`).  Checked during
-        lowering, which raises ScheduleError on a mismatch."""
+        strides (see :func:`aot.te.decl_tensor_intrin`).  Loops carrying a
+        split guard (a factor that does not divide its axis) cannot be
+        tensorized.  Checked during lowering, which raises ScheduleError on
+        a mismatch."""
         self._need_compute("tensorize")
         self._check_leaf(iv, "tensorize")
         if not isinstance(intrin, TensorIntrin):
