@@ -189,6 +189,9 @@ def _padding(attrs: dict) -> tuple:
 @kernel("conv2d", "depthwise_conv2d")
 def _conv(node: Node, args: list) -> list:
     x, w, bias = node.inputs
+    if _zp(w):
+        raise InterpretError(f"{node.label()}: convolution weights must have zero point 0 "
+                             "(symmetric quantization), as TFLM requires")
     a = node.attrs
     common = dict(stride=a["strides"], dilation=a["dilation"], padding=_padding(a),
                   activation=_ACT[a["activation"]], out_dtype=node.outputs[0].type.np_dtype,

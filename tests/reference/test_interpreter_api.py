@@ -129,3 +129,13 @@ def test_cli_interpret_bad_inputs_exit_2(models_dir, tmp_path, capsys, content, 
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_asymmetric_conv_weights_are_refused():
+    b = GraphBuilder()
+    x = b.input("x", (1, 4, 4, 1), "int8", Quantization.per_tensor(0.1, 0))
+    w = b.constant("w", np.ones((1, 1, 1, 1), np.int8), quant=Quantization.per_tensor(0.1, 5))
+    y = b.op("conv2d", [x, w],
+             out_type=TensorType((1, 4, 4, 1), "int8", Quantization.per_tensor(0.1, 0)))
+    with pytest.raises(InterpretError, match="zero point 0"):
+        run(b.build([y]), [np.zeros((1, 4, 4, 1), np.int8)])
