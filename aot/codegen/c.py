@@ -324,8 +324,14 @@ def _used_buffers(body) -> set:
             if isinstance(n, (S.Store, E.Load, E.AccessPtr))}
 
 
+def prototype(func: S.PrimFunc) -> str:
+    """The C declaration of a kernel: ``int32_t name(const T* restrict A, ...);``."""
+    return _FuncGen(func, _FileState()).signature() + ";"
+
+
 def generate_c(funcs, target: str = "c", includes=()) -> str:
-    """The text of one C file holding ``funcs`` (PrimFuncs)."""
+    """The text of one C file holding ``funcs`` (PrimFuncs); ``includes``
+    are extra headers (``"<arm_acle.h>"`` or ``'"my.h"'``)."""
     from aot import __version__
     state = _FileState()
     bodies = [_FuncGen(f, state).generate() for f in funcs]
@@ -378,6 +384,11 @@ class CModule:
         self.is_host = host
         self.source = generate_c(funcs, target)
         self._lib = None
+
+    @property
+    def prototypes(self) -> dict[str, str]:
+        """Kernel name -> C declaration, for headers of generated projects."""
+        return {name: prototype(f) for name, f in self.funcs.items()}
 
     def get_source(self) -> str:
         return self.source

@@ -35,6 +35,9 @@ def test_signature_is_unpacked_const_restrict_and_returns_zero():
     assert ("int32_t add(const float* restrict A, const float* restrict B, "
             "float* restrict C) {") in src
     assert src.rstrip().endswith("return 0;\n}")
+    assert aot.build(s, args, name="add").prototypes == {
+        "add": "int32_t add(const float* restrict A, const float* restrict B, "
+               "float* restrict C);"}
 
 
 def test_save_writes_the_source(tmp_path):
