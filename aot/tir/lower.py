@@ -29,7 +29,7 @@ from aot.te.tensor import ComputeOp, PlaceholderOp, Tensor
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, free_vars, substitute, walk
-from aot.tir.simplify import Analyzer, linear, symbolic_bound
+from aot.tir.simplify import Analyzer, symbolic_bound
 
 
 @dataclass
@@ -393,12 +393,3 @@ def lower(sch: Schedule, args, name: str = "default_function", passes=None, disa
         dump("schedule_ops", func)
     return run_pipeline(func, passes, disabled, dump)
 
-
-def _linear_coeff(e, var) -> int | None:
-    lf = linear(e)
-    if lf is None:
-        return None
-    for atom, c in lf.terms.values():
-        if atom is var:
-            return c
-    return 0

@@ -186,10 +186,6 @@ def from_linear(lf: Linear) -> E.PrimExpr:
     return out
 
 
-def _add_b(x, y):
-    return None if x is None or y is None else x + y
-
-
 class Analyzer:
     """Simplifies expressions given inclusive ranges ``{Var: (lo, hi)}``."""
 
