@@ -68,8 +68,10 @@ class SerialTransport(Transport):
             first = self._port.read(1)
             if not first:
                 return b""
-            waiting = self._port.in_waiting
-            return first + (self._port.read(waiting) if waiting else b"")
+            # Then whatever else has arrived, without waiting: in_waiting is
+            # only 0 or 1 for socket:// URLs, so it cannot size this read.
+            self._port.timeout = 0
+            return first + self._port.read(65536)
         except (serial.SerialException, OSError) as err:
             raise TransportError(f"reading from {self.url} failed: {err}") from None
 
