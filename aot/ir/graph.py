@@ -75,8 +75,8 @@ class Tensor:
 class Node:
     """One operator application.
 
-    ``inputs`` follow the operator's input slots (see :mod:`aot.ir.ops`);
-    an absent optional input is ``None``.  ``attrs`` hold every attribute of
+    ``inputs`` has one entry per input slot of the operator (see
+    :mod:`aot.ir.ops`); an absent optional input is ``None``.  ``attrs`` hold every attribute of
     the operator's schema, defaults filled in.
     """
 
@@ -237,6 +237,9 @@ class GraphBuilder:
         from aot.ir import ops
 
         opdef = ops.get_op(op)
+        inputs = list(inputs)
+        if not opdef.inputs[-1].endswith("*") and len(inputs) < len(opdef.inputs):
+            inputs += [None] * (len(opdef.inputs) - len(inputs))  # absent optional inputs
         node_name = name or self._fresh(op + "_")
         full_attrs = opdef.normalize_attrs(attrs, f"{op} node {node_name!r}")
         inferred = opdef.infer_types(

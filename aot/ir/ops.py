@@ -142,8 +142,9 @@ class OpDef:
             if any(t is None for t in in_types):
                 raise IRError(f"{where}: every input is required")
             return
-        if len(in_types) > len(slots):
-            raise IRError(f"{where}: takes at most {len(slots)} inputs, got {len(in_types)}")
+        if len(in_types) != len(slots):
+            raise IRError(f"{where}: takes {len(slots)} inputs (None for an absent optional "
+                          f"one), got {len(in_types)}")
         for i, slot in enumerate(slots):
             present = i < len(in_types) and in_types[i] is not None
             if not present and not slot.endswith("?"):

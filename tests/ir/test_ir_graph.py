@@ -213,3 +213,16 @@ def test_attr_conversion():
     with pytest.raises(IRError, match="expected int"):
         Attr("int").convert(1.5, "x")
     assert Attr("pairs").convert([[0, 1]], "x") == ((0, 1),)
+
+
+def test_nodes_have_one_input_per_slot():
+    b = GraphBuilder()
+    x = b.input("x", (1, 4), "float32")
+    w = b.constant("w", np.zeros((3, 4), np.float32))
+    y = b.op("dense", [x, w])  # the builder fills the absent bias with None
+    g = b.build([y])
+    assert g.nodes[0].inputs == [x, w, None]
+    short = Node("dense", [x, w], [Tensor("z", TensorType((1, 3), "float32"))],
+                 dict(g.nodes[0].attrs), "short")
+    with pytest.raises(IRError, match="takes 3 inputs"):
+        Graph([x], short.outputs, [short])
