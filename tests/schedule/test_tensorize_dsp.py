@@ -104,3 +104,29 @@ def test_smlad_kernel_uses_the_dsp_instruction_on_cortex_m4(tmp_path):
     if objdump:
         dis = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True).stdout
         assert "smlad" in dis
+
+
+def test_tensorize_into_a_scratch_accumulator_then_requantize():
+    """The int32 accumulator lives in a per-row scratch buffer (compute_at);
+    the view's offset is relative to that buffer."""
+    A = te.placeholder((5, 12), "int16", "A")
+    B = te.placeholder((7, 12), "int16", "B")
+    k = te.reduce_axis((0, 12), "k")
+    C = te.compute((5, 7), lambda i, j: te.sum(
+        A[i, k].astype("int32") * B[j, k].astype("int32"), axis=k), name="C")
+    D = te.compute((5, 7), lambda i, j: te.saturate_cast("int8", C[i, j] >> 8), name="D")
+    s = te.create_schedule(D.op)
+    s[C].compute_at(s[D], D.op.axis[0])
+    ko, ki = s[C].split(C.op.reduce_axis[0], factor=2)
+    s[C].tensorize(ki, intrin_dot2())
+    s[D].pragma(D.op.axis[0], "import_c", SMLAD_C)
+    text = str(aot.lower(s, [A, B, D]))
+    assert "allocate C: int32[1, 7], local" in text
+    assert 'call_extern("dot2_reset", access_ptr(C, j, "w"))' in text
+    rng = np.random.default_rng(6)
+    a = rng.integers(-2000, 2000, (5, 12)).astype(np.int16)
+    b = rng.integers(-2000, 2000, (7, 12)).astype(np.int16)
+    out = np.zeros((5, 7), np.int8)
+    aot.build(s, [A, B, D])(a, b, out)
+    acc = a.astype(np.int32) @ b.T.astype(np.int32)
+    np.testing.assert_array_equal(out, np.clip(acc >> 8, -128, 127))
