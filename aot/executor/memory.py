@@ -9,10 +9,12 @@ Algorithm
 2. **Buffers.**  Tensors that share storage form one buffer:
 
    * a view (reshape, squeeze, expand_dims) shares its input's buffer;
-   * a step made only of elementwise/broadcast nodes may write its output
-     over an input of the same shape and dtype whose last reader is that
-     step (out[i] depends on in[i] only, so each element is read before it
-     is overwritten).
+   * a step may write its output over an input of the same shape and dtype
+     whose last reader is that step, when only the step's elementwise tail
+     reads it (an elementwise op alone, or the bias/residual add after a
+     conv): out[i] depends on that input's element i only, so each element
+     is read before it is overwritten.  A kernel whose output aliases an
+     input this way must read element i before writing element i.
 
    A buffer never holds two caller tensors (graph inputs/outputs), and
    never a caller input being overwritten.
@@ -218,23 +220,25 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace: bool):
             return callers == 0
         return callers <= 1
 
+    views = _view_nodes(graph)
     for i, (_, nodes) in enumerate(steps):
         reads, writes = step_io[i]
-        if len(nodes) == 1 and nodes[0].op in VIEW_OPS and writes:
+        if len(nodes) == 1 and nodes[0] in views and writes:
             x, y = nodes[0].inputs[0], nodes[0].outputs[0]
             if x.kind in ("input", "activation") and can_merge(x, y, False):
                 classes.union(x, y)
                 aliases.append((y.name, x.name, "view"))
             continue
-        if not inplace or len(writes) != 1:
-            continue
-        if not all(get_op(n.op).pattern in _INPLACE_PATTERNS for n in nodes):
+        if not inplace or len(writes) != 1 or writes[0] is not nodes[-1].outputs[0]:
             continue
         y = writes[0]
+        epilogue = _epilogue(nodes, y)
         for x in reads:
+            readers = [n for n in nodes if any(t is x for t in n.inputs)]
             dies_here = all(read_last.get(id(m), -1) <= i
                             for m in classes.members[classes.find(x)])
-            if (dies_here and x.shape == y.shape and x.dtype == y.dtype
+            if (dies_here and all(n in epilogue for n in readers)
+                    and x.shape == y.shape and x.dtype == y.dtype
                     and can_merge(x, y, True)):
                 classes.union(x, y)
                 aliases.append((y.name, x.name, "in place"))
@@ -250,6 +254,36 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace: bool):
         buffers.append(Buffer(members, size, start, end, external))
     buffers.sort(key=lambda b: (b.start, b.end, b.name))
     return buffers, aliases
+
+
+def _view_nodes(graph: Graph) -> frozenset[Node]:
+    """Nodes whose output shares its input's bytes.
+
+    For a graph from the pass pipeline, the reshapes ``canonicalize``
+    recorded (none if it was disabled); for a plain graph, every reshape,
+    squeeze and expand_dims whose input and output share a quantization.
+    """
+    from aot.passes.annotated import AnnotatedGraph
+
+    if isinstance(graph, AnnotatedGraph):
+        return graph.annotations.views
+    return frozenset(n for n in graph.nodes if n.op in VIEW_OPS
+                     and n.inputs[0].quant == n.outputs[0].quant)
+
+
+def _epilogue(nodes: tuple[Node, ...], y: Tensor) -> set[Node]:
+    """The step's trailing elementwise/broadcast nodes that all produce ``y``'s shape.
+
+    Element ``i`` of ``y`` depends on element ``i`` of any same-shape operand
+    these nodes read, and on nothing else of it: the kernel reads it just
+    before writing ``y[i]``, so ``y`` may take that operand's bytes.
+    """
+    tail: set[Node] = set()
+    for n in reversed(nodes):
+        if get_op(n.op).pattern not in _INPLACE_PATTERNS or n.outputs[0].shape != y.shape:
+            break
+        tail.add(n)
+    return tail
 
 
 def _step_outputs(graph: Graph, nodes: tuple[Node, ...]) -> list[Tensor]:

@@ -233,3 +233,46 @@ def test_alignment_follows_the_target_and_boards_bound_the_plan():
     plan = plan_memory(g)
     check_fits_board(plan, g, load_board("host/native"))  # no memory map: always fits
     check_fits_board(plan, g, load_board("qemu/mps2-an386"))
+
+
+def _residual(shortcut_from_x: bool):
+    """softmax(add(conv_c(s), conv_b(conv_a(x)))), s = x or conv_a(x); 1x1 convs keep shapes."""
+    rng = np.random.default_rng(2)
+    b = GraphBuilder("res")
+    x = b.input("x", (1, 3, 3, 2), "float32")
+
+    def conv(t, name):
+        w = b.constant("", rng.standard_normal((2, 1, 1, 2)).astype(np.float32))
+        return b.op("conv2d", [t, w, None], out_name=name)
+
+    a = conv(x, "a")
+    bb = conv(a, "bb")
+    c = conv(x if shortcut_from_x else bb, "c")
+    s = b.op("add", [c, bb if shortcut_from_x else x], out_name="sum")
+    return b.build([b.op("softmax", [s])])
+
+
+def test_fused_residual_add_writes_over_the_branch_that_dies_there():
+    g = optimize(_residual(True))
+    plan = plan_memory(g)
+    assert ("sum", "bb", "in place") in plan.aliases
+    by_name = {t.name: t for t in g.tensors()}
+    assert plan.buffer_of(by_name["sum"]) is plan.buffer_of(by_name["bb"])
+    assert len(plan.buffers) == len(plan_memory(g, inplace=False).buffers) - 1
+
+
+def test_no_in_place_over_an_input_the_anchor_reads():
+    """conv_c(bb) + x: bb is read by the conv itself (windows), x is the caller's input."""
+    plan = plan_memory(optimize(_residual(False)))
+    assert not [a for a in plan.aliases if a[2] == "in place"]
+
+
+def test_views_come_from_canonicalize_in_optimized_graphs():
+    g = _chain()
+    from aot.passes import PassContext
+
+    with_views = plan_memory(optimize(g), inplace=False)
+    without = plan_memory(optimize(g, PassContext(disabled_pass=["canonicalize"])),
+                          inplace=False)
+    assert any(kind == "view" for _, _, kind in with_views.aliases)
+    assert not any(kind == "view" for _, _, kind in without.aliases)
