@@ -1,4 +1,10 @@
-"""Names of TFLite's builtin operators (enum BuiltinOperator of schema.fbs), for messages."""
+"""Names of TFLite's builtin operators, for error messages.
+
+The values of enum ``BuiltinOperator`` in TFLite's ``schema.fbs``, listed once
+from the schema module of the pinned tflite-micro wheel
+(0.dev20261023182759).  Only names are used; which operators are supported
+is decided in :mod:`aot.frontend.tflite`.
+"""
 
 BUILTIN_NAMES = {
     0: "ADD", 1: "AVERAGE_POOL_2D", 2: "CONCATENATION", 3: "CONV_2D", 4: "DEPTHWISE_CONV_2D",
