@@ -342,9 +342,25 @@ class _NoOpRemover(Mutator):
         body = self.stmt(s.body)
         if body is None:
             return None
-        if not _uses_buffer(body, s.buffer):
-            return body
+        if not _reads_buffer(body, s.buffer):
+            # Nothing reads the scratch buffer here: its stores are dead.
+            return self.stmt(_DropStores(s.buffer).stmt(body))
         return S.Allocate(s.buffer, body)
+
+
+class _DropStores(Mutator):
+    def __init__(self, buf):
+        self.data = buf.data
+
+    def visit_Store(self, s):
+        return None if s.buffer.data is self.data else s
+
+
+def _reads_buffer(stmt, buf) -> bool:
+    for n in _all_nodes(stmt):
+        if isinstance(n, (E.Load, E.AccessPtr)) and n.buffer.data is buf.data:
+            return True
+    return False
 
 
 def _same(a, b):
@@ -381,7 +397,8 @@ def _all_nodes(stmt):
 def remove_no_op(func: S.PrimFunc) -> S.PrimFunc:
     """Drop empty loops, loops of one iteration (the variable becomes the
     start), constant conditions, constant expression statements, stores of
-    a value into the place it was read from, and unused scratch buffers."""
+    a value into the place it was read from, and scratch buffers that are
+    never read (with the stores into them)."""
     return _nonempty(func, _NoOpRemover().stmt(func.body))
 
 

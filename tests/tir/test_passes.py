@@ -155,3 +155,16 @@ def test_storage_rewrite_declares_a_partitioned_scratch_buffer_once():
     assert str(after).count("allocate B: float32[7]") == 1
     a = np.arange(20, dtype=np.float32)
     run_both(before, after, [a], (18,))
+
+
+def test_remove_no_op_drops_a_scratch_buffer_nobody_reads():
+    A = S.Buffer("A", "int32", [4])
+    T = S.Buffer("T", "int32", [4], scope="local")
+    i = E.Var("i")
+    body = S.seq(S.Allocate(T, S.For(i, 0, 4, "serial", S.Store(T, E.Load("int32", A, i), i))),
+                 S.Store(A, E.const(7), E.const(0)))
+    after = run_pipeline(S.PrimFunc("f", [A], body), ["remove_no_op"])
+    assert str(after) == text("""
+        primfn f(A: int32[4]) {
+          A[0] = 7
+        }""")
