@@ -225,3 +225,23 @@ def test_check_layout_accepts_nhwc_and_refuses_other_layouts():
     assert check_layout(g) is g
     with PassContext(config={"layout": "NCHW"}), pytest.raises(PassError, match="NHWC"):
         check_layout(g)
+
+
+@pytest.mark.parametrize("op", ["depthwise_conv2d", "dense"])
+def test_simplify_inference_scales_the_right_weight_axis(op):
+    """Depthwise weights hold channels on axis 3 (1HWC), dense on axis 0 ([units, K])."""
+    rng = np.random.default_rng(8)
+    b = GraphBuilder("g")
+    x = b.input("x", (1, 5, 5, 3), "float32")
+    if op == "dense":
+        w = b.constant("w", rng.standard_normal((6, 75)).astype(np.float32))
+        y = b.op("dense", [x, w, None])
+    else:
+        w = b.constant("w", rng.standard_normal((1, 3, 3, 6)).astype(np.float32))
+        y = b.op("depthwise_conv2d", [x, w, None], depth_multiplier=2)
+    s = b.constant("s", rng.uniform(0.5, 2, 6).astype(np.float32))
+    before = b.build([b.op("sub", [b.op("mul", [s, y]), b.constant("t", np.float32(0.5))])])
+    after = simplify_inference(before)
+    assert [n.op for n in after.nodes] == [op]
+    assert after.nodes[0].inputs[2] is not None  # the subtraction became a bias
+    assert_same_semantics(before, after, rtol=1e-5, atol=1e-5)
