@@ -11,28 +11,41 @@ SOURCES = sorted((RUNTIME / "src").glob("*.c"))
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c",
           f"-I{RUNTIME / 'include'}"]
 
+ARM = "arm-none-eabi-gcc"
 TOOLCHAINS = {
-    "host": ("gcc", [], "host"),
-    "cortex-m3": ("arm-none-eabi-gcc", ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], "mps2"),
-    "cortex-m4f": ("arm-none-eabi-gcc",
-                   ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"], "mps2"),
-    "cortex-m55": ("arm-none-eabi-gcc", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
-                   "mps2"),
+    "host": ("gcc", [], ["host"]),
+    "cortex-m3": (ARM, ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], ["cortex-m", "mps2"]),
+    "cortex-m4f": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+                   ["cortex-m", "mps2"]),
+    "cortex-m7": (ARM, ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
+                  ["cortex-m", "mps2", "stm32"]),
+    "cortex-m55": (ARM, ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], ["cortex-m", "mps2"]),
     "rv32imac": ("riscv64-unknown-elf-gcc",
                  ["-march=rv32imac", "-mabi=ilp32", "-Wa,-march=rv32imac_zicsr",
-                  "--specs=picolibc.specs"], "sifive_e"),
+                  "--specs=picolibc.specs"], ["sifive_e"]),
 }
 
 
 @pytest.mark.parametrize("name", TOOLCHAINS)
 def test_runtime_and_port_compile_with_all_warnings_as_errors(name, tmp_path):
-    cc, flags, port = TOOLCHAINS[name]
+    cc, flags, ports = TOOLCHAINS[name]
     if not fw.have(cc):
         pytest.skip(f"{cc} is not installed")
-    port_sources = sorted((RUNTIME / "ports" / port).glob("*.c"))
-    for src in SOURCES + port_sources:
-        subprocess.run([cc, *STRICT, *flags, str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+    port_sources = [src for port in ports for src in sorted((RUNTIME / "ports" / port).glob("*.c"))]
+    for i, src in enumerate(SOURCES + port_sources):
+        subprocess.run([cc, *STRICT, *flags, str(src), "-o", str(tmp_path / f"{i}.o")],
                        check=True)
+
+
+@pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+def test_stm32_port_links_with_vectors_at_the_start_of_flash(tmp_path):
+    """Real-board port: built and linked, not run (no hardware in CI)."""
+    elf = fw.build(tmp_path, "stm32", ARM, "-mcpu=cortex-m7 -mfloat-abi=hard -mfpu=fpv5-d16",
+                   board_tag="st/nucleo-f746zg")
+    headers = subprocess.run(["arm-none-eabi-objdump", "-h", str(elf)], check=True,
+                             capture_output=True, text=True).stdout
+    vectors = next(line.split() for line in headers.splitlines() if ".isr_vector" in line)
+    assert vectors[3] == "08000000"
 
 
 def test_runtime_needs_no_heap(tmp_path):

@@ -1,8 +1,8 @@
 # mps2 port (Cortex-M3/M4/M7 on QEMU's mps2-an385/an386/an500).
 # Board parameters: AOT_UART_BASE, AOT_TICK_INSNS_NUM/DEN (defaults: mps2).
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/mps2
-AOT_PORT_SRCS := $(AOT_PORT_DIR)/startup.c $(AOT_PORT_DIR)/port.c
-AOT_PORT_LDSCRIPT_IN := $(AOT_PORT_DIR)/link.ld.in
+AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c $(AOT_PORT_DIR)/port.c
+AOT_PORT_LDSCRIPT_IN := $(AOT_RUNTIME_DIR)/ports/cortex-m/link.ld.in
 AOT_PORT_CFLAGS := -mthumb -ffunction-sections -fdata-sections
 AOT_PORT_LDFLAGS := -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections
 AOT_FLASH_ORIGIN ?= 0x00000000

@@ -1,5 +1,5 @@
 /*
- * Cortex-M startup for the mps2 and mps3-an547 ports: vector table and reset
+ * Cortex-M startup shared by the mps2, mps3-an547 and stm32 ports: vector table and reset
  * handler.  The reset handler copies .data from flash to RAM, zeroes .bss,
  * turns the FPU on when the build uses it, and calls main().  Faults end the
  * program through aot_port_exit() so a crash under QEMU is an exit status
