@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import MODELS
+from support.models import MODELS
 
 from aot.cli import main
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb

@@ -14,7 +14,7 @@ from aot.executor.memory import lower_bound
 from aot.frontend import load_model
 from aot.ir import GraphBuilder, Quantization
 from aot.passes import optimize
-from conftest import MODELS_DIR
+from support.models import MODELS_DIR
 
 Q = Quantization.per_tensor(0.1, 0)
 
@@ -276,3 +276,15 @@ def test_views_come_from_canonicalize_in_optimized_graphs():
                           inplace=False)
     assert any(kind == "view" for _, _, kind in with_views.aliases)
     assert not any(kind == "view" for _, _, kind in without.aliases)
+
+
+@pytest.mark.parametrize("io_in_workspace", [False, True])
+def test_graph_outputs_are_never_overwritten_in_place(io_in_workspace):
+    """relu's result is a graph output read by the last step: it dies there but must
+    still hold its value when the call returns (found by the random-graph replay)."""
+    b = GraphBuilder("g")
+    x = b.input("x", (1, 8), "float32")
+    r = b.op("relu", [x])
+    g = b.build([b.op("add", [r, b.constant("c", np.ones(8, np.float32))]), r])
+    plan = plan_memory(g, io_in_workspace=io_in_workspace)
+    assert plan.aliases == []

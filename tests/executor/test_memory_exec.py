@@ -16,7 +16,7 @@ from aot.frontend import load_model
 from aot.ir import Graph, Node, Tensor
 from aot.passes import annotations, optimize
 from aot.reference.interpreter import run, supported_ops
-from conftest import MODELS_DIR
+from support.models import MODELS_DIR
 
 TFLITE = sorted(p.name for p in MODELS_DIR.glob("*.tflite")) if MODELS_DIR.is_dir() else []
 

@@ -6,7 +6,7 @@ import random
 import struct
 
 import pytest
-from conftest import MODELS
+from support.models import MODELS
 
 from aot.frontend import ModelError
 from aot.frontend.tflite import parse_tflite

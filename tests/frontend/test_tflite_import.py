@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODELS
+from support.models import MODELS
 
 from aot.frontend import ModelError, load_model
 from aot.frontend.tflite import SUPPORTED_OPERATORS, parse_tflite

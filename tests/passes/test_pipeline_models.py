@@ -9,7 +9,7 @@ from aot.frontend import load_model
 from aot.ir import GraphBuilder
 from aot.passes import PASSES, PassContext, annotations, optimize
 from aot.reference.interpreter import supported_ops
-from conftest import MODELS_DIR
+from support.models import MODELS_DIR
 
 TFLITE = sorted(p.name for p in MODELS_DIR.glob("*.tflite")) if MODELS_DIR.is_dir() else []
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import MODELS, MODELS_DIR
+from support.models import MODELS, MODELS_DIR
 
 from aot.frontend import load_model
 from aot.reference import Session, supported_ops
