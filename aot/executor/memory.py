@@ -209,16 +209,15 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace: bool):
         return sum(1 for m in classes.members[root] if id(m) in inputs or id(m) in outputs)
 
     def can_merge(a: Tensor, b: Tensor, overwrite: bool) -> bool:
+        """Whether ``b`` may take ``a``'s storage (``overwrite``: while ``a`` dies)."""
         ra, rb = classes.find(a), classes.find(b)
         if ra == rb:
             return False
+        if overwrite and caller_tensors(ra):
+            return False  # inputs and outputs must hold their values for the caller
         if io_in_workspace:
-            return not (overwrite and caller_tensors(ra) and any(
-                id(m) in inputs for m in classes.members[ra]))
-        callers = caller_tensors(ra) + caller_tensors(rb)
-        if overwrite:
-            return callers == 0
-        return callers <= 1
+            return True
+        return caller_tensors(ra) + caller_tensors(rb) <= (0 if overwrite else 1)
 
     views = _view_nodes(graph)
     for i, (_, nodes) in enumerate(steps):

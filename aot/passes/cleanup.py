@@ -32,9 +32,8 @@ def remove_dead_code(graph: Graph) -> Graph:
     next invocation sees.  Graph inputs stay, even unused ones, because they
     are the model's calling convention.
     """
-    if len(prune(graph).nodes) == len(graph.nodes):
-        return graph
-    return prune(graph)
+    pruned = prune(graph)
+    return graph if len(pruned.nodes) == len(graph.nodes) else pruned
 
 
 @graph_pass("fold_constants", opt_level=1)

@@ -127,13 +127,12 @@ def canonicalize(graph: Graph) -> Graph:
             replaced[node] = Node("reshape", [start], node.outputs,
                                   {"newshape": y.shape}, node.name)
     nodes = [replaced.get(n, n) for n in graph.nodes]
-    graph2 = prune(substitute(rebuild(graph, nodes), mapping, drop=drop))
-    views = frozenset(n for n in graph2.nodes if n.op == "reshape"
+    result = prune(substitute(rebuild(graph, nodes), mapping, drop=drop))
+    views = frozenset(n for n in result.nodes if n.op == "reshape"
                       and n.inputs[0].quant == n.outputs[0].quant)
-    if views == annotations(graph).views and len(graph2.nodes) == len(graph.nodes) \
-            and not replaced and not drop:
-        return graph
-    return rebuild(graph2, views=views)
+    unchanged = (not replaced and not drop and len(result.nodes) == len(graph.nodes)
+                 and views == annotations(graph).views)
+    return graph if unchanged else rebuild(result, views=views)
 
 
 def _pad_value_is_neutral(pad: Node, consumer: Node) -> bool:

@@ -10,11 +10,11 @@ exactly the optimized graph's outputs.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from test_memory_exec import execute_with_plan
 
-from aot.executor import plan_memory
+from aot.executor import format_memory_report, plan_memory
 from aot.ir import GraphBuilder
 from aot.passes import annotations, optimize
 from aot.reference.interpreter import run
@@ -77,6 +77,8 @@ def test_random_graph_survives_passes_and_its_plan(graph, io_in_workspace, align
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     plan = plan_memory(optimized, alignment=alignment, io_in_workspace=io_in_workspace)
+    note(str(optimized))
+    note(format_memory_report(plan))
     assert plan.lower_bound <= plan.workspace_bytes
     replay = execute_with_plan(optimized, plan, feeds)
     for r, g in zip(replay, got):
