@@ -59,3 +59,21 @@ def test_opt_level_zero_still_legalizes_and_fuses():
     g = b.build([b.op("relu", [b.op("relu", [x])])])
     out = optimize(g, PassContext(opt_level=0))
     assert len(annotations(out).groups) == 1
+
+
+@pytest.mark.parametrize("name", ["tflm_micro_speech", "mlperf_ic_resnet8"])
+def test_optimized_graph_matches_golden(name):
+    """The whole pipeline's printed result, groups and folded constants included.
+
+    After an intended change, rewrite the file with
+    ``str(optimize(load_model(path)))`` and review the diff.
+    """
+    from pathlib import Path
+
+    golden = Path(__file__).parent / "golden" / f"{name}.txt"
+    assert str(optimize(load_model(MODELS_DIR / f"{name}.tflite"))) == golden.read_text()
+
+
+def test_every_optimized_model_prints_each_group(model):
+    out = optimize(model)
+    assert str(out).count("  group ") == len(annotations(out).groups)
