@@ -88,6 +88,22 @@ class _FileState:
                                    f"aligned({E.bits(elem) // 8}), may_alias));")
         return name
 
+    def vector_blend(self, op: str, dtype: str, a: str, b: str, cond: str = "") -> str:
+        """Choose lanes by a comparison mask (GCC vector comparisons give
+        -1/0 lanes as wide as the compared elements).  A GNU statement
+        expression evaluates each operand once; a helper function would pass
+        vectors by value, which GCC warns about (-Wpsabi)."""
+        elem, lanes = E.split_dtype(dtype)
+        vt = self.vector(dtype)
+        mask = self.vector(E.with_lanes({8: "int8", 16: "int16", 32: "int32",
+                                         64: "int64"}[E.bits(elem)], lanes))
+        if op == "select":
+            m = f"{mask} m_ = ({mask})({cond}); "
+        else:
+            m = f"{mask} m_ = ({mask})(t_ {'<' if op == 'min' else '>'} f_); "
+        return (f"({{ {vt} t_ = {a}; {vt} f_ = {b}; {m}"
+                f"({vt})((({mask})t_ & m_) | (({mask})f_ & ~m_)); }})")
+
     def helper(self, op: str, dtype: str) -> str:
         name = f"aot_{op}_{dtype}"
         if name in self.helpers:
@@ -145,6 +161,8 @@ class _FuncGen:
         if isinstance(e, E.Not):
             return f"(!{p(e.a)})"
         if isinstance(e, E.Select):
+            if E.lanes_of(e.dtype) > 1:
+                return self.state.vector_blend("select", e.dtype, p(e.t), p(e.f), p(e.cond))
             return f"({p(e.cond)} ? {p(e.t)} : {p(e.f)})"
         if isinstance(e, E.Cast):
             if E.lanes_of(e.dtype) > 1:
@@ -183,6 +201,8 @@ class _FuncGen:
     def binary(self, e) -> str:
         a, b = self.expr(e.a), self.expr(e.b)
         elem, lanes = E.split_dtype(e.a.dtype)
+        if e.op in ("min", "max") and lanes > 1:
+            return self.state.vector_blend(e.op, e.a.dtype, a, b)
         if e.op in ("floordiv", "floormod", "min", "max"):
             if lanes > 1:
                 raise BuildError(f"{e.op} has no vector form")

@@ -33,7 +33,7 @@ SCALAR_DTYPES = ("bool", "int8", "uint8", "int16", "int32", "int64", "float32", 
 
 _BITS = {"bool": 1, "int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64,
          "float32": 32, "handle": 64}
-_DTYPE_RE = re.compile(r"^([a-z]+[0-9]*?)(?:x([0-9]+))?$")
+_DTYPE_RE = re.compile(r"^(.+)x([0-9]+)$")  # element dtype, lanes
 
 
 class TypeError_(AotError):
@@ -47,7 +47,7 @@ def split_dtype(dtype: str) -> tuple[str, int]:
     m = _DTYPE_RE.match(dtype)
     if not m or m.group(1) not in SCALAR_DTYPES:
         raise TypeError_(f"unknown dtype {dtype!r}: use one of {', '.join(SCALAR_DTYPES)}")
-    return m.group(1), int(m.group(2) or 1)
+    return m.group(1), int(m.group(2))
 
 
 def with_lanes(dtype: str, lanes: int) -> str:

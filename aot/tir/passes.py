@@ -209,7 +209,8 @@ def unroll(func: S.PrimFunc) -> S.PrimFunc:
 
 
 # -- vectorization --------------------------------------------------------------
-VECTOR_OPS = ("add", "sub", "mul", "div", "shl", "shr", "bitand", "bitor", "bitxor")
+VECTOR_OPS = ("add", "sub", "mul", "div", "shl", "shr", "bitand", "bitor", "bitxor",
+              "min", "max", "eq", "ne", "lt", "le", "gt", "ge")
 MAX_LANES = 64
 
 
@@ -249,11 +250,23 @@ class _Vectorizer:
             (a, va), (b, vb) = self.expr(e.a), self.expr(e.b)
             if not (va or vb):
                 return E.Binary(e.op, a, b), False
-            if e.op not in VECTOR_OPS:
+            if e.op not in VECTOR_OPS or E.element(a.dtype) == "bool":
                 raise _NotVectorizable()
             a = a if va else E.Broadcast(a, self.lanes)
             b = b if vb else E.Broadcast(b, self.lanes)
             return E.Binary(e.op, a, b), True
+        if isinstance(e, E.Select):
+            (c, vc), (t, vt), (f, vf) = self.expr(e.cond), self.expr(e.t), self.expr(e.f)
+            if not (vc or vt or vf):
+                return E.Select(c, t, f), False
+            # C has no vector ?:, codegen blends with the comparison's mask,
+            # which has the width of the compared elements.
+            if not (vc and isinstance(c, E.Binary) and c.op in E.COMPARISONS
+                    and E.bits(c.a.dtype) == E.bits(e.dtype)):
+                raise _NotVectorizable()
+            t = t if vt else E.Broadcast(t, self.lanes)
+            f = f if vf else E.Broadcast(f, self.lanes)
+            return E.Select(c, t, f), True
         if isinstance(e, E.Cast):
             v, isv = self.expr(e.value)
             if not isv:
@@ -270,6 +283,8 @@ class _Vectorizer:
         if k != 1:
             raise _NotVectorizable()
         v, isv = self.expr(s.value)
+        if E.element(v.dtype) == "bool":
+            raise _NotVectorizable()  # masks are not storable bool vectors
         if not isv:
             v = E.Broadcast(v, self.lanes)
         return S.Store(s.buffer, v, E.Ramp(base, E.const(1), self.lanes))
@@ -296,7 +311,9 @@ def vectorize(func: S.PrimFunc) -> S.PrimFunc:
     """Turn each ``vectorized`` loop into vector statements when its extent
     is a power of two up to 64, its body is a list of stores whose index
     advances by one element per iteration, and every operation on varying
-    values is an arithmetic/bitwise one (C vector extensions); reads that do
+    values is arithmetic, bitwise, a comparison, min/max or a select whose
+    condition compares elements as wide as its result (C vector
+    extensions; selects become mask blends); reads that do
     not depend on the loop are broadcast.  Any other vectorized loop becomes
     a scalar loop (the C compiler may still vectorize it)."""
     return _nonempty(func, _VectorizePass().stmt(func.body))

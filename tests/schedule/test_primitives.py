@@ -161,13 +161,12 @@ def test_vectorize_int8_matmul_with_casts():
 def test_vectorize_falls_back_to_scalar_loop():
     def make():
         A = te.placeholder((4, 8), "float32", "A")
-        C = te.compute((4, 8), lambda i, j: te.if_then_else(A[i, j] > 0.0, A[i, j], 0.0),
-                       name="C")
+        C = te.compute((4, 8), lambda i, j: te.exp(A[i, j]), name="C")
         return [A, C]
 
     def sched(s, A, C):
         s[C].vectorize(C.op.axis[1])
-    s, args = check(make, sched, lambda a: np.maximum(a, 0))
+    s, args = check(make, sched, np.exp)
     assert "ramp(" not in str(aot.lower(s, args))
 
 
@@ -322,3 +321,34 @@ def test_tensorize_split_reduction_uses_reset_and_update():
     text = str(aot.lower(s, args))
     assert text.count('call_extern("gemv_reset"') == 1
     assert text.count('call_extern("gemv_update"') == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "uint8", "int16", "int32"])
+def test_vectorize_selects_and_clamps_with_masks(dtype):
+    lo, hi = (0.0, 0.5) if dtype == "float32" else (3, 50)
+
+    def make():
+        A = te.placeholder((40,), dtype, "A")
+        B = te.placeholder((40,), dtype, "B")
+        C = te.compute((40,), lambda i: te.clamp(
+            te.if_then_else(A[i] > B[i], A[i], B[i]), lo, hi), name="C")
+        return [A, B, C]
+
+    def sched(s, A, B, C):
+        o, i = s[C].split(C.op.axis[0], factor=8)
+        s[C].vectorize(i)
+    s, args = check(make, sched, lambda a, b: np.clip(np.maximum(a, b), lo, hi).astype(dtype),
+                    exact=True)
+    assert "ramp(" in str(aot.lower(s, args))
+
+
+def test_vectorize_keeps_bool_results_scalar():
+    def make():
+        A = te.placeholder((16,), "int32", "A")
+        C = te.compute((16,), lambda i: A[i] > 0, name="C")
+        return [A, C]
+
+    def sched(s, A, C):
+        s[C].vectorize(C.op.axis[0])
+    s, args = check(make, sched, lambda a: a > 0, exact=True)
+    assert "ramp(" not in str(aot.lower(s, args))
