@@ -383,8 +383,8 @@ def resolve_target(target) -> tuple[str, object]:
 def _is_host(target_obj, text: str) -> bool:
     if target_obj is None:
         return text.strip() == "c"
-    attrs = target_obj.attrs
-    return target_obj.kind == "c" and not attrs.get("mcpu") and not attrs.get("mtriple")
+    from aot.target.tags import runs_on_host
+    return target_obj.kind == "c" and runs_on_host(target_obj)
 
 
 # -- modules ---------------------------------------------------------------------------------

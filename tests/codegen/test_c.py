@@ -145,3 +145,12 @@ def test_matmul_relu_and_gemv_examples_match_numpy():
     out = np.zeros((1024, 512), np.float32)
     aot.build(s, args, name=fname)(a, b, out)
     np.testing.assert_allclose(out, a @ b.T, rtol=1e-4, atol=1e-4)
+
+
+def test_host_board_target_is_callable():
+    s, args = vadd(8)
+    mod = aot.build(s, args, target="host/native", name="add")
+    a = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    mod(a, a, out)
+    assert (out == 2 * a).all()
