@@ -154,3 +154,46 @@ def test_legalized_add_constants_reproduce_the_reference_bits():
 def test_legalize_leaves_float_nodes_without_constants():
     g = _float_net()
     assert legalize_quantized(g) is g
+
+
+def test_legalized_int16_dense_uses_the_wide_single_rounding_path():
+    rng = np.random.default_rng(9)
+    b = GraphBuilder("d16")
+    x = b.input("x", (2, 6), "int16", Q(0.002, 0))
+    w = b.constant("w", rng.integers(-127, 128, (4, 6)).astype(np.int8),
+                   quant=Quantization((0.01, 0.02, 0.015, 0.03), (0,) * 4, 0))
+    bias = b.constant("b", rng.integers(-10**6, 10**6, 4).astype(np.int64))
+    y = b.op("dense", [x, w, bias], out_type=TensorType((2, 4), "int16", Q(0.004, 0)))
+    g = legalize_quantized(b.build([y]))
+    p = annotations(g).quant[g.nodes[0]]
+    assert p.wide and ", wide" in str(g)
+    xs = rng.integers(-32768, 32768, (2, 6)).astype(np.int16)
+    acc = xs.astype(np.int64) @ w.data.astype(np.int64).T + bias.data
+    out = quant.multiply_by_quantized_multiplier_int64(acc, p.multiplier, p.shift)
+    out = np.clip(out + p.output_offset, *p.clamp).astype(np.int16)
+    np.testing.assert_array_equal(out, run(g, [xs])[0])
+
+
+def test_legalized_conv_constants_reproduce_the_reference_bits():
+    from aot.reference.ops.common import windows
+
+    rng = np.random.default_rng(10)
+    b = GraphBuilder("c")
+    x = b.input("x", (1, 5, 5, 3), "int8", Q(0.04, 6))
+    scales = tuple(rng.uniform(0.002, 0.05, 4))
+    w = b.constant("w", rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8),
+                   quant=Quantization(scales, (0,) * 4, 0))
+    bias = b.constant("b", rng.integers(-2000, 2000, 4).astype(np.int32))
+    y = b.op("conv2d", [x, w, bias], padding=(1, 1, 1, 1), strides=(2, 2), activation="relu6",
+             out_type=TensorType((1, 3, 3, 4), "int8", Q(0.05, -3)))
+    g = legalize_quantized(b.build([y]))
+    p = annotations(g).quant[g.nodes[0]]
+    xs = rng.integers(-128, 128, (1, 5, 5, 3)).astype(np.int8)
+    # Padded positions hold the zero point, so they add nothing once offset.
+    patches = windows(xs.astype(np.int64), 3, 3, (2, 2), (1, 1), (3, 3), ((1, 1), (1, 1)),
+                      -p.input_offset) + p.input_offset
+    acc = np.einsum("nhwijc,oijc->nhwo", patches, w.data.astype(np.int64)) + bias.data
+    out = quant.multiply_by_quantized_multiplier(quant.wrap_int32(acc), p.multiplier, p.shift)
+    out = np.clip(out + p.output_offset, *p.clamp).astype(np.int8)
+    assert p.clamp[1] < 127  # relu6 narrows the range
+    np.testing.assert_array_equal(out, run(g, [xs])[0])
