@@ -12,7 +12,7 @@ describes each pass.
 """
 
 from aot.passes.annotated import (AnnotatedGraph, Annotations, FusedGroup, QuantParams,
-                                  annotations)
+                                  annotations, rebuild, substitute)
 from aot.passes.cleanup import fold_constants, remove_dead_code
 from aot.passes.context import (CONFIG_OPTIONS, DumpAfter, Pass, PassContext, PassError,
                                 PassInstrument, PassTimer, Sequential, graph_pass)
@@ -28,6 +28,6 @@ __all__ = [
     "DumpAfter", "FusedGroup", "Pass", "PassContext", "PassError", "PassInstrument",
     "PassTimer", "QuantParams", "Sequential", "annotations", "canonicalize", "check_layout",
     "default_pipeline", "fold_constants", "fold_pad", "format_annotated", "fuse_ops",
-    "graph_pass", "legalize_quantized", "optimize", "quant_params", "remove_dead_code",
-    "simplify_inference",
+    "graph_pass", "legalize_quantized", "optimize", "quant_params", "rebuild",
+    "remove_dead_code", "simplify_inference", "substitute",
 ]
