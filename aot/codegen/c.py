@@ -501,6 +501,10 @@ def build_module(funcs, target) -> CModule:
                          "(the LLVM path comes later)")
     host = _is_host(tobj, text)
     for f in funcs:
+        if c_identifier(f.name) != f.name:
+            raise BuildError(f"kernel name {f.name!r} is not a usable C identifier (letters, "
+                             "digits and _, not starting with a digit, not a C keyword): "
+                             f"use {c_identifier(f.name)!r} for example")
         if not host and _has_parallel(f.body):
             from aot.schedule import ScheduleError
             raise ScheduleError(f"kernel {f.name}: parallel loops are accepted for host targets "

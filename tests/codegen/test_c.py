@@ -154,3 +154,10 @@ def test_host_board_target_is_callable():
     out = np.zeros(8, np.float32)
     mod(a, a, out)
     assert (out == 2 * a).all()
+
+
+@pytest.mark.parametrize("name", ["double", "conv2d.1", "2x"])
+def test_kernel_names_must_be_c_identifiers(name):
+    s, args = vadd(8)
+    with pytest.raises(BuildError, match="is not a usable C identifier"):
+        aot.build(s, args, name=name)
