@@ -131,6 +131,7 @@ class _FuncGen:
         self.name = Namer(c_identifier)
         self._self_key = object()  # kept alive: Namer keys on id()
         self.name(self._self_key, func.name)  # no variable may take the function's name
+        self.name.used.update(("t_", "f_", "m_"))  # temporaries of vector blends
         self.lines: list[str] = []
         written = _written_buffers(func.body)
         self.const_params = {id(b.data) for b in func.params if id(b.data) not in written}
