@@ -32,7 +32,9 @@ def load_model(path: str | Path) -> Graph:
     if path.suffix == ".tflite":
         return load_tflite(path)  # reports the wrong identifier
     if path.suffix == ".onnx":
-        raise ModelError(f"{path}: ONNX models are not supported yet")
+        from aot.frontend.onnx import load_onnx
+
+        return load_onnx(path)
     raise ModelError(
         f"{path}: unknown model format; expected a file ending in {' or '.join(SUFFIXES)}"
     )

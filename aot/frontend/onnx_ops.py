@@ -1,0 +1,1007 @@
+"""The ONNX operator converters and the importer's view of ONNX values.
+
+Operators and the IR they become (see :mod:`aot.frontend.onnx` for the
+layout and QDQ rules):
+
+=======================================  =============================================
+ONNX                                     IR
+=======================================  =============================================
+Conv, QLinearConv                        conv2d (group 1), depthwise_conv2d
+                                         (group = input channels)
+Gemm, MatMul, QLinearMatMul              dense (constant B; C folded into the bias)
+Add Sub Mul                              add sub mul (constants transposed to NHWC)
+Relu Sigmoid Tanh                        relu logistic tanh
+Clip                                     relu/relu6/relu_n1_to_1, else maximum/minimum
+MaxPool AveragePool                      max_pool2d avg_pool2d (pad + pool when
+                                         count_include_pad)
+GlobalAveragePool GlobalMaxPool          avg_pool2d max_pool2d over the whole map
+Reshape Flatten Transpose                reshape transpose (or nothing)
+Concat Softmax                           concatenate softmax (axis permuted)
+QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
+                                         integer operators)
+Identity Constant Shape Gather           evaluated at import (Identity: an alias)
+Unsqueeze Squeeze Cast
+=======================================  =============================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from aot.frontend.errors import ModelError
+from aot.ir import Quantization
+
+#: IR tensor = ONNX tensor transposed by this, for NCHW feature maps held as NHWC.
+NHWC = (0, 2, 3, 1)
+
+#: TensorProto.DataType -> IR dtype.
+_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
+_DTYPE_NAMES = {
+    0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32",
+    7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32",
+    13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
+}
+
+
+def onnx_dtype(code: int, where: str) -> str:
+    if code not in _DTYPES:
+        raise ModelError(
+            f"{where} has type {_DTYPE_NAMES.get(code, code)}, which is not supported; "
+            f"supported: {', '.join(_DTYPE_NAMES[c] for c in sorted(_DTYPES))}"
+        )
+    return _DTYPES[code]
+
+
+@dataclass(eq=False)
+class Value:
+    """One ONNX value as the importer holds it.
+
+    Exactly one of ``const`` (numpy data in ONNX layout) and ``tensor`` (an
+    IR tensor) is set.  For a tensor, ``perm`` says how it is laid out: the
+    IR tensor is the ONNX value transposed by ``perm`` (None: same order).
+    ``flat = (N, H, W, C)`` marks a deferred flatten: the IR tensor is the
+    NHWC map reshaped to [N, H*W*C] while ONNX's value is [N, C*H*W].
+
+    ``dq`` marks the output of a DequantizeLinear: the ONNX value is float,
+    the IR tensor (or ``const``, with ``quant`` in ONNX axes) holds the
+    integers.  ``shifted`` marks a uint8 ONNX tensor held as int8.
+    """
+
+    const: np.ndarray | None = None
+    tensor: Any = None
+    perm: tuple[int, ...] | None = None
+    flat: tuple[int, int, int, int] | None = None
+    dq: bool = False
+    quant: Quantization | None = None
+    shifted: bool = False
+    cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
+
+
+class QuantOutput(NamedTuple):
+    """Where an integer operator's output goes (see ``_NodeContext.int_output``)."""
+
+    quant: Quantization
+    shifted: bool
+    activation: str
+    nodes: list[int]
+    output: str
+
+
+def onnx_shape(v: Value) -> tuple[int, ...]:
+    if v.is_const:
+        return tuple(v.const.shape)
+    if v.flat is not None:
+        n, h, w, c = v.flat
+        return (n, c * h * w)
+    shape = v.tensor.shape
+    if v.perm is None:
+        return tuple(shape)
+    out = [0] * len(shape)
+    for i, p in enumerate(v.perm):
+        out[p] = shape[i]
+    return tuple(out)
+
+
+def attribute_values(node) -> dict[str, Any]:
+    from onnx import helper
+
+    out = {}
+    for a in node.attribute:
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        out[a.name] = value
+    return out
+
+
+def ir_quant(scale: np.ndarray, zero_point: np.ndarray | None, axis: int | None,
+             where: str = "quantization") -> Quantization:
+    """ONNX scale/zero point -> IR quantization (uint8 zero points shifted to int8)."""
+    scale = np.asarray(scale, np.float32).reshape(-1)
+    if zero_point is None:
+        zp = np.zeros(scale.shape, np.int64)
+    else:
+        zp = np.asarray(zero_point).astype(np.int64).reshape(-1)
+        if np.asarray(zero_point).dtype == np.uint8:
+            zp = zp - 128
+    if zp.size == 1 and scale.size > 1:
+        zp = np.full(scale.shape, zp[0])
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        raise ModelError(f"{where}: scales must be finite and positive")
+    try:
+        return Quantization(tuple(scale.tolist()), tuple(zp.tolist()),
+                            axis if scale.size > 1 else None)
+    except Exception as err:  # noqa: BLE001 - IRError with a message worth keeping
+        raise ModelError(f"{where}: {err}") from None
+
+
+def _shift(data: np.ndarray) -> np.ndarray:
+    """uint8 data -> int8 data with the same real values (zero point - 128)."""
+    if data.dtype == np.uint8:
+        return (data.astype(np.int16) - 128).astype(np.int8)
+    return data
+
+
+def _f32(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------- folding
+
+#: Operators evaluated at import when all their inputs are constant.
+FOLDABLE = frozenset({
+    "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
+    "Unsqueeze", "Squeeze", "Gather", "Cast", "QuantizeLinear", "Relu",
+})
+
+
+def fold(ctx) -> Value | list[Value]:
+    """Evaluate a node whose inputs are all constant."""
+    op = ctx.op
+    if op == "QuantizeLinear":
+        return _quantize_linear(ctx)
+    if op == "Identity":
+        return ctx.value(0)
+    x = ctx.const(0, "input")
+    if op in ("Add", "Sub", "Mul"):
+        y = ctx.const(1, "input")
+        fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op]
+        out = fn(x, y)
+        return Value(const=out.astype(np.result_type(x, y)))
+    if op == "Relu":
+        return Value(const=np.maximum(x, 0).astype(x.dtype))
+    if op == "Reshape":
+        return Value(const=x.reshape(_reshape_target(ctx, x.shape)))
+    if op == "Flatten":
+        return Value(const=x.reshape(_flatten_shape(ctx, x.shape)))
+    if op == "Transpose":
+        return Value(const=np.transpose(x, _transpose_perm(ctx, x.ndim)))
+    if op == "Concat":
+        axis = ctx.attrs(axis=None)["axis"]
+        parts = [ctx.const(i, "input") for i in range(ctx.n_inputs)]
+        return Value(const=np.concatenate(parts, axis=axis))
+    if op == "Unsqueeze":
+        axes = _axes(ctx, "axes")
+        rank = x.ndim + len(axes)
+        out = x
+        for a in sorted(a % rank for a in axes):
+            out = np.expand_dims(out, a)
+        return Value(const=out)
+    if op == "Squeeze":
+        axes = _axes(ctx, "axes", optional=True)
+        if axes is None:
+            return Value(const=np.squeeze(x))
+        return Value(const=np.squeeze(x, axis=tuple(a % x.ndim for a in axes)))
+    if op == "Gather":
+        axis = ctx.attrs(axis=0)["axis"]
+        idx = ctx.const(1, "indices").astype(np.int64)
+        return Value(const=np.take(x, idx, axis=axis))
+    if op == "Cast":
+        to = ctx.attrs(to=None, saturate=1)["to"]
+        return Value(const=x.astype(np.dtype(onnx_dtype(to, ctx.where))))
+    raise ctx.fail(f"cannot evaluate {op} at import")
+
+
+def _axes(ctx, name: str, optional: bool = False):
+    """Axes given as an attribute (old opsets) or as input 1 (opset 13)."""
+    attrs = ctx.attrs(axes=None)
+    if attrs["axes"] is not None:
+        return [int(a) for a in attrs["axes"]]
+    if ctx.value(1, optional=True) is not None:
+        return [int(a) for a in ctx.const(1, name).reshape(-1)]
+    if optional:
+        return None
+    raise ctx.fail(f"{name} are missing")
+
+
+def _constant(ctx) -> Value:
+    a = ctx.attrs(value=None, value_float=None, value_floats=None, value_int=None,
+                  value_ints=None)
+    if a["value"] is not None:
+        from onnx import numpy_helper
+
+        return Value(const=np.asarray(numpy_helper.to_array(a["value"])))
+    for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
+                       ("value_int", np.int64), ("value_ints", np.int64)):
+        if a[key] is not None:
+            return Value(const=np.asarray(a[key], dtype=dtype))
+    raise ctx.fail("a Constant needs a value (sparse and string values are not supported)")
+
+
+def _shape(ctx) -> Value:
+    a = ctx.attrs(start=0, end=None)
+    shape = ctx.shape(ctx.value(0))
+    return Value(const=np.asarray(shape[a["start"]:a["end"]], dtype=np.int64))
+
+
+def _identity(ctx) -> Value:
+    return ctx.value(0)
+
+
+def _const_only(ctx) -> Value:
+    raise ctx.fail(f"{ctx.op} is only supported on constant inputs (evaluated at import)")
+
+
+# --------------------------------------------------------------------------- QDQ
+
+def _qparams(ctx, scale_i: int, zp_i: int, axis: int | None, rank: int, what: str):
+    """(IR quantization, zero-point dtype) from a node's scale and zero-point inputs."""
+    scale = ctx.const(scale_i, f"{what} scale")
+    zp_v = ctx.value(zp_i, optional=True)
+    zp = ctx.const(zp_i, f"{what} zero point") if zp_v is not None else None
+    if scale.size > 1:
+        if axis is None:
+            raise ctx.fail(f"{what}: per-axis scales need an axis")
+        axis = axis % rank if rank else 0
+    return (ir_quant(scale, zp, axis if scale.size > 1 else None, f"{ctx.where}: {what}"),
+            zp.dtype if zp is not None else None)
+
+
+def _quantize_linear(ctx) -> Value:
+    a = ctx.attrs(axis=1, saturate=1, block_size=0, output_dtype=0)
+    if a["block_size"]:
+        raise ctx.fail("blocked quantization (block_size) is not supported")
+    x = ctx.value(0)
+    rank = len(ctx.shape(x))
+    q, zdtype = _qparams(ctx, 1, 2, a["axis"], rank, "output")
+    out_code = a["output_dtype"] or {None: 2, np.dtype(np.uint8): 2,
+                                     np.dtype(np.int8): 3}.get(zdtype, 0)
+    dtype = onnx_dtype(out_code, f"{ctx.where}: output")
+    if dtype not in ("int8", "uint8"):
+        raise ctx.fail(f"quantizing to {dtype} is not supported (int8 and uint8 are)")
+    shifted = dtype == "uint8"
+    if x.is_const:  # weights: ONNX rounds half to even and saturates
+        data = ctx.const_value(x).astype(np.float32)
+        shape = [1] * data.ndim
+        if q.axis is not None:
+            shape[q.axis] = -1
+        scale = np.asarray(q.scale, np.float32).reshape(shape)
+        zp = np.asarray(q.zero_point, np.int64).reshape(shape) + (128 if shifted else 0)
+        lo, hi = (0, 255) if shifted else (-128, 127)
+        raw = np.clip(np.rint(data / scale).astype(np.int64) + zp, lo, hi)
+        return Value(const=raw.astype(np.uint8 if shifted else np.int8))
+    if q.axis is not None:
+        raise ctx.fail("per-axis quantization of activations is not supported")
+    if x.dq:
+        t = x.tensor
+        if t.quant == q:
+            return Value(tensor=t, perm=x.perm, flat=x.flat, shifted=shifted)
+        t = ctx.emit("quantize", [t], {"out_dtype": "int8"}, quant=q)
+        return Value(tensor=t, perm=x.perm, flat=x.flat, shifted=shifted)
+    t = x.tensor if x.flat is None else ctx.tensor(x)
+    if t.dtype != "float32":
+        raise ctx.fail(f"QuantizeLinear of a {t.dtype} tensor is not supported")
+    t = ctx.emit("quantize", [t], {"out_dtype": "int8"}, quant=q)
+    return Value(tensor=t, perm=x.perm, flat=x.flat, shifted=shifted)
+
+
+def _dequantize_linear(ctx) -> Value:
+    a = ctx.attrs(axis=1, block_size=0)
+    if a["block_size"]:
+        raise ctx.fail("blocked quantization (block_size) is not supported")
+    x = ctx.value(0)
+    rank = len(ctx.shape(x))
+    q, _ = _qparams(ctx, 1, 2, a["axis"], rank, "input")
+    if x.is_const:
+        data = x.const
+        if data.dtype == np.int32:
+            if any(q.zero_point):
+                raise ctx.fail("int32 data needs zero point 0")
+        elif data.dtype in (np.int8, np.uint8):
+            data = _shift(data)
+        else:
+            raise ctx.fail(f"dequantizing {data.dtype} is not supported")
+        return Value(const=data, quant=q, dq=True)
+    if x.dq:
+        raise ctx.fail("the input is already float")
+    t = x.tensor
+    if t.dtype not in ("int8", "int16") or q.axis is not None:
+        raise ctx.fail(f"dequantizing a {t.dtype} activation per "
+                       f"{'axis' if q.axis is not None else 'tensor'} is not supported")
+    if t.quant is None and t.kind == "input":
+        t.type = t.type.with_quant(q)  # an integer model input: the first reader says how
+    if t.quant != q:
+        raise ctx.fail("DequantizeLinear uses other parameters than the QuantizeLinear "
+                       "that made its input; not supported")
+    return Value(tensor=t, perm=x.perm, flat=x.flat, dq=True)
+
+
+def _is_int_act(ctx, v: Value | None) -> bool:
+    """A dequantized int8 activation with per-tensor quantization."""
+    return (v is not None and not v.is_const and v.dq and v.tensor.dtype == "int8"
+            and v.tensor.quant is not None and v.tensor.quant.axis is None)
+
+
+def _requant(ctx, t, q: Quantization, name: str | None = None):
+    """``t`` (int8) with quantization ``q``: itself, or a requantize node."""
+    if t.quant == q:
+        return t
+    return ctx.emit("quantize", [t], {"out_dtype": "int8"}, quant=q)
+
+
+# --------------------------------------------------------------------------- weights
+
+class _Weights(NamedTuple):
+    """Constant weights in ONNX layout: float data, or int8 data with its quantization."""
+
+    data: np.ndarray
+    quant: Quantization | None
+
+
+def _weights(ctx, i: int, what: str, int_mode: bool) -> _Weights:
+    v = ctx.value(i)
+    if not v.is_const:
+        raise ctx.fail(f"{what} (input {i}) must be constant; computed {what} are not "
+                       "supported")
+    if int_mode and v.dq and v.const.dtype == np.int8:
+        return _Weights(v.const, v.quant)
+    data = ctx.const_value(v)
+    if data.dtype != np.float32:
+        raise ctx.fail(f"{what} must be float32, got {data.dtype}")
+    return _Weights(data, None)
+
+
+def _int_weights_ok(w: _Weights, axis: int, zero_zp: bool = True) -> bool:
+    if w.quant is None:
+        return False
+    if w.quant.axis is not None and w.quant.axis != axis:
+        return False
+    return not zero_zp or not any(w.quant.zero_point)
+
+
+def _int_bias(ctx, v: Value | None, x_scale: float, w_quant: Quantization, units: int):
+    """The int32 bias of an integer layer: ints kept when their scale is x_scale*w_scale."""
+    if v is None:
+        return None
+    want = np.float64(np.float32(x_scale)) * np.asarray(w_quant.scale, np.float64)
+    want = np.broadcast_to(want, (units,))
+    if v.dq and v.const.dtype == np.int32 and np.size(v.const) in (1, units):
+        have = np.broadcast_to(np.asarray(v.quant.scale, np.float64), (units,))
+        if np.allclose(have, want, rtol=1e-6, atol=0):
+            return np.broadcast_to(v.const.reshape(-1), (units,)).astype(np.int32)
+    real = np.broadcast_to(ctx.const_value(v).astype(np.float64).reshape(-1), (units,))
+    ints = np.rint(real / want)
+    return np.clip(ints, -(2**31), 2**31 - 1).astype(np.int32)
+
+
+# --------------------------------------------------------------------------- windows
+
+def _padding(ctx, a: dict, in_hw, kernel, strides, dilations) -> tuple[int, int, int, int]:
+    """Explicit (top, left, bottom, right) padding from pads / auto_pad."""
+    auto = a.get("auto_pad", "NOTSET") or "NOTSET"
+    if auto == "NOTSET":
+        pads = a.get("pads") or [0, 0, 0, 0]
+        if len(pads) != 4:
+            raise ctx.fail(f"pads must have 4 entries for a 2-D window, got {list(pads)}")
+        if min(pads) < 0:
+            raise ctx.fail(f"negative pads {list(pads)} are not supported")
+        return (pads[0], pads[1], pads[2], pads[3])
+    if auto == "VALID":
+        return (0, 0, 0, 0)
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ctx.fail(f"auto_pad {auto!r} is not supported; supported: NOTSET, VALID, "
+                       "SAME_UPPER, SAME_LOWER")
+    begin, end = [], []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, big = total // 2, total - total // 2
+        begin.append(small if auto == "SAME_UPPER" else big)
+        end.append(big if auto == "SAME_UPPER" else small)
+    return (begin[0], begin[1], end[0], end[1])
+
+
+def _pair(ctx, a: dict, key: str, default=(1, 1)) -> tuple[int, int]:
+    value = a.get(key)
+    if value is None:
+        return tuple(default)
+    if len(value) != 2:
+        raise ctx.fail(f"{key} {list(value)}: only 2-D windows are supported")
+    if min(value) < 1:
+        raise ctx.fail(f"{key} must be at least 1, got {list(value)}")
+    return (int(value[0]), int(value[1]))
+
+
+def _rank4(ctx, v: Value, what: str = "input") -> tuple[int, int, int, int]:
+    shape = ctx.shape(v)
+    if len(shape) != 4:
+        raise ctx.fail(f"the {what} has shape {list(shape)}; only 2-D {ctx.op} on "
+                       "[N, C, H, W] data is supported")
+    return shape
+
+
+# --------------------------------------------------------------------------- conv
+
+def _conv(ctx) -> Value | None:
+    a = ctx.attrs(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
+                  strides=None)
+    x, bias = ctx.value(0), ctx.value(2, optional=True)
+    qout = ctx.int_output(fuse_activation=True)
+    int_mode = qout is not None and _is_int_act(ctx, x)
+    w = _weights(ctx, 1, "weights", int_mode)
+    if int_mode and not _int_weights_ok(w, 0):
+        int_mode, w = False, _weights(ctx, 1, "weights", False)
+    if bias is not None and not bias.is_const:
+        raise ctx.fail("a computed bias is not supported")
+    x_q = x.tensor.quant if int_mode else None
+    return _conv_common(ctx, a, x, w, bias, qout if int_mode else None, x_q)
+
+
+def _conv_common(ctx, a, x: Value, w: _Weights, bias: Value | None, qout, x_q):
+    n, c, h, wd = _rank4(ctx, x)
+    if w.data.ndim != 4:
+        raise ctx.fail(f"weights have shape {list(w.data.shape)}; only 2-D convolution is "
+                       "supported")
+    oc, icg, kh, kw = w.data.shape
+    kernel = _pair(ctx, a, "kernel_shape", (kh, kw))
+    if kernel != (kh, kw):
+        raise ctx.fail(f"kernel_shape {list(kernel)} does not match the weights {[kh, kw]}")
+    strides, dilations = _pair(ctx, a, "strides"), _pair(ctx, a, "dilations")
+    padding = _padding(ctx, a, (h, wd), kernel, strides, dilations)
+    group = a["group"]
+    attrs = {"strides": strides, "padding": padding, "dilation": dilations}
+    if qout is not None:
+        attrs["activation"] = qout.activation
+    if group == 1:
+        if icg != c:
+            raise ctx.fail(f"weights expect {icg} input channels, the input has {c}")
+        op, data, axis = "conv2d", np.transpose(w.data, (0, 2, 3, 1)), 0
+    elif group == c and icg == 1 and oc % c == 0:
+        op, data, axis = "depthwise_conv2d", np.transpose(w.data, (1, 2, 3, 0)), 3
+        attrs["depth_multiplier"] = oc // c
+    else:
+        raise ctx.fail(f"group={group} (grouped convolution) is not supported; supported: "
+                       f"group 1 and depthwise (group = input channels = {c})")
+    xt = ctx.in_layout(x if qout is not None else ctx.floated(x), NHWC)
+    if qout is None:
+        weight = ctx.constant(data)
+        b = None
+        if bias is not None:
+            b = ctx.constant(_f32(ctx.const_value(bias)).reshape(oc))
+        y = ctx.emit(op, [xt, weight, b], attrs)
+        return Value(tensor=y, perm=NHWC)
+    wq = w.quant
+    wq_ir = Quantization(wq.scale, wq.zero_point, axis if wq.axis is not None else None)
+    weight = ctx.constant(data, wq_ir)
+    b = _int_bias(ctx, bias, x_q.scale[0], wq, oc)
+    bt = ctx.constant(b) if b is not None else None
+    y = ctx.emit(op, [xt, weight, bt], attrs, quant=qout.quant)
+    ctx.finish_int(qout, y, perm=NHWC)
+    return None
+
+
+def _qlinear_x(ctx, x: Value, q: Quantization, what: str):
+    if x.is_const or x.dq:
+        raise ctx.fail(f"{what} must be an integer activation")
+    t = x.tensor
+    if t.dtype != "int8":
+        raise ctx.fail(f"{what} is {t.dtype}; int8 and uint8 are supported")
+    if t.quant is None and t.kind == "input":
+        t.type = t.type.with_quant(q)
+    if t.quant != q:
+        raise ctx.fail(f"{what}'s scale and zero point differ from those it was quantized "
+                       "with; not supported")
+    return Value(tensor=t, perm=x.perm, flat=x.flat, dq=True)
+
+
+def _qlinear_weights(ctx, i: int, axis_hint: int) -> _Weights:
+    v = ctx.value(i)
+    if not v.is_const or v.const.dtype not in (np.int8, np.uint8):
+        raise ctx.fail(f"weights (input {i}) must be constant int8 or uint8")
+    q, _ = _qparams(ctx, i + 1, i + 2, axis_hint, v.const.ndim, "weights")
+    return _Weights(_shift(v.const), q)
+
+
+def _qlinear_conv(ctx) -> Value | None:
+    a = ctx.attrs(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
+                  strides=None)
+    xq, _ = _qparams(ctx, 1, 2, None, 0, "x")
+    x = _qlinear_x(ctx, ctx.value(0), xq, "x")
+    w = _qlinear_weights(ctx, 3, 0)
+    yq, ydtype = _qparams(ctx, 6, 7, None, 0, "y")
+    if any(w.quant.zero_point):
+        raise ctx.fail("weights with a non-zero zero point are not supported (symmetric "
+                       "int8 weights are)")
+    bias = ctx.value(8, optional=True)
+    if bias is not None:
+        if not bias.is_const or bias.const.dtype != np.int32:
+            raise ctx.fail("the bias must be a constant int32 tensor")
+        wscale = np.float64(np.float32(xq.scale[0])) * np.asarray(w.quant.scale, np.float64)
+        bias = Value(const=bias.const, quant=ir_quant(wscale, None, 0 if wscale.size > 1
+                                                      else None), dq=True)
+    qout = _QOut(yq, ydtype, ctx.output_name())
+    return _conv_common(ctx, a, x, w, bias, qout, xq)
+
+
+def _QOut(q: Quantization, zdtype, output: str) -> QuantOutput:
+    """The output of a QLinear operator: its own, with its own quantization."""
+    return QuantOutput(q, zdtype == np.uint8, "none", [], output)
+
+
+# --------------------------------------------------------------------------- dense
+
+def _dense_common(ctx, x: Value, w_kn: _Weights, bias: Value | None, qout,
+                  x_q: Quantization | None, out_rank: int) -> Value | None:
+    """``x @ w_kn (+ bias)``: w_kn is [K, N] in ONNX layout."""
+    k, units = w_kn.data.shape
+    xs = ctx.shape(x)
+    if xs[-1] != k:
+        raise ctx.fail(f"input has {xs[-1]} features, the weights expect {k}")
+    data = w_kn.data
+    src = x if qout is not None else ctx.floated(x)
+    if src.flat is not None and len(xs) == 2:
+        n, h, w, c = src.flat
+        order = np.arange(c * h * w).reshape(c, h, w).transpose(1, 2, 0).reshape(-1)
+        data = data[order, :]  # rows in the NHWC flattening order
+        xt = src.tensor
+    else:
+        xt = ctx.plain(src)
+    weight_data = np.ascontiguousarray(data.T)
+    attrs = {"keep_num_dims": out_rank > 2}
+    if qout is None:
+        b = None
+        if bias is not None:
+            b = ctx.constant(np.broadcast_to(_f32(ctx.const_value(bias)).reshape(-1),
+                                             (units,)).astype(np.float32))
+        y = ctx.emit("dense", [xt, ctx.constant(weight_data), b], attrs)
+        return Value(tensor=y)
+    wq = w_kn.quant
+    weight = ctx.constant(weight_data, Quantization(wq.scale, wq.zero_point,
+                                                    0 if wq.axis is not None else None))
+    b = _int_bias(ctx, bias, x_q.scale[0], wq, units)
+    attrs["activation"] = qout.activation
+    y = ctx.emit("dense", [xt, weight, ctx.constant(b) if b is not None else None], attrs,
+                 quant=qout.quant)
+    ctx.finish_int(qout, y)
+    return None
+
+
+def _row_bias(ctx, c: Value | None, m: int, units: int) -> bool:
+    """Whether Gemm's C is the same for every row (so it can be the dense bias)."""
+    if c is None:
+        return True
+    if not c.is_const:
+        return False
+    shape = c.const.shape
+    return c.const.size in (1, units) and (len(shape) < 2 or shape[0] == 1)
+
+
+def _gemm(ctx) -> Value | None:
+    a = ctx.attrs(alpha=1.0, beta=1.0, transA=0, transB=0, broadcast=0)
+    x, c = ctx.value(0), ctx.value(2, optional=True)
+    xs = ctx.shape(x)
+    if len(xs) != 2:
+        raise ctx.fail(f"A must be 2-D, got shape {list(xs)}")
+    qout = ctx.int_output(fuse_activation=True)
+    int_mode = (qout is not None and _is_int_act(ctx, x) and a["alpha"] == 1.0
+                and a["beta"] == 1.0 and not a["transA"])
+    w = _weights(ctx, 1, "B", int_mode)
+    if w.data.ndim != 2:
+        raise ctx.fail(f"B must be 2-D, got shape {list(w.data.shape)}")
+    if a["transB"]:
+        w = _Weights(w.data.T, None if w.quant is None else Quantization(
+            w.quant.scale, w.quant.zero_point, None if w.quant.axis is None else 1 - w.quant.axis))
+    units = w.data.shape[1]
+    m = xs[0] if not a["transA"] else xs[1]
+    foldable_c = _row_bias(ctx, c, m, units)
+    if int_mode and not (_int_weights_ok(w, 1, zero_zp=w.quant is not None
+                                         and w.quant.axis is not None) and foldable_c):
+        int_mode = False
+    if int_mode:
+        return _dense_common(ctx, x, w, c, qout, x.tensor.quant, 2)
+    if w.quant is not None:
+        w = _Weights(ctx.const_value(Value(const=w.data, quant=w.quant, dq=True)), None)
+    data = w.data * np.float32(a["alpha"])
+    src = ctx.floated(x)
+    if a["transA"]:
+        t = ctx.emit("transpose", [ctx.plain(src)], {"perm": (1, 0)})
+        src = Value(tensor=t)
+    bias = None
+    if c is not None and foldable_c:
+        bias = Value(const=_f32(ctx.const_value(c)) * np.float32(a["beta"]))
+    y = _dense_common(ctx, src, _Weights(data.astype(np.float32), None), bias, None, None, 2)
+    if c is None or foldable_c:
+        return y
+    cv = ctx.floated(c)
+    if cv.is_const:
+        cv = Value(const=_f32(ctx.const_value(cv)) * np.float32(a["beta"]))
+    elif a["beta"] != 1.0:
+        raise ctx.fail("a computed C with beta != 1 is not supported")
+    out = ctx.emit("add", [y.tensor, ctx.in_layout(cv, None, 2)], {})
+    return Value(tensor=out)
+
+
+def _matmul(ctx) -> Value | None:
+    ctx.attrs()
+    x = ctx.value(0)
+    xs = ctx.shape(x)
+    if len(xs) < 2:
+        raise ctx.fail(f"A must have at least 2 dimensions, got shape {list(xs)}")
+    qout = ctx.int_output(fuse_activation=True)
+    int_mode = qout is not None and _is_int_act(ctx, x)
+    w = _weights(ctx, 1, "B", int_mode)
+    if w.data.ndim != 2:
+        raise ctx.fail(f"B must be a 2-D constant, got shape {list(w.data.shape)}")
+    if int_mode and not _int_weights_ok(w, 1, zero_zp=w.quant is not None
+                                        and w.quant.axis is not None):
+        int_mode, w = False, _weights(ctx, 1, "B", False)
+    if int_mode:
+        return _dense_common(ctx, x, w, None, qout, x.tensor.quant, len(xs))
+    return _dense_common(ctx, x, w, None, None, None, len(xs))
+
+
+def _qlinear_matmul(ctx) -> Value:
+    ctx.attrs()
+    aq, _ = _qparams(ctx, 1, 2, None, 0, "a")
+    x = _qlinear_x(ctx, ctx.value(0), aq, "a")
+    w = _qlinear_weights(ctx, 3, 1)
+    if w.data.ndim != 2:
+        raise ctx.fail(f"b must be a 2-D constant, got shape {list(w.data.shape)}")
+    if w.quant.axis is not None and (w.quant.axis != 1 or any(w.quant.zero_point)):
+        raise ctx.fail("per-axis b must be quantized per column with zero points 0")
+    yq, ydtype = _qparams(ctx, 6, 7, None, 0, "y")
+    return _dense_common(ctx, x, w, None, _QOut(yq, ydtype, ctx.output_name()), aq,
+                         len(ctx.shape(x)))
+
+
+# --------------------------------------------------------------------------- elementwise
+
+def _binary(ir_op: str):
+    def convert(ctx) -> Value | None:
+        ctx.attrs(axis=None, broadcast=0) if ctx.opset < 7 else ctx.attrs()
+        lhs, rhs = ctx.value(0), ctx.value(1)
+        qout = ctx.int_output(fuse_activation=True)
+        int_mode = qout is not None and all(
+            _is_int_act(ctx, v) or (v.is_const and v.dq and v.const.dtype == np.int8
+                                    and v.quant.axis is None) for v in (lhs, rhs))
+        ranks = (len(ctx.shape(lhs)), len(ctx.shape(rhs)))
+        rank = max(ranks)
+        operands = (lhs, rhs) if int_mode else (ctx.floated(lhs), ctx.floated(rhs))
+        layout = None
+        for v, r in zip(operands, ranks):
+            if not v.is_const and v.flat is None and v.perm is not None and r == rank:
+                layout = v.perm
+                break
+        for v in operands:
+            if v.is_const and not v.dq and v.const.dtype != np.float32:
+                raise ctx.fail(f"{v.const.dtype} operands are not supported (float32 is)")
+        tensors = [ctx.in_layout(v, layout, rank) for v in operands]
+        if int_mode:
+            y = ctx.emit(ir_op, tensors, {"activation": qout.activation}, quant=qout.quant)
+            ctx.finish_int(qout, y, perm=layout)
+            return None
+        return Value(tensor=ctx.emit(ir_op, tensors, {}), perm=layout)
+    return convert
+
+
+def _unary(ir_op: str, int_out: tuple[float, int] | None | str):
+    """``int_out``: the integer output quantization the kernel needs, "any", or None."""
+    def convert(ctx) -> Value | None:
+        ctx.attrs()
+        x = ctx.value(0)
+        qout = ctx.int_output()
+        if qout is not None and _is_int_act(ctx, x) and int_out is not None:
+            q = qout.quant
+            if int_out == "any" or (q.scale[0] == np.float32(int_out[0])
+                                    and q.zero_point[0] == int_out[1]):
+                y = ctx.emit(ir_op, [ctx.tensor(x)], {}, quant=q)
+                ctx.finish_int(qout, y, perm=x.perm, flat=x.flat)
+                return None
+        x = ctx.floated(x)
+        t = ctx.tensor(x) if x.flat is None else x.tensor
+        return Value(tensor=ctx.emit(ir_op, [t], {}), perm=x.perm, flat=x.flat)
+    return convert
+
+
+def _clip(ctx) -> Value:
+    if ctx.opset < 11:
+        a = ctx.attrs(min=-3.4028234663852886e38, max=3.4028234663852886e38)
+        lo, hi = a["min"], a["max"]
+    else:
+        ctx.attrs()
+        lo = hi = None
+        for k in (1, 2):
+            if ctx.value(k, optional=True) is not None:
+                bound = ctx.const(k, "min" if k == 1 else "max")
+                if bound.size != 1:
+                    raise ctx.fail("min and max must be scalars")
+                if k == 1:
+                    lo = float(bound.reshape(()))
+                else:
+                    hi = float(bound.reshape(()))
+    x = ctx.floated(ctx.value(0))
+    if x.is_const:
+        raise ctx.fail("Clip of a constant is not supported")
+    t = x.tensor
+    if t.dtype != "float32":
+        raise ctx.fail(f"Clip of {t.dtype} data is not supported")
+    op = {(0.0, None): "relu", (0.0, 6.0): "relu6"}.get((lo, hi))
+    if op is not None:
+        return Value(tensor=ctx.emit(op, [t], {}), perm=x.perm, flat=x.flat)
+    if lo is not None:
+        t = ctx.emit("maximum", [t, ctx.constant(np.float32(lo))], {})
+    if hi is not None:
+        t = ctx.emit("minimum", [t, ctx.constant(np.float32(hi))], {})
+    if lo is None and hi is None:
+        t = ctx.emit("reshape", [t], {"newshape": t.shape})
+    return Value(tensor=t, perm=x.perm, flat=x.flat)
+
+
+# --------------------------------------------------------------------------- pooling
+
+def _pool(ir_op: str):
+    def convert(ctx) -> Value | None:
+        if ir_op == "max_pool2d":
+            a = ctx.attrs(auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
+                          pads=None, storage_order=0, strides=None)
+            if a["storage_order"]:
+                raise ctx.fail("storage_order=1 is not supported")
+            if len(ctx.node.output) > 1 and ctx.node.output[1]:
+                raise ctx.fail("the Indices output is not supported")
+        else:
+            a = ctx.attrs(auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
+                          dilations=None, kernel_shape=None, pads=None, strides=None)
+        if a["kernel_shape"] is None:
+            raise ctx.fail("kernel_shape is required")
+        if _pair(ctx, a, "dilations") != (1, 1):
+            raise ctx.fail(f"dilations {list(a['dilations'])} are not supported for pooling")
+        x = ctx.value(0)
+        _, _, h, w = _rank4(ctx, x)
+        kernel, strides = _pair(ctx, a, "kernel_shape"), _pair(ctx, a, "strides")
+        padding = _padding(ctx, a, (h, w), kernel, strides, (1, 1))
+        if a["ceil_mode"]:
+            for size, k, s, p0, p1 in zip((h, w), kernel, strides, padding[0::2],
+                                          padding[1::2]):
+                if (size + p0 + p1 - k) % s:
+                    raise ctx.fail("ceil_mode=1 changes the output size here; not supported")
+        if a.get("count_include_pad") and any(padding):
+            return _pool_apply(ctx, ir_op, x, kernel, strides, padding, include_pad=True)
+        return _pool_apply(ctx, ir_op, x, kernel, strides, padding)
+    return convert
+
+
+def _pool_apply(ctx, ir_op, x: Value, kernel, strides, padding, include_pad=False):
+    qout = ctx.int_output() if ir_op == "avg_pool2d" else None
+    int_mode = _is_int_act(ctx, x) and (ir_op == "max_pool2d" or qout is not None)
+    src = x if int_mode else ctx.floated(x)
+    t = ctx.in_layout(src, NHWC)
+    if include_pad:
+        top, left, bottom, right = padding
+        t = ctx.emit("pad", [t], {"pad_width": ((0, 0), (top, bottom), (left, right),
+                                                (0, 0))})
+        padding = (0, 0, 0, 0)
+    attrs = {"pool_size": kernel, "strides": strides, "padding": padding}
+    if int_mode and qout is not None:
+        y = ctx.emit(ir_op, [t], attrs, quant=t.quant)
+        y = _requant(ctx, y, qout.quant)
+        ctx.finish_int(qout, y, perm=NHWC)
+        return None
+    if int_mode:  # max pool commutes with dequantization: stay integer
+        y = ctx.emit(ir_op, [t], attrs, quant=t.quant)
+        return Value(tensor=y, perm=NHWC, dq=True)
+    return Value(tensor=ctx.emit(ir_op, [t], attrs), perm=NHWC)
+
+
+def _global_pool(ir_op: str):
+    def convert(ctx) -> Value | None:
+        ctx.attrs()
+        x = ctx.value(0)
+        _, _, h, w = _rank4(ctx, x)
+        return _pool_apply(ctx, ir_op, x, (h, w), (1, 1), (0, 0, 0, 0))
+    return convert
+
+
+# --------------------------------------------------------------------------- shapes
+
+def _reshape_target(ctx, in_shape) -> tuple[int, ...]:
+    if ctx.opset < 5:
+        a = ctx.attrs(shape=None, consumed_inputs=None)
+        target = list(a["shape"] or [])
+        allowzero = 0
+    else:
+        allowzero = ctx.attrs(allowzero=0)["allowzero"]
+        target = [int(d) for d in ctx.const(1, "shape").reshape(-1)]
+    out = []
+    for i, d in enumerate(target):
+        if d == 0 and not allowzero:
+            if i >= len(in_shape):
+                raise ctx.fail(f"shape {target} copies dimension {i}, which the input lacks")
+            d = in_shape[i]
+        out.append(d)
+    size = int(np.prod(in_shape, dtype=np.int64))
+    if out.count(-1) > 1:
+        raise ctx.fail(f"shape {target} has more than one -1")
+    if -1 in out:
+        rest = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        if rest == 0 or size % rest:
+            raise ctx.fail(f"cannot reshape {list(in_shape)} to {target}")
+        out[out.index(-1)] = size // rest
+    if any(d < 0 for d in out) or int(np.prod(out, dtype=np.int64)) != size:
+        raise ctx.fail(f"cannot reshape {list(in_shape)} to {target}")
+    return tuple(out)
+
+
+def _flatten_shape(ctx, in_shape) -> tuple[int, int]:
+    axis = ctx.attrs(axis=1)["axis"]
+    rank = len(in_shape)
+    if not -rank <= axis <= rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank + 1 if axis >= 0 else rank
+    return (int(np.prod(in_shape[:axis], dtype=np.int64)),
+            int(np.prod(in_shape[axis:], dtype=np.int64)))
+
+
+def _reshape_value(ctx, x: Value, shape: tuple[int, ...]) -> Value:
+    in_shape = ctx.shape(x)
+    # Flattening an NHWC-held map: defer the element order to the next layer.
+    if (x.perm == NHWC and x.flat is None and len(shape) == 2
+            and shape == (in_shape[0], int(np.prod(in_shape[1:])))):
+        n, c, h, w = in_shape
+        t = ctx.emit("reshape", [x.tensor], {"newshape": shape},
+                     quant=x.tensor.quant)
+        if c == 1 or h * w == 1:  # both orders agree
+            return Value(tensor=t, dq=x.dq)
+        return Value(tensor=t, flat=(n, h, w, c), dq=x.dq)
+    t = ctx.plain(x)
+    y = ctx.emit("reshape", [t], {"newshape": shape}, quant=t.quant)
+    return Value(tensor=y, dq=x.dq)
+
+
+def _reshape(ctx) -> Value:
+    x = ctx.value(0)
+    return _reshape_value(ctx, x, _reshape_target(ctx, ctx.shape(x)))
+
+
+def _flatten(ctx) -> Value:
+    x = ctx.value(0)
+    return _reshape_value(ctx, x, _flatten_shape(ctx, ctx.shape(x)))
+
+
+def _transpose_perm(ctx, rank: int) -> tuple[int, ...]:
+    perm = ctx.attrs(perm=None)["perm"]
+    if perm is None:
+        return tuple(range(rank))[::-1]
+    if sorted(perm) != list(range(rank)):
+        raise ctx.fail(f"perm {list(perm)} is not a permutation of {rank} axes")
+    return tuple(int(p) for p in perm)
+
+
+def _transpose(ctx) -> Value:
+    x = ctx.value(0)
+    rank = len(ctx.shape(x))
+    perm = _transpose_perm(ctx, rank)
+    if x.flat is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    # IR in = ONNX in transposed by x.perm; ONNX out = ONNX in transposed by perm.
+    inverse = np.argsort(x.perm) if x.perm is not None else np.arange(rank)
+    composed = tuple(int(inverse[p]) for p in perm)
+    if composed == tuple(range(rank)):
+        return Value(tensor=x.tensor, dq=x.dq)
+    y = ctx.emit("transpose", [x.tensor], {"perm": composed}, quant=x.tensor.quant)
+    return Value(tensor=y, dq=x.dq)
+
+
+def _concat(ctx) -> Value:
+    axis = ctx.attrs(axis=None)["axis"]
+    if axis is None:
+        raise ctx.fail("axis is required")
+    values = [ctx.value(i) for i in range(ctx.n_inputs)]
+    rank = len(ctx.shape(values[0]))
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    quants = {v.tensor.quant if not v.is_const else None for v in values}
+    int_mode = all(_is_int_act(ctx, v) for v in values) and len(quants) == 1
+    if not int_mode:
+        values = [ctx.floated(v) for v in values]
+    layout = next((v.perm for v in values if not v.is_const and v.flat is None
+                   and v.perm is not None), None)
+    tensors = [ctx.in_layout(v, layout, rank) for v in values]
+    ir_axis = list(layout).index(axis) if layout is not None else axis
+    y = ctx.emit("concatenate", tensors, {"axis": ir_axis},
+                 quant=tensors[0].quant if int_mode else None)
+    return Value(tensor=y, perm=layout, dq=int_mode)
+
+
+def _softmax(ctx) -> Value | None:
+    default = -1 if ctx.opset >= 13 else 1
+    axis = ctx.attrs(axis=default)["axis"]
+    x = ctx.value(0)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    qout = ctx.int_output()
+    int_mode = (qout is not None and _is_int_act(ctx, x)
+                and qout.quant.scale[0] == np.float32(1 / 256)
+                and qout.quant.zero_point[0] == -128)
+    src = x if int_mode else ctx.floated(x)
+    quant = qout.quant if int_mode else None
+    name = qout.output if int_mode else None
+    if ctx.opset < 13 and axis != rank - 1:
+        # Before opset 13 Softmax works on the input flattened to 2-D at axis.
+        flat = (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))
+        t = ctx.emit("reshape", [ctx.plain(src)], {"newshape": flat}, quant=src.tensor.quant
+                     if int_mode else None)
+        t = ctx.emit("softmax", [t], {}, quant=quant)
+        y = ctx.emit("reshape", [t], {"newshape": shape}, quant=quant)
+        perm = None
+    else:
+        t = ctx.tensor(src) if src.flat is None else ctx.plain(src)
+        perm = src.perm if src.flat is None else None
+        ir_axis = list(perm).index(axis) if perm is not None else axis
+        if ir_axis == rank - 1:
+            y = ctx.emit("softmax", [t], {}, quant=quant)
+        else:
+            move = tuple(i for i in range(rank) if i != ir_axis) + (ir_axis,)
+            back = tuple(int(i) for i in np.argsort(move))
+            t = ctx.emit("transpose", [t], {"perm": move}, quant=t.quant)
+            t = ctx.emit("softmax", [t], {}, quant=quant)
+            y = ctx.emit("transpose", [t], {"perm": back}, quant=quant)
+    if int_mode:
+        ctx.finish_int(qout, y, perm=perm)
+        return None
+    return Value(tensor=y, perm=perm)
+
+
+CONVERTERS: dict[str, Callable] = {
+    "Conv": _conv,
+    "QLinearConv": _qlinear_conv,
+    "Gemm": _gemm,
+    "MatMul": _matmul,
+    "QLinearMatMul": _qlinear_matmul,
+    "Add": _binary("add"),
+    "Sub": _binary("sub"),
+    "Mul": _binary("mul"),
+    "Relu": _unary("relu", "any"),
+    "Sigmoid": _unary("logistic", (1 / 256, -128)),
+    "Tanh": _unary("tanh", (1 / 128, 0)),
+    "Clip": _clip,
+    "MaxPool": _pool("max_pool2d"),
+    "AveragePool": _pool("avg_pool2d"),
+    "GlobalAveragePool": _global_pool("avg_pool2d"),
+    "GlobalMaxPool": _global_pool("max_pool2d"),
+    "Reshape": _reshape,
+    "Flatten": _flatten,
+    "Transpose": _transpose,
+    "Concat": _concat,
+    "Softmax": _softmax,
+    "QuantizeLinear": _quantize_linear,
+    "DequantizeLinear": _dequantize_linear,
+    "Identity": _identity,
+    "Constant": _constant,
+    "Shape": _shape,
+    "Gather": _const_only,
+    "Unsqueeze": _const_only,
+    "Squeeze": _const_only,
+    "Cast": _const_only,
+}
