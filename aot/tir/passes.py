@@ -223,14 +223,16 @@ class _Vectorizer:
         self.var, self.base, self.lanes = var, base, lanes
 
     def index(self, idx):
+        """``(k, base)`` with ``idx == base + k * (var - min)``."""
         lf = linear(idx)
-        k = 0
-        if lf is not None:
-            for atom, c in lf.terms.values():
-                if atom is self.var:
-                    k = c
-        if k == 0 and self.var in free_vars(idx):
+        if lf is None:
             raise _NotVectorizable()
+        k = 0
+        for atom, c in lf.terms.values():
+            if atom is self.var:
+                k = c
+            elif self.var in free_vars(atom):  # e.g. floordiv(var, 4): not affine
+                raise _NotVectorizable()
         base = substitute(idx, {self.var: self.base})
         return k, base
 

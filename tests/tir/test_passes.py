@@ -168,3 +168,18 @@ def test_remove_no_op_drops_a_scratch_buffer_nobody_reads():
         primfn f(A: int32[4]) {
           A[0] = 7
         }""")
+
+
+def test_vectorize_refuses_non_affine_indices():
+    """``C[i] = A[i + i // 4]`` moves by one element per lane only within a
+    group of four: it must stay a scalar loop."""
+    A = te.placeholder((16,), "float32", "A")
+    C = te.compute((8,), lambda i: A[i + i // 4], name="C")
+    s = te.create_schedule(C.op)
+    s[C].vectorize(C.op.axis[0])
+    func = aot.lower(s, [A, C], name="f")
+    assert "ramp" not in str(func)
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    aot.build(func)(a, out)
+    np.testing.assert_array_equal(out, a[np.arange(8) + np.arange(8) // 4])
