@@ -164,7 +164,7 @@ class _Partitioner(Mutator):
                     k = c
                 else:
                     rest = rest + (atom * c if c != 1 else atom)
-            if k == 0:
+            if k == 0 or s.var in free_vars(rest):  # not affine in the loop variable
                 continue
             _, rmax = inner.bound(rest)
             if rmax is None:
