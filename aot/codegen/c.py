@@ -207,9 +207,6 @@ class _FuncGen:
         if e.op in ("floordiv", "floormod", "min", "max"):
             if lanes > 1:
                 raise BuildError(f"{e.op} has no vector form")
-            if e.op in ("min", "max") and elem == "float32":
-                self.state.need_math = True
-                return f"f{e.op}f({a}, {b})"
             if e.op in ("floordiv", "floormod") and isinstance(e.b, E.IntImm) and e.b.value > 0 \
                     and (e.op == "floordiv" and (e.b.value & (e.b.value - 1)) == 0
                          and E.is_signed(elem)):
