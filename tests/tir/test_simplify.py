@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from aot.tir import expr as E
 from aot.tir.simplify import Analyzer, simplify, symbolic_bound
 
@@ -47,3 +49,55 @@ def test_truncdiv_of_nonnegative_is_floordiv():
 def test_symbolic_bound_relaxes_only_given_vars():
     lo, hi = symbolic_bound(x * 4 + y, {y: (E.const(0), E.const(3))})
     assert (str(lo), str(hi)) == ("(x*4)", "((x*4) + 3)")
+
+
+def evaluate(e, env):
+    """Reference semantics of integer expressions (Python ints, C trunc ops)."""
+    if isinstance(e, E.IntImm):
+        return e.value
+    if isinstance(e, E.Var):
+        return env[e]
+    a, b = evaluate(e.a, env), evaluate(e.b, env)
+    if e.op == "div":
+        return abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1)
+    if e.op == "mod":
+        return a - evaluate(E.Binary("div", e.a, e.b), env) * b
+    return {
+        "add": a + b, "sub": a - b, "mul": a * b, "floordiv": a // b if b else 0,
+        "floormod": a % b if b else 0, "min": min(a, b), "max": max(a, b),
+        "lt": int(a < b), "le": int(a <= b), "eq": int(a == b), "ne": int(a != b),
+        "gt": int(a > b), "ge": int(a >= b), "and": int(a and b), "or": int(a or b),
+    }[e.op]
+
+
+def random_expr(rng, depth):
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice([x, y, E.const(rng.randint(-9, 9))])
+    op = rng.choice(["add", "sub", "mul", "floordiv", "floormod", "div", "mod", "min", "max"])
+    a = random_expr(rng, depth - 1)
+    if op in ("mul", "floordiv", "floormod", "div", "mod"):
+        c = rng.choice([-4, -3, 2, 3, 4, 8])
+        return E.Binary(op, a, E.const(c))
+    return E.Binary(op, a, random_expr(rng, depth - 1))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_simplify_preserves_values_on_the_whole_range(seed):
+    import random as _random
+    rng = _random.Random(seed)
+    xr = (rng.randint(-6, 2), rng.randint(3, 9))
+    yr = (rng.randint(0, 3), rng.randint(4, 12))
+    e = random_expr(rng, 4)
+    cmp = E.Binary(rng.choice(["lt", "le", "eq", "ne", "ge"]), e, random_expr(rng, 2))
+    an = Analyzer({x: xr, y: yr})
+    for expr in (e, cmp):
+        simple = an.simplify(expr)
+        lo, hi = an.bound(simple)
+        for xv in range(xr[0], xr[1] + 1):
+            for yv in range(yr[0], yr[1] + 1):
+                env = {x: xv, y: yv}
+                want = evaluate(expr, env)
+                assert evaluate(simple, env) == want, (str(expr), str(simple), env)
+                if expr is e:
+                    assert (lo is None or lo <= want) and (hi is None or want <= hi), \
+                        (str(expr), lo, hi, env)
