@@ -1,0 +1,306 @@
+"""ONNX operators one at a time: small models built with onnx.helper, compared with
+onnxruntime (float: within 1e-5 of the largest output magnitude; integer: see each test)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from aot.frontend.onnx import parse_onnx
+from aot.reference.interpreter import run
+
+FLOAT = TensorProto.FLOAT
+
+
+def make_model(nodes, inputs, outputs=("y",), initializers=None, opset: int = 13):
+    """A model from ``nodes``; ``inputs`` are (name, shape) pairs, ``outputs`` names."""
+    infos = [helper.make_tensor_value_info(n, FLOAT, s) for n, s in inputs]
+    outs = [helper.make_tensor_value_info(o, FLOAT, None) for o in outputs]
+    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()]
+    graph = helper.make_graph(list(nodes), "test", infos, outs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8  # onnxruntime reads it for every opset used here
+    return model
+
+
+def run_both(model, feeds: dict[str, np.ndarray]):
+    """(our graph, our outputs, onnxruntime's outputs)."""
+    graph = parse_onnx(model.SerializeToString(), name="test")
+    ours = run(graph, feeds)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return graph, ours, sess.run(None, feeds)
+
+
+def assert_close(model, feeds, rtol: float = 1e-5):
+    """Float outputs agree within ``rtol`` of each output's largest magnitude."""
+    graph, ours, theirs = run_both(model, feeds)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        scale = max(float(np.abs(b).max()), 1e-30)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+    return graph
+
+
+def rand(shape, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+def ops(graph) -> list[str]:
+    return [n.op for n in graph.nodes]
+
+
+# ---------------------------------------------------------------------- Conv
+
+CONV_CASES = {
+    "plain": dict(kernel_shape=[3, 3]),
+    "strides": dict(strides=[2, 2]),
+    "pads_asymmetric": dict(pads=[1, 0, 2, 1], strides=[2, 1]),
+    "dilations": dict(dilations=[2, 2], pads=[2, 2, 2, 2]),
+    "same_upper": dict(auto_pad="SAME_UPPER", strides=[2, 2]),
+    "same_lower": dict(auto_pad="SAME_LOWER", strides=[2, 2]),
+    "valid": dict(auto_pad="VALID"),
+}
+
+
+@pytest.mark.parametrize("attrs", CONV_CASES.values(), ids=CONV_CASES.keys())
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_conv(attrs, bias):
+    inits = {"w": rand((6, 3, 3, 3), 1), "b": rand((6,), 2)}
+    inputs = ["x", "w", "b"] if bias else ["x", "w"]
+    model = make_model([helper.make_node("Conv", inputs, ["y"], **attrs)],
+                       [("x", [1, 3, 9, 8])], initializers=inits)
+    graph = assert_close(model, {"x": rand((1, 3, 9, 8))})
+    assert "conv2d" in ops(graph)
+
+
+@pytest.mark.parametrize("multiplier", [1, 2])
+def test_depthwise_conv(multiplier):
+    inits = {"w": rand((4 * multiplier, 1, 3, 3), 1), "b": rand((4 * multiplier,), 2)}
+    model = make_model([helper.make_node("Conv", ["x", "w", "b"], ["y"], group=4,
+                                         pads=[1, 1, 1, 1])],
+                       [("x", [1, 4, 7, 7])], initializers=inits)
+    graph = assert_close(model, {"x": rand((1, 4, 7, 7))})
+    node = next(n for n in graph.nodes if n.op == "depthwise_conv2d")
+    assert node.attrs["depth_multiplier"] == multiplier
+
+
+# ---------------------------------------------------------------------- Gemm, MatMul
+
+@pytest.mark.parametrize("trans_a", [0, 1])
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (0.5, 2.0)])
+@pytest.mark.parametrize("c_shape", [(5,), (1, 5), (3, 5), (), None], ids=str)
+def test_gemm(trans_a, trans_b, alpha, beta, c_shape):
+    a_shape = (4, 3) if trans_a else (3, 4)
+    b_shape = (5, 4) if trans_b else (4, 5)
+    inits = {"B": rand(b_shape, 1)}
+    inputs = ["A", "B"]
+    if c_shape is not None:
+        inits["C"] = rand(c_shape, 2)
+        inputs.append("C")
+    model = make_model([helper.make_node("Gemm", inputs, ["y"], transA=trans_a,
+                                         transB=trans_b, alpha=alpha, beta=beta)],
+                       [("A", list(a_shape))], initializers=inits)
+    graph = assert_close(model, {"A": rand(a_shape)})
+    assert "dense" in ops(graph)
+
+
+@pytest.mark.parametrize("a_shape", [(3, 4), (2, 3, 4)], ids=str)
+def test_matmul(a_shape):
+    model = make_model([helper.make_node("MatMul", ["A", "B"], ["y"])],
+                       [("A", list(a_shape))], initializers={"B": rand((4, 6), 1)})
+    assert ops(assert_close(model, {"A": rand(a_shape)})) == ["dense"]
+
+
+# ---------------------------------------------------------------------- elementwise
+
+def _after_conv(nodes, extra_inits=None, x_shape=(1, 2, 5, 5), opset=13, outputs=("y",)):
+    """``nodes`` reading "c", the NCHW output of a 1x1 Conv (held NHWC inside)."""
+    inits = {"w": rand((3, x_shape[1], 1, 1), 7), **(extra_inits or {})}
+    conv = helper.make_node("Conv", ["x", "w"], ["c"])
+    return make_model([conv, *nodes], [("x", list(x_shape))], outputs, inits, opset)
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul"])
+@pytest.mark.parametrize("k_shape", [(3, 1, 1), (1, 3, 5, 1), (5,), ()], ids=str)
+def test_binary_with_constant_on_nchw(op, k_shape):
+    model = _after_conv([helper.make_node(op, ["c", "k"], ["y"])], {"k": rand(k_shape, 3)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    # the constant is laid out NHWC at import; only the graph's ends transpose
+    assert ops(graph) == ["transpose", "conv2d", op.lower(), "transpose"]
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul"])
+def test_binary_of_two_inputs_broadcast(op):
+    model = make_model([helper.make_node(op, ["a", "b"], ["y"])],
+                       [("a", [2, 3, 4]), ("b", [3, 1])])
+    assert_close(model, {"a": rand((2, 3, 4), 1), "b": rand((3, 1), 2)})
+
+
+def test_binary_of_nchw_and_plain_activation():
+    model = _after_conv([helper.make_node("Add", ["c", "x2"], ["y"])])
+    model.graph.input.append(helper.make_tensor_value_info("x2", FLOAT, [1, 3, 5, 5]))
+    assert_close(model, {"x": rand((1, 2, 5, 5)), "x2": rand((1, 3, 5, 5), 4)})
+
+
+@pytest.mark.parametrize("op,ir", [("Relu", "relu"), ("Sigmoid", "logistic"),
+                                   ("Tanh", "tanh")])
+def test_unary(op, ir):
+    model = _after_conv([helper.make_node(op, ["c"], ["y"])])
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5), lo=-4, hi=4)})
+    assert ir in ops(graph)
+
+
+CLIP_CASES = {
+    "min_max": (0.0, 6.0, ["relu6"]),
+    "min_only": (0.0, None, ["relu"]),
+    "max_only": (None, 0.25, ["minimum"]),
+    "other": (-0.5, 0.5, ["maximum", "minimum"]),
+}
+
+
+@pytest.mark.parametrize("lo,hi,ir", CLIP_CASES.values(), ids=CLIP_CASES.keys())
+def test_clip_bounds_as_inputs(lo, hi, ir):
+    inits, inputs = {}, ["c", "", ""]
+    if lo is not None:
+        inits["lo"] = np.float32(lo)
+        inputs[1] = "lo"
+    if hi is not None:
+        inits["hi"] = np.float32(hi)
+        inputs[2] = "hi"
+    model = _after_conv([helper.make_node("Clip", inputs, ["y"])], inits)
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5), lo=-8, hi=8)})
+    assert [o for o in ops(graph) if o in ("relu", "relu6", "maximum", "minimum")] == ir
+
+
+def test_clip_bounds_as_attributes_before_opset_11():
+    model = _after_conv([helper.make_node("Clip", ["c"], ["y"], min=-0.5, max=0.75)],
+                        opset=10)
+    assert_close(model, {"x": rand((1, 2, 5, 5), lo=-4, hi=4)})
+
+
+# ---------------------------------------------------------------------- pooling
+
+POOL_CASES = {
+    "k2s2": dict(kernel_shape=[2, 2], strides=[2, 2]),
+    "k3s1_pads": dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "k3s2_asym": dict(kernel_shape=[3, 2], strides=[2, 1], pads=[0, 1, 1, 0]),
+    "same_upper": dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+    "ceil_exact": dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+}
+
+
+@pytest.mark.parametrize("attrs", POOL_CASES.values(), ids=POOL_CASES.keys())
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_pool(op, attrs):
+    model = _after_conv([helper.make_node(op, ["c"], ["y"], **attrs)], x_shape=(1, 2, 7, 7))
+    assert_close(model, {"x": rand((1, 2, 7, 7))})
+
+
+def test_average_pool_counting_the_padding():
+    model = _after_conv([helper.make_node("AveragePool", ["c"], ["y"], kernel_shape=[3, 3],
+                                          pads=[1, 1, 1, 1], count_include_pad=1)])
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert "pad" in ops(graph)
+
+
+@pytest.mark.parametrize("op,ir", [("GlobalAveragePool", "avg_pool2d"),
+                                   ("GlobalMaxPool", "max_pool2d")])
+def test_global_pool(op, ir):
+    model = _after_conv([helper.make_node(op, ["c"], ["y"])], x_shape=(1, 2, 6, 4))
+    assert ir in ops(assert_close(model, {"x": rand((1, 2, 6, 4))}))
+
+
+# ---------------------------------------------------------------------- shapes
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3, 4])
+def test_flatten_axis(axis):
+    model = _after_conv([helper.make_node("Flatten", ["c"], ["y"], axis=axis)],
+                        x_shape=(2, 2, 3, 4))
+    assert_close(model, {"x": rand((2, 2, 3, 4))})
+
+
+@pytest.mark.parametrize("op", ["Flatten", "Reshape"])
+def test_flatten_then_dense_folds_the_transpose_into_the_weights(op):
+    flat = (helper.make_node("Flatten", ["c"], ["f"]) if op == "Flatten"
+            else helper.make_node("Reshape", ["c", "shape"], ["f"]))
+    model = _after_conv([flat, helper.make_node("Gemm", ["f", "W", "b"], ["y"])],
+                        {"W": rand((75, 4), 5), "b": rand((4,), 6),
+                         "shape": np.array([1, -1], np.int64)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph) == ["transpose", "conv2d", "reshape", "dense"]  # input NCHW -> NHWC
+
+
+def test_flatten_then_elementwise_restores_onnx_order():
+    model = _after_conv([helper.make_node("Flatten", ["c"], ["f"]),
+                         helper.make_node("Relu", ["f"], ["r"]),
+                         helper.make_node("Add", ["r", "k"], ["y"])],
+                        {"k": rand((75,), 3)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert "transpose" in ops(graph)
+
+
+@pytest.mark.parametrize("shape", [[1, -1], [0, 3, 25], [5, 15], [-1, 5, 0]], ids=str)
+def test_reshape(shape):
+    model = _after_conv([helper.make_node("Reshape", ["c", "s"], ["y"])],
+                        {"s": np.array(shape, np.int64)})
+    assert_close(model, {"x": rand((1, 2, 5, 5))})
+
+
+def test_reshape_shape_computed_from_constants_is_folded():
+    nodes = [helper.make_node("Shape", ["c"], ["shp"]),
+             helper.make_node("Gather", ["shp", "i0"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
+             helper.make_node("Concat", ["n1", "m1"], ["s"], axis=0),
+             helper.make_node("Reshape", ["c", "s"], ["y"])]
+    model = _after_conv(nodes, {"i0": np.array(0, np.int64), "ax": np.array([0], np.int64),
+                                "m1": np.array([-1], np.int64)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph)[-1] == "reshape"
+
+
+@pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2], [3, 2, 1, 0], None], ids=str)
+def test_transpose(perm):
+    attrs = {} if perm is None else {"perm": perm}
+    model = _after_conv([helper.make_node("Transpose", ["c"], ["y"], **attrs)],
+                        x_shape=(1, 2, 4, 5))
+    graph = assert_close(model, {"x": rand((1, 2, 4, 5))})
+    if perm == [0, 2, 3, 1]:  # NCHW -> NHWC is the layout the data already has
+        assert ops(graph) == ["transpose", "conv2d"]
+
+
+def test_transpose_of_a_plain_input():
+    model = make_model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 2, 0])],
+                       [("x", [2, 3, 4])])
+    assert_close(model, {"x": rand((2, 3, 4))})
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3, -1])
+def test_concat(axis):
+    nodes = [helper.make_node("Conv", ["x", "w2"], ["c2"]),
+             helper.make_node("Concat", ["c", "c2", "k"], ["y"], axis=axis)]
+    k_shape = [1, 3, 5, 5]
+    k_shape[axis] = 2
+    model = _after_conv(nodes, {"w2": rand((3, 2, 1, 1), 8), "k": rand(k_shape, 9)})
+    assert_close(model, {"x": rand((1, 2, 5, 5))})
+
+
+@pytest.mark.parametrize("axis", [1, 2, 3, -1])
+def test_softmax_axis(axis):
+    model = _after_conv([helper.make_node("Softmax", ["c"], ["y"], axis=axis)])
+    assert_close(model, {"x": rand((1, 2, 5, 5), lo=-3, hi=3)})
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_softmax_before_opset_13_flattens_at_axis(axis):
+    model = make_model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
+                       [("x", [2, 3, 4])], opset=11)
+    assert_close(model, {"x": rand((2, 3, 4), lo=-3, hi=3)})
+
+
+def test_softmax_2d_default_axis():
+    model = make_model([helper.make_node("Softmax", ["x"], ["y"])], [("x", [3, 10])])
+    assert ops(assert_close(model, {"x": rand((3, 10), lo=-3, hi=3)})) == ["softmax"]
