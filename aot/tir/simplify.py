@@ -482,7 +482,13 @@ def _atom_sym_bound(e, relax, an):
             return an.simplify(E.Binary("floordiv", r[0], e.b)), \
                 an.simplify(E.Binary("floordiv", r[1], e.b))
         if e.op in ("floormod", "mod") and isinstance(e.b, E.IntImm) and e.b.value > 0:
-            return E.IntImm(e.dtype, 0), E.IntImm(e.dtype, e.b.value - 1)
+            c = e.b.value
+            if e.op == "mod":  # C's remainder takes the sign of the dividend
+                r = symbolic_bound(e.a, relax, an)
+                lo = an.bound(r[0])[0] if r is not None else None
+                if lo is None or lo < 0:
+                    return E.IntImm(e.dtype, 1 - c), E.IntImm(e.dtype, c - 1)
+            return E.IntImm(e.dtype, 0), E.IntImm(e.dtype, c - 1)
         if e.op in ("min", "max"):
             ra, rb = symbolic_bound(e.a, relax, an), symbolic_bound(e.b, relax, an)
             if ra is None or rb is None:

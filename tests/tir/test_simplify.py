@@ -101,3 +101,20 @@ def test_simplify_preserves_values_on_the_whole_range(seed):
                 if expr is e:
                     assert (lo is None or lo <= want) and (hi is None or want <= hi), \
                         (str(expr), lo, hi, env)
+
+
+@pytest.mark.parametrize("seed", [*range(30), 379])  # 379: C remainder of a negative value
+def test_symbolic_bound_contains_every_value(seed):
+    """Bound inference relaxes some loop variables and keeps others fixed."""
+    import random as _random
+    rng = _random.Random(5000 + seed)
+    e = random_expr(rng, 3)
+    xr, yr = (0, rng.randint(1, 7)), (0, rng.randint(1, 9))
+    an = Analyzer({x: xr, y: yr})
+    r = symbolic_bound(e, {y: (E.const(yr[0]), E.const(yr[1]))}, an)
+    if r is None:  # unknown is allowed (the caller then uses the whole tensor)
+        return
+    for xv in range(xr[0], xr[1] + 1):
+        lo, hi = evaluate(r[0], {x: xv}), evaluate(r[1], {x: xv})
+        for yv in range(yr[0], yr[1] + 1):
+            assert lo <= evaluate(e, {x: xv, y: yv}) <= hi, (str(e), str(r[0]), str(r[1]))
