@@ -44,9 +44,6 @@ class IterVar:
         return f"IterVar({self.name}, {self.dom}, {self.iter_type})"
 
     # An IterVar stands for its variable inside expressions.
-    def _v(self):
-        return self.var
-
     def __add__(self, o): return self.var + o
     def __radd__(self, o): return o + self.var
     def __sub__(self, o): return self.var - o
