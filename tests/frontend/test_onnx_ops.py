@@ -304,3 +304,140 @@ def test_softmax_before_opset_13_flattens_at_axis(axis):
 def test_softmax_2d_default_axis():
     model = make_model([helper.make_node("Softmax", ["x"], ["y"])], [("x", [3, 10])])
     assert ops(assert_close(model, {"x": rand((3, 10), lo=-3, hi=3)})) == ["softmax"]
+
+
+# ---------------------------------------------------------------------- quantized
+#
+# onnxruntime requantizes with a float multiplier and rounds half to even; the
+# reference kernels use TFLM's fixed-point multipliers (round half away, two
+# roundings).  So integer results may differ by one step of the output scale,
+# never more.
+
+INT8 = TensorProto.INT8
+UINT8 = TensorProto.UINT8
+
+
+def _q(name, scale, zp, zp_type=INT8):
+    """Initializers for a scale and zero point."""
+    zdt = np.int8 if zp_type == INT8 else np.uint8
+    return {f"{name}_s": np.asarray(scale, np.float32), f"{name}_z": np.asarray(zp, zdt)}
+
+
+def assert_within_one_step(model, feeds, y_scale: float, int_ops: list[str]):
+    graph, ours, theirs = run_both(model, feeds)
+    steps = np.abs(ours[0].astype(np.float64) - theirs[0]) / y_scale
+    assert steps.max() <= 1.0 + 1e-6, f"{steps.max()} output steps apart"
+    assert np.mean(steps > 0.5) < 0.2  # off-by-one is the exception, not the rule
+    int_nodes = [n.op for n in graph.nodes if n.outputs[0].dtype == "int8"]
+    for op in int_ops:
+        assert op in int_nodes, f"{op} is not integer compute: {ops(graph)}"
+    return graph
+
+
+def _weights_int8(shape, seed, per_channel: bool):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-127, 128, shape).astype(np.int8)
+    scale = (rng.uniform(0.002, 0.01, shape[0]) if per_channel else np.float32(0.005))
+    return w, np.asarray(scale, np.float32)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+@pytest.mark.parametrize("zp_type", [INT8, UINT8], ids=["int8", "uint8"])
+def test_qlinear_conv(per_channel, zp_type):
+    w, ws = _weights_int8((4, 3, 3, 3), 1, per_channel)
+    xs, ys = 0.02, 0.05
+    xz, yz = (3, -5) if zp_type == INT8 else (131, 120)
+    bias = np.random.default_rng(2).integers(-2000, 2000, 4).astype(np.int32)
+    inits = {**_q("x", xs, xz, zp_type), **_q("y", ys, yz, zp_type), "w": w, "w_s": ws,
+             "w_z": np.zeros(ws.shape, np.int8), "b": bias}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+             helper.make_node("QLinearConv", ["xq", "x_s", "x_z", "w", "w_s", "w_z", "y_s",
+                                              "y_z", "b"], ["yq"], pads=[1, 1, 1, 1],
+                              strides=[2, 1]),
+             helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"])]
+    model = make_model(nodes, [("x", [1, 3, 7, 6])], initializers=inits)
+    assert_within_one_step(model, {"x": rand((1, 3, 7, 6), 3, -2, 2)}, ys, ["conv2d"])
+
+
+@pytest.mark.parametrize("per_column", [False, True], ids=["per_tensor", "per_column"])
+def test_qlinear_matmul(per_column):
+    w, ws = _weights_int8((6, 8), 1, False)
+    if per_column:
+        ws = np.random.default_rng(5).uniform(0.002, 0.01, 8).astype(np.float32)
+    xs, ys = 0.02, 0.04
+    inits = {**_q("x", xs, -3), **_q("y", ys, 7), "w": w, "w_s": ws,
+             "w_z": np.zeros(ws.shape, np.int8)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+             helper.make_node("QLinearMatMul", ["xq", "x_s", "x_z", "w", "w_s", "w_z", "y_s",
+                                                "y_z"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"])]
+    model = make_model(nodes, [("x", [5, 6])], initializers=inits)
+    assert_within_one_step(model, {"x": rand((5, 6), 3, -2, 2)}, ys, ["dense"])
+
+
+def _qdq(name: str, src: str, prefix: str):
+    """QuantizeLinear + DequantizeLinear of ``src`` with params ``prefix``."""
+    return [helper.make_node("QuantizeLinear", [src, f"{prefix}_s", f"{prefix}_z"], [name + "q"]),
+            helper.make_node("DequantizeLinear", [name + "q", f"{prefix}_s", f"{prefix}_z"],
+                             [name])]
+
+
+@pytest.mark.parametrize("activation", [None, "Relu", "Clip"])
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+def test_qdq_conv_becomes_integer_conv(activation, per_channel):
+    w, ws = _weights_int8((4, 2, 3, 3), 1, per_channel)
+    bias = np.random.default_rng(2).integers(-500, 500, 4).astype(np.int32)
+    xs = np.float32(0.03)
+    inits = {**_q("x", xs, 2), **_q("y", 0.04, -100 if activation else 4), "w": w, "ws": ws,
+             "wz": np.zeros(ws.shape, np.int8), "b": bias, "bs": (xs * ws).astype(np.float32),
+             "bz": np.zeros(ws.shape, np.int32), "lo": np.float32(0), "hi": np.float32(6)}
+    nodes = [*_qdq("xd", "x", "x"),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[1, 1, 1, 1])]
+    if activation == "Relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["a"]))
+    elif activation == "Clip":
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["a"]))
+    nodes += _qdq("y", "a" if activation else "c", "y")
+    model = make_model(nodes, [("x", [1, 2, 6, 6])], initializers=inits)
+    graph = assert_within_one_step(model, {"x": rand((1, 2, 6, 6), 3, -2, 2)}, 0.04,
+                                   ["conv2d"])
+    conv = next(n for n in graph.nodes if n.op == "conv2d")
+    assert conv.attrs["activation"] == {None: "none", "Relu": "relu", "Clip": "relu6"}[
+        activation]
+    assert (conv.inputs[1].quant.axis == 0) == per_channel
+
+
+def test_qdq_gemm_add_pool_reshape_stay_integer():
+    w, ws = _weights_int8((10, 12), 1, False)
+    inits = {**_q("x", 0.03, 1), **_q("p", 0.03, 1), **_q("g", 0.05, -2), **_q("k", 0.02, 0),
+             **_q("y", 0.06, 3), "w": w.T.copy(), "ws": ws, "wz": np.int8(0),
+             "kq": np.random.default_rng(4).integers(-100, 100, (3, 1, 1)).astype(np.int8),
+             "shape": np.array([1, -1], np.int64)}
+    nodes = [*_qdq("xd", "x", "x"),
+             helper.make_node("AveragePool", ["xd"], ["p"], kernel_shape=[2, 2],
+                              strides=[2, 2]),
+             *_qdq("pd", "p", "p"),
+             helper.make_node("DequantizeLinear", ["kq", "k_s", "k_z"], ["kd"]),
+             helper.make_node("Add", ["pd", "kd"], ["a"]),
+             *_qdq("ad", "a", "g"),
+             helper.make_node("MaxPool", ["ad"], ["m"], kernel_shape=[1, 1]),
+             helper.make_node("Reshape", ["m", "shape"], ["r"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+             helper.make_node("MatMul", ["r", "wd"], ["mm"]),
+             *_qdq("y", "mm", "y")]
+    model = make_model(nodes, [("x", [1, 3, 4, 4])], initializers=inits)
+    graph = assert_within_one_step(model, {"x": rand((1, 3, 4, 4), 3, -2, 2)}, 0.06,
+                                   ["avg_pool2d", "add", "max_pool2d", "reshape", "dense"])
+    assert [n.op for n in graph.nodes if n.outputs[0].dtype == "float32"] == ["dequantize"]
+
+
+def test_qdq_around_an_unsupported_integer_pattern_falls_back_to_float():
+    """Sigmoid's integer kernel needs the output scale 1/256; any other stays float."""
+    inits = {**_q("x", 0.03, 1), **_q("y", 0.01, -128)}
+    nodes = [*_qdq("xd", "x", "x"), helper.make_node("Sigmoid", ["xd"], ["s"]),
+             *_qdq("y", "s", "y")]
+    model = make_model(nodes, [("x", [2, 8])], initializers=inits)
+    graph = assert_within_one_step(model, {"x": rand((2, 8), 3, -2, 2)}, 0.01, [])
+    assert ops(graph) == ["quantize", "dequantize", "logistic", "quantize", "dequantize"]
