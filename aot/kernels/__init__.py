@@ -1,0 +1,21 @@
+"""The operator kernel library: one fused group -> one C function.
+
+``lower_group(group, ag, target, name=...)`` builds the group's tensor
+expression from each node's compute rule (one operator per file:
+:mod:`~aot.kernels.conv2d`, :mod:`~aot.kernels.depthwise_conv2d`,
+:mod:`~aot.kernels.dense`, :mod:`~aot.kernels.pool`,
+:mod:`~aot.kernels.elementwise`), schedules it with the strategy the
+target's keys select (:mod:`aot.kernels.registry`), lowers it to a loop
+nest and prints C with :mod:`aot.codegen`.  Opaque operators that are not
+tensor expressions yet (softmax) render a C template instead.  Every
+kernel file includes the headers of :func:`support_files`.
+"""
+
+from aot.kernels import conv2d, dense, depthwise_conv2d, elementwise, pool, softmax  # noqa: F401
+from aot.kernels.group import lower_group
+from aot.kernels.kernel import Kernel, KernelError, KernelParam
+from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
+from aot.kernels.support import support_files
+
+__all__ = ["COMPUTES", "HANDWRITTEN", "STRATEGIES", "Kernel", "KernelError", "KernelParam",
+           "lower_group", "support_files"]

@@ -1,0 +1,152 @@
+"""Elementwise and broadcast operators, alone or as epilogues of an anchor.
+
+* add/sub (TFLM arithmetic): both inputs shifted left by 20 bits (15 for
+  int16), rescaled to ``2 * max(s1, s2)`` with their own multipliers, summed,
+  and requantized to the output; mul: one multiplier for the product.  The
+  constants are those ``legalize_quantized`` folded.
+* float32 add/sub/mul/maximum/minimum and relu/relu6/relu_n1_to_1.
+* quantize (float or integer in, integer out) and dequantize.
+
+Operands broadcast NumPy-style: an operand of lower rank or with size-1
+axes is indexed with those axes dropped or pinned to 0.
+"""
+
+from __future__ import annotations
+
+
+from aot import te
+from aot.kernels.common import float_activation, requantize
+from aot.kernels.kernel import KernelError
+from aot.kernels.registry import Computed, compute_rule, strategy
+from aot.reference.ops.common import f32
+from aot.reference.ops.quant import qrange, quantize_multiplier
+from aot.tir import expr as E
+
+
+def _broadcast(t: te.Tensor, idx):
+    """``t`` read at output index ``idx`` with NumPy broadcasting."""
+    rank = len(t.shape)
+    picked = list(idx[len(idx) - rank:])
+    for i, dim in enumerate(t.shape):
+        if E.is_const_int(dim, 1) and rank:
+            picked[i] = 0
+    return t[tuple(picked)] if rank else t[0]
+
+
+def _operands(ctx, node):
+    shape = node.outputs[0].shape
+    return [ctx.value(t) for t in node.inputs], shape
+
+
+def _int_input(t: te.Tensor, idx, offset: int, left_shift: int, m: int, s: int):
+    v = _broadcast(t, idx).astype("int32") + offset
+    return te.call_pure("int32", "aot_mbqm",
+                        te.call_pure("int32", "aot_shl32", v, left_shift), m, s)
+
+
+def _float_only(node):
+    if node.outputs[0].dtype != "float32":
+        raise KernelError(f"{node.op} ({node.name}) on {node.outputs[0].dtype}: not supported "
+                          "yet (float32 only)")
+
+
+def _arith(ctx, node) -> Computed:
+    (a, b), shape = _operands(ctx, node)
+    y_t = node.outputs[0]
+    act = node.attrs.get("activation", "none")
+    if y_t.dtype == "float32":
+        fn = {"add": lambda u, v: u + v, "sub": lambda u, v: u - v,
+              "mul": lambda u, v: u * v}[node.op]
+        out = te.compute(shape, lambda *i: float_activation(
+            fn(_broadcast(a, i), _broadcast(b, i)), act), name="y")
+        return Computed(out)
+    if y_t.dtype not in ("int8", "int16"):
+        raise KernelError(f"{node.op} ({node.name}) on {y_t.dtype}: not supported yet")
+    qp = ctx.quant(node)
+    mo, so = int(qp.multiplier[0]), int(qp.shift[0])
+    if node.op == "mul":
+        off2 = qp.extra["input2_offset"]
+
+        def body(*i):
+            prod = ((_broadcast(a, i).astype("int32") + qp.input_offset)
+                    * (_broadcast(b, i).astype("int32") + off2))
+            return requantize(prod, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
+        return Computed(te.compute(shape, body, name="y"))
+    ls = qp.extra["left_shift"]
+    (m1, s1), (m2, s2) = qp.extra["input1"], qp.extra["input2"]
+
+    def body(*i):
+        u = _int_input(a, i, qp.input_offset, ls, m1, s1)
+        v = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
+        raw = u + v if node.op == "add" else u - v
+        return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
+    return Computed(te.compute(shape, body, name="y"))
+
+
+for _op in ("add", "sub", "mul"):
+    compute_rule(_op)(_arith)
+
+
+def _minmax(ctx, node) -> Computed:
+    (a, b), shape = _operands(ctx, node)
+    fn = E.max_ if node.op == "maximum" else E.min_
+    return Computed(te.compute(shape, lambda *i: fn(_broadcast(a, i), _broadcast(b, i)),
+                               name="y"))
+
+
+for _op in ("maximum", "minimum"):
+    compute_rule(_op)(_minmax)
+
+def _relu(ctx, node) -> Computed:
+    _float_only(node)
+    x = ctx.value(node.inputs[0])
+    return Computed(te.compute(x.shape, lambda *i: float_activation(x[i], node.op),
+                               name="y"))
+
+
+for _op in ("relu", "relu6"):
+    compute_rule(_op)(_relu)
+
+
+@compute_rule("quantize")
+def quantize(ctx, node) -> Computed:
+    """float -> int: ``clamp(roundf(x / scale) + zp)``; int -> int: requantize."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    yq = y_t.quant
+    if yq is None or yq.is_per_axis:
+        raise KernelError(f"quantize ({node.name}): the output needs per-tensor quantization")
+    lo, hi = qrange(y_t.dtype)
+    zp = int(yq.zero_point[0])
+    if x_t.dtype == "float32":
+        scale = E.const(f32(yq.scale[0]), "float32")
+
+        def body(*i):
+            r = te.round(x[i] / scale)
+            r = E.min_(E.max_(r, E.const(float(lo - zp), "float32")),
+                       E.const(float(hi - zp), "float32"))
+            return (r.astype("int32") + zp).astype(y_t.dtype)
+        return Computed(te.compute(x.shape, body, name="y"))
+    m, s = quantize_multiplier(f32(x_t.quant.scale[0]) / f32(yq.scale[0]))
+    x_zp = int(x_t.quant.zero_point[0])
+    return Computed(te.compute(x.shape, lambda *i: requantize(
+        x[i].astype("int32") - x_zp, m, s, zp, (lo, hi), y_t.dtype), name="y"))
+
+
+@compute_rule("dequantize")
+def dequantize(ctx, node) -> Computed:
+    """``scale * (x - zp)`` in float32 (exact: one rounding, as the reference's double)."""
+    x_t = node.inputs[0]
+    x = ctx.value(x_t)
+    scale = E.const(f32(x_t.quant.scale[0]), "float32")
+    zp = int(x_t.quant.zero_point[0])
+    return Computed(te.compute(x.shape, lambda *i: scale * (x[i].astype("int32") - zp)
+                               .astype("float32"), name="y"))
+
+
+@strategy("elementwise")
+def schedule_elementwise_generic(s, final, stages) -> None:
+    """One flat loop nest over the output; every producer is inlined."""
+    del s, final, stages
+
+

@@ -1,0 +1,170 @@
+"""The Kernel record and the builder that turns one fused group into it.
+
+A kernel is one C function per fused group.  Its tensor expression takes
+the group's run-time tensors *and* its constants (packed weights, bias,
+requantization multipliers and shifts) as placeholders; the loop nest is
+lowered and printed by :mod:`aot.codegen` as a ``static`` implementation
+function, and the exported function binds the constants, which are
+``static const`` arrays in the same file, so the caller only passes the
+activations:
+
+    static const int8_t k0_weight[...] AOT_ALIGNED(4) = {...};
+    static int32_t k0_impl(const int8_t* restrict x, const int8_t* restrict weight, ...);
+    int32_t k0(const int8_t* restrict x, int8_t* restrict y) {
+      return k0_impl(x, k0_weight, ..., y);
+    }
+
+The compiler inlines the call, so the constants become plain loads from
+flash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from aot import te
+from aot.codegen.c import C_TYPES, c_identifier, generate_c
+from aot.errors import AotError
+from aot.ir import Tensor
+from aot.kernels.support import HEADER_NAME
+
+
+class KernelError(AotError):
+    """A fused group that no kernel supports (yet)."""
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One argument of a kernel: the IR tensor it binds to and its direction."""
+
+    tensor: str
+    role: str  # "input" | "output"
+    dtype: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One generated C function for one fused group (see docs/kernels.md).
+
+    ``source`` is a complete C99 translation unit that includes
+    ``aot_kernel_util.h`` (see :func:`aot.kernels.support_files`);
+    ``params`` are in C argument order, inputs then outputs; the function
+    returns 0.  ``scratch_bytes`` > 0 would add a last ``void* scratch``
+    argument; the kernels here keep their scratch on the stack, so it is 0.
+    """
+
+    name: str
+    params: tuple[KernelParam, ...]
+    scratch_bytes: int
+    source: str
+    prototype: str
+    constant_bytes: int
+    macs: int
+    op_names: tuple[str, ...]
+
+
+_NP_TO_IR = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
+             np.dtype(np.int16): "int16", np.dtype(np.int32): "int32",
+             np.dtype(np.int64): "int64", np.dtype(np.float32): "float32"}
+
+
+def _c_array(name: str, data: np.ndarray) -> str:
+    dtype = _NP_TO_IR[data.dtype]
+    flat = data.reshape(-1)
+    if dtype == "float32":
+        values = [repr(float(v)) + "f" if np.isfinite(v) else "0.0f" for v in flat]
+        values = [v if ("." in v or "e" in v) else v.replace("f", ".0f") for v in values]
+    elif dtype == "int32":
+        values = [str(v) if v != -(1 << 31) else "(-2147483647 - 1)" for v in flat.tolist()]
+    elif dtype == "int64":
+        values = [f"INT64_C({v})" for v in flat.tolist()]
+    else:
+        values = [str(v) for v in flat.tolist()]
+    rows = [", ".join(values[i:i + 16]) for i in range(0, len(values), 16)]
+    body = ",\n  ".join(rows)
+    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED(8) = {{\n"
+            f"  {body}\n}};")
+
+
+class KernelBuilder:
+    """Collects the placeholders of one kernel and turns a schedule into a :class:`Kernel`.
+
+    Run-time tensors (graph inputs, activations, variables) become parameters
+    of the exported function; constants become ``static const`` arrays.
+    """
+
+    def __init__(self, name: str, target):
+        self.name = c_identifier(name)
+        self.target = target
+        self._inputs: list[tuple[Tensor, te.Tensor]] = []
+        self._consts: list[tuple[str, np.ndarray, te.Tensor]] = []
+
+    def input(self, t: Tensor, shape=None) -> te.Tensor:
+        """The placeholder of run-time tensor ``t`` (one per tensor), viewed as ``shape``."""
+        for known, ph in self._inputs:
+            if known is t:
+                return ph
+        if t.kind == "constant":
+            return self.const(t.name, np.asarray(t.data), shape)
+        ph = te.placeholder(tuple(shape or t.shape), t.dtype,
+                            name=c_identifier(f"in{len(self._inputs)}"))
+        self._inputs.append((t, ph))
+        return ph
+
+    def const(self, label: str, data, shape=None, dtype=None) -> te.Tensor:
+        """A compile-time constant array, emitted into the kernel file."""
+        data = np.asarray(data)
+        if dtype is not None:
+            data = data.astype(dtype)
+        if shape is not None:
+            data = data.reshape(shape)
+        if data.ndim == 0:
+            data = data.reshape(1)
+        ident = c_identifier(label)
+        ph = te.placeholder(data.shape, _NP_TO_IR[data.dtype],
+                            name=f"c{len(self._consts)}_{ident}"[:40])
+        self._consts.append((f"{self.name}_c{len(self._consts)}", np.ascontiguousarray(data), ph))
+        return ph
+
+    def finish(self, sched, outputs: list[tuple[Tensor, te.Tensor]], *, macs: int,
+               op_names: tuple[str, ...]) -> Kernel:
+        """Lower ``sched`` and wrap it with the constants (see the module docstring)."""
+        from aot.codegen.build import lower
+
+        impl = f"{self.name}_impl"
+        args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
+                + [ph for _, ph in outputs])
+        func = lower(sched, args, name=impl)
+        text = generate_c([func], str(self.target), includes=[f'"{HEADER_NAME}"'])
+        return self.wrap(text, impl, outputs, macs=macs, op_names=op_names)
+
+    def wrap(self, text: str, impl: str, outputs, *, macs: int,
+             op_names: tuple[str, ...]) -> Kernel:
+        """Make ``impl`` (defined in ``text``) static and add the exported entry."""
+        marker = f"int32_t {impl}("
+        if marker not in text:
+            raise AssertionError(f"generated C has no function {impl}")
+        consts = "\n".join(_c_array(cname, data) for cname, data, _ in self._consts)
+        head, tail = text.split(marker, 1)
+        text = head + (consts + "\n\n" if consts else "") + "static " + marker + tail
+        params = []
+        decl = []
+        for t, _ in self._inputs:
+            params.append(KernelParam(t.name, "input", t.dtype, t.type.nbytes))
+            decl.append(f"const {C_TYPES[t.dtype]}* restrict x{len(decl)}")
+        for t, _ in outputs:
+            params.append(KernelParam(t.name, "output", t.dtype, t.type.nbytes))
+            decl.append(f"{C_TYPES[t.dtype]}* restrict y{len(decl)}")
+        signature = f"int32_t {self.name}({', '.join(decl) or 'void'})"
+        n_in = len(self._inputs)
+        call_args = ([f"x{i}" for i in range(n_in)]
+                     + [cname for cname, _, _ in self._consts]
+                     + [f"y{n_in + i}" for i in range(len(outputs))])
+        text = (text.rstrip("\n") + "\n\n" + signature + " {\n"
+                + f"  return {impl}({', '.join(call_args)});\n}}\n")
+        constant_bytes = sum(d.nbytes for _, d, _ in self._consts)
+        return Kernel(self.name, tuple(params), 0, text, signature + ";", constant_bytes,
+                      int(macs), tuple(op_names))

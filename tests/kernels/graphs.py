@@ -1,0 +1,93 @@
+"""Tiny quantized graphs for kernel tests, built with aot.ir.GraphBuilder."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.ir import GraphBuilder, Quantization, TensorType
+
+Q = Quantization.per_tensor
+
+
+def per_axis(scales, axis: int) -> Quantization:
+    return Quantization(tuple(float(s) for s in scales), (0,) * len(scales), axis)
+
+
+def weights_int8(rng, shape):
+    return rng.integers(-127, 128, size=shape).astype(np.int8)
+
+
+def _out_hw(hw, k, strides, dilation, padding):
+    top, left, bottom, right = padding
+    pads = ((top, bottom), (left, right))
+    return tuple((hw[i] + sum(pads[i]) - ((k[i] - 1) * dilation[i] + 1)) // strides[i] + 1
+                 for i in range(2))
+
+
+def conv_graph(op, *, seed=0, dtype="int8", hw=(7, 6), cin=3, cout=5, k=(3, 3),
+               strides=(1, 1), dilation=(1, 1), padding=(1, 1, 1, 1), depth_multiplier=1,
+               activation="none", per_channel=True, bias=True, x_zp=-3, y_zp=5,
+               residual=False):
+    """x -> conv2d/depthwise_conv2d [-> add(residual input)] with random weights."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder(op)
+    x_scale, y_scale = 0.05, 0.08
+    if op == "depthwise_conv2d":
+        cout = cin * depth_multiplier
+        wshape, axis = (1, *k, cout), 3
+    else:
+        wshape, axis = (cout, *k, cin), 0
+    attrs = dict(strides=strides, padding=padding, dilation=dilation, activation=activation)
+    if op == "depthwise_conv2d":
+        attrs["depth_multiplier"] = depth_multiplier
+    if dtype == "float32":
+        x = b.input("x", (1, *hw, cin), "float32")
+        w = b.constant("w", rng.standard_normal(wshape).astype(np.float32))
+        bt = b.constant("b", rng.standard_normal(cout).astype(np.float32)) if bias else None
+        y = b.op(op, [x, w, bt], **attrs)
+        return b.build([y])
+    x = b.input("x", (1, *hw, cin), "int8", Q(x_scale, x_zp))
+    ws = rng.uniform(0.002, 0.05, cout if per_channel else 1).astype(np.float32)
+    wq = per_axis(ws, axis) if per_channel else Q(float(ws[0]), 0)
+    w = b.constant("w", weights_int8(rng, wshape), quant=wq)
+    bt = None
+    if bias:
+        bs = (np.float32(x_scale) * np.broadcast_to(ws, (cout,))).astype(np.float32)
+        bq = per_axis(bs, 0) if per_channel else Q(float(bs[0]), 0)
+        bt = b.constant("b", rng.integers(-3000, 3000, cout).astype(np.int32), quant=bq)
+    shape = (1, *_out_hw(hw, k, strides, dilation, padding), cout)
+    y = b.op(op, [x, w, bt], out_type=TensorType(shape, "int8", Q(y_scale, y_zp)), **attrs)
+    if residual:
+        r = b.input("r", shape, "int8", Q(0.06, -7))
+        y = b.op("add", [y, r], out_type=TensorType(shape, "int8", Q(0.1, 2)),
+                 activation="relu")
+    return b.build([y])
+
+
+def dense_graph(*, seed=0, dtype="int8", rows=2, depth=12, units=5, per_channel=False,
+                bias=True, activation="none", w_zp=0, keep_num_dims=False):
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("dense")
+    shape = (rows, 1, depth) if keep_num_dims else (rows, depth)
+    if dtype == "float32":
+        x = b.input("x", shape, "float32")
+        w = b.constant("w", rng.standard_normal((units, depth)).astype(np.float32))
+        bt = b.constant("b", rng.standard_normal(units).astype(np.float32)) if bias else None
+        return b.build([b.op("dense", [x, w, bt], activation=activation,
+                             keep_num_dims=keep_num_dims)])
+    x_scale = 0.05
+    wide = dtype == "int16"
+    x = b.input("x", shape, dtype, Q(x_scale, 0 if wide else 4))
+    ws = rng.uniform(0.002, 0.05, units if per_channel else 1).astype(np.float32)
+    wq = per_axis(ws, 0) if per_channel else Q(float(ws[0]), w_zp)
+    w = b.constant("w", weights_int8(rng, (units, depth)), quant=wq)
+    bt = None
+    if bias:
+        bs = (np.float32(x_scale) * np.broadcast_to(ws, (units,))).astype(np.float32)
+        bq = per_axis(bs, 0) if per_channel else Q(float(bs[0]), 0)
+        bdt = np.int64 if wide else np.int32
+        bt = b.constant("b", rng.integers(-3000, 3000, units).astype(bdt), quant=bq)
+    out_shape = (rows, 1, units) if keep_num_dims else (rows, units)
+    y = b.op("dense", [x, w, bt], activation=activation, keep_num_dims=keep_num_dims,
+             out_type=TensorType(out_shape, dtype, Q(0.07, 0 if wide else -6)))
+    return b.build([y])

@@ -1,0 +1,182 @@
+"""Compile a kernel into a small executable and run it on numpy arrays.
+
+The executable reads every input parameter's bytes from stdin, in order,
+calls the kernel and writes the outputs to stdout.  A standalone program
+(rather than a shared object loaded by ctypes) lets the kernel run under
+AddressSanitizer and UndefinedBehaviorSanitizer without preloading their
+runtimes into Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from aot.codegen.c import C_TYPES
+from aot.kernels import Kernel, support_files
+
+SANITIZE = ("-O1", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror",
+            "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+ARM = ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2",
+       "-std=c99", "-Wall", "-Wextra", "-Werror", "-c")
+
+_MAIN = """
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+{prototype}
+
+int main(void) {{
+{decls}
+{reads}
+  int32_t status = {name}({args});
+{writes}
+  return status == 0 ? 0 : 3;
+}}
+"""
+
+
+def _cache() -> Path:
+    d = Path(tempfile.gettempdir()) / f"aot-kernel-tests-{os.getuid()}"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def _write_support(directory: Path) -> None:
+    for fname, text in support_files(None).items():
+        (directory / fname).write_text(text)
+
+
+def build_executable(kernel: Kernel) -> Path:
+    """The kernel plus a stdin/stdout driver, built with the host gcc under ASan/UBSan."""
+    decls, reads, writes, args = [], [], [], []
+    for i, p in enumerate(kernel.params):
+        ctype = C_TYPES[p.dtype]
+        decls.append(f"  {ctype}* p{i} = ({ctype}*)malloc({max(p.nbytes, 1)});")
+        if p.role == "input":
+            reads.append(f"  if (fread(p{i}, 1, {p.nbytes}, stdin) != {p.nbytes}) return 2;")
+        else:
+            writes.append(f"  fwrite(p{i}, 1, {p.nbytes}, stdout);")
+        args.append(f"p{i}")
+    main = _MAIN.format(prototype=kernel.prototype, name=kernel.name, decls="\n".join(decls),
+                        reads="\n".join(reads), writes="\n".join(writes), args=", ".join(args))
+    key = hashlib.sha256((kernel.source + main).encode()).hexdigest()[:20]
+    out = _cache() / f"k{key}"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(dir=_cache()) as tmp:
+        d = Path(tmp)
+        _write_support(d)
+        (d / "kernel.c").write_text(kernel.source)
+        (d / "main.c").write_text(main)
+        proc = subprocess.run(["gcc", *SANITIZE, "-I", str(d), "-o", str(d / "exe"),
+                               str(d / "kernel.c"), str(d / "main.c"), "-lm"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AssertionError(f"gcc failed:\n{proc.stderr}\n--- source ---\n{kernel.source}")
+        shutil.move(str(d / "exe"), out)
+    return out
+
+
+def run_kernel(kernel: Kernel, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run ``kernel`` on ``inputs`` (input params in order); returns the output buffers' bytes
+    as flat arrays of each output's dtype."""
+    exe = build_executable(kernel)
+    ins = [p for p in kernel.params if p.role == "input"]
+    assert len(ins) == len(inputs), (len(ins), len(inputs))
+    data = b"".join(np.ascontiguousarray(a).tobytes() for a in inputs)
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    proc = subprocess.run([str(exe)], input=data, capture_output=True, env=env)
+    if proc.returncode != 0:
+        raise AssertionError(f"kernel {kernel.name} failed ({proc.returncode}):\n"
+                             f"{proc.stderr.decode(errors='replace')}")
+    outs, pos = [], 0
+    from aot.codegen.c import NP_TYPES
+    for p in kernel.params:
+        if p.role == "output":
+            outs.append(np.frombuffer(proc.stdout[pos:pos + p.nbytes], dtype=NP_TYPES[p.dtype]))
+            pos += p.nbytes
+    return outs
+
+
+def cross_compile(kernel: Kernel) -> None:
+    """Compile the kernel's source for Cortex-M4 (hard float) with arm-none-eabi-gcc."""
+    cc = shutil.which("arm-none-eabi-gcc")
+    if cc is None:
+        raise AssertionError("arm-none-eabi-gcc is not installed")
+    with tempfile.TemporaryDirectory(dir=_cache()) as tmp:
+        d = Path(tmp)
+        _write_support(d)
+        (d / "kernel.c").write_text(kernel.source)
+        proc = subprocess.run([cc, *ARM, "-I", str(d), "-o", str(d / "kernel.o"),
+                               str(d / "kernel.c")], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AssertionError(f"arm-none-eabi-gcc failed:\n{proc.stderr}")
+
+
+def all_values(graph, inputs) -> dict[int, np.ndarray]:
+    """Every tensor the reference computes for ``inputs``: tensor id -> array.
+
+    The graph is run once with every node output made a graph output.
+    """
+    from aot.ir import Graph
+    from aot.reference import run
+    produced = [t for n in graph.nodes for t in n.outputs]
+    full = Graph(graph.inputs, produced, graph.nodes, graph.name)
+    values = dict(zip((id(t) for t in produced), run(full, inputs)))
+    values.update({id(t): np.asarray(x) for t, x in zip(graph.inputs, inputs)})
+    return values
+
+
+def check_group(kernel: Kernel, group, graph, values: dict, exact=True):
+    """Run one group's kernel on the reference's values of its inputs and compare."""
+    by_name = {t.name: t for n in graph.nodes for t in [*n.inputs, *n.outputs] if t is not None}
+    by_name.update({t.name: t for t in graph.inputs})
+    ins = [values[id(by_name[p.tensor])] for p in kernel.params if p.role == "input"]
+    outs = run_kernel(kernel, ins)
+    want = [values[id(by_name[p.tensor])] for p in kernel.params if p.role == "output"]
+    for got, ref in zip(outs, want, strict=True):
+        ref = np.asarray(ref).reshape(-1)
+        if exact:
+            np.testing.assert_array_equal(got, ref, err_msg=f"group {group.name}")
+        else:
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6, err_msg=f"group {group.name}")
+
+
+def check_graph(graph, inputs, *, exact=True, cross=True):
+    """Optimize ``graph``, lower every kernel group and compare each kernel alone with
+    the reference on the group's real inputs; cross-compile each for Cortex-M4.
+    Returns the kernels."""
+    from aot.kernels import lower_group
+    from aot.passes import annotations, optimize
+    ag = optimize(graph)
+    values = all_values(ag, inputs)
+    kernels = []
+    for i, group in enumerate(annotations(ag).groups):
+        if group.kind == "view":
+            continue
+        kernel = lower_group(group, ag, "c", name=f"test_k{i}")
+        check_group(kernel, group, ag, values, exact=exact)
+        if cross:
+            cross_compile(kernel)
+        kernels.append(kernel)
+    return kernels
+
+
+def seeded_inputs(graph, seed: int) -> list[np.ndarray]:
+    """Random inputs over each dtype's whole range (floats: standard normal)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in graph.inputs:
+        if t.dtype == "float32":
+            out.append(rng.standard_normal(t.shape).astype(np.float32))
+        else:
+            info = np.iinfo(t.type.np_dtype)
+            out.append(rng.integers(info.min, info.max + 1, t.shape).astype(t.type.np_dtype))
+    return out
