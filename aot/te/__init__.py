@@ -14,7 +14,8 @@ stated in :mod:`aot.tir.expr`.
 from aot.te.intrin import TensorIntrin, decl_tensor_intrin  # noqa: F401
 from aot.te.ops import (  # noqa: F401
     CommReducer, abs, all, any, call_extern, call_pure, clamp, comm_reducer, exp, floor,
-    if_then_else, max, max_value, min, min_value, round, saturate_cast, sqrt, sum, tanh, var,
+    if_then_else, max, max_value, min, min_value, q_multiply_shift, round, saturate_cast,
+    sqrt, sum, tanh, var,
 )
 from aot.te.tensor import (  # noqa: F401
     ComputeOp, IterVar, Operation, PlaceholderOp, Range, TEError, Tensor, compute,

@@ -121,6 +121,44 @@ def saturate_cast(dtype: str, x) -> E.PrimExpr:
     return E.cast(dtype, E.min_(E.max_(wide, lo_c), hi_c))
 
 
+def q_multiply_shift(x, multiplier, shift) -> E.PrimExpr:
+    """Requantize an int32 ``x`` by ``multiplier * 2**(shift - 31)`` exactly
+    as TFLite's ``MultiplyByQuantizedMultiplier`` does (int8 kernels).
+
+    ``x * 2**max(shift, 0)`` (int32), then ``SaturatingRoundingDoublingHighMul``
+    with ``multiplier`` (the int64 product plus a nudge of ``2**30``, or
+    ``1 - 2**30`` when negative, divided by ``2**31`` rounding toward zero;
+    ``INT32_MIN * INT32_MIN`` saturates), then ``RoundingDivideByPOT`` by
+    ``max(-shift, 0)`` (to nearest, ties away from zero).  ``multiplier``
+    and ``shift`` are Python ints or int32 expressions (per-channel values).
+    """
+    x = _as_expr(x)
+    if x.dtype != "int32":
+        raise TEError(f"q_multiply_shift needs an int32 value, got {x.dtype}")
+    mult = E.convert(multiplier, "int32") if isinstance(multiplier, int) else _as_expr(multiplier)
+    if isinstance(shift, int):
+        left, right = E.const(1 << builtins.max(shift, 0)), E.const(builtins.max(-shift, 0))
+    else:
+        shift = _as_expr(shift)
+        zero = E.const(0)
+        left = E.const(1) << E.max_(shift, zero)
+        right = E.max_(zero - shift, zero)
+    scaled = x * left
+    ab = E.cast("int64", scaled) * E.cast("int64", mult)
+    nudge = E.Select(ab >= E.const(0, "int64"), E.const(1 << 30, "int64"),
+                     E.const(1 - (1 << 30), "int64"))
+    high = E.truncdiv(ab + nudge, E.const(1 << 31, "int64"))
+    if not (isinstance(mult, E.IntImm) and mult.value != -(1 << 31)):
+        # Only INT32_MIN * INT32_MIN makes 2**62; testing the int64 product
+        # keeps the select as wide as its result (vectorizable).
+        high = E.Select(ab.equal(E.const(1 << 62, "int64")),
+                        E.const((1 << 31) - 1, "int64"), high)
+    high = E.cast("int32", high)
+    mask = (E.const(1) << right) - 1
+    threshold = (mask >> 1) + E.Select(high < 0, E.const(1), E.const(0))
+    return (high >> right) + E.Select((high & mask) > threshold, E.const(1), E.const(0))
+
+
 def call_extern(dtype: str, name: str, *args) -> E.PrimExpr:
     """Call the C function ``name``; the generated file must see its
     declaration (use ``Stage.pragma(axis, "import_c", code)`` or a header)."""

@@ -152,3 +152,47 @@ def test_python_truth_value_is_refused():
     A = te.placeholder((4,), "int32", "A")
     with pytest.raises(AotError, match="use aot.te.if_then_else"):
         bool(A[0] > 1)
+
+
+@pytest.mark.parametrize("shift", [-9, -1, 0, 3])
+def test_q_multiply_shift_matches_the_reference_requantization(shift):
+    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    x = np.concatenate([ints("int32", 250, lo=-(1 << 20), hi=1 << 20),
+                        np.array([0, 1, -1, 1 << 30, -(1 << 30), 2 ** 31 - 1, -2 ** 31],
+                                 np.int32)])
+    if shift > 0:
+        x = np.clip(x, -(1 << 27), 1 << 27).astype(np.int32)  # x << shift must fit int32
+    mult = 1518500250
+    got = elementwise(lambda v: te.q_multiply_shift(v, mult, shift), ["int32"], n=len(x),
+                      inputs=[x])
+    np.testing.assert_array_equal(got, multiply_by_quantized_multiplier(x, mult, shift))
+
+
+def test_q_multiply_shift_per_channel_vectorized():
+    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    X = te.placeholder((4, 16), "int32", "X")
+    M = te.placeholder((16,), "int32", "M")
+    S = te.placeholder((16,), "int32", "S")
+    Y = te.compute((4, 16), lambda i, c: te.saturate_cast(
+        "int8", te.q_multiply_shift(X[i, c], M[c], S[c]) + 5), name="Y")
+    s = te.create_schedule(Y.op)
+    co, ci = s[Y].split(Y.op.axis[1], factor=8)
+    s[Y].vectorize(ci)
+    x = ints("int32", 64, lo=-(1 << 16), hi=1 << 16).reshape(4, 16)
+    m = ints("int32", 16, lo=1 << 30, hi=(1 << 31) - 1)
+    sh = ints("int32", 16, lo=-12, hi=2)
+    assert "ramp(" in str(aot.lower(s, [X, M, S, Y]))
+    out = np.zeros((4, 16), np.int8)
+    aot.build(s, [X, M, S, Y])(x, m, sh, out)
+    want = np.clip(multiply_by_quantized_multiplier(x, m, sh) + 5, -128, 127)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_q_multiply_shift_saturates_the_one_overflowing_product():
+    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    x = np.array([-2 ** 31, -2 ** 31, 5], np.int32)
+    m = np.array([-2 ** 31, 2 ** 30, -2 ** 31], np.int32)
+    got = elementwise(lambda v, w: te.q_multiply_shift(v, w, 0), ["int32", "int32"], n=3,
+                      inputs=[x, m])
+    np.testing.assert_array_equal(got, multiply_by_quantized_multiplier(x, m, 0))
+    assert got[0] == 2 ** 31 - 1
