@@ -9,6 +9,11 @@ from aot.rpc.protocol import TimerUnit
 from flash.qemu import QemuConfig, QemuRunner
 
 
+# Instructions per timer tick under -icount shift=0 (see runtime_c/ports).
+RESOLUTION = {"qemu/mps2-an385": 40, "qemu/mps2-an386": 40, "qemu/mps2-an500": 40,
+              "qemu/mps3-an547": 32, "qemu/sifive_e": 0}
+
+
 @pytest.mark.slow
 @pytest.mark.qemu
 @pytest.mark.parametrize("tag", sorted(fw.BOARDS))
@@ -28,10 +33,13 @@ def test_fixture_model_runs_bit_exact_with_deterministic_counts(tag, tmp_path):
             dense = client.run(1, "dense").timings[0]
             requant = client.run(1, "requant").timings[0]
     assert first.unit is TimerUnit.INSTRUCTIONS
-    counts = set(first.timings + second.timings)
-    assert len(counts) == 1  # -icount makes every run count the same
-    (count,) = counts
+    counts = first.timings + second.timings
+    # -icount makes the count deterministic up to the timer's resolution: where
+    # a run starts within a SysTick tick depends on when the request's last
+    # byte arrived, so runs may read one tick apart; instret is exact.
+    assert max(counts) - min(counts) <= RESOLUTION[tag]
+    count = counts[0]
     # 1024 multiply-accumulates take several instructions each; the parts add up
-    # to the whole (within one SysTick tick of 40 instructions per part).
+    # to the whole (within one tick per part).
     assert 1024 < count < 64 * 1024
-    assert abs(dense + requant - count) <= 80
+    assert abs(dense + requant - count) <= 2 * RESOLUTION[tag]
