@@ -161,3 +161,22 @@ def test_kernel_names_must_be_c_identifiers(name):
     s, args = vadd(8)
     with pytest.raises(BuildError, match="is not a usable C identifier"):
         aot.build(s, args, name=name)
+
+
+def test_several_kernels_in_one_file_share_the_preamble():
+    s, args = vadd(16)
+    A = te.placeholder((16,), "float32", "A")
+    C = te.compute((16,), lambda i: A[i] * 3.0, name="C")
+    s2 = te.create_schedule(C.op)
+    o, i = s2[C].split(C.op.axis[0], factor=8)
+    s2[C].vectorize(i)
+    o1, i1 = s[args[-1]].split(args[-1].op.axis[0], factor=8)
+    s[args[-1]].vectorize(i1)
+    mod = aot.build([aot.lower(s, args, name="add"), aot.lower(s2, [A, C], name="triple")])
+    assert mod.source.count("typedef float aot_float32x8") == 1
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    mod["triple"](a, out)
+    np.testing.assert_array_equal(out, 3 * a)
+    mod["add"](a, a, out)
+    np.testing.assert_array_equal(out, 2 * a)
