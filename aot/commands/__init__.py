@@ -4,6 +4,6 @@ Add a command by writing a module with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``, and listing it here.
 """
 
-from aot.commands import boards, inspect, interpret, target
+from aot.commands import boards, compile, inspect, interpret, run, target
 
-COMMANDS: list = [inspect, interpret, boards, target]
+COMMANDS: list = [inspect, interpret, compile, run, boards, target]

@@ -1,0 +1,65 @@
+"""``aot compile MODEL (--target T | --board TAG) -o DIR``: write the artifact.
+
+Prints the sizes (workspace, constants, code) and, with ``--memory-report``,
+the memory planner's table and chart.  docs/compile.md describes the
+artifact and how firmware builds use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aot.compile import compile_model
+from aot.executor import format_memory_report
+
+NAME = "compile"
+HELP = "compile a model to C: an artifact with sources, header, metadata and build files"
+
+
+def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None) -> None:
+    where = parser.add_mutually_exclusive_group(required=board_default is None)
+    where.add_argument("--target", help="a target string, e.g. 'c -mcpu=cortex-m4'")
+    where.add_argument("--board", default=board_default,
+                       help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)")
+
+
+def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--name", default="model",
+                        help="C name prefix of the generated code (default: model)")
+    parser.add_argument("--opt-level", type=int, default=2, help="pass opt level (0-3)")
+    parser.add_argument("--disabled-pass", action="append", default=[], metavar="PASS",
+                        help="turn a graph pass off (repeatable)")
+    parser.add_argument("--dump-after", metavar="PASS",
+                        help="print the graph after the pass PASS")
+    parser.add_argument("--io-in-workspace", action="store_true",
+                        help="place inputs and outputs inside the workspace")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    add_target_arguments(parser)
+    parser.add_argument("-o", "--output", required=True, help="the artifact directory")
+    parser.add_argument("--tar", action="store_true",
+                        help="also write DIR.tar with the same files")
+    add_compile_arguments(parser)
+    parser.add_argument("--memory-report", action="store_true",
+                        help="print the memory plan as a table and a chart")
+
+
+def compile_from_args(args: argparse.Namespace):
+    return compile_model(args.model, args.board or args.target, name=args.name,
+                         opt_level=args.opt_level, disabled_pass=args.disabled_pass,
+                         dump_after=args.dump_after, dump_stream=sys.stdout,
+                         io_in_workspace=args.io_in_workspace)
+
+
+def run(args: argparse.Namespace) -> int:
+    compiled = compile_from_args(args)
+    if args.memory_report:
+        print(format_memory_report(compiled.plan), end="")
+    path = compiled.write(args.output, tar=args.tar)
+    where = compiled.board.tag if compiled.board else str(compiled.target)
+    print(f"compiled {compiled.graph.name} for {where} into {path}")
+    print(f"  {compiled.sizes}")
+    return 0

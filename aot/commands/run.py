@@ -1,0 +1,86 @@
+"""``aot run MODEL --board host/native --input X --output Y``: compile, build, run.
+
+Inputs and outputs follow ``aot interpret``: a leading axis of N
+invocations that run in order on one state, ``.npy`` for one tensor and
+``.npz`` for several.  Only the host board runs models so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from aot.commands.compile import add_compile_arguments, add_target_arguments
+from aot.commands.interpret import load_inputs, save_outputs
+from aot.compile import CompileError, compile_model
+from aot.executor.codegen import host_main
+from aot.export.host import build_program, run_program
+from aot.reference.interpreter import InterpretError
+
+NAME = "run"
+HELP = "compile a model, build it and run it on a board (host/native for now)"
+
+HOST_BOARD = "host/native"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    add_target_arguments(parser, board_default=HOST_BOARD)
+    parser.add_argument("--input", required=True, type=Path,
+                        help=".npy ([N, *input shape]) or, for several inputs, .npz")
+    parser.add_argument("--output", required=True, type=Path,
+                        help=".npy, or .npz for models with several outputs")
+    parser.add_argument("--json", action="store_true",
+                        help="print a JSON summary (sizes, invocations, files)")
+    parser.add_argument("--sanitize", action="store_true",
+                        help="build with AddressSanitizer and UndefinedBehaviorSanitizer")
+    add_compile_arguments(parser)
+
+
+def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
+    """Build ``compiled`` with the host gcc and run the ``[N, ...]`` ``inputs``; the outputs."""
+    if compiled.board is None or compiled.board.tag != HOST_BOARD:
+        where = compiled.board.tag if compiled.board else str(compiled.target)
+        raise CompileError(f"not supported yet: running on {where} needs the firmware flow; "
+                           f"use --board {HOST_BOARD}")
+    with tempfile.TemporaryDirectory(prefix="aot-run-", dir=workdir) as tmp:
+        root = Path(tmp)
+        artifact = compiled.write(root / "artifact")
+        main = host_main(compiled.name, compiled.graph, compiled.plan,
+                         version=compiled.metadata()["aot_version"])
+        program = build_program(artifact, compiled.name, main, root / "model",
+                                sanitize=sanitize)
+        return run_program(program, compiled.graph, inputs, root)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.target is not None:
+        raise CompileError(f"not supported yet: aot run takes a board, not a target; use "
+                           f"--board {HOST_BOARD}")
+    from aot.target import load_board
+
+    tag = load_board(args.board).tag
+    if tag != HOST_BOARD:
+        raise CompileError(f"not supported yet: running on {tag} needs the firmware flow; "
+                           f"use --board {HOST_BOARD}")
+    compiled = compile_model(args.model, tag, name=args.name, opt_level=args.opt_level,
+                             disabled_pass=args.disabled_pass, dump_after=args.dump_after,
+                             io_in_workspace=args.io_in_workspace)
+    inputs = load_inputs(compiled.graph, args.input)
+    outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
+    try:
+        save_outputs(compiled.graph, outputs, args.output)
+    except OSError as err:
+        raise InterpretError(f"cannot write {args.output}: {err.strerror or err}") from None
+    n = outputs[0].shape[0]
+    if args.json:
+        print(json.dumps({"model": compiled.graph.name, "board": compiled.board.tag,
+                          "invocations": n, "output": str(args.output),
+                          "sizes": compiled.sizes.to_json()}, indent=2))
+    else:
+        print(f"{n} invocation{'s' if n != 1 else ''} of {compiled.graph.name} on "
+              f"{compiled.board.tag}; outputs written to {args.output}")
+        print(f"  {compiled.sizes}")
+    return 0

@@ -1,0 +1,287 @@
+"""The compiler driver: a model file in, a compiled model (and an artifact) out.
+
+:func:`compile_model` is the whole recipe, read top to bottom::
+
+    load -> optimize (graph passes) -> lower each fused group to a kernel
+    -> plan memory -> check it fits the board -> generate C -> measure sizes
+
+and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from aot import __version__
+from aot.errors import AotError
+from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
+from aot.executor.memory import MemoryPlan, MemoryPlanError
+from aot.frontend import load_model
+from aot.ir import Graph
+from aot.passes import DumpAfter, PassContext, optimize
+from aot.target import Board, Target, load_board, runs_on_host
+
+
+class CompileError(AotError):
+    """The model cannot be compiled for this target (beyond pass, kernel and plan errors)."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Bytes per section. ``code`` is measured by compiling the generated C with the
+    board's (or host) toolchain; None when no such compiler is installed."""
+
+    workspace: int
+    constants: int
+    state: int
+    io: int
+    code: int | None
+
+    def to_json(self) -> dict:
+        return {"workspace": self.workspace, "constants": self.constants,
+                "state": self.state, "io": self.io, "code": self.code}
+
+    def __str__(self) -> str:
+        code = "unknown (no compiler)" if self.code is None else f"{self.code} bytes"
+        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes, "
+                f"code {code}, state {self.state} bytes, caller i/o {self.io} bytes")
+
+
+@dataclass
+class CompiledModel:
+    """Everything one compilation produced; :meth:`write` makes it an artifact."""
+
+    name: str
+    source: str
+    graph: Graph                 # the optimized (annotated) graph
+    target: Target
+    board: Board | None
+    kernels: list
+    plan: MemoryPlan
+    files: dict[str, str]        # generated C by artifact path
+    sizes: Sizes
+    timings: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def port(self) -> str | None:
+        return self.board.port if self.board is not None else None
+
+    def metadata(self) -> dict:
+        """The artifact's metadata.json (see docs/compile.md)."""
+        inputs, outputs = codegen.ports(self.name, self.graph, self.plan)
+        lay = codegen.layout(self.plan, self.kernels)
+        return {
+            "format": "aot-artifact",
+            "format_version": 1,
+            "aot_version": __version__,
+            "name": self.name,
+            "model": {"name": self.graph.name, "source": self.source},
+            "target": str(self.target),
+            "target_hash": self.target.digest(),
+            "board": self.board.tag if self.board is not None else None,
+            "board_version": self.board.versioned_tag if self.board is not None else None,
+            "inputs": [_port_json(p) for p in inputs],
+            "outputs": [_port_json(p) for p in outputs],
+            "state": [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
+                       "bytes": t.type.nbytes} for t in self.graph.variables()],
+            "kernels": [{"name": k.name, "ops": list(k.op_names), "macs": k.macs,
+                         "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
+                         "file": f"codegen/{self.name}_kernels_{i}.c"}
+                        for i, k in enumerate(self.kernels)],
+            "sizes": self.sizes.to_json(),
+            "workspace": {"bytes": lay.workspace_bytes, "alignment": lay.alignment,
+                          "plan_bytes": lay.plan_bytes, "scratch_offset": lay.scratch_offset,
+                          "scratch_bytes": lay.scratch_bytes},
+            "memory_plan": self.plan.to_json(),
+            "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
+                      "run_with_workspace": f"{self.name}_run_with_workspace",
+                      "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
+            "compile_seconds": {stage: round(s, 6) for stage, s in self.timings},
+        }
+
+    def write(self, out_dir, *, tar: bool = False) -> Path:
+        """Write the artifact (:func:`aot.export.write_artifact`); returns its path."""
+        from aot.export import write_artifact
+
+        return write_artifact(out_dir, self.name, self.files, self.metadata(),
+                              port=self.port, tar=tar)
+
+
+def _port_json(p) -> dict:
+    q = p.tensor.quant
+    return {"name": p.tensor.name, "c_name": p.ident, "shape": list(p.tensor.shape),
+            "dtype": p.tensor.dtype, "bytes": p.nbytes, "workspace_offset": p.offset,
+            "quantization": q.to_json() if q is not None else None}
+
+
+def resolve_target(target_or_board) -> tuple[Target, Board | None]:
+    """A :class:`Target`, a :class:`Board`, or a string naming either (a board tag
+    such as ``qemu/mps2-an386`` or a target such as ``c -mcpu=cortex-m4``)."""
+    if isinstance(target_or_board, Board):
+        return target_or_board.target, target_or_board
+    if isinstance(target_or_board, str) and re.fullmatch(r"[\w.-]+/[\w.-]+(:v?\d+)?",
+                                                         target_or_board):
+        board = load_board(target_or_board)
+        return board.target, board
+    target = target_or_board if isinstance(target_or_board, Target) else Target(target_or_board)
+    return target, load_board(target.tag) if target.tag else None
+
+
+def _kernel_library(library):
+    if library is not None:
+        return library
+    try:
+        import aot.kernels as library
+    except ImportError as err:
+        raise CompileError(f"not supported yet: the kernel library (aot.kernels) is not "
+                           f"available ({err})") from None
+    return library
+
+
+def compile_model(model, target_or_board="host/native", *, name: str = "model",
+                  opt_level: int = 2, disabled_pass=(), required_pass=(), config=None,
+                  dump_after: str | None = None, dump_stream: TextIO | None = None,
+                  io_in_workspace: bool = False, measure_code: bool = True,
+                  kernel_library=None) -> CompiledModel:
+    """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+
+    Raises an :class:`AotError` for anything the user can change: unknown
+    passes or target, an unsupported kernel (``aot.kernels.KernelError``), a
+    model that does not fit the board (``MemoryPlanError`` naming both sizes
+    and the largest tensors).  ``kernel_library`` replaces :mod:`aot.kernels`
+    (tests use it to exercise the executor alone).
+    """
+    timings: list[tuple[str, float]] = []
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings.append((stage, now - clock))
+        clock = now
+
+    codegen.check_name(name)
+    library = _kernel_library(kernel_library)
+    graph = model if isinstance(model, Graph) else load_model(model)
+    source = graph.name if isinstance(model, Graph) else str(model)
+    target, board = resolve_target(target_or_board)
+    lap("load")
+
+    instruments = []
+    if dump_after is not None:
+        dump_stream = dump_stream or sys.stdout
+        instruments.append(DumpAfter(dump_after, dump_stream))
+    ctx = PassContext(opt_level=opt_level, required_pass=required_pass,
+                      disabled_pass=disabled_pass, config=config, instruments=instruments)
+    annotated = optimize(graph, ctx)
+    if dump_after is not None and not instruments[0].seen:
+        dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
+    groups = list(annotated.annotations.groups)
+    lap("passes")
+
+    kernels = [library.lower_group(g, annotated, target, name=f"{name}_k{i}")
+               for i, g in enumerate(groups) if g.kind != "view"]
+    lap("kernels")
+
+    # No in-place writes: kernel arguments are `restrict`, so an output may
+    # not share bytes with an input of the same call.
+    plan = plan_memory(annotated, alignment=workspace_alignment(target),
+                       io_in_workspace=io_in_workspace, inplace=False)
+    if board is not None:
+        check_fits_board(plan, annotated, board)
+    lap("memory")
+
+    files = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
+                             board=board.tag if board else None, version=__version__,
+                             target_hash=target.digest())
+    for support_name, text in library.support_files(target).items():
+        files[f"codegen/{support_name}"] = text
+    lap("codegen")
+
+    lay = codegen.layout(plan, kernels)
+    constants = sum(k.constant_bytes for k in kernels) + _entry_constants(files, name)
+    code = _code_bytes(files, name, target, board) if measure_code else None
+    sizes = Sizes(workspace=lay.workspace_bytes, constants=constants,
+                  state=plan.state_bytes, io=plan.io_bytes, code=code)
+    if board is not None:
+        _check_fits(sizes, board, annotated.name)
+    lap("sizes")
+    return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
+                         sizes, timings)
+
+
+def _entry_constants(files: dict[str, str], name: str) -> int:
+    # Constants the entry file holds itself (arguments no kernel embedded).
+    text = files[f"codegen/{name}.c"]
+    return 0 if f"{name}_const_" not in text else _count_entry_constants(text)
+
+
+def _count_entry_constants(text: str) -> int:
+    sizes = {"int8_t": 1, "uint8_t": 1, "_Bool": 1, "int16_t": 2, "int32_t": 4,
+             "float": 4, "int64_t": 8}
+    return sum(sizes[m.group(1)] * int(m.group(2)) for m in
+               re.finditer(r"static const (\w+) \w+_const_\d+\[(\d+)\]", text))
+
+
+def _check_fits(sizes: Sizes, board: Board, model: str) -> None:
+    """RAM and flash with the kernel scratch and the measured code included."""
+    if board.memory is None:
+        return
+    ram = sizes.workspace + sizes.state + sizes.io
+    if ram > board.memory.ram.length:
+        raise MemoryPlanError(
+            f"model {model!r} needs {ram} bytes of RAM (workspace {sizes.workspace} with kernel "
+            f"scratch, state {sizes.state}, inputs/outputs {sizes.io}) but {board.tag} has "
+            f"{board.memory.ram.length}. Try a board with more RAM or a smaller model.")
+    flash = sizes.constants + (sizes.code or 0)
+    if flash > board.memory.flash.length:
+        raise MemoryPlanError(
+            f"model {model!r} needs {flash} bytes of flash (constants {sizes.constants}, "
+            f"code {sizes.code or 0}) but {board.tag} has {board.memory.flash.length}. "
+            "Try a board with more flash or a smaller model.")
+
+
+def _code_bytes(files: dict[str, str], name: str, target: Target,
+                board: Board | None) -> int | None:
+    """Bytes of executable code (``.text*`` sections) of the model library, compiled
+    -O2 with the board's toolchain (the host gcc for host targets); None if missing."""
+    if board is not None:
+        cc, size = board.toolchain.tool("gcc"), board.toolchain.tool("size")
+        flags = list(board.toolchain.cpu_flags)
+    elif runs_on_host(target):
+        cc, size, flags = "gcc", "size", []
+    else:
+        return None
+    if shutil.which(cc) is None or shutil.which(size) is None:
+        return None
+    key = hashlib.sha256("".join(sorted(files)).encode()).hexdigest()[:8]
+    with tempfile.TemporaryDirectory(prefix=f"aot-size-{key}-") as tmp:
+        root = Path(tmp)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        sources = [str(root / p) for p in files if p.startswith("codegen/")
+                   and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
+        objects = []
+        for i, src in enumerate(sources):
+            obj = root / f"o{i}.o"
+            proc = subprocess.run([cc, "-std=c99", "-O2", *flags, "-ffunction-sections",
+                                   f"-I{root / 'include'}", "-c", src, "-o", str(obj)],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"the generated C does not compile with {cc}:\n"
+                                   f"{proc.stderr.strip()}")
+            objects.append(str(obj))
+        proc = subprocess.run([size, "-A", *objects], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    return sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", proc.stdout, re.M))

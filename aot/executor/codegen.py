@@ -1,0 +1,351 @@
+"""AOT executor code generation: the entry function, the header and the RPC descriptor.
+
+Input: the optimized graph, its fused groups in execution order, one
+:class:`aot.kernels.Kernel` per group that is not a view, and the memory
+plan.  Output: C text per file of the artifact (:func:`generate`):
+
+* ``include/P.h``: input/output structs, ``P_run``, ``P_run_with_workspace``,
+  ``P_reset`` and every size as a macro;
+* ``codegen/P.c``: the entry function, one plain call per kernel in order,
+  each argument a caller pointer or ``workspace + planned offset`` (a view
+  is its source's bytes, so it costs no code); state tensors as static
+  zero-initialized arrays;
+* ``codegen/P_kernels_<i>.c``: the kernels' own translation units;
+* ``codegen/P_rpc.c``: the ``aot_rpc_model`` descriptor for RPC firmware.
+
+Workspace layout: the planned buffers from offset 0, then (when a kernel
+asks for scratch) one scratch area, shared by all kernels since only one
+runs at a time, at the first aligned offset after the plan.
+
+Kernels receive ``restrict`` pointers, so the plan must not write a
+kernel's output over one of its inputs: :func:`aot.compile.compile_model`
+plans with ``inplace=False``; :func:`generate` checks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import jinja2
+import numpy as np
+
+from aot.codegen.c import C_TYPES, c_identifier
+from aot.errors import AotError
+from aot.ir import Graph, Tensor
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("aot.executor", "templates"),
+    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined, autoescape=False)
+
+_AOT_DTYPES = {"int8": "AOT_DTYPE_INT8", "uint8": "AOT_DTYPE_UINT8",
+               "int16": "AOT_DTYPE_INT16", "int32": "AOT_DTYPE_INT32",
+               "float32": "AOT_DTYPE_FLOAT32", "int64": "AOT_DTYPE_INT64",
+               "bool": "AOT_DTYPE_UINT8"}
+_MAX_RPC_NAME = 63  # AOT_MAX_NAME in runtime_c/include/aot/config.h
+
+
+class CodegenError(AotError):
+    """The executor cannot generate code for this model or name."""
+
+
+@dataclass(frozen=True)
+class Port:
+    """One model input or output as the generated C sees it."""
+
+    tensor: Tensor
+    role: str            # "input" | "output"
+    index: int
+    ident: str           # struct member name
+    macro: str           # P_INPUT_<IDENT>, prefix of the _BYTES/_OFFSET macros
+    offset: int | None   # workspace offset with io_in_workspace, else None
+
+    @property
+    def tensor_name(self) -> str:
+        return _comment(self.tensor.name)
+
+    @property
+    def ctype(self) -> str:
+        return C_TYPES[self.tensor.dtype]
+
+    @property
+    def nbytes(self) -> int:
+        return self.tensor.type.nbytes
+
+    @property
+    def count(self) -> int:
+        return max(self.tensor.type.size, 1)
+
+    @property
+    def shape(self) -> str:
+        return "[" + "][".join(map(str, self.tensor.shape)) + "]" if self.tensor.shape else ""
+
+    @property
+    def quant(self) -> str:
+        q = self.tensor.quant
+        return f"scale {q.scales()[0]:.9g} zero point {int(q.zero_points()[0])}" \
+            if q is not None and not q.is_per_axis else ""
+
+    @property
+    def dims(self) -> list[int]:
+        return list(self.tensor.shape) or [1]
+
+    @property
+    def aot_dtype(self) -> str:
+        return _AOT_DTYPES[self.tensor.dtype]
+
+    @property
+    def rpc_name(self) -> str:
+        return self.ident[:_MAX_RPC_NAME]
+
+
+@dataclass(frozen=True)
+class _Array:
+    """A static array in the entry file: a state tensor or a constant argument."""
+
+    tensor: Tensor
+    ident: str
+    values: str = ""
+
+    @property
+    def tensor_name(self) -> str:
+        return _comment(self.tensor.name)
+
+    @property
+    def ctype(self) -> str:
+        return C_TYPES[self.tensor.dtype]
+
+    @property
+    def count(self) -> int:
+        return max(self.tensor.type.size, 1)
+
+    @property
+    def nbytes(self) -> int:
+        return self.tensor.type.nbytes
+
+
+@dataclass
+class _Step:
+    comment: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The workspace layout: the plan's buffers, then the shared kernel scratch."""
+
+    plan_bytes: int
+    scratch_offset: int
+    scratch_bytes: int
+    alignment: int
+
+    @property
+    def workspace_bytes(self) -> int:
+        return self.scratch_offset + self.scratch_bytes if self.scratch_bytes \
+            else self.plan_bytes
+
+
+def layout(plan, kernels) -> Layout:
+    """Where the scratch goes: the first aligned offset after the planned buffers."""
+    scratch = max((k.scratch_bytes for k in kernels), default=0)
+    a = plan.alignment
+    offset = -(-plan.workspace_bytes // a) * a
+    return Layout(plan.workspace_bytes, offset, scratch, a)
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a usable C prefix (an identifier, not reserved), else CodegenError."""
+    if not name or c_identifier(name) != name or name.startswith("aot_rpc"):
+        raise CodegenError(f"--name {name!r} is not a usable C identifier prefix: use letters, "
+                           "digits and '_', not starting with a digit (for example 'kws')")
+    return name
+
+
+def ports(name: str, graph: Graph, plan) -> tuple[list[Port], list[Port]]:
+    """The model inputs and outputs with unique C identifiers, in graph order."""
+    used: set[str] = set()
+    result = []
+    for role, tensors in (("input", graph.inputs), ("output", graph.outputs)):
+        group = []
+        for k, t in enumerate(tensors):
+            ident = _unique(c_identifier(t.name).lower(), used)
+            b = plan.buffer_of(t)
+            offset = None if b.external else b.offset
+            macro = f"{name.upper()}_{role.upper()}_{ident.upper()}"
+            group.append(Port(t, role, k, ident, macro, offset))
+        result.append(group)
+    return result[0], result[1]
+
+
+def _unique(ident: str, used: set[str]) -> str:
+    base, n = ident, 1
+    while ident in used:
+        ident = f"{base}_{n}"
+        n += 1
+    used.add(ident)
+    return ident
+
+
+def _comment(text: str) -> str:
+    return text.replace("*/", "* /")
+
+
+def _c_values(t: Tensor) -> str:
+    data = np.asarray(t.data).reshape(-1)
+    if t.dtype == "float32":
+        items = [f"{float(v)!r}f".replace("inf", "INFINITY") for v in data.astype(np.float32)]
+    elif t.dtype == "int64":
+        items = [f"INT64_C({int(v)})" for v in data]
+    else:
+        items = [str(int(v)) for v in data]
+    lines = [", ".join(items[i:i + 12]) for i in range(0, len(items), 12)]
+    return ",\n".join("    " + line for line in lines) or "    0"
+
+
+class _Bindings:
+    """How the entry function reaches each tensor: a C pointer expression."""
+
+    def __init__(self, name: str, graph: Graph, plan, inputs: list[Port],
+                 outputs: list[Port]) -> None:
+        self.name = name
+        self.plan = plan
+        self.graph = graph
+        self.caller: dict[int, Port] = {id(p.tensor): p for p in inputs + outputs}
+        self.states: dict[int, _Array] = {}
+        self.constants: dict[int, _Array] = {}
+
+    def pointer(self, t: Tensor, *, writable: bool) -> str:
+        ctype = C_TYPES[t.dtype]
+        qual = "" if writable else "const "
+        if t.kind == "variable":
+            if id(t) not in self.states:
+                ident = f"{self.name}_state_{len(self.states)}"
+                self.states[id(t)] = _Array(t, ident)
+            return self.states[id(t)].ident
+        if t.kind == "constant":
+            if writable:
+                raise CodegenError(f"a kernel writes the constant tensor {t.name!r}")
+            if id(t) not in self.constants:
+                ident = f"{self.name}_const_{len(self.constants)}"
+                self.constants[id(t)] = _Array(t, ident, _c_values(t))
+            return self.constants[id(t)].ident
+        b = self.plan.buffer_of(t)
+        if not b.external:
+            return f"({qual}{ctype} *)(ws + {b.offset})"
+        # A caller buffer holds exactly one graph input or output; views of it share it.
+        owner = next(self.caller[id(m)] for m in b.tensors if id(m) in self.caller)
+        if owner.role == "input" and writable:
+            raise CodegenError(f"the plan writes {t.name!r} over the caller's input "
+                               f"{owner.tensor.name!r}")
+        field_ = f"{'in' if owner.role == 'input' else 'out'}->{owner.ident}"
+        if owner.tensor.dtype == t.dtype:
+            return field_
+        return f"({qual}{ctype} *){field_}"
+
+
+def _tensor_map(graph: Graph) -> dict[str, Tensor]:
+    return {t.name: t for t in graph.tensors()}
+
+
+def entry_steps(name: str, graph: Graph, groups, kernels, plan, lay: Layout,
+                bindings: _Bindings) -> list[_Step]:
+    """One step per group: a kernel call, or for a view nothing (or a copy).
+
+    A view whose input and output ended up in different buffers (for
+    example a graph input reshaped straight into a graph output) is a
+    ``memcpy``: the bytes are the same, only their place differs.
+    """
+    tensors = _tensor_map(graph)
+    steps = []
+    calls = iter(kernels)
+    for g in groups:
+        ops = ", ".join(n.op for n in g.nodes)
+        if g.kind == "view":
+            x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
+            if plan.buffer_of(x) is plan.buffer_of(y):
+                steps.append(_Step(f"{g.name}: a view, no code"))
+            else:
+                steps.append(_Step(f"{g.name}: a view into another buffer", [
+                    f"memcpy({bindings.pointer(y, writable=True)}, "
+                    f"{bindings.pointer(x, writable=False)}, {y.type.nbytes}u);"]))
+            continue
+        k = next(calls)
+        args = []
+        for p in k.params:
+            t = tensors.get(p.tensor)
+            if t is None:
+                raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
+            args.append(bindings.pointer(t, writable=p.role == "output"))
+        if k.scratch_bytes:
+            args.append(f"(void *)(ws + {lay.scratch_offset})")
+        steps.append(_Step(f"{g.name}: {ops}", [
+            f"status = {k.name}({', '.join(args)});",
+            "if (status != 0) {", "    return status;", "}"]))
+    return steps
+
+
+def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
+    """With inputs/outputs in the workspace: copy in before and out after, unless in place."""
+    before, after = [], []
+    for p in inputs:
+        dst = bindings.pointer(p.tensor, writable=True)
+        before.append(f"if ((const void *)in->{p.ident} != (const void *){dst}) {{")
+        before.append(f"    memcpy({dst}, in->{p.ident}, {p.nbytes}u);")
+        before.append("}")
+    for p in outputs:
+        src = bindings.pointer(p.tensor, writable=False)
+        after.append(f"if ((const void *)out->{p.ident} != (const void *){src}) {{")
+        after.append(f"    memcpy(out->{p.ident}, {src}, {p.nbytes}u);")
+        after.append("}")
+    return before, after
+
+
+def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
+             board: str | None, version: str, target_hash: str) -> dict[str, str]:
+    """All generated C of the artifact: relative path -> text (see the module docstring)."""
+    check_name(name)
+    inplace = [(y, x) for y, x, how in plan.aliases if how == "in place"]
+    if inplace:
+        raise CodegenError(f"the plan writes {inplace[0][0]!r} over {inplace[0][1]!r}, but "
+                           "kernel arguments are restrict: plan with inplace=False")
+    inputs, outputs = ports(name, graph, plan)
+    lay = layout(plan, kernels)
+    bindings = _Bindings(name, graph, plan, inputs, outputs)
+    # With io_in_workspace the ports are bound to the workspace, not the structs.
+    if plan.io_in_workspace:
+        bindings.caller = {}
+    steps = entry_steps(name, graph, groups, kernels, plan, lay, bindings)
+    prologue, epilogue = _io_copies(inputs, outputs, bindings) if plan.io_in_workspace \
+        else ([], [])
+    for t in graph.variables():  # state no kernel names still belongs to the model
+        bindings.pointer(t, writable=True)
+    states = list(bindings.states.values())
+    constant_bytes = sum(k.constant_bytes for k in kernels) + sum(
+        c.nbytes for c in bindings.constants.values())
+    common = dict(
+        name=name, NAME=name.upper(), model_name=_comment(graph.name), version=version,
+        target=_comment(target), board=board, inputs=inputs, outputs=outputs,
+        workspace_bytes=lay.workspace_bytes, alignment=lay.alignment,
+        scratch_bytes=lay.scratch_bytes, scratch_offset=lay.scratch_offset,
+        state_bytes=sum(s.nbytes for s in states), constant_bytes=constant_bytes,
+        io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
+        target_hash=target_hash)
+    files = {
+        f"include/{name}.h": _ENV.get_template("model.h.j2").render(**common),
+        f"codegen/{name}.c": _ENV.get_template("model.c.j2").render(
+            **common, kernels=kernels, steps=steps, states=states,
+            constants=list(bindings.constants.values()), prologue=prologue,
+            epilogue=epilogue, workspace_array=max(lay.workspace_bytes, 1)),
+        f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(**common),
+    }
+    for i, k in enumerate(kernels):
+        files[f"codegen/{name}_kernels_{i}.c"] = k.source
+    return files
+
+
+def host_main(name: str, graph: Graph, plan, *, version: str) -> str:
+    """The C of a host program that runs N invocations from a file (for ``aot run``)."""
+    inputs, outputs = ports(name, graph, plan)
+    return _ENV.get_template("host_main.c.j2").render(
+        name=name, inputs=inputs, outputs=outputs, version=version)
+
