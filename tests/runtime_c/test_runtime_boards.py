@@ -42,4 +42,4 @@ def test_fixture_model_runs_bit_exact_with_deterministic_counts(tag, tmp_path):
     # 1024 multiply-accumulates take several instructions each; the parts add up
     # to the whole (within one tick per part).
     assert 1024 < count < 64 * 1024
-    assert abs(dense + requant - count) <= 2 * RESOLUTION[tag]
+    assert abs(dense + requant - count) <= 2 * RESOLUTION[tag] + 16  # + the calls in run()
