@@ -46,10 +46,12 @@ from aot.frontend.onnx_ops import (
     CONVERTERS, FOLDABLE, NHWC, QuantOutput, Value, attribute_values, fold, ir_quant,
     onnx_dtype, onnx_shape,
 )
-from aot.ir import Graph, GraphBuilder, IRError, Quantization, Tensor, TensorType  # noqa: F401
+from aot.ir import Graph, GraphBuilder, IRError, Quantization, Tensor, TensorType
 
-#: Versions of the default ("ai.onnx") operator set this frontend reads.
-MIN_OPSET, MAX_OPSET = 7, 21
+#: Versions of the default ("ai.onnx") operator set this frontend reads.  Up to 23
+#: the supported operators changed only by new dtypes or new attributes, which
+#: the converters reject by name.
+MIN_OPSET, MAX_OPSET = 7, 23
 
 #: ONNX operators the frontend imports.
 SUPPORTED_OPERATORS = tuple(sorted(CONVERTERS))
@@ -344,6 +346,17 @@ class _NodeContext:
         self.created.add(id(t))
         return t
 
+    def transpose(self, t: Tensor, perm) -> Tensor:
+        """``t`` transposed by ``perm``: nothing, a reshape when only unit axes move, or
+        a transpose."""
+        perm = tuple(int(p) for p in perm)
+        if perm == tuple(range(len(perm))):
+            return t
+        moved = [p for p in perm if t.shape[p] != 1]
+        if moved == sorted(moved):  # the element order does not change
+            return self.emit("reshape", [t], {"newshape": tuple(t.shape[p] for p in perm)})
+        return self.emit("transpose", [t], {"perm": perm})
+
     def constant(self, data: np.ndarray, quant: Quantization | None = None) -> Tensor:
         data = np.ascontiguousarray(data)
         return self.imp.builder.constant(self.imp.fresh(f"{self._prefix()}/const"), data,
@@ -370,11 +383,11 @@ class _NodeContext:
         if v.flat is not None:
             n, h, w, c = v.flat
             t = self.emit("reshape", [t], {"newshape": (n, h, w, c)})
-            t = self.emit("transpose", [t], {"perm": (0, 3, 1, 2)})
+            t = self.transpose(t, (0, 3, 1, 2))
             t = self.emit("reshape", [t], {"newshape": onnx_shape(v)})
         elif v.perm is not None:
             inverse = tuple(int(i) for i in np.argsort(v.perm))
-            t = self.emit("transpose", [t], {"perm": inverse})
+            t = self.transpose(t, inverse)
         v.cache[key] = t
         return t
 
@@ -396,8 +409,8 @@ class _NodeContext:
         t = self.plain(v)
         if len(shape) < rank:
             t = self.emit("reshape", [t], {"newshape": (1,) * (rank - len(shape)) + shape})
-        if perm is not None and list(perm) != list(range(rank)):
-            t = self.emit("transpose", [t], {"perm": perm})
+        if perm is not None:
+            t = self.transpose(t, perm)
         v.cache[key] = t
         return t
 

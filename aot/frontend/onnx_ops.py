@@ -280,6 +280,8 @@ def _quantize_linear(ctx) -> Value:
     shifted = dtype == "uint8"
     if x.is_const:  # weights: ONNX rounds half to even and saturates
         data = ctx.const_value(x).astype(np.float32)
+        if not np.all(np.isfinite(data)):
+            raise ctx.fail("the constant to quantize holds NaN or infinite values")
         shape = [1] * data.ndim
         if q.axis is not None:
             shape[q.axis] = -1
@@ -622,8 +624,7 @@ def _gemm(ctx) -> Value | None:
     data = w.data * np.float32(a["alpha"])
     src = ctx.floated(x)
     if a["transA"]:
-        t = ctx.emit("transpose", [ctx.plain(src)], {"perm": (1, 0)})
-        src = Value(tensor=t)
+        src = Value(tensor=ctx.transpose(ctx.plain(src), (1, 0)))
     bias = None
     if c is not None and foldable_c:
         bias = Value(const=_f32(ctx.const_value(c)) * np.float32(a["beta"]))
@@ -903,10 +904,7 @@ def _transpose(ctx) -> Value:
     # IR in = ONNX in transposed by x.perm; ONNX out = ONNX in transposed by perm.
     inverse = np.argsort(x.perm) if x.perm is not None else np.arange(rank)
     composed = tuple(int(inverse[p]) for p in perm)
-    if composed == tuple(range(rank)):
-        return Value(tensor=x.tensor, dq=x.dq)
-    y = ctx.emit("transpose", [x.tensor], {"perm": composed}, quant=x.tensor.quant)
-    return Value(tensor=y, dq=x.dq)
+    return Value(tensor=ctx.transpose(x.tensor, composed), dq=x.dq)
 
 
 def _concat(ctx) -> Value:
@@ -964,9 +962,8 @@ def _softmax(ctx) -> Value | None:
         else:
             move = tuple(i for i in range(rank) if i != ir_axis) + (ir_axis,)
             back = tuple(int(i) for i in np.argsort(move))
-            t = ctx.emit("transpose", [t], {"perm": move}, quant=t.quant)
-            t = ctx.emit("softmax", [t], {}, quant=quant)
-            y = ctx.emit("transpose", [t], {"perm": back}, quant=quant)
+            t = ctx.emit("softmax", [ctx.transpose(t, move)], {}, quant=quant)
+            y = ctx.transpose(t, back)
     if int_mode:
         ctx.finish_int(qout, y, perm=perm)
         return None
