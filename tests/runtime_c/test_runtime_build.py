@@ -3,6 +3,7 @@
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import fw
 
@@ -71,3 +72,33 @@ def test_model_check_rejects_every_broken_descriptor(tmp_path):
 
 def test_fixture_firmware_builds_through_runtime_mk(host_firmware: Path):
     assert host_firmware.is_file()
+
+
+def cmake_build(tmp_path, port, *extra):
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(fw.HERE), "-B", str(build), f"-DAOT_PORT={port}",
+                    "-DAOT_BOARD_TAG=test/cmake", *extra], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    return build
+
+
+@pytest.mark.skipif(not fw.have("cmake"), reason="cmake is not installed")
+def test_cmake_snippet_builds_working_host_firmware(tmp_path):
+    from aot.rpc import PipeTransport, connect
+
+    build = cmake_build(tmp_path, "host")
+    with connect(PipeTransport([str(build / "fixture")])) as client:
+        assert (client.info().build_id, client.info().board_tag) == ("cmake-1", "test/cmake")
+        x = np.full((1, 64), -5, np.int8)
+        client.write_tensor("input", x)
+        client.run(1)
+        np.testing.assert_array_equal(client.read_tensor("output"), fw.reference(x)[1])
+
+
+@pytest.mark.skipif(not fw.have("cmake", ARM), reason="cmake or arm-none-eabi-gcc missing")
+def test_cmake_snippet_cross_builds_for_mps2(tmp_path):
+    build = cmake_build(tmp_path, "mps2", "-DCMAKE_SYSTEM_NAME=Generic",
+                        f"-DCMAKE_C_COMPILER={ARM}", f"-DCMAKE_ASM_COMPILER={ARM}",
+                        "-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY",
+                        "-DAOT_ARCH_FLAGS=-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16")
+    assert (build / "fixture.elf").is_file()
