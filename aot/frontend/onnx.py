@@ -187,9 +187,7 @@ class _Importer:
         ctx = _NodeContext(self, -1, None)
         ctx.where = f"graph output {vi.name!r}"
         if value.is_const:
-            data = np.asarray(value.const if value.quant is None or not value.dq
-                              else ctx.const_value(value))
-            return self.builder.constant(vi.name, data)
+            return self.builder.constant(vi.name, ctx.const_value(value))
         if value.shifted:
             raise ModelError(f"{ctx.where} is uint8; uint8 model outputs are not supported "
                              "(end the model with DequantizeLinear)")

@@ -288,7 +288,9 @@ def _quantize_linear(ctx) -> Value:
         scale = np.asarray(q.scale, np.float32).reshape(shape)
         zp = np.asarray(q.zero_point, np.int64).reshape(shape) + (128 if shifted else 0)
         lo, hi = (0, 255) if shifted else (-128, 127)
-        raw = np.clip(np.rint(data / scale).astype(np.int64) + zp, lo, hi)
+        with np.errstate(over="ignore"):  # saturation below handles huge quotients
+            steps = np.clip(np.rint(data / scale), -(2**20), 2**20).astype(np.int64)
+        raw = np.clip(steps + zp, lo, hi)
         return Value(const=raw.astype(np.uint8 if shifted else np.int8))
     if q.axis is not None:
         raise ctx.fail("per-axis quantization of activations is not supported")
@@ -586,7 +588,7 @@ def _dense_common(ctx, x: Value, w_kn: _Weights, bias: Value | None, qout,
     return None
 
 
-def _row_bias(ctx, c: Value | None, m: int, units: int) -> bool:
+def _row_bias(c: Value | None, units: int) -> bool:
     """Whether Gemm's C is the same for every row (so it can be the dense bias)."""
     if c is None:
         return True
@@ -612,8 +614,7 @@ def _gemm(ctx) -> Value | None:
         w = _Weights(w.data.T, None if w.quant is None else Quantization(
             w.quant.scale, w.quant.zero_point, None if w.quant.axis is None else 1 - w.quant.axis))
     units = w.data.shape[1]
-    m = xs[0] if not a["transA"] else xs[1]
-    foldable_c = _row_bias(ctx, c, m, units)
+    foldable_c = _row_bias(c, units)
     if int_mode and not (_int_weights_ok(w, 1, zero_zp=w.quant is not None
                                          and w.quant.axis is not None) and foldable_c):
         int_mode = False
@@ -677,7 +678,7 @@ def _qlinear_matmul(ctx) -> Value:
 
 def _binary(ir_op: str):
     def convert(ctx) -> Value | None:
-        ctx.attrs(axis=None, broadcast=0) if ctx.opset < 7 else ctx.attrs()
+        ctx.attrs()
         lhs, rhs = ctx.value(0), ctx.value(1)
         qout = ctx.int_output(fuse_activation=True)
         int_mode = qout is not None and all(
@@ -713,11 +714,12 @@ def _unary(ir_op: str, int_out: tuple[float, int] | None | str):
             q = qout.quant
             if int_out == "any" or (q.scale[0] == np.float32(int_out[0])
                                     and q.zero_point[0] == int_out[1]):
-                y = ctx.emit(ir_op, [ctx.tensor(x)], {}, quant=q)
+                y = ctx.emit(ir_op, [x.tensor], {}, quant=q)
                 ctx.finish_int(qout, y, perm=x.perm, flat=x.flat)
                 return None
         x = ctx.floated(x)
-        t = ctx.tensor(x) if x.flat is None else x.tensor
+        # Elementwise: the result keeps the input's layout, even a deferred flatten.
+        t = ctx.tensor(x) if x.is_const else x.tensor
         return Value(tensor=ctx.emit(ir_op, [t], {}), perm=x.perm, flat=x.flat)
     return convert
 

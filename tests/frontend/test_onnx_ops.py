@@ -234,6 +234,14 @@ def test_flatten_then_dense_folds_the_transpose_into_the_weights(op):
     assert ops(graph) == ["transpose", "conv2d", "reshape", "dense"]  # input NCHW -> NHWC
 
 
+def test_flatten_relu_dense_still_folds_the_transpose():
+    model = _after_conv([helper.make_node("Flatten", ["c"], ["f"]),
+                         helper.make_node("Relu", ["f"], ["r"]),
+                         helper.make_node("MatMul", ["r", "W"], ["y"])], {"W": rand((75, 4), 5)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph) == ["transpose", "conv2d", "reshape", "relu", "dense"]
+
+
 def test_flatten_then_elementwise_restores_onnx_order():
     model = _after_conv([helper.make_node("Flatten", ["c"], ["f"]),
                          helper.make_node("Relu", ["f"], ["r"]),
