@@ -449,3 +449,40 @@ def test_qdq_around_an_unsupported_integer_pattern_falls_back_to_float():
     model = make_model(nodes, [("x", [2, 8])], initializers=inits)
     graph = assert_within_one_step(model, {"x": rand((2, 8), 3, -2, 2)}, 0.01, [])
     assert ops(graph) == ["quantize", "dequantize", "logistic", "quantize", "dequantize"]
+
+
+def test_flatten_then_gemm_with_transposed_weights():
+    model = _after_conv([helper.make_node("Flatten", ["c"], ["f"]),
+                         helper.make_node("Gemm", ["f", "W", "b"], ["y"], transB=1)],
+                        {"W": rand((4, 75), 5), "b": rand((4,), 6)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph) == ["transpose", "conv2d", "reshape", "dense"]
+
+
+def test_integer_model_input_and_output():
+    """QOperator style: int8 in, QLinearConv, MaxPool on int8, int8 out."""
+    w, ws = _weights_int8((4, 2, 3, 3), 1, True)
+    inits = {**_q("x", 0.05, -3), **_q("y", 0.08, 5), "w": w, "w_s": ws,
+             "w_z": np.zeros(ws.shape, np.int8)}
+    nodes = [helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s",
+                                              "y_z"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    graph_proto = helper.make_graph(
+        nodes, "q", [helper.make_tensor_value_info("x", INT8, [1, 2, 6, 6])],
+        [helper.make_tensor_value_info("y", INT8, None)],
+        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    x = np.random.default_rng(3).integers(-128, 128, (1, 2, 6, 6)).astype(np.int8)
+    graph, ours, theirs = run_both(model, {"x": x})
+    assert graph.inputs[0].quant.scale[0] == np.float32(0.05)
+    assert ours[0].dtype == np.int8 and graph.outputs[0].quant.zero_point == (5,)
+    assert np.abs(ours[0].astype(int) - theirs[0]).max() <= 1
+
+
+def test_constant_and_identity_nodes():
+    value = helper.make_tensor("k", TensorProto.FLOAT, [3], [1.0, -2.0, 0.5])
+    model = make_model([helper.make_node("Constant", [], ["k"], value=value),
+                        helper.make_node("Identity", ["x"], ["i"]),
+                        helper.make_node("Mul", ["i", "k"], ["y"])], [("x", [2, 3])])
+    assert ops(assert_close(model, {"x": rand((2, 3))})) == ["mul"]
