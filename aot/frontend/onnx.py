@@ -133,8 +133,8 @@ class _Importer:
         g = self.graph_proto
         for init in g.initializer:
             self.values[init.name] = Value(const=_initializer(init))
-        for i, sparse in enumerate(g.sparse_initializer):
-            raise ModelError(f"sparse initializer {i} is not supported")
+        if g.sparse_initializer:
+            raise ModelError("sparse initializers are not supported")
         for vi in g.input:
             if vi.name not in self.values:  # IR < 4 lists initializers as inputs too
                 self.values[vi.name] = Value(tensor=self._graph_input(vi))
@@ -225,6 +225,8 @@ class _Importer:
             values = [values]
         for name, value in zip(node.output, values):
             if name:
+                if name in self.values:
+                    raise ModelError(f"{label}: value {name!r} is produced twice")
                 self.values[name] = value
                 if value.tensor is not None and id(value.tensor) in ctx.created:
                     value.tensor.name = name
