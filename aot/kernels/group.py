@@ -74,7 +74,7 @@ def lower_group(group: FusedGroup, ag, target, *, name: str) -> Kernel:
     macs = 0
     for node in group.nodes:
         done = COMPUTES[node.op](ctx, node)
-        if node is group.anchor:
+        if node is group.anchor or group.kind == "opaque":
             stages = done.stages
         macs += done.macs
         ctx.env[id(node.outputs[0])] = done.tensor
@@ -84,11 +84,13 @@ def lower_group(group: FusedGroup, ag, target, *, name: str) -> Kernel:
     for stage in list(sched.stages):
         if isinstance(stage.op, ComputeOp) and id(stage.op) not in keep:
             stage.compute_inline()
-    anchor = group.anchor.op if group.anchor is not None else "elementwise"
+    anchor = (group.anchor.op if group.anchor is not None
+              else group.nodes[0].op if group.kind == "opaque" else "elementwise")
     try:
         _, schedule = select_strategy(anchor, _target_keys(target))
     except KeyError:
-        raise _unsupported(group, group.anchor, "has no schedule strategy") from None
+        raise _unsupported(group, group.anchor or group.nodes[0],
+                           "has no schedule strategy") from None
     schedule(sched, final, stages)
     return builder.finish(sched, [(outputs[0], final)], macs=macs,
                           op_names=tuple(n.op for n in group.nodes))

@@ -1,0 +1,150 @@
+"""SOFTMAX over the last axis: int8 (int8 or int16 out), int16 and float32.
+
+All three are tensor expressions with one row at a time: the row maximum,
+the exponentials (kept in a row-sized stack buffer), their sum, and the
+normalized output.
+
+* int8 (TFLM, gemmlowp fixed point): ``d = x - max``; taps with
+  ``d < diff_min`` give the output minimum; otherwise
+  ``e = exp_on_negative_values(SRDHM(d << left_shift, M))`` in Q0.31 with
+  5 integer bits for ``d``; ``sum = sum(RoundingDivideByPOT(e, 12))``;
+  ``y = RoundingDivideByPOT(SRDHM(1/sum, e), bits_over_unit + 31 - out_bits)
+  + out_min``.  ``M``, ``left_shift`` and ``diff_min`` come from the input
+  scale and ``beta`` at compile time.
+* int16 (TFLM ``SoftmaxInt16``): two 513-entry tables (exp on [-10, 0] and
+  1/(1+x) on [0, 1]) generated at compile time, indexed with 9 bits and
+  interpolated with 7.
+* float32: ``exp(beta * (x - max)) / sum`` with ``expf``.
+"""
+
+from __future__ import annotations
+
+from aot import te
+from aot.kernels.kernel import KernelError
+from aot.kernels.registry import Computed, compute_rule, strategy
+from aot.reference.ops import lut
+from aot.reference.ops.quant import qrange
+from aot.reference.ops.softmax import softmax_params_int16, softmax_params_int8
+from aot.tir import expr as E
+
+_SCALED_DIFF_BITS = 5
+_ACCUM_BITS = 12
+
+
+def _rows(ctx, node):
+    x_t = node.inputs[0]
+    depth = x_t.shape[-1]
+    rows = x_t.type.size // depth
+    x = ctx.value(x_t, (rows, depth))
+    k = te.reduce_axis((0, depth), "k")
+    mx = te.compute((rows,), lambda r: te.max(x[r, k], axis=k), name="row_max")
+    return x, rows, depth, mx
+
+
+def _i32(v) -> E.PrimExpr:
+    return E.const(int(v), "int32")
+
+
+def _softmax_int8(ctx, node) -> Computed:
+    x, rows, depth, mx = _rows(ctx, node)
+    y_t = node.outputs[0]
+    mult, left_shift, diff_min = softmax_params_int8(node.inputs[0].quant.scale[0],
+                                                     node.attrs["beta"])
+    lo, hi = qrange(y_t.dtype)
+    out_bits = 8 if y_t.dtype == "int8" else 16
+
+    def diff(r, i):
+        return x[r, i].astype("int32") - mx[r].astype("int32")
+
+    def exp_of(r, i):
+        d = diff(r, i)
+        scaled = te.call_pure("int32", "aot_srdhm",
+                              te.call_pure("int32", "aot_shl32", d, _i32(left_shift)),
+                              _i32(mult))
+        e = te.call_pure("int32", "aot_exp_on_negative_values", scaled, _i32(_SCALED_DIFF_BITS))
+        return te.if_then_else(d >= diff_min, e, _i32(0))
+    e = te.compute((rows, depth), exp_of, name="exps")
+    k = te.reduce_axis((0, depth), "k")
+    total = te.compute((rows,), lambda r: te.sum(
+        te.call_pure("int32", "aot_rdbpot", e[r, k], _i32(_ACCUM_BITS)), axis=k), name="exp_sum")
+
+    def out(r, i):
+        recip = te.call_pure("int32", "aot_reciprocal", total[r], _i32(_ACCUM_BITS))
+        bits = te.call_pure("int32", "aot_reciprocal_bits", total[r], _i32(_ACCUM_BITS))
+        unsat = te.call_pure("int32", "aot_rdbpot_wide",
+                             te.call_pure("int32", "aot_srdhm", recip, e[r, i]),
+                             bits + (31 - out_bits))
+        # Taps below diff_min have e = 0, which gives out_min like the reference's
+        # explicit test, so the row maximum is not needed here.
+        return te.clamp(unsat + lo, lo, hi).astype(y_t.dtype)
+    y = te.compute((rows, depth), out, name="y")
+    return Computed(y, {"max": mx, "exps": e, "sum": total}, rows * depth)
+
+
+def _lookup(table, value):
+    """``generic_int16_table_lookup`` on an int32 ``value`` in [-32768, 32767]."""
+    index = (value >> 7) + 256
+    offset = value & 0x7F
+    base = table[index].astype("int32")
+    slope = table[index + 1].astype("int32") - base
+    return base + ((slope * offset + 64) >> 7)
+
+
+def _softmax_int16(ctx, node) -> Computed:
+    x, rows, depth, mx = _rows(ctx, node)
+    mult, shift = softmax_params_int16(node.inputs[0].quant.scale[0], node.attrs["beta"])
+    exp_table = ctx.const("exp_lut", lut.exp_lut_int16(), dtype="int16")
+    recip_table = ctx.const("recip_lut", lut.one_over_one_plus_x_lut_int16(), dtype="int16")
+
+    def exp_of(r, i):
+        d = x[r, i].astype("int32") - mx[r].astype("int32")
+        scaled = te.call_pure("int32", "aot_mbqm", d, _i32(mult), _i32(shift))
+        return _lookup(exp_table, te.clamp(scaled + 32767, -32768, 32767))
+    e = te.compute((rows, depth), exp_of, name="exps")
+    k = te.reduce_axis((0, depth), "k")
+    total = te.compute((rows,), lambda r: te.sum(e[r, k], axis=k), name="exp_sum")
+
+    def out(r, i):
+        t = total[r]
+        hp1 = te.call_pure("int32", "aot_clz32", t)
+        shifted = ((t.astype("int64") << (hp1 - 1).astype("int64")) + (1 << 13)) >> 14
+        sym = te.clamp(shifted - ((1 << 15) + (1 << 16)), -32768, 32767).astype("int32")
+        recip = _lookup(recip_table, sym).astype("int64")
+        rs = (31 - hp1).astype("int64")
+        v = (e[r, i].astype("int64") * recip + (E.const(1, "int64") << (rs - 1))) >> rs
+        return te.clamp(v, 0, 32767).astype("int16")
+    y = te.compute((rows, depth), out, name="y")
+    return Computed(y, {"max": mx, "exps": e, "sum": total}, rows * depth)
+
+
+def _softmax_float(ctx, node) -> Computed:
+    x, rows, depth, mx = _rows(ctx, node)
+    beta = E.const(float(node.attrs["beta"]), "float32")
+    e = te.compute((rows, depth), lambda r, i: te.exp((x[r, i] - mx[r]) * beta), name="exps")
+    k = te.reduce_axis((0, depth), "k")
+    total = te.compute((rows,), lambda r: te.sum(e[r, k], axis=k), name="exp_sum")
+    y = te.compute((rows, depth), lambda r, i: e[r, i] / total[r], name="y")
+    return Computed(y, {"max": mx, "exps": e, "sum": total}, rows * depth)
+
+
+@compute_rule("softmax")
+def softmax(ctx, node) -> Computed:
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    if x_t.dtype == "float32":
+        return _softmax_float(ctx, node)
+    if x_t.dtype == "int8" and y_t.dtype in ("int8", "int16"):
+        return _softmax_int8(ctx, node)
+    if x_t.dtype == "int16" and y_t.dtype == "int16":
+        return _softmax_int16(ctx, node)
+    raise KernelError(f"softmax ({node.name}) from {x_t.dtype} to {y_t.dtype}: not supported yet")
+
+
+@strategy("softmax")
+def schedule_softmax_generic(s, final, stages) -> None:
+    """Row by row: the maximum, the exponentials (a row-sized stack buffer) and
+    their sum are computed inside the row loop, then the row is written."""
+    row = final.op.axis[0]
+    exps = stages["exps"]
+    s[exps].compute_at(s[final], row)
+    s[stages["sum"]].compute_at(s[final], row)
+    s[stages["max"]].compute_at(s[exps], exps.op.axis[0])

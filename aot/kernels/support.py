@@ -166,6 +166,30 @@ static inline int32_t aot_clz32(uint32_t x) {
   return n;
 }
 
+/* RoundingDivideByPOT for exponents up to 62 (the int8 softmax's last shift can pass 31). */
+static inline int32_t aot_rdbpot_wide(int32_t x, int32_t exponent) {
+  const int64_t mask = ((int64_t)1 << exponent) - 1;
+  const int64_t remainder = (int64_t)x & mask;
+  const int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (int32_t)(((int64_t)x >> exponent) + (remainder > threshold ? 1 : 0));
+}
+
+/* GetReciprocal's two results for x > 0 with `integer_digits` integer bits:
+   1/x as Q0.31 (aot_reciprocal) and the number of bits over one (aot_reciprocal_bits). */
+static inline int32_t aot_reciprocal(int32_t x, int32_t integer_digits) {
+  const int32_t headroom_plus_one = aot_clz32((uint32_t)x);
+  (void)integer_digits;
+  if (headroom_plus_one >= 32) {
+    return INT32_MAX;
+  }
+  return aot_one_over_one_plus_x(
+      (int32_t)(((uint32_t)x << headroom_plus_one) - 0x80000000u));
+}
+
+static inline int32_t aot_reciprocal_bits(int32_t x, int32_t integer_digits) {
+  return integer_digits - aot_clz32((uint32_t)x);
+}
+
 #endif /* AOT_KERNEL_UTIL_H */
 """
 

@@ -91,3 +91,51 @@ def dense_graph(*, seed=0, dtype="int8", rows=2, depth=12, units=5, per_channel=
     y = b.op("dense", [x, w, bt], activation=activation, keep_num_dims=keep_num_dims,
              out_type=TensorType(out_shape, dtype, Q(0.07, 0 if wide else -6)))
     return b.build([y])
+
+
+def pool_graph(op, *, seed=0, dtype="int8", hw=(7, 6), c=3, pool=(3, 3), strides=(2, 2),
+               padding=(0, 0, 0, 0), activation="none"):
+    del seed
+    b = GraphBuilder(op)
+    q = None if dtype == "float32" else Q(0.05, -3)
+    x = b.input("x", (1, *hw, c), dtype, q)
+    return b.build([b.op(op, [x], pool_size=pool, strides=strides, padding=padding,
+                         activation=activation)])
+
+
+def binary_graph(op, *, dtype="int8", a_shape=(2, 3, 4), b_shape=(2, 3, 4), activation="none",
+                 scales=(0.05, 0.03, 0.07)):
+    b = GraphBuilder(op)
+    if dtype == "float32":
+        x1 = b.input("a", a_shape, dtype)
+        x2 = b.input("b", b_shape, dtype)
+        attrs = {} if op in ("maximum", "minimum") else {"activation": activation}
+        return b.build([b.op(op, [x1, x2], **attrs)])
+    x1 = b.input("a", a_shape, dtype, Q(scales[0], 0 if dtype == "int16" else 3))
+    x2 = b.input("b", b_shape, dtype, Q(scales[1], 0 if dtype == "int16" else -9))
+    shape = tuple(np.broadcast_shapes(a_shape, b_shape))
+    yq = Q(scales[2], 0 if dtype == "int16" else 4)
+    return b.build([b.op(op, [x1, x2], activation=activation,
+                         out_type=TensorType(shape, dtype, yq))])
+
+
+def softmax_graph(*, dtype="int8", out_dtype="same", shape=(3, 10), beta=1.0, x_scale=0.1):
+    b = GraphBuilder("softmax")
+    if dtype == "float32":
+        x = b.input("x", shape, "float32")
+        return b.build([b.op("softmax", [x], beta=beta)])
+    x = b.input("x", shape, dtype, Q(x_scale, 0 if dtype == "int16" else -5))
+    out = dtype if out_dtype == "same" else out_dtype
+    yq = {"int8": Q(1 / 256, -128), "int16": Q(1 / 32768, 0) if dtype == "int16"
+          else Q(1 / 65536, -32768)}[out]
+    return b.build([b.op("softmax", [x], beta=beta, out_dtype=out_dtype,
+                         out_type=TensorType(shape, out, yq))])
+
+
+def quantize_graph(*, src="float32", dst="int8"):
+    b = GraphBuilder("quantize")
+    q_in = None if src == "float32" else Q(0.02, 0 if src == "int16" else 7)
+    x = b.input("x", (4, 9), src, q_in)
+    y = b.op("quantize", [x], out_dtype=dst,
+             out_type=TensorType((4, 9), dst, Q(0.05, 0 if dst == "int16" else -6)))
+    return b.build([y, b.op("dequantize", [y])])

@@ -53,7 +53,7 @@ def test_depthwise_conv2d_int8(variant):
                                      {"bias": False, "activation": "relu6"}], ids=_id)
 def test_conv_float32(op, variant):
     g = conv_graph(op, seed=3, dtype="float32", **variant)
-    check_graph(g, seeded_inputs(g, 3), exact=False)
+    check_graph(g, seeded_inputs(g, 3))
 
 
 DENSE_VARIANTS = [
@@ -74,4 +74,4 @@ DENSE_VARIANTS = [
 @pytest.mark.parametrize("variant", DENSE_VARIANTS, ids=_id)
 def test_dense(variant):
     g = dense_graph(seed=4, **variant)
-    check_graph(g, seeded_inputs(g, 4), exact=variant.get("dtype") != "float32")
+    check_graph(g, seeded_inputs(g, 4)) != "float32")
