@@ -1,0 +1,57 @@
+"""``aot compile``: the artifact, the printed sizes, the memory report, errors in one line."""
+
+from __future__ import annotations
+
+import json
+
+from support.models import MODELS_DIR
+
+from aot.cli import main
+
+HELLO = str(MODELS_DIR / "tflm_hello_world_int8.tflite")
+KWS = str(MODELS_DIR / "mlperf_kws_dscnn.tflite")
+
+
+def test_compile_writes_the_artifact_and_prints_sizes(tmp_path, capsys):
+    out = tmp_path / "art"
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "-o", str(out),
+                 "--name", "hello"]) == 0
+    text = capsys.readouterr().out
+    meta = json.loads((out / "metadata.json").read_text())
+    sizes = meta["sizes"]
+    assert f"workspace {sizes['workspace']} bytes" in text
+    assert f"constants {sizes['constants']} bytes" in text
+    assert f"code {sizes['code']} bytes" in text
+    assert (out / "include" / "hello.h").exists()
+
+
+def test_compile_with_target_and_tar(tmp_path, capsys):
+    out = tmp_path / "art"
+    assert main(["compile", HELLO, "--target", "c -mcpu=cortex-m4", "-o", str(out),
+                 "--tar"]) == 0
+    assert (tmp_path / "art.tar").exists()
+    assert "art.tar" in capsys.readouterr().out
+
+
+def test_memory_report(tmp_path, capsys):
+    assert main(["compile", KWS, "--board", "host/native", "-o", str(tmp_path / "a"),
+                 "--memory-report"]) == 0
+    text = capsys.readouterr().out
+    assert "lower bound" in text and "bytes per column" in text
+
+
+def test_dump_after_prints_the_graph(tmp_path, capsys):
+    assert main(["compile", HELLO, "--board", "host/native", "-o", str(tmp_path / "a"),
+                 "--dump-after", "fuse_ops", "--disabled-pass", "fold_pad"]) == 0
+    assert "// after pass fuse_ops" in capsys.readouterr().out
+
+
+def test_errors_are_one_line_with_status_2(tmp_path, capsys):
+    assert main(["compile", HELLO, "--board", "nowhere/x", "-o", str(tmp_path / "a")]) == 2
+    assert main(["compile", HELLO, "--board", "host/native", "-o", str(tmp_path / "a"),
+                 "--disabled-pass", "nope"]) == 2
+    assert main(["compile", HELLO, "--board", "host/native", "-o", str(tmp_path / "a"),
+                 "--name", "9lives"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 3 and "Traceback" not in err
+    assert "not a usable C identifier" in err

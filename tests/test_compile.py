@@ -1,0 +1,96 @@
+"""compile_model: target resolution, pass options, the fit check and sizes."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+import pytest
+from support.models import MODELS_DIR
+
+from aot.compile import compile_model, resolve_target
+from aot.executor.memory import MemoryPlanError
+from aot.passes import PassError
+from aot.target import Target, TargetError, load_board
+
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
+KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
+
+
+def test_resolve_target_from_tag_target_and_board():
+    t, b = resolve_target("qemu/an386")  # an alias resolves to the canonical board
+    assert b.tag == "qemu/mps2-an386" and t == b.target
+    t, b = resolve_target("c -mcpu=cortex-m4")
+    assert b is None and t.attrs["mcpu"] == "cortex-m4"
+    board = load_board("host/native")
+    assert resolve_target(board) == (board.target, board)
+    assert resolve_target(Target("qemu/mps2-an386"))[1].tag == "qemu/mps2-an386"
+
+
+def test_unknown_board_and_target_are_user_errors():
+    with pytest.raises(TargetError):
+        compile_model(HELLO, "nowhere/board")
+    with pytest.raises(TargetError):
+        compile_model(HELLO, "c -mcpu=not-a-cpu -bogus=1")
+
+
+def test_bare_target_compiles_without_a_board():
+    compiled = compile_model(HELLO, "c -mcpu=cortex-m4", name="hello", measure_code=False)
+    assert compiled.board is None and compiled.metadata()["board"] is None
+    assert compiled.plan.alignment == 4  # the Cortex-M4 word
+    assert compiled.sizes.code is None
+
+
+def test_dump_after_and_disabled_pass():
+    out = io.StringIO()
+    compile_model(HELLO, "host/native", dump_after="fuse_ops", dump_stream=out,
+                  measure_code=False)
+    assert out.getvalue().startswith("// after pass fuse_ops")
+    out = io.StringIO()
+    compile_model(HELLO, "host/native", dump_after="fold_pad", disabled_pass=["fold_pad"],
+                  dump_stream=out, measure_code=False)
+    assert "did not run" in out.getvalue()
+    with pytest.raises(PassError, match="fuse_ops"):
+        compile_model(HELLO, "host/native", disabled_pass=["fuse_op"])
+
+
+def test_sizes_add_up():
+    compiled = compile_model(KWS, "qemu/mps2-an386", name="kws")
+    s = compiled.sizes
+    assert s.workspace >= compiled.plan.workspace_bytes >= compiled.plan.lower_bound
+    assert s.constants == sum(k.constant_bytes for k in compiled.kernels)
+    assert s.code > 0 and s.state == 0
+    assert s.io == 49 * 10 + 12  # the int8 input and output live in the caller's buffers
+    header = compiled.files["include/kws.h"]
+    assert f"#define KWS_WORKSPACE_BYTES {s.workspace}u" in header
+    assert f"#define KWS_CONSTANT_BYTES {s.constants}u" in header
+
+
+def test_io_in_workspace_moves_caller_bytes_into_the_workspace():
+    apart = compile_model(KWS, "host/native", measure_code=False)
+    inside = compile_model(KWS, "host/native", io_in_workspace=True, measure_code=False)
+    assert inside.sizes.io == 0
+    assert inside.sizes.workspace >= apart.sizes.workspace  # i/o may fit in gaps
+    assert "#define MODEL_INPUT_INPUT_1_OFFSET" in inside.files["include/model.h"]
+
+
+def _small(board, ram=None, flash=None):
+    mem = board.memory
+    return dataclasses.replace(board, memory=dataclasses.replace(
+        mem, ram=dataclasses.replace(mem.ram, length=ram or mem.ram.length),
+        flash=dataclasses.replace(mem.flash, length=flash or mem.flash.length)))
+
+
+def test_model_too_big_for_ram_names_sizes_and_tensors():
+    board = _small(load_board("qemu/mps2-an386"), ram=4096)
+    with pytest.raises(MemoryPlanError) as err:
+        compile_model(KWS, board, measure_code=False)
+    text = str(err.value)
+    assert "needs" in text and "4096" in text and "largest tensors" in text
+
+
+def test_model_too_big_for_flash_counts_code_too():
+    board = load_board("qemu/mps2-an386")
+    need = compile_model(HELLO, board).sizes
+    with pytest.raises(MemoryPlanError, match=f"constants {need.constants}, code {need.code}"):
+        compile_model(HELLO, _small(board, flash=need.constants + need.code - 1))

@@ -1,0 +1,155 @@
+"""Every shared model, compiled and run on the host, equals its oracle.
+
+TFLite models run their sample inputs (when the shared folder has them)
+and seeded random inputs as one sequence from a fresh state, on the host
+build (``-std=c99 -Wall -Wextra -Werror``) and on TFLM; integer outputs
+agree bit for bit, float outputs within 1e-5.  ONNX models: the float one
+against onnxruntime, the QDQ one against the reference interpreter (which
+the import tests hold within one output step of onnxruntime).  The slow
+tests also build every model under AddressSanitizer/UndefinedBehaviorSanitizer
+and for Cortex-M4 with warnings as errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from support.fixtures import tflm  # noqa: F401
+from support.models import MODELS, MODELS_DIR
+
+from aot.commands.run import run_on_host
+from aot.compile import compile_model
+from aot.frontend import load_model
+from aot.kernels import COMPUTES, HANDWRITTEN
+from aot.passes import optimize
+from aot.reference.interpreter import Session
+
+RANDOM_INVOCATIONS = 4
+FAST = {"tflm_hello_world_int8", "tflm_micro_speech"}
+
+
+@functools.lru_cache(maxsize=None)
+def _missing_kernels(path) -> list[str]:
+    annotated = optimize(load_model(path))
+    have = set(COMPUTES) | set(HANDWRITTEN)
+    return sorted({n.op for g in annotated.annotations.groups if g.kind != "view"
+                   for n in g.nodes} - have)
+
+
+def _params(entries):
+    params = []
+    for entry in entries:
+        marks = [] if entry["name"] in FAST else [pytest.mark.slow]
+        missing = _missing_kernels(MODELS_DIR / entry["file"])
+        if missing:
+            marks.append(pytest.mark.xfail(strict=True, reason="not supported yet: no kernel "
+                                           f"for {', '.join(missing)}"))
+        params.append(pytest.param(entry, marks=marks, id=entry["name"]))
+    return params
+
+
+TFLITE = [m for m in MODELS if m["file"].endswith(".tflite")]
+ONNX = [m for m in MODELS if m["file"].endswith(".onnx")]
+
+
+def random_inputs(graph, seed: int, count: int) -> list[list[np.ndarray]]:
+    """Invocations near the zero point (like real data) alternating with full-range ones."""
+    rng = np.random.default_rng(seed)
+    sequence = []
+    for step in range(count):
+        inputs = []
+        for t in graph.inputs:
+            if t.dtype == "float32":
+                inputs.append(rng.standard_normal(t.shape).astype(np.float32))
+                continue
+            info = np.iinfo(t.type.np_dtype)
+            if step % 2:
+                x = rng.integers(info.min, info.max, t.shape, endpoint=True)
+            else:
+                x = rng.normal(t.quant.zero_point[0], 20, t.shape).round()
+            inputs.append(np.clip(x, info.min, info.max).astype(t.type.np_dtype))
+        sequence.append(inputs)
+    return sequence
+
+
+def model_sequence(entry, graph) -> list[list[np.ndarray]]:
+    sample = MODELS_DIR / "samples" / f"{entry['name']}.npy"
+    sequence = [[x] for x in np.load(sample)] if sample.exists() else []
+    return sequence + random_inputs(graph, seed=len(entry["name"]), count=RANDOM_INVOCATIONS)
+
+
+def _stack(graph, sequence) -> list[np.ndarray]:
+    return [np.stack([inv[k] for inv in sequence]) for k in range(len(graph.inputs))]
+
+
+def assert_outputs_equal(got, want_per_invocation):
+    for step, want in enumerate(want_per_invocation):
+        for k, w in enumerate(want):
+            g = got[k][step]
+            assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.shape)
+            if g.dtype == np.float32:
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * max(np.abs(w).max(), 1),
+                                           err_msg=f"invocation {step}, output {k}")
+            else:
+                bad = np.flatnonzero(g != w)
+                assert bad.size == 0, (
+                    f"invocation {step}, output {k}: {bad.size} values differ, first at "
+                    f"{bad[0]}: ours {g.flat[bad[0]]}, oracle {w.flat[bad[0]]}")
+
+
+@pytest.mark.parametrize("entry", _params(TFLITE))
+def test_tflite_model_on_host_equals_tflm(entry, tflm, tmp_path):  # noqa: F811
+    path = MODELS_DIR / entry["file"]
+    compiled = compile_model(path, "host/native", name="model")
+    sequence = model_sequence(entry, compiled.graph)
+    got = run_on_host(compiled, _stack(compiled.graph, sequence), workdir=tmp_path)
+    assert_outputs_equal(got, tflm.run(path.read_bytes(), sequence))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", _params(ONNX))
+def test_onnx_model_on_host_equals_its_oracle(entry, tmp_path):
+    path = MODELS_DIR / entry["file"]
+    compiled = compile_model(path, "host/native", name="model")
+    sequence = model_sequence(entry, compiled.graph)
+    got = run_on_host(compiled, _stack(compiled.graph, sequence), workdir=tmp_path)
+    if "qdq" in entry["name"]:
+        session = Session(compiled.graph)
+        want = [session.invoke(inv) for inv in sequence]
+    else:
+        import onnxruntime as ort
+
+        ort_session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        name = ort_session.get_inputs()[0].name
+        want = [ort_session.run(None, {name: inv[0]}) for inv in sequence]
+    assert_outputs_equal(got, want)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", _params(TFLITE + ONNX))
+def test_model_is_clean_under_sanitizers(entry, tmp_path):
+    path = MODELS_DIR / entry["file"]
+    compiled = compile_model(path, "host/native", name="model", measure_code=False)
+    sequence = random_inputs(compiled.graph, seed=1, count=2)
+    got = run_on_host(compiled, _stack(compiled.graph, sequence), sanitize=True,
+                      workdir=tmp_path)
+    assert all(np.isfinite(y).all() for y in got if y.dtype == np.float32)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")
+@pytest.mark.parametrize("entry", _params(TFLITE + ONNX))
+def test_model_compiles_warning_free_for_cortex_m4(entry, tmp_path):
+    compiled = compile_model(MODELS_DIR / entry["file"], "qemu/mps2-an386", name="model",
+                             measure_code=False)
+    art = compiled.write(tmp_path / "art")
+    cmd = ["arm-none-eabi-gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
+           "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+           f"-I{art / 'include'}", f"-I{art / 'runtime' / 'include'}", "-c",
+           *map(str, (art / "codegen").glob("*.c"))]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
