@@ -219,6 +219,10 @@ class _Importer:
             values = self._convert(ctx)
         except IRError as err:
             raise ModelError(f"{label}: {err}") from None
+        except (ValueError, TypeError, IndexError) as err:
+            # numpy refusing a malformed node's data (shapes that do not broadcast,
+            # indices out of range): the file's fault, so a ModelError, with the detail.
+            raise ModelError(f"{label}: malformed node ({type(err).__name__}: {err})") from None
         if values is None:  # the converter set its outputs through finish_int
             return
         if isinstance(values, Value):

@@ -110,7 +110,20 @@ def onnx_shape(v: Value) -> tuple[int, ...]:
     return tuple(out)
 
 
+#: The kind each attribute the converters read must have (a malformed file may lie).
+_ATTR_KINDS = {
+    **dict.fromkeys(("axis", "group", "ceil_mode", "count_include_pad", "storage_order",
+                     "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
+                     "to", "start", "end", "broadcast", "value_int"), int),
+    **dict.fromkeys(("alpha", "beta", "min", "max", "value_float"), float),
+    **dict.fromkeys(("auto_pad",), str),
+    **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
+                     "value_ints", "value_floats"), list),
+}
+
+
 def attribute_values(node) -> dict[str, Any]:
+    """A node's attributes as Python values, each checked to have its expected kind."""
     from onnx import helper
 
     out = {}
@@ -118,6 +131,14 @@ def attribute_values(node) -> dict[str, Any]:
         value = helper.get_attribute_value(a)
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
+        kind = _ATTR_KINDS.get(a.name)
+        ok = (kind is None or isinstance(value, kind)
+              or (kind is float and isinstance(value, int)))
+        if kind is list and ok:
+            ok = all(isinstance(v, (int, float)) for v in value)
+        if not ok:
+            raise ModelError(f"{node.op_type} node {node.name!r}: attribute {a.name!r} should "
+                             f"be {kind.__name__}, got {type(value).__name__}")
         out[a.name] = value
     return out
 
@@ -252,15 +273,25 @@ def _const_only(ctx) -> Value:
 
 # --------------------------------------------------------------------------- QDQ
 
-def _qparams(ctx, scale_i: int, zp_i: int, axis: int | None, rank: int, what: str):
-    """(IR quantization, zero-point dtype) from a node's scale and zero-point inputs."""
+def _qparams(ctx, scale_i: int, zp_i: int, axis: int | None, shape, what: str):
+    """(IR quantization, zero-point dtype) from a node's scale and zero-point inputs.
+
+    ``shape`` is the quantized tensor's ONNX shape (None: per tensor only).
+    """
     scale = ctx.const(scale_i, f"{what} scale")
     zp_v = ctx.value(zp_i, optional=True)
     zp = ctx.const(zp_i, f"{what} zero point") if zp_v is not None else None
+    if zp is not None and zp.size != scale.size:
+        raise ctx.fail(f"{what}: {scale.size} scales but {zp.size} zero points")
     if scale.size > 1:
-        if axis is None:
-            raise ctx.fail(f"{what}: per-axis scales need an axis")
-        axis = axis % rank if rank else 0
+        if axis is None or shape is None:
+            raise ctx.fail(f"{what}: per-axis scales are not supported here")
+        if not -len(shape) <= axis < len(shape):
+            raise ctx.fail(f"{what}: axis {axis} is out of range for rank {len(shape)}")
+        axis %= len(shape)
+        if scale.size != shape[axis]:
+            raise ctx.fail(f"{what}: {scale.size} scales for dimension {axis} of size "
+                           f"{shape[axis]}")
     return (ir_quant(scale, zp, axis if scale.size > 1 else None, f"{ctx.where}: {what}"),
             zp.dtype if zp is not None else None)
 
@@ -270,8 +301,7 @@ def _quantize_linear(ctx) -> Value:
     if a["block_size"]:
         raise ctx.fail("blocked quantization (block_size) is not supported")
     x = ctx.value(0)
-    rank = len(ctx.shape(x))
-    q, zdtype = _qparams(ctx, 1, 2, a["axis"], rank, "output")
+    q, zdtype = _qparams(ctx, 1, 2, a["axis"], ctx.shape(x), "output")
     out_code = a["output_dtype"] or {None: 2, np.dtype(np.uint8): 2,
                                      np.dtype(np.int8): 3}.get(zdtype, 0)
     dtype = onnx_dtype(out_code, f"{ctx.where}: output")
@@ -312,8 +342,7 @@ def _dequantize_linear(ctx) -> Value:
     if a["block_size"]:
         raise ctx.fail("blocked quantization (block_size) is not supported")
     x = ctx.value(0)
-    rank = len(ctx.shape(x))
-    q, _ = _qparams(ctx, 1, 2, a["axis"], rank, "input")
+    q, _ = _qparams(ctx, 1, 2, a["axis"], ctx.shape(x), "input")
     if x.is_const:
         data = x.const
         if data.dtype == np.int32:
@@ -520,17 +549,17 @@ def _qlinear_weights(ctx, i: int, axis_hint: int) -> _Weights:
     v = ctx.value(i)
     if not v.is_const or v.const.dtype not in (np.int8, np.uint8):
         raise ctx.fail(f"weights (input {i}) must be constant int8 or uint8")
-    q, _ = _qparams(ctx, i + 1, i + 2, axis_hint, v.const.ndim, "weights")
+    q, _ = _qparams(ctx, i + 1, i + 2, axis_hint, v.const.shape, "weights")
     return _Weights(_shift(v.const), q)
 
 
 def _qlinear_conv(ctx) -> Value | None:
     a = ctx.attrs(auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
                   strides=None)
-    xq, _ = _qparams(ctx, 1, 2, None, 0, "x")
+    xq, _ = _qparams(ctx, 1, 2, None, None, "x")
     x = _qlinear_x(ctx, ctx.value(0), xq, "x")
     w = _qlinear_weights(ctx, 3, 0)
-    yq, ydtype = _qparams(ctx, 6, 7, None, 0, "y")
+    yq, ydtype = _qparams(ctx, 6, 7, None, None, "y")
     if any(w.quant.zero_point):
         raise ctx.fail("weights with a non-zero zero point are not supported (symmetric "
                        "int8 weights are)")
@@ -662,14 +691,14 @@ def _matmul(ctx) -> Value | None:
 
 def _qlinear_matmul(ctx) -> Value:
     ctx.attrs()
-    aq, _ = _qparams(ctx, 1, 2, None, 0, "a")
+    aq, _ = _qparams(ctx, 1, 2, None, None, "a")
     x = _qlinear_x(ctx, ctx.value(0), aq, "a")
     w = _qlinear_weights(ctx, 3, 1)
     if w.data.ndim != 2:
         raise ctx.fail(f"b must be a 2-D constant, got shape {list(w.data.shape)}")
     if w.quant.axis is not None and (w.quant.axis != 1 or any(w.quant.zero_point)):
         raise ctx.fail("per-axis b must be quantized per column with zero points 0")
-    yq, ydtype = _qparams(ctx, 6, 7, None, 0, "y")
+    yq, ydtype = _qparams(ctx, 6, 7, None, None, "y")
     return _dense_common(ctx, x, w, None, _QOut(yq, ydtype, ctx.output_name()), aq,
                          len(ctx.shape(x)))
 

@@ -196,13 +196,36 @@ def test_corrupted_files_are_model_errors(models_dir):
         assert "ONNX" in message
 
 
-def test_mutated_copies_raise_only_model_errors(models_dir):
-    """Flipped bytes either still import or raise ModelError; nothing else escapes."""
-    good = bytearray((models_dir / QDQ_MODEL).read_bytes())
+def _small_qdq_model() -> bytes:
+    """Many attributes and quantization parameters in few bytes, for mutation."""
+    q = {"s": np.float32(0.05), "z": np.int8(3)}
+    inits = {**q, "w": np.ones((4, 2, 3, 3), np.int8), "ws": np.full(4, 0.01, np.float32),
+             "wz": np.zeros(4, np.int8), "W": np.ones((16, 3), np.float32),
+             "shape": np.array([1, -1], np.int64)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"]),
+             helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["rd"]),
+             helper.make_node("AveragePool", ["rd"], ["p"], kernel_shape=[2, 2], pads=[0, 0, 1, 1]),
+             helper.make_node("Softmax", ["p"], ["sm"], axis=1),
+             helper.make_node("Reshape", ["sm", "shape"], ["f"]),
+             helper.make_node("Gemm", ["f", "W"], ["y"], transA=0, alpha=1.0)]
+    return _model(nodes, [("x", [1, 2, 8, 8])], inits)
+
+
+@pytest.mark.parametrize("source", ["qdq_mnist", "small"])
+def test_mutated_copies_raise_only_model_errors(source, models_dir):
+    """Changed bytes either still import or raise ModelError; nothing else escapes."""
+    good = ((models_dir / QDQ_MODEL).read_bytes() if source == "qdq_mnist"
+            else _small_qdq_model())
+    parse_onnx(good)
     rng = np.random.default_rng(7)
-    for _ in range(40):
+    for _ in range(150):
         data = bytearray(good)
-        for pos in rng.integers(0, len(data), 4):
+        for pos in rng.integers(0, len(data), int(rng.integers(1, 5))):
             data[pos] = int(rng.integers(0, 256))
         try:
             parse_onnx(bytes(data))
