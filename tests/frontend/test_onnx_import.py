@@ -200,7 +200,7 @@ def _small_qdq_model() -> bytes:
     """Many attributes and quantization parameters in few bytes, for mutation."""
     q = {"s": np.float32(0.05), "z": np.int8(3)}
     inits = {**q, "w": np.ones((4, 2, 3, 3), np.int8), "ws": np.full(4, 0.01, np.float32),
-             "wz": np.zeros(4, np.int8), "W": np.ones((16, 3), np.float32),
+             "wz": np.zeros(4, np.int8), "W": np.ones((64, 3), np.float32),
              "shape": np.array([1, -1], np.int64)}
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
              helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
