@@ -84,7 +84,8 @@ def _parse(data: bytes):
         import onnx
         from google.protobuf.message import DecodeError
     except ImportError:  # pragma: no cover - onnx is a main dependency
-        raise ModelError("reading ONNX models needs the 'onnx' package: pip install onnx") from None
+        raise ModelError("reading ONNX models needs the 'onnx' package: "
+                         "pip install onnx") from None
     if not data:
         raise ModelError("not an ONNX model: the file is empty")
     model = onnx.ModelProto()

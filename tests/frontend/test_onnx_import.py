@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -209,7 +211,8 @@ def _small_qdq_model() -> bytes:
              helper.make_node("Relu", ["c"], ["r"]),
              helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"]),
              helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["rd"]),
-             helper.make_node("AveragePool", ["rd"], ["p"], kernel_shape=[2, 2], pads=[0, 0, 1, 1]),
+             helper.make_node("AveragePool", ["rd"], ["p"], kernel_shape=[2, 2],
+                              pads=[0, 0, 1, 1]),
              helper.make_node("Softmax", ["p"], ["sm"], axis=1),
              helper.make_node("Reshape", ["sm", "shape"], ["f"]),
              helper.make_node("Gemm", ["f", "W"], ["y"], transA=0, alpha=1.0)]
@@ -255,3 +258,9 @@ def test_cli_reports_a_bad_onnx_file_in_one_line(tmp_path, capsys):
     assert main(["inspect", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("aot inspect: error:") and "ONNX" in err and "\n" not in err
+
+
+def test_importing_aot_does_not_load_onnx():
+    code = ("import sys, aot, aot.frontend, aot.frontend.onnx; "
+            "sys.exit(1 if 'onnx' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
