@@ -486,3 +486,59 @@ def test_constant_and_identity_nodes():
                         helper.make_node("Identity", ["x"], ["i"]),
                         helper.make_node("Mul", ["i", "k"], ["y"])], [("x", [2, 3])])
     assert ops(assert_close(model, {"x": rand((2, 3))})) == ["mul"]
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+@pytest.mark.parametrize("activations", ["QInt8", "QUInt8"])
+def test_model_quantized_by_onnxruntime(activations, per_channel, tmp_path):
+    """A small CNN through onnxruntime's own QDQ quantizer: integer compute up to the
+    float Softmax (its output scale is not TFLM's 1/256), one output step at most."""
+    import onnx
+    from onnxruntime import quantization as q
+
+    inits = {"w1": rand((8, 3, 3, 3), 1) * 0.5, "b1": rand((8,), 2) * 0.1,
+             "w2": rand((8, 1, 3, 3), 3) * 0.5, "w3": rand((16, 8, 1, 1), 4) * 0.5,
+             "b3": rand((16,), 5) * 0.1, "W": rand((16, 10), 6) * 0.5,
+             "B": rand((10,), 7) * 0.1, "k": rand((16, 1, 1), 8) * 0.1,
+             "lo": np.float32(0), "hi": np.float32(6)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], group=8),
+             helper.make_node("Clip", ["c2", "lo", "hi"], ["r2"]),
+             helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p2", "w3", "b3"], ["c3"]),
+             helper.make_node("Add", ["c3", "k"], ["a3"]),
+             helper.make_node("Relu", ["a3"], ["r3"]),
+             helper.make_node("GlobalAveragePool", ["r3"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("Gemm", ["f", "W", "B"], ["gm"]),
+             helper.make_node("Softmax", ["gm"], ["y"])]
+    onnx.save(make_model(nodes, [("x", [1, 3, 16, 16])], initializers=inits),
+              tmp_path / "float.onnx")
+
+    class Calibration(q.CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{"x": rand((1, 3, 16, 16), i, -2, 2)} for i in range(8)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    q.quantize_static(tmp_path / "float.onnx", tmp_path / "qdq.onnx", Calibration(),
+                      quant_format=q.QuantFormat.QDQ, per_channel=per_channel,
+                      activation_type=getattr(q.QuantType, activations),
+                      weight_type=q.QuantType.QInt8)
+    model = onnx.load(tmp_path / "qdq.onnx")
+    step = numpy_helper.to_array(next(i for i in model.graph.initializer
+                                      if i.name == "y_scale"))
+    for seed in (99, 100):
+        x = rand((1, 3, 16, 16), seed, -2, 2)
+        graph, ours, theirs = run_both(model, {"x": x})
+        assert ours[0].argmax() == theirs[0].argmax()
+        assert np.abs(ours[0] - theirs[0]).max() <= float(step) * (1 + 1e-6)
+    integer = [n.op for n in graph.nodes[:graph.nodes.index(
+        next(n for n in graph.nodes if n.op == "softmax"))]]
+    assert [n.op for n in graph.nodes if n.outputs[0].dtype == "float32"] == [
+        "dequantize", "softmax", "dequantize"]
+    for op in ("conv2d", "depthwise_conv2d", "max_pool2d", "add", "avg_pool2d", "dense"):
+        assert op in integer
