@@ -11,7 +11,9 @@ tensor expressions yet (softmax) render a C template instead.  Every
 kernel file includes the headers of :func:`support_files`.
 """
 
-from aot.kernels import conv2d, dense, depthwise_conv2d, elementwise, pool, softmax  # noqa: F401
+from aot.kernels import (  # noqa: F401  (each module registers its rules)
+    conv2d, dense, depthwise_conv2d, elementwise, pool, softmax, svdf,
+)
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES

@@ -168,3 +168,37 @@ class KernelBuilder:
         constant_bytes = sum(d.nbytes for _, d, _ in self._consts)
         return Kernel(self.name, tuple(params), 0, text, signature + ";", constant_bytes,
                       int(macs), tuple(op_names))
+
+
+def render_template_kernel(template: str, name: str, target, params, consts: dict, context: dict,
+                           *, macs: int, op_names: tuple[str, ...]) -> Kernel:
+    """A hand-written kernel from ``templates/<template>``.
+
+    ``params`` are ``(tensor, role, c_name)`` in C argument order; ``consts``
+    maps a template name to an array emitted as ``static const``; the
+    template sees ``signature``, ``constants``, each constant's C name under
+    its key, and ``context``.
+    """
+    import jinja2
+
+    from aot import __version__
+    env = jinja2.Environment(loader=jinja2.PackageLoader("aot.kernels", "templates"),
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    ident = c_identifier(name)
+    arrays, names = [], {}
+    for key, data in consts.items():
+        cname = f"{ident}_{key}"
+        arrays.append(_c_array(cname, np.ascontiguousarray(data)))
+        names[key] = cname
+    decl, kparams = [], []
+    for t, role, cname in params:
+        const = "const " if role == "input" else ""
+        decl.append(f"{const}{C_TYPES[t.dtype]}* restrict {cname}")
+        kparams.append(KernelParam(t.name, role, t.dtype, t.type.nbytes))
+    signature = f"int32_t {ident}({', '.join(decl)})"
+    source = env.get_template(template).render(
+        version=__version__, target=str(target), signature=signature,
+        constants="\n".join(arrays), **names, **context)
+    return Kernel(ident, tuple(kparams), 0, source, signature + ";",
+                  sum(np.asarray(d).nbytes for d in consts.values()), int(macs), op_names)

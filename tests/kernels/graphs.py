@@ -139,3 +139,27 @@ def quantize_graph(*, src="float32", dst="int8"):
     y = b.op("quantize", [x], out_dtype=dst,
              out_type=TensorType((4, 9), dst, Q(0.05, 0 if dst == "int16" else -6)))
     return b.build([y, b.op("dequantize", [y])])
+
+
+def svdf_graph(*, dtype="int8", batch=2, depth=5, filters=6, memory=4, rank=2, bias=True,
+               activation="none", seed=0):
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("svdf")
+    units = filters // rank
+    if dtype == "float32":
+        x = b.input("x", (batch, depth), "float32")
+        wf = b.constant("wf", rng.standard_normal((filters, depth)).astype(np.float32))
+        wt = b.constant("wt", rng.standard_normal((filters, memory)).astype(np.float32))
+        bt = b.constant("b", rng.standard_normal(units).astype(np.float32)) if bias else None
+        st = b.variable("state", (batch, filters * memory), "float32")
+        return b.build([b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation)])
+    x = b.input("x", (batch, depth), "int8", Q(0.05, 3))
+    wf = b.constant("wf", weights_int8(rng, (filters, depth)), quant=Q(0.01, 0))
+    wt = b.constant("wt", rng.integers(-32767, 32768, (filters, memory)).astype(np.int16),
+                    quant=Q(0.0002, 0))
+    bt = (b.constant("b", rng.integers(-30000, 30000, units).astype(np.int32),
+                     quant=Q(0.002 * 0.0002, 0)) if bias else None)
+    st = b.variable("state", (batch, filters * memory), "int16", Q(0.002, 0))
+    y = b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation,
+             out_type=TensorType((batch, units), "int8", Q(0.03, -2)))
+    return b.build([y])

@@ -59,9 +59,9 @@ def build_executable(kernel: Kernel) -> Path:
     for i, p in enumerate(kernel.params):
         ctype = C_TYPES[p.dtype]
         decls.append(f"  {ctype}* p{i} = ({ctype}*)malloc({max(p.nbytes, 1)});")
-        if p.role == "input":
+        if p.role in ("input", "state"):
             reads.append(f"  if (fread(p{i}, 1, {p.nbytes}, stdin) != {p.nbytes}) return 2;")
-        else:
+        if p.role in ("output", "state"):
             writes.append(f"  fwrite(p{i}, 1, {p.nbytes}, stdout);")
         args.append(f"p{i}")
     main = _MAIN.format(prototype=kernel.prototype, name=kernel.name, decls="\n".join(decls),
@@ -85,10 +85,10 @@ def build_executable(kernel: Kernel) -> Path:
 
 
 def run_kernel(kernel: Kernel, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run ``kernel`` on ``inputs`` (input params in order); returns the output buffers' bytes
-    as flat arrays of each output's dtype."""
+    """Run ``kernel`` on ``inputs`` (input and state params in order); returns the output
+    and updated state buffers (param order) as flat arrays of their dtypes."""
     exe = build_executable(kernel)
-    ins = [p for p in kernel.params if p.role == "input"]
+    ins = [p for p in kernel.params if p.role in ("input", "state")]
     assert len(ins) == len(inputs), (len(ins), len(inputs))
     data = b"".join(np.ascontiguousarray(a).tobytes() for a in inputs)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
@@ -99,7 +99,7 @@ def run_kernel(kernel: Kernel, inputs: list[np.ndarray]) -> list[np.ndarray]:
     outs, pos = [], 0
     from aot.codegen.c import NP_TYPES
     for p in kernel.params:
-        if p.role == "output":
+        if p.role in ("output", "state"):
             outs.append(np.frombuffer(proc.stdout[pos:pos + p.nbytes], dtype=NP_TYPES[p.dtype]))
             pos += p.nbytes
     return outs
@@ -120,17 +120,24 @@ def cross_compile(kernel: Kernel) -> None:
             raise AssertionError(f"arm-none-eabi-gcc failed:\n{proc.stderr}")
 
 
-def all_values(graph, inputs) -> dict[int, np.ndarray]:
-    """Every tensor the reference computes for ``inputs``: tensor id -> array.
-
-    The graph is run once with every node output made a graph output.
+def all_values(graph, inputs, steps: int = 2) -> dict:
+    """Every tensor the reference computes in the last of ``steps`` invocations on
+    ``inputs``: tensor id -> array, plus ``("before", id)`` and ``("after", id)``
+    for each state tensor around that invocation (several steps make the state
+    non-trivial).  Every node output is made a graph output.
     """
     from aot.ir import Graph
-    from aot.reference import run
+    from aot.reference.interpreter import Session
     produced = [t for n in graph.nodes for t in n.outputs]
-    full = Graph(graph.inputs, produced, graph.nodes, graph.name)
-    values = dict(zip((id(t) for t in produced), run(full, inputs)))
+    session = Session(Graph(graph.inputs, produced, graph.nodes, graph.name))
+    for _ in range(steps):
+        before = {k: v.copy() for k, v in session.state.items()}
+        outs = session.invoke(inputs)
+    values: dict = dict(zip((id(t) for t in produced), outs))
     values.update({id(t): np.asarray(x) for t, x in zip(graph.inputs, inputs)})
+    for key, v in before.items():
+        values[("before", key)] = v
+        values[("after", key)] = session.state[key].copy()
     return values
 
 
@@ -139,9 +146,12 @@ def check_group(kernel: Kernel, group, graph, values: dict):
     bit for bit for integer outputs, within 1e-5 relative for float32."""
     by_name = {t.name: t for n in graph.nodes for t in [*n.inputs, *n.outputs] if t is not None}
     by_name.update({t.name: t for t in graph.inputs})
-    ins = [values[id(by_name[p.tensor])] for p in kernel.params if p.role == "input"]
+    def value(p, when):
+        t = by_name[p.tensor]
+        return values[(when, id(t))] if p.role == "state" else values[id(t)]
+    ins = [value(p, "before") for p in kernel.params if p.role in ("input", "state")]
     outs = run_kernel(kernel, ins)
-    want = [values[id(by_name[p.tensor])] for p in kernel.params if p.role == "output"]
+    want = [value(p, "after") for p in kernel.params if p.role in ("output", "state")]
     for got, ref in zip(outs, want, strict=True):
         ref = np.asarray(ref).reshape(-1)
         if ref.dtype != np.float32:
