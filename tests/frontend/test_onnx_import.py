@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -242,6 +243,12 @@ def test_inspect_and_interpret_work_on_onnx_files(models_dir, tmp_path, capsys):
     path = models_dir / FLOAT_MODEL
     assert main(["inspect", str(path)]) == 0
     assert "conv2d" in capsys.readouterr().out
+    assert main(["inspect", "--json", str(models_dir / QDQ_MODEL)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    # Counted by hand: 28*28 outputs x 8 channels x 5*5 taps, 14*14 x 16 x 5*5*8, 256 x 10.
+    macs = [(layer["op"], layer["macs"]) for layer in info["layers"] if layer["macs"]]
+    assert macs == [("conv2d", 156800), ("conv2d", 627200), ("dense", 2560)]
+    assert info["total_macs"] == 156800 + 627200 + 2560
     x = np.load(models_dir / "samples" / "onnx_mnist8.npy")
     np.save(tmp_path / "x.npy", x)
     assert main(["interpret", str(path), "--input", str(tmp_path / "x.npy"),

@@ -542,3 +542,20 @@ def test_model_quantized_by_onnxruntime(activations, per_channel, tmp_path):
         "dequantize", "softmax", "dequantize"]
     for op in ("conv2d", "depthwise_conv2d", "max_pool2d", "add", "avg_pool2d", "dense"):
         assert op in integer
+
+
+def test_matmul_on_an_nchw_feature_map_uses_onnx_order():
+    model = _after_conv([helper.make_node("MatMul", ["c", "W"], ["y"])], {"W": rand((5, 4), 2)})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph) == ["transpose", "conv2d", "transpose", "dense"]
+
+
+@pytest.mark.parametrize("op,ir,scale,zp", [("Softmax", "softmax", 1 / 256, -128),
+                                            ("Sigmoid", "logistic", 1 / 256, -128),
+                                            ("Tanh", "tanh", 1 / 128, 0)])
+def test_qdq_activation_with_tflm_output_scale_is_integer(op, ir, scale, zp):
+    inits = {**_q("x", 0.05, 1), **_q("y", scale, zp)}
+    nodes = [*_qdq("xd", "x", "x"), helper.make_node(op, ["xd"], ["s"]), *_qdq("y", "s", "y")]
+    model = make_model(nodes, [("x", [2, 8])], initializers=inits)
+    graph = assert_within_one_step(model, {"x": rand((2, 8), 3, -4, 4)}, scale, [ir])
+    assert ops(graph) == ["quantize", ir, "dequantize"]
