@@ -103,11 +103,64 @@ static uint64_t ticks_now(void)
 
 static uint64_t timer_origin;
 
+#if AOT_TICK_INSNS_NUM == 40u && AOT_TICK_INSNS_DEN == 1u
+/*
+ * Exact instruction counts from a 40-instruction tick, vernier style: a loop
+ * of exactly 41 instructions reads SYST_CVR once per turn, so each read lands
+ * one instruction later within a tick than the one before.  The turn in which
+ * the count drops by 2 instead of 1 reads exactly at a tick edge.  Calling this
+ * at both ends of a measurement puts both tick reads at the same phase, and the
+ * turns spent (41 instructions each) are subtracted, which leaves the exact
+ * number of instructions executed plus a constant that the RPC server measures
+ * once and subtracts (timer_overhead).  This relies on QEMU -icount counting
+ * every instruction, NOPs and branches included, as one.
+ * Returns the number of turns (at most 41).
+ */
+__attribute__((naked, noinline)) static uint32_t vernier(void)
+{
+    __asm__ volatile(
+        "push {r4, lr}\n"
+        "movw r1, #0xE018\n"
+        "movt r1, #0xE000\n" /* r1 = &SYST_CVR */
+        "movs r0, #0\n"
+        "ldr r2, [r1]\n"     /* 3 instructions before the first turn's read:
+                                the first difference is 0 or 1, never 2 */
+        "1:\n"
+        "ldr r3, [r1]\n"
+        "sub r4, r2, r3\n"
+        "lsl r4, r4, #8\n"   /* compare the 24-bit difference only */
+        "mov r2, r3\n"
+        "add r0, r0, #1\n"
+        "cmp r4, #512\n"     /* dropped by 2 ticks? */
+        "beq 2f\n"
+        ".rept 33\n"
+        "nop\n"
+        ".endr\n"
+        "b 1b\n"             /* 8 + 33 = 41 instructions per turn */
+        "2:\n"
+        "pop {r4, pc}\n");
+}
+
 void aot_port_timer_start(void)
 {
-    /* Start right after a tick edge, so every measurement begins at the same
-     * phase of the 40-instruction tick (to within one turn of this loop) and
-     * repeated runs read the same count. */
+    (void)vernier();
+    timer_origin = ticks_now();
+}
+
+uint64_t aot_port_timer_stop(void)
+{
+    uint32_t turns = vernier();
+    uint64_t ticks = ticks_now() - timer_origin;
+    /* The constant of this code path can be slightly negative (the two
+     * vernier exits differ by a few instructions); the bias keeps the result
+     * positive and is calibrated away with it. */
+    return ticks * 40u + 1024u - 41u * (uint64_t)turns;
+}
+#else
+void aot_port_timer_start(void)
+{
+    /* Start right after a tick edge, so every measurement begins at about the
+     * same phase of the tick (to within one turn of this loop). */
     uint32_t first = SYST_CVR;
     while (SYST_CVR == first) {
     }
@@ -119,6 +172,7 @@ uint64_t aot_port_timer_stop(void)
     uint64_t ticks = ticks_now() - timer_origin;
     return ticks * AOT_TICK_INSNS_NUM / AOT_TICK_INSNS_DEN;
 }
+#endif
 
 uint8_t aot_port_timer_unit(void)
 {
