@@ -9,7 +9,7 @@ Layout (``P`` is the name prefix)::
     codegen/P_kernels_*.c  one file per kernel, plus the kernels' support headers
     codegen/P_rpc.c        the RPC model descriptor (RPC firmware only)
     runtime/               the runtime_c files RPC firmware needs: include/, src/,
-                           runtime.mk and the board's port (nothing of it is
+                           runtime.mk/.cmake and the board's port (nothing of it is
                            needed for plain inference)
     CMakeLists.txt         a static library target P (and P_rpc)
     P.mk                   a Makefile fragment building libP.a
@@ -39,7 +39,8 @@ class ExportError(AotError):
 def runtime_files(port: str | None) -> dict[str, Path]:
     """The runtime_c files RPC firmware needs: artifact path -> source file.
 
-    The headers and sources of the runtime, its Makefile fragment, and for a
+    The headers and sources of the runtime, its build fragments (runtime.mk,
+    runtime.cmake), and for a
     known ``port`` that port's folder plus any port folder its ``port.mk``
     pulls in (mps2 uses the shared cortex-m startup).
     """
@@ -56,7 +57,7 @@ def runtime_files(port: str | None) -> dict[str, Path]:
         mk = _RUNTIME_DIR / folder / "port.mk"
         if mk.exists():
             pending += re.findall(r"\$\(AOT_RUNTIME_DIR\)/ports/([\w.-]+)", mk.read_text())
-    files = {"runtime/runtime.mk": _RUNTIME_DIR / "runtime.mk"}
+    files = {f"runtime/{p.name}": p for p in sorted(_RUNTIME_DIR.glob("runtime.*"))}
     for folder in folders:
         for src in sorted((_RUNTIME_DIR / folder).rglob("*")):
             if src.is_file() and "__pycache__" not in src.parts:
