@@ -185,7 +185,7 @@ class _Importer:
         if vi.name not in self.values:
             raise ModelError(f"graph output {vi.name!r} is never produced")
         value = self.values[vi.name]
-        ctx = _NodeContext(self, -1, None)
+        ctx = _NodeContext(self, None)
         ctx.where = f"graph output {vi.name!r}"
         if value.is_const:
             return self.builder.constant(vi.name, ctx.const_value(value))
@@ -214,7 +214,7 @@ class _Importer:
             if name and name not in self.values:
                 raise ModelError(f"{label} reads {name!r}, which no earlier node produces "
                                  "and which is neither an input nor an initializer")
-        ctx = _NodeContext(self, index, node)
+        ctx = _NodeContext(self, node)
         ctx.where = label
         try:
             values = self._convert(ctx)
@@ -262,9 +262,8 @@ def _initializer(init) -> np.ndarray:
 class _NodeContext:
     """What a converter needs: its node's inputs, attributes, and ways to emit IR."""
 
-    def __init__(self, imp: _Importer, index: int, node) -> None:
+    def __init__(self, imp: _Importer, node) -> None:
         self.imp = imp
-        self.index = index
         self.node = node
         self.where = ""
         self.opset = imp.opset
@@ -335,19 +334,19 @@ class _NodeContext:
             return "output"
         return self.node.name or self.output_name() or self.op
 
-    def emit(self, op: str, inputs: list, attrs: dict, quant: Quantization | None = None,
-             name: str | None = None) -> Tensor:
+    def emit(self, op: str, inputs: list, attrs: dict,
+             quant: Quantization | None = None) -> Tensor:
         """Append one IR node; ``quant`` sets its output's quantization.
 
         The output gets a fresh name; the importer renames the tensor that
-        ends up holding an ONNX value after it (``name`` forces one now).
+        ends up holding an ONNX value after that value.
         """
         node_name = self.imp.fresh(f"{self._prefix()}/{op}")
         out_type = None
         if quant is not None:
             out_type = _infer(op, inputs, attrs, node_name).with_quant(quant)
         t = self.imp.builder.op(op, inputs, out_type=out_type, name=node_name,
-                                out_name=name or node_name, **attrs)
+                                out_name=node_name, **attrs)
         self.created.add(id(t))
         return t
 
