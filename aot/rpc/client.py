@@ -119,7 +119,8 @@ class Client:
         if self._tensors is None:
             found = {}
             for index in range(self.info().num_tensors):
-                r = _Reader(self.session.call(Command.TENSOR_INFO, struct.pack("<H", index)), "TENSOR_INFO")
+                payload = self.session.call(Command.TENSOR_INFO, struct.pack("<H", index))
+                r = _Reader(payload, "TENSOR_INFO")
                 dtype, role, flags, ndim, size = r.take("<BBBBI")
                 shape = tuple(r.take("<I") for _ in range(ndim))
                 name = r.string()
@@ -127,8 +128,11 @@ class Client:
                     np_dtype = np.dtype(NUMPY_DTYPES[Dtype(dtype)])
                     role = Role(role)
                 except (ValueError, KeyError):
-                    raise ProtocolError(f"tensor {name!r}: unknown dtype {dtype} or role {role}") from None
-                found[name] = TensorInfo(index, name, np_dtype, role, bool(flags & TENSOR_WRITABLE), shape, size)
+                    raise ProtocolError(
+                        f"tensor {name!r}: unknown dtype {dtype} or role {role}"
+                    ) from None
+                writable = bool(flags & TENSOR_WRITABLE)
+                found[name] = TensorInfo(index, name, np_dtype, role, writable, shape, size)
             self._tensors = found
         return self._tensors
 
@@ -142,7 +146,10 @@ class Client:
     def tensor(self, name: str) -> TensorInfo:
         tensors = self.tensors()
         if name not in tensors:
-            raise RpcError(f"the model has no tensor {name!r}{did_you_mean(name, tensors)}; {one_of(tensors)}")
+            raise RpcError(
+                f"the model has no tensor {name!r}{did_you_mean(name, tensors)}; "
+                f"{one_of(tensors)}"
+            )
         return tensors[name]
 
     def write_tensor(self, name: str, array) -> None:
@@ -151,7 +158,8 @@ class Client:
         data = np.asarray(array)
         if data.dtype != t.dtype or data.shape != t.shape:
             raise RpcError(
-                f"tensor {name!r} is {t.dtype.name}{list(t.shape)}, got {data.dtype.name}{list(data.shape)}"
+                f"tensor {name!r} is {t.dtype.name}{list(t.shape)}, "
+                f"got {data.dtype.name}{list(data.shape)}"
             )
         if not t.writable:
             raise RpcError(f"tensor {name!r} ({t.role.name.lower()}) is not writable")
@@ -173,7 +181,9 @@ class Client:
             raw += part
         return np.frombuffer(bytes(raw), dtype=t.dtype.newbyteorder("<")).reshape(t.shape).copy()
 
-    def run(self, n: int = 1, kernel: str | None = None, *, timeout: float | None = None) -> RunResult:
+    def run(
+        self, n: int = 1, kernel: str | None = None, *, timeout: float | None = None
+    ) -> RunResult:
         """Run the model (or a named kernel) ``n`` times; one timing per run.
 
         ``timeout`` bounds each attempt of each batch of up to ``max_runs``
@@ -192,7 +202,8 @@ class Client:
         while len(timings) < n:
             batch = min(n - len(timings), self.info().max_runs)
             try:
-                payload = self.session.call(Command.RUN, struct.pack("<HH", index, batch), timeout=timeout)
+                request = struct.pack("<HH", index, batch)
+                payload = self.session.call(Command.RUN, request, timeout=timeout)
             except RemoteError as err:
                 if err.status is Status.RUN_FAILED and len(err.detail) >= 6:
                     code, at = struct.unpack_from("<iH", err.detail)

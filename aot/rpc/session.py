@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from aot.rpc.errors import DeviceResetError, ProtocolError, RemoteError, RpcTimeoutError
 from aot.rpc.framing import FrameDecoder, Header, encode_frame
-from aot.rpc.protocol import HEADER_SIZE, PROTOCOL_VERSION, REPLY, Command, Status
+from aot.rpc.protocol import CRC_SIZE, HEADER_SIZE, PROTOCOL_VERSION, REPLY, Command, Status
 from aot.rpc.transport import Transport
 
 
@@ -63,8 +63,12 @@ class Session:
             raise ProtocolError(f"bad HELLO reply: session {session}, max frame {max_frame}")
         self.session_id, self.max_frame = session, max_frame
         self._lost = False
+        # Replies can be no longer than the device's frames: drop longer ones.
+        self._decoder.max_body = max_frame - CRC_SIZE
 
-    def call(self, command: Command, payload: bytes = b"", *, timeout: float | None = None) -> bytes:
+    def call(
+        self, command: Command, payload: bytes = b"", *, timeout: float | None = None
+    ) -> bytes:
         """Send one request and return the reply payload (status OK).
 
         Raises :class:`RemoteError` for an error status (``detail`` holds the

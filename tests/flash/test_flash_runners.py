@@ -113,7 +113,7 @@ def test_a_failing_flash_tool_is_a_clear_error():
     cfg = PyOcdConfig(elf=Path("f.elf"), target="t", serial_url="/dev/x")
     bad = subprocess.CompletedProcess([], 1, "", "No connected debug probes")
     with mock.patch("subprocess.run", return_value=bad):
-        with pytest.raises(RunnerError, match="(?s)status 1.*No connected debug probes.*pyocd list"):
+        with pytest.raises(RunnerError, match="(?s)status 1.*No connected debug probes.*pyocd"):
             get_runner("pyocd")(cfg).start()
 
 

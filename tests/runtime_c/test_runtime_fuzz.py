@@ -32,12 +32,14 @@ def seed_corpus() -> list[bytes]:
     """Inputs in the harness's two modes (see fuzz_server.c)."""
     structured = [
         request(Command.INFO, b""),
-        request(Command.TENSOR_INFO, struct.pack("<H", 0)) + request(Command.KERNEL_INFO, b"\x02\x00"),
+        request(Command.TENSOR_INFO, struct.pack("<H", 0))
+        + request(Command.KERNEL_INFO, b"\x02\x00"),
         request(Command.WRITE, struct.pack("<HI", 0, 0) + bytes(range(64))),
         request(Command.WRITE, struct.pack("<HI", 0, 0xFFFFFFFF) + b"x"),
         request(Command.READ, struct.pack("<HIH", 3, 1000, 24)),
         request(Command.READ, struct.pack("<HIH", 3, 0xFFFFFFF0, 0xFFFF)),
-        request(Command.RUN, struct.pack("<HH", 0xFFFF, 32)) + request(Command.RUN, b"\x02\x00\x01\x00"),
+        request(Command.RUN, struct.pack("<HH", 0xFFFF, 32))
+        + request(Command.RUN, b"\x02\x00\x01\x00"),
         request(Command.ECHO, b"\x7e\x7d" * 100),
         request(Command.HELLO, b"") * 3,
         request(0xFF, b"\xff" * 250),
