@@ -19,8 +19,10 @@ Reshape Flatten Transpose                reshape transpose (or nothing)
 Concat Softmax                           concatenate softmax (axis permuted)
 QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
-Identity Constant Shape Gather           evaluated at import (Identity: an alias)
-Unsqueeze Squeeze Cast
+BatchNormalization                       mul + add with per-channel constants
+Identity Dropout                         an alias of the input
+Constant Shape Gather Unsqueeze          evaluated at import
+Squeeze Cast
 =======================================  =============================================
 """
 
@@ -114,8 +116,10 @@ def onnx_shape(v: Value) -> tuple[int, ...]:
 _ATTR_KINDS = {
     **dict.fromkeys(("axis", "group", "ceil_mode", "count_include_pad", "storage_order",
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
-                     "to", "start", "end", "broadcast", "value_int"), int),
-    **dict.fromkeys(("alpha", "beta", "min", "max", "value_float"), float),
+                     "to", "start", "end", "broadcast", "value_int", "training_mode",
+                     "spatial", "seed", "is_test"), int),
+    **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
+                     "ratio"), float),
     **dict.fromkeys(("auto_pad",), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
                      "value_ints", "value_floats"), list),
@@ -1001,6 +1005,38 @@ def _softmax(ctx) -> Value | None:
     return Value(tensor=y, perm=perm)
 
 
+def _batch_norm(ctx) -> Value:
+    """Inference BatchNormalization as ``x * a + b`` with per-channel constants."""
+    a = ctx.attrs(epsilon=1e-5, momentum=0.9, training_mode=0, spatial=1)
+    if a["training_mode"] or len(ctx.node.output) > 1 and any(ctx.node.output[1:]):
+        raise ctx.fail("training mode (running statistics as outputs) is not supported")
+    if not a["spatial"]:
+        raise ctx.fail("spatial=0 is not supported")
+    x = ctx.floated(ctx.value(0))
+    rank = len(ctx.shape(x))
+    if rank < 2:
+        raise ctx.fail("the input needs a channel axis")
+    scale, bias, mean, var = (ctx.const(i, n).astype(np.float64).reshape(-1) for i, n in
+                              ((1, "scale"), (2, "B"), (3, "mean"), (4, "var")))
+    mult = scale / np.sqrt(var + np.float64(np.float32(a["epsilon"])))
+    shift = bias - mean * mult
+    per_channel = (-1,) + (1,) * (rank - 2)
+    layout = x.perm if x.flat is None else None
+    t = ctx.in_layout(x, layout, rank)
+    k_mult = ctx.in_layout(Value(const=_f32(mult).reshape(per_channel)), layout, rank)
+    k_shift = ctx.in_layout(Value(const=_f32(shift).reshape(per_channel)), layout, rank)
+    y = ctx.emit("add", [ctx.emit("mul", [t, k_mult], {}), k_shift], {})
+    return Value(tensor=y, perm=layout)
+
+
+def _dropout(ctx) -> Value:
+    """Dropout at inference is the identity (its mask output is not supported)."""
+    ctx.attrs(seed=0, ratio=0.5, is_test=1)
+    if len(ctx.node.output) > 1 and ctx.node.output[1]:
+        raise ctx.fail("the mask output is not supported")
+    return ctx.value(0)
+
+
 CONVERTERS: dict[str, Callable] = {
     "Conv": _conv,
     "QLinearConv": _qlinear_conv,
@@ -1026,6 +1062,8 @@ CONVERTERS: dict[str, Callable] = {
     "QuantizeLinear": _quantize_linear,
     "DequantizeLinear": _dequantize_linear,
     "Identity": _identity,
+    "Dropout": _dropout,
+    "BatchNormalization": _batch_norm,
     "Constant": _constant,
     "Shape": _shape,
     "Gather": _const_only,

@@ -559,3 +559,15 @@ def test_qdq_activation_with_tflm_output_scale_is_integer(op, ir, scale, zp):
     model = make_model(nodes, [("x", [2, 8])], initializers=inits)
     graph = assert_within_one_step(model, {"x": rand((2, 8), 3, -4, 4)}, scale, [ir])
     assert ops(graph) == ["quantize", ir, "dequantize"]
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_batch_normalization_and_dropout(opset):
+    c = 3
+    inits = {"s": rand((c,), 1, 0.5, 2), "b": rand((c,), 2), "m": rand((c,), 3),
+             "v": rand((c,), 4, 0.1, 2)}
+    model = _after_conv([helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"],
+                                          ["n"], epsilon=1e-3),
+                         helper.make_node("Dropout", ["n"], ["y"])], inits, opset=opset)
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph) == ["transpose", "conv2d", "mul", "add", "transpose"]
