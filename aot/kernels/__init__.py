@@ -6,13 +6,14 @@ expression from each node's compute rule (one operator per file:
 :mod:`~aot.kernels.dense`, :mod:`~aot.kernels.pool`,
 :mod:`~aot.kernels.elementwise`), schedules it with the strategy the
 target's keys select (:mod:`aot.kernels.registry`), lowers it to a loop
-nest and prints C with :mod:`aot.codegen`.  Opaque operators that are not
-tensor expressions yet (softmax) render a C template instead.  Every
+nest and prints C with :mod:`aot.codegen`.  The stateful operators (SVDF,
+LSTM), whose state is updated in place, render a C template instead
+(:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`).  Every
 kernel file includes the headers of :func:`support_files`.
 """
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)
-    conv2d, dense, depthwise_conv2d, elementwise, pool, softmax, svdf,
+    conv2d, dense, depthwise_conv2d, elementwise, lstm, pool, softmax, svdf,
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam

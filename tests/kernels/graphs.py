@@ -163,3 +163,29 @@ def svdf_graph(*, dtype="int8", batch=2, depth=5, filters=6, memory=4, rank=2, b
     y = b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation,
              out_type=TensorType((batch, units), "int8", Q(0.03, -2)))
     return b.build([y])
+
+
+def lstm_graph(*, batch=2, steps=3, depth=4, n_cell=5, time_major=False, cell_clip=0.0,
+               h_zp=3, cell_scale=2.0 ** -11, seed=0):
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("lstm")
+    x_shape = (steps, batch, depth) if time_major else (batch, steps, depth)
+    x = b.input("x", x_shape, "int8", Q(0.02, -4))
+    h_scale = 0.008
+    ins = [x]
+    for i in range(8):
+        cols = depth if i < 4 else n_cell
+        scale = float(rng.uniform(0.004, 0.012))
+        ins.append(b.constant(f"w{i}", weights_int8(rng, (n_cell, cols)), quant=Q(scale, 0)))
+    ins += [None, None, None]
+    for i in range(4):
+        ins.append(b.constant(f"b{i}", rng.integers(-2000, 2000, n_cell).astype(np.int32),
+                              quant=Q(0.02 * 0.008, 0)))
+    ins += [None, None]
+    ins.append(b.variable("hidden", (batch, n_cell), "int8", Q(h_scale, h_zp)))
+    ins.append(b.variable("cell", (batch, n_cell), "int16", Q(cell_scale, 0)))
+    ins += [None] * 4
+    y_shape = x_shape[:2] + (n_cell,)
+    y = b.op("lstm", ins, time_major=time_major, cell_clip=cell_clip,
+             out_type=TensorType(y_shape, "int8", Q(h_scale, h_zp)))
+    return b.build([y])

@@ -8,7 +8,7 @@ import pytest
 from kernel_checks import all_values, check_group, cross_compile, seeded_inputs
 
 from aot.frontend import load_model
-from aot.kernels import KernelError, lower_group
+from aot.kernels import lower_group
 from aot.passes import annotations, optimize
 from support.models import MODELS
 
@@ -19,9 +19,6 @@ SLOW = {"mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8", "mlperf_kws_dscnn"}
 def _params():
     for entry in MODELS:
         marks = [pytest.mark.slow] if entry["name"] in SLOW else []
-        if "UNIDIRECTIONAL_SEQUENCE_LSTM" in entry.get("ops", []):
-            marks.append(pytest.mark.xfail(strict=True, raises=KernelError,
-                                           reason="the LSTM kernel is not written yet"))
         yield pytest.param(entry, marks=marks, id=entry["name"])
 
 

@@ -4,7 +4,7 @@ reference on the second invocation (so the state read is not trivial)."""
 from __future__ import annotations
 
 import pytest
-from graphs import svdf_graph
+from graphs import lstm_graph, svdf_graph
 from kernel_checks import check_graph, seeded_inputs
 
 SVDF_VARIANTS = [
@@ -26,3 +26,20 @@ def test_svdf(variant):
     g = svdf_graph(seed=12, **variant)
     kernels = check_graph(g, seeded_inputs(g, 12))
     assert [p.role for p in kernels[0].params] == ["input", "state", "output"]
+
+
+LSTM_VARIANTS = [
+    {},
+    {"time_major": True},
+    {"cell_clip": 0.5},
+    {"h_zp": 0, "batch": 1, "steps": 1},
+    {"cell_scale": 2.0 ** -15},
+    {"cell_scale": 2.0 ** -8},
+]
+
+
+@pytest.mark.parametrize("variant", LSTM_VARIANTS, ids=_id)
+def test_lstm_int8(variant):
+    g = lstm_graph(seed=13, **variant)
+    kernels = check_graph(g, seeded_inputs(g, 13))
+    assert [p.role for p in kernels[0].params] == ["input", "state", "state", "output"]

@@ -1,0 +1,109 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (int8, stateful): a C template with folded constants.
+
+Like SVDF, the hidden and cell states are updated in place, so this kernel
+is rendered from ``templates/lstm.c.j2`` rather than a tensor expression.
+Both states are parameters with role ``"state"``.  The arithmetic is
+:mod:`aot.reference.ops.lstm`'s integer path: per step and gate, two fully
+connected layers into int16 Q3.12 (requantized per gate and unit, summed
+with saturation), TFLM's int16 logistic and tanh from the sigmoid table,
+the int16 MUL arithmetic for the cell update and the int8 hidden output.
+Float LSTM, peepholes, projection, layer norm and CIFG are not supported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.kernels.kernel import KernelError, render_template_kernel
+from aot.kernels.registry import handwritten
+from aot.reference.ops.activations import log2_rounded
+from aot.reference.ops.common import f32
+from aot.reference.ops.lstm import GATE_INPUT_SCALE, GATE_OUTPUT_SCALE
+from aot.reference.ops.quant import quantize_multiplier, quantize_multipliers
+from aot.reference.ops.sigmoid_table import SIGMOID_TABLE_UINT16
+
+_INPUT_WEIGHTS = (1, 2, 3, 4)
+_RECURRENT_WEIGHTS = (5, 6, 7, 8)
+_BIASES = (12, 13, 14, 15)
+_UNSUPPORTED = {9: "peephole", 10: "peephole", 11: "peephole", 16: "projection",
+                17: "projection", 20: "layer norm", 21: "layer norm", 22: "layer norm",
+                23: "layer norm"}
+
+
+def _scales(t, n: int) -> np.ndarray:
+    q = t.quant
+    s = q.scales() if q.is_per_axis else np.array(q.scale[:1])
+    return np.broadcast_to(np.asarray(s, dtype=np.float32).reshape(-1), (n,))
+
+
+def _requant_tables(x_scale, weights, n_cell):
+    eff = [f32(x_scale) * float(s) / GATE_INPUT_SCALE
+           for w in weights for s in _scales(w, n_cell)]
+    mult, shift = quantize_multipliers(eff)
+    return mult.astype(np.int32), shift.astype(np.int32)
+
+
+def _refuse(node, what):
+    return KernelError(f"lstm ({node.name}) with {what}: not supported yet (int8 LSTM without "
+                       "peepholes, projection, layer norm or CIFG)")
+
+
+@handwritten("lstm")
+def lstm(group, ag, target, name):
+    node = group.nodes[0]
+    ins = node.inputs
+    x, hidden, cell, y = ins[0], ins[18], ins[19], node.outputs[0]
+    for slot, what in _UNSUPPORTED.items():
+        if ins[slot] is not None:
+            raise _refuse(node, f"{what} weights")
+    if any(ins[i] is None for i in _INPUT_WEIGHTS + _RECURRENT_WEIGHTS):
+        raise _refuse(node, "CIFG (no input gate)")
+    if x.dtype != "int8" or cell.dtype != "int16" or hidden.dtype != "int8":
+        raise _refuse(node, f"{x.dtype} data and {cell.dtype} cell state")
+    if node.attrs["activation"] != "tanh":
+        raise _refuse(node, f"cell activation {node.attrs['activation']}")
+    if hidden.kind != "variable" or cell.kind != "variable":
+        raise _refuse(node, "states that are not variables")
+    n_cell, depth = ins[1].shape
+    time_major = node.attrs["time_major"]
+    steps, batch = (x.shape[0], x.shape[1]) if time_major else (x.shape[1], x.shape[0])
+    cell_scale = f32(cell.quant.scale[0])
+    log2, pot = log2_rounded(cell_scale)
+    if not pot:
+        raise _refuse(node, "a cell state scale that is not a power of two")
+    tanh_shift = 15 + log2 - 3
+    h_scale, h_zp = f32(hidden.quant.scale[0]), int(hidden.quant.zero_point[0])
+    mi, si = _requant_tables(x.quant.scale[0], [ins[i] for i in _INPUT_WEIGHTS], n_cell)
+    mr, sr = _requant_tables(h_scale, [ins[i] for i in _RECURRENT_WEIGHTS], n_cell)
+    biases = [np.zeros(n_cell, np.int32) if ins[i] is None else np.asarray(ins[i].data)
+              for i in _BIASES]
+    m_fc, s_fc = quantize_multiplier(f32(GATE_OUTPUT_SCALE) * cell_scale / cell_scale)
+    m_ig, s_ig = quantize_multiplier(f32(GATE_OUTPUT_SCALE) * f32(GATE_OUTPUT_SCALE)
+                                     / cell_scale)
+    m_h, s_h = quantize_multiplier(f32(GATE_OUTPUT_SCALE) * f32(GATE_OUTPUT_SCALE) / h_scale)
+    clip = float(node.attrs["cell_clip"])
+    qclip = int(np.clip(clip / cell_scale, -32768, 32767)) if clip > 0 else 0
+    consts = {
+        "wi": np.stack([np.asarray(ins[i].data) for i in _INPUT_WEIGHTS]),
+        "wr": np.stack([np.asarray(ins[i].data) for i in _RECURRENT_WEIGHTS]),
+        "bias": np.stack(biases).astype(np.int32),
+        "mi": mi, "si": si, "mr": mr, "sr": sr,
+        "table": SIGMOID_TABLE_UINT16.astype(np.int32),
+    }
+    if time_major:
+        x_index = f"(t * {batch} + b) * {depth}"
+        y_index = f"(t * {batch} + b) * {n_cell}"
+    else:
+        x_index = f"(b * {steps} + t) * {depth}"
+        y_index = f"(b * {steps} + t) * {n_cell}"
+    ctx = {"node": node.name, "prefix": f"{name}_lstm", "batch": batch, "steps": steps,
+           "depth": depth, "n_cell": n_cell, "x_index": x_index, "y_index": y_index,
+           "x_offset": -int(x.quant.zero_point[0]), "h_offset": -h_zp, "h_zero_point": h_zp,
+           "m_fc": m_fc, "s_fc": s_fc, "m_ig": m_ig, "s_ig": s_ig, "m_h": m_h, "s_h": s_h,
+           "qclip": qclip, "tanh_mult": 0 if tanh_shift >= 0 else 3,
+           "tanh_shift": abs(tanh_shift)}
+    params = [(x, "input", "x"), (hidden, "state", "hidden"), (cell, "state", "cell"),
+              (y, "output", "y")]
+    macs = steps * batch * 4 * n_cell * (depth + n_cell)
+    return render_template_kernel("lstm.c.j2", name, target, params, consts, ctx,
+                                  macs=macs, op_names=("lstm",))
