@@ -10,7 +10,6 @@ and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import subprocess
@@ -200,36 +199,23 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         check_fits_board(plan, annotated, board)
     lap("memory")
 
-    files = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
-                             board=board.tag if board else None, version=__version__,
-                             target_hash=target.digest())
+    generated = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
+                                 board=board.tag if board else None, version=__version__,
+                                 target_hash=target.digest())
+    files = dict(generated.files)
     for support_name, text in library.support_files(target).items():
         files[f"codegen/{support_name}"] = text
     lap("codegen")
 
-    lay = codegen.layout(plan, kernels)
-    constants = sum(k.constant_bytes for k in kernels) + _entry_constants(files, name)
     code = _code_bytes(files, name, target, board) if measure_code else None
-    sizes = Sizes(workspace=lay.workspace_bytes, constants=constants,
-                  state=plan.state_bytes, io=plan.io_bytes, code=code)
+    sizes = Sizes(workspace=generated.layout.workspace_bytes,
+                  constants=generated.constant_bytes, state=generated.state_bytes,
+                  io=plan.io_bytes, code=code)
     if board is not None:
         _check_fits(sizes, board, annotated.name)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
                          sizes, timings)
-
-
-def _entry_constants(files: dict[str, str], name: str) -> int:
-    # Constants the entry file holds itself (arguments no kernel embedded).
-    text = files[f"codegen/{name}.c"]
-    return 0 if f"{name}_const_" not in text else _count_entry_constants(text)
-
-
-def _count_entry_constants(text: str) -> int:
-    sizes = {"int8_t": 1, "uint8_t": 1, "_Bool": 1, "int16_t": 2, "int32_t": 4,
-             "float": 4, "int64_t": 8}
-    return sum(sizes[m.group(1)] * int(m.group(2)) for m in
-               re.finditer(r"static const (\w+) \w+_const_\d+\[(\d+)\]", text))
 
 
 def _check_fits(sizes: Sizes, board: Board, model: str) -> None:
@@ -263,8 +249,7 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
         return None
     if shutil.which(cc) is None or shutil.which(size) is None:
         return None
-    key = hashlib.sha256("".join(sorted(files)).encode()).hexdigest()[:8]
-    with tempfile.TemporaryDirectory(prefix=f"aot-size-{key}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
         for rel, text in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)

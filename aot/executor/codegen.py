@@ -300,9 +300,19 @@ def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
     return before, after
 
 
+@dataclass(frozen=True)
+class Generated:
+    """The generated files (artifact path -> C text) and the sizes they fix."""
+
+    files: dict[str, str]
+    layout: Layout
+    constant_bytes: int  # the kernels' constants plus constant arguments in the entry file
+    state_bytes: int
+
+
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
-             board: str | None, version: str, target_hash: str) -> dict[str, str]:
-    """All generated C of the artifact: relative path -> text (see the module docstring)."""
+             board: str | None, version: str, target_hash: str) -> Generated:
+    """All generated C of the artifact (see the module docstring)."""
     check_name(name)
     inplace = [(y, x) for y, x, how in plan.aliases if how == "in place"]
     if inplace:
@@ -340,7 +350,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     }
     for i, k in enumerate(kernels):
         files[f"codegen/{name}_kernels_{i}.c"] = k.source
-    return files
+    return Generated(files, lay, constant_bytes, common["state_bytes"])
 
 
 def host_main(name: str, graph: Graph, plan, *, version: str) -> str:

@@ -107,7 +107,8 @@ def test_make_fragment_builds_a_static_library(host_artifact, tmp_path):
     (tmp_path / "main.c").write_text(_APP)
     (tmp_path / "Makefile").write_text(
         f"HELLO_DIR := {host_artifact}\ninclude $(HELLO_DIR)/hello.mk\n"
-        "app: main.c $(HELLO_LIB)\n\t$(CC) -std=c99 $(HELLO_CFLAGS) main.c $(HELLO_LIB) -lm -o $@\n")
+        "app: main.c $(HELLO_LIB)\n"
+        "\t$(CC) -std=c99 $(HELLO_CFLAGS) main.c $(HELLO_LIB) -lm -o $@\n")
     proc = subprocess.run(["make", "-s", "app", "CC=gcc", "CFLAGS=-Wall -Wextra -Werror"],
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
