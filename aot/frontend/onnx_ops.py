@@ -20,6 +20,7 @@ Concat Softmax                           concatenate softmax (axis permuted)
 QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
 BatchNormalization                       mul + add with per-channel constants
+Pad ReduceMean                           pad (constant mode) mean (axes permuted)
 Identity Dropout                         an alias of the input
 Constant Shape Gather Unsqueeze          evaluated at import
 Squeeze Cast
@@ -117,10 +118,10 @@ _ATTR_KINDS = {
     **dict.fromkeys(("axis", "group", "ceil_mode", "count_include_pad", "storage_order",
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
-                     "spatial", "seed", "is_test"), int),
+                     "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
-                     "ratio"), float),
-    **dict.fromkeys(("auto_pad",), str),
+                     "ratio", "value"), float),
+    **dict.fromkeys(("auto_pad", "mode"), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
                      "value_ints", "value_floats"), list),
 }
@@ -1005,6 +1006,81 @@ def _softmax(ctx) -> Value | None:
     return Value(tensor=y, perm=perm)
 
 
+def _pad(ctx) -> Value:
+    """Constant-mode Pad; the pads follow the data's layout."""
+    if ctx.opset < 11:
+        a = ctx.attrs(mode="constant", pads=None, value=0.0)
+        pads, value = a["pads"], a["value"]
+    else:
+        a = ctx.attrs(mode="constant")
+        pads = [int(p) for p in ctx.const(1, "pads").reshape(-1)]
+        value = 0.0
+        if ctx.value(2, optional=True) is not None:
+            value = ctx.const(2, "constant_value").reshape(-1)
+            if value.size != 1:
+                raise ctx.fail("constant_value must be a scalar")
+            value = float(value[0])
+    if a["mode"] != "constant":
+        raise ctx.fail(f"mode {a['mode']!r} is not supported (constant is)")
+    x = ctx.value(0)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if ctx.value(3, optional=True) is not None:
+        axes = [int(v) % rank for v in ctx.const(3, "axes").reshape(-1)]
+        full = [0] * (2 * rank)
+        for k, axis in enumerate(axes):
+            full[axis], full[rank + axis] = pads[k], pads[len(axes) + k]
+        pads = full
+    if pads is None or len(pads) != 2 * rank:
+        raise ctx.fail(f"pads need {2 * rank} entries for rank {rank}")
+    if min(pads) < 0:
+        raise ctx.fail("negative pads (cropping) are not supported")
+    if not (_is_int_act(ctx, x) and value == 0.0):
+        x = ctx.floated(x)
+    layout = x.perm if x.flat is None and not x.is_const else None
+    t = ctx.in_layout(x, layout, rank)
+    order = layout if layout is not None else range(rank)
+    width = tuple((pads[i], pads[rank + i]) for i in order)
+    return Value(tensor=ctx.emit("pad", [t], {"pad_width": width, "value": value}),
+                 perm=layout, dq=x.dq)
+
+
+def _reduce_mean(ctx) -> Value | None:
+    if ctx.opset < 18:
+        a = ctx.attrs(axes=None, keepdims=1)
+        axes = a["axes"]
+    else:
+        a = ctx.attrs(keepdims=1, noop_with_empty_axes=0)
+        axes = None
+        if ctx.value(1, optional=True) is not None:
+            axes = [int(v) for v in ctx.const(1, "axes").reshape(-1)] or None
+        if axes is None and a["noop_with_empty_axes"]:
+            raise ctx.fail("noop_with_empty_axes=1 without axes is not supported")
+    x = ctx.value(0)
+    rank = len(ctx.shape(x))
+    axes = sorted({int(v) % rank for v in (axes if axes is not None else range(rank))})
+    qout = ctx.int_output()
+    int_mode = qout is not None and _is_int_act(ctx, x)
+    src = x if int_mode else ctx.floated(x)
+    layout = src.perm if src.flat is None else None
+    t = ctx.in_layout(src, layout, rank)
+    order = list(layout) if layout is not None else list(range(rank))
+    ir_axes = tuple(order.index(a) for a in axes)
+    keep = bool(a["keepdims"])
+    attrs = {"axes": ir_axes, "keepdims": keep}
+    out_layout = layout
+    if not keep and layout is not None:
+        rest = [p for p in order if p not in axes]  # ONNX axes left, in IR order
+        out_layout = tuple(sorted(rest).index(p) for p in rest)
+        if out_layout == tuple(range(len(rest))):
+            out_layout = None
+    if int_mode:
+        y = ctx.emit("mean", [t], attrs, quant=qout.quant)
+        ctx.finish_int(qout, y, perm=out_layout)
+        return None
+    return Value(tensor=ctx.emit("mean", [t], attrs), perm=out_layout)
+
+
 def _batch_norm(ctx) -> Value:
     """Inference BatchNormalization as ``x * a + b`` with per-channel constants."""
     a = ctx.attrs(epsilon=1e-5, momentum=0.9, training_mode=0, spatial=1)
@@ -1064,6 +1140,8 @@ CONVERTERS: dict[str, Callable] = {
     "Identity": _identity,
     "Dropout": _dropout,
     "BatchNormalization": _batch_norm,
+    "Pad": _pad,
+    "ReduceMean": _reduce_mean,
     "Constant": _constant,
     "Shape": _shape,
     "Gather": _const_only,

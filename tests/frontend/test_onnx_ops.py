@@ -8,6 +8,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from aot.frontend import ModelError
 from aot.frontend.onnx import parse_onnx
 from aot.reference.interpreter import run
 
@@ -571,3 +572,54 @@ def test_batch_normalization_and_dropout(opset):
                          helper.make_node("Dropout", ["n"], ["y"])], inits, opset=opset)
     graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
     assert ops(graph) == ["transpose", "conv2d", "mul", "add", "transpose"]
+
+
+@pytest.mark.parametrize("pads", [[0, 0, 1, 2, 0, 0, 2, 1], [0, 1, 0, 0, 0, 2, 0, 0]], ids=str)
+@pytest.mark.parametrize("value", [None, 0.5])
+def test_pad(pads, value):
+    inits = {"p": np.array(pads, np.int64)}
+    inputs = ["c", "p"]
+    if value is not None:
+        inits["v"] = np.float32(value)
+        inputs.append("v")
+    model = _after_conv([helper.make_node("Pad", inputs, ["y"])], inits)
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert "pad" in ops(graph)
+
+
+def test_pad_before_opset_11_and_reflect_refused():
+    model = _after_conv([helper.make_node("Pad", ["c"], ["y"], pads=[0, 0, 1, 1, 0, 0, 1, 1],
+                                          value=-1.0)], opset=10)
+    assert_close(model, {"x": rand((1, 2, 5, 5))})
+    bad = _after_conv([helper.make_node("Pad", ["c", "p"], ["y"], mode="reflect")],
+                      {"p": np.zeros(8, np.int64)})
+    with pytest.raises(ModelError, match="mode 'reflect' is not supported"):
+        parse_onnx(bad.SerializeToString())
+
+
+@pytest.mark.parametrize("axes", [[2, 3], [1], [0, 2], None], ids=str)
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_mean(axes, keepdims):
+    attrs = {"keepdims": keepdims} | ({} if axes is None else {"axes": axes})
+    model = _after_conv([helper.make_node("ReduceMean", ["c"], ["m"], **attrs),
+                         helper.make_node("Relu", ["m"], ["y"])], x_shape=(2, 2, 4, 5))
+    assert "mean" in ops(assert_close(model, {"x": rand((2, 2, 4, 5))}))
+
+
+def test_reduce_mean_axes_as_input_from_opset_18():
+    model = _after_conv([helper.make_node("ReduceMean", ["c", "ax"], ["y"], keepdims=0)],
+                        {"ax": np.array([-1, -2], np.int64)}, x_shape=(1, 2, 4, 5),
+                        opset=18)
+    assert_close(model, {"x": rand((1, 2, 4, 5))})
+
+
+def test_qdq_pad_and_reduce_mean_stay_integer():
+    inits = {**_q("x", 0.03, 1), **_q("y", 0.01, -3), "p": np.array([0, 0, 1, 1, 0, 0, 1, 1],
+                                                                      np.int64)}
+    nodes = [*_qdq("xd", "x", "x"), helper.make_node("Pad", ["xd", "p"], ["pd"]),
+             helper.make_node("ReduceMean", ["pd"], ["m"], axes=[2, 3], keepdims=1),
+             *_qdq("y", "m", "y")]
+    model = make_model(nodes, [("x", [1, 3, 4, 4])], initializers=inits)
+    graph = assert_within_one_step(model, {"x": rand((1, 3, 4, 4), 3, -2, 2)}, 0.01,
+                                   ["pad", "mean"])
+    assert [n.op for n in graph.nodes if n.outputs[0].dtype == "float32"] == ["dequantize"]
