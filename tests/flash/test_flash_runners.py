@@ -135,6 +135,33 @@ def test_qemu_that_dies_at_start_is_reported(tmp_path):
             pass
 
 
+FAKE_QEMU = """#!{python}
+import re, socket, sys, time
+port = int(re.search(r"tcp:127.0.0.1:(\\d+),", " ".join(sys.argv)).group(1))
+server = socket.socket()
+server.bind(("127.0.0.1", port))
+server.listen(1)
+time.sleep(60)
+"""
+
+
+def test_qemu_runner_waits_for_the_serial_port_and_always_stops_qemu(tmp_path):
+    """A stand-in QEMU that only listens: the runner's lifecycle without QEMU."""
+    fake = tmp_path / "fake-qemu"
+    fake.write_text(FAKE_QEMU.format(python=sys.executable))
+    fake.chmod(0o755)
+    elf = tmp_path / "fw.elf"
+    elf.write_bytes(b"")
+    runner = QemuRunner(QemuConfig(elf=elf, machine="mps2-an386", qemu=str(fake)))
+    with pytest.raises(ZeroDivisionError):
+        with runner as url:
+            assert url == f"socket://127.0.0.1:{runner.port}"
+            proc = runner._child.proc
+            assert proc.poll() is None
+            1 / 0
+    assert proc.poll() is not None
+
+
 def test_missing_firmware_is_reported(tmp_path):
     with pytest.raises(RunnerError, match="does not exist"):
         QemuRunner(QemuConfig(elf=tmp_path / "none.elf", machine="x")).start()
