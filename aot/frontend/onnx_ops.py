@@ -120,7 +120,7 @@ _ATTR_KINDS = {
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
                      "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
-                     "ratio", "value"), float),
+                     "ratio"), float),
     **dict.fromkeys(("auto_pad", "mode"), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
                      "value_ints", "value_floats"), list),
@@ -1010,7 +1010,7 @@ def _pad(ctx) -> Value:
     """Constant-mode Pad; the pads follow the data's layout."""
     if ctx.opset < 11:
         a = ctx.attrs(mode="constant", pads=None, value=0.0)
-        pads, value = a["pads"], a["value"]
+        pads, value = a["pads"], float(a["value"])
     else:
         a = ctx.attrs(mode="constant")
         pads = [int(p) for p in ctx.const(1, "pads").reshape(-1)]
