@@ -65,10 +65,13 @@ def float_activation(v, activation: str):
 
 
 def multiplier_tables(ctx, node, qp):
-    """Constant tables (or None when per tensor) for a node's multipliers and shifts."""
+    """Constant tables for a node's multipliers and shifts (None for one that is
+    the same for every channel: it becomes an immediate)."""
     mult = np.asarray(qp.multiplier, dtype=np.int64)
     shift = np.asarray(qp.shift, dtype=np.int64)
-    if len(set(mult.tolist())) == 1 and len(set(shift.tolist())) == 1:
-        return None, None, mult, shift
-    return (ctx.const(f"{node.name}_mult", mult.astype(np.int32)),
-            ctx.const(f"{node.name}_shift", shift.astype(np.int32)), mult, shift)
+
+    def table(label, values):
+        if len(set(values.tolist())) == 1:
+            return None
+        return ctx.const(f"{node.name}_{label}", values.astype(np.int32))
+    return table("mult", mult), table("shift", shift), mult, shift

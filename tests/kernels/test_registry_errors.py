@@ -1,0 +1,91 @@
+"""The strategy registry, target keys, the Kernel record and the errors of lower_group."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from graphs import conv_graph, dense_graph
+from kernel_checks import cross_compile
+
+from aot.ir import GraphBuilder
+from aot.kernels import COMPUTES, HANDWRITTEN, STRATEGIES, KernelError, lower_group, support_files
+from aot.kernels.registry import strategy
+from aot.passes import annotations, optimize
+from aot.target import Target
+
+
+def test_the_registries_list_every_operator_with_a_generic_strategy():
+    assert sorted(COMPUTES) == ["add", "avg_pool2d", "conv2d", "dense", "depthwise_conv2d",
+                                "dequantize", "max_pool2d", "maximum", "minimum", "mul",
+                                "quantize", "relu", "relu6", "softmax", "sub"]
+    assert sorted(HANDWRITTEN) == ["lstm", "svdf"]
+    anchors = {"conv2d", "depthwise_conv2d", "dense", "avg_pool2d", "max_pool2d", "softmax",
+               "elementwise"}
+    assert {a for a, key in STRATEGIES if key == "generic"} == anchors
+
+
+def test_registering_a_strategy_twice_is_refused():
+    with pytest.raises(ValueError, match="registered twice"):
+        strategy("conv2d")(lambda s, final, stages: None)
+
+
+def _groups(graph):
+    ag = optimize(graph)
+    return ag, [g for g in annotations(ag).groups]
+
+
+def test_kernel_record_and_prototype():
+    ag, groups = _groups(dense_graph(seed=1))
+    k = lower_group(groups[0], ag, "c", name="net_k0")
+    assert k.name == "net_k0"
+    assert [(p.role, p.dtype, p.nbytes) for p in k.params] == [("input", "int8", 24),
+                                                               ("output", "int8", 10)]
+    assert k.prototype == "int32_t net_k0(const int8_t* restrict x0, int8_t* restrict y1);"
+    assert k.prototype[:-1] in k.source and '#include "aot_kernel_util.h"' in k.source
+    assert k.scratch_bytes == 0
+    assert k.constant_bytes == 5 * 12 + 5 * 4  # int8 weights + int32 bias
+    assert k.macs == 2 * 5 * 12 and k.op_names == ("dense",)
+    assert "aot_mbqm" in support_files(None)["aot_kernel_util.h"]
+
+
+@pytest.mark.parametrize("target", ["c -keys=arm_cpu,cpu -mcpu=cortex-m4",
+                                    Target("c -keys=riscv,cpu")])
+def test_targets_with_other_keys_fall_back_to_the_generic_strategy(target):
+    ag, groups = _groups(conv_graph("conv2d", seed=2))
+    k = lower_group(groups[0], ag, target, name="k")
+    cross_compile(k)
+
+
+def test_a_view_group_has_no_kernel():
+    b = GraphBuilder("v")
+    x = b.input("x", (2, 6), "float32")
+    r = b.op("reshape", [x], newshape=(3, 4))
+    ag, groups = _groups(b.build([b.op("softmax", [r])]))
+    view = next(g for g in groups if g.kind == "view")
+    with pytest.raises(KernelError, match="is a view"):
+        lower_group(view, ag, "c", name="k")
+
+
+def test_an_operator_without_kernel_names_the_group_and_what_exists():
+    b = GraphBuilder("t")
+    x = b.input("x", (2, 6), "float32")
+    ag, groups = _groups(b.build([b.op("tanh", [x])]))
+    with pytest.raises(KernelError, match=r"tanh .* not supported yet \(kernels exist for: add"):
+        lower_group(groups[0], ag, "c", name="k")
+
+
+def test_integer_relu_is_refused_not_miscomputed():
+    from aot.ir import Quantization
+    b = GraphBuilder("r")
+    x = b.input("x", (4,), "int8", Quantization.per_tensor(0.1, 0))
+    ag, groups = _groups(b.build([b.op("relu", [x])]))
+    with pytest.raises(KernelError, match="float32 only"):
+        lower_group(groups[0], ag, "c", name="k")
+
+
+def test_constants_are_emitted_once_per_kernel_as_static_arrays():
+    ag, groups = _groups(conv_graph("conv2d", seed=3, per_channel=True))
+    k = lower_group(groups[0], ag, "c", name="k")
+    assert k.source.count("static const int8_t k_c0[") == 1
+    weights = np.asarray(ag.nodes[0].inputs[1].data)
+    assert f"static const int8_t k_c0[{weights.size}]" in k.source
