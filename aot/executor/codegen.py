@@ -11,7 +11,9 @@ plan.  Output: C text per file of the artifact (:func:`generate`):
   is its source's bytes, so it costs no code); state tensors as static
   zero-initialized arrays;
 * ``codegen/P_kernels_<i>.c``: the kernels' own translation units;
-* ``codegen/P_rpc.c``: the ``aot_rpc_model`` descriptor for RPC firmware.
+* ``codegen/P_rpc.c``: the ``aot_rpc_model`` descriptor for RPC firmware,
+  with the whole model and each kernel alone (``P_run_kernel``: the same
+  call as in the entry function, for timing kernels one by one).
 
 Workspace layout: the planned buffers from offset 0, then (when a kernel
 asks for scratch) one scratch area, shared by all kernels since only one
@@ -128,6 +130,8 @@ class _Array:
 class _Step:
     comment: str
     lines: list[str] = field(default_factory=list)
+    call: str = ""       # the kernel call expression, for a kernel step
+    group: str = ""      # the fused group's name
 
 
 @dataclass(frozen=True)
@@ -278,9 +282,10 @@ def entry_steps(name: str, graph: Graph, groups, kernels, plan, lay: Layout,
             args.append(bindings.pointer(t, writable=p.role == "output"))
         if k.scratch_bytes:
             args.append(f"(void *)(ws + {lay.scratch_offset})")
+        call = f"{k.name}({', '.join(args)})"
         steps.append(_Step(f"{g.name}: {ops}", [
-            f"status = {k.name}({', '.join(args)});",
-            "if (status != 0) {", "    return status;", "}"]))
+            f"status = {call};", "if (status != 0) {", "    return status;", "}"],
+            call=call, group=g.name))
     return steps
 
 
@@ -330,6 +335,8 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     for t in graph.variables():  # state no kernel names still belongs to the model
         bindings.pointer(t, writable=True)
     states = list(bindings.states.values())
+    kernel_calls = [{"comment": s.comment, "expr": s.call} for s in steps if s.call]
+    rpc_kernels = [s.group[:_MAX_RPC_NAME] for s in steps if s.call]
     constant_bytes = sum(k.constant_bytes for k in kernels) + sum(
         c.nbytes for c in bindings.constants.values())
     common = dict(
@@ -339,12 +346,13 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         scratch_bytes=lay.scratch_bytes, scratch_offset=lay.scratch_offset,
         state_bytes=sum(s.nbytes for s in states), constant_bytes=constant_bytes,
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
-        target_hash=target_hash)
+        target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels)
     files = {
         f"include/{name}.h": _ENV.get_template("model.h.j2").render(**common),
         f"codegen/{name}.c": _ENV.get_template("model.c.j2").render(
             **common, kernels=kernels, steps=steps, states=states,
             constants=list(bindings.constants.values()), prologue=prologue,
+            kernel_calls=kernel_calls,
             epilogue=epilogue, workspace_array=max(lay.workspace_bytes, 1)),
         f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(**common),
     }

@@ -74,7 +74,9 @@ def test_entry_function_calls_kernels_in_order_with_planned_offsets():
     assert f"(float *)(ws + {relu_out.offset})" in calls[0]
     assert f"(const float *)(ws + {relu_out.offset})" in calls[1]
     assert "view_1_reshape: a view, no code" in text
-    assert "malloc" not in text and "switch" not in text
+    entry = text[text.index("int32_t toy_run_with_workspace("):
+                 text.index("int32_t toy_run_kernel_with_workspace(")]
+    assert "malloc" not in text and "switch" not in entry and "if (index" not in entry
 
 
 def test_header_has_sizes_and_typed_structs():

@@ -45,6 +45,17 @@ def test_rpc_firmware_runs_the_compiled_model(tmp_path):
             client.write_tensor("reshape_1", x)
             client.run(1)
             got = client.read_tensor("labels_softmax")
+            # Each kernel alone, in order, recomputes the same output.
+            names = client.kernels()
+            assert names == [g.name for g in compiled.graph.annotations.groups
+                             if g.kind != "view"]
+            client.write_tensor("reshape_1", np.zeros_like(x))
+            client.run(1)
+            client.write_tensor("reshape_1", x)
+            for kernel in names:
+                client.run(1, kernel=kernel)
+            by_kernel = client.read_tensor("labels_softmax")
     finally:
         runner.stop()
     np.testing.assert_array_equal(got, reference_run(graph, [x])[0])
+    np.testing.assert_array_equal(by_kernel, got)
