@@ -196,43 +196,57 @@ def fold(ctx) -> Value | list[Value]:
         return _quantize_linear(ctx)
     if op == "Identity":
         return ctx.value(0)
-    x = ctx.const(0, "input")
+    v = ctx.value(0)
+    if op in _MOVEMENT and v.dq and v.quant.axis is None:
+        # Moving dequantized weights: move the integers, keep the quantization.
+        moved = fold_values(ctx, v.const)
+        return Value(const=moved, quant=v.quant, dq=True)
+    return Value(const=fold_values(ctx, ctx.const(0, "input")))
+
+
+#: Foldable operators that only move elements (they commute with dequantization).
+_MOVEMENT = frozenset({"Reshape", "Flatten", "Transpose", "Unsqueeze", "Squeeze"})
+
+
+def fold_values(ctx, x: np.ndarray) -> np.ndarray:
+    """The output data of a constant node whose input 0 is ``x``."""
+    op = ctx.op
     if op in ("Add", "Sub", "Mul"):
         y = ctx.const(1, "input")
         fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op]
         out = fn(x, y)
-        return Value(const=out.astype(np.result_type(x, y)))
+        return out.astype(np.result_type(x, y))
     if op == "Relu":
-        return Value(const=np.maximum(x, 0).astype(x.dtype))
+        return np.maximum(x, 0).astype(x.dtype)
     if op == "Reshape":
-        return Value(const=x.reshape(_reshape_target(ctx, x.shape)))
+        return x.reshape(_reshape_target(ctx, x.shape))
     if op == "Flatten":
-        return Value(const=x.reshape(_flatten_shape(ctx, x.shape)))
+        return x.reshape(_flatten_shape(ctx, x.shape))
     if op == "Transpose":
-        return Value(const=np.transpose(x, _transpose_perm(ctx, x.ndim)))
+        return np.transpose(x, _transpose_perm(ctx, x.ndim))
     if op == "Concat":
         axis = ctx.attrs(axis=None)["axis"]
         parts = [ctx.const(i, "input") for i in range(ctx.n_inputs)]
-        return Value(const=np.concatenate(parts, axis=axis))
+        return np.concatenate(parts, axis=axis)
     if op == "Unsqueeze":
         axes = _axes(ctx, "axes")
         rank = x.ndim + len(axes)
         out = x
         for a in sorted(a % rank for a in axes):
             out = np.expand_dims(out, a)
-        return Value(const=out)
+        return out
     if op == "Squeeze":
         axes = _axes(ctx, "axes", optional=True)
         if axes is None:
-            return Value(const=np.squeeze(x))
-        return Value(const=np.squeeze(x, axis=tuple(a % x.ndim for a in axes)))
+            return np.squeeze(x)
+        return np.squeeze(x, axis=tuple(a % x.ndim for a in axes))
     if op == "Gather":
         axis = ctx.attrs(axis=0)["axis"]
         idx = ctx.const(1, "indices").astype(np.int64)
-        return Value(const=np.take(x, idx, axis=axis))
+        return np.take(x, idx, axis=axis)
     if op == "Cast":
         to = ctx.attrs(to=None, saturate=1)["to"]
-        return Value(const=x.astype(np.dtype(onnx_dtype(to, ctx.where))))
+        return x.astype(np.dtype(onnx_dtype(to, ctx.where)))
     raise ctx.fail(f"cannot evaluate {op} at import")
 
 

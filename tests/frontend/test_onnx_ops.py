@@ -623,3 +623,16 @@ def test_qdq_pad_and_reduce_mean_stay_integer():
     graph = assert_within_one_step(model, {"x": rand((1, 3, 4, 4), 3, -2, 2)}, 0.01,
                                    ["pad", "mean"])
     assert [n.op for n in graph.nodes if n.outputs[0].dtype == "float32"] == ["dequantize"]
+
+
+def test_dequantized_weights_reshaped_at_import_stay_integer():
+    w = np.random.default_rng(1).integers(-127, 128, (2, 3, 8)).astype(np.int8)
+    inits = {**_q("x", 0.03, 1), **_q("y", 0.05, 2), "w": w, "ws": np.float32(0.004),
+             "wz": np.int8(0), "shape": np.array([6, 8], np.int64)}
+    nodes = [*_qdq("xd", "x", "x"),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+             helper.make_node("Reshape", ["wd", "shape"], ["wr"]),
+             helper.make_node("MatMul", ["xd", "wr"], ["mm"]), *_qdq("y", "mm", "y")]
+    model = make_model(nodes, [("x", [3, 6])], initializers=inits)
+    graph = assert_within_one_step(model, {"x": rand((3, 6), 3, -2, 2)}, 0.05, ["dense"])
+    assert ops(graph) == ["quantize", "dense", "dequantize"]
