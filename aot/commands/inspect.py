@@ -20,7 +20,7 @@ HELP = "show a model's operators, tensors, MACs and memory needs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="a .tflite model file")
+    parser.add_argument("model", help="a .tflite or .onnx model file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

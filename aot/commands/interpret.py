@@ -31,7 +31,7 @@ HELP = "run a model with the reference interpreter (bit-exact with TFLM)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="a .tflite model file")
+    parser.add_argument("model", help="a .tflite or .onnx model file")
     parser.add_argument("--input", required=True, type=Path,
                         help=".npy ([N, *input shape]) or, for several inputs, .npz")
     parser.add_argument("--output", required=True, type=Path,
