@@ -15,65 +15,96 @@ import numpy as np
 
 from aot import te
 from aot.kernels.common import (channel_value, float_activation, in_bounds, multiplier_tables,
-                                needs_check, requantize, window_index)
+                                needs_check, requantize)
 from aot.kernels.registry import Computed, compute_rule, strategy
 
 
-def _taps(x, n, h, w, kh, kw, c, attrs, in_hw, out_hw, k_hw, fill):
-    """``x`` at the tap, or ``fill`` where the tap falls into the padding."""
-    top, left, _, _ = attrs["padding"]
-    sh, sw = attrs["strides"]
-    dh, dw = attrs.get("dilation", (1, 1))
-    ih = window_index(h, kh, sh, dh, top)
-    iw = window_index(w, kw, sw, dw, left)
-    cond = in_bounds([
-        (ih, in_hw[0], *needs_check(out_hw[0], k_hw[0], sh, dh, top, in_hw[0])),
-        (iw, in_hw[1], *needs_check(out_hw[1], k_hw[1], sw, dw, left, in_hw[1])),
-    ])
-    return lambda load: load(ih, iw) if cond is None else te.if_then_else(cond, load(ih, iw), fill)
+def _padded(x, x_t, node, out_hw, k_hw, fill):
+    """The input with its padding materialized, or ``x`` itself when no tap can fall
+    outside (the strategy computes the padded window per output pixel)."""
+    N, H, W, C = x_t.shape
+    top, left, _, _ = node.attrs["padding"]
+    sh, sw = node.attrs["strides"]
+    dh, dw = node.attrs.get("dilation", (1, 1))
+    checks = [(H, *needs_check(out_hw[0], k_hw[0], sh, dh, top, H)),
+              (W, *needs_check(out_hw[1], k_hw[1], sw, dw, left, W))]
+    if not any(low or high for _, low, high in checks):
+        return x, None
+    rows = (out_hw[0] - 1) * sh + (k_hw[0] - 1) * dh + 1
+    cols = (out_hw[1] - 1) * sw + (k_hw[1] - 1) * dw + 1
+
+    def body(n, h, w, c):
+        ih, iw = h - top, w - left
+        cond = in_bounds([(ih, H, *checks[0][1:]), (iw, W, *checks[1][1:])])
+        return te.if_then_else(cond, x[n, ih, iw, c], fill)
+    pad = te.compute((N, rows, cols, C), body, name="pad")
+    return pad, pad
 
 
 def accumulate(ctx, node, depthwise: bool):
-    """The accumulator stage of conv2d or depthwise_conv2d, and the epilogue pieces."""
+    """The accumulator stage of conv2d or depthwise_conv2d, and the epilogue pieces.
+
+    Padding reads the input zero point, so the input offset is folded into
+    the bias at compile time: ``sum((x + off) * w) + b = sum(x * w) + (b +
+    off * sum(w))`` (exact in two's complement), and the inner loop is a
+    plain dot product.
+    """
     x_t, w_t, b_t = node.inputs
     y_t = node.outputs[0]
-    N, H, W, C = x_t.shape
+    N, _, _, C = x_t.shape
     _, OH, OW, O = y_t.shape
     weights = np.asarray(w_t.data)
     KH, KW = weights.shape[1], weights.shape[2]
+    sh, sw = node.attrs["strides"]
+    dh, dw = node.attrs.get("dilation", (1, 1))
     x = ctx.value(x_t)
     w = ctx.const(f"{node.name}_weight", weights)
     is_float = x_t.dtype == "float32"
     qp = None if is_float else ctx.quant(node)
     acc_dtype = "float32" if is_float else ("int64" if qp.wide else "int32")
+    fill = te.const(0.0, "float32") if is_float else te.const(-qp.input_offset, x_t.dtype)
+    src, pad = _padded(x, x_t, node, (OH, OW), (KH, KW), fill)
     kh = te.reduce_axis((0, KH), "kh")
     kw = te.reduce_axis((0, KW), "kw")
-    zero = te.const(0, acc_dtype) if not is_float else te.const(0.0, "float32")
 
-    def widen(v):
-        if is_float:
-            return v
-        return v.astype(acc_dtype) + te.const(qp.input_offset, acc_dtype)
+    def tap(n, h, w_, c):
+        v = src[n, h * sh + kh * dh - (0 if pad is not None else node.attrs["padding"][0]),
+                w_ * sw + kw * dw - (0 if pad is not None else node.attrs["padding"][1]), c]
+        return v if is_float else v.astype(acc_dtype)
 
     if depthwise:
         mult = node.attrs["depth_multiplier"]
-
-        def body(n, h, w_, o):
-            tap = _taps(x, n, h, w_, kh, kw, None, node.attrs, (H, W), (OH, OW), (KH, KW), zero)
-            v = tap(lambda ih, iw: widen(x[n, ih, iw, o // mult]))
-            return te.sum(v * w[0, kh, kw, o].astype(acc_dtype), axis=[kh, kw])
+        acc = te.compute((N, OH, OW, O), lambda n, h, w_, o: te.sum(
+            tap(n, h, w_, o // mult) * w[0, kh, kw, o].astype(acc_dtype), axis=[kh, kw]),
+            name="acc")
+        weight_sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
         macs = N * OH * OW * O * KH * KW
     else:
         rc = te.reduce_axis((0, C), "rc")
-
-        def body(n, h, w_, o):
-            tap = _taps(x, n, h, w_, kh, kw, rc, node.attrs, (H, W), (OH, OW), (KH, KW), zero)
-            v = tap(lambda ih, iw: widen(x[n, ih, iw, rc]))
-            return te.sum(v * w[o, kh, kw, rc].astype(acc_dtype), axis=[kh, kw, rc])
+        acc = te.compute((N, OH, OW, O), lambda n, h, w_, o: te.sum(
+            tap(n, h, w_, rc) * w[o, kh, kw, rc].astype(acc_dtype), axis=[kh, kw, rc]),
+            name="acc")
+        weight_sums = weights.astype(np.int64).sum(axis=(1, 2, 3))
         macs = N * OH * OW * O * KH * KW * C
-    acc = te.compute((N, OH, OW, O), body, name="acc")
-    bias = None if b_t is None else ctx.const(f"{node.name}_bias", np.asarray(b_t.data))
-    return acc, bias, qp, macs
+    bias = fold_bias(ctx, node, b_t, None if is_float else qp.input_offset * weight_sums)
+    stages = {"acc": acc} if pad is None else {"acc": acc, "pad": pad}
+    return acc, bias, qp, macs, stages
+
+
+def fold_bias(ctx, node, b_t, correction):
+    """The bias constant plus ``correction`` (the folded input offset), or None
+    if both are absent or zero."""
+    if b_t is None and (correction is None or not correction.any()):
+        return None
+    if correction is None:
+        return ctx.const(f"{node.name}_bias", np.asarray(b_t.data))
+    base = np.zeros(len(correction), np.int64) if b_t is None else np.asarray(b_t.data, np.int64)
+    dtype = np.int64 if (b_t is not None and b_t.dtype == "int64") or ctx.quant(node).wide \
+        else np.int32
+    total = base + correction
+    if dtype == np.int32:  # int32 accumulators wrap, as the reference's do
+        total = ((total + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    return ctx.const(f"{node.name}_bias", total.astype(dtype))
 
 
 def epilogue(ctx, node, acc, bias, qp):
@@ -102,13 +133,19 @@ def epilogue(ctx, node, acc, bias, qp):
 
 @compute_rule("conv2d")
 def conv2d(ctx, node) -> Computed:
-    acc, bias, qp, macs = accumulate(ctx, node, depthwise=False)
-    return Computed(epilogue(ctx, node, acc, bias, qp), {"acc": acc}, macs)
+    acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=False)
+    return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
 
 
-@strategy("conv2d")
-def schedule_conv2d_generic(s, final, stages) -> None:
-    """One output element at a time: the accumulator lives in a register
-    (a one-element stack array) and the reduction runs innermost over
-    (kh, kw, c), so weights and inputs are read contiguously."""
-    s[stages["acc"]].compute_at(s[final], final.op.axis[-1])
+def schedule_window_per_pixel(s, final, stages) -> None:
+    """Output pixel by pixel: the padded input window of the pixel (when the
+    convolution pads) is copied into a small stack buffer, then every output
+    channel accumulates over (kh, kw, c) into a row of accumulators, then the
+    epilogue requantizes the row."""
+    acc = stages["acc"]
+    s[acc].compute_at(s[final], final.op.axis[2])
+    if "pad" in stages:
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[2])
+
+
+strategy("conv2d")(schedule_window_per_pixel)

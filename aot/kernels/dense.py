@@ -1,7 +1,8 @@
 """FULLY_CONNECTED: data flattened to rows of ``depth``, weights ``[units, depth]``.
 
 int8: ``acc[b,u] = sum_k (x[b,k] + input_offset) * (w[u,k] + weight_offset)``,
-then conv2d's requantization (per tensor or per unit).  The weight offset
+then conv2d's requantization (per tensor or per unit); the input offset is
+folded into the bias at compile time (``off * sum_k w'[u,k]``).  The weight offset
 (TFLite allows a non-zero weight zero point here) is folded into the packed
 weights at compile time when they still fit int8, else added in the loop.
 int16x8 accumulates in int64; float32 is a plain product with the fused
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
-from aot.kernels.conv2d import epilogue
+from aot.kernels.conv2d import epilogue, fold_bias
 from aot.kernels.registry import Computed, compute_rule, strategy
 
 
@@ -28,9 +29,9 @@ def dense(ctx, node) -> Computed:
     qp = None if is_float else ctx.quant(node)
     acc_dtype = "float32" if is_float else ("int64" if qp.wide else "int32")
     w_off = 0 if is_float else int(qp.extra.get("weight_offset", 0))
-    w_int = weights.astype(np.int64) + w_off
-    if not is_float and w_int.min() >= -128 and w_int.max() <= 127:
-        w = ctx.const(f"{node.name}_weight", w_int.astype(np.int8))
+    w_eff = weights.astype(np.int64) + w_off  # the values the products use
+    if not is_float and w_eff.min() >= -128 and w_eff.max() <= 127:
+        w = ctx.const(f"{node.name}_weight", w_eff.astype(np.int8))
         w_off = 0
     else:
         w = ctx.const(f"{node.name}_weight", weights)
@@ -39,13 +40,13 @@ def dense(ctx, node) -> Computed:
     def body(b, u):
         if is_float:
             return te.sum(x[b, k] * w[u, k], axis=k)
-        xv = x[b, k].astype(acc_dtype) + te.const(qp.input_offset, acc_dtype)
         wv = w[u, k].astype(acc_dtype)
         if w_off:
             wv = wv + te.const(w_off, acc_dtype)
-        return te.sum(xv * wv, axis=k)
+        return te.sum(x[b, k].astype(acc_dtype) * wv, axis=k)
     acc = te.compute((rows, units), body, name="acc")
-    bias = None if b_t is None else ctx.const(f"{node.name}_bias", np.asarray(b_t.data))
+    correction = None if is_float else qp.input_offset * w_eff.sum(axis=1)
+    bias = fold_bias(ctx, node, b_t, correction)
     return Computed(epilogue(ctx, node, acc, bias, qp), {"acc": acc}, rows * units * depth)
 
 

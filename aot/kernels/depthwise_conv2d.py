@@ -7,17 +7,15 @@ reduction removed.
 
 from __future__ import annotations
 
-from aot.kernels.conv2d import accumulate, epilogue
+from aot.kernels.conv2d import accumulate, epilogue, schedule_window_per_pixel
 from aot.kernels.registry import Computed, compute_rule, strategy
 
 
 @compute_rule("depthwise_conv2d")
 def depthwise_conv2d(ctx, node) -> Computed:
-    acc, bias, qp, macs = accumulate(ctx, node, depthwise=True)
-    return Computed(epilogue(ctx, node, acc, bias, qp), {"acc": acc}, macs)
+    acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=True)
+    return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
 
 
-@strategy("depthwise_conv2d")
-def schedule_depthwise_generic(s, final, stages) -> None:
-    """One output element at a time, the (kh, kw) window innermost."""
-    s[stages["acc"]].compute_at(s[final], final.op.axis[-1])
+# Pixel by pixel like conv2d: the padded window, then each channel's (kh, kw) taps.
+strategy("depthwise_conv2d")(schedule_window_per_pixel)
