@@ -30,8 +30,8 @@ function(_aot_port_settings port)
     if(port STREQUAL "mps2")
       set(mem "0x00000000;0x00400000;0x20000000;0x00400000;0x2000")
     else()
-      list(APPEND cflags "-DAOT_UART_BASE=0x59303000u" "-DAOT_TICK_INSNS_NUM=125u"
-           "-DAOT_TICK_INSNS_DEN=4u")
+      list(APPEND cflags "-DAOT_UART_BASE=0x59303000u" "-DAOT_TICK_INSNS_NUM=125"
+           "-DAOT_TICK_INSNS_DEN=4")
       set(mem "0x10000000;0x00080000;0x30000000;0x00080000;0x2000")
     endif()
   elseif(port STREQUAL "stm32")

@@ -5,15 +5,14 @@
  * Timing: under `qemu -icount shift=0` one instruction takes 1 ns of virtual
  * time, and SysTick (on the 25 MHz processor clock of the mps2 images, 32 MHz
  * on an547) advances once every 40 (resp. 31.25) instructions.  The timer
- * returns ticks * AOT_TICK_INSNS_NUM / AOT_TICK_INSNS_DEN instructions: exact
- * and deterministic, to within one tick.  SysTick is 24 bits wide; its
+ * turns ticks into exact instruction counts with a vernier (below).  SysTick is 24 bits wide; its
  * interrupt counts wrap-arounds (one every 671 M instructions), so runs of any
  * length are measured.
  *
  * Board parameters (set by ports/<port>/port.mk from the board record):
  *   AOT_UART_BASE       UART0 base address (0x40004000 on mps2)
- *   AOT_TICK_INSNS_NUM  instructions per SysTick tick, as a fraction
- *   AOT_TICK_INSNS_DEN
+ *   AOT_TICK_INSNS_NUM  instructions per AOT_TICK_INSNS_DEN SysTick ticks, both
+ *   AOT_TICK_INSNS_DEN  integers with NUM >= 12 and DEN a power of two
  */
 #include <stdint.h>
 
@@ -22,9 +21,9 @@
 #ifndef AOT_UART_BASE
 #define AOT_UART_BASE 0x40004000u
 #endif
-#ifndef AOT_TICK_INSNS_NUM
-#define AOT_TICK_INSNS_NUM 40u
-#define AOT_TICK_INSNS_DEN 1u
+#ifndef AOT_TICK_INSNS_NUM /* plain integers: they also go into assembly */
+#define AOT_TICK_INSNS_NUM 40
+#define AOT_TICK_INSNS_DEN 1
 #endif
 
 #define REG(addr) (*(volatile uint32_t *)(addr))
@@ -103,42 +102,52 @@ static uint64_t ticks_now(void)
 
 static uint64_t timer_origin;
 
-#if AOT_TICK_INSNS_NUM == 40u && AOT_TICK_INSNS_DEN == 1u
+#define AOT_STR2(x) #x
+#define AOT_STR(x) AOT_STR2(x)
+
 /*
- * Exact instruction counts from a 40-instruction tick, vernier style: a loop
- * of exactly 41 instructions reads SYST_CVR once per turn, so each read lands
- * one instruction later within a tick than the one before.  The turn in which
- * the count drops by 2 instead of 1 reads exactly at a tick edge.  Calling this
- * at both ends of a measurement puts both tick reads at the same phase, and the
- * turns spent (41 instructions each) are subtracted, which leaves the exact
+ * Exact instruction counts from SysTick, vernier style.  DEN ticks last
+ * exactly NUM instructions (40/1 on mps2, 125/4 on an547).  A loop of exactly
+ * NUM + 1 instructions reads SYST_CVR once per turn, so each read lands one
+ * instruction later relative to the ticks than the one before; the turn that
+ * sees DEN + 1 new ticks instead of DEN reads right at a tick edge.  Requiring
+ * that tick's index to be a multiple of DEN picks the same edge of the
+ * NUM-instruction pattern every time.  Calling this at both ends of a
+ * measurement puts both tick reads at the same phase, the turns spent
+ * ((NUM + 1) instructions each) are subtracted, and what remains is the exact
  * number of instructions executed plus a constant that the RPC server measures
- * once and subtracts (timer_overhead).  This relies on QEMU -icount counting
- * every instruction, NOPs and branches included, as one.
- * Returns the number of turns (at most 41).
+ * once and subtracts (timer_overhead).  Relies on QEMU -icount counting every
+ * instruction (NOPs and branches included) as one, and costs up to
+ * (NUM + 1) * NUM instructions per call, outside the measurement.
+ * Returns the number of turns.
  */
 __attribute__((naked, noinline)) static uint32_t vernier(void)
 {
     __asm__ volatile(
-        "push {r4, lr}\n"
+        "push {r4, r5, lr}\n"
         "movw r1, #0xE018\n"
         "movt r1, #0xE000\n" /* r1 = &SYST_CVR */
         "movs r0, #0\n"
         "ldr r2, [r1]\n"     /* 3 instructions before the first turn's read:
-                                the first difference is 0 or 1, never 2 */
+                                that turn sees at most 1 new tick */
         "1:\n"
         "ldr r3, [r1]\n"
         "sub r4, r2, r3\n"
-        "lsl r4, r4, #8\n"   /* compare the 24-bit difference only */
+        "lsl r4, r4, #8\n"   /* the 24-bit tick difference, in the top bits */
+        "eor r4, r4, #((" AOT_STR(AOT_TICK_INSNS_DEN) " + 1) << 8)\n"
+        "and r5, r3, #(" AOT_STR(AOT_TICK_INSNS_DEN) " - 1)\n"
+        "eor r5, r5, #(" AOT_STR(AOT_TICK_INSNS_DEN) " - 1)\n" /* CVR counts down */
+        "orr r4, r4, r5\n"   /* 0: DEN + 1 new ticks, and the right edge */
         "mov r2, r3\n"
         "add r0, r0, #1\n"
-        "cmp r4, #512\n"     /* dropped by 2 ticks? */
+        "cmp r4, #0\n"
         "beq 2f\n"
-        ".rept 33\n"
+        ".rept " AOT_STR(AOT_TICK_INSNS_NUM) " - 11\n"
         "nop\n"
         ".endr\n"
-        "b 1b\n"             /* 8 + 33 = 41 instructions per turn */
+        "b 1b\n"             /* 12 + (NUM - 11) = NUM + 1 instructions */
         "2:\n"
-        "pop {r4, pc}\n");
+        "pop {r4, r5, pc}\n");
 }
 
 void aot_port_timer_start(void)
@@ -150,29 +159,13 @@ void aot_port_timer_start(void)
 uint64_t aot_port_timer_stop(void)
 {
     uint32_t turns = vernier();
-    uint64_t ticks = ticks_now() - timer_origin;
+    uint64_t ticks = ticks_now() - timer_origin; /* a multiple of DEN */
     /* The constant of this code path can be slightly negative (the two
      * vernier exits differ by a few instructions); the bias keeps the result
      * positive and is calibrated away with it. */
-    return ticks * 40u + 1024u - 41u * (uint64_t)turns;
+    return ticks / AOT_TICK_INSNS_DEN * AOT_TICK_INSNS_NUM + 1024u -
+           (uint64_t)(AOT_TICK_INSNS_NUM + 1) * turns;
 }
-#else
-void aot_port_timer_start(void)
-{
-    /* Start right after a tick edge, so every measurement begins at about the
-     * same phase of the tick (to within one turn of this loop). */
-    uint32_t first = SYST_CVR;
-    while (SYST_CVR == first) {
-    }
-    timer_origin = ticks_now();
-}
-
-uint64_t aot_port_timer_stop(void)
-{
-    uint64_t ticks = ticks_now() - timer_origin;
-    return ticks * AOT_TICK_INSNS_NUM / AOT_TICK_INSNS_DEN;
-}
-#endif
 
 uint8_t aot_port_timer_unit(void)
 {
