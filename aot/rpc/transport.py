@@ -204,6 +204,9 @@ class FaultyTransport(Transport):
     """
 
     def __init__(self, inner: Transport, plan: FaultPlan):
+        if plan.reset_after is not None and not hasattr(inner, "reset_device"):
+            raise ValueError(f"{type(inner).__name__} cannot reset its device; "
+                             "reset_after needs a PipeTransport")
         self.inner, self.plan = inner, plan
         rng = random.Random(plan.seed)
         self._to_device = _Lane(plan, rng)
