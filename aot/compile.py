@@ -2,8 +2,8 @@
 
 :func:`compile_model` is the whole recipe, read top to bottom::
 
-    load -> optimize (graph passes) -> lower each fused group to a kernel
-    -> plan memory -> check it fits the board -> generate C -> measure sizes
+    load -> optimize (graph passes) -> plan memory -> check it fits the board
+    -> lower each fused group to a kernel -> generate C -> measure sizes
 
 and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 """
@@ -187,10 +187,6 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     groups = list(annotated.annotations.groups)
     lap("passes")
 
-    kernels = [library.lower_group(g, annotated, target, name=f"{name}_k{i}")
-               for i, g in enumerate(groups) if g.kind != "view"]
-    lap("kernels")
-
     # No in-place writes: kernel arguments are `restrict`, so an output may
     # not share bytes with an input of the same call.
     plan = plan_memory(annotated, alignment=workspace_alignment(target),
@@ -198,6 +194,10 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     if board is not None:
         check_fits_board(plan, annotated, board)
     lap("memory")
+
+    kernels = [library.lower_group(g, annotated, target, name=f"{name}_k{i}")
+               for i, g in enumerate(groups) if g.kind != "view"]
+    lap("kernels")
 
     generated = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,

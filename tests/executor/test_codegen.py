@@ -150,3 +150,16 @@ def test_toy_model_is_clean_under_sanitizers(tmp_path):
     got = run_on_host(compiled, inputs, sanitize=True, workdir=tmp_path)
     for g, w in zip(got, _reference(graph, inputs)):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_view_between_caller_buffers_is_a_copy(tmp_path):
+    """A graph input reshaped straight into a graph output: two caller buffers, no kernel."""
+    b = GraphBuilder("copy")
+    x = b.input("x", (2, 3), "float32")
+    graph = b.build([b.op("reshape", [x], newshape=(3, 2))])
+    compiled = compile_model(graph, "host/native", name="copy", kernel_library=ToyLibrary())
+    assert compiled.kernels == []
+    assert "memcpy(out->reshape_1, in->x, 24u);" in compiled.files["codegen/copy.c"]
+    xs = [np.arange(12, dtype=np.float32).reshape(2, 2, 3)]
+    (got,) = run_on_host(compiled, xs, workdir=tmp_path)
+    np.testing.assert_array_equal(got, xs[0].reshape(2, 3, 2))
