@@ -212,27 +212,34 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
                   constants=generated.constant_bytes, state=generated.state_bytes,
                   io=plan.io_bytes, code=code)
     if board is not None:
-        _check_fits(sizes, board, annotated.name)
+        _check_fits(sizes, board, annotated.name, plan, kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
                          sizes, timings)
 
 
-def _check_fits(sizes: Sizes, board: Board, model: str) -> None:
+def _check_fits(sizes: Sizes, board: Board, model: str, plan: MemoryPlan, kernels) -> None:
     """RAM and flash with the kernel scratch and the measured code included."""
     if board.memory is None:
         return
     ram = sizes.workspace + sizes.state + sizes.io
     if ram > board.memory.ram.length:
+        tensors = sorted(((t.type.nbytes, t.name) for b in plan.buffers for t in b.tensors),
+                         reverse=True)[:3]
         raise MemoryPlanError(
             f"model {model!r} needs {ram} bytes of RAM (workspace {sizes.workspace} with kernel "
             f"scratch, state {sizes.state}, inputs/outputs {sizes.io}) but {board.tag} has "
-            f"{board.memory.ram.length}. Try a board with more RAM or a smaller model.")
+            f"{board.memory.ram.length}; largest tensors: "
+            f"{', '.join(f'{n!r} ({b} bytes)' for b, n in tensors)}. "
+            "Try a board with more RAM or a smaller model.")
     flash = sizes.constants + (sizes.code or 0)
     if flash > board.memory.flash.length:
+        heavy = sorted(((k.constant_bytes, k.name, "+".join(k.op_names)) for k in kernels),
+                       reverse=True)[:3]
         raise MemoryPlanError(
             f"model {model!r} needs {flash} bytes of flash (constants {sizes.constants}, "
-            f"code {sizes.code or 0}) but {board.tag} has {board.memory.flash.length}. "
+            f"code {sizes.code or 0}) but {board.tag} has {board.memory.flash.length}; "
+            f"largest constants: {', '.join(f'{n} {ops} ({b} bytes)' for b, n, ops in heavy)}. "
             "Try a board with more flash or a smaller model.")
 
 

@@ -92,5 +92,10 @@ def test_model_too_big_for_ram_names_sizes_and_tensors():
 def test_model_too_big_for_flash_counts_code_too():
     board = load_board("qemu/mps2-an386")
     need = compile_model(HELLO, board).sizes
-    with pytest.raises(MemoryPlanError, match=f"constants {need.constants}, code {need.code}"):
-        compile_model(HELLO, _small(board, flash=need.constants + need.code - 1))
+    small = _small(board, flash=need.constants + need.code - 1)
+    with pytest.raises(MemoryPlanError) as err:
+        compile_model(HELLO, small)
+    text = str(err.value)
+    assert f"constants {need.constants}, code {need.code}" in text
+    assert f"has {need.constants + need.code - 1}" in text
+    assert "largest constants: model_k" in text and "dense" in text
