@@ -68,6 +68,7 @@ class CompiledModel:
     plan: MemoryPlan
     files: dict[str, str]        # generated C by artifact path
     sizes: Sizes
+    # Seconds per stage; kept out of the metadata so the artifact is reproducible.
     timings: list[tuple[str, float]] = field(default_factory=list)
 
     @property
@@ -104,7 +105,6 @@ class CompiledModel:
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
-            "compile_seconds": {stage: round(s, 6) for stage, s in self.timings},
         }
 
     def write(self, out_dir, *, tar: bool = False) -> Path:

@@ -65,6 +65,13 @@ def test_tar_holds_the_same_tree(compiled, tmp_path):
     assert read_metadata(tar_path)["name"] == "hello"
 
 
+def test_same_compilation_gives_the_same_archive(compiled, tmp_path):
+    again = compile_model(HELLO, "qemu/mps2-an386", name="hello")
+    first = compiled.write(tmp_path / "a" / "art", tar=True)
+    second = again.write(tmp_path / "b" / "art", tar=True)
+    assert first.read_bytes() == second.read_bytes()
+
+
 def test_rewriting_removes_stale_sources(compiled, tmp_path):
     out = tmp_path / "art"
     out.mkdir()
