@@ -255,24 +255,35 @@ static aot_status_t cmd_run(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     return AOT_OK;
 }
 
-static aot_status_t cmd_hello(aot_rpc_server_t *srv, uint32_t nonce, const in_t *in,
-                              out_t *out)
+/* A new session id, never 0 (no session) and never the current one. */
+static uint32_t new_session(aot_rpc_server_t *srv, uint32_t nonce)
 {
     uint8_t mix[12];
     uint32_t session;
-    if (in->len != 0) {
-        return AOT_ERR_BAD_LENGTH;
-    }
     srv->handshakes++;
     wr32(mix, nonce);
     wr32(mix + 4, aot_port_entropy());
     wr32(mix + 8, srv->handshakes);
     session = aot_crc32(0, mix, sizeof mix);
     if (session == 0 || session == srv->session) {
-        session ^= 0x5A5A0001u; /* never 0 (no session), never the previous one */
+        session ^= 0x5A5A0001u;
     }
-    srv->session = session;
-    put_u32(out, session);
+    return session;
+}
+
+static aot_status_t cmd_hello(aot_rpc_server_t *srv, uint32_t nonce, const in_t *in,
+                              out_t *out)
+{
+    if (in->len != 0) {
+        return AOT_ERR_BAD_LENGTH;
+    }
+    /* A late copy of the HELLO that opened this session gets the same answer,
+     * rather than a new session that the host would take for a reset. */
+    if (srv->session == 0 || nonce != srv->hello_nonce) {
+        srv->session = new_session(srv, nonce);
+        srv->hello_nonce = nonce;
+    }
+    put_u32(out, srv->session);
     put_u16(out, AOT_RPC_PROTOCOL_VERSION);
     put_u16(out, AOT_MAX_FRAME);
     return AOT_OK;

@@ -189,3 +189,18 @@ def test_each_handshake_opens_a_different_session(host_firmware):
         first = client.session.session_id
         client.reconnect()
         assert client.session.session_id not in (0, first)
+
+
+def test_a_late_copy_of_the_opening_hello_keeps_the_session(device):
+    """Only a new nonce opens a new session; a stale HELLO must not look like a reset."""
+    raw = Raw(device)
+
+    def hello(nonce):
+        (rid,) = raw.take_ids(1)
+        raw.s.transport.write(encode_frame(Header(Command.HELLO, 0, nonce, rid).pack()))
+        (reply,) = raw.replies()
+        return struct.unpack_from("<I", reply, 8)[0]
+
+    first = hello(0x1234567)
+    assert hello(0x1234567) == first
+    assert hello(0x7654321) not in (0, first)

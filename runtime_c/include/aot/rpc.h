@@ -55,6 +55,7 @@ typedef struct {
     uint16_t last_id;
     uint32_t last_crc;
     uint32_t session;          /* 0: no session yet */
+    uint32_t hello_nonce;      /* the host nonce that opened the session */
     uint32_t handshakes;
     uint32_t timer_overhead;   /* subtracted from every timing */
     uint32_t frames_dropped;   /* bad CRC, bad escape, too long, too short */
