@@ -137,15 +137,16 @@ def conv2d(ctx, node) -> Computed:
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
 
 
-def schedule_window_per_pixel(s, final, stages) -> None:
-    """Output pixel by pixel: the padded input window of the pixel (when the
-    convolution pads) is copied into a small stack buffer, then every output
-    channel accumulates over (kh, kw, c) into a row of accumulators, then the
-    epilogue requantizes the row."""
+def schedule_by_output_row(s, final, stages) -> None:
+    """Output row by output row: the padded input rows the row needs (when the
+    convolution pads) are copied into a small stack buffer, every (pixel,
+    channel) of the row accumulates over (kh, kw, c) into a row of int32
+    accumulators, then the epilogue requantizes the row.  Stack use: one
+    output row of accumulators plus ``KH`` padded input rows."""
     acc = stages["acc"]
-    s[acc].compute_at(s[final], final.op.axis[2])
+    s[acc].compute_at(s[final], final.op.axis[1])
     if "pad" in stages:
-        s[stages["pad"]].compute_at(s[acc], acc.op.axis[2])
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[1])
 
 
-strategy("conv2d")(schedule_window_per_pixel)
+strategy("conv2d")(schedule_by_output_row)

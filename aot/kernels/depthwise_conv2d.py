@@ -7,7 +7,7 @@ reduction removed.
 
 from __future__ import annotations
 
-from aot.kernels.conv2d import accumulate, epilogue, schedule_window_per_pixel
+from aot.kernels.conv2d import accumulate, epilogue, schedule_by_output_row
 from aot.kernels.registry import Computed, compute_rule, strategy
 
 
@@ -17,5 +17,5 @@ def depthwise_conv2d(ctx, node) -> Computed:
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
 
 
-# Pixel by pixel like conv2d: the padded window, then each channel's (kh, kw) taps.
-strategy("depthwise_conv2d")(schedule_window_per_pixel)
+# Row by row like conv2d: the padded input rows, then each channel's (kh, kw) taps.
+strategy("depthwise_conv2d")(schedule_by_output_row)
