@@ -37,20 +37,22 @@ class CompileError(AotError):
 @dataclass(frozen=True)
 class Sizes:
     """Bytes per section. ``code`` is measured by compiling the generated C with the
-    board's (or host) toolchain; None when no such compiler is installed."""
+    board's (or host) toolchain; None when that was not possible, ``code_note`` says why."""
 
     workspace: int
     constants: int
     state: int
     io: int
     code: int | None
+    code_note: str = ""
 
     def to_json(self) -> dict:
         return {"workspace": self.workspace, "constants": self.constants,
-                "state": self.state, "io": self.io, "code": self.code}
+                "state": self.state, "io": self.io, "code": self.code,
+                "code_note": self.code_note}
 
     def __str__(self) -> str:
-        code = "unknown (no compiler)" if self.code is None else f"{self.code} bytes"
+        code = f"unknown ({self.code_note})" if self.code is None else f"{self.code} bytes"
         return (f"workspace {self.workspace} bytes, constants {self.constants} bytes, "
                 f"code {code}, state {self.state} bytes, caller i/o {self.io} bytes")
 
@@ -207,10 +209,11 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         files[f"codegen/{support_name}"] = text
     lap("codegen")
 
-    code = _code_bytes(files, name, target, board) if measure_code else None
+    code, note = _code_bytes(files, name, target, board) if measure_code \
+        else (None, "not measured")
     sizes = Sizes(workspace=generated.layout.workspace_bytes,
                   constants=generated.constant_bytes, state=generated.state_bytes,
-                  io=plan.io_bytes, code=code)
+                  io=plan.io_bytes, code=code, code_note=note)
     if board is not None:
         _check_fits(sizes, board, annotated.name, plan, kernels)
     lap("sizes")
@@ -244,18 +247,23 @@ def _check_fits(sizes: Sizes, board: Board, model: str, plan: MemoryPlan, kernel
 
 
 def _code_bytes(files: dict[str, str], name: str, target: Target,
-                board: Board | None) -> int | None:
+                board: Board | None) -> tuple[int | None, str]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
-    -O2 with the board's toolchain (the host gcc for host targets); None if missing."""
+    -O2 with the board's toolchain (the host gcc for host targets), or None and why.
+
+    A toolchain that is missing or cannot compile here (a cross gcc without the
+    C library headers for this CPU) leaves the size unknown rather than failing
+    the compilation: the generated C itself is checked by the builds that use it.
+    """
     if board is not None:
         cc, size = board.toolchain.tool("gcc"), board.toolchain.tool("size")
         flags = list(board.toolchain.cpu_flags)
     elif runs_on_host(target):
         cc, size, flags = "gcc", "size", []
     else:
-        return None
+        return None, "no toolchain for a bare target"
     if shutil.which(cc) is None or shutil.which(size) is None:
-        return None
+        return None, f"{cc} is not installed"
     with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
         for rel, text in files.items():
@@ -270,10 +278,12 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
                                    f"-I{root / 'include'}", "-c", src, "-o", str(obj)],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
-                raise CompileError(f"the generated C does not compile with {cc}:\n"
-                                   f"{proc.stderr.strip()}")
+                errors = [line for line in proc.stderr.splitlines() if "error" in line]
+                reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
+                return None, f"{cc} cannot compile here: {reason}"
             objects.append(str(obj))
         proc = subprocess.run([size, "-A", *objects], capture_output=True, text=True)
     if proc.returncode != 0:
-        return None
-    return sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", proc.stdout, re.M))
+        return None, f"{size} failed"
+    text = sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", proc.stdout, re.M))
+    return text, ""

@@ -55,3 +55,12 @@ def test_errors_are_one_line_with_status_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 3 and "Traceback" not in err
     assert "not a usable C identifier" in err
+
+
+def test_model_too_big_for_the_board_names_sizes_and_tensors(tmp_path, capsys):
+    # qemu/sifive-e has 16 KiB of RAM; KWS needs 16,000 bytes of workspace plus its i/o.
+    assert main(["compile", KWS, "--board", "qemu/sifive-e", "-o", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "needs 16502 bytes of RAM" in err and "has 16384" in err
+    assert "largest tensors:" in err and "(8000 bytes)" in err
+    assert not (tmp_path / "a").exists()
