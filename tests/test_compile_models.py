@@ -104,7 +104,7 @@ def assert_outputs_equal(got, want_per_invocation):
 @pytest.mark.parametrize("entry", _params(TFLITE))
 def test_tflite_model_on_host_equals_tflm(entry, tflm, tmp_path):  # noqa: F811
     path = MODELS_DIR / entry["file"]
-    compiled = compile_model(path, "host/native", name="model")
+    compiled = compile_model(path, "host/native", name="model", measure_code=False)
     sequence = model_sequence(entry, compiled.graph)
     got = run_on_host(compiled, _stack(compiled.graph, sequence), workdir=tmp_path)
     assert_outputs_equal(got, tflm.run(path.read_bytes(), sequence))
@@ -114,7 +114,7 @@ def test_tflite_model_on_host_equals_tflm(entry, tflm, tmp_path):  # noqa: F811
 @pytest.mark.parametrize("entry", _params(ONNX))
 def test_onnx_model_on_host_equals_its_oracle(entry, tmp_path):
     path = MODELS_DIR / entry["file"]
-    compiled = compile_model(path, "host/native", name="model")
+    compiled = compile_model(path, "host/native", name="model", measure_code=False)
     sequence = model_sequence(entry, compiled.graph)
     got = run_on_host(compiled, _stack(compiled.graph, sequence), workdir=tmp_path)
     if "qdq" in entry["name"]:

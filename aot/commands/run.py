@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                            f"use --board {HOST_BOARD}")
     compiled = compile_model(args.model, tag, name=args.name, opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
-                             io_in_workspace=args.io_in_workspace)
+                             io_in_workspace=args.io_in_workspace, measure_code=False)
     inputs = load_inputs(compiled.graph, args.input)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
     try:
