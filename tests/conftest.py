@@ -19,3 +19,11 @@ def models_dir() -> Path:
         pytest.fail(f"the shared models are missing: expected them in {MODELS_DIR}")
     return MODELS_DIR
 
+
+
+@pytest.fixture(scope="session")
+def host_firmware(tmp_path_factory) -> Path:
+    """The fixture model's RPC firmware built for the host port (tests/runtime_c/fixture)."""
+    from support.firmware import fw
+
+    return fw.build(tmp_path_factory.mktemp("host-fw"))

@@ -7,7 +7,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from conftest import fw
+from support.firmware import fw
 
 import flash
 from aot.rpc import connect

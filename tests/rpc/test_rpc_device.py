@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import fw
+from support.firmware import fw
 
 from aot.rpc import DeviceResetError, PipeTransport, RemoteError, RpcError, connect
 from aot.rpc.framing import FrameDecoder, Header, encode_frame

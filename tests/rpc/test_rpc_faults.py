@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import fw
+from support.firmware import fw
 
 from aot.rpc import (
     Client,

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import fw
+from support.firmware import fw
 
 from aot.rpc import connect
 from aot.rpc.protocol import TimerUnit

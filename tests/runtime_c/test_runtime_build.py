@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fw
+from support.firmware import fw
 
 RUNTIME = fw.ROOT / "runtime_c"
 SOURCES = sorted((RUNTIME / "src").glob("*.c"))

@@ -10,7 +10,7 @@ import struct
 import subprocess
 
 import pytest
-from conftest import fw
+from support.firmware import fw
 
 from aot.rpc.framing import encode_frame
 from aot.rpc.protocol import Command
