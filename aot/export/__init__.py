@@ -129,7 +129,9 @@ def library_sources(files: dict[str, str], name: str) -> list[str]:
 
 def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
                    port: str | None = None, tar: bool = False) -> Path:
-    """Write the artifact into ``out_dir`` (created; emptied of old artifact folders).
+    """Write the artifact into ``out_dir``: a new or empty directory, or an earlier
+    artifact, whose codegen/, include/ and runtime/ are replaced (never a folder
+    holding anything else, so ``-o .`` cannot wipe a project's include/).
 
     ``files`` are the generated texts by relative path.  With ``tar``, also
     writes ``<out_dir>.tar`` holding the same tree under ``<name>/`` and
@@ -139,6 +141,9 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
     try:
         if out.exists() and not out.is_dir():
             raise ExportError(f"{out} exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()) and not _is_artifact(out):
+            raise ExportError(f"{out} is not empty and holds no aot artifact: write the "
+                              "artifact to a new or empty directory")
         out.mkdir(parents=True, exist_ok=True)
         for sub in ("codegen", "include", "runtime"):
             shutil.rmtree(out / sub, ignore_errors=True)
@@ -166,6 +171,13 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
         return tar_path
     except OSError as err:
         raise ExportError(f"cannot write the artifact to {out}: {err.strerror or err}") from None
+
+
+def _is_artifact(path: Path) -> bool:
+    try:
+        return json.loads((path / "metadata.json").read_text()).get("format") == "aot-artifact"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _normalize(info: tarfile.TarInfo) -> tarfile.TarInfo:

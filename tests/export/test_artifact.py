@@ -11,7 +11,7 @@ import pytest
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model
-from aot.export import read_metadata, runtime_files
+from aot.export import ExportError, read_metadata, runtime_files
 
 HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
 
@@ -74,11 +74,18 @@ def test_same_compilation_gives_the_same_archive(compiled, tmp_path):
 
 def test_rewriting_removes_stale_sources(compiled, tmp_path):
     out = tmp_path / "art"
-    out.mkdir()
-    (out / "codegen").mkdir()
+    compiled.write(out)
     (out / "codegen" / "stale.c").write_text("#error stale\n")
     compiled.write(out)
     assert not (out / "codegen" / "stale.c").exists()
+
+
+def test_a_folder_holding_other_files_is_refused(compiled, tmp_path):
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "board.h").write_text("/* the user's */\n")
+    with pytest.raises(ExportError, match="not empty and holds no aot artifact"):
+        compiled.write(tmp_path)
+    assert (tmp_path / "include" / "board.h").exists()
 
 
 def test_runtime_files_follow_the_port():
