@@ -18,6 +18,11 @@ have riscv64-unknown-elf-gcc || need_pkgs+=(gcc-riscv64-unknown-elf)
 [ -d /usr/lib/picolibc/riscv64-unknown-elf ] || need_pkgs+=(picolibc-riscv64-unknown-elf)
 have make || need_pkgs+=(make)
 have gcc || need_pkgs+=(gcc)
+have cmake || need_pkgs+=(cmake)
+# clang with its sanitizer and libFuzzer runtime: the runtime's frame decoder is fuzzed.
+have clang || need_pkgs+=(clang)
+[ -d /usr/lib/llvm-14/lib/clang ] && ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+  || need_pkgs+=(libclang-rt-14-dev)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3-venv)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
