@@ -162,7 +162,7 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
             shutil.copyfile(src, path)
         if not tar:
             return out
-        tar_path = out.with_name(out.name + ".tar")
+        tar_path = out.resolve().with_name(out.resolve().name + ".tar")
         with tarfile.open(tar_path, "w") as archive:
             for path in sorted(out.rglob("*")):
                 if path.is_file():
