@@ -21,7 +21,7 @@ have gcc || need_pkgs+=(gcc)
 have cmake || need_pkgs+=(cmake)
 # clang with its sanitizer and libFuzzer runtime: the runtime's frame decoder is fuzzed.
 have clang || need_pkgs+=(clang)
-[ -d /usr/lib/llvm-14/lib/clang ] && ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+[ -d /usr/lib/llvm-14/lib/clang ] && ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 \
   || need_pkgs+=(libclang-rt-14-dev)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3-venv)
 
