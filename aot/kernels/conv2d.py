@@ -88,6 +88,8 @@ def accumulate(ctx, node, depthwise: bool):
         macs = N * OH * OW * O * KH * KW * C
     bias = fold_bias(ctx, node, b_t, None if is_float else qp.input_offset * weight_sums)
     stages = {"acc": acc} if pad is None else {"acc": acc, "pad": pad}
+    if not depthwise and acc_dtype == "int32" and x_t.dtype == "int8":
+        stages["dot_s8"] = acc  # the channel reduction is an int8 dot product
     return acc, bias, qp, macs, stages
 
 

@@ -47,7 +47,10 @@ def dense(ctx, node) -> Computed:
     acc = te.compute((rows, units), body, name="acc")
     correction = None if is_float else qp.input_offset * w_eff.sum(axis=1)
     bias = fold_bias(ctx, node, b_t, correction)
-    return Computed(epilogue(ctx, node, acc, bias, qp), {"acc": acc}, rows * units * depth)
+    stages = {"acc": acc}
+    if acc_dtype == "int32" and x_t.dtype == "int8" and not w_off:
+        stages["dot_s8"] = acc  # a plain int8 dot product (see aot.kernels.arm_cpu)
+    return Computed(epilogue(ctx, node, acc, bias, qp), stages, rows * units * depth)
 
 
 @strategy("dense")

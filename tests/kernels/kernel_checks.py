@@ -160,7 +160,7 @@ def check_group(kernel: Kernel, group, graph, values: dict):
             np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6, err_msg=f"group {group.name}")
 
 
-def check_graph(graph, inputs, *, cross=True):
+def check_graph(graph, inputs, *, cross=True, target="c"):
     """Optimize ``graph``, lower every kernel group and compare each kernel alone with
     the reference on the group's real inputs; cross-compile each for Cortex-M4.
     Returns the kernels."""
@@ -172,7 +172,7 @@ def check_graph(graph, inputs, *, cross=True):
     for i, group in enumerate(annotations(ag).groups):
         if group.kind == "view":
             continue
-        kernel = lower_group(group, ag, "c", name=f"test_k{i}")
+        kernel = lower_group(group, ag, target, name=f"test_k{i}")
         check_group(kernel, group, ag, values)
         if cross:
             cross_compile(kernel)
