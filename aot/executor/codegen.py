@@ -197,7 +197,9 @@ def _comment(text: str) -> str:
 def _c_values(t: Tensor) -> str:
     data = np.asarray(t.data).reshape(-1)
     if t.dtype == "float32":
-        items = [f"{float(v)!r}f".replace("inf", "INFINITY") for v in data.astype(np.float32)]
+        if not np.isfinite(data).all():
+            raise CodegenError(f"constant {t.name!r} holds inf or nan; a kernel must embed it")
+        items = [f"{float(v)!r}f" for v in data.astype(np.float32)]
     elif t.dtype == "int64":
         items = [f"INT64_C({int(v)})" for v in data]
     else:
@@ -209,11 +211,9 @@ def _c_values(t: Tensor) -> str:
 class _Bindings:
     """How the entry function reaches each tensor: a C pointer expression."""
 
-    def __init__(self, name: str, graph: Graph, plan, inputs: list[Port],
-                 outputs: list[Port]) -> None:
+    def __init__(self, name: str, plan, inputs: list[Port], outputs: list[Port]) -> None:
         self.name = name
         self.plan = plan
-        self.graph = graph
         self.caller: dict[int, Port] = {id(p.tensor): p for p in inputs + outputs}
         self.states: dict[int, _Array] = {}
         self.constants: dict[int, _Array] = {}
@@ -251,7 +251,7 @@ def _tensor_map(graph: Graph) -> dict[str, Tensor]:
     return {t.name: t for t in graph.tensors()}
 
 
-def entry_steps(name: str, graph: Graph, groups, kernels, plan, lay: Layout,
+def entry_steps(graph: Graph, groups, kernels, plan, lay: Layout,
                 bindings: _Bindings) -> list[_Step]:
     """One step per group: a kernel call, or for a view nothing (or a copy).
 
@@ -325,11 +325,11 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
                            "kernel arguments are restrict: plan with inplace=False")
     inputs, outputs = ports(name, graph, plan)
     lay = layout(plan, kernels)
-    bindings = _Bindings(name, graph, plan, inputs, outputs)
+    bindings = _Bindings(name, plan, inputs, outputs)
     # With io_in_workspace the ports are bound to the workspace, not the structs.
     if plan.io_in_workspace:
         bindings.caller = {}
-    steps = entry_steps(name, graph, groups, kernels, plan, lay, bindings)
+    steps = entry_steps(graph, groups, kernels, plan, lay, bindings)
     prologue, epilogue = _io_copies(inputs, outputs, bindings) if plan.io_in_workspace \
         else ([], [])
     for t in graph.variables():  # state no kernel names still belongs to the model
