@@ -75,8 +75,10 @@ def _c_array(name: str, data: np.ndarray) -> str:
     dtype = _NP_TO_IR[data.dtype]
     flat = data.reshape(-1)
     if dtype == "float32":
-        values = [repr(float(v)) + "f" if np.isfinite(v) else "0.0f" for v in flat]
-        values = [v if ("." in v or "e" in v) else v.replace("f", ".0f") for v in values]
+        if not np.isfinite(flat).all():
+            raise KernelError(f"constant {name} holds a NaN or infinity: not supported yet")
+        # repr of the float32 value widened to double reads back as the same float
+        values = [repr(float(v)) + "f" for v in flat]
     elif dtype == "int32":
         values = [str(v) if v != -(1 << 31) else "(-2147483647 - 1)" for v in flat.tolist()]
     elif dtype == "int64":
