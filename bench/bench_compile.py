@@ -13,7 +13,9 @@ Per shared model (those whose kernels all exist):
   ``print_allocations``, measured in the same run on the host) and TFLM's
   Cortex-M arena from BASELINE.md;
 * constant bytes (weights, biases, requantization tables) and code bytes
-  for Cortex-M4 (qemu/mps2-an386);
+  for Cortex-M4 (qemu/mps2-an386), their sum against TFLM's whole release
+  firmware with reference kernels (BASELINE.md; ours counts the model
+  library only: a firmware adds its startup code and C library);
 * host run time per inference of the compiled model (gcc -O2) and of the
   TFLM interpreter, in the same run on the same inputs, and their ratio.
   The compiled time is (time of 1 + K invocations - time of 1) / K, so
@@ -49,6 +51,10 @@ MODELS_DIR = ROOT.parent / "shared" / "models"
 TFLM_ARENA_M4 = {"mlperf_kws_dscnn": 22820, "mlperf_vww_mobilenetv1_025": 100708,
                  "mlperf_ic_resnet8": 54996, "mlperf_ad_fc_autoencoder": 2580,
                  "tflm_micro_speech": 6836}
+# TFLM release firmware flash with its reference kernels (runtime + kernels + model), same source.
+TFLM_FLASH_M4_REF = {"mlperf_kws_dscnn": 101052, "mlperf_vww_mobilenetv1_025": 380412,
+                     "mlperf_ic_resnet8": 149992, "mlperf_ad_fc_autoencoder": 302976,
+                     "tflm_micro_speech": 57844}
 
 _TFLM_WORKER = r"""
 import json, os, re, sys, tempfile, time
@@ -149,6 +155,8 @@ def bench_model(path: Path, seconds: float) -> dict:
         "tflm_arena_m4_bytes": TFLM_ARENA_M4.get(name),
         "constant_bytes": compiled.sizes.constants,
         "code_bytes_m4": m4.sizes.code,
+        "flash_bytes_m4": m4.sizes.constants + (m4.sizes.code or 0),
+        "tflm_flash_m4_ref_bytes": TFLM_FLASH_M4_REF.get(name),
         "state_bytes": compiled.sizes.state,
         "host_seconds": ours,
         "tflm_host_seconds": tflm.get("seconds"),
@@ -167,11 +175,12 @@ def _fmt(v) -> str:
 def table(rows: list[dict]) -> str:
     head = ("| model | compile (s) | workspace (caller i/o) | workspace (i/o inside) | lower bound "
             "(i/o inside) | TFLM head (host) | TFLM arena (M4) | constants | code (M4) | "
-            "host time | TFLM host time | TFLM / ours |")
-    lines = [head, "|" + "---|" * 12]
+            "flash (M4) | TFLM firmware flash (M4, ref) | host time | TFLM host time | "
+            "TFLM / ours |")
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | not compiled: {r['error']} |" + " - |" * 10)
+            lines.append(f"| {r['model']} | not compiled: {r['error']} |" + " - |" * 12)
             continue
         ratio = f"{r['speedup_vs_tflm']:.2f}x" if r["speedup_vs_tflm"] else "-"
         lines.append(
@@ -179,6 +188,7 @@ def table(rows: list[dict]) -> str:
             f"{_fmt(r['workspace_with_io_bytes'])} | {_fmt(r['lower_bound_with_io_bytes'])} | "
             f"{_fmt(r['tflm_head_host_bytes'])} | {_fmt(r['tflm_arena_m4_bytes'])} | "
             f"{_fmt(r['constant_bytes'])} | {_fmt(r['code_bytes_m4'])} | "
+            f"{_fmt(r['flash_bytes_m4'])} | {_fmt(r['tflm_flash_m4_ref_bytes'])} | "
             f"{_fmt(r['host_seconds'])} | {_fmt(r['tflm_host_seconds'])} | {ratio} |")
     return "\n".join(lines)
 
