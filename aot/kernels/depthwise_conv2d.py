@@ -17,5 +17,14 @@ def depthwise_conv2d(ctx, node) -> Computed:
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
 
 
-# Row by row like conv2d: the padded input rows, then each channel's (kh, kw) taps.
-strategy("depthwise_conv2d")(schedule_by_output_row)
+@strategy("depthwise_conv2d")
+def schedule_depthwise_generic(s, final, stages) -> None:
+    """Row by row like conv2d (padded input rows, a row of accumulators), with
+    the channel loop innermost: for each pixel and tap (kh, kw) all channels
+    accumulate at once, reading the input rows, the weights and the
+    accumulators contiguously."""
+    schedule_by_output_row(s, final, stages)
+    acc = stages["acc"]
+    _, _, w, o = acc.op.axis
+    kh, kw = acc.op.reduce_axis
+    s[acc].reorder(w, kh, kw, o)

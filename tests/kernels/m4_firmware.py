@@ -12,7 +12,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from aot.codegen.c import C_TYPES
+import numpy as np
+
+from aot.codegen.c import C_TYPES, NP_TYPES
 from aot.kernels import support_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,8 +41,9 @@ def descriptor(kernels, names) -> str:
                          "__attribute__((aligned(8)));")
             args.append(ident)
             flags = "0" if p.role == "output" else "AOT_TENSOR_WRITABLE"
+            count = p.nbytes // np.dtype(NP_TYPES[p.dtype]).itemsize
             tensors.append(f'    {{"{ident}", {_DTYPES[p.dtype]}, {_ROLES[p.role]}, {flags}, 1, '
-                           f'{{{p.nbytes}}}, {p.nbytes}, {ident}}},')
+                           f'{{{count}}}, {p.nbytes}, {ident}}},')
         lines.append(f"static int32_t run_{i}(void *ctx) {{ (void)ctx; "
                      f"return {k.name}({', '.join(args)}); }}")
         table.append(f'    {{"{name}", run_{i}}},')
