@@ -42,8 +42,9 @@ def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
     """One ``[N, *shape]`` array per graph input, in graph-input order."""
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, zipfile.BadZipFile) as err:
-        raise InterpretError(f"cannot read {path} as .npy or .npz: {err}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        # numpy raises EOFError for an empty or truncated file.
+        raise InterpretError(f"cannot read {path} as .npy or .npz: {err or 'empty file'}") from None
     if isinstance(data, np.ndarray):
         if len(graph.inputs) != 1:
             raise InterpretError(

@@ -116,12 +116,13 @@ def test_cli_interpret_accepts_npz(models_dir, tmp_path):
 @pytest.mark.parametrize("content, message", [
     (np.zeros((1, 1960), np.int8), "expected an array of shape"),
     (np.zeros((2, 1, 1960), np.float32) + 0.5, "do not convert exactly"),
-    (None, "cannot read"),
+    (b"not numpy", "cannot read"),
+    (b"", "cannot read"),
 ])
 def test_cli_interpret_bad_inputs_exit_2(models_dir, tmp_path, capsys, content, message):
     path = tmp_path / "x.npy"
-    if content is None:
-        path.write_bytes(b"not numpy")
+    if isinstance(content, bytes):
+        path.write_bytes(content)
     else:
         np.save(path, content)
     code = main(["interpret", str(models_dir / "tflm_micro_speech.tflite"), "--input",
