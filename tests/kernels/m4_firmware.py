@@ -78,3 +78,38 @@ def build(kernels, names, tmp: Path) -> Path:
                     "-Wl,--gc-sections -lm"],
                    check=True, env={**os.environ, "MAKEFLAGS": ""})
     return elf
+
+
+def check_on_qemu(cases, tmp: Path) -> int:
+    """Run kernels on qemu/mps2-an386 and compare with expected values.
+
+    ``cases`` are ``(kernel, name, before, after)``: ``before`` holds the
+    array of each input and state param (None for outputs), ``after`` the
+    expected array of each output and state param (None for inputs).
+    Integer results must match bit for bit, float32 within 1e-5 relative.
+    Returns the number of arrays compared.
+    """
+    from aot.rpc import connect
+    from flash.qemu import QemuConfig, QemuRunner
+    elf = build([c[0] for c in cases], [c[1] for c in cases], tmp)
+    compared = 0
+    with QemuRunner(QemuConfig(elf=elf, machine="mps2-an386")) as url:
+        with connect(url, timeout=60) as client:
+            for i, (k, name, before, after) in enumerate(cases):
+                for j, a in enumerate(before):
+                    if a is not None:
+                        flat = np.ascontiguousarray(a).reshape(-1)
+                        client.write_tensor(tensor_name(i, j), flat)
+                client.run(1, name)
+                for j, a in enumerate(after):
+                    if a is None:
+                        continue
+                    got = np.asarray(client.read_tensor(tensor_name(i, j))).reshape(-1)
+                    want = np.asarray(a).reshape(-1)
+                    if want.dtype == np.float32:
+                        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
+                                                   err_msg=name)
+                    else:
+                        np.testing.assert_array_equal(got, want, err_msg=name)
+                    compared += 1
+    return compared

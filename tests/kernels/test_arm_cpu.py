@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tempfile
-from pathlib import Path
 
-import numpy as np
 import pytest
 from graphs import conv_graph, dense_graph
 from kernel_checks import all_values, check_graph, seeded_inputs
@@ -61,38 +58,51 @@ def test_the_cortex_m4_build_uses_smlad(tmp_path):
     assert "smlad" in dis and "sxtb16" in dis
 
 
+def _cases(ag, values, target, prefix):
+    """(kernel, name, before, after) of every kernel group of ``ag`` (see m4_firmware)."""
+    tensors = {t.name: t for t in ag.tensors()}
+    cases = []
+    for group in annotations(ag).groups:
+        if group.kind == "view":
+            continue
+        k = lower_group(group, ag, target, name=f"{prefix}_{len(cases)}")
+        before, after = [], []
+        for p in k.params:
+            key = id(tensors[p.tensor])
+            state = p.role == "state"
+            before.append(None if p.role == "output"
+                          else values[("before", key)] if state else values[key])
+            after.append(None if p.role == "input"
+                         else values[("after", key)] if state else values[key])
+        cases.append((k, f"{prefix}_{group.name}", before, after))
+    return cases
+
+
+QEMU = pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="needs qemu-system-arm")
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="needs qemu-system-arm")
-def test_dsp_kernels_are_bit_exact_on_an_emulated_cortex_m4():
+@QEMU
+def test_dsp_kernels_are_bit_exact_on_an_emulated_cortex_m4(tmp_path):
+    import m4_firmware
+    cases = []
+    for n, (op, variant) in enumerate(CASES):
+        ag = optimize(_graph(op, variant, 23))
+        cases += _cases(ag, all_values(ag, seeded_inputs(ag, 23)), ARM, f"case{n}")
+    assert m4_firmware.check_on_qemu(cases, tmp_path) == len(cases)
+
+
+@pytest.mark.slow
+@QEMU
+@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "tflm_micro_speech",
+                                   "tflm_keyword_scrambled_int16", "tflm_mnist_lstm_int8",
+                                   "tflm_magic_wand_float"])
+def test_every_kernel_of_a_model_matches_the_reference_on_cortex_m4(model, models_dir, tmp_path):
+    """Each kernel cross-compiled with the arm_cpu strategy, run alone on the emulated
+    board on the reference's intermediate tensors (and states after two steps)."""
     import m4_firmware
 
-    from aot.rpc import connect
-    from flash.qemu import QemuConfig, QemuRunner
-    kernels, names, checks = [], [], []
-    for n, (op, variant) in enumerate(CASES):
-        g = _graph(op, variant, 23)
-        ag = optimize(g)
-        values = all_values(ag, seeded_inputs(ag, 23))
-        tensors = {t.name: t for t in ag.tensors()}
-        for group in annotations(ag).groups:
-            k = lower_group(group, ag, ARM, name=f"case{n}_{len(kernels)}")
-            kernels.append(k)
-            names.append(f"case{n}_{group.name}")
-            checks.append([values[id(tensors[p.tensor])] for p in k.params])
-    with tempfile.TemporaryDirectory() as tmp:
-        elf = m4_firmware.build(kernels, names, Path(tmp))
-        with QemuRunner(QemuConfig(elf=elf, machine="mps2-an386")) as url:
-            with connect(url, timeout=30) as client:
-                for i, (k, name, arrays) in enumerate(zip(kernels, names, checks)):
-                    for j, (p, a) in enumerate(zip(k.params, arrays)):
-                        if p.role == "input":
-                            raw = np.frombuffer(np.ascontiguousarray(a).tobytes(),
-                                                dtype=a.dtype)
-                            client.write_tensor(m4_firmware.tensor_name(i, j), raw)
-                    client.run(1, name)
-                    for j, (p, a) in enumerate(zip(k.params, arrays)):
-                        if p.role == "output":
-                            got = client.read_tensor(m4_firmware.tensor_name(i, j))
-                            np.testing.assert_array_equal(
-                                np.asarray(got).reshape(-1), np.asarray(a).reshape(-1),
-                                err_msg=name)
+    from aot.frontend import load_model
+    ag = optimize(load_model(models_dir / f"{model}.tflite"))
+    cases = _cases(ag, all_values(ag, seeded_inputs(ag, 24)), ARM, "m")
+    assert m4_firmware.check_on_qemu(cases, tmp_path) >= len(cases)
