@@ -22,6 +22,7 @@ from typing import TextIO
 
 from aot import __version__
 from aot.errors import AotError
+from aot import kernels as default_kernels
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
 from aot.executor.memory import MemoryPlan, MemoryPlanError
 from aot.frontend import load_model
@@ -137,17 +138,6 @@ def resolve_target(target_or_board) -> tuple[Target, Board | None]:
     return target, load_board(target.tag) if target.tag else None
 
 
-def _kernel_library(library):
-    if library is not None:
-        return library
-    try:
-        import aot.kernels as library
-    except ImportError as err:
-        raise CompileError(f"not supported yet: the kernel library (aot.kernels) is not "
-                           f"available ({err})") from None
-    return library
-
-
 def compile_model(model, target_or_board="host/native", *, name: str = "model",
                   opt_level: int = 2, disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
@@ -171,7 +161,7 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         clock = now
 
     codegen.check_name(name)
-    library = _kernel_library(kernel_library)
+    library = kernel_library if kernel_library is not None else default_kernels
     graph = model if isinstance(model, Graph) else load_model(model)
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board)
