@@ -19,7 +19,7 @@ import subprocess
 import numpy as np
 import pytest
 from support.fixtures import tflm  # noqa: F401
-from support.models import MODELS, MODELS_DIR
+from support.models import MODELS, MODELS_DIR, model_sequence, random_inputs
 
 from aot.commands.run import run_on_host
 from aot.compile import compile_model
@@ -28,7 +28,6 @@ from aot.kernels import COMPUTES, HANDWRITTEN
 from aot.passes import optimize
 from aot.reference.interpreter import Session
 
-RANDOM_INVOCATIONS = 4
 FAST = {"tflm_hello_world_int8", "tflm_micro_speech"}
 
 
@@ -54,32 +53,6 @@ def _params(entries):
 
 TFLITE = [m for m in MODELS if m["file"].endswith(".tflite")]
 ONNX = [m for m in MODELS if m["file"].endswith(".onnx")]
-
-
-def random_inputs(graph, seed: int, count: int) -> list[list[np.ndarray]]:
-    """Invocations near the zero point (like real data) alternating with full-range ones."""
-    rng = np.random.default_rng(seed)
-    sequence = []
-    for step in range(count):
-        inputs = []
-        for t in graph.inputs:
-            if t.dtype == "float32":
-                inputs.append(rng.standard_normal(t.shape).astype(np.float32))
-                continue
-            info = np.iinfo(t.type.np_dtype)
-            if step % 2:
-                x = rng.integers(info.min, info.max, t.shape, endpoint=True)
-            else:
-                x = rng.normal(t.quant.zero_point[0], 20, t.shape).round()
-            inputs.append(np.clip(x, info.min, info.max).astype(t.type.np_dtype))
-        sequence.append(inputs)
-    return sequence
-
-
-def model_sequence(entry, graph) -> list[list[np.ndarray]]:
-    sample = MODELS_DIR / "samples" / f"{entry['name']}.npy"
-    sequence = [[x] for x in np.load(sample)] if sample.exists() else []
-    return sequence + random_inputs(graph, seed=len(entry["name"]), count=RANDOM_INVOCATIONS)
 
 
 def _stack(graph, sequence) -> list[np.ndarray]:

@@ -10,39 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.models import MODELS, MODELS_DIR
+from support.models import MODELS, MODELS_DIR, model_sequence
 
 from aot.frontend import load_model
 from aot.reference import Session, supported_ops
 from support.fixtures import tflm  # noqa: F401
 
 TFLITE = [m for m in MODELS if m["file"].endswith(".tflite")]
-RANDOM_INVOCATIONS = 4
-
-
-def _random_inputs(graph, seed: int, count: int) -> list[list[np.ndarray]]:
-    rng = np.random.default_rng(seed)
-    sequence = []
-    for step in range(count):
-        inputs = []
-        for t in graph.inputs:
-            if t.dtype == "float32":
-                inputs.append(rng.standard_normal(t.shape).astype(np.float32))
-                continue
-            info = np.iinfo(t.type.np_dtype)
-            if step % 2:  # full range: exercises saturation
-                x = rng.integers(info.min, info.max, t.shape, endpoint=True)
-            else:  # near the zero point, like real data: keeps later layers unsaturated
-                x = rng.normal(t.quant.zero_point[0], 20, t.shape).round()
-            inputs.append(np.clip(x, info.min, info.max).astype(t.type.np_dtype))
-        sequence.append(inputs)
-    return sequence
-
-
-def _sequence(entry, graph, models_dir) -> list[list[np.ndarray]]:
-    sample = models_dir / "samples" / f"{entry['name']}.npy"
-    sequence = [[x] for x in np.load(sample)] if sample.exists() else []
-    return sequence + _random_inputs(graph, seed=len(entry["name"]), count=RANDOM_INVOCATIONS)
 
 
 def _params():
@@ -61,7 +35,7 @@ def _params():
 def test_model_matches_tflm(entry, models_dir, tflm):  # noqa: F811
     path = models_dir / entry["file"]
     graph = load_model(path)
-    sequence = _sequence(entry, graph, models_dir)
+    sequence = model_sequence(entry, graph)
     expected = tflm.run(path.read_bytes(), sequence)
     session = Session(graph)
     for step, (inputs, want) in enumerate(zip(sequence, expected)):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_DIR = ROOT.parent / "shared" / "models"
 
@@ -20,3 +22,39 @@ def _manifest() -> list[dict]:
 #: The manifest entries, one per model file.
 MODELS = _manifest()
 MODEL_NAMES = [m["name"] for m in MODELS]
+
+#: Seeded random invocations appended to each model's samples.
+RANDOM_INVOCATIONS = 4
+
+
+def random_inputs(graph, seed: int, count: int = RANDOM_INVOCATIONS) -> list[list]:
+    """``count`` invocations of seeded random inputs for ``graph``.
+
+    Integer inputs alternate between values near the zero point (like real
+    data: later layers stay unsaturated) and the full range (exercises
+    saturation); float inputs are standard normal.
+    """
+    rng = np.random.default_rng(seed)
+    sequence = []
+    for step in range(count):
+        inputs = []
+        for t in graph.inputs:
+            if t.dtype == "float32":
+                inputs.append(rng.standard_normal(t.shape).astype(np.float32))
+                continue
+            info = np.iinfo(t.type.np_dtype)
+            if step % 2:
+                x = rng.integers(info.min, info.max, t.shape, endpoint=True)
+            else:
+                x = rng.normal(t.quant.zero_point[0], 20, t.shape).round()
+            inputs.append(np.clip(x, info.min, info.max).astype(t.type.np_dtype))
+        sequence.append(inputs)
+    return sequence
+
+
+def model_sequence(entry: dict, graph) -> list[list]:
+    """The model's sample inputs (when the shared folder has them), then seeded
+    random ones: one list of input arrays per invocation, run from a fresh state."""
+    sample = MODELS_DIR / "samples" / f"{entry['name']}.npy"
+    sequence = [[x] for x in np.load(sample)] if sample.exists() else []
+    return sequence + random_inputs(graph, seed=len(entry["name"]))
