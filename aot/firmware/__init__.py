@@ -1,0 +1,1 @@
+"""The firmware flow: artifact -> project -> build -> flash -> run over the RPC."""

@@ -1,0 +1,177 @@
+"""Build a firmware project with the board's toolchain: ``make -j`` plus an object cache.
+
+The runtime's objects (RPC server, framing, port, startup, main) depend
+only on the runtime sources, the compiler and the flags, so the same board
+compiles them to the same bytes for every model.  :class:`ObjectCache`
+keeps them under a key hashed from exactly those, and :func:`build_project`
+puts cached copies into the project's build folder before running make,
+which then compiles only the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aot.firmware.errors import BuildError
+from aot.firmware.project import Project, load_project
+from aot.firmware.sizes import FirmwareSizes, read_sizes
+
+# project.json fields that name the model; everything else shapes runtime objects.
+_MODEL_FIELDS = {"name", "model", "model_sources"}
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one build produced; ``compiled`` lists the sources make compiled
+    (cached runtime objects are absent from it), ``restored`` the objects
+    taken from the cache."""
+
+    project: Project
+    elf: Path
+    sizes: FirmwareSizes | None
+    compiled: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+
+
+class ObjectCache:
+    """Compiled runtime objects in ``root/<key>/<object name>``.
+
+    Entries are written to a temporary file and renamed, so concurrent
+    builds never see half an object.
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def key(self, project: Project) -> str:
+        """A digest of the compiler, the flags and every runtime file."""
+        settings = {k: v for k, v in project.data.items() if k not in _MODEL_FIELDS}
+        digest = hashlib.sha256(repr(sorted(settings.items())).encode())
+        digest.update(_compiler_identity(project.data["cc"]).encode())
+        runtime = project.path / "runtime"
+        for path in sorted(runtime.rglob("*")):
+            if path.is_file():
+                digest.update(str(path.relative_to(runtime)).encode() + b"\0")
+                digest.update(path.read_bytes())
+        return digest.hexdigest()[:32]
+
+    def restore(self, key: str, objects: list[Path]) -> list[Path]:
+        """Copy cached objects that the build folder lacks; return those copied."""
+        restored = []
+        for obj in objects:
+            cached = self.root / key / obj.name
+            if obj.exists() or not cached.is_file():
+                continue
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(cached, obj)  # a fresh mtime: newer than the sources
+            restored.append(obj)
+        return restored
+
+    def store(self, key: str, objects: list[Path]) -> None:
+        folder = self.root / key
+        folder.mkdir(parents=True, exist_ok=True)
+        for obj in objects:
+            dest = folder / obj.name
+            if dest.exists() or not obj.is_file():
+                continue
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            os.close(fd)
+            shutil.copyfile(obj, tmp)
+            os.replace(tmp, dest)
+
+
+def _compiler_identity(cc: str) -> str:
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return cc
+    return f"{shutil.which(cc)} {out.stdout.splitlines()[0] if out.stdout else ''}"
+
+
+def _check_tools(project: Project) -> None:
+    cc = project.data["cc"]
+    if shutil.which("make") is None:
+        raise BuildError("make is not installed; install it (apt-get install make)")
+    if shutil.which(cc) is None:
+        raise BuildError(f"{cc} is not installed, so firmware for {project.board_tag} cannot be "
+                         "built; install the cross toolchain (scripts/setup, or see "
+                         "docs/firmware.md)")
+
+
+def _make(project: Project, *args: str, timeout: float = 1800.0) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MAKEFLAGS": "", "LC_ALL": "C"}
+    try:
+        return subprocess.run(["make", "-C", str(project.path), *args], capture_output=True,
+                              text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"building {project.path} took more than {timeout:.0f} s") from None
+
+
+def _runtime_objects(project: Project) -> list[Path]:
+    proc = _make(project, "-s", "aot-print-runtime-objects")
+    if proc.returncode != 0:
+        raise BuildError(f"{project.path}/Makefile is broken:\n{proc.stderr.strip()}")
+    return [project.path / p for p in proc.stdout.split()]
+
+
+def _failure(project: Project, output: str) -> BuildError:
+    """A build error that leads with the lines that say why."""
+    overflow = re.findall(r"region [`'](\w+)' overflowed by (\d+) bytes", output)
+    if overflow:
+        parts = ", ".join(f"{region} by {n} bytes" for region, n in overflow)
+        return BuildError(f"the firmware of {project.data['model']} does not fit "
+                          f"{project.board_tag}: {parts} too big (model, runtime and stack "
+                          "together); try a board with more memory or a smaller model")
+    if "RAM overflow" in output:
+        return BuildError(f"the firmware of {project.data['model']} does not fit "
+                          f"{project.board_tag}: .data + .bss + stack exceed its RAM "
+                          f"({int(project.data['memory']['ram_length'], 16)} bytes)")
+    reasons = [line for line in output.splitlines() if "error" in line.lower()]
+    detail = "\n".join((reasons or output.strip().splitlines())[-12:])
+    return BuildError(f"building {project.path} for {project.board_tag} failed:\n{detail}")
+
+
+def build_project(project, *, jobs: int | None = None,
+                  cache_dir: Path | None = None) -> BuildResult:
+    """Build ``project`` (a :class:`Project` or its folder) with ``make -j jobs``.
+
+    With ``cache_dir``, runtime objects come from and go to an
+    :class:`ObjectCache` there.  Returns the ELF and its sizes; raises
+    :class:`BuildError` with the toolchain's message (a firmware too big
+    for the board names the region and the overflow in bytes).
+    """
+    project = project if isinstance(project, Project) else load_project(project)
+    _check_tools(project)
+    cache = ObjectCache(cache_dir) if cache_dir is not None else None
+    restored: list[Path] = []
+    if cache is not None:
+        objects = _runtime_objects(project)
+        key = cache.key(project)
+        restored = cache.restore(key, objects)
+    jobs = jobs or os.cpu_count() or 1
+    proc = _make(project, f"-j{jobs}")
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise _failure(project, output)
+    if cache is not None:
+        cache.store(key, objects)
+    compiled = re.findall(r" -c (\S+\.[cS])\b", output)
+    return BuildResult(project, project.elf, firmware_sizes(project), compiled,
+                       [str(p.relative_to(project.path)) for p in restored])
+
+
+def firmware_sizes(project: Project) -> FirmwareSizes | None:
+    """Sizes of the built firmware from its map; None for boards without a memory map."""
+    mem = project.data.get("memory")
+    if mem is None or not project.map_file.is_file():
+        return None
+    return read_sizes(project.map_file, project.name, int(mem["ram_origin"], 16),
+                      int(mem["ram_length"], 16))
+

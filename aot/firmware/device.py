@@ -1,0 +1,212 @@
+"""Put a built project on its board and run the model there over the RPC.
+
+:func:`open_device` starts the board's runner (QEMU for emulated boards, a
+local process for the host, a flashing tool plus a serial port for real
+boards) and yields a connected :class:`aot.rpc.Client`.
+:func:`run_on_board` is the whole ``aot run`` recipe for one board::
+
+    compile -> artifact -> project -> build -> flash -> for each invocation:
+    write inputs, RUN 1, read outputs -> outputs, timings, sizes
+
+All invocations run on one boot, in order, so a stateful model (SVDF,
+LSTM) keeps its state from one to the next, as under ``aot interpret``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from aot.firmware.build import BuildResult, build_project
+from aot.firmware.errors import DeviceError
+from aot.firmware.project import Project, create_project, load_project
+from aot.rpc import Client, RpcError, connect
+from aot.rpc.protocol import TimerUnit
+from aot.target import Board
+from flash import (
+    HostConfig,
+    OpenOcdConfig,
+    PyOcdConfig,
+    QemuConfig,
+    get_runner,
+)
+
+#: Seconds one RUN attempt may take: the largest shared model needs well
+#: under a second of QEMU time; slow shared machines need the margin.
+RUN_TIMEOUT = 120.0
+# QEMU options the qemu runner sets itself (with its own values).
+_RUNNER_OWNED = {"-icount", "-semihosting-config", "-display", "-serial", "-monitor", "-kernel"}
+
+
+def qemu_extra_args(args: tuple[str, ...]) -> tuple[str, ...]:
+    """The board record's QEMU arguments minus the options the runner sets."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _RUNNER_OWNED:
+            skip = True
+        else:
+            out.append(arg)
+    return tuple(out)
+
+
+def _option(args: tuple[str, ...], flag: str) -> list[str]:
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a == flag]
+
+
+def runner_config(name: str, board: Board, elf: Path, serial_port: str | None):
+    """The config of runner ``name`` for ``board`` and firmware ``elf``."""
+    args = next((r.args for r in board.runners if r.name == name), ())
+    if name == "qemu":
+        if board.qemu is None:
+            raise DeviceError(f"{board.tag} is not emulated: the qemu runner cannot run it; "
+                              f"runners: {', '.join(r.name for r in board.runners)}")
+        return QemuConfig(elf=elf, machine=board.qemu.machine, qemu=board.qemu.system,
+                          extra_args=qemu_extra_args(board.qemu.args))
+    if name == "host":
+        return HostConfig(executable=elf)
+    if serial_port is None:
+        raise DeviceError(f"runner {name} flashes a real board: give its serial port with "
+                          "--port (e.g. /dev/ttyACM0)")
+    if name == "openocd":
+        return OpenOcdConfig(elf=elf, config_files=tuple(_option(args, "-f")),
+                             serial_url=serial_port)
+    if name == "pyocd":
+        targets = _option(args, "--target")
+        if not targets:
+            raise DeviceError(f"the board record of {board.tag} names no pyocd --target")
+        return PyOcdConfig(elf=elf, target=targets[0], serial_url=serial_port)
+    raise DeviceError(f"not supported yet: flashing {board.tag} with runner {name!r} from "
+                      "aot (use the runner's own tool, then pass --runner none --port P)")
+
+
+@contextlib.contextmanager
+def open_device(project, *, runner: str | None = None, serial_port: str | None = None,
+                timeout: float = 1.0) -> Iterator[Client]:
+    """Flash or start ``project``'s firmware and yield a connected client.
+
+    ``runner`` defaults to the board's first runner; ``"none"`` skips
+    flashing and only opens ``serial_port`` (a board flashed already).  The
+    runner's process is always stopped on exit.
+    """
+    project = project if isinstance(project, Project) else load_project(project)
+    board = project.board
+    if not project.elf.is_file():
+        raise DeviceError(f"{project.elf} does not exist: build the project first "
+                          f"(aot build {project.path})")
+    name = runner or board.runner.name
+    with contextlib.ExitStack() as stack:
+        if name == "none":
+            if serial_port is None:
+                raise DeviceError("--runner none needs --port: the serial port of the board")
+            url = serial_port
+        else:
+            config = runner_config(name, board, project.elf, serial_port)
+            url = stack.enter_context(get_runner(name)(config))
+        try:
+            client = stack.enter_context(connect(url, timeout=timeout))
+        except RpcError as err:
+            raise DeviceError(f"the firmware on {board.tag} did not answer the RPC handshake "
+                              f"({err}); check the serial port and that the board was flashed"
+                              ) from None
+        _check_identity(client, project)
+        yield client
+
+
+def _check_identity(client: Client, project: Project) -> None:
+    """Refuse a device that runs another model (a stale flash on a real board)."""
+    info = client.info()
+    want = project.metadata["target_hash"]
+    if info.model_name != project.name or not want.startswith(info.target_hash):
+        raise DeviceError(f"the device runs model {info.model_name!r} (target hash "
+                          f"{info.target_hash}), not {project.name!r} ({want[:32]}): flash the "
+                          "project's firmware")
+
+
+@dataclass(frozen=True)
+class BoardRun:
+    """The outputs (one ``[N, *shape]`` array per model output) and per-run timings."""
+
+    outputs: list[np.ndarray]
+    timings: list[int]
+    unit: TimerUnit
+    build: BuildResult
+    metadata: dict
+
+    @property
+    def per_inference(self) -> int | None:
+        """The mean timing rounded (counts under QEMU hardly vary with the data)."""
+        return round(sum(self.timings) / len(self.timings)) if self.timings else None
+
+    def report(self) -> dict:
+        """The JSON summary ``aot run --json`` prints."""
+        key = {TimerUnit.INSTRUCTIONS: "instructions_per_inference",
+               TimerUnit.CYCLES: "cycles_per_inference"}.get(self.unit, "ns_per_inference")
+        sizes = self.build.sizes
+        return {
+            "model": self.metadata["model"]["name"],
+            "board": self.metadata["board"],
+            "invocations": len(self.timings),
+            key: self.per_inference,
+            "timings": list(self.timings),
+            "timer_unit": self.unit.name.lower(),
+            "workspace_bytes": self.metadata["workspace"]["bytes"],
+            "state_bytes": self.metadata["sizes"]["state"],
+            "flash_bytes": sizes.flash if sizes else None,
+            "ram_bytes": sizes.ram if sizes else None,
+            "sizes": sizes.to_json() if sizes else None,
+        }
+
+
+def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | None = None,
+                serial_port: str | None = None, build: BuildResult | None = None) -> BoardRun:
+    """Run the ``[N, *shape]`` ``inputs`` (one per model input) on a built project."""
+    meta = project.metadata
+    if len(inputs) != len(meta["inputs"]):
+        raise DeviceError(f"the model takes {len(meta['inputs'])} inputs, got {len(inputs)}")
+    n = inputs[0].shape[0] if inputs else 0
+    outputs = [np.empty((n, *o["shape"]), np.dtype(o["dtype"])) for o in meta["outputs"]]
+    timings: list[int] = []
+    unit = TimerUnit.INSTRUCTIONS
+    with open_device(project, runner=runner, serial_port=serial_port) as dev:
+        for i in range(n):
+            for port, x in zip(meta["inputs"], inputs):
+                dev.write_tensor(port["c_name"], np.asarray(x[i]).astype(port["dtype"]))
+            result = dev.run(1, timeout=RUN_TIMEOUT)
+            timings += result.timings
+            unit = result.unit
+            for k, port in enumerate(meta["outputs"]):
+                outputs[k][i] = dev.read_tensor(port["c_name"])
+    return BoardRun(outputs, timings, unit, build, meta)
+
+
+def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: str | None = None,
+                 serial_port: str | None = None, cache_dir: Path | None = None,
+                 jobs: int | None = None) -> BoardRun:
+    """Build a :class:`~aot.compile.CompiledModel` for its board and run ``inputs`` there.
+
+    ``inputs`` holds one ``[N, *shape]`` array per model input; the N
+    invocations run in order on one boot.  The project lives in a
+    temporary folder under ``workdir`` (removed afterwards).  Raises an
+    :class:`~aot.errors.AotError` for anything the user can fix: no board,
+    a missing toolchain or runner, firmware too big, a device that fails.
+    """
+    if compiled.board is None:
+        raise DeviceError("running on a device needs a board: compile with --board")
+    with tempfile.TemporaryDirectory(prefix="aot-fw-", dir=workdir) as tmp:
+        root = Path(tmp)
+        artifact = compiled.write(root / "artifact")
+        project = create_project(artifact, compiled.board, root / "project")
+        build = build_project(project, cache_dir=cache_dir, jobs=jobs)
+        try:
+            return run_project(project, inputs, runner=runner, serial_port=serial_port,
+                               build=build)
+        except RpcError as err:
+            raise DeviceError(f"running {compiled.graph.name} on {compiled.board.tag} failed: "
+                              f"{err}") from None
