@@ -37,7 +37,9 @@ def _padded(x, x_t, node, out_hw, k_hw, fill):
         ih, iw = h - top, w - left
         cond = in_bounds([(ih, H, *checks[0][1:]), (iw, W, *checks[1][1:])])
         return te.if_then_else(cond, x[n, ih, iw, c], fill)
-    pad = te.compute((N, rows, cols, C), body, name="pad")
+    # The strategy sizes its stack buffers from the rows one output row reads.
+    window_rows = (k_hw[0] - 1) * dh + 1
+    pad = te.compute((N, rows, cols, C), body, name="pad", attrs={"window_rows": window_rows})
     return pad, pad
 
 
@@ -139,16 +141,43 @@ def conv2d(ctx, node) -> Computed:
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
 
 
+#: Bytes of row buffers (accumulators and padded input rows) a convolution
+#: keeps on the stack before its schedule falls back to one pixel at a time.
+STACK_BUDGET = 4096
+
+
+def _extent(d) -> int:
+    return int(getattr(d, "value", d))
+
+
+def _bytes(dtype: str) -> int:
+    return {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4}[dtype]
+
+
+def row_buffer_bytes(stages) -> int:
+    """Stack bytes of the by-row schedule: one output row of accumulators plus
+    the padded input rows it reads."""
+    acc = stages["acc"]
+    total = _extent(acc.shape[2]) * _extent(acc.shape[3]) * _bytes(acc.dtype)
+    if "pad" in stages:
+        pad = stages["pad"]
+        total += (pad.op.attrs["window_rows"] * _extent(pad.shape[2]) * _extent(pad.shape[3])
+                  * _bytes(pad.dtype))
+    return total
+
+
 def schedule_by_output_row(s, final, stages) -> None:
     """Output row by output row: the padded input rows the row needs (when the
-    convolution pads) are copied into a small stack buffer, every (pixel,
-    channel) of the row accumulates over (kh, kw, c) into a row of int32
-    accumulators, then the epilogue requantizes the row.  Stack use: one
-    output row of accumulators plus ``KH`` padded input rows."""
+    convolution pads) are copied into a stack buffer, every (pixel, channel)
+    of the row accumulates over (kh, kw, c) into a row of accumulators, then
+    the epilogue requantizes the row.  When those buffers would pass
+    :data:`STACK_BUDGET` bytes, the same happens one output pixel at a time
+    (the padded window of the pixel, one accumulator per channel)."""
     acc = stages["acc"]
-    s[acc].compute_at(s[final], final.op.axis[1])
+    level = 1 if row_buffer_bytes(stages) <= STACK_BUDGET else 2
+    s[acc].compute_at(s[final], final.op.axis[level])
     if "pad" in stages:
-        s[stages["pad"]].compute_at(s[acc], acc.op.axis[1])
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[level])
 
 
 strategy("conv2d")(schedule_by_output_row)
