@@ -5,5 +5,7 @@ Add a command by writing a module with ``NAME``, ``HELP``,
 """
 
 from aot.commands import boards, compile, inspect, interpret, run, target
+from aot.commands import build, flash, project, verify
 
-COMMANDS: list = [inspect, interpret, compile, run, boards, target]
+COMMANDS: list = [inspect, interpret, compile, run, boards, target, project, build, flash,
+                  verify]

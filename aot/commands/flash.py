@@ -1,0 +1,34 @@
+"""``aot flash PROJ [--runner R] [--port P]``: put a built project on its board.
+
+Flashes with the board's runner (or ``--runner``) and checks over the RPC
+that the device now serves the project's model.  An emulated board (QEMU)
+or the host process lives only while the command runs, so for those this
+is a smoke test of the firmware; ``aot run`` and ``aot verify`` flash and
+run in one go.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from aot.firmware import load_project, open_device
+
+NAME = "flash"
+HELP = "flash a built project onto its board and check that it answers"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("project", help="a built project directory")
+    parser.add_argument("--runner", help="the runner (default: the board's first; "
+                                         "'none' to only connect to --port)")
+    parser.add_argument("--port", help="the board's serial port, e.g. /dev/ttyACM0")
+
+
+def run(args: argparse.Namespace) -> int:
+    project = load_project(args.project)
+    with open_device(project, runner=args.runner, serial_port=args.port) as dev:
+        info = dev.info()
+        tensors = dev.tensors()
+    print(f"{project.board_tag} runs {info.model_name} (build {info.build_id}, protocol "
+          f"v{info.protocol_version}, {len(tensors)} tensors, {info.num_kernels} kernels)")
+    return 0

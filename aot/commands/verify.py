@@ -1,0 +1,63 @@
+"""``aot verify MODEL --board TAG [--json]``: outputs on the board == the reference, bit for bit.
+
+The CI use case: compiles the model for the board, runs its sample inputs
+(``samples/<model>.npy`` beside the model file, or ``--input``) followed by
+seeded random ones on the board and on the reference interpreter
+(:mod:`aot.reference`, bit-exact with TFLM), writes a JSON report, and
+exits 0 only when every output value matches, 1 otherwise (2 when the
+model could not be compiled, built or run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from aot.commands.build import add_cache_arguments, cache_dir
+from aot.commands.interpret import load_inputs
+from aot.firmware import FirmwareError, verify_model
+from aot.frontend import load_model
+
+NAME = "verify"
+HELP = "run a model on a board and on the reference; exit 0 only when bit-exact"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
+    parser.add_argument("--input", type=Path,
+                        help="inputs instead of the sample file: .npy ([N, *shape]) or .npz")
+    parser.add_argument("--random", type=int, default=2, metavar="N",
+                        help="seeded random invocations after the samples (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--report", type=Path,
+                        help="where to write the JSON report (default: "
+                             "aot-verify-<model>-<board>.json in the current folder)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--runner", help="the runner (default: the board's first)")
+    parser.add_argument("--port", help="the board's serial port (real boards)")
+    add_cache_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.random < 0:
+        raise FirmwareError(f"--random must be 0 or more, got {args.random}")
+    inputs = load_inputs(load_model(args.model), args.input) if args.input else None
+    report = verify_model(args.model, args.board, inputs=inputs, random_count=args.random,
+                          seed=args.seed, runner=args.runner, serial_port=args.port,
+                          cache_dir=cache_dir(args))
+    data = report.to_json()
+    board = re.sub(r"[^\w.-]+", "_", report.board)
+    path = args.report or Path(f"aot-verify-{Path(args.model).stem}-{board}.json")
+    try:
+        path.write_text(json.dumps(data, indent=2) + "\n")
+    except OSError as err:
+        raise FirmwareError(f"cannot write the report {path}: {err.strerror or err}") from None
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print(report.summary())
+        print(f"  report written to {path}")
+    return 0 if report.passed else 1
