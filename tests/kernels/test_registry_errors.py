@@ -100,3 +100,12 @@ def test_float_constants_round_trip_exactly_and_non_finite_ones_are_refused():
     assert parsed.tobytes() == values.tobytes()
     with pytest.raises(KernelError, match="NaN or infinity"):
         _c_array("t", np.array([np.inf], np.float32))
+
+
+@pytest.mark.parametrize("cin, expect", [(16, "acc[48]"), (256, "acc[256]")])
+def test_wide_convolutions_fall_back_from_rows_to_pixels_to_bound_the_stack(cin, expect):
+    """A row of 3 pixels x 16 channels fits the stack budget; x 256 does not, so that
+    kernel keeps one pixel's accumulators (and window) instead."""
+    ag, groups = _groups(conv_graph("depthwise_conv2d", seed=4, hw=(5, 3), cin=cin))
+    k = lower_group(groups[0], ag, "c", name="k")
+    assert f"int32_t {expect};" in k.source
