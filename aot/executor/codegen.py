@@ -125,6 +125,13 @@ class _Array:
     def nbytes(self) -> int:
         return self.tensor.type.nbytes
 
+    @property
+    def zero(self) -> int:
+        """The value a fresh state holds: its zero point, as the reference
+        interpreter (and TFLM for int8 state) starts from."""
+        q = self.tensor.quant
+        return int(q.zero_point[0]) if q is not None else 0
+
 
 @dataclass
 class _Step:
@@ -345,6 +352,9 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         workspace_bytes=lay.workspace_bytes, alignment=lay.alignment,
         scratch_bytes=lay.scratch_bytes, scratch_offset=lay.scratch_offset,
         state_bytes=sum(s.nbytes for s in states), constant_bytes=constant_bytes,
+        # Static arrays start at zero; state with another zero point is set
+        # by the first run (or by P_reset).
+        lazy_reset=any(s.zero != 0 for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
         target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels)
     files = {

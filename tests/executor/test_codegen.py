@@ -19,7 +19,7 @@ from toy_kernels import ToyLibrary
 from aot.commands.run import run_on_host
 from aot.compile import compile_model
 from aot.executor.codegen import CodegenError, check_name
-from aot.ir import GraphBuilder
+from aot.ir import GraphBuilder, TensorType
 from aot.reference.interpreter import run as reference_run
 
 
@@ -163,3 +163,21 @@ def test_view_between_caller_buffers_is_a_copy(tmp_path):
     xs = [np.arange(12, dtype=np.float32).reshape(2, 2, 3)]
     (got,) = run_on_host(compiled, xs, workdir=tmp_path)
     np.testing.assert_array_equal(got, xs[0].reshape(2, 3, 2))
+
+
+def test_state_starts_at_its_zero_point(tmp_path):
+    """A fresh model's int8 state holds its zero point (real value 0), as in
+    the reference interpreter, not the bytes of a zeroed static array."""
+    from aot.ir import Quantization
+
+    q = Quantization.per_tensor(0.1, 0)
+    b = GraphBuilder("zp_state")
+    x = b.input("x", (1, 8), "int8", q)
+    v = b.variable("v", (1, 8), "int8", Quantization.per_tensor(0.1, 3))
+    y = b.op("add", [x, v], out_type=TensorType((1, 8), "int8", q))
+    graph = b.build([y])
+    compiled = compile_model(graph, "host/native", name="zp")
+    inputs = [np.arange(-8, 8, dtype=np.int8).reshape(2, 1, 8)]
+    got = run_on_host(compiled, inputs, workdir=tmp_path)[0]
+    np.testing.assert_array_equal(got, _reference(graph, inputs)[0])
+    np.testing.assert_array_equal(got, inputs[0])
