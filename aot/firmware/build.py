@@ -121,18 +121,25 @@ def _runtime_objects(project: Project) -> list[Path]:
     return [project.path / p for p in proc.stdout.split()]
 
 
+def _memory_text(project: Project) -> str:
+    mem = project.data.get("memory") or {}
+    return ", ".join(f"{part} {int(mem[part + '_length'], 16)} bytes" for part in ("flash", "ram")
+                     if part + "_length" in mem) or "no memory map"
+
+
 def _failure(project: Project, output: str) -> BuildError:
     """A build error that leads with the lines that say why."""
     overflow = re.findall(r"region [`'](\w+)' overflowed by (\d+) bytes", output)
     if overflow:
-        parts = ", ".join(f"{region} by {n} bytes" for region, n in overflow)
+        parts = ", ".join(f"{region} overflows by {n} bytes" for region, n in overflow)
         return BuildError(f"the firmware of {project.data['model']} does not fit "
-                          f"{project.board_tag}: {parts} too big (model, runtime and stack "
-                          "together); try a board with more memory or a smaller model")
+                          f"{project.board_tag}: {parts} ({_memory_text(project)}; model, "
+                          "runtime and stack together); try a board with more memory or a "
+                          "smaller model")
     if "RAM overflow" in output:
         return BuildError(f"the firmware of {project.data['model']} does not fit "
                           f"{project.board_tag}: .data + .bss + stack exceed its RAM "
-                          f"({int(project.data['memory']['ram_length'], 16)} bytes)")
+                          f"({_memory_text(project)})")
     reasons = [line for line in output.splitlines() if "error" in line.lower()]
     detail = "\n".join((reasons or output.strip().splitlines())[-12:])
     return BuildError(f"building {project.path} for {project.board_tag} failed:\n{detail}")

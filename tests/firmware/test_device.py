@@ -1,0 +1,115 @@
+"""Models run on emulated boards over the RPC, bit-exact with the oracles."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+from support.fixtures import tflm  # noqa: F401
+from support.models import MODELS_DIR
+
+from aot.compile import compile_model
+from aot.errors import AotError
+from aot.firmware import DeviceError, create_project, run_on_board
+from aot.firmware.device import qemu_extra_args, runner_config
+from aot.firmware.verify import reference_outputs
+from aot.rpc import connect
+from aot.target import load_board
+from flash import QemuConfig, get_runner
+
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
+BOARDS = ["qemu/mps2-an386", "qemu/sifive-e",
+          pytest.param("qemu/mps2-an385", marks=pytest.mark.slow),
+          pytest.param("qemu/mps2-an500", marks=pytest.mark.slow),
+          pytest.param("qemu/mps3-an547", marks=pytest.mark.slow)]
+
+
+def _sequence(tflm_inputs: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """[[x0], [x1], ...] (the oracle's form) -> one [N, ...] array per input."""
+    return [np.stack(arrays) for arrays in zip(*tflm_inputs)]
+
+
+@pytest.mark.parametrize("tag", BOARDS)
+def test_hello_world_on_each_emulated_board_equals_tflm(tag, tflm, object_cache,  # noqa: F811
+                                                         tmp_path):
+    x = np.load(MODELS_DIR / "samples" / "tflm_hello_world_int8.npy")
+    compiled = compile_model(HELLO, tag, measure_code=False)
+    run = run_on_board(compiled, [x], workdir=tmp_path, cache_dir=object_cache)
+    want = tflm.run(HELLO.read_bytes(), [[xi] for xi in x])
+    np.testing.assert_array_equal(run.outputs[0], np.stack([w[0] for w in want]))
+    report = run.report()
+    assert report["board"] == tag and report["invocations"] == len(x)
+    assert report["instructions_per_inference"] > 100
+    assert report["flash_bytes"] == sum(report["sizes"]["flash"][k]
+                                        for k in ("model_code", "weights", "runtime"))
+    assert report["workspace_bytes"] == compiled.sizes.workspace
+
+
+def test_stateful_model_keeps_its_state_across_runs(tflm, object_cache, tmp_path):  # noqa: F811
+    # The LSTM's hidden and cell state (60 bytes) carry over between invocations.
+    path = MODELS_DIR / "tflm_mnist_lstm_int8.tflite"
+    compiled = compile_model(path, "qemu/mps2-an386", measure_code=False)
+    assert compiled.sizes.state > 0
+    t = compiled.graph.inputs[0]
+    rng = np.random.default_rng(7)
+    sequence = [[rng.integers(-128, 127, t.shape).astype(np.int8)] for _ in range(3)]
+    run = run_on_board(compiled, _sequence(sequence), workdir=tmp_path, cache_dir=object_cache)
+    want = np.stack([o[0] for o in tflm.run(path.read_bytes(), sequence)])
+    np.testing.assert_array_equal(run.outputs[0], want)
+    # The check can fail: from a fresh state the last input gives another output.
+    fresh = tflm.run(path.read_bytes(), [sequence[-1]])[0][0]
+    assert not np.array_equal(fresh, want[-1])
+
+
+def test_cmake_built_firmware_runs(hello_artifact, tmp_path):
+    project = create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "p")
+    build = tmp_path / "cmake-build"
+    subprocess.run(["cmake", "-S", str(project.path), "-B", str(build)], check=True,
+                   capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    x = np.array([[[-100]], [[0]], [[90]]], np.int8)
+    with get_runner("qemu")(QemuConfig(build / "firmware.elf", "mps2-an386")) as url:
+        with connect(url) as dev:
+            got = []
+            for xi in x:
+                dev.write_tensor("serving_default_dense_input_0", xi)
+                dev.run(1)
+                got.append(dev.read_tensor("statefulpartitionedcall_0"))
+    want = reference_outputs(compiled_graph(), [x])[0]
+    np.testing.assert_array_equal(np.stack(got), want)
+
+
+def compiled_graph():
+    from aot.frontend import load_model
+
+    return load_model(HELLO)
+
+
+def test_model_too_big_for_the_board_is_an_error_with_sizes(tmp_path):
+    # 16 KiB of RAM on sifive-e; the keyword model's activations need 16,000 bytes.
+    with pytest.raises(AotError, match=r"needs 16502 bytes of RAM .* has 16384"):
+        compile_model(MODELS_DIR / "mlperf_kws_dscnn.tflite", "qemu/sifive-e",
+                      measure_code=False)
+
+
+def test_qemu_config_comes_from_the_board_record(tmp_path):
+    board = load_board("qemu/mps3-an547")
+    cfg = runner_config("qemu", board, tmp_path / "fw.elf", None)
+    assert (cfg.machine, cfg.qemu) == ("mps3-an547", "qemu-system-arm")
+    # The runner sets -icount, semihosting and the display itself.
+    assert cfg.extra_args == ()
+    assert qemu_extra_args(("-display", "none", "-m", "16M", "-icount", "shift=0")) == \
+        ("-m", "16M")
+
+
+def test_real_board_runners_need_a_serial_port(tmp_path):
+    board = load_board("st/nucleo-f746zg")
+    with pytest.raises(DeviceError, match="give its serial port with --port"):
+        runner_config("openocd", board, tmp_path / "fw.elf", None)
+    cfg = runner_config("openocd", board, tmp_path / "fw.elf", "/dev/ttyACM0")
+    assert cfg.config_files == ("board/st_nucleo_f7.cfg",)
+    assert runner_config("pyocd", board, tmp_path / "fw.elf", "/dev/ttyACM0").target == \
+        "stm32f746zgtx"
+    with pytest.raises(DeviceError, match="is not emulated"):
+        runner_config("qemu", board, tmp_path / "fw.elf", None)
