@@ -1,0 +1,10 @@
+"""Auto-tuning kernels on the device over the serial RPC (see docs/tuning.md).
+
+* :mod:`aot.tune.space`: knobs, config spaces and the tunable templates;
+* :mod:`aot.tune.workload`: the distinct tunable kernels of a model;
+* :mod:`aot.tune.tuner`: random, grid and evolutionary search;
+* :mod:`aot.tune.measure`: the builder and the runner (many candidates per
+  firmware image, every output checked against the reference);
+* :mod:`aot.tune.records`: tuning records as JSON lines;
+* :mod:`aot.tune.session`: :func:`tune_model`, the loop tying them together.
+"""

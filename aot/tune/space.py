@@ -1,0 +1,326 @@
+"""Knobs, configuration spaces and the tunable templates.
+
+A *template* is ordinary schedule code for one anchor operator whose
+decisions are read from a :class:`Config` instead of being fixed.  Its
+:meth:`Template.space` declares the knobs (each a name and a finite tuple
+of values valid for the workload) and :meth:`Template.default` names the
+configuration that reproduces the kernel library's own strategy for the
+target's key, so an untuned compilation and the default configuration
+produce the same C.
+
+A :class:`ConfigSpace` is the cartesian product of its knobs; config
+``i`` is ``i`` written in mixed radix (the first knob varies slowest),
+so a space is enumerable (``space[i]``, ``iter(space)``) and printable
+(``str(space)``).
+
+Templates registered in :data:`TEMPLATES`, by (anchor, target key):
+``conv2d``, ``depthwise_conv2d`` and ``dense``, each for ``arm_cpu``
+(the DSP dot product is a knob when the target has the DSP extension)
+and ``riscv``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from aot.errors import AotError
+
+
+class TuneError(AotError):
+    """A tuning request that cannot be served (no template, bad records, ...)."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One decision of a template: ``values`` in a fixed order; ``doc`` says what it changes."""
+
+    name: str
+    values: tuple
+    doc: str = ""
+
+    def __post_init__(self):
+        if not self.values:
+            raise ValueError(f"knob {self.name} has no values")
+        if len(set(self.values)) != len(self.values):
+            raise ValueError(f"knob {self.name} repeats a value: {self.values}")
+
+
+class Config(Mapping):
+    """A value for every knob of a space, and its index in the space."""
+
+    def __init__(self, space: ConfigSpace, index: int):
+        self.space = space
+        self.index = index
+        digits = []
+        rest = index
+        for knob in reversed(space.knobs):
+            rest, d = divmod(rest, len(knob.values))
+            digits.append(knob.values[d])
+        self._values = dict(zip((k.name for k in space.knobs), reversed(digits)))
+
+    def __getitem__(self, name):
+        return self._values[name]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def to_json(self) -> dict:
+        return dict(self._values)
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self._values.items()) or "(no knobs)"
+
+    def __repr__(self) -> str:
+        return f"Config({self.index}: {self})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Config) and other.space == self.space and \
+            other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash(self.index)
+
+
+class ConfigSpace:
+    """The cartesian product of ``knobs`` (see the module docstring for the order)."""
+
+    def __init__(self, knobs: list[Knob]):
+        names = [k.name for k in knobs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"knob names repeat: {names}")
+        self.knobs = tuple(knobs)
+
+    def __len__(self) -> int:
+        return math.prod(len(k.values) for k in self.knobs)
+
+    def __getitem__(self, index: int) -> Config:
+        if not 0 <= index < len(self):
+            raise IndexError(f"config {index} is outside a space of {len(self)}")
+        return Config(self, index)
+
+    def __iter__(self) -> Iterator[Config]:
+        return (Config(self, i) for i in range(len(self)))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ConfigSpace) and other.knobs == self.knobs
+
+    def __hash__(self) -> int:
+        return hash(self.knobs)
+
+    def index_of(self, values: Mapping) -> int:
+        """The index of the config with these knob values; a :class:`TuneError`
+        if a knob is missing or a value is not in the space."""
+        index = 0
+        for knob in self.knobs:
+            if knob.name not in values:
+                raise TuneError(f"the config has no value for knob {knob.name!r}")
+            value = values[knob.name]
+            if isinstance(value, list):
+                value = tuple(value)
+            if value not in knob.values:
+                raise TuneError(f"knob {knob.name!r} has no value {value!r} "
+                                f"(values: {list(knob.values)})")
+            index = index * len(knob.values) + knob.values.index(value)
+        return index
+
+    def config(self, values: Mapping) -> Config:
+        return Config(self, self.index_of(values))
+
+    def neighbours(self, config: Config) -> list[Config]:
+        """Configs that differ from ``config`` in exactly one knob."""
+        out = []
+        for knob in self.knobs:
+            for v in knob.values:
+                if v != config[knob.name]:
+                    out.append(self.config({**config, knob.name: v}))
+        return out
+
+    def __str__(self) -> str:
+        lines = [f"config space: {len(self)} configs"]
+        for k in self.knobs:
+            lines.append(f"  {k.name}: {list(k.values)}" + (f"  # {k.doc}" if k.doc else ""))
+        return "\n".join(lines)
+
+
+# -------------------------------------------------------------------- templates
+
+def _extent(d) -> int:
+    return int(getattr(d, "value", d))
+
+
+def _divisors(n: int, candidates) -> tuple[int, ...]:
+    return tuple(f for f in candidates if f <= n and n % f == 0)
+
+
+@dataclass(frozen=True)
+class Template:
+    """A tunable schedule for one anchor operator on one target key.
+
+    ``knobs(stages, final, target)`` returns the knobs for a workload;
+    ``default(stages, final, target)`` the knob values of the library's
+    own strategy; ``apply(s, final, stages, values)`` schedules.
+    """
+
+    anchor: str
+    key: str
+    knobs: Callable
+    default_values: Callable
+    apply: Callable
+
+    def space(self, stages, final, target) -> ConfigSpace:
+        return ConfigSpace(self.knobs(stages, final, target))
+
+    def default(self, stages, final, target) -> Config:
+        return self.space(stages, final, target).config(
+            self.default_values(stages, final, target))
+
+
+TEMPLATES: dict[tuple[str, str], Template] = {}
+
+
+def register(anchor: str, keys: tuple[str, ...], knobs, default_values, apply) -> None:
+    for key in keys:
+        if (anchor, key) in TEMPLATES:
+            raise ValueError(f"template {(anchor, key)!r} is registered twice")
+        TEMPLATES[(anchor, key)] = Template(anchor, key, knobs, default_values, apply)
+
+
+def find_template(anchor: str, target) -> Template | None:
+    """The template for ``anchor`` under the first of the target's keys that has one."""
+    for key in getattr(target, "keys", ()) or ():
+        if (anchor, key) in TEMPLATES:
+            return TEMPLATES[(anchor, key)]
+    return None
+
+
+def _uses_dot(target) -> bool:
+    """The library's arm_cpu strategies tensorize the int8 dot product."""
+    return "arm_cpu" in (getattr(target, "keys", ()) or ())
+
+
+# -- conv2d and depthwise conv2d: by output row, as aot.kernels.conv2d --------
+
+def _row_fits(stages) -> bool:
+    from aot.kernels.conv2d import STACK_BUDGET, row_buffer_bytes
+    return row_buffer_bytes(stages) <= STACK_BUDGET
+
+
+def _conv_knobs(stages, final, target, *, depthwise: bool) -> list[Knob]:
+    acc = stages["acc"]
+    _, _, _, o = acc.op.axis
+    kw = acc.op.reduce_axis[1]
+    knobs = [Knob("tile", ("row", "pixel") if _row_fits(stages) else ("pixel",),
+                  "accumulate a whole output row (stack buffers) or one pixel at a time")]
+    if depthwise:
+        knobs.append(Knob("taps_outer", (False, True),
+                          "loop over the taps (kh, kw) outside the pixels of the row"))
+    elif "dot_s8" in stages:
+        knobs.append(Knob("dot", (True, False),
+                          "the channel reduction as one aot_dot_s8 call (SMLAD with DSP)"))
+    knobs.append(Knob("unroll_o", _divisors(_extent(o.dom.extent), (1, 2, 4, 8)),
+                      "output channels per unrolled step"))
+    if _extent(kw.dom.extent) > 1:
+        knobs.append(Knob("unroll_kw", (False, True), "unroll the kernel-width taps"))
+    knobs.append(Knob("unroll_epilogue", _divisors(_extent(final.op.axis[-1].dom.extent),
+                                                   (1, 4)),
+                      "channels per unrolled step of the requantizing epilogue"))
+    return knobs
+
+
+def _conv_default(stages, final, target, *, depthwise: bool) -> dict:
+    values = {"tile": "row" if _row_fits(stages) else "pixel", "unroll_o": 1,
+              "unroll_kw": False, "unroll_epilogue": 1}
+    if depthwise:
+        values["taps_outer"] = False
+    else:
+        values["dot"] = _uses_dot(target)
+    return values
+
+
+def _apply_conv(s, final, stages, cfg, *, depthwise: bool) -> None:
+    from aot.kernels.arm_cpu import _tensorize_dot
+
+    acc = stages["acc"]
+    level = 1 if cfg["tile"] == "row" else 2
+    s[acc].compute_at(s[final], final.op.axis[level])
+    if "pad" in stages:
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[level])
+    _, _, w, o = acc.op.axis
+    # A factor of 1 leaves the loop unsplit: the default is then exactly
+    # the library's strategy.
+    inner = [o]
+    if cfg["unroll_o"] > 1:
+        inner = list(s[acc].split(o, factor=cfg["unroll_o"]))
+        s[acc].unroll(inner[1])
+    if depthwise:
+        kh, kw = acc.op.reduce_axis
+        if cfg["taps_outer"]:
+            s[acc].reorder(kh, kw, w, *inner)
+        else:
+            s[acc].reorder(w, kh, kw, *inner)
+    else:
+        kh, kw, _ = acc.op.reduce_axis
+        if cfg["dot"]:
+            _tensorize_dot(s, stages)
+    if cfg.get("unroll_kw"):
+        s[acc].unroll(kw)
+    if cfg["unroll_epilogue"] > 1:
+        _, ei = s[final].split(final.op.axis[-1], factor=cfg["unroll_epilogue"])
+        s[final].unroll(ei)
+
+
+register("conv2d", ("arm_cpu", "riscv"),
+         lambda st, f, t: _conv_knobs(st, f, t, depthwise=False),
+         lambda st, f, t: _conv_default(st, f, t, depthwise=False),
+         lambda s, f, st, c: _apply_conv(s, f, st, c, depthwise=False))
+register("depthwise_conv2d", ("arm_cpu", "riscv"),
+         lambda st, f, t: _conv_knobs(st, f, t, depthwise=True),
+         lambda st, f, t: _conv_default(st, f, t, depthwise=True),
+         lambda s, f, st, c: _apply_conv(s, f, st, c, depthwise=True))
+
+
+# -- dense: one output at a time, as aot.kernels.dense -----------------------
+
+def _dense_knobs(stages, final, target) -> list[Knob]:
+    acc = stages["acc"]
+    units = _extent(acc.op.axis[-1].dom.extent)
+    depth = _extent(acc.op.reduce_axis[0].dom.extent)
+    knobs = []
+    if "dot_s8" in stages:
+        knobs.append(Knob("dot", (True, False), "the dot product as one aot_dot_s8 call"))
+    knobs.append(Knob("unroll_k", _divisors(depth, (1, 4, 8)),
+                      "reduction steps per unrolled step (without the dot call)"))
+    knobs.append(Knob("unroll_u", _divisors(units, (1, 2, 4)), "outputs per unrolled step"))
+    return knobs
+
+
+def _dense_default(stages, final, target) -> dict:
+    values = {"unroll_k": 1, "unroll_u": 1}
+    if "dot_s8" in stages:
+        values["dot"] = _uses_dot(target)
+    return values
+
+
+def _apply_dense(s, final, stages, cfg) -> None:
+    from aot.kernels.arm_cpu import _tensorize_dot
+
+    acc = stages["acc"]
+    ui = final.op.axis[-1]
+    if cfg["unroll_u"] > 1:
+        _, ui = s[final].split(ui, factor=cfg["unroll_u"])
+    s[acc].compute_at(s[final], ui)
+    if cfg.get("dot"):
+        _tensorize_dot(s, stages)
+    elif cfg["unroll_k"] > 1:
+        _, ki = s[acc].split(acc.op.reduce_axis[0], factor=cfg["unroll_k"])
+        s[acc].unroll(ki)
+    if cfg["unroll_u"] > 1:
+        s[final].unroll(ui)
+
+
+register("dense", ("arm_cpu", "riscv"), _dense_knobs, _dense_default, _apply_dense)

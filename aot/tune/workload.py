@@ -1,0 +1,183 @@
+"""Workloads: the distinct tunable kernels of a model, and lowering them with a config.
+
+A workload is a fused group whose anchor has a template
+(:data:`aot.tune.space.TEMPLATES`), identified by a key computed from what
+the schedule can see: the anchor, every node's operator, attributes and
+tensor types (shapes, dtypes; not the weight values) and the stages the
+compute rules expose.  Groups with the same key share one tuned config.
+
+:func:`extract_workloads` also runs the reference interpreter on the
+model's first sample input (or a seeded random one) to capture each
+workload's real input activations and its expected output, against which
+every candidate is checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from aot.ir import Graph
+from aot.kernels.kernel import Kernel
+from aot.kernels.registry import select_strategy
+from aot.tune.space import Config, ConfigSpace, Template, find_template
+
+
+def _describe(group, stages) -> dict:
+    nodes = []
+    for node in group.nodes:
+        nodes.append({
+            "op": node.op,
+            "attrs": {k: v for k, v in sorted(node.attrs.items())},
+            "inputs": [None if t is None else [list(t.shape), t.dtype, t.kind == "constant"]
+                       for t in node.inputs],
+            "outputs": [[list(t.shape), t.dtype] for t in node.outputs],
+        })
+    return {"anchor": group.anchor.op, "nodes": nodes, "stages": sorted(stages)}
+
+
+def workload_key(group, stages) -> str:
+    """``anchor:digest`` of :func:`_describe` (stable across runs and machines)."""
+    text = json.dumps(_describe(group, stages), sort_keys=True, default=str)
+    return f"{group.anchor.op}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def summary(group) -> str:
+    """A short human description: ``conv2d 1x25x5x64 * 64x1x1x64 -> 1x25x5x64``."""
+    a = group.anchor
+    shapes = [t for t in a.inputs[:2] if t is not None]
+    return (f"{a.op} " + " * ".join("x".join(map(str, t.shape)) for t in shapes)
+            + " -> " + "x".join(map(str, a.outputs[0].shape)))
+
+
+def lower_with(group, ag, target, *, name: str, schedule) -> Kernel:
+    """The group's kernel scheduled by ``schedule(s, final, stages)``
+    (:func:`aot.kernels.lower_group` with its strategy replaced)."""
+    from aot import te
+    from aot.kernels.group import GroupContext
+    from aot.kernels.kernel import KernelBuilder
+    from aot.kernels.registry import COMPUTES
+    from aot.te.tensor import ComputeOp
+
+    outputs = group.outputs(ag)
+    builder = KernelBuilder(name, target)
+    ctx = GroupContext(group, ag, builder)
+    stages, macs = {}, 0
+    for node in group.nodes:
+        done = COMPUTES[node.op](ctx, node)
+        if node is group.anchor:
+            stages = done.stages
+        macs += done.macs
+        ctx.env[id(node.outputs[0])] = done.tensor
+    final = ctx.env[id(outputs[0])]
+    sched = te.create_schedule(final.op)
+    keep = {id(t.op) for t in stages.values()} | {id(final.op)}
+    for stage in list(sched.stages):
+        if isinstance(stage.op, ComputeOp) and id(stage.op) not in keep:
+            stage.compute_inline()
+    schedule(sched, final, stages)
+    return builder.finish(sched, [(outputs[0], final)], macs=macs,
+                          op_names=tuple(n.op for n in group.nodes))
+
+
+@dataclass
+class Workload:
+    """One distinct tunable kernel: the first group with this key, and the others."""
+
+    key: str
+    description: str
+    group: object
+    graph: object               # the annotated graph the group belongs to
+    target: object
+    template: Template
+    space: ConfigSpace
+    default: Config
+    groups: list[str] = field(default_factory=list)
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)   # kernel param -> value
+    expected: np.ndarray | None = None
+
+    def lower(self, config: Config, name: str) -> Kernel:
+        """The workload's kernel scheduled with ``config``, named ``name``."""
+        def schedule(s, final, stages):
+            self.template.apply(s, final, stages, config)
+        return lower_with(self.group, self.graph, self.target, name=name, schedule=schedule)
+
+
+def _inspect(group, ag, target):
+    """The (stages, final) the compute rules build for ``group``."""
+    seen = {}
+
+    def capture(s, final, stages):
+        seen["stages"], seen["final"] = stages, final
+        _, strategy = select_strategy(group.anchor.op, tuple(target.keys))
+        strategy(s, final, stages)
+    lower_with(group, ag, target, name="inspect", schedule=capture)
+    return seen["stages"], seen["final"]
+
+
+def extract_workloads(model, target, *, sample_input=None, seed: int = 0):
+    """The annotated graph and the workloads of ``model`` (a path or a Graph) on ``target``.
+
+    ``sample_input`` (one array per graph input, no batch axis added) feeds
+    the reference; by default the first row of ``samples/<model>.npy`` or a
+    seeded random input.
+    """
+    from aot.firmware.verify import random_inputs, sample_path
+    from aot.frontend import load_model
+    from aot.passes import PassContext, optimize
+
+    graph = model if isinstance(model, Graph) else load_model(model)
+    ag = optimize(graph, PassContext(opt_level=2))
+    by_key: dict[str, Workload] = {}
+    for group in ag.annotations.groups:
+        if group.kind == "view" or group.anchor is None:
+            continue
+        template = find_template(group.anchor.op, target)
+        if template is None:
+            continue
+        stages, final = _inspect(group, ag, target)
+        if "acc" not in stages:
+            continue
+        key = workload_key(group, stages)
+        if key in by_key:
+            by_key[key].groups.append(group.name)
+            continue
+        by_key[key] = Workload(key, summary(group), group, ag, target, template,
+                               template.space(stages, final, target),
+                               template.default(stages, final, target), [group.name])
+    workloads = list(by_key.values())
+    if sample_input is None:
+        path = None if isinstance(model, Graph) else sample_path(Path(model))
+        if path is not None and path.is_file():
+            sample_input = [np.load(path)[0]]
+        else:
+            sample_input = [x[0] for x in random_inputs(graph, 1, seed)]
+    _capture_values(ag, workloads, sample_input)
+    return ag, workloads
+
+
+def _capture_values(ag, workloads, sample_input) -> None:
+    """Run the reference on the annotated graph with every workload's inputs
+    and output as extra graph outputs."""
+    from aot.reference.interpreter import Session
+
+    wanted = []
+    for wl in workloads:
+        for node in wl.group.nodes:
+            wanted += [t for t in node.inputs if t is not None and
+                       t.kind not in ("constant", "variable")]
+        wanted.append(wl.group.outputs(ag)[0])
+    unique = list({id(t): t for t in wanted}.values())
+    probe = Graph(list(ag.inputs), unique, list(ag.nodes), name=ag.name)
+    values = dict(zip((id(t) for t in unique), Session(probe).invoke(sample_input)))
+    tensors = {t.name: t for t in unique}
+    for wl in workloads:
+        kernel = wl.lower(wl.default, "probe")
+        for p in kernel.params:
+            if p.role == "input":
+                wl.inputs[p.tensor] = values[id(tensors[p.tensor])]
+        wl.expected = values[id(wl.group.outputs(ag)[0])]
