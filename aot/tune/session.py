@@ -1,0 +1,215 @@
+"""Tuning a model on a board, and applying the records when compiling.
+
+:func:`tune_model` is the whole recipe::
+
+    workloads = extract_workloads(model)          # distinct kernels + reference data
+    for each workload:
+        resume: feed the configs the log already measured to the tuner
+        measure the default config first (the untuned kernel is the baseline)
+        run_search(tuner, measure batch on the board -> append to the log)
+
+:class:`TunedKernels` is what compilation uses: for a group whose
+workload has a record it schedules with the record's config, otherwise
+with the library's own strategy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aot.kernels.registry import select_strategy
+from aot.tune import records as rec
+from aot.tune.measure import Builder, Runner, measure, scratch_dir
+from aot.tune.space import TuneError, find_template
+from aot.tune.tuner import TUNERS, run_search
+from aot.tune.workload import extract_workloads, lower_with, workload_key
+
+
+@dataclass
+class Progress:
+    """One progress report: after each measured batch of a workload."""
+
+    workload: str
+    index: int          # 1-based workload number
+    workloads: int
+    trial: int
+    trials: int
+    best: int | None
+    default: int | None
+    per_minute: float
+
+    def line(self) -> str:
+        best = "-" if self.best is None else f"{self.best}"
+        gain = ""
+        if self.best is not None and self.default:
+            gain = f" ({self.best / self.default:.3f}x default)"
+        return (f"[{self.index}/{self.workloads}] {self.workload}: trial "
+                f"{self.trial}/{self.trials}, best {best}{gain}, "
+                f"{self.per_minute:.0f} candidates/min")
+
+
+@dataclass
+class WorkloadSummary:
+    key: str
+    description: str
+    groups: list[str]
+    trials: int
+    default_cost: int | None
+    best_cost: int | None
+    best_config: dict | None
+    failed: int
+
+
+@dataclass
+class TuneReport:
+    workloads: list[WorkloadSummary] = field(default_factory=list)
+    measured: int = 0
+    seconds: float = 0.0
+
+    @property
+    def per_minute(self) -> float:
+        return 60.0 * self.measured / self.seconds if self.seconds else 0.0
+
+
+def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
+               batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
+               runner: str | None = None, serial_port: str | None = None,
+               workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
+               progress: Callable[[Progress], None] | None = None) -> TuneReport:
+    """Tune every distinct workload of ``model`` on ``board`` (``trials`` configs each).
+
+    Results are appended to ``log`` as they are measured; configs the log
+    already holds for this target are not measured again.  ``only`` limits
+    the session to workloads whose key or description contains one of its
+    strings.
+    """
+    from aot.target import load_board
+
+    board = load_board(board) if isinstance(board, str) else board
+    if tuner not in TUNERS:
+        raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNERS)}")
+    target = board.target
+    _, workloads = extract_workloads(model, target)
+    if only:
+        workloads = [w for w in workloads
+                     if any(s in w.key or s in w.description for s in only)]
+    if not workloads:
+        raise TuneError(f"{model} has no tunable workload for {target} (templates exist for "
+                        "int8/float conv2d, depthwise_conv2d and dense on arm_cpu and riscv)")
+    log = Path(log)
+    old = rec.load(log) if log.is_file() else []
+    work = Path(workdir) if workdir else scratch_dir()
+    builder = Builder(board, work, cache_dir=cache_dir)
+    meter = Runner(runner=runner, serial_port=serial_port, repeats=repeats)
+    report = TuneReport()
+    start = time.perf_counter()
+    for number, wl in enumerate(workloads, 1):
+        search = TUNERS[tuner](wl.space, seed=seed)
+        seen = [r for r in old if r.workload == wl.key and r.target == str(target)]
+        default_cost = None
+        for r in seen:
+            try:
+                config = wl.space.config(r.config)
+            except TuneError:
+                continue  # a record of an older version of the template
+            search.update([config], [r.cost if r.status == "ok" else None])
+            if config == wl.default and r.status == "ok":
+                default_cost = r.cost
+        failed = 0
+
+        def run_batch(configs):
+            nonlocal default_cost, failed
+            results = measure(builder, meter, wl, configs)
+            rec.append(log, [rec.from_result(wl, board, r) for r in results])
+            report.measured += len(results)
+            by_index = {r.config.index: r for r in results}
+            for r in results:
+                if r.config == wl.default and r.ok:
+                    default_cost = r.cost
+                failed += not r.ok
+            return [by_index[c.index].cost if by_index[c.index].ok else None for c in configs]
+
+        def on_batch(done, configs, costs):
+            if progress is not None:
+                elapsed = time.perf_counter() - start
+                progress(Progress(wl.description, number, len(workloads),
+                                  done, trials, search.best_cost, default_cost,
+                                  60.0 * report.measured / elapsed if elapsed else 0.0))
+
+        if wl.default.index not in search.measured:
+            search.update([wl.default], run_batch([wl.default]))
+            on_batch(1, [wl.default], [default_cost])
+        already = len(search.measured)
+        run_search(search, run_batch, trials=max(0, trials - already), batch_size=batch_size,
+                   early_stopping=early_stopping,
+                   on_batch=lambda d, c, k: on_batch(d + already, c, k))
+        report.workloads.append(WorkloadSummary(
+            wl.key, wl.description, wl.groups, len(search.measured), default_cost,
+            search.best_cost, search.best.to_json() if search.best else None, failed))
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+class TunedKernels:
+    """The kernel library with the schedules of tuning records for one target.
+
+    It has the interface of :mod:`aot.kernels` that
+    :func:`aot.compile.compile_model` uses (``lower_group``,
+    ``support_files``), so ``compile_model(..., kernel_library=tuned)``
+    compiles with the best config per workload; ``applied`` lists the groups
+    that used a record.
+    """
+
+    def __init__(self, best: dict[str, rec.Record], target):
+        self.best = best
+        self.target = target
+        self.applied: list[str] = []
+
+    @classmethod
+    def from_log(cls, path, target) -> tuple[TunedKernels, list[str]]:
+        """The best record per workload of ``path`` for ``target``, and notes
+        about records ignored (made for other targets)."""
+        chosen, notes = rec.best(rec.load(path), target)
+        return cls(chosen, target), notes
+
+    def for_group(self, group) -> Callable | None:
+        """A ``schedule(s, final, stages)`` for ``group``: the record's config
+        when its workload has one, else the library's strategy; None for
+        groups without a template."""
+        if group.kind == "view" or group.anchor is None:
+            return None
+        template = find_template(group.anchor.op, self.target)
+        if template is None:
+            return None
+        keys = tuple(self.target.keys)
+
+        def schedule(s, final, stages):
+            record = self.best.get(workload_key(group, stages))
+            if record is not None:
+                space = template.space(stages, final, self.target)
+                try:
+                    config = space.config(record.config)
+                except TuneError:
+                    config = None  # the template changed since the record was made
+                if config is not None:
+                    self.applied.append(group.name)
+                    template.apply(s, final, stages, config)
+                    return
+            select_strategy(group.anchor.op, keys)[1](s, final, stages)
+        return schedule
+
+    def lower_group(self, group, ag, target, *, name: str):
+        from aot.kernels import lower_group
+
+        schedule = self.for_group(group)
+        if schedule is None:
+            return lower_group(group, ag, target, name=name)
+        return lower_with(group, ag, target, name=name, schedule=schedule)
+
+    @staticmethod
+    def support_files(target) -> dict[str, str]:
+        from aot.kernels import support_files
+        return support_files(target)
