@@ -1,0 +1,77 @@
+"""``aot tune MODEL --board TAG --trials N --log FILE``: tune kernels on the device.
+
+Measures candidate schedules of every distinct tunable workload of the
+model on the board (QEMU, the host, or a real board on ``--port``),
+appending each result to the log; a log that already holds results for
+the board's target resumes the session.  ``aot compile --tuning-records
+FILE`` then compiles with the best record per workload.  docs/tuning.md
+describes the search spaces, the measurement and the records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aot.tune.session import Progress, tune_model
+from aot.tune.tuner import TUNERS
+
+NAME = "tune"
+HELP = "tune the model's kernels on a board (QEMU or real) and write tuning records"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    parser.add_argument("--board", required=True, help="a board tag, e.g. qemu/mps2-an386")
+    parser.add_argument("--port", help="serial port of a real board, e.g. /dev/ttyACM0")
+    parser.add_argument("--runner", help="flash runner (default: the board's first; "
+                        "'none' uses a board flashed already, with --port)")
+    parser.add_argument("--trials", type=int, required=True,
+                        help="configs to measure per workload (the default config included)")
+    parser.add_argument("--log", required=True,
+                        help="JSON-lines tuning log: appended to, and resumed from")
+    parser.add_argument("--tuner", choices=sorted(TUNERS), default="evolution",
+                        help="search strategy (default: evolution)")
+    parser.add_argument("--batch", type=int, default=16,
+                        help="candidates per firmware image (default: 16)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed runs per candidate; the fastest counts (default: 3)")
+    parser.add_argument("--early-stopping", type=int, metavar="N",
+                        help="stop a workload after N trials without a better config")
+    parser.add_argument("--workload", action="append", metavar="TEXT",
+                        help="tune only workloads whose key or description contains TEXT")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random choices")
+
+
+def _printer(stream):
+    tty = stream.isatty()
+
+    def show(p: Progress) -> None:
+        text = p.line()
+        if tty:
+            stream.write("\r\033[K" + text + ("\n" if p.trial >= p.trials else ""))
+        else:
+            stream.write(text + "\n")
+        stream.flush()
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.trials < 1 or args.batch < 1 or args.repeats < 1:
+        from aot.tune.space import TuneError
+        raise TuneError("--trials, --batch and --repeats must be at least 1")
+    report = tune_model(args.model, args.board, trials=args.trials, log=args.log,
+                        tuner=args.tuner, batch_size=args.batch, repeats=args.repeats,
+                        early_stopping=args.early_stopping, runner=args.runner,
+                        serial_port=args.port, seed=args.seed, only=args.workload,
+                        progress=_printer(sys.stderr))
+    print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates in "
+          f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}")
+    for w in report.workloads:
+        if w.best_cost is None:
+            print(f"  {w.description}: no candidate ran correctly ({w.failed} failed)")
+            continue
+        ratio = f"{w.best_cost / w.default_cost:.3f}x" if w.default_cost else "n/a"
+        print(f"  {w.description} (x{len(w.groups)}): {w.default_cost} -> {w.best_cost} "
+              f"({ratio}) after {w.trials} trials, {w.failed} failed; best {w.best_config}")
+    return 0
