@@ -4,8 +4,10 @@ The CI use case: compiles the model for the board, runs its sample inputs
 (``samples/<model>.npy`` beside the model file, or ``--input``) followed by
 seeded random ones on the board and on the reference interpreter
 (:mod:`aot.reference`, bit-exact with TFLM), writes a JSON report, and
-exits 0 only when every output value matches, 1 otherwise (2 when the
-model could not be compiled, built or run).
+exits 0 only when every integer output value is bit-exact (float outputs:
+within ``--float-tolerance`` x max(1, |value|), default 1e-5, as the board's FPU and libm round
+differently from numpy), 1 otherwise (2 when the model could not be
+compiled, built or run).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from aot.commands.build import add_cache_arguments, cache_dir
 from aot.commands.interpret import load_inputs
 from aot.firmware import FirmwareError, verify_model
+from aot.firmware.verify import FLOAT_TOLERANCE
 from aot.frontend import load_model
 
 NAME = "verify"
@@ -32,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--random", type=int, default=2, metavar="N",
                         help="seeded random invocations after the samples (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--float-tolerance", type=float, default=FLOAT_TOLERANCE, metavar="T",
+                        help="difference allowed in float outputs, times max(1, |value|) "
+                             f"(default {FLOAT_TOLERANCE:g}; 0: identical); integer outputs "
+                             "are always compared bit for bit")
     parser.add_argument("--report", type=Path,
                         help="where to write the JSON report (default: "
                              "aot-verify-<model>-<board>.json in the current folder)")
@@ -46,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
     inputs = load_inputs(load_model(args.model), args.input) if args.input else None
     report = verify_model(args.model, args.board, inputs=inputs, random_count=args.random,
-                          seed=args.seed, runner=args.runner, serial_port=args.port,
+                          seed=args.seed, float_tolerance=args.float_tolerance,
+                          runner=args.runner, serial_port=args.port,
                           cache_dir=cache_dir(args))
     data = report.to_json()
     board = re.sub(r"[^\w.-]+", "_", report.board)
