@@ -8,10 +8,10 @@ learns from the costs it is given (``None`` for a failed candidate).
 * :class:`GridTuner`: configs in index order.
 * :class:`RandomTuner`: uniformly among the configs not yet measured.
 * :class:`EvolutionTuner`: model-guided: the children of the best measured
-  configs (one or two knobs changed, or a crossover of two parents), ranked
-  by a cost model fitted on the measurements (the mean cost of configs
-  sharing each knob value, a per-knob additive model); a share of random
-  configs keeps exploring.
+  configs (one or two knobs changed, or a crossover of two parents) and a
+  random sample of the rest of the space, ranked by a cost model fitted on
+  the measurements (additive in the knob values: ridge least squares on
+  their one-hot encoding); a share of random configs keeps exploring.
 
 :func:`run_search` is the loop with early stopping: it ends after
 ``trials`` configs, when the space is exhausted, or after
@@ -21,6 +21,8 @@ learns from the costs it is given (``None`` for a failed candidate).
 from __future__ import annotations
 
 import random
+
+import numpy as np
 from collections.abc import Callable
 
 from aot.tune.space import Config, ConfigSpace
@@ -98,24 +100,37 @@ class EvolutionTuner(Tuner):
     """
 
     def __init__(self, space: ConfigSpace, seed: int = 0, *, parents: int = 4,
-                 explore: float = 0.25):
+                 explore: float = 0.25, pool: int = 256):
         super().__init__(space, seed)
         self.parents = parents
+        self.pool = pool
         self.explore = explore
 
-    def predict(self, config: Config) -> float:
-        """The cost model: the mean measured cost plus, per knob, how much the
-        configs with this knob value deviate from it (0 for unseen values)."""
+    def _features(self, config: Config) -> np.ndarray:
+        """One-hot knob values (and a constant): the cost model's inputs."""
+        row = [1.0]
+        for knob in self.space.knobs:
+            row += [1.0 if config[knob.name] == v else 0.0 for v in knob.values]
+        return np.array(row)
+
+    def fit(self) -> None:
+        """Fit the additive cost model (ridge least squares on one-hot knob
+        values) to the successful measurements."""
         ok = [(self.space[i], c) for i, c in self.measured.items() if c is not None]
         if not ok:
+            self._weights = None
+            return
+        x = np.stack([self._features(cfg) for cfg, _ in ok])
+        y = np.array([float(c) for _, c in ok])
+        ridge = 1e-3 * np.eye(x.shape[1])
+        ridge[0, 0] = 0.0
+        self._weights = np.linalg.solve(x.T @ x + ridge * len(ok), x.T @ y)
+
+    def predict(self, config: Config) -> float:
+        """The cost the model expects for ``config`` (0 before any success)."""
+        if getattr(self, "_weights", None) is None:
             return 0.0
-        mean = sum(c for _, c in ok) / len(ok)
-        total = mean
-        for knob in self.space.knobs:
-            same = [c for cfg, c in ok if cfg[knob.name] == config[knob.name]]
-            if same:
-                total += sum(same) / len(same) - mean
-        return total
+        return float(self._features(config) @ self._weights)
 
     def _children(self, taken: set[int]) -> list[Config]:
         ranked = sorted(((c, i) for i, c in self.measured.items() if c is not None))
@@ -142,8 +157,13 @@ class EvolutionTuner(Tuner):
         if not any(c is not None for c in self.measured.values()):
             return self._random(size, taken)
         n_explore = max(1, round(size * self.explore)) if size > 1 else 0
-        children = sorted(self._children(taken), key=self.predict)
-        out = children[:size - n_explore]
+        # The model ranks the children and a sample of the rest of the space.
+        self.fit()
+        pool = {c.index: c for c in self._children(taken)}
+        for c in self._random(self.pool, set(pool)):
+            pool[c.index] = c
+        ranked = sorted(pool.values(), key=lambda c: (self.predict(c), c.index))
+        out = ranked[:size - n_explore]
         taken.update(c.index for c in out)
         out += self._random(size - len(out), taken)
         return out
