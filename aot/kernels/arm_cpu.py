@@ -1,12 +1,24 @@
-"""arm_cpu strategies: the generic schedules with the int8 dot product tensorized.
+"""arm_cpu strategies: the generic schedules with the int8 arithmetic tensorized.
 
-The innermost reduction of int8 conv2d and dense (over input channels, both
-operands contiguous) becomes one call of ``aot_dot_s8`` from the support
-header, which uses the Cortex-M DSP instructions SXTB16 and SMLAD (four
-multiply-accumulates per two instructions) when ``__ARM_FEATURE_DSP`` is
-defined and a plain loop otherwise, so the same kernel also runs on the
-host.  Groups that are not int8 x int8 -> int32 (float, int16x8) keep the
-generic schedule.
+Targets with the ``arm_cpu`` key (any ``-mcpu=cortex-m*``) keep the generic
+loop structure (output row by row, padded input rows in a stack buffer, a
+row of accumulators, the requantizing epilogue) and replace the accumulation
+by calls of ``static inline`` helpers of the support header
+(:mod:`aot.kernels.support`):
+
+* conv2d: the accumulators of a whole output row (or pixel) are one call of
+  ``aot_conv_s8``, which blocks two pixels x two output channels so that each
+  loaded word feeds two SMLADs (SXTB16 widens the even and odd bytes);
+* depthwise_conv2d (multiplier 1): one call of ``aot_depthwise_s8`` per row,
+  channels innermost, four channels per loaded word (SXTB16 + SMLABB/SMLATT);
+* dense: each output's dot product is one ``aot_dot_s8``.
+
+Every shape argument of those calls is a compile-time constant and the
+helpers are always inlined, so GCC specializes the loops per layer.  The
+helpers use the DSP instructions when ``__ARM_FEATURE_DSP`` is defined and
+portable loops otherwise, so the same kernels run (and are tested) on the
+host.  Groups that are not int8 x int8 -> int32 (float, int16x8, depthwise
+multipliers above 1) keep the generic schedule.
 """
 
 from __future__ import annotations
@@ -14,7 +26,12 @@ from __future__ import annotations
 from aot import te, tir
 from aot.kernels.conv2d import schedule_by_output_row
 from aot.kernels.dense import schedule_dense_generic
+from aot.kernels.depthwise_conv2d import schedule_depthwise_generic
 from aot.kernels.registry import strategy
+
+
+def _ext(d) -> int:
+    return int(getattr(d, "value", d))
 
 
 def dot_s8_intrin(length: int):
@@ -37,6 +54,79 @@ def dot_s8_intrin(length: int):
     return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dot_s8")
 
 
+def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int],
+                   channels: int, strides: tuple[int, int], dilation: tuple[int, int],
+                   depthwise: bool):
+    """The accumulators of ``pixels`` output pixels of one output row (``None``:
+    a single pixel, no pixel axis) over all output channels, as one call of
+    ``aot_conv_s8`` (or ``aot_depthwise_s8``).  The input operand is the
+    window of input rows (padded or not) with variable row and column strides."""
+    KH, KW = kernel
+    _, sw = strides
+    dh, dw = dilation
+    npix = pixels or 1
+    rows = (KH - 1) * dh + 1
+    cols = (npix - 1) * sw + (KW - 1) * dw + 1
+    a = te.placeholder((rows, cols, channels), "int8", "a")
+    kh = te.reduce_axis((0, KH), "kh")
+    kw = te.reduce_axis((0, KW), "kw")
+    if depthwise:
+        b = te.placeholder((KH, KW, channels), "int8", "b")
+
+        def value(w, o):
+            return te.sum(a[kh * dh, w * sw + kw * dw, o].astype("int32")
+                          * b[kh, kw, o].astype("int32"), axis=[kh, kw])
+    else:
+        b = te.placeholder((out_channels, KH, KW, channels), "int8", "b")
+        rc = te.reduce_axis((0, channels), "rc")
+
+        def value(w, o):
+            return te.sum(a[kh * dh, w * sw + kw * dw, rc].astype("int32")
+                          * b[o, kh, kw, rc].astype("int32"), axis=[kh, kw, rc])
+    if pixels is None:
+        c = te.compute((out_channels,), lambda o: value(0, o), name="c")
+    else:
+        c = te.compute((pixels, out_channels), value, name="c")
+
+    def intrin_func(ins, outs):
+        aa, bb = ins
+        cc = outs[0]
+        pix_stride = 0 if pixels is None else cc.strides[0]
+        if depthwise:
+            return tir.call_extern("int32", "aot_depthwise_s8", cc.access_ptr("w"), pix_stride,
+                                   aa.access_ptr("r"), aa.strides[0], aa.strides[1],
+                                   bb.access_ptr("r"), npix, channels, KH, KW, sw, dh, dw)
+        return tir.call_extern("int32", "aot_conv_s8", cc.access_ptr("w"), pix_stride,
+                               aa.access_ptr("r"), aa.strides[0], aa.strides[1],
+                               bb.access_ptr("r"), npix, out_channels, KH, KW, channels,
+                               sw, dh, dw)
+    binds = {
+        a: tir.decl_buffer(a.shape, "int8", "a", strides=[te.var("a_rs"), te.var("a_cs"), 1],
+                           elem_offset=te.var("a_off")),
+        b: tir.decl_buffer(b.shape, "int8", "b", elem_offset=te.var("b_off")),
+        c: tir.decl_buffer(c.shape, "int32", "c", elem_offset=te.var("c_off"),
+                           strides=None if pixels is None else [te.var("c_ps"), 1]),
+    }
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds,
+                                 name="depthwise_s8" if depthwise else "conv_s8")
+
+
+def _tensorize_conv(s, stages, level: int, depthwise: bool) -> bool:
+    acc = stages.get("depthwise_s8" if depthwise else "dot_s8")
+    if acc is None:
+        return False
+    _, _, W, O = (_ext(d) for d in acc.shape)
+    red = acc.op.reduce_axis
+    KH, KW = _ext(red[0].dom.extent), _ext(red[1].dom.extent)
+    C = O if depthwise else _ext(red[2].dom.extent)
+    axis = acc.op.axis[2] if level == 1 else acc.op.axis[3]
+    intrin = conv_s8_intrin(W if level == 1 else None, O, (KH, KW), C,
+                            tuple(acc.op.attrs["strides"]), tuple(acc.op.attrs["dilation"]),
+                            depthwise)
+    s[acc].tensorize(axis, intrin)
+    return True
+
+
 def _tensorize_dot(s, stages) -> None:
     acc = stages.get("dot_s8")
     if acc is None:
@@ -47,10 +137,22 @@ def _tensorize_dot(s, stages) -> None:
 
 @strategy("conv2d", "arm_cpu")
 def schedule_conv2d_arm(s, final, stages) -> None:
-    """Output rows as in the generic strategy; each output's channel
-    reduction per (kh, kw) tap is one ``aot_dot_s8``."""
-    schedule_by_output_row(s, final, stages)
-    _tensorize_dot(s, stages)
+    """Output rows (or pixels) as in the generic strategy; all accumulators of
+    the row are one ``aot_conv_s8`` (2x2 register blocking)."""
+    level = schedule_by_output_row(s, final, stages)
+    _tensorize_conv(s, stages, level, depthwise=False)
+
+
+@strategy("depthwise_conv2d", "arm_cpu")
+def schedule_depthwise_arm(s, final, stages) -> None:
+    """Output rows (or pixels) as in the generic strategy; int8 with multiplier 1
+    accumulates the row in one ``aot_depthwise_s8`` (four channels per word),
+    anything else keeps the generic channel-innermost loops."""
+    if "depthwise_s8" not in stages:
+        schedule_depthwise_generic(s, final, stages)
+        return
+    level = schedule_by_output_row(s, final, stages)
+    _tensorize_conv(s, stages, level, depthwise=True)
 
 
 @strategy("dense", "arm_cpu")

@@ -74,24 +74,28 @@ def accumulate(ctx, node, depthwise: bool):
                 w_ * sw + kw * dw - (0 if pad is not None else node.attrs["padding"][1]), c]
         return v if is_float else v.astype(acc_dtype)
 
+    # What the arm_cpu strategies need to call their row intrinsics.
+    geometry = {"strides": (sh, sw), "dilation": (dh, dw)}
     if depthwise:
         mult = node.attrs["depth_multiplier"]
         acc = te.compute((N, OH, OW, O), lambda n, h, w_, o: te.sum(
-            tap(n, h, w_, o // mult) * w[0, kh, kw, o].astype(acc_dtype), axis=[kh, kw]),
-            name="acc")
+            tap(n, h, w_, o if mult == 1 else o // mult) * w[0, kh, kw, o].astype(acc_dtype),
+            axis=[kh, kw]), name="acc", attrs=geometry)
         weight_sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
         macs = N * OH * OW * O * KH * KW
     else:
         rc = te.reduce_axis((0, C), "rc")
         acc = te.compute((N, OH, OW, O), lambda n, h, w_, o: te.sum(
             tap(n, h, w_, rc) * w[o, kh, kw, rc].astype(acc_dtype), axis=[kh, kw, rc]),
-            name="acc")
+            name="acc", attrs=geometry)
         weight_sums = weights.astype(np.int64).sum(axis=(1, 2, 3))
         macs = N * OH * OW * O * KH * KW * C
     bias = fold_bias(ctx, node, b_t, None if is_float else qp.input_offset * weight_sums)
     stages = {"acc": acc} if pad is None else {"acc": acc, "pad": pad}
     if not depthwise and acc_dtype == "int32" and x_t.dtype == "int8":
         stages["dot_s8"] = acc  # the channel reduction is an int8 dot product
+    if depthwise and acc_dtype == "int32" and x_t.dtype == "int8" and mult == 1:
+        stages["depthwise_s8"] = acc  # channel-wise int8 products (see aot.kernels.arm_cpu)
     return acc, bias, qp, macs, stages
 
 
@@ -166,18 +170,20 @@ def row_buffer_bytes(stages) -> int:
     return total
 
 
-def schedule_by_output_row(s, final, stages) -> None:
+def schedule_by_output_row(s, final, stages) -> int:
     """Output row by output row: the padded input rows the row needs (when the
     convolution pads) are copied into a stack buffer, every (pixel, channel)
     of the row accumulates over (kh, kw, c) into a row of accumulators, then
     the epilogue requantizes the row.  When those buffers would pass
     :data:`STACK_BUDGET` bytes, the same happens one output pixel at a time
-    (the padded window of the pixel, one accumulator per channel)."""
+    (the padded window of the pixel, one accumulator per channel).  Returns
+    the axis of the output the accumulators are computed at (1: row, 2: pixel)."""
     acc = stages["acc"]
     level = 1 if row_buffer_bytes(stages) <= STACK_BUDGET else 2
     s[acc].compute_at(s[final], final.op.axis[level])
     if "pad" in stages:
         s[stages["pad"]].compute_at(s[acc], acc.op.axis[level])
+    return level
 
 
 strategy("conv2d")(schedule_by_output_row)

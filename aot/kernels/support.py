@@ -201,29 +201,210 @@ static inline int32_t aot_acc_reset(int32_t* acc) {
   return 0;
 }
 
-/* *acc += sum_{i<n} a[i] * b[i] for int8 vectors, wrapping like int32 sums do.
-   With the Cortex-M DSP extension, four products per two SMLADs (SXTB16 sign
-   extends the even and the odd bytes); elsewhere a plain loop. */
-static inline int32_t aot_dot_s8(int32_t* acc, const int8_t* a, const int8_t* b, int32_t n) {
-  int32_t sum = *acc;
+#if defined(__GNUC__)
+#define AOT_INLINE static inline __attribute__((always_inline))
+#else
+#define AOT_INLINE static inline
+#endif
+
+#if defined(AOT_HAVE_DSP)
+/* The odd bytes of a word sign-extended to two halfwords in one instruction
+   (GCC 12 does not fold the rotation into SXTB16 by itself). */
+AOT_INLINE int32_t aot_sxtb16_ror8(uint32_t v) {
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+
+AOT_INLINE uint32_t aot_load32(const int8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4); /* one LDR: Cortex-M4 loads unaligned words */
+  return v;
+}
+#endif
+
+/* sum_{i<n} a[i] * b[i] + sum for int8 vectors, wrapping like int32 sums do.
+   With the Cortex-M DSP extension, four products per two SMLADs (SXTB16
+   sign extends the even and, rotated, the odd bytes); elsewhere a plain loop. */
+AOT_INLINE int32_t aot_dot1_s8(int32_t sum, const int8_t* a, const int8_t* b, int32_t n) {
   int32_t i = 0;
 #if defined(AOT_HAVE_DSP)
   for (; i + 4 <= n; i += 4) {
-    uint32_t va;
-    uint32_t vb;
-    memcpy(&va, a + i, 4);
-    memcpy(&vb, b + i, 4);
+    const uint32_t va = aot_load32(a + i);
+    const uint32_t vb = aot_load32(b + i);
     sum = __smlad(__sxtb16((int32_t)va), __sxtb16((int32_t)vb), sum);
-    /* the odd bytes: rotate right by 8 (GCC emits ROR), then the same */
-    va = (va >> 8) | (va << 24);
-    vb = (vb >> 8) | (vb << 24);
-    sum = __smlad(__sxtb16((int32_t)va), __sxtb16((int32_t)vb), sum);
+    sum = __smlad(aot_sxtb16_ror8(va), aot_sxtb16_ror8(vb), sum);
   }
 #endif
   for (; i < n; ++i) {
     sum = (int32_t)((uint32_t)sum + (uint32_t)((int32_t)a[i] * (int32_t)b[i]));
   }
-  *acc = sum;
+  return sum;
+}
+
+/* *acc += a . b (the tensor intrinsic of dense and of unblocked dot products). */
+static inline int32_t aot_dot_s8(int32_t* acc, const int8_t* a, const int8_t* b, int32_t n) {
+  *acc = aot_dot1_s8(*acc, a, b, n);
+  return 0;
+}
+
+/* Four dot products of length n sharing their operands (two input vectors x
+   two weight vectors): s[2*i + j] += a_i . b_j.  Each loaded word feeds two
+   SMLADs, so four bytes of both inputs and both weights cost 4 loads, 8
+   SXTB16 and 8 SMLAD for 16 multiply-accumulates. */
+AOT_INLINE void aot_dot2x2_s8(int32_t* s, const int8_t* a0, const int8_t* a1,
+                              const int8_t* b0, const int8_t* b1, int32_t n) {
+  int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
+  int32_t i = 0;
+#if defined(AOT_HAVE_DSP)
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t x0 = aot_load32(a0 + i);
+    const uint32_t x1 = aot_load32(a1 + i);
+    const uint32_t y0 = aot_load32(b0 + i);
+    const uint32_t y1 = aot_load32(b1 + i);
+    const int32_t x0e = __sxtb16((int32_t)x0), x1e = __sxtb16((int32_t)x1);
+    const int32_t y0e = __sxtb16((int32_t)y0), y1e = __sxtb16((int32_t)y1);
+    const int32_t x0o = aot_sxtb16_ror8(x0), x1o = aot_sxtb16_ror8(x1);
+    const int32_t y0o = aot_sxtb16_ror8(y0), y1o = aot_sxtb16_ror8(y1);
+    s00 = __smlad(x0e, y0e, s00);
+    s01 = __smlad(x0e, y1e, s01);
+    s10 = __smlad(x1e, y0e, s10);
+    s11 = __smlad(x1e, y1e, s11);
+    s00 = __smlad(x0o, y0o, s00);
+    s01 = __smlad(x0o, y1o, s01);
+    s10 = __smlad(x1o, y0o, s10);
+    s11 = __smlad(x1o, y1o, s11);
+  }
+#endif
+  for (; i < n; ++i) {
+    const int32_t x0 = a0[i], x1 = a1[i], y0 = b0[i], y1 = b1[i];
+    s00 = (int32_t)((uint32_t)s00 + (uint32_t)(x0 * y0));
+    s01 = (int32_t)((uint32_t)s01 + (uint32_t)(x0 * y1));
+    s10 = (int32_t)((uint32_t)s10 + (uint32_t)(x1 * y0));
+    s11 = (int32_t)((uint32_t)s11 + (uint32_t)(x1 * y1));
+  }
+  s[0] = s00;
+  s[1] = s01;
+  s[2] = s10;
+  s[3] = s11;
+}
+
+/* The accumulators of `npix` output pixels x all `oc` output channels of a
+   convolution (tensor intrinsic of the arm_cpu conv2d strategy):
+     acc[p*acc_ps + o] = sum_{kh,kw,c} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
+                                       * w[((o*kh_n + kh)*kw_n + kw)*c_n + c]
+   with OHWI weights.  Pixels and channels go in 2x2 blocks (aot_dot2x2_s8);
+   when the taps of one kernel row are contiguous in the input (dw = 1 and
+   a column stride of c_n) each kernel row is one dot product of kw_n*c_n.
+   Every shape argument is a compile-time constant at the call, and the
+   function is always inlined, so GCC specializes it per layer. */
+AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                               int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
+                               int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                               int32_t dw) {
+  const int32_t joined = dw == 1 && x_cs == c_n;
+  const int32_t run = joined ? kw_n * c_n : c_n;
+  const int32_t runs = joined ? 1 : kw_n;
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t p = 0;
+  for (; p + 2 <= npix; p += 2) {
+    const int8_t* xp = x + p * sw * x_cs;
+    int32_t o = 0;
+    for (; o + 2 <= oc; o += 2) {
+      int32_t s[4] = {0, 0, 0, 0};
+      int32_t kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          const int8_t* xa = xp + kh * dh * x_rs + r * dw * x_cs;
+          const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+          aot_dot2x2_s8(s, xa, xa + sw * x_cs, wa, wa + w_os, run);
+        }
+      }
+      acc[p * acc_ps + o] = s[0];
+      acc[p * acc_ps + o + 1] = s[1];
+      acc[(p + 1) * acc_ps + o] = s[2];
+      acc[(p + 1) * acc_ps + o + 1] = s[3];
+    }
+    for (; o < oc; ++o) {
+      int32_t s0 = 0, s1 = 0, kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          const int8_t* xa = xp + kh * dh * x_rs + r * dw * x_cs;
+          const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+          s0 = aot_dot1_s8(s0, xa, wa, run);
+          s1 = aot_dot1_s8(s1, xa + sw * x_cs, wa, run);
+        }
+      }
+      acc[p * acc_ps + o] = s0;
+      acc[(p + 1) * acc_ps + o] = s1;
+    }
+  }
+  for (; p < npix; ++p) {
+    const int8_t* xp = x + p * sw * x_cs;
+    int32_t o = 0;
+    for (; o < oc; ++o) {
+      int32_t s0 = 0, kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          s0 = aot_dot1_s8(s0, xp + kh * dh * x_rs + r * dw * x_cs,
+                           w + o * w_os + (kh * kw_n + r) * c_n, run);
+        }
+      }
+      acc[p * acc_ps + o] = s0;
+    }
+  }
+  return 0;
+}
+
+/* The accumulators of `npix` output pixels of a depthwise convolution with
+   multiplier 1 (tensor intrinsic of the arm_cpu depthwise strategy):
+     acc[p*acc_ps + c] = sum_{kh,kw} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
+                                     * w[(kh*kw_n + kw)*c_n + c]
+   Channels innermost, four per word: SXTB16 splits a word of inputs and one
+   of weights into the even and odd channels, and SMLABB/SMLATT accumulate
+   each channel in its own register (no packing, the 1HWC weights are
+   consumed as stored). */
+AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                                    int32_t x_cs, const int8_t* w, int32_t npix, int32_t c_n,
+                                    int32_t kh_n, int32_t kw_n, int32_t sw, int32_t dh,
+                                    int32_t dw) {
+  int32_t p;
+  for (p = 0; p < npix; ++p) {
+    const int8_t* xp = x + p * sw * x_cs;
+    int32_t* out = acc + p * acc_ps;
+    int32_t c = 0;
+#if defined(AOT_HAVE_DSP)
+    for (; c + 4 <= c_n; c += 4) {
+      int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, kh, kw;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (kw = 0; kw < kw_n; ++kw) {
+          const uint32_t xv = aot_load32(xp + kh * dh * x_rs + kw * dw * x_cs + c);
+          const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n + c);
+          const int32_t xe = __sxtb16((int32_t)xv), we = __sxtb16((int32_t)wv);
+          const int32_t xo = aot_sxtb16_ror8(xv), wo = aot_sxtb16_ror8(wv);
+          s0 = __smlabb(xe, we, s0);
+          s2 = __smlatt(xe, we, s2);
+          s1 = __smlabb(xo, wo, s1);
+          s3 = __smlatt(xo, wo, s3);
+        }
+      }
+      out[c] = s0;
+      out[c + 1] = s1;
+      out[c + 2] = s2;
+      out[c + 3] = s3;
+    }
+#endif
+    for (; c < c_n; ++c) {
+      int32_t s0 = 0, kh, kw;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (kw = 0; kw < kw_n; ++kw) {
+          s0 = (int32_t)((uint32_t)s0 + (uint32_t)((int32_t)xp[kh * dh * x_rs + kw * dw * x_cs + c]
+                                                   * (int32_t)w[(kh * kw_n + kw) * c_n + c]));
+        }
+      }
+      out[c] = s0;
+    }
+  }
   return 0;
 }
 

@@ -1,4 +1,5 @@
-"""The arm_cpu strategies: int8 dot products tensorized onto aot_dot_s8.
+"""The arm_cpu strategies: int8 accumulation tensorized onto the support helpers
+(aot_conv_s8, aot_depthwise_s8, aot_dot_s8).
 
 On the host the helper's portable loop runs (under ASan/UBSan); on an
 emulated Cortex-M4 (slow tests) the SXTB16/SMLAD path runs over the RPC and
@@ -22,6 +23,17 @@ CASES = [
     ("conv2d", {}),
     ("conv2d", {"cin": 8, "strides": (2, 2), "activation": "relu"}),
     ("conv2d", {"cin": 13, "k": (1, 1), "padding": (0, 0, 0, 0), "residual": True}),
+    ("conv2d", {"cin": 4, "cout": 6, "hw": (5, 7), "k": (3, 1), "dilation": (2, 1)}),
+    ("conv2d", {"cin": 1, "cout": 7, "hw": (9, 5), "k": (4, 2), "strides": (2, 2),
+                "padding": (1, 0, 2, 1)}),
+    # a row of accumulators above the stack budget: one pixel at a time
+    ("conv2d", {"cin": 5, "cout": 33, "hw": (3, 40), "strides": (1, 1)}),
+    ("depthwise_conv2d", {"cin": 8}),
+    ("depthwise_conv2d", {"cin": 6, "hw": (7, 7), "strides": (2, 2), "activation": "relu6"}),
+    ("depthwise_conv2d", {"cin": 11, "hw": (6, 5), "k": (3, 2), "dilation": (1, 2),
+                          "padding": (0, 1, 2, 1)}),
+    ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}),
+    ("depthwise_conv2d", {"cin": 3, "depth_multiplier": 2}),  # generic fallback
     ("dense", {"depth": 37, "per_channel": True}),
     ("dense", {"depth": 16, "w_zp": 3}),
 ]
@@ -37,8 +49,10 @@ def _graph(op, variant, seed):
 def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     g = _graph(op, variant, 21)
     kernels = check_graph(g, seeded_inputs(g, 21), target=ARM)
-    dense_with_weight_offset = variant.get("w_zp")
-    assert ("aot_dot_s8(" in kernels[0].source) != bool(dense_with_weight_offset)
+    helper = {"conv2d": "aot_conv_s8(", "dense": "aot_dot_s8(",
+              "depthwise_conv2d": "aot_depthwise_s8("}[op]
+    untensorized = variant.get("w_zp") or variant.get("depth_multiplier", 1) > 1
+    assert (helper in kernels[0].source) != bool(untensorized)
 
 
 def test_the_cortex_m4_build_uses_smlad(tmp_path):
@@ -56,6 +70,23 @@ def test_the_cortex_m4_build_uses_smlad(tmp_path):
     dis = subprocess.run(["arm-none-eabi-objdump", "-d", str(tmp_path / "k.o")],
                          capture_output=True, text=True, check=True).stdout
     assert "smlad" in dis and "sxtb16" in dis
+
+
+def test_the_cortex_m4_depthwise_uses_halfword_multiplies(tmp_path):
+    g = conv_graph("depthwise_conv2d", seed=22, cin=8)
+    ag = optimize(g)
+    k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
+    from aot.kernels import support_files
+    for name, text in support_files(None).items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "k.c").write_text(k.source)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                    "-mfpu=fpv4-sp-d16", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
+                    "-I", str(tmp_path), "-c", str(tmp_path / "k.c"),
+                    "-o", str(tmp_path / "k.o")], check=True)
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", str(tmp_path / "k.o")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "smlabb" in dis and "smlatt" in dis and "sxtb16" in dis
 
 
 def _cases(ag, values, target, prefix):
