@@ -198,8 +198,8 @@ def find_template(anchor: str, target) -> Template | None:
     return None
 
 
-def _uses_dot(target) -> bool:
-    """The library's arm_cpu strategies tensorize the int8 dot product."""
+def _uses_intrinsics(target) -> bool:
+    """The library's arm_cpu strategies tensorize the int8 arithmetic."""
     return "arm_cpu" in (getattr(target, "keys", ()) or ())
 
 
@@ -210,68 +210,78 @@ def _row_fits(stages) -> bool:
     return row_buffer_bytes(stages) <= STACK_BUDGET
 
 
+def _accumulations(stages, depthwise: bool) -> tuple[str, ...]:
+    """How the accumulators may be computed: the library's row intrinsic
+    (``conv_s8``/``depthwise_s8``, int8 only), one ``aot_dot_s8`` per tap
+    (``dot_s8``, conv2d int8 only) or plain loops."""
+    if depthwise:
+        return ("depthwise_s8", "loops") if "depthwise_s8" in stages else ("loops",)
+    return ("conv_s8", "dot_s8", "loops") if "dot_s8" in stages else ("loops",)
+
+
 def _conv_knobs(stages, final, target, *, depthwise: bool) -> list[Knob]:
     acc = stages["acc"]
     _, _, _, o = acc.op.axis
     kw = acc.op.reduce_axis[1]
     knobs = [Knob("tile", ("row", "pixel") if _row_fits(stages) else ("pixel",),
-                  "accumulate a whole output row (stack buffers) or one pixel at a time")]
+                  "accumulate a whole output row (stack buffers) or one pixel at a time"),
+             Knob("accumulate", _accumulations(stages, depthwise),
+                  "row intrinsic of the support header, a dot call per tap, or loops")]
     if depthwise:
         knobs.append(Knob("taps_outer", (False, True),
-                          "loop over the taps (kh, kw) outside the pixels of the row"))
-    elif "dot_s8" in stages:
-        knobs.append(Knob("dot", (True, False),
-                          "the channel reduction as one aot_dot_s8 call (SMLAD with DSP)"))
+                          "loops: the taps (kh, kw) outside the pixels of the row"))
     knobs.append(Knob("unroll_o", _divisors(_extent(o.dom.extent), (1, 2, 4, 8)),
-                      "output channels per unrolled step"))
+                      "loops and dot: output channels per unrolled step"))
     if _extent(kw.dom.extent) > 1:
-        knobs.append(Knob("unroll_kw", (False, True), "unroll the kernel-width taps"))
+        knobs.append(Knob("unroll_kw", (False, True), "loops and dot: unroll the kernel-width "
+                          "taps"))
     knobs.append(Knob("unroll_epilogue", _divisors(_extent(final.op.axis[-1].dom.extent),
-                                                   (1, 4)),
+                                                   (1, 2, 4, 8)),
                       "channels per unrolled step of the requantizing epilogue"))
     return knobs
 
 
 def _conv_default(stages, final, target, *, depthwise: bool) -> dict:
+    choices = _accumulations(stages, depthwise)
     values = {"tile": "row" if _row_fits(stages) else "pixel", "unroll_o": 1,
-              "unroll_kw": False, "unroll_epilogue": 1}
+              "unroll_kw": False, "unroll_epilogue": 1,
+              "accumulate": choices[0] if _uses_intrinsics(target) else "loops"}
     if depthwise:
         values["taps_outer"] = False
-    else:
-        values["dot"] = _uses_dot(target)
     return values
 
 
 def _apply_conv(s, final, stages, cfg, *, depthwise: bool) -> None:
-    from aot.kernels.arm_cpu import _tensorize_dot
+    from aot.kernels.arm_cpu import _tensorize_conv, _tensorize_dot
 
     acc = stages["acc"]
     level = 1 if cfg["tile"] == "row" else 2
     s[acc].compute_at(s[final], final.op.axis[level])
     if "pad" in stages:
         s[stages["pad"]].compute_at(s[acc], acc.op.axis[level])
+    if cfg["unroll_epilogue"] > 1:
+        _, ei = s[final].split(final.op.axis[-1], factor=cfg["unroll_epilogue"])
+        s[final].unroll(ei)
+    if cfg["accumulate"] in ("conv_s8", "depthwise_s8"):
+        _tensorize_conv(s, stages, level, depthwise)
+        return
     _, _, w, o = acc.op.axis
-    # A factor of 1 leaves the loop unsplit: the default is then exactly
-    # the library's strategy.
+    # A factor of 1 leaves the loop unsplit: no extra loop in the C.
     inner = [o]
     if cfg["unroll_o"] > 1:
         inner = list(s[acc].split(o, factor=cfg["unroll_o"]))
         s[acc].unroll(inner[1])
+    kw = acc.op.reduce_axis[1]
     if depthwise:
-        kh, kw = acc.op.reduce_axis
+        kh = acc.op.reduce_axis[0]
         if cfg["taps_outer"]:
             s[acc].reorder(kh, kw, w, *inner)
         else:
             s[acc].reorder(w, kh, kw, *inner)
-    else:
-        kh, kw, _ = acc.op.reduce_axis
-        if cfg["dot"]:
-            _tensorize_dot(s, stages)
+    elif cfg["accumulate"] == "dot_s8":
+        _tensorize_dot(s, stages)
     if cfg.get("unroll_kw"):
         s[acc].unroll(kw)
-    if cfg["unroll_epilogue"] > 1:
-        _, ei = s[final].split(final.op.axis[-1], factor=cfg["unroll_epilogue"])
-        s[final].unroll(ei)
 
 
 register("conv2d", ("arm_cpu", "riscv"),
@@ -302,7 +312,7 @@ def _dense_knobs(stages, final, target) -> list[Knob]:
 def _dense_default(stages, final, target) -> dict:
     values = {"unroll_k": 1, "unroll_u": 1}
     if "dot_s8" in stages:
-        values["dot"] = _uses_dot(target)
+        values["dot"] = _uses_intrinsics(target)
     return values
 
 

@@ -1,0 +1,56 @@
+"""Workload extraction: distinct kernels, reference data, and the default config."""
+
+import numpy as np
+import pytest
+
+from aot.kernels import lower_group
+from aot.target import Target
+from aot.tune.workload import extract_workloads
+
+M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
+RISCV = Target("c -keys=riscv,cpu -march=rv32imac")
+
+
+@pytest.fixture(scope="module")
+def kws(models_dir):
+    return extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", M4)
+
+
+def test_kws_has_four_distinct_workloads(kws):
+    _, workloads = kws
+    assert [(w.description, len(w.groups)) for w in workloads] == [
+        ("conv2d 1x49x10x1 * 64x10x4x1 -> 1x25x5x64", 1),
+        ("depthwise_conv2d 1x25x5x64 * 1x3x3x64 -> 1x25x5x64", 4),
+        ("conv2d 1x25x5x64 * 64x1x1x64 -> 1x25x5x64", 4),
+        ("dense 1x64 * 12x64 -> 1x12", 1),
+    ]
+    assert len({w.key for w in workloads}) == 4
+
+
+@pytest.mark.parametrize("target", [M4, RISCV], ids=["arm_cpu", "riscv"])
+def test_default_config_is_the_library_strategy(models_dir, target):
+    """Untuned compilation and the default config give the same C."""
+    ag, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
+    for wl in workloads:
+        want = lower_group(wl.group, ag, target, name="k").source
+        assert wl.lower(wl.default, "k").source == want, wl.description
+    dot = {w.description.split()[0]: w.default.get("dot") for w in workloads}
+    assert dot["dense"] is ("arm_cpu" in target.keys)
+
+
+def test_reference_data_has_the_kernel_shapes(kws):
+    ag, workloads = kws
+    for wl in workloads:
+        out = wl.group.outputs(ag)[0]
+        assert wl.expected.shape == out.shape and wl.expected.dtype == out.type.np_dtype
+        assert wl.inputs and all(isinstance(v, np.ndarray) for v in wl.inputs.values())
+        # real activations, not a constant
+        assert len(np.unique(wl.expected)) > 1
+
+
+def test_every_config_of_a_workload_lowers(kws):
+    _, workloads = kws
+    dense = workloads[-1]
+    sources = {dense.lower(c, "k").source for c in dense.space}
+    # with the dot call, the reduction knob changes nothing: fewer distinct kernels
+    assert 1 < len(sources) < len(dense.space)
