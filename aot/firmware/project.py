@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,11 +103,22 @@ def load_project(path) -> Project:
     return Project(path, data)
 
 
+def _unpack(archive: Path, into: Path) -> Path:
+    """The artifact folder inside an ``aot compile --tar`` archive, extracted into ``into``."""
+    try:
+        with tarfile.open(archive) as tar:
+            tar.extractall(into, filter="data")
+    except (tarfile.TarError, OSError) as err:
+        raise ProjectError(f"{archive} is neither an artifact folder nor a readable artifact "
+                           f"archive: {err}") from None
+    tops = [p for p in into.iterdir() if (p / "metadata.json").is_file()]
+    if len(tops) != 1:
+        raise ProjectError(f"{archive} does not hold one artifact folder (<name>/metadata.json)")
+    return tops[0]
+
+
 def _check_artifact(artifact: Path, board: Board) -> dict:
-    if not artifact.is_dir():
-        if artifact.exists():
-            raise ProjectError(f"not supported yet: {artifact} is not a directory; extract the "
-                               "artifact archive first")
+    if not artifact.exists():
         raise ProjectError(f"artifact {artifact} does not exist; write one with `aot compile`")
     meta = read_metadata(artifact)
     built_for = meta.get("board")
@@ -235,13 +248,17 @@ target_link_libraries(firmware PRIVATE m)
 def create_project(artifact, board: Board | str, out) -> Project:
     """Write a standalone firmware project for ``artifact`` on ``board`` into ``out``.
 
-    ``out`` must be new, empty, or an earlier project (which is replaced,
+    ``artifact`` is an artifact folder or its ``.tar`` archive.  ``out``
+    must be new, empty, or an earlier project (which is replaced,
     build folder included).  Raises :class:`ProjectError` for an artifact
     compiled for another board, a board without a runtime port, or an
     ``out`` that holds anything else.
     """
     board = load_board(board) if isinstance(board, str) else board
     artifact, out = Path(artifact), Path(out)
+    if artifact.is_file():
+        with tempfile.TemporaryDirectory(prefix="aot-artifact-") as tmp:
+            return create_project(_unpack(artifact, Path(tmp)), board, out)
     meta = _check_artifact(artifact, board)
     port = runtime_port(board)
     if out.exists():

@@ -74,3 +74,14 @@ def test_missing_artifact_and_non_project(tmp_path):
         create_project(tmp_path / "nothing", "qemu/mps2-an386", tmp_path / "p")
     with pytest.raises(ProjectError, match="not an aot firmware project"):
         load_project(tmp_path)
+
+
+def test_project_from_an_artifact_archive(tmp_path):
+    compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "qemu/mps2-an386",
+                             name="hello", measure_code=False)
+    archive = compiled.write(tmp_path / "hello", tar=True)
+    project = create_project(archive, "qemu/mps2-an386", tmp_path / "p")
+    assert (project.path / "model/codegen/hello_rpc.c").is_file()
+    (tmp_path / "junk.tar").write_bytes(b"not a tar")
+    with pytest.raises(ProjectError, match="neither an artifact folder nor"):
+        create_project(tmp_path / "junk.tar", "qemu/mps2-an386", tmp_path / "q")
