@@ -1,0 +1,95 @@
+"""The builder and runner: one image per batch, outputs checked, failures survived.
+
+The fast tests measure on the host port (the kernels' portable paths run
+there); the slow one tunes on QEMU.
+"""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from aot.target import Target, load_board
+from aot.tune.measure import Builder, Candidate, Runner, descriptor, measure
+from aot.tune.workload import extract_workloads
+
+M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
+                               reason="needs the host gcc and make")
+
+
+@pytest.fixture(scope="module")
+def dense(models_dir):
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", M4)
+    return workloads[-1]
+
+
+def test_descriptor_lists_the_params_and_every_candidate(dense):
+    kernel = dense.lower(dense.default, "tune_c0")
+    text = descriptor("tune", "abc", kernel, ["tune_c0", "tune_c1"])
+    assert '{"in0", AOT_DTYPE_INT8, AOT_ROLE_INPUT, AOT_TENSOR_WRITABLE, 1, {64}' in text
+    assert '{"out", AOT_DTYPE_INT8, AOT_ROLE_OUTPUT' in text
+    for name in ('"clear"', '"c0"', '"c1"'):
+        assert name in text
+    assert "return tune_c1(tune_in0, tune_out);" in text
+
+
+def test_identical_kernels_are_one_candidate(dense, tmp_path):
+    builder = Builder(load_board("host/native"), tmp_path)
+    configs = list(dense.space)
+    candidates, failed = builder.candidates(dense, configs)
+    assert not failed
+    assert sum(len(c.configs) for c in candidates) == len(configs)
+    assert len(candidates) < len(configs)
+
+
+def _broken(template: Candidate, name: str, body: str) -> Candidate:
+    proto = template.kernel.prototype.replace(template.kernel.name, name).rstrip(";")
+    return Candidate(name, template.configs[:1], f"#include <stdint.h>\n{proto} {{\n{body}\n}}\n",
+                     template.kernel)
+
+
+@needs_gcc
+def test_host_batch_checks_outputs_and_survives_a_crash(dense, tmp_path):
+    board = load_board("host/native")
+    builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
+    good, _ = builder.candidates(dense, list(dense.space)[:3])
+    silent = _broken(good[0], "tune_silent", "  (void)x0; (void)y1;\n  return 0;")
+    crash = _broken(good[0], "tune_crash", "  (void)x0; (void)y1;\n"
+                    "  *(volatile int32_t *)0 = 1;\n  return 0;")
+    wrong = _broken(good[0], "tune_wrong", "  (void)x0;\n  for (int i = 0; i < 12; ++i) "
+                    "y1[i] = 7;\n  return 0;")
+    candidates = [good[0], silent, crash, good[1], wrong, good[2]]
+    batch = builder.build(dense, candidates)
+    assert not batch.build_error
+    results = Runner(repeats=2, timeout=10.0).run(batch)
+    status = [r.status for r in results[:len(candidates)]]
+    assert status[:6] == ["ok", "wrong", "error", "ok", "wrong", "ok"]
+    assert all(r.cost is not None and r.cost > 0 and len(r.timings) == 2
+               for r in results if r.ok)
+    assert "differ from the reference" in results[1].error
+
+
+@needs_gcc
+def test_a_candidate_that_does_not_compile_fails_alone(dense, tmp_path, monkeypatch):
+    board = load_board("host/native")
+    builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
+    configs = list(dense.space)[:2] + [list(dense.space)[-1]]
+    real = dense.lower
+
+    def lower(config, name):
+        kernel = real(config, name)
+        if config == configs[-1]:
+            object.__setattr__(kernel, "source", kernel.source + "\n#error broken\n")
+        return kernel
+    monkeypatch.setattr(dense, "lower", lower)
+    results = measure(builder, Runner(repeats=1), dense, configs)
+    by_config = {r.config: r.status for r in results}
+    assert by_config[configs[-1]] == "build"
+    assert [by_config[c] for c in configs[:2]] == ["ok", "ok"]
+
+
+def test_expected_output_is_what_the_reference_computes(dense):
+    assert dense.expected.shape == (1, 12)
+    assert np.asarray(dense.expected).dtype == np.int8

@@ -1,0 +1,27 @@
+"""`aot tune`: argument errors are one-line messages with exit code 2."""
+
+from aot.cli import main
+
+
+def test_trials_must_be_positive(models_dir, tmp_path, capsys):
+    code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board",
+                 "qemu/mps2-an386", "--trials", "0", "--log", str(tmp_path / "log")])
+    assert code == 2
+    assert "--trials, --batch and --repeats must be at least 1" in capsys.readouterr().err
+
+
+def test_a_model_without_tunable_workloads_is_an_error(models_dir, tmp_path, capsys):
+    code = main(["tune", str(models_dir / "tflm_magic_wand_float.tflite"), "--board",
+                 "qemu/mps2-an386", "--trials", "2", "--log", str(tmp_path / "log"),
+                 "--workload", "no-such-workload"])
+    assert code == 2
+    assert "no tunable workload" in capsys.readouterr().err
+
+
+def test_unknown_tuner_is_refused(models_dir, tmp_path, capsys):
+    try:
+        main(["tune", "m.tflite", "--board", "qemu/mps2-an386", "--trials", "2", "--log",
+              str(tmp_path / "log"), "--tuner", "annealing"])
+    except SystemExit as err:
+        assert err.code == 2
+    assert "invalid choice: 'annealing'" in capsys.readouterr().err
