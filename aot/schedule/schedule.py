@@ -241,7 +241,15 @@ class Stage:
         Each iteration of ``iv`` computes just the region the rest of the
         consumer's body reads (found by bound inference) into a local buffer
         indexed from the region's start; where that region might exceed the
-        tensor's shape, the producer's body is guarded by its bounds."""
+        tensor's shape, the producer's body is guarded by its bounds.
+
+        The buffer exists only inside ``iv``, so every reader of this stage
+        must run there: ``parent`` itself, or a stage attached (directly or
+        through other attached stages) to ``parent`` at ``iv`` or a loop
+        inside it.  Lowering checks this once the whole schedule is known
+        and raises ScheduleError naming the reader outside; a stage read by
+        both ``parent`` and ``parent``'s consumer belongs at a loop of that
+        consumer."""
         self._need_compute("compute_at")
         if not isinstance(parent, Stage):
             raise ScheduleError(f"stage {self.name}: compute_at takes a stage (s[T]), "

@@ -8,8 +8,10 @@
    shape; a stage computed at loop ``iv`` of a consumer covers the union of
    the regions its readers touch while the loops enclosing ``iv`` stay fixed
    and every other loop runs over its range (interval arithmetic on the
-   index expressions).  Extents then flow through split/fuse relations to
-   the leaf loops, and indices flow back (see aot.schedule);
+   index expressions).  Every reader of such a stage must run inside
+   ``iv`` (the stage's buffer exists only there), else ScheduleError.
+   Extents then flow through split/fuse relations to the leaf loops, and
+   indices flow back (see aot.schedule);
 3. *loop nests*: one nest per stage, the reduction's initialization nest
    placed before its first reduction loop, attached stages (with their
    scratch buffers) at the top of their loop's body, split guards at the
@@ -127,6 +129,7 @@ class _Lowering:
                 if parent not in self.info:
                     raise ScheduleError(f"stage {st.name}: compute_at target {parent.name} is "
                                         "not computed (is it inlined?)")
+                self.check_attach_encloses_readers(st)
                 pinfo = self.info[parent]
                 pos = parent.leaf_iter_vars.index(st.attach_ivar)
                 info.enclosing = pinfo.enclosing + [iv.var for iv in parent.leaf_iter_vars[:pos + 1]]
@@ -141,6 +144,41 @@ class _Lowering:
             self.propagate(st, info)
             if st.attach_type == "scope":
                 self.bound_checks(st, info, region)
+
+    def check_attach_encloses_readers(self, st: Stage) -> None:
+        """Every reader of ``st`` must run inside its attach loop.
+
+        ``st``'s scratch buffer lives in the body of loop ``iv`` of its
+        attach stage P, and holds only the region read during one iteration
+        of ``iv``.  A reader qualifies when it is P itself or when its chain
+        of attach points reaches P at ``iv`` or at a loop inside ``iv``; any
+        other reader (P's own consumer, a stage attached at a loop outside
+        ``iv``) would read the buffer out of scope or before it is computed.
+        """
+        parent, iv = st.attach_stage, st.attach_ivar
+        leaf = parent.leaf_iter_vars
+        if iv not in leaf:
+            raise ScheduleError(f"stage {st.name}: compute_at axis {iv.name} of {parent.name} "
+                                "no longer exists (it was split or fused afterwards)")
+        pos = leaf.index(iv)
+        for r in self.readers(st):
+            if not self.runs_inside(r, parent, pos):
+                raise ScheduleError(
+                    f"stage {st.name}: computed at {parent.name}.{iv.name}, but its reader "
+                    f"{r.name} runs outside that loop (a compute_at point must enclose every "
+                    f"reader of the stage); attach {st.name} at a loop that encloses both "
+                    f"{parent.name} and {r.name}, or compute_root it")
+
+    @staticmethod
+    def runs_inside(st: Stage, parent: Stage, pos: int) -> bool:
+        """Does ``st`` run inside leaf loop ``pos`` of ``parent``?"""
+        if st is parent:
+            return True
+        while st.attach_type == "scope":
+            if st.attach_stage is parent:
+                return parent.leaf_iter_vars.index(st.attach_ivar) >= pos
+            st = st.attach_stage
+        return False
 
     def region(self, st: Stage, fixed: set):
         ndim = len(st.op.shape)
