@@ -91,14 +91,13 @@ def check(make, schedule, ref):
     got = run(s, x, ts[-1], ts[0])
     np.testing.assert_allclose(got, base, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got, ref(x), rtol=1e-5, atol=1e-6)
-    return s, ts
 
 
 # -- valid schedules: name -> (make, schedule, reference) ----------------------
 
 def max_and_sum_at_output_row(s, X, A, B, C):
-    """Both producers at the common consumer's row loop (the fix for the
-    reported schedule): C's own reads of A are inside that loop."""
+    """Both producers at the common consumer's row loop (the valid form of
+    the reported schedule): C's own reads of A are inside that loop."""
     s[A].compute_at(s[C], C.op.axis[0])
     s[B].compute_at(s[C], C.op.axis[0])
 
@@ -116,7 +115,7 @@ def max_at_output_row_sum_at_inner_axis(s, X, A, B, C):
 
 
 def split_rows_nested(s, X, A, B, C):
-    """A at B at C on a split row axis with a tail guard (6 rows, factor 4)."""
+    """A at B at C on a split row axis (6 rows, factor 4: a peeled tail)."""
     ro, ri = s[C].split(C.op.axis[0], factor=4)
     s[B].compute_at(s[C], ri)
     s[A].compute_at(s[B], B.op.axis[0])
