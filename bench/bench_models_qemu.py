@@ -80,7 +80,8 @@ def bench_model(path: Path, workdir: Path, cache: Path) -> dict:
     return {
         "model": graph.name, "inputs": source, "invocations": len(run.timings),
         "bit_exact": all(c.exact for c in checks), "passed": all(c.passed for c in checks),
-        "max_abs_diff": max(c.max_abs_diff for c in checks), "macs": macs, "instructions_per_inference": instr,
+        "max_abs_diff": max(c.max_abs_diff for c in checks), "macs": macs,
+        "instructions_per_inference": instr,
         "timings": list(run.timings),
         "instructions_per_mac": instr / macs if macs else None,
         "vs_tflm_cmsis_nn": instr / TFLM_CMSIS_NN[graph.name]

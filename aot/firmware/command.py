@@ -23,6 +23,17 @@ def add_board_arguments(parser: argparse.ArgumentParser) -> None:
                                          "for a board flashed already)")
 
 
+def top_classes(outputs) -> list[int] | None:
+    """The argmax of each invocation's output for a classifier (one output holding a
+    vector of scores), else None."""
+    if len(outputs) != 1:
+        return None
+    y = outputs[0]
+    if y.ndim < 2 or y.shape[-1] < 2 or any(d != 1 for d in y.shape[1:-1]):
+        return None
+    return [int(i) for i in y.reshape(y.shape[0], -1).argmax(axis=1)]
+
+
 def run_command(args: argparse.Namespace, compiled, inputs) -> int:
     """Run ``inputs`` on ``compiled.board``, write the outputs, print the summary."""
     from aot.commands.build import default_cache_dir
@@ -38,8 +49,10 @@ def run_command(args: argparse.Namespace, compiled, inputs) -> int:
     except OSError as err:
         raise InterpretError(f"cannot write {args.output}: {err.strerror or err}") from None
     report = run.report()
+    classes = top_classes(run.outputs)
     if args.json:
-        print(json.dumps({**report, "output": str(args.output)}, indent=2))
+        extra = {"top_class": classes} if classes is not None else {}
+        print(json.dumps({**report, "output": str(args.output), **extra}, indent=2))
         return 0
     n = report["invocations"]
     unit = next(k for k in report if k.endswith("_per_inference"))
@@ -49,6 +62,8 @@ def run_command(args: argparse.Namespace, compiled, inputs) -> int:
           f"outputs written to {args.output}")
     print(f"  {report[unit]:,} {what} per inference"
           + (" (exact count under QEMU -icount)" if unit.startswith("instructions") else ""))
+    if classes is not None:
+        print(f"  top class (argmax of the output) per invocation: {classes}")
     print(f"  workspace {report['workspace_bytes']:,} bytes")
     if run.build.sizes is not None:
         print(f"  {run.build.sizes}")

@@ -82,9 +82,9 @@ def runtime_port(board: Board) -> str:
     """The runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
     port = RUNTIME_PORTS.get(board.port, board.port)
     if not (_RUNTIME_DIR / "ports" / port / "port.mk").is_file():
+        ports = sorted(p.parent.name for p in _RUNTIME_DIR.glob("ports/*/port.mk"))
         raise ProjectError(f"not supported yet: the C runtime has no port {board.port!r} for "
-                           f"{board.tag}; ports: "
-                           f"{', '.join(sorted(p.parent.name for p in _RUNTIME_DIR.glob('ports/*/port.mk')))}")
+                           f"{board.tag}; ports: {', '.join(ports)}")
     return port
 
 

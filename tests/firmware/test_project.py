@@ -43,7 +43,9 @@ def test_board_port_names_map_to_runtime_folders():
 
 
 def test_an547_project_gets_its_port_from_the_runtime(tmp_path):
-    artifact = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "qemu/mps3-an547", measure_code=False).write(tmp_path / "a")
+    compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "qemu/mps3-an547",
+                             measure_code=False)
+    artifact = compiled.write(tmp_path / "a")
     project = create_project(artifact, "qemu/mps3-an547", tmp_path / "p")
     assert (project.path / "runtime/ports/mps3-an547/port.mk").is_file()
     assert "AOT_PORT := mps3-an547" in (project.path / "Makefile").read_text()

@@ -1,0 +1,51 @@
+"""The board path of ``aot run`` (aot.firmware.command), on the emulated Cortex-M4."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+from support.models import MODELS_DIR
+
+from aot.compile import compile_model
+from aot.firmware.command import run_command, top_classes
+from aot.firmware.verify import reference_outputs
+
+SPEECH = MODELS_DIR / "tflm_micro_speech.tflite"
+
+
+def _args(tmp_path, **kw) -> argparse.Namespace:
+    return argparse.Namespace(output=tmp_path / "y.npy", json=False, sanitize=False,
+                              port=None, runner=None, **kw)
+
+
+def test_run_writes_outputs_and_prints_counts_class_and_memory(tmp_path, monkeypatch,
+                                                                capsys):
+    monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
+    x = np.load(MODELS_DIR / "samples" / "tflm_micro_speech.npy")  # "yes", then "no"
+    compiled = compile_model(SPEECH, "qemu/mps2-an386", measure_code=False)
+    assert run_command(_args(tmp_path), compiled, [x]) == 0
+    got = np.load(tmp_path / "y.npy")
+    np.testing.assert_array_equal(got, reference_outputs(compiled.graph, [x])[0])
+    out = capsys.readouterr().out
+    assert "2 invocations of tflm_micro_speech on qemu/mps2-an386" in out
+    assert "instructions per inference (exact count under QEMU -icount)" in out
+    assert "top class (argmax of the output) per invocation: [2, 3]" in out
+    assert "flash" in out and "weights" in out and "workspace" in out
+
+    args = _args(tmp_path)
+    args.json = True
+    assert run_command(args, compiled, [x[:1]]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["instructions_per_inference"] > 0 and data["top_class"] == [2]
+    assert data["workspace_bytes"] == compiled.sizes.workspace
+    assert data["flash_bytes"] > data["sizes"]["flash"]["weights"] > 0
+    assert data["ram_bytes"] >= data["workspace_bytes"]
+
+
+def test_top_classes_only_for_score_vectors():
+    assert top_classes([np.array([[[0, 9, 1]], [[7, 0, 1]]])]) == [1, 0]
+    assert top_classes([np.zeros((2, 1, 1))]) is None          # a regressor
+    assert top_classes([np.zeros((2, 4, 4, 3))]) is None       # a feature map
+    assert top_classes([np.zeros((2, 1, 3)), np.zeros((2, 1, 3))]) is None
