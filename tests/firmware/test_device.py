@@ -113,3 +113,17 @@ def test_real_board_runners_need_a_serial_port(tmp_path):
         "stm32f746zgtx"
     with pytest.raises(DeviceError, match="is not emulated"):
         runner_config("qemu", board, tmp_path / "fw.elf", None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tag", ["qemu/mps2-an385", "qemu/mps2-an386", "qemu/mps2-an500",
+                                 "qemu/mps3-an547", "qemu/sifive-e"])
+def test_anomaly_autoencoder_on_each_emulated_board_equals_tflm(
+        tag, tflm, object_cache, tmp_path):  # noqa: F811
+    # 270 KB of weights in flash; on sifive-e its RAM still fits the 16 KiB.
+    path = MODELS_DIR / "mlperf_ad_fc_autoencoder.tflite"
+    x = np.load(MODELS_DIR / "samples" / "mlperf_ad_fc_autoencoder.npy")
+    compiled = compile_model(path, tag, measure_code=False)
+    run = run_on_board(compiled, [x], workdir=tmp_path, cache_dir=object_cache)
+    want = tflm.run(path.read_bytes(), [[xi] for xi in x])
+    np.testing.assert_array_equal(run.outputs[0], np.stack([w[0] for w in want]))
