@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from aot.firmware import build_project
+from aot.firmware.stack import stack_usage
 
 NAME = "build"
 HELP = "build a firmware project and print its flash and RAM use"
@@ -39,16 +40,22 @@ def cache_dir(args: argparse.Namespace) -> Path | None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", help="a project directory from `aot project create`")
     parser.add_argument("--json", action="store_true", help="print the sizes as JSON")
+    parser.add_argument("--stack", action="store_true",
+                        help="also bound the peak stack from GCC's call graph (compiles the "
+                             "sources once more)")
     add_cache_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     result = build_project(args.project, jobs=args.jobs, cache_dir=cache_dir(args))
     sizes = result.sizes
+    stack = stack_usage(result.project) if args.stack else None
     if args.json:
+        extra = {"stack_peak": {"runtime": stack.runtime, "model": stack.model,
+                                "total": stack.peak, "bounded": stack.bounded}} if stack else {}
         print(json.dumps({"elf": str(result.elf), "compiled": result.compiled,
                           "restored_from_cache": result.restored,
-                          "sizes": sizes.to_json() if sizes else None}, indent=2))
+                          "sizes": sizes.to_json() if sizes else None, **extra}, indent=2))
         return 0
     print(f"built {result.elf} ({len(result.compiled)} files compiled, "
           f"{len(result.restored)} runtime objects from the cache)")
@@ -56,5 +63,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  flash {sizes.flash:>9,} bytes: model code {sizes.model_code:,}, weights "
               f"{sizes.weights:,}, runtime {sizes.runtime_flash:,}")
         print(f"  RAM   {sizes.ram:>9,} bytes: workspace {sizes.workspace:,}, i/o buffers "
-              f"{sizes.io:,}, stack {sizes.stack:,}, runtime {sizes.runtime_ram:,}")
+              f"{sizes.io:,}, stack {sizes.stack:,} (reserved), runtime {sizes.runtime_ram:,}")
+    if stack is not None:
+        bound = "" if stack.bounded else " (unbounded: recursion or dynamic frames)"
+        print(f"  peak stack {stack.peak:,} bytes: runtime {stack.runtime:,} + one inference "
+              f"{stack.model:,}{bound}")
     return 0

@@ -54,3 +54,9 @@ def test_flash_before_build_says_what_to_do(project, capsys):
 def test_build_of_a_non_project(tmp_path, capsys):
     assert main(["build", str(tmp_path)]) == 2
     assert "not an aot firmware project" in capsys.readouterr().err
+
+
+def test_build_bounds_the_peak_stack_on_request(project, capsys):
+    assert main(["build", str(project), "--stack", "--json"]) == 0
+    peak = json.loads(capsys.readouterr().out)["stack_peak"]
+    assert peak["bounded"] and peak["total"] == peak["runtime"] + peak["model"] > 0
