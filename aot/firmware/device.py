@@ -15,6 +15,7 @@ LSTM) keeps its state from one to the next, as under ``aot interpret``.
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -102,21 +103,47 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
                           f"(aot build {project.path})")
     name = runner or board.runner.name
     with contextlib.ExitStack() as stack:
+        started = None
         if name == "none":
             if serial_port is None:
                 raise DeviceError("--runner none needs --port: the serial port of the board")
             url = serial_port
         else:
             config = runner_config(name, board, project.elf, serial_port)
-            url = stack.enter_context(get_runner(name)(config))
+            started = get_runner(name)(config)
+            url = stack.enter_context(started)
         try:
             client = stack.enter_context(connect(url, timeout=timeout))
+            _check_identity(client, project)
         except RpcError as err:
-            raise DeviceError(f"the firmware on {board.tag} did not answer the RPC handshake "
-                              f"({err}); check the serial port and that the board was flashed"
-                              ) from None
-        _check_identity(client, project)
-        yield client
+            raise _stopped(board, started, err, "did not answer the RPC handshake") from None
+        try:
+            yield client
+        except RpcError as err:
+            raise _stopped(board, started, err, "stopped answering") from None
+
+
+#: Exit statuses of RPC firmware (runtime_c: rpc_main.c and the ports' fault handlers).
+EXIT_STATUSES = {120: "a CPU fault (HardFault, bus, memory or usage fault)",
+                 121: "a RISC-V trap"}
+
+
+def _stopped(board: Board, runner, err: RpcError, what: str) -> DeviceError:
+    """Explain a failed call: with the exit status when an emulated device has ended."""
+    status = None
+    wait = getattr(runner, "wait", None)
+    if wait is not None:
+        try:
+            status = wait(1.0)
+        except (subprocess.TimeoutExpired, AttributeError):
+            status = None
+    if status is None:
+        return DeviceError(f"{board.tag} {what} ({err}); check the serial port and that the "
+                           "board was flashed")
+    meaning = EXIT_STATUSES.get(status) or (
+        "the model descriptor was rejected" if 100 <= status < 120 else "")
+    return DeviceError(f"the firmware on {board.tag} ended with exit status {status}"
+                       f"{f' ({meaning})' if meaning else ''}: {err}")
 
 
 def _check_identity(client: Client, project: Project) -> None:

@@ -127,3 +127,17 @@ def test_anomaly_autoencoder_on_each_emulated_board_equals_tflm(
     run = run_on_board(compiled, [x], workdir=tmp_path, cache_dir=object_cache)
     want = tflm.run(path.read_bytes(), [[xi] for xi in x])
     np.testing.assert_array_equal(run.outputs[0], np.stack([w[0] for w in want]))
+
+
+def test_a_crashing_model_ends_with_the_fault_named(hello_artifact, tmp_path):
+    from aot.firmware import build_project, run_project
+
+    project = create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "p")
+    rpc = project.path / "model" / "codegen" / "hello_rpc.c"
+    text = rpc.read_text()
+    assert "    return hello_run(&in, &out);" in text
+    rpc.write_text(text.replace("    return hello_run(&in, &out);",
+                                "    __builtin_trap();\n    return hello_run(&in, &out);"))
+    build = build_project(project)
+    with pytest.raises(DeviceError, match="ended with exit status 120 \\(a CPU fault"):
+        run_project(project, [np.zeros((1, 1, 1), np.int8)], build=build)
