@@ -11,7 +11,8 @@ by calls of ``static inline`` helpers of the support header
   loaded word feeds two SMLADs (SXTB16 widens the even and odd bytes);
 * depthwise_conv2d (multiplier 1): one call of ``aot_depthwise_s8`` per row,
   channels innermost, four channels per loaded word (SXTB16 + SMLABB/SMLATT);
-* dense: each output's dot product is one ``aot_dot_s8``.
+* dense: the accumulators of all units are one ``aot_dense_s8`` (four units
+  share each widened input word).
 
 Every shape argument of those calls is a compile-time constant and the
 helpers are always inlined, so GCC specializes the loops per layer.  The
@@ -24,7 +25,7 @@ multipliers above 1) keep the generic schedule.
 from __future__ import annotations
 
 from aot import te, tir
-from aot.kernels.conv2d import schedule_by_output_row
+from aot.kernels.conv2d import STACK_BUDGET, schedule_by_output_row
 from aot.kernels.dense import schedule_dense_generic
 from aot.kernels.depthwise_conv2d import schedule_depthwise_generic
 from aot.kernels.registry import strategy
@@ -111,6 +112,24 @@ def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int
                                  name="depthwise_s8" if depthwise else "conv_s8")
 
 
+def dense_s8_intrin(units: int, depth: int):
+    """``c[u] = sum_k a[k] * b[u, k]`` for all units of one input row, as one
+    call of ``aot_dense_s8`` (four units share each input word)."""
+    a = te.placeholder((depth,), "int8", "a")
+    b = te.placeholder((units, depth), "int8", "b")
+    k = te.reduce_axis((0, depth), "k")
+    c = te.compute((units,), lambda u: te.sum(a[k].astype("int32") * b[u, k].astype("int32"),
+                                               axis=k), name="c")
+
+    def intrin_func(ins, outs):
+        aa, bb = ins
+        return tir.call_extern("int32", "aot_dense_s8", outs[0].access_ptr("w"),
+                               aa.access_ptr("r"), bb.access_ptr("r"), units, depth)
+    binds = {t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"))
+             for t in (a, b, c)}
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dense_s8")
+
+
 def _tensorize_conv(s, stages, level: int, depthwise: bool) -> bool:
     acc = stages.get("depthwise_s8" if depthwise else "dot_s8")
     if acc is None:
@@ -157,6 +176,15 @@ def schedule_depthwise_arm(s, final, stages) -> None:
 
 @strategy("dense", "arm_cpu")
 def schedule_dense_arm(s, final, stages) -> None:
-    """One output at a time; its whole dot product is one ``aot_dot_s8``."""
-    schedule_dense_generic(s, final, stages)
-    _tensorize_dot(s, stages)
+    """int8: the accumulators of a whole input row (one int32 per unit, on the
+    stack) are one ``aot_dense_s8``, then the epilogue requantizes them; a
+    row of accumulators above ``STACK_BUDGET`` bytes goes one output at a time
+    (one ``aot_dot_s8`` each).  Other types keep the generic schedule."""
+    acc = stages.get("dot_s8")
+    if acc is None or _ext(acc.shape[1]) * 4 > STACK_BUDGET:
+        schedule_dense_generic(s, final, stages)
+        _tensorize_dot(s, stages)
+        return
+    s[acc].compute_at(s[final], final.op.axis[0])
+    units, depth = _ext(acc.shape[1]), _ext(acc.op.reduce_axis[0].dom.extent)
+    s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(units, depth))

@@ -35,6 +35,8 @@ CASES = [
     ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}),
     ("depthwise_conv2d", {"cin": 3, "depth_multiplier": 2}),  # generic fallback
     ("dense", {"depth": 37, "per_channel": True}),
+    ("dense", {"depth": 64, "units": 11, "rows": 3, "activation": "relu"}),
+    ("dense", {"depth": 9, "units": 1100, "rows": 1}),  # accumulators above the stack budget
     ("dense", {"depth": 16, "w_zp": 3}),
 ]
 
@@ -49,7 +51,8 @@ def _graph(op, variant, seed):
 def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     g = _graph(op, variant, 21)
     kernels = check_graph(g, seeded_inputs(g, 21), target=ARM)
-    helper = {"conv2d": "aot_conv_s8(", "dense": "aot_dot_s8(",
+    helper = {"conv2d": "aot_conv_s8(",
+              "dense": "aot_dot_s8(" if variant.get("units", 0) > 1024 else "aot_dense_s8(",
               "depthwise_conv2d": "aot_depthwise_s8("}[op]
     untensorized = variant.get("w_zp") or variant.get("depth_multiplier", 1) > 1
     assert (helper in kernels[0].source) != bool(untensorized)
