@@ -160,13 +160,14 @@ class TunedKernels:
     :func:`aot.compile.compile_model` uses (``lower_group``,
     ``support_files``), so ``compile_model(..., kernel_library=tuned)``
     compiles with the best config per workload; ``applied`` lists the groups
-    that used a record.
+    that used a record, ``tunable`` those that have a template.
     """
 
     def __init__(self, best: dict[str, rec.Record], target):
         self.best = best
         self.target = target
-        self.applied: list[str] = []
+        self.applied: list[str] = []   # groups compiled with a record's config
+        self.tunable: list[str] = []   # groups that have a template
 
     @classmethod
     def from_log(cls, path, target) -> tuple[TunedKernels, list[str]]:
@@ -207,6 +208,7 @@ class TunedKernels:
         schedule = self.for_group(group)
         if schedule is None:
             return lower_group(group, ag, target, name=name)
+        self.tunable.append(group.name)
         return lower_with(group, ag, target, name=name, schedule=schedule)
 
     @staticmethod

@@ -1,0 +1,142 @@
+"""Tuning on QEMU: instructions per inference before and after, and the cost per candidate.
+
+    .venv/bin/python bench/bench_tune.py [--json out/bench_tune.json] [--trials 24]
+                                         [--model NAME]... [--reflash-candidates 4]
+
+Per MLPerf Tiny model on qemu/mps2-an386 (instructions are exact under
+QEMU's icount):
+
+* instructions per inference of the untuned model (``compile_model`` with
+  the kernel library's own strategies) and of the tuned one (the best
+  record per workload, :class:`aot.tune.session.TunedKernels`), both run
+  on the model's first sample input and checked bit for bit against the
+  reference interpreter (bit-exact with TFLM);
+* the tuning session (:func:`aot.tune.session.tune_model`, evolutionary
+  tuner, ``--trials`` configs per workload, 16 candidates per firmware
+  image): workloads, candidates measured, failures, wall time and
+  candidates per minute.
+
+Then, in the same run, the cost per candidate of a build-and-reflash flow
+(what microTVM did: one firmware image and one boot per candidate) on the
+first workload of the first model: ``--reflash-candidates`` configs each
+built into their own image (runtime objects still come from the cache,
+which favours that flow) and measured alone, against the batched session's
+seconds per candidate.
+
+Prints a markdown table (as in docs/tuning.md) and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from aot.compile import compile_model  # noqa: E402
+from aot.firmware import run_on_board  # noqa: E402
+from aot.firmware.verify import reference_outputs, sample_path  # noqa: E402
+from aot.frontend import load_model  # noqa: E402
+from aot.target import load_board  # noqa: E402
+from aot.tune.measure import Builder, Runner, measure  # noqa: E402
+from aot.tune.session import TunedKernels, tune_model  # noqa: E402
+from aot.tune.workload import extract_workloads  # noqa: E402
+
+MODELS_DIR = ROOT.parent / "shared" / "models"
+BOARD = "qemu/mps2-an386"
+MODELS = ["mlperf_kws_dscnn", "mlperf_ic_resnet8", "mlperf_vww_mobilenetv1_025",
+          "mlperf_ad_fc_autoencoder"]
+
+
+def instructions(model: Path, library, work: Path, cache: Path) -> tuple[int, bool]:
+    """Instructions per inference on the first sample, and whether it is bit-exact."""
+    inputs = [np.load(sample_path(model))[:1]]
+    want = reference_outputs(load_model(model), inputs)
+    compiled = compile_model(model, BOARD, measure_code=False, kernel_library=library)
+    run = run_on_board(compiled, inputs, workdir=work, cache_dir=cache)
+    exact = all(np.array_equal(g, w) for g, w in zip(run.outputs, want))
+    return run.per_inference, exact
+
+
+def reflash_flow(model: Path, count: int, work: Path, cache: Path) -> dict:
+    """Seconds per candidate when every candidate gets its own image and boot."""
+    board = load_board(BOARD)
+    _, workloads = extract_workloads(model, board.target)
+    wl = workloads[0]
+    builder = Builder(board, work / "reflash", cache_dir=cache)
+    runner = Runner()
+    configs = list(wl.space)[:count]
+    start = time.perf_counter()
+    results = []
+    for config in configs:
+        results += measure(builder, runner, wl, [config])
+    seconds = time.perf_counter() - start
+    return {"workload": wl.description, "candidates": len(results),
+            "ok": sum(r.ok for r in results), "seconds": seconds,
+            "seconds_per_candidate": seconds / len(results)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--trials", type=int, default=24, help="configs per workload")
+    parser.add_argument("--model", action="append", help="only these models")
+    parser.add_argument("--reflash-candidates", type=int, default=4)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-tune-") as tmp:
+        tmp = Path(tmp)
+        cache = tmp / "cache"
+        for name in args.model or MODELS:
+            model = MODELS_DIR / f"{name}.tflite"
+            before, exact_before = instructions(model, None, tmp, cache)
+            log = tmp / f"{name}.jsonl"
+            report = tune_model(model, BOARD, trials=args.trials, log=log,
+                                workdir=tmp / f"work-{name}", cache_dir=cache,
+                                progress=lambda p: print("  " + p.line(), file=sys.stderr))
+            tuned, _ = TunedKernels.from_log(log, load_board(BOARD).target)
+            after, exact_after = instructions(model, tuned, tmp, cache)
+            rows.append({
+                "model": name, "instructions_before": before, "instructions_after": after,
+                "ratio": after / before, "bit_exact_before": exact_before,
+                "bit_exact_after": exact_after, "workloads": len(report.workloads),
+                "trials_per_workload": args.trials, "candidates": report.measured,
+                "failed": sum(w.failed for w in report.workloads),
+                "tuning_seconds": report.seconds, "candidates_per_minute": report.per_minute,
+                "seconds_per_candidate": report.seconds / max(report.measured, 1),
+                "groups_tuned": len(tuned.applied),
+            })
+            print(f"{name}: {before} -> {after} instructions ({after / before:.3f}x), "
+                  f"{report.measured} candidates, {report.per_minute:.0f}/min", file=sys.stderr)
+        first = MODELS_DIR / f"{(args.model or MODELS)[0]}.tflite"
+        reflash = reflash_flow(first, args.reflash_candidates, tmp, cache)
+    batched = sum(r["tuning_seconds"] for r in rows) / max(sum(r["candidates"] for r in rows), 1)
+    print("| model | instructions untuned | tuned | ratio | bit-exact | workloads | candidates "
+          "| failed | candidates/min |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['model']} | {r['instructions_before']} | {r['instructions_after']} | "
+              f"{r['ratio']:.3f} | {r['bit_exact_before'] and r['bit_exact_after']} | "
+              f"{r['workloads']} | {r['candidates']} | {r['failed']} | "
+              f"{r['candidates_per_minute']:.0f} |")
+    print(f"\nseconds per candidate: batched {batched:.3f} (16 per image), "
+          f"one image per candidate {reflash['seconds_per_candidate']:.3f} "
+          f"({reflash['seconds_per_candidate'] / batched:.1f}x, {reflash['candidates']} "
+          f"candidates of {reflash['workload']})")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"board": BOARD, "models": rows,
+                                         "batched_seconds_per_candidate": batched,
+                                         "reflash": reflash}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

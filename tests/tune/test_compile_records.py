@@ -1,0 +1,63 @@
+"""Compiling with tuning records: the best record per workload, other targets ignored."""
+
+from aot.cli import main
+from aot.compile import compile_model
+from aot.target import load_board
+from aot.tune import records as rec
+from aot.tune.session import TunedKernels
+from aot.tune.workload import extract_workloads
+
+BOARD = "qemu/mps2-an386"
+
+
+def _log(tmp_path, models_dir):
+    target = load_board(BOARD).target
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
+    dense = workloads[-1]
+    fast = dense.space.config({**dense.default, "unroll_u": 4})
+    records = [
+        rec.Record(dense.key, dense.description, str(target), BOARD, dict(dense.default), "ok",
+                   200, "instructions"),
+        rec.Record(dense.key, dense.description, str(target), BOARD, fast.to_json(), "ok",
+                   150, "instructions"),
+        rec.Record(dense.key, dense.description, str(target), BOARD,
+                   {**dense.default, "unroll_u": 2}, "wrong", None, "instructions"),
+        rec.Record(dense.key, dense.description, "c -keys=riscv,cpu -march=rv32imac", None,
+                   {**dense.default, "unroll_u": 2}, "ok", 1, "instructions"),
+    ]
+    log = tmp_path / "kws.jsonl"
+    rec.append(log, records)
+    return log, dense, fast
+
+
+def test_best_record_is_applied_to_its_groups_only(tmp_path, models_dir):
+    log, dense, fast = _log(tmp_path, models_dir)
+    model = models_dir / "mlperf_kws_dscnn.tflite"
+    tuned, notes = TunedKernels.from_log(log, load_board(BOARD).target)
+    assert notes == ["ignoring 1 tuning records made for another target "
+                     "(c -keys=riscv,cpu -march=rv32imac)"]
+    with_records = compile_model(model, BOARD, measure_code=False, kernel_library=tuned)
+    plain = compile_model(model, BOARD, measure_code=False)
+    assert tuned.applied == dense.groups
+    changed = [k.name for k, p in zip(with_records.kernels, plain.kernels)
+               if k.source != p.source]
+    assert changed == ["model_k11"]  # the dense group, named by its group index
+    want = dense.lower(fast, "model_k11").source
+    assert with_records.kernels[-2].source == want
+
+
+def test_compile_command_takes_records(tmp_path, models_dir, capsys):
+    log, _, _ = _log(tmp_path, models_dir)
+    code = main(["compile", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board", BOARD,
+                 "-o", str(tmp_path / "out"), "--tuning-records", str(log)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "ignoring 1 tuning records made for another target" in err
+    assert "tuning records applied to 1 of 10 tunable kernels" in out
+
+
+def test_missing_records_file_is_an_error(tmp_path, models_dir, capsys):
+    code = main(["compile", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board", BOARD,
+                 "-o", str(tmp_path / "out"), "--tuning-records", str(tmp_path / "none")])
+    assert code == 2
+    assert "does not exist" in capsys.readouterr().err
