@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,8 +287,11 @@ def measure(builder: Builder, runner: Runner, workload, configs: list[Config]) -
     if not candidates:
         return results
     batch = builder.build(workload, candidates)
-    if not batch.build_error:
-        return results + runner.run(batch)
+    try:
+        if not batch.build_error:
+            return results + runner.run(batch)
+    finally:
+        shutil.rmtree(batch.project.path.parent, ignore_errors=True)
     if len(candidates) == 1:
         return results + [Result(c, "build", error=batch.build_error)
                           for c in candidates[0].configs]
@@ -297,8 +299,3 @@ def measure(builder: Builder, runner: Runner, workload, configs: list[Config]) -
     for cand in candidates:
         results += measure(builder, runner, workload, cand.configs)
     return results
-
-
-def scratch_dir(parent=None) -> Path:
-    """A fresh folder for batch projects."""
-    return Path(tempfile.mkdtemp(prefix="aot-tune-", dir=parent))

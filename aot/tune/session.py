@@ -15,6 +15,7 @@ with the library's own strategy.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from aot.kernels.registry import select_strategy
 from aot.tune import records as rec
-from aot.tune.measure import Builder, Runner, measure, scratch_dir
+from aot.tune.measure import Builder, Runner, measure
 from aot.tune.space import TuneError, find_template
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
@@ -101,8 +102,19 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
                         "int8/float conv2d, depthwise_conv2d and dense on arm_cpu and riscv)")
     log = Path(log)
     old = rec.load(log) if log.is_file() else []
-    work = Path(workdir) if workdir else scratch_dir()
-    builder = Builder(board, work, cache_dir=cache_dir)
+    with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
+        work = Path(workdir) if workdir else Path(tmp)
+        # Without a cache folder, the runtime objects are cached for this session only.
+        builder = Builder(board, work, cache_dir=cache_dir or Path(tmp) / "object-cache")
+        return _tune(workloads, board, builder, log, old, trials=trials, tuner=tuner,
+                     batch_size=batch_size, early_stopping=early_stopping, seed=seed,
+                     runner=runner, serial_port=serial_port, repeats=repeats,
+                     progress=progress)
+
+
+def _tune(workloads, board, builder, log, old, *, trials, tuner, batch_size, early_stopping,
+          seed, runner, serial_port, repeats, progress) -> TuneReport:
+    target = board.target
     meter = Runner(runner=runner, serial_port=serial_port, repeats=repeats)
     report = TuneReport()
     start = time.perf_counter()

@@ -296,35 +296,53 @@ register("depthwise_conv2d", ("arm_cpu", "riscv"),
 
 # -- dense: one output at a time, as aot.kernels.dense -----------------------
 
+def _dense_row_fits(stages) -> bool:
+    from aot.kernels.conv2d import STACK_BUDGET
+    return _extent(stages["acc"].shape[1]) * 4 <= STACK_BUDGET
+
+
+def _dense_accumulations(stages) -> tuple[str, ...]:
+    """The library's row intrinsic (``dense_s8``: all units at once, int8, on
+    the stack within its budget), one ``aot_dot_s8`` per unit, or loops."""
+    if "dot_s8" not in stages:
+        return ("loops",)
+    return (("dense_s8",) if _dense_row_fits(stages) else ()) + ("dot_s8", "loops")
+
+
 def _dense_knobs(stages, final, target) -> list[Knob]:
     acc = stages["acc"]
     units = _extent(acc.op.axis[-1].dom.extent)
     depth = _extent(acc.op.reduce_axis[0].dom.extent)
-    knobs = []
-    if "dot_s8" in stages:
-        knobs.append(Knob("dot", (True, False), "the dot product as one aot_dot_s8 call"))
-    knobs.append(Knob("unroll_k", _divisors(depth, (1, 4, 8)),
-                      "reduction steps per unrolled step (without the dot call)"))
-    knobs.append(Knob("unroll_u", _divisors(units, (1, 2, 4)), "outputs per unrolled step"))
-    return knobs
+    return [Knob("accumulate", _dense_accumulations(stages),
+                 "row intrinsic of the support header, a dot call per unit, or loops"),
+            Knob("unroll_k", _divisors(depth, (1, 4, 8)), "loops: reduction steps per "
+                 "unrolled step"),
+            Knob("unroll_u", _divisors(units, (1, 2, 4)), "outputs per unrolled step")]
 
 
 def _dense_default(stages, final, target) -> dict:
-    values = {"unroll_k": 1, "unroll_u": 1}
-    if "dot_s8" in stages:
-        values["dot"] = _uses_intrinsics(target)
-    return values
+    choices = _dense_accumulations(stages)
+    return {"accumulate": choices[0] if _uses_intrinsics(target) else "loops",
+            "unroll_k": 1, "unroll_u": 1}
 
 
 def _apply_dense(s, final, stages, cfg) -> None:
-    from aot.kernels.arm_cpu import _tensorize_dot
+    from aot.kernels.arm_cpu import _tensorize_dot, dense_s8_intrin
 
     acc = stages["acc"]
+    if cfg["accumulate"] == "dense_s8":
+        s[acc].compute_at(s[final], final.op.axis[0])
+        units, depth = _extent(acc.shape[1]), _extent(acc.op.reduce_axis[0].dom.extent)
+        s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(units, depth))
+        if cfg["unroll_u"] > 1:
+            _, ui = s[final].split(final.op.axis[-1], factor=cfg["unroll_u"])
+            s[final].unroll(ui)
+        return
     ui = final.op.axis[-1]
     if cfg["unroll_u"] > 1:
         _, ui = s[final].split(ui, factor=cfg["unroll_u"])
     s[acc].compute_at(s[final], ui)
-    if cfg.get("dot"):
+    if cfg["accumulate"] == "dot_s8":
         _tensorize_dot(s, stages)
     elif cfg["unroll_k"] > 1:
         _, ki = s[acc].split(acc.op.reduce_axis[0], factor=cfg["unroll_k"])
