@@ -220,6 +220,7 @@ class Runner:
         from aot.firmware import open_device
         from aot.firmware.errors import FirmwareError
         from aot.rpc import RpcError
+        from aot.rpc.errors import RpcTimeoutError
 
         wl = batch.workload
         pending = list(enumerate(batch.candidates))
@@ -235,7 +236,7 @@ class Runner:
                         try:
                             outcome = self._measure(dev, index, wl)
                         except RpcError as err:
-                            status = "timeout" if "timed out" in str(err).lower() else "error"
+                            status = "timeout" if isinstance(err, RpcTimeoutError) else "error"
                             results[index] = (status, None, (), "", f"device: {err}",
                                               time.perf_counter() - start)
                             pending.pop(0)
