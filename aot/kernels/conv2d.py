@@ -127,6 +127,9 @@ def epilogue(ctx, node, acc, bias, qp):
                 v = v + bias[idx[-1]]
             return float_activation(v, node.attrs["activation"])
         return te.compute(acc.shape, out, name="y")
+    fast = fast_requant_tables(ctx, node, qp) if y_t.dtype == "int8" and not qp.wide else None
+    if fast is not None:
+        return _fast_epilogue(acc, bias, qp, fast)
     mult_tab, shift_tab, mult, shift = multiplier_tables(ctx, node, qp)
     acc_dtype = acc.dtype
 
@@ -138,6 +141,52 @@ def epilogue(ctx, node, acc, bias, qp):
             v = v + (b if b.dtype == acc_dtype else b.astype(acc_dtype))
         return requantize(v, channel_value(mult_tab, mult, c), channel_value(shift_tab, shift, c),
                           qp.output_offset, qp.clamp, y_t.dtype, wide=qp.wide)
+    return te.compute(acc.shape, out, name="y")
+
+
+def fast_requant_tables(ctx, node, qp):
+    """Per-channel constants of the one-rounding requantization, or None.
+
+    For a multiplier ``m`` in ``(2^30, 2^31)`` and a right shift ``e >= 1``
+    (what int8 conv and dense layers nearly always have), TFLM's two
+    roundings ``RoundingDivideByPOT(SRDHM(x, m), e)`` equal
+    ``floor((x*m + k - [x < 0] * 2^31) / 2^(31+e))`` with
+    ``k = 2^30 + 2^(30+e)``: SRDHM is ``floor((x*m + 2^30) / 2^31)``, its
+    sign is ``x``'s when ``m > 2^30``, and rounding half away from zero is
+    ``floor((y + 2^(e-1) - [y < 0]) / 2^e)``; nested floors merge.  The C
+    helper ``aot_requant`` then needs one SMLAL and a shift of the high word
+    (checked exhaustively against the reference on random and extreme values
+    in tests/kernels/test_arm_cpu.py).  Returns (multipliers, k, e - 1) as
+    tables or immediates, or None when a channel is outside those ranges.
+    """
+    mult = np.asarray(qp.multiplier, dtype=np.int64).reshape(-1)
+    e = -np.asarray(qp.shift, dtype=np.int64).reshape(-1)
+    if not ((mult > (1 << 30)).all() and (mult < (1 << 31)).all() and (e >= 1).all()
+            and (e <= 31).all()):
+        return None
+    k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
+
+    def table(label, values, dtype):
+        if len(set(values.tolist())) == 1:
+            return te.const(int(values[0]), dtype)
+        return ctx.const(f"{node.name}_{label}", values.astype(dtype))
+    return (table("mult", mult, "int32"), table("round", k, "int64"),
+            table("rshift", e - 1, "int32"))
+
+
+def _fast_epilogue(acc, bias, qp, tables):
+    def pick(t, c):
+        return t[c] if isinstance(t, te.Tensor) else t
+
+    def out(*idx):
+        c = idx[-1]
+        v = acc[idx]
+        if bias is not None:
+            v = v + bias[c]
+        m, k, e1 = (pick(t, c) for t in tables)
+        q = te.call_pure("int32", "aot_requant", v, m, k, e1) + qp.output_offset
+        lo, hi = qp.clamp
+        return te.call_pure("int32", "aot_clamp_s8", q, lo, hi).astype("int8")
     return te.compute(acc.shape, out, name="y")
 
 

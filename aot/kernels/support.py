@@ -73,6 +73,32 @@ static inline int64_t aot_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
   return (x * reduced + round) >> total_shift;
 }
 
+/* aot_mbqm(x, m, -(e1 + 1)) in one rounding, for m in (2^30, 2^31) and a
+   right shift e1 + 1 >= 1, with k = 2^30 + 2^(31 + e1) (see
+   aot.kernels.conv2d.fast_requant_tables for the derivation): one SMLAL,
+   the sign correction and a shift of the high word. */
+static inline int32_t aot_requant(int32_t x, int32_t m, int64_t k, int32_t e1) {
+  const int64_t q = (int64_t)x * m + k + (int64_t)(x >> 31) * ((int64_t)1 << 31);
+  return (int32_t)(q >> 32) >> e1;
+}
+
+/* v clamped to [lo, hi] within the int8 range (SSAT with the DSP extension). */
+static inline int32_t aot_clamp_s8(int32_t v, int32_t lo, int32_t hi) {
+#if defined(AOT_HAVE_DSP)
+  v = __ssat(v, 8);
+  if (lo > -128) {
+    v = v > lo ? v : lo;
+  }
+  if (hi < 127) {
+    v = v < hi ? v : hi;
+  }
+  return v;
+#else
+  v = v > lo ? v : lo;
+  return v < hi ? v : hi;
+#endif
+}
+
 /* gemmlowp SaturatingRoundingMultiplyByPOT with a run-time exponent. */
 static inline int32_t aot_srmbpot(int32_t x, int32_t exponent) {
   int32_t threshold;
