@@ -50,9 +50,17 @@ def _broken(template: Candidate, name: str, body: str) -> Candidate:
                      template.kernel)
 
 
-@needs_gcc
-def test_host_batch_checks_outputs_and_survives_a_crash(dense, tmp_path):
-    board = load_board("host/native")
+needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-arm") is None
+                                or shutil.which("arm-none-eabi-gcc") is None,
+                                reason="needs qemu-system-arm and arm-none-eabi-gcc")
+
+
+@pytest.mark.parametrize("tag", [
+    pytest.param("host/native", marks=needs_gcc),
+    pytest.param("qemu/mps2-an386", marks=[needs_qemu, pytest.mark.slow]),
+])
+def test_batch_checks_outputs_and_survives_crashes_and_hangs(dense, tmp_path, tag):
+    board = load_board(tag)
     builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
     good, _ = builder.candidates(dense, list(dense.space)[:3])
     silent = _broken(good[0], "tune_silent", "  (void)x0; (void)y1;\n  return 0;")
