@@ -213,10 +213,12 @@ def _row_fits(stages) -> bool:
 def _accumulations(stages, depthwise: bool) -> tuple[str, ...]:
     """How the accumulators may be computed: the library's row intrinsic
     (``conv_s8``/``depthwise_s8``, int8 only), one ``aot_dot_s8`` per tap
-    (``dot_s8``, conv2d int8 only) or plain loops."""
+    (``dot_s8``, conv2d int8 only) or plain loops (conv2d: also with the
+    unrolled output channels innermost, ``loops_o_inner``)."""
     if depthwise:
         return ("depthwise_s8", "loops") if "depthwise_s8" in stages else ("loops",)
-    return ("conv_s8", "dot_s8", "loops") if "dot_s8" in stages else ("loops",)
+    loops = ("loops", "loops_o_inner")
+    return ("conv_s8", "dot_s8", *loops) if "dot_s8" in stages else loops
 
 
 def _conv_knobs(stages, final, target, *, depthwise: bool) -> list[Knob]:
@@ -230,7 +232,7 @@ def _conv_knobs(stages, final, target, *, depthwise: bool) -> list[Knob]:
     if depthwise:
         knobs.append(Knob("taps_outer", (False, True),
                           "loops: the taps (kh, kw) outside the pixels of the row"))
-    knobs.append(Knob("unroll_o", _divisors(_extent(o.dom.extent), (1, 2, 4, 8)),
+    knobs.append(Knob("unroll_o", _divisors(_extent(o.dom.extent), (1, 2, 4, 8, 16)),
                       "loops and dot: output channels per unrolled step"))
     if _extent(kw.dom.extent) > 1:
         knobs.append(Knob("unroll_kw", (False, True), "loops and dot: unroll the kernel-width "
@@ -280,6 +282,10 @@ def _apply_conv(s, final, stages, cfg, *, depthwise: bool) -> None:
             s[acc].reorder(w, kh, kw, *inner)
     elif cfg["accumulate"] == "dot_s8":
         _tensorize_dot(s, stages)
+    elif cfg["accumulate"] == "loops_o_inner" and len(inner) == 2:
+        # each input value feeds the unroll_o accumulators of the step
+        kh, _, rc = acc.op.reduce_axis
+        s[acc].reorder(w, inner[0], kh, kw, rc, inner[1])
     if cfg.get("unroll_kw"):
         s[acc].unroll(kw)
 
