@@ -157,7 +157,7 @@ class Builder:
         distinct: dict[str, Candidate] = {}
         failed = []
         for config in configs:
-            name = f"tune_c{len(distinct)}"
+            name = f"tune_c{config.index}"
             try:
                 kernel = workload.lower(config, name)
             except Exception as err:  # a template bug must not end the session
@@ -282,21 +282,29 @@ class Runner:
 
 
 def measure(builder: Builder, runner: Runner, workload, configs: list[Config]) -> list[Result]:
-    """Build and run ``configs`` of ``workload``; one :class:`Result` per config."""
+    """Build and run ``configs`` of ``workload``; one :class:`Result` per config.
+
+    A batch that does not build (a candidate that does not compile, or too
+    many candidates for the board's memory) is split in halves until the
+    halves build or a single candidate is left, which is recorded as
+    ``build``."""
     candidates, failed = builder.candidates(workload, configs)
     results = [Result(c, "build", error=e) for c, e in failed]
+    return results + _measure_candidates(builder, runner, workload, candidates)
+
+
+def _measure_candidates(builder, runner, workload, candidates) -> list[Result]:
     if not candidates:
-        return results
+        return []
     batch = builder.build(workload, candidates)
     try:
         if not batch.build_error:
-            return results + runner.run(batch)
+            return runner.run(batch)
     finally:
         shutil.rmtree(batch.project.path.parent, ignore_errors=True)
     if len(candidates) == 1:
-        return results + [Result(c, "build", error=batch.build_error)
-                          for c in candidates[0].configs]
-    # Find the candidates that break the build: each alone.
-    for cand in candidates:
-        results += measure(builder, runner, workload, cand.configs)
-    return results
+        return [Result(c, "build", error=batch.build_error, seconds=batch.build_seconds)
+                for c in candidates[0].configs]
+    half = len(candidates) // 2
+    return (_measure_candidates(builder, runner, workload, candidates[:half])
+            + _measure_candidates(builder, runner, workload, candidates[half:]))
