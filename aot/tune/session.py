@@ -29,6 +29,11 @@ from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
 
 
+#: Candidates per firmware image: the runtime serves at most AOT_MAX_KERNELS
+#: (runtime_c/include/aot/config.h) kernels, one of which is ``clear``.
+MAX_BATCH = 255
+
+
 @dataclass
 class Progress:
     """One progress report: after each measured batch of a workload."""
@@ -92,6 +97,9 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     board = load_board(board) if isinstance(board, str) else board
     if tuner not in TUNERS:
         raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNERS)}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise TuneError(f"a batch holds 1 to {MAX_BATCH} candidates (the runtime's "
+                        f"AOT_MAX_KERNELS less the clear kernel), not {batch_size}")
     target = board.target
     _, workloads = extract_workloads(model, target)
     if only:
