@@ -78,8 +78,19 @@ static inline int64_t aot_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
    aot.kernels.conv2d.fast_requant_tables for the derivation): one SMLAL,
    the sign correction and a shift of the high word. */
 static inline int32_t aot_requant(int32_t x, int32_t m, int64_t k, int32_t e1) {
-  const int64_t q = (int64_t)x * m + k + (int64_t)(x >> 31) * ((int64_t)1 << 31);
+#if defined(AOT_HAVE_DSP)
+  /* two SMLALs: x*m, then [x < 0] * INT32_MIN (GCC's own sequence for the
+     sign correction takes six instructions) */
+  uint32_t lo = (uint32_t)k;
+  int32_t hi = (int32_t)(k >> 32);
+  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(x), "r"(m));
+  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"((uint32_t)x >> 31), "r"(INT32_MIN));
+  return hi >> e1;
+#else
+  const int64_t q = (int64_t)x * m + k
+      + (int64_t)(int32_t)((uint32_t)x >> 31) * (int64_t)INT32_MIN;
   return (int32_t)(q >> 32) >> e1;
+#endif
 }
 
 /* v clamped to [lo, hi] within the int8 range (SSAT with the DSP extension). */
@@ -487,8 +498,62 @@ AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
                                     int32_t x_cs, const int8_t* w, int32_t npix, int32_t c_n,
                                     int32_t kh_n, int32_t kw_n, int32_t sw, int32_t dh,
                                     int32_t dw) {
-  int32_t p;
-  for (p = 0; p < npix; ++p) {
+  int32_t p = 0;
+#if defined(AOT_HAVE_DSP)
+  /* two pixels at a time share each widened weight word */
+  for (; p + 2 <= npix && c_n >= 4; p += 2) {
+    const int8_t* xp = x + p * sw * x_cs;
+    const int8_t* xq = xp + sw * x_cs;
+    int32_t* out = acc + p * acc_ps;
+    int32_t c;
+    for (c = 0; c + 4 <= c_n; c += 4) {
+      int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, kh, kw;
+      AOT_UNROLL("GCC unroll 8")
+      for (kh = 0; kh < kh_n; ++kh) {
+        AOT_UNROLL("GCC unroll 8")
+        for (kw = 0; kw < kw_n; ++kw) {
+          const int32_t off = kh * dh * x_rs + kw * dw * x_cs + c;
+          const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n + c);
+          const int32_t we = __sxtb16((int32_t)wv), wo = aot_sxtb16_ror8(wv);
+          const uint32_t xv = aot_load32(xp + off);
+          const uint32_t yv = aot_load32(xq + off);
+          const int32_t xe = __sxtb16((int32_t)xv), xo = aot_sxtb16_ror8(xv);
+          const int32_t ye = __sxtb16((int32_t)yv), yo = aot_sxtb16_ror8(yv);
+          s0 = __smlabb(xe, we, s0);
+          s2 = __smlatt(xe, we, s2);
+          s1 = __smlabb(xo, wo, s1);
+          s3 = __smlatt(xo, wo, s3);
+          t0 = __smlabb(ye, we, t0);
+          t2 = __smlatt(ye, we, t2);
+          t1 = __smlabb(yo, wo, t1);
+          t3 = __smlatt(yo, wo, t3);
+        }
+      }
+      out[c] = s0;
+      out[c + 1] = s1;
+      out[c + 2] = s2;
+      out[c + 3] = s3;
+      out[acc_ps + c] = t0;
+      out[acc_ps + c + 1] = t1;
+      out[acc_ps + c + 2] = t2;
+      out[acc_ps + c + 3] = t3;
+    }
+    for (; c < c_n; ++c) {
+      int32_t s0 = 0, t0 = 0, kh, kw;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (kw = 0; kw < kw_n; ++kw) {
+          const int32_t off = kh * dh * x_rs + kw * dw * x_cs + c;
+          const int32_t wk = w[(kh * kw_n + kw) * c_n + c];
+          s0 += (int32_t)xp[off] * wk;
+          t0 += (int32_t)xq[off] * wk;
+        }
+      }
+      out[c] = s0;
+      out[acc_ps + c] = t0;
+    }
+  }
+#endif
+  for (; p < npix; ++p) {
     const int8_t* xp = x + p * sw * x_cs;
     int32_t* out = acc + p * acc_ps;
     int32_t c = 0;
