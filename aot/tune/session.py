@@ -196,40 +196,46 @@ class TunedKernels:
         chosen, notes = rec.best(rec.load(path), target)
         return cls(chosen, target), notes
 
-    def for_group(self, group) -> Callable | None:
-        """A ``schedule(s, final, stages)`` for ``group``: the record's config
-        when its workload has one, else the library's strategy; None for
-        groups without a template."""
+    def for_group(self, group):
+        """``(schedule, finish)`` for ``group``: ``schedule(s, final, stages)``
+        applies the record's config when its workload has one, else the
+        library's strategy; ``finish(kernel)`` then applies the config's
+        compile options.  None for groups without a template."""
         if group.kind == "view" or group.anchor is None:
             return None
         template = find_template(group.anchor.op, self.target)
         if template is None:
             return None
         keys = tuple(self.target.keys)
+        chosen = {}
 
         def schedule(s, final, stages):
             record = self.best.get(workload_key(group, stages))
             if record is not None:
                 space = template.space(stages, final, self.target)
                 try:
-                    config = space.config(record.config)
+                    chosen["config"] = space.config(record.config)
                 except TuneError:
-                    config = None  # the template changed since the record was made
-                if config is not None:
+                    pass  # the template changed since the record was made
+                if "config" in chosen:
                     self.applied.append(group.name)
-                    template.apply(s, final, stages, config)
+                    template.apply(s, final, stages, chosen["config"])
                     return
             select_strategy(group.anchor.op, keys)[1](s, final, stages)
-        return schedule
+
+        def finish(kernel):
+            return template.finish(kernel, chosen["config"]) if "config" in chosen else kernel
+        return schedule, finish
 
     def lower_group(self, group, ag, target, *, name: str):
         from aot.kernels import lower_group
 
-        schedule = self.for_group(group)
-        if schedule is None:
+        tuned = self.for_group(group)
+        if tuned is None:
             return lower_group(group, ag, target, name=name)
         self.tunable.append(group.name)
-        return lower_with(group, ag, target, name=name, schedule=schedule)
+        schedule, finish = tuned
+        return finish(lower_with(group, ag, target, name=name, schedule=schedule))
 
     @staticmethod
     def support_files(target) -> dict[str, str]:

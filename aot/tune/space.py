@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aot.errors import AotError
 
@@ -163,7 +163,9 @@ class Template:
 
     ``knobs(stages, final, target)`` returns the knobs for a workload;
     ``default(stages, final, target)`` the knob values of the library's
-    own strategy; ``apply(s, final, stages, values)`` schedules.
+    own strategy; ``apply(s, final, stages, values)`` schedules.  Every
+    template also has the :data:`OPTIMIZE` knob, applied to the kernel's C
+    by :meth:`finish`.
     """
 
     anchor: str
@@ -173,11 +175,28 @@ class Template:
     apply: Callable
 
     def space(self, stages, final, target) -> ConfigSpace:
-        return ConfigSpace(self.knobs(stages, final, target))
+        return ConfigSpace([*self.knobs(stages, final, target), OPTIMIZE])
 
     def default(self, stages, final, target) -> Config:
         return self.space(stages, final, target).config(
-            self.default_values(stages, final, target))
+            {**self.default_values(stages, final, target), OPTIMIZE.name: OPTIMIZE.values[0]})
+
+    @staticmethod
+    def finish(kernel, config: Config):
+        """The kernel with its C compiled as the config's :data:`OPTIMIZE`
+        value says (a GCC pragma ahead of everything, so the inlined
+        helpers of the support header follow it too)."""
+        value = config[OPTIMIZE.name]
+        if value == OPTIMIZE.values[0]:
+            return kernel
+        flags = ", ".join(f'"{f}"' for f in value.split(","))
+        return replace(kernel, source=f"#pragma GCC optimize ({flags})\n" + kernel.source)
+
+
+#: GCC optimization of one kernel's file beyond the project's -O2 (the
+#: boards' toolchains are GCC; other compilers ignore the pragma).
+OPTIMIZE = Knob("optimize", ("O2", "O3", "unroll-loops", "O3,unroll-loops"),
+                "GCC optimization of the kernel's file")
 
 
 TEMPLATES: dict[tuple[str, str], Template] = {}

@@ -104,7 +104,8 @@ class Workload:
         """The workload's kernel scheduled with ``config``, named ``name``."""
         def schedule(s, final, stages):
             self.template.apply(s, final, stages, config)
-        return lower_with(self.group, self.graph, self.target, name=name, schedule=schedule)
+        kernel = lower_with(self.group, self.graph, self.target, name=name, schedule=schedule)
+        return self.template.finish(kernel, config)
 
 
 def _inspect(group, ag, target):

@@ -54,3 +54,12 @@ def test_every_config_of_a_workload_lowers(kws):
     sources = {dense.lower(c, "k").source for c in dense.space}
     # with an intrinsic, the reduction knob changes nothing: fewer distinct kernels
     assert 1 < len(sources) < len(dense.space)
+
+
+def test_optimize_knob_prefixes_a_gcc_pragma(kws):
+    _, workloads = kws
+    dense = workloads[-1]
+    fast = dense.space.config({**dense.default, "optimize": "O3,unroll-loops"})
+    source = dense.lower(fast, "k").source
+    assert source.startswith('#pragma GCC optimize ("O3", "unroll-loops")\n')
+    assert source.split("\n", 1)[1] == dense.lower(dense.default, "k").source
