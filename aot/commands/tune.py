@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="a board tag, e.g. qemu/mps2-an386")
     parser.add_argument("--port", help="serial port of a real board, e.g. /dev/ttyACM0")
-    parser.add_argument("--runner", help="flash runner (default: the board's first; "
-                        "'none' uses a board flashed already, with --port)")
+    parser.add_argument("--runner", help="flash runner (default: the board's first); every "
+                        "batch of candidates is one image, so the runner must flash")
     parser.add_argument("--trials", type=int, required=True,
                         help="configs to measure per workload (the default config included)")
     parser.add_argument("--log", required=True,

@@ -97,6 +97,9 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     board = load_board(board) if isinstance(board, str) else board
     if tuner not in TUNERS:
         raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNERS)}")
+    if runner == "none":
+        raise TuneError("tuning flashes one image per batch of candidates: give a runner that "
+                        "flashes the board (e.g. --runner openocd) instead of 'none'")
     if not 1 <= batch_size <= MAX_BATCH:
         raise TuneError(f"a batch holds 1 to {MAX_BATCH} candidates (the runtime's "
                         f"AOT_MAX_KERNELS less the clear kernel), not {batch_size}")
