@@ -407,6 +407,189 @@ AOT_INLINE int32_t aot_dense_s8(int32_t* acc, const int8_t* x, const int8_t* w, 
   return 0;
 }
 
+#if defined(AOT_HAVE_DSP)
+/* Words of the stack buffer holding widened inputs (aot_conv_wide_s8). */
+#define AOT_WIDE_WORDS 256
+
+/* Two adjacent words in one LDRD, advancing the pointer (GCC splits 64-bit
+   loads into two LDRs on Cortex-M4, where each counts as an instruction). */
+AOT_INLINE const int32_t* aot_load_pair(const int32_t* p, int32_t* lo, int32_t* hi) {
+  int32_t a, b;
+  __asm__("ldrd %0, %1, [%2], #8" : "=r"(a), "=r"(b), "+r"(p) : "m"(*(const int32_t(*)[2])p));
+  *lo = a;
+  *hi = b;
+  return p;
+}
+
+/* Four dot products of length n (a multiple of 4) with the inputs already
+   widened: a_i holds, per four int8 values, SXTB16 of the word and of the
+   word rotated by 8 (one LDRD), so four bytes of both inputs and both
+   weights cost 2 LDRD, 2 LDR, 4 SXTB16 and 8 SMLAD. */
+AOT_INLINE void aot_dot2x2_wide_s8(int32_t* s, const int32_t* a0, const int32_t* a1,
+                                   const int8_t* b0, const int8_t* b1, int32_t n) {
+  int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
+  int32_t i;
+  for (i = 0; i < n; i += 4) {
+    int32_t x0e, x0o, x1e, x1o;
+    const uint32_t y0 = aot_load32(b0 + i);
+    const uint32_t y1 = aot_load32(b1 + i);
+    const int32_t y0e = __sxtb16((int32_t)y0), y1e = __sxtb16((int32_t)y1);
+    const int32_t y0o = aot_sxtb16_ror8(y0), y1o = aot_sxtb16_ror8(y1);
+    a0 = aot_load_pair(a0, &x0e, &x0o);
+    a1 = aot_load_pair(a1, &x1e, &x1o);
+    s00 = __smlad(x0e, y0e, s00);
+    s01 = __smlad(x0e, y1e, s01);
+    s10 = __smlad(x1e, y0e, s10);
+    s11 = __smlad(x1e, y1e, s11);
+    s00 = __smlad(x0o, y0o, s00);
+    s01 = __smlad(x0o, y1o, s01);
+    s10 = __smlad(x1o, y0o, s10);
+    s11 = __smlad(x1o, y1o, s11);
+  }
+  s[0] = s00;
+  s[1] = s01;
+  s[2] = s10;
+  s[3] = s11;
+}
+
+/* Two dot products sharing a widened input vector (n a multiple of 4). */
+AOT_INLINE void aot_dot1x2_wide_s8(int32_t* s, const int32_t* a, const int8_t* b0,
+                                   const int8_t* b1, int32_t n) {
+  int32_t s0 = s[0], s1 = s[1];
+  int32_t i;
+  for (i = 0; i < n; i += 4) {
+    int32_t xe, xo;
+    const uint32_t y0 = aot_load32(b0 + i);
+    const uint32_t y1 = aot_load32(b1 + i);
+    a = aot_load_pair(a, &xe, &xo);
+    s0 = __smlad(xe, __sxtb16((int32_t)y0), s0);
+    s1 = __smlad(xe, __sxtb16((int32_t)y1), s1);
+    s0 = __smlad(xo, aot_sxtb16_ror8(y0), s0);
+    s1 = __smlad(xo, aot_sxtb16_ror8(y1), s1);
+  }
+  s[0] = s0;
+  s[1] = s1;
+}
+
+AOT_INLINE int32_t aot_dot1_wide_s8(int32_t sum, const int32_t* a, const int8_t* b, int32_t n) {
+  int32_t i;
+  for (i = 0; i < n; i += 4) {
+    const uint32_t y = aot_load32(b + i);
+    sum = __smlad(a[0], __sxtb16((int32_t)y), sum);
+    sum = __smlad(a[1], aot_sxtb16_ror8(y), sum);
+    a += 2;
+  }
+  return sum;
+}
+
+/* Pixels per chunk of aot_conv_wide_s8 (even when more than one fits), or 0
+   when not even one pixel's input window fits the buffer. */
+AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                  int32_t sw, int32_t dw) {
+  const int32_t fixed = (kw_n - 1) * dw + 1;  /* columns of one pixel's window */
+  int32_t p = (AOT_WIDE_WORDS / (kh_n * c_n / 2) - fixed) / sw + 1;
+  if (AOT_WIDE_WORDS < kh_n * fixed * c_n / 2) {
+    return 0;
+  }
+  p = p > npix ? npix : p;
+  return p > 1 && p < npix ? p & ~1 : p;
+}
+
+/* aot_conv_s8 for c_n a multiple of 4 and contiguous columns: each chunk of
+   pixels first widens its input window once into a stack buffer (two
+   halfword pairs per four bytes), which every output channel then reads
+   with LDRD instead of re-widening it. */
+AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                                    const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
+                                    int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                                    int32_t dw, int32_t chunk) {
+  int32_t wide[AOT_WIDE_WORDS];
+  const int32_t joined = dw == 1;
+  const int32_t run = joined ? kw_n * c_n : c_n;
+  const int32_t runs = joined ? 1 : kw_n;
+  const int32_t w_os = kh_n * kw_n * c_n;
+  const int32_t cols = (chunk - 1) * sw + (kw_n - 1) * dw + 1;
+  const int32_t row_words = cols * c_n / 2;  /* per kernel row in `wide` */
+  int32_t p0;
+  for (p0 = 0; p0 < npix; p0 += chunk) {
+    const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
+    const int32_t bytes = ((n - 1) * sw + (kw_n - 1) * dw + 1) * c_n;
+    int32_t kh, p = 0;
+    for (kh = 0; kh < kh_n; ++kh) {
+      const int8_t* src = x + kh * dh * x_rs + p0 * sw * c_n;
+      int32_t* dst = wide + kh * row_words;
+      int32_t i;
+      for (i = 0; i < bytes; i += 4) {
+        const uint32_t v = aot_load32(src + i);
+        dst[0] = __sxtb16((int32_t)v);
+        dst[1] = aot_sxtb16_ror8(v);
+        dst += 2;
+      }
+    }
+    for (; p + 2 <= n; p += 2) {
+      int32_t* out = acc + (p0 + p) * acc_ps;
+      int32_t o;
+      for (o = 0; o + 2 <= oc; o += 2) {
+        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t r;
+        for (kh = 0; kh < kh_n; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            const int32_t* xa = wide + kh * row_words + (p * sw + r * dw) * c_n / 2;
+            const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+            aot_dot2x2_wide_s8(sum, xa, xa + sw * c_n / 2, wa, wa + w_os, run);
+          }
+        }
+        out[o] = sum[0];
+        out[o + 1] = sum[1];
+        out[acc_ps + o] = sum[2];
+        out[acc_ps + o + 1] = sum[3];
+      }
+      for (; o < oc; ++o) {
+        int32_t s0 = 0, s1 = 0, r;
+        for (kh = 0; kh < kh_n; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            const int32_t* xa = wide + kh * row_words + (p * sw + r * dw) * c_n / 2;
+            const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+            s0 = aot_dot1_wide_s8(s0, xa, wa, run);
+            s1 = aot_dot1_wide_s8(s1, xa + sw * c_n / 2, wa, run);
+          }
+        }
+        out[o] = s0;
+        out[acc_ps + o] = s1;
+      }
+    }
+    for (; p < n; ++p) {
+      int32_t* out = acc + (p0 + p) * acc_ps;
+      int32_t o;
+      for (o = 0; o + 2 <= oc; o += 2) {
+        int32_t sum[2] = {0, 0};
+        int32_t r;
+        for (kh = 0; kh < kh_n; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+            aot_dot1x2_wide_s8(sum, wide + kh * row_words + (p * sw + r * dw) * c_n / 2, wa,
+                               wa + w_os, run);
+          }
+        }
+        out[o] = sum[0];
+        out[o + 1] = sum[1];
+      }
+      for (; o < oc; ++o) {
+        int32_t s0 = 0, r;
+        for (kh = 0; kh < kh_n; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            s0 = aot_dot1_wide_s8(s0, wide + kh * row_words + (p * sw + r * dw) * c_n / 2,
+                                  w + o * w_os + (kh * kw_n + r) * c_n, run);
+          }
+        }
+        out[o] = s0;
+      }
+    }
+  }
+  return 0;
+}
+#endif
+
 /* The accumulators of `npix` output pixels x all `oc` output channels of a
    convolution (tensor intrinsic of the arm_cpu conv2d strategy):
      acc[p*acc_ps + o] = sum_{kh,kw,c} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
@@ -420,6 +603,15 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
                                int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
                                int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
                                int32_t dw) {
+#if defined(AOT_HAVE_DSP)
+  if (c_n % 4 == 0 && x_cs == c_n) {
+    const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
+    if (chunk > 0) {
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              chunk);
+    }
+  }
+#endif
   const int32_t joined = dw == 1 && x_cs == c_n;
   const int32_t run = joined ? kw_n * c_n : c_n;
   const int32_t runs = joined ? 1 : kw_n;

@@ -26,6 +26,11 @@ CASES = [
     ("conv2d", {"cin": 4, "cout": 6, "hw": (5, 7), "k": (3, 1), "dilation": (2, 1)}),
     ("conv2d", {"cin": 1, "cout": 7, "hw": (9, 5), "k": (4, 2), "strides": (2, 2),
                 "padding": (1, 0, 2, 1)}),
+    # widened-input path in chunks of 8 pixels (odd last chunk), with split taps
+    ("conv2d", {"cin": 16, "cout": 7, "hw": (4, 21), "padding": (1, 1, 1, 1)}),
+    ("conv2d", {"cin": 8, "cout": 4, "hw": (6, 9), "dilation": (1, 2), "strides": (1, 2)}),
+    # one pixel's window wider than the widening buffer: the plain path
+    ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 3)}),
     # a row of accumulators above the stack budget: one pixel at a time
     ("conv2d", {"cin": 5, "cout": 33, "hw": (3, 40), "strides": (1, 1)}),
     ("depthwise_conv2d", {"cin": 8}),
@@ -128,7 +133,9 @@ def test_dsp_kernels_are_bit_exact_on_an_emulated_cortex_m4(tmp_path):
 
 @pytest.mark.slow
 @QEMU
-@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "tflm_micro_speech",
+@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025",
+                                   "mlperf_ic_resnet8", "mlperf_ad_fc_autoencoder",
+                                   "tflm_micro_speech",
                                    "tflm_keyword_scrambled_int16", "tflm_mnist_lstm_int8",
                                    "tflm_magic_wand_float"])
 def test_every_kernel_of_a_model_matches_the_reference_on_cortex_m4(model, models_dir, tmp_path):
