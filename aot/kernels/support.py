@@ -360,11 +360,10 @@ AOT_INLINE void aot_dot1x2_s8(int32_t* s, const int8_t* a, const int8_t* b0, con
   s[1] = s1;
 }
 
-/* acc[u] = x . w[u*depth ...] for all `units` rows of a dense layer's weights
-   (tensor intrinsic of the arm_cpu dense strategy): four units at a time
-   share each widened input word. */
-AOT_INLINE int32_t aot_dense_s8(int32_t* acc, const int8_t* x, const int8_t* w, int32_t units,
-                                int32_t depth) {
+/* acc[u] = x . w[u*depth ...] for all `units` rows of a dense layer's weights:
+   four units at a time share each widened input word. */
+AOT_INLINE int32_t aot_dense_plain_s8(int32_t* acc, const int8_t* x, const int8_t* w,
+                                      int32_t units, int32_t depth) {
   int32_t u;
   for (u = 0; u + 4 <= units; u += 4) {
     const int8_t* w0 = w + u * depth;
@@ -589,6 +588,67 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   return 0;
 }
 #endif
+
+#if defined(AOT_HAVE_DSP)
+/* Words of the widened input of aot_dense_wide_s8 (2 KiB of stack). */
+#define AOT_DENSE_WIDE_WORDS 512
+
+/* aot_dense_plain_s8 for a depth that is a multiple of 4 up to
+   2 * AOT_DENSE_WIDE_WORDS: the input is widened once and read with LDRD by
+   every block of four units. */
+AOT_INLINE int32_t aot_dense_wide_s8(int32_t* acc, const int8_t* x, const int8_t* w,
+                                     int32_t units, int32_t depth) {
+  int32_t wide[AOT_DENSE_WIDE_WORDS];
+  int32_t i, u;
+  for (i = 0; i < depth; i += 4) {
+    const uint32_t v = aot_load32(x + i);
+    wide[i / 2] = __sxtb16((int32_t)v);
+    wide[i / 2 + 1] = aot_sxtb16_ror8(v);
+  }
+  for (u = 0; u + 4 <= units; u += 4) {
+    const int8_t* w0 = w + u * depth;
+    const int32_t* xa = wide;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (i = 0; i < depth; i += 4) {
+      int32_t xe, xo;
+      uint32_t wv;
+      xa = aot_load_pair(xa, &xe, &xo);
+      wv = aot_load32(w0 + i);
+      s0 = __smlad(xe, __sxtb16((int32_t)wv), s0);
+      s0 = __smlad(xo, aot_sxtb16_ror8(wv), s0);
+      wv = aot_load32(w0 + depth + i);
+      s1 = __smlad(xe, __sxtb16((int32_t)wv), s1);
+      s1 = __smlad(xo, aot_sxtb16_ror8(wv), s1);
+      wv = aot_load32(w0 + 2 * depth + i);
+      s2 = __smlad(xe, __sxtb16((int32_t)wv), s2);
+      s2 = __smlad(xo, aot_sxtb16_ror8(wv), s2);
+      wv = aot_load32(w0 + 3 * depth + i);
+      s3 = __smlad(xe, __sxtb16((int32_t)wv), s3);
+      s3 = __smlad(xo, aot_sxtb16_ror8(wv), s3);
+    }
+    acc[u] = s0;
+    acc[u + 1] = s1;
+    acc[u + 2] = s2;
+    acc[u + 3] = s3;
+  }
+  for (u = units - units % 4; u < units; ++u) {
+    acc[u] = aot_dot1_wide_s8(0, wide, w + u * depth, depth);
+  }
+  return 0;
+}
+#endif
+
+/* acc[u] = x . w[u*depth ...] for all `units` rows of a dense layer's weights
+   (tensor intrinsic of the arm_cpu dense strategy). */
+AOT_INLINE int32_t aot_dense_s8(int32_t* acc, const int8_t* x, const int8_t* w, int32_t units,
+                                int32_t depth) {
+#if defined(AOT_HAVE_DSP)
+  if (depth % 4 == 0 && depth <= 2 * AOT_DENSE_WIDE_WORDS) {
+    return aot_dense_wide_s8(acc, x, w, units, depth);
+  }
+#endif
+  return aot_dense_plain_s8(acc, x, w, units, depth);
+}
 
 /* The accumulators of `npix` output pixels x all `oc` output channels of a
    convolution (tensor intrinsic of the arm_cpu conv2d strategy):
