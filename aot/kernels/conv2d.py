@@ -154,10 +154,13 @@ def fast_requant_tables(ctx, node, qp):
     ``k = 2^30 + 2^(30+e)``: SRDHM is ``floor((x*m + 2^30) / 2^31)``, its
     sign is ``x``'s when ``m > 2^30``, and rounding half away from zero is
     ``floor((y + 2^(e-1) - [y < 0]) / 2^e)``; nested floors merge.  The C
-    helper ``aot_requant`` then needs one SMLAL and a shift of the high word
-    (checked exhaustively against the reference on random and extreme values
-    in tests/kernels/test_arm_cpu.py).  Returns (multipliers, k, e - 1) as
-    tables or immediates, or None when a channel is outside those ranges.
+    helper ``aot_requant`` then needs two SMLALs and a shift of the high word
+    (checked against the reference on random and extreme values in
+    tests/kernels/test_arm_cpu.py).  Returns ``(table, offset)``: the
+    per-channel rows ``(m, k_lo, k_hi, e - 1)`` (int32 bit patterns; the
+    output offset folded into ``k`` when that is exact, then ``offset`` is
+    0) as a constant or as four immediates, or None when a channel is
+    outside those ranges.
     """
     mult = np.asarray(qp.multiplier, dtype=np.int64).reshape(-1)
     e = -np.asarray(qp.shift, dtype=np.int64).reshape(-1)
@@ -165,26 +168,34 @@ def fast_requant_tables(ctx, node, qp):
             and (e <= 31).all()):
         return None
     k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
+    offset = int(qp.output_offset)
+    if (e - 1).max() <= 20:
+        # adding off * 2^(32 + e1) to q adds off to the result exactly (|q| stays
+        # below 2^63 for e1 <= 20), so the epilogue has no separate add
+        k = k + np.left_shift(np.int64(offset), e + 31)
+        offset = 0
+    rows = np.stack([mult, k & 0xFFFFFFFF, k >> 32, e - 1], axis=1)
+    rows = np.where(rows >= (1 << 31), rows - (1 << 32), rows)  # int32 bit patterns
+    if (rows == rows[0]).all():
+        return [te.const(int(v), "int32") for v in rows[0]], offset
+    return ctx.const(f"{node.name}_requant", rows.astype(np.int32)), offset
 
-    def table(label, values, dtype):
-        if len(set(values.tolist())) == 1:
-            return te.const(int(values[0]), dtype)
-        return ctx.const(f"{node.name}_{label}", values.astype(dtype))
-    return (table("mult", mult, "int32"), table("round", k, "int64"),
-            table("rshift", e - 1, "int32"))
 
-
-def _fast_epilogue(acc, bias, qp, tables):
-    def pick(t, c):
-        return t[c] if isinstance(t, te.Tensor) else t
+def _fast_epilogue(acc, bias, qp, fast):
+    """The requantizing epilogue with :func:`fast_requant_tables`' constants:
+    per channel one row ``(m, k_lo, k_hi, e1)`` of a packed table (one pointer
+    instead of four), or immediates when every channel agrees."""
+    table, offset = fast
 
     def out(*idx):
         c = idx[-1]
         v = acc[idx]
         if bias is not None:
             v = v + bias[c]
-        m, k, e1 = (pick(t, c) for t in tables)
-        q = te.call_pure("int32", "aot_requant", v, m, k, e1) + qp.output_offset
+        args = [table[c, j] for j in range(4)] if isinstance(table, te.Tensor) else table
+        q = te.call_pure("int32", "aot_requant", v, *args)
+        if offset:
+            q = q + offset
         lo, hi = qp.clamp
         return te.call_pure("int32", "aot_clamp_s8", q, lo, hi).astype("int8")
     return te.compute(acc.shape, out, name="y")

@@ -74,19 +74,21 @@ static inline int64_t aot_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
 }
 
 /* aot_mbqm(x, m, -(e1 + 1)) in one rounding, for m in (2^30, 2^31) and a
-   right shift e1 + 1 >= 1, with k = 2^30 + 2^(31 + e1) (see
+   right shift e1 + 1 >= 1, with k = k_hi * 2^32 + k_lo = 2^30 + 2^(31 + e1)
+   (plus the output offset times 2^(32 + e1) when folded; see
    aot.kernels.conv2d.fast_requant_tables for the derivation): one SMLAL,
    the sign correction and a shift of the high word. */
-static inline int32_t aot_requant(int32_t x, int32_t m, int64_t k, int32_t e1) {
+static inline int32_t aot_requant(int32_t x, int32_t m, int32_t k_lo, int32_t k_hi, int32_t e1) {
 #if defined(AOT_HAVE_DSP)
   /* two SMLALs: x*m, then [x < 0] * INT32_MIN (GCC's own sequence for the
      sign correction takes six instructions) */
-  uint32_t lo = (uint32_t)k;
-  int32_t hi = (int32_t)(k >> 32);
+  uint32_t lo = (uint32_t)k_lo;
+  int32_t hi = k_hi;
   __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(x), "r"(m));
   __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"((uint32_t)x >> 31), "r"(INT32_MIN));
   return hi >> e1;
 #else
+  const int64_t k = (int64_t)(((uint64_t)(uint32_t)k_hi << 32) | (uint32_t)k_lo);
   const int64_t q = (int64_t)x * m + k
       + (int64_t)(int32_t)((uint32_t)x >> 31) * (int64_t)INT32_MIN;
   return (int32_t)(q >> 32) >> e1;

@@ -150,48 +150,61 @@ def test_every_kernel_of_a_model_matches_the_reference_on_cortex_m4(model, model
     assert m4_firmware.check_on_qemu(cases, tmp_path) >= len(cases)
 
 
-def test_one_rounding_requantization_equals_the_reference(tmp_path):
-    """aot_requant (merged roundings) against TFLM's two-rounding
-    MultiplyByQuantizedMultiplier on random and extreme accumulators,
-    multipliers and shifts, compiled for the host with sanitizers."""
+def _requant_batch(rng, n, max_shift, offset):
     import numpy as np
 
-    from aot.kernels import support_files
     from aot.kernels.conv2d import fast_requant_tables
     from aot.reference.ops.quant import multiply_by_quantized_multiplier
 
-    rng = np.random.default_rng(5)
-    n = 4000
     x = rng.integers(-2**31, 2**31, n, dtype=np.int64)
-    x[:1000] = rng.integers(-5000, 5000, 1000)
-    x[1000:1008] = [-2**31, 2**31 - 1, -1, 0, 1, -2**30, 2**30, -(2**31 - 1)]
+    x[:n // 4] = rng.integers(-5000, 5000, n // 4)
+    x[n // 4:n // 4 + 8] = [-2**31, 2**31 - 1, -1, 0, 1, -2**30, 2**30, -(2**31 - 1)]
     m = rng.integers(2**30 + 1, 2**31, n, dtype=np.int64)
     m[:4] = [2**30 + 1, 2**31 - 1, 2**30 + 1, 2**31 - 1]
-    e = rng.integers(1, 32, n, dtype=np.int64)
+    e = rng.integers(1, max_shift + 1, n, dtype=np.int64)
+    e[-1] = max_shift
     want = np.asarray(multiply_by_quantized_multiplier(
-        x.astype(np.int32), m.astype(np.int32), (-e).astype(np.int32))).astype(np.int64)
+        x.astype(np.int32), m.astype(np.int32), (-e).astype(np.int32))).astype(np.int64) + offset
 
     class Ctx:
         def const(self, label, values):
             return values
+    qp = type("Q", (), {"multiplier": m, "shift": -e, "output_offset": offset})
+    rows, rest = fast_requant_tables(Ctx(), type("N", (), {"name": "n"}), qp)
+    return x, rows, rest, want
 
-    class Q:
-        multiplier, shift = m, -e
-    _, k, e1 = fast_requant_tables(Ctx(), type("N", (), {"name": "n"}), Q)
+
+def test_one_rounding_requantization_equals_the_reference(tmp_path):
+    """aot_requant (merged roundings, output offset folded when exact) against
+    TFLM's two-rounding MultiplyByQuantizedMultiplier on random and extreme
+    accumulators, multipliers and shifts, compiled for the host with sanitizers."""
+    import numpy as np
+
+    from aot.kernels import support_files
+
+    rng = np.random.default_rng(5)
+    folded = _requant_batch(rng, 2000, 21, -7)
+    kept = _requant_batch(rng, 2000, 31, 5)
+    assert folded[2] == 0 and kept[2] == 5  # the offset is folded only when exact
+    x, rows, rest, want = (np.concatenate([a, b]) if isinstance(a, np.ndarray) else [a, b]
+                           for a, b in zip(folded, kept))
+    n = len(x)
+    rest = np.repeat(rest, [2000, 2000])
     for name, text in support_files(None).items():
         (tmp_path / name).write_text(text)
 
-    def arr(ctype, name, values):
-        return f"static const {ctype} {name}[{n}] = {{{', '.join(map(str, values))}}};"
+    def arr(name, values):
+        return (f"static const int32_t {name}[{len(values)}] = "
+                f"{{{', '.join(str(v) if v != -2**31 else 'INT32_MIN' for v in values)}}};")
     src = "\n".join([
         '#include "aot_kernel_util.h"', "#include <stdio.h>",
-        arr("int32_t", "xs", [v if v != -2**31 else "INT32_MIN" for v in x.tolist()]),
-        arr("int32_t", "ms", m.tolist()), arr("int64_t", "ks", k.tolist()),
-        arr("int32_t", "es", e1.tolist()), arr("int32_t", "want", want.tolist()),
+        arr("xs", x.tolist()), arr("rows", rows.reshape(-1).tolist()),
+        arr("rest", rest.tolist()), arr("want", want.tolist()),
         "int main(void) {", "  int bad = 0;",
         f"  for (int i = 0; i < {n}; ++i) {{",
-        "    if (aot_requant(xs[i], ms[i], ks[i], es[i]) != want[i]) { ++bad; }", "  }",
-        '  printf("%d\\n", bad);', "  return bad != 0;", "}"])
+        "    const int32_t* r = rows + 4 * i;",
+        "    if (aot_requant(xs[i], r[0], r[1], r[2], r[3]) + rest[i] != want[i]) { ++bad; }",
+        "  }", '  printf("%d\\n", bad);', "  return bad != 0;", "}"])
     (tmp_path / "t.c").write_text(src)
     subprocess.run(["gcc", "-std=c99", "-O2", "-fsanitize=address,undefined",
                     "-fno-sanitize-recover=all", "-I", str(tmp_path), str(tmp_path / "t.c"),
