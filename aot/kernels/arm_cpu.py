@@ -55,9 +55,15 @@ def dot_s8_intrin(length: int):
     return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dot_s8")
 
 
+#: Widen each chunk of input pixels once into a stack buffer before the 2x2
+#: blocks read it (aot_conv_wide_s8); False keeps re-widening per channel pair
+#: (1 KiB less stack).  A tuning knob.
+WIDEN_INPUT = True
+
+
 def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int],
                    channels: int, strides: tuple[int, int], dilation: tuple[int, int],
-                   depthwise: bool):
+                   depthwise: bool, widen: bool = WIDEN_INPUT):
     """The accumulators of ``pixels`` output pixels of one output row (``None``:
     a single pixel, no pixel axis) over all output channels, as one call of
     ``aot_conv_s8`` (or ``aot_depthwise_s8``).  The input operand is the
@@ -100,7 +106,7 @@ def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int
         return tir.call_extern("int32", "aot_conv_s8", cc.access_ptr("w"), pix_stride,
                                aa.access_ptr("r"), aa.strides[0], aa.strides[1],
                                bb.access_ptr("r"), npix, out_channels, KH, KW, channels,
-                               sw, dh, dw)
+                               sw, dh, dw, int(widen))
     binds = {
         a: tir.decl_buffer(a.shape, "int8", "a", strides=[te.var("a_rs"), te.var("a_cs"), 1],
                            elem_offset=te.var("a_off")),

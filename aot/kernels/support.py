@@ -659,14 +659,17 @@ AOT_INLINE int32_t aot_dense_s8(int32_t* acc, const int8_t* x, const int8_t* w, 
    with OHWI weights.  Pixels and channels go in 2x2 blocks (aot_dot2x2_s8);
    when the taps of one kernel row are contiguous in the input (dw = 1 and
    a column stride of c_n) each kernel row is one dot product of kw_n*c_n.
-   Every shape argument is a compile-time constant at the call, and the
-   function is always inlined, so GCC specializes it per layer. */
+   With `widen` (and DSP, c_n % 4 == 0), chunks of pixels go through
+   aot_conv_wide_s8.  Every shape argument is a compile-time constant at the
+   call, and the function is always inlined, so GCC specializes it per layer. */
 AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
                                int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                               int32_t dw) {
-#if defined(AOT_HAVE_DSP)
-  if (c_n % 4 == 0 && x_cs == c_n) {
+                               int32_t dw, int32_t widen) {
+#if !defined(AOT_HAVE_DSP)
+  (void)widen;
+#else
+  if (widen && c_n % 4 == 0 && x_cs == c_n) {
     const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
     if (chunk > 0) {
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
