@@ -30,7 +30,8 @@ def test_descriptor_lists_the_params_and_every_candidate(dense):
     text = descriptor("tune", "abc", kernel, ["tune_c0", "tune_c1"])
     assert '{"in0", AOT_DTYPE_INT8, AOT_ROLE_INPUT, AOT_TENSOR_WRITABLE, 1, {64}' in text
     assert '{"out", AOT_DTYPE_INT8, AOT_ROLE_OUTPUT' in text
-    for name in ('"clear"', '"c0"', '"c1"'):
+    assert '{"expected", AOT_DTYPE_INT8, AOT_ROLE_INPUT, AOT_TENSOR_WRITABLE, 1, {12}' in text
+    for name in ('"clear"', '"check"', '"c0"', '"c1"'):
         assert name in text
     assert "return tune_c1(tune_in0, tune_out);" in text
 
