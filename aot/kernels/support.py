@@ -503,28 +503,49 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
 AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                     const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
                                     int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                                    int32_t dw, int32_t chunk) {
+                                    int32_t dw, int32_t chunk, int32_t patch) {
   int32_t wide[AOT_WIDE_WORDS];
   const int32_t joined = dw == 1;
-  const int32_t run = joined ? kw_n * c_n : c_n;
-  const int32_t runs = joined ? 1 : kw_n;
   const int32_t w_os = kh_n * kw_n * c_n;
+  /* patches: one run of w_os per pixel; rows: runs per kernel row (and tap) */
+  const int32_t run = patch ? w_os : joined ? kw_n * c_n : c_n;
+  const int32_t runs = patch || joined ? 1 : kw_n;
+  const int32_t khs = patch ? 1 : kh_n;
   const int32_t cols = (chunk - 1) * sw + (kw_n - 1) * dw + 1;
-  const int32_t row_words = cols * c_n / 2;  /* per kernel row in `wide` */
+  const int32_t kh_words = patch ? 0 : cols * c_n / 2;  /* per kernel row in `wide` */
+  const int32_t pix_words = patch ? w_os / 2 : sw * c_n / 2;
+  const int32_t r_words = dw * c_n / 2;
   int32_t p0;
   for (p0 = 0; p0 < npix; p0 += chunk) {
     const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
     const int32_t bytes = ((n - 1) * sw + (kw_n - 1) * dw + 1) * c_n;
     int32_t kh, p = 0;
-    for (kh = 0; kh < kh_n; ++kh) {
-      const int8_t* src = x + kh * dh * x_rs + p0 * sw * c_n;
-      int32_t* dst = wide + kh * row_words;
-      int32_t i;
-      for (i = 0; i < bytes; i += 4) {
-        const uint32_t v = aot_load32(src + i);
-        dst[0] = __sxtb16((int32_t)v);
-        dst[1] = aot_sxtb16_ror8(v);
-        dst += 2;
+    if (patch) { /* im2col: each pixel's kernel rows one after the other */
+      int32_t* dst = wide;
+      for (p = 0; p < n; ++p) {
+        for (kh = 0; kh < kh_n; ++kh) {
+          const int8_t* src = x + kh * dh * x_rs + (p0 + p) * sw * c_n;
+          int32_t i;
+          for (i = 0; i < kw_n * c_n; i += 4) {
+            const uint32_t v = aot_load32(src + i);
+            dst[0] = __sxtb16((int32_t)v);
+            dst[1] = aot_sxtb16_ror8(v);
+            dst += 2;
+          }
+        }
+      }
+      p = 0;
+    } else {
+      for (kh = 0; kh < kh_n; ++kh) {
+        const int8_t* src = x + kh * dh * x_rs + p0 * sw * c_n;
+        int32_t* dst = wide + kh * kh_words;
+        int32_t i;
+        for (i = 0; i < bytes; i += 4) {
+          const uint32_t v = aot_load32(src + i);
+          dst[0] = __sxtb16((int32_t)v);
+          dst[1] = aot_sxtb16_ror8(v);
+          dst += 2;
+        }
       }
     }
     for (; p + 2 <= n; p += 2) {
@@ -533,11 +554,11 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       for (o = 0; o + 2 <= oc; o += 2) {
         int32_t sum[4] = {0, 0, 0, 0};
         int32_t r;
-        for (kh = 0; kh < kh_n; ++kh) {
+        for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
-            const int32_t* xa = wide + kh * row_words + (p * sw + r * dw) * c_n / 2;
+            const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
             const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
-            aot_dot2x2_wide_s8(sum, xa, xa + sw * c_n / 2, wa, wa + w_os, run);
+            aot_dot2x2_wide_s8(sum, xa, xa + pix_words, wa, wa + w_os, run);
           }
         }
         out[o] = sum[0];
@@ -547,12 +568,12 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       }
       for (; o < oc; ++o) {
         int32_t s0 = 0, s1 = 0, r;
-        for (kh = 0; kh < kh_n; ++kh) {
+        for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
-            const int32_t* xa = wide + kh * row_words + (p * sw + r * dw) * c_n / 2;
+            const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
             const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
             s0 = aot_dot1_wide_s8(s0, xa, wa, run);
-            s1 = aot_dot1_wide_s8(s1, xa + sw * c_n / 2, wa, run);
+            s1 = aot_dot1_wide_s8(s1, xa + pix_words, wa, run);
           }
         }
         out[o] = s0;
@@ -565,10 +586,10 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       for (o = 0; o + 2 <= oc; o += 2) {
         int32_t sum[2] = {0, 0};
         int32_t r;
-        for (kh = 0; kh < kh_n; ++kh) {
+        for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
             const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
-            aot_dot1x2_wide_s8(sum, wide + kh * row_words + (p * sw + r * dw) * c_n / 2, wa,
+            aot_dot1x2_wide_s8(sum, wide + kh * kh_words + p * pix_words + r * r_words, wa,
                                wa + w_os, run);
           }
         }
@@ -577,9 +598,9 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       }
       for (; o < oc; ++o) {
         int32_t s0 = 0, r;
-        for (kh = 0; kh < kh_n; ++kh) {
+        for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
-            s0 = aot_dot1_wide_s8(s0, wide + kh * row_words + (p * sw + r * dw) * c_n / 2,
+            s0 = aot_dot1_wide_s8(s0, wide + kh * kh_words + p * pix_words + r * r_words,
                                   w + o * w_os + (kh * kw_n + r) * c_n, run);
           }
         }
@@ -673,8 +694,17 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
     const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
     if (chunk > 0) {
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk);
+                              chunk, 0);
     }
+  }
+  /* few channels (e.g. the first layer): widened im2col patches when each
+     kernel row is a whole number of words */
+  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0
+      && kh_n * kw_n * c_n <= 2 * AOT_WIDE_WORDS) {
+    int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
+    chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+    return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                            chunk, 1);
   }
 #endif
   const int32_t joined = dw == 1 && x_cs == c_n;
