@@ -61,3 +61,18 @@ def test_missing_records_file_is_an_error(tmp_path, models_dir, capsys):
                  "-o", str(tmp_path / "out"), "--tuning-records", str(tmp_path / "none")])
     assert code == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_record_from_an_older_template_falls_back_to_the_library(tmp_path, models_dir):
+    target = load_board(BOARD).target
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
+    dense = workloads[-1]
+    log = tmp_path / "old.jsonl"
+    rec.append(log, [rec.Record(dense.key, dense.description, str(target), BOARD,
+                                {"dot": True}, "ok", 1, "instructions")])
+    tuned, _ = TunedKernels.from_log(log, target)
+    model = models_dir / "mlperf_kws_dscnn.tflite"
+    with_records = compile_model(model, BOARD, measure_code=False, kernel_library=tuned)
+    plain = compile_model(model, BOARD, measure_code=False)
+    assert tuned.applied == []
+    assert [k.source for k in with_records.kernels] == [k.source for k in plain.kernels]
