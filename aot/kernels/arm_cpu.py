@@ -173,6 +173,9 @@ def schedule_depthwise_arm(s, final, stages) -> None:
     """Output rows (or pixels) as in the generic strategy; int8 with multiplier 1
     accumulates the row in one ``aot_depthwise_s8`` (four channels per word),
     anything else keeps the generic channel-innermost loops."""
+    if "dot_s8" in stages:  # one input channel: computed as a convolution
+        schedule_conv2d_arm(s, final, stages)
+        return
     if "depthwise_s8" not in stages:
         schedule_depthwise_generic(s, final, stages)
         return

@@ -62,10 +62,16 @@ def accumulate(ctx, node, depthwise: bool):
     sh, sw = node.attrs["strides"]
     dh, dw = node.attrs.get("dilation", (1, 1))
     x = ctx.value(x_t)
-    w = ctx.const(f"{node.name}_weight", weights)
     is_float = x_t.dtype == "float32"
     qp = None if is_float else ctx.quant(node)
     acc_dtype = "float32" if is_float else ("int64" if qp.wide else "int32")
+    weight_sums = weights.astype(np.int64).sum(axis=(0, 1, 2) if depthwise else (1, 2, 3))
+    if depthwise and C == 1 and acc_dtype == "int32" and x_t.dtype == "int8":
+        # one input channel (micro_speech): a convolution with C = 1 and OHWI
+        # weights, so the conv2d helpers (2x2 blocks) apply
+        depthwise = False
+        weights = weights.transpose(3, 1, 2, 0)
+    w = ctx.const(f"{node.name}_weight", weights)
     fill = te.const(0.0, "float32") if is_float else te.const(-qp.input_offset, x_t.dtype)
     src, pad = _padded(x, x_t, node, (OH, OW), (KH, KW), fill)
     kh = te.reduce_axis((0, KH), "kh")
@@ -83,20 +89,19 @@ def accumulate(ctx, node, depthwise: bool):
         acc = te.compute((N, OH, OW, O), lambda n, h, w_, o: te.sum(
             tap(n, h, w_, o if mult == 1 else o // mult) * w[0, kh, kw, o].astype(acc_dtype),
             axis=[kh, kw]), name="acc", attrs=geometry)
-        weight_sums = weights.astype(np.int64).sum(axis=(0, 1, 2))
         macs = N * OH * OW * O * KH * KW
     else:
         rc = te.reduce_axis((0, C), "rc")
         acc = te.compute((N, OH, OW, O), lambda n, h, w_, o: te.sum(
             tap(n, h, w_, rc) * w[o, kh, kw, rc].astype(acc_dtype), axis=[kh, kw, rc]),
             name="acc", attrs=geometry)
-        weight_sums = weights.astype(np.int64).sum(axis=(1, 2, 3))
         macs = N * OH * OW * O * KH * KW * C
     bias = fold_bias(ctx, node, b_t, None if is_float else qp.input_offset * weight_sums)
     stages = {"acc": acc} if pad is None else {"acc": acc, "pad": pad}
     if not depthwise and acc_dtype == "int32" and x_t.dtype == "int8":
         stages["dot_s8"] = acc  # the channel reduction is an int8 dot product
-    if depthwise and acc_dtype == "int32" and x_t.dtype == "int8" and mult == 1:
+    if depthwise and acc_dtype == "int32" and x_t.dtype == "int8" and node.attrs[
+            "depth_multiplier"] == 1:
         stages["depthwise_s8"] = acc  # channel-wise int8 products (see aot.kernels.arm_cpu)
     return acc, bias, qp, macs, stages
 

@@ -25,6 +25,8 @@ def schedule_depthwise_generic(s, final, stages) -> None:
     accumulators contiguously."""
     schedule_by_output_row(s, final, stages)
     acc = stages["acc"]
+    if len(acc.op.reduce_axis) != 2:
+        return  # one input channel: computed as a convolution (see conv2d.accumulate)
     _, _, w, o = acc.op.axis
     kh, kw = acc.op.reduce_axis
     s[acc].reorder(w, kh, kw, o)

@@ -43,6 +43,9 @@ CASES = [
                           "padding": (0, 1, 2, 1)}),
     ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}),
     ("depthwise_conv2d", {"cin": 3, "depth_multiplier": 2}),  # generic fallback
+    # one input channel (micro_speech): lowered as a convolution with C = 1
+    ("depthwise_conv2d", {"cin": 1, "depth_multiplier": 8, "hw": (9, 8), "k": (4, 4),
+                          "strides": (2, 2), "padding": (1, 1, 2, 1)}),
     ("dense", {"depth": 37, "per_channel": True}),
     ("dense", {"depth": 64, "units": 11, "rows": 3, "activation": "relu"}),
     ("dense", {"depth": 9, "units": 1100, "rows": 1}),
@@ -61,10 +64,13 @@ def _graph(op, variant, seed):
 def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     g = _graph(op, variant, 21)
     kernels = check_graph(g, seeded_inputs(g, 21), target=ARM)
+    if op == "depthwise_conv2d" and variant.get("cin") == 1:
+        op = "conv2d"
     helper = {"conv2d": "aot_conv_s8(",
               "dense": "aot_dot_s8(" if variant.get("units", 0) > 1024 else "aot_dense_s8(",
               "depthwise_conv2d": "aot_depthwise_s8("}[op]
-    untensorized = variant.get("w_zp") or variant.get("depth_multiplier", 1) > 1
+    untensorized = variant.get("w_zp") or (op == "depthwise_conv2d"
+                                           and variant.get("depth_multiplier", 1) > 1)
     assert (helper in kernels[0].source) != bool(untensorized)
 
 
