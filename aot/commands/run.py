@@ -2,7 +2,8 @@
 
 Inputs and outputs follow ``aot interpret``: a leading axis of N
 invocations that run in order on one state, ``.npy`` for one tensor and
-``.npz`` for several.  Only the host board runs models so far.
+``.npz`` for several.  Other boards go through the firmware flow
+(:mod:`aot.firmware.command`: project, build, flash, RPC).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from aot.commands.interpret import load_inputs, save_outputs
 from aot.compile import CompileError, compile_model
 from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
+from aot.firmware.command import add_board_arguments, run_command
 from aot.reference.interpreter import InterpretError
 
 NAME = "run"
-HELP = "compile a model, build it and run it on a board (host/native for now)"
+HELP = "compile a model, build it and run it on a board (emulated, real or the host)"
 
 HOST_BOARD = "host/native"
 
@@ -36,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print a JSON summary (sizes, invocations, files)")
     parser.add_argument("--sanitize", action="store_true",
                         help="build with AddressSanitizer and UndefinedBehaviorSanitizer")
+    add_board_arguments(parser)
     add_compile_arguments(parser)
 
 
@@ -62,13 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from aot.target import load_board
 
     tag = load_board(args.board).tag
-    if tag != HOST_BOARD:
-        raise CompileError(f"not supported yet: running on {tag} needs the firmware flow; "
-                           f"use --board {HOST_BOARD}")
     compiled = compile_model(args.model, tag, name=args.name, opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                              io_in_workspace=args.io_in_workspace, measure_code=False)
     inputs = load_inputs(compiled.graph, args.input)
+    if tag != HOST_BOARD:
+        return run_command(args, compiled, inputs)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
     try:
         save_outputs(compiled.graph, outputs, args.output)

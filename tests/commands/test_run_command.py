@@ -34,13 +34,13 @@ def test_run_json_summary(tmp_path, capsys):
     assert summary["sizes"]["workspace"] > 0
 
 
-def test_other_boards_need_the_firmware_flow(tmp_path, capsys):
+def test_board_without_a_runtime_port_is_a_user_error(tmp_path, capsys):
     np.save(tmp_path / "x.npy", np.zeros((1, 1, 1), np.int8))
     argv = ["run", HELLO, "--input", str(tmp_path / "x.npy"), "--output",
             str(tmp_path / "y.npy")]
-    assert main([*argv, "--board", "qemu/mps2-an386"]) == 2
+    assert main([*argv, "--board", "raspberrypi/pico"]) == 2
     err = capsys.readouterr().err
-    assert "not supported yet: running on qemu/mps2-an386 needs the firmware flow" in err
+    assert "not supported yet: the C runtime has no port 'rp2040'" in err
     assert not (tmp_path / "y.npy").exists()
 
 

@@ -11,6 +11,7 @@ from support.models import MODELS_DIR
 from aot.compile import compile_model
 from aot.firmware.command import run_command, top_classes
 from aot.firmware.verify import reference_outputs
+from aot.frontend import load_model
 
 SPEECH = MODELS_DIR / "tflm_micro_speech.tflite"
 
@@ -49,3 +50,23 @@ def test_top_classes_only_for_score_vectors():
     assert top_classes([np.zeros((2, 1, 1))]) is None          # a regressor
     assert top_classes([np.zeros((2, 4, 4, 3))]) is None       # a feature map
     assert top_classes([np.zeros((2, 1, 3)), np.zeros((2, 1, 3))]) is None
+
+
+def test_aot_run_on_an_emulated_board(tmp_path, monkeypatch, capsys):
+    from aot.cli import main
+
+    monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
+    x = np.load(MODELS_DIR / "samples" / "tflm_micro_speech.npy")
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(SPEECH), "--board", "qemu/mps2-an386", "--input",
+                 str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["board"] == "qemu/mps2-an386" and data["invocations"] == 2
+    assert data["instructions_per_inference"] > 0 and data["top_class"] == [2, 3]
+    assert {"workspace_bytes", "flash_bytes", "ram_bytes"} <= set(data)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"),
+                                  reference_outputs(load_model(SPEECH), [x])[0])
+    assert main(["run", str(SPEECH), "--board", "qemu/mps2-an386", "--input",
+                 str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"),
+                 "--sanitize"]) == 2
+    assert "--sanitize works on the host only" in capsys.readouterr().err
