@@ -149,7 +149,8 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     passes or target, an unsupported kernel (``aot.kernels.KernelError``), a
     model that does not fit the board (``MemoryPlanError`` naming both sizes
     and the largest tensors).  ``kernel_library`` replaces :mod:`aot.kernels`
-    (tests use it to exercise the executor alone).
+    (tests use it to exercise the executor alone;
+    :class:`aot.tune.session.TunedKernels` applies tuning records).
     """
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter()

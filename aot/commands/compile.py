@@ -45,21 +45,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_compile_arguments(parser)
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart")
+    parser.add_argument("--tuning-records", metavar="FILE",
+                        help="an `aot tune` log: compile each tuned workload with its best "
+                        "config for this target")
 
 
-def compile_from_args(args: argparse.Namespace):
+def compile_from_args(args: argparse.Namespace, kernel_library=None):
     return compile_model(args.model, args.board or args.target, name=args.name,
                          opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
-                         io_in_workspace=args.io_in_workspace)
+                         io_in_workspace=args.io_in_workspace, kernel_library=kernel_library)
+
+
+def tuned_kernels(path, target_or_board):
+    """The kernel library with the records of ``path`` applied; prints the notes
+    about records made for other targets."""
+    from aot.compile import resolve_target
+    from aot.tune.session import TunedKernels
+
+    target, _ = resolve_target(target_or_board)
+    tuned, notes = TunedKernels.from_log(path, target)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return tuned
 
 
 def run(args: argparse.Namespace) -> int:
-    compiled = compile_from_args(args)
+    tuned = None
+    if args.tuning_records:
+        tuned = tuned_kernels(args.tuning_records, args.board or args.target)
+    compiled = compile_from_args(args, tuned)
     if args.memory_report:
         print(format_memory_report(compiled.plan), end="")
     path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
     print(f"compiled {compiled.graph.name} for {where} into {path}")
     print(f"  {compiled.sizes}")
+    if tuned is not None:
+        print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
+              "tunable kernels")
     return 0

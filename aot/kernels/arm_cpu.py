@@ -136,7 +136,8 @@ def dense_s8_intrin(units: int, depth: int):
     return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dense_s8")
 
 
-def _tensorize_conv(s, stages, level: int, depthwise: bool) -> bool:
+def _tensorize_conv(s, stages, level: int, depthwise: bool,
+                    widen: bool = WIDEN_INPUT) -> bool:
     acc = stages.get("depthwise_s8" if depthwise else "dot_s8")
     if acc is None:
         return False
@@ -147,7 +148,7 @@ def _tensorize_conv(s, stages, level: int, depthwise: bool) -> bool:
     axis = acc.op.axis[2] if level == 1 else acc.op.axis[3]
     intrin = conv_s8_intrin(W if level == 1 else None, O, (KH, KW), C,
                             tuple(acc.op.attrs["strides"]), tuple(acc.op.attrs["dilation"]),
-                            depthwise)
+                            depthwise, widen=widen)
     s[acc].tensorize(axis, intrin)
     return True
 

@@ -46,12 +46,14 @@ def _unsupported(group: FusedGroup, node: Node, why: str) -> KernelError:
                        f"(kernels exist for: {supported})")
 
 
-def lower_group(group: FusedGroup, ag, target, *, name: str) -> Kernel:
+def lower_group(group: FusedGroup, ag, target, *, name: str, schedule=None) -> Kernel:
     """Generate the C kernel of one fused group (see the Kernel contract in docs/kernels.md).
 
     ``target`` is an :class:`aot.target.Target` or its string; its keys pick
-    the schedule strategy.  Raises :class:`KernelError` for a view group or
-    an operator without a kernel.
+    the schedule strategy, unless ``schedule(s, final, stages)`` is given to
+    replace it (the auto-tuner's templates with a config, :mod:`aot.tune`).
+    Raises :class:`KernelError` for a view group or an operator without a
+    kernel.
     """
     from aot.codegen.c import resolve_target
 
@@ -86,11 +88,12 @@ def lower_group(group: FusedGroup, ag, target, *, name: str) -> Kernel:
             stage.compute_inline()
     anchor = (group.anchor.op if group.anchor is not None
               else group.nodes[0].op if group.kind == "opaque" else "elementwise")
-    try:
-        _, schedule = select_strategy(anchor, _target_keys(target))
-    except KeyError:
-        raise _unsupported(group, group.anchor or group.nodes[0],
-                           "has no schedule strategy") from None
+    if schedule is None:
+        try:
+            _, schedule = select_strategy(anchor, _target_keys(target))
+        except KeyError:
+            raise _unsupported(group, group.anchor or group.nodes[0],
+                               "has no schedule strategy") from None
     schedule(sched, final, stages)
     return builder.finish(sched, [(outputs[0], final)], macs=macs,
                           op_names=tuple(n.op for n in group.nodes))

@@ -251,6 +251,9 @@ def _conv_knobs(stages, final, target, *, depthwise: bool) -> list[Knob]:
     if depthwise:
         knobs.append(Knob("taps_outer", (False, True),
                           "loops: the taps (kh, kw) outside the pixels of the row"))
+    elif "dot_s8" in stages:
+        knobs.append(Knob("widen_input", (True, False),
+                          "conv_s8: widen input chunks once into a stack buffer"))
     knobs.append(Knob("unroll_o", _divisors(_extent(o.dom.extent), (1, 2, 4, 8, 16)),
                       "loops and dot: output channels per unrolled step"))
     if _extent(kw.dom.extent) > 1:
@@ -269,6 +272,9 @@ def _conv_default(stages, final, target, *, depthwise: bool) -> dict:
               "accumulate": choices[0] if _uses_intrinsics(target) else "loops"}
     if depthwise:
         values["taps_outer"] = False
+    elif "dot_s8" in stages:
+        from aot.kernels.arm_cpu import WIDEN_INPUT
+        values["widen_input"] = WIDEN_INPUT
     return values
 
 
@@ -283,8 +289,11 @@ def _apply_conv(s, final, stages, cfg, *, depthwise: bool) -> None:
     if cfg["unroll_epilogue"] > 1:
         _, ei = s[final].split(final.op.axis[-1], factor=cfg["unroll_epilogue"])
         s[final].unroll(ei)
-    if cfg["accumulate"] in ("conv_s8", "depthwise_s8"):
+    if cfg["accumulate"] == "depthwise_s8":
         _tensorize_conv(s, stages, level, depthwise)
+        return
+    if cfg["accumulate"] == "conv_s8":
+        _tensorize_conv(s, stages, level, depthwise, widen=cfg["widen_input"])
         return
     _, _, w, o = acc.op.axis
     # A factor of 1 leaves the loop unsplit: no extra loop in the C.

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from aot.ir import Graph
+from aot.kernels import lower_group
 from aot.kernels.kernel import Kernel
 from aot.kernels.registry import select_strategy
 from aot.tune.space import Config, ConfigSpace, Template, find_template
@@ -55,33 +56,8 @@ def summary(group) -> str:
 
 
 def lower_with(group, ag, target, *, name: str, schedule) -> Kernel:
-    """The group's kernel scheduled by ``schedule(s, final, stages)``
-    (:func:`aot.kernels.lower_group` with its strategy replaced)."""
-    from aot import te
-    from aot.kernels.group import GroupContext
-    from aot.kernels.kernel import KernelBuilder
-    from aot.kernels.registry import COMPUTES
-    from aot.te.tensor import ComputeOp
-
-    outputs = group.outputs(ag)
-    builder = KernelBuilder(name, target)
-    ctx = GroupContext(group, ag, builder)
-    stages, macs = {}, 0
-    for node in group.nodes:
-        done = COMPUTES[node.op](ctx, node)
-        if node is group.anchor:
-            stages = done.stages
-        macs += done.macs
-        ctx.env[id(node.outputs[0])] = done.tensor
-    final = ctx.env[id(outputs[0])]
-    sched = te.create_schedule(final.op)
-    keep = {id(t.op) for t in stages.values()} | {id(final.op)}
-    for stage in list(sched.stages):
-        if isinstance(stage.op, ComputeOp) and id(stage.op) not in keep:
-            stage.compute_inline()
-    schedule(sched, final, stages)
-    return builder.finish(sched, [(outputs[0], final)], macs=macs,
-                          op_names=tuple(n.op for n in group.nodes))
+    """The group's kernel scheduled by ``schedule(s, final, stages)``."""
+    return lower_group(group, ag, target, name=name, schedule=schedule)
 
 
 @dataclass
