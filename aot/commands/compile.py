@@ -34,6 +34,9 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the graph after the pass PASS")
     parser.add_argument("--io-in-workspace", action="store_true",
                         help="place inputs and outputs inside the workspace")
+    parser.add_argument("--tuning-records", metavar="FILE",
+                        help="an `aot tune` log: compile each tuned workload with its best "
+                        "config for this target")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,9 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_compile_arguments(parser)
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart")
-    parser.add_argument("--tuning-records", metavar="FILE",
-                        help="an `aot tune` log: compile each tuned workload with its best "
-                        "config for this target")
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 
-from aot.commands.compile import add_compile_arguments, add_target_arguments
+from aot.commands.compile import add_compile_arguments, add_target_arguments, tuned_kernels
 from aot.commands.interpret import load_inputs, save_outputs
 from aot.compile import CompileError, compile_model
 from aot.executor.codegen import host_main
@@ -65,9 +66,14 @@ def run(args: argparse.Namespace) -> int:
     from aot.target import load_board
 
     tag = load_board(args.board).tag
+    tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None
     compiled = compile_model(args.model, tag, name=args.name, opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
-                             io_in_workspace=args.io_in_workspace, measure_code=False)
+                             io_in_workspace=args.io_in_workspace, measure_code=False,
+                             kernel_library=tuned)
+    if tuned is not None:
+        print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
+              "tunable kernels", file=sys.stderr)
     inputs = load_inputs(compiled.graph, args.input)
     if tag != HOST_BOARD:
         return run_command(args, compiled, inputs)

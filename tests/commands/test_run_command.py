@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from support.models import MODELS_DIR
 
 from aot.cli import main
@@ -49,3 +50,42 @@ def test_bad_input_shape_is_a_user_error(tmp_path, capsys):
     assert main(["run", HELLO, "--input", str(tmp_path / "x.npy"),
                  "--output", str(tmp_path / "y.npy")]) == 2
     assert "expected an array of shape [N, 1, 1]" in capsys.readouterr().err
+
+
+def _kws_records(path, board):
+    """An ``aot tune`` log with one faster config for the dense workload of KWS on ``board``."""
+    from aot.target import load_board
+    from aot.tune import records as rec
+    from aot.tune.workload import extract_workloads
+
+    target = load_board(board).target
+    _, workloads = extract_workloads(MODELS_DIR / "mlperf_kws_dscnn.tflite", target)
+    dense = workloads[-1]
+    config = {**dense.default, "unroll_u": 4}
+    rec.append(path, [rec.Record(dense.key, dense.description, str(target), board, config,
+                                 "ok", 1, "instructions")])
+    return path
+
+
+def test_run_ignores_records_of_another_target(tmp_path, capsys):
+    log = _kws_records(tmp_path / "kws.jsonl", "qemu/mps2-an386")
+    np.save(tmp_path / "x.npy", np.zeros((1, 1, 1), np.int8))
+    assert main(["run", HELLO, "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "y.npy"), "--tuning-records", str(log)]) == 0
+    err = capsys.readouterr().err
+    assert "ignoring 1 tuning records made for another target" in err
+    assert "tuning records applied to 0 of 0 tunable kernels" in err
+
+
+@pytest.mark.slow
+def test_run_with_records_on_qemu_stays_bit_exact(tmp_path, capsys):
+    board = "qemu/mps2-an386"
+    model = str(MODELS_DIR / "mlperf_kws_dscnn.tflite")
+    log = _kws_records(tmp_path / "kws.jsonl", board)
+    sample = str(MODELS_DIR / "samples" / "mlperf_kws_dscnn.npy")
+    assert main(["run", model, "--board", board, "--input", sample, "--output",
+                 str(tmp_path / "y.npy"), "--tuning-records", str(log)]) == 0
+    assert "tuning records applied to 1 of 10 tunable kernels" in capsys.readouterr().err
+    assert main(["interpret", model, "--input", sample,
+                 "--output", str(tmp_path / "want.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.load(tmp_path / "want.npy"))
