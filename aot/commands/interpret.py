@@ -41,6 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
     """One ``[N, *shape]`` array per graph input, in graph-input order."""
     try:
+        with open(path, "rb") as f:
+            magic = f.read(6)
+        # Anything else would reach numpy's pickle fallback, whose message
+        # ("pickled data") misleads for a file that is simply not numpy's.
+        if magic and not magic.startswith((b"\x93NUMPY", b"PK\x03\x04")):
+            raise InterpretError(f"cannot read {path}: not a .npy or .npz file "
+                                 "(save arrays with numpy.save or numpy.savez)")
         data = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
         # numpy raises EOFError for an empty or truncated file.

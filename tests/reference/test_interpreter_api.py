@@ -116,7 +116,8 @@ def test_cli_interpret_accepts_npz(models_dir, tmp_path):
 @pytest.mark.parametrize("content, message", [
     (np.zeros((1, 1960), np.int8), "expected an array of shape"),
     (np.zeros((2, 1, 1960), np.float32) + 0.5, "do not convert exactly"),
-    (b"not numpy", "cannot read"),
+    (b"not numpy", "not a .npy or .npz file"),
+    (np.array([{"a": 1}], dtype=object), "cannot read"),
     (b"", "cannot read"),
 ])
 def test_cli_interpret_bad_inputs_exit_2(models_dir, tmp_path, capsys, content, message):
