@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aot.target.errors import TargetError, suggest
+
 
 @dataclass(frozen=True)
 class _Core:
@@ -125,11 +127,18 @@ def _core(attrs: Mapping[str, Any]) -> tuple[_Core | None, list[str]]:
         base, mods = _split_plus(attrs["mcpu"])
         if base in _ARM_CORES:
             return _ARM_CORES[base], mods
+        if base.startswith("cortex-"):
+            # A misspelt Arm core would silently lose its DSP/MVE kernels.
+            raise TargetError(f"unknown Arm core -mcpu={base}{suggest(base, _ARM_CORES)}; "
+                              f"known: {', '.join(_ARM_CORES)}")
     march = attrs.get("march")
     if march:
         base, mods = _split_plus(march)
         if base in _ARM_ARCHS:
             return _ARM_ARCHS[base], mods
+        if base.startswith("armv"):
+            raise TargetError(f"unknown Arm architecture -march={base}"
+                              f"{suggest(base, _ARM_ARCHS)}; known: {', '.join(_ARM_ARCHS)}")
         if base.startswith(("rv32", "rv64")):
             return _riscv_core(base), mods
     triple = attrs.get("mtriple")

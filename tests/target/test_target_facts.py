@@ -2,7 +2,7 @@
 
 import pytest
 
-from aot.target import Target, load_board
+from aot.target import Target, TargetError, load_board
 
 # target, isa, has_dsp, fpu, has_mve, pointer_bits, vector_bytes, keys
 # fmt: off
@@ -116,3 +116,13 @@ def test_runs_on_host():
     assert runs_on_host(Target("c"))
     assert not runs_on_host(Target("qemu/mps2-an386"))
     assert not runs_on_host(Target("composite -targets={c},{c -mcpu=cortex-m4}"))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("c -mcpu=cortex-m44", r"unknown Arm core -mcpu=cortex-m44 \(did you mean 'cortex-m4'\?\)"),
+    ("c -mcpu=cortex-m5+nodsp", r"unknown Arm core -mcpu=cortex-m5 \(did you mean"),
+    ("c -march=armv7e-mm", r"unknown Arm architecture -march=armv7e-mm \(did you mean 'armv7e-m'"),
+])
+def test_misspelt_arm_processor_is_refused(text, message):
+    with pytest.raises(TargetError, match=message):
+        Target(text)
