@@ -308,10 +308,14 @@ class _FuncGen:
         self.emit(indent, "}")
 
     def signature(self) -> str:
+        # attrs["may_alias"]: ids of parameters the caller may bind to one address
+        # (an output written in place over an input), declared without restrict.
+        may_alias = self.func.attrs.get("may_alias", ())
         params = []
         for b in self.func.params:
             qual = "const " if id(b.data) in self.const_params else ""
-            params.append(f"{qual}{C_TYPES[b.dtype]}* restrict {self.buf(b)}")
+            restrict = "" if id(b.data) in may_alias else " restrict"
+            params.append(f"{qual}{C_TYPES[b.dtype]}*{restrict} {self.buf(b)}")
         return f"int32_t {c_identifier(self.func.name)}({', '.join(params) or 'void'})"
 
     def generate(self) -> str:

@@ -54,6 +54,13 @@ class Kernel:
     ``params`` are in C argument order, inputs then outputs; the function
     returns 0.  ``scratch_bytes`` > 0 would add a last ``void* scratch``
     argument; the kernels here keep their scratch on the stack, so it is 0.
+
+    ``inplace`` lists ``(input index, output index)`` pairs of ``params``
+    that the caller may bind to the same address (the output written over
+    the input): those two are declared without ``restrict`` and the loop
+    nest was checked to read each input element before the output element
+    at the same index overwrites it (:mod:`aot.kernels.inplace`).  Every
+    other pair of arguments must not overlap.
     """
 
     name: str
@@ -64,6 +71,7 @@ class Kernel:
     constant_bytes: int
     macs: int
     op_names: tuple[str, ...]
+    inplace: tuple[tuple[int, int], ...] = ()
 
 
 _NP_TO_IR = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
@@ -132,19 +140,41 @@ class KernelBuilder:
         return ph
 
     def finish(self, sched, outputs: list[tuple[Tensor, te.Tensor]], *, macs: int,
-               op_names: tuple[str, ...]) -> Kernel:
-        """Lower ``sched`` and wrap it with the constants (see the module docstring)."""
+               op_names: tuple[str, ...], inplace=()) -> Kernel:
+        """Lower ``sched`` and wrap it with the constants (see the module docstring).
+
+        ``inplace``: ``(input tensor name, output tensor name)`` pairs the
+        caller wants at one address; each pair the lowered loop nest allows
+        (:func:`aot.kernels.inplace.in_place_problem`) loses ``restrict`` and
+        is listed in :attr:`Kernel.inplace`, the others are ignored.
+        """
         from aot.codegen.build import lower
+        from aot.kernels.inplace import in_place_problem
 
         impl = f"{self.name}_impl"
         args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
                 + [ph for _, ph in outputs])
         func = lower(sched, args, name=impl)
+        n_in, first_out = len(self._inputs), len(args) - len(outputs)
+        in_index = {t.name: i for i, (t, _) in enumerate(self._inputs)}
+        out_index = {t.name: j for j, (t, _) in enumerate(outputs)}
+        accepted, shared = [], set()
+        for x, y in inplace:
+            if x not in in_index or y not in out_index:
+                continue
+            xb = func.params[in_index[x]]
+            yb = func.params[first_out + out_index[y]]
+            if in_place_problem(func, xb, yb) is None:
+                accepted.append((in_index[x], n_in + out_index[y]))
+                shared |= {id(xb.data), id(yb.data)}
+        if shared:
+            func.attrs["may_alias"] = frozenset(shared)
         text = generate_c([func], str(self.target), includes=[f'"{HEADER_NAME}"'])
-        return self.wrap(text, impl, outputs, macs=macs, op_names=op_names)
+        return self.wrap(text, impl, outputs, macs=macs, op_names=op_names,
+                         inplace=tuple(accepted))
 
     def wrap(self, text: str, impl: str, outputs, *, macs: int,
-             op_names: tuple[str, ...]) -> Kernel:
+             op_names: tuple[str, ...], inplace=()) -> Kernel:
         """Make ``impl`` (defined in ``text``) static and add the exported entry."""
         marker = f"int32_t {impl}("
         if marker not in text:
@@ -154,12 +184,15 @@ class KernelBuilder:
         text = head + (consts + "\n\n" if consts else "") + "static " + marker + tail
         params = []
         decl = []
+        shared = {k for pair in inplace for k in pair}
         for t, _ in self._inputs:
             params.append(KernelParam(t.name, "input", t.dtype, t.type.nbytes))
-            decl.append(f"const {C_TYPES[t.dtype]}* restrict x{len(decl)}")
+            restrict = "" if len(decl) in shared else " restrict"
+            decl.append(f"const {C_TYPES[t.dtype]}*{restrict} x{len(decl)}")
         for t, _ in outputs:
             params.append(KernelParam(t.name, "output", t.dtype, t.type.nbytes))
-            decl.append(f"{C_TYPES[t.dtype]}* restrict y{len(decl)}")
+            restrict = "" if len(decl) in shared else " restrict"
+            decl.append(f"{C_TYPES[t.dtype]}*{restrict} y{len(decl)}")
         signature = f"int32_t {self.name}({', '.join(decl) or 'void'})"
         n_in = len(self._inputs)
         call_args = ([f"x{i}" for i in range(n_in)]
@@ -169,7 +202,7 @@ class KernelBuilder:
                 + f"  return {impl}({', '.join(call_args)});\n}}\n")
         constant_bytes = sum(d.nbytes for _, d, _ in self._consts)
         return Kernel(self.name, tuple(params), 0, text, signature + ";", constant_bytes,
-                      int(macs), tuple(op_names))
+                      int(macs), tuple(op_names), tuple(inplace))
 
 
 def render_template_kernel(template: str, name: str, target, params, consts: dict, context: dict,
