@@ -78,6 +78,17 @@ def _title(name: str, frames) -> str:
     return next((t for t in frames if t == name or t.endswith(":" + name)), name)
 
 
+def _port_cflags(project: Project) -> list[str]:
+    """The port's own compile flags (e.g. picolibc's specs on RISC-V), from its port.mk."""
+    proc = subprocess.run(["make", "-s", "-C", str(project.path), "--eval",
+                           "aot-print-port-cflags: ; @echo $(AOT_PORT_CFLAGS)",
+                           "aot-print-port-cflags"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"cannot read the port flags of {project.path}:\n"
+                         f"{proc.stderr.strip()}")
+    return proc.stdout.split()
+
+
 def stack_usage(project: Project) -> StackUsage:
     """:class:`StackUsage` of a project (compiles its sources again, into a temp folder)."""
     d = project.data
@@ -85,7 +96,8 @@ def stack_usage(project: Project) -> StackUsage:
                sorted((project.path / "runtime" / "src").glob("*.c"))]
     port_dir = project.path / "runtime" / "ports" / d["port"]
     runtime += [str(p.relative_to(project.path)) for p in sorted(port_dir.glob("*.c"))]
-    flags = [*d["arch_flags"], *d["opt_flags"], *d["cflags"], "-std=c99", "-Imodel/include",
+    flags = [*d["arch_flags"], *d["opt_flags"], *d["cflags"], *_port_cflags(project),
+             "-std=c99", "-Imodel/include",
              "-Iruntime/include", "-fcallgraph-info=su"]
     texts = []
     with tempfile.TemporaryDirectory(prefix="aot-stack-") as tmp:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from support.models import MODELS_DIR
+
+from aot.compile import compile_model
 from aot.firmware import create_project
 from aot.firmware.stack import _graph, deepest, stack_usage
 
@@ -38,3 +41,13 @@ def test_real_project_has_bounded_runtime_and_model_stacks(hello_artifact, tmp_p
     assert usage.bounded
     assert usage.runtime > 0 and usage.model > 0
     assert usage.peak == usage.runtime + usage.model < 8192  # well inside the reserved stack
+
+
+def test_port_flags_are_used_so_riscv_projects_find_their_c_library(tmp_path):
+    # The sifive_e port builds against picolibc (--specs in its port.mk): without
+    # the port's flags the analysis cannot even find <stdint.h>.
+    compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "qemu/sifive-e",
+                             name="hello", measure_code=False)
+    project = create_project(compiled.write(tmp_path / "art"), "qemu/sifive-e", tmp_path / "p")
+    usage = stack_usage(project)
+    assert usage.bounded and usage.runtime > 0 and usage.model > 0
