@@ -2,14 +2,16 @@
 
 :func:`compile_model` is the whole recipe, read top to bottom::
 
-    load -> optimize (graph passes) -> plan memory -> check it fits the board
-    -> lower each fused group to a kernel -> generate C -> measure sizes
+    load -> optimize (graph passes) -> plan memory (lowering the kernels that
+    write in place) -> check it fits the board -> lower the other fused groups
+    -> generate C -> measure sizes
 
 and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import shutil
 import subprocess
@@ -141,8 +143,8 @@ def resolve_target(target_or_board) -> tuple[Target, Board | None]:
 def compile_model(model, target_or_board="host/native", *, name: str = "model",
                   opt_level: int = 2, disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
-                  io_in_workspace: bool = False, measure_code: bool = True,
-                  kernel_library=None) -> CompiledModel:
+                  io_in_workspace: bool = False, inplace: bool = True,
+                  measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
 
     Raises an :class:`AotError` for anything the user can change: unknown
@@ -151,6 +153,13 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     and the largest tensors).  ``kernel_library`` replaces :mod:`aot.kernels`
     (tests use it to exercise the executor alone;
     :class:`aot.tune.session.TunedKernels` applies tuning records).
+
+    ``inplace`` lets a kernel write its output over an input that dies there
+    (``docs/memory.md``), when the kernel accepts it: the planner offers each
+    candidate, the group is lowered with that pair (``lower_group(...,
+    inplace=...)``) and the alias is planned only if the kernel's loop nest
+    allows it.  A library whose ``lower_group`` takes no ``inplace`` gets no
+    in-place writes.
     """
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter()
@@ -180,15 +189,37 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     groups = list(annotated.annotations.groups)
     lap("passes")
 
-    # No in-place writes: kernel arguments are `restrict`, so an output may
-    # not share bytes with an input of the same call.
+    # Kernels are lowered while planning when the planner offers an in-place
+    # write: only the kernel can tell whether its loops allow it, and the
+    # one lowered for the accepted pair is the one kept.
+    writer = {id(t): i for i, g in enumerate(groups) for t in g.outputs(annotated)}
+    lowered: dict[int, object] = {}
+
+    def lower(i: int, pairs=()):
+        extra = {"inplace": pairs} if pairs else {}
+        return library.lower_group(groups[i], annotated, target, name=f"{name}_k{i}",
+                                   **extra)
+
+    def kernel_accepts(out, src) -> bool:
+        i = writer.get(id(out))
+        if i is None or groups[i].kind == "view":
+            return False
+        k = lower(i, ((src.name, out.name),))
+        if (src.name, out.name) not in {(k.params[a].tensor, k.params[b].tensor)
+                                        for a, b in k.inplace}:
+            return False
+        lowered[i] = k
+        return True
+
+    takes_pairs = "inplace" in inspect.signature(library.lower_group).parameters
     plan = plan_memory(annotated, alignment=workspace_alignment(target),
-                       io_in_workspace=io_in_workspace, inplace=False)
+                       io_in_workspace=io_in_workspace,
+                       inplace=kernel_accepts if inplace and takes_pairs else False)
     if board is not None:
         check_fits_board(plan, annotated, board)
     lap("memory")
 
-    kernels = [library.lower_group(g, annotated, target, name=f"{name}_k{i}")
+    kernels = [lowered[i] if i in lowered else lower(i)
                for i, g in enumerate(groups) if g.kind != "view"]
     lap("kernels")
 

@@ -34,6 +34,9 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the graph after the pass PASS")
     parser.add_argument("--io-in-workspace", action="store_true",
                         help="place inputs and outputs inside the workspace")
+    parser.add_argument("--no-inplace", action="store_true",
+                        help="never let a kernel write its output over an input that dies "
+                        "there (more workspace; see docs/memory.md)")
     parser.add_argument("--tuning-records", metavar="FILE",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target")
@@ -54,7 +57,8 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
     return compile_model(args.model, args.board or args.target, name=args.name,
                          opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
-                         io_in_workspace=args.io_in_workspace, kernel_library=kernel_library)
+                         io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
+                         kernel_library=kernel_library)
 
 
 def tuned_kernels(path, target_or_board):

@@ -19,9 +19,12 @@ Workspace layout: the planned buffers from offset 0, then (when a kernel
 asks for scratch) one scratch area, shared by all kernels since only one
 runs at a time, at the first aligned offset after the plan.
 
-Kernels receive ``restrict`` pointers, so the plan must not write a
-kernel's output over one of its inputs: :func:`aot.compile.compile_model`
-plans with ``inplace=False``; :func:`generate` checks it.
+Kernels receive ``restrict`` pointers, so no two arguments of a call may
+share bytes, except an in-place alias of the plan (``(y, x, "in place")``:
+the call gets one address for both) that the kernel writing ``y`` lists in
+``Kernel.inplace`` (declared without ``restrict``, loop nest checked by
+:mod:`aot.kernels.inplace`).  :func:`aot.compile.compile_model` plans with
+the kernels' consent; :func:`generate` checks every call.
 """
 
 from __future__ import annotations
@@ -287,6 +290,7 @@ def entry_steps(graph: Graph, groups, kernels, plan, lay: Layout,
             if t is None:
                 raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
             args.append(bindings.pointer(t, writable=p.role == "output"))
+        _check_overlap(k, tensors, plan)
         if k.scratch_bytes:
             args.append(f"(void *)(ws + {lay.scratch_offset})")
         call = f"{k.name}({', '.join(args)})"
@@ -294,6 +298,26 @@ def entry_steps(graph: Graph, groups, kernels, plan, lay: Layout,
             f"status = {call};", "if (status != 0) {", "    return status;", "}"],
             call=call, group=g.name))
     return steps
+
+
+def _check_overlap(k, tensors: dict[str, Tensor], plan) -> None:
+    """Two arguments of one call share bytes only as a pair the kernel accepts
+    (``Kernel.inplace``: declared without ``restrict``, checked loop nest)."""
+    accepted = set(getattr(k, "inplace", ()))
+    seen: dict[int, list[int]] = {}
+    for j, p in enumerate(k.params):
+        t = tensors[p.tensor]
+        if t.kind not in ("input", "activation"):
+            continue
+        same = seen.setdefault(id(plan.buffer_of(t)), [])
+        for i in same:
+            writes = (k.params[i].role, p.role) != ("input", "input")  # readers may share
+            if writes and (i, j) not in accepted:
+                raise CodegenError(
+                    f"the plan puts {k.params[i].tensor!r} and {p.tensor!r} at one address, "
+                    f"but kernel {k.name} declares them restrict: plan with the kernels' "
+                    "consent (compile_model does) or inplace=False")
+        same.append(j)
 
 
 def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
@@ -326,10 +350,6 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str) -> Generated:
     """All generated C of the artifact (see the module docstring)."""
     check_name(name)
-    inplace = [(y, x) for y, x, how in plan.aliases if how == "in place"]
-    if inplace:
-        raise CodegenError(f"the plan writes {inplace[0][0]!r} over {inplace[0][1]!r}, but "
-                           "kernel arguments are restrict: plan with inplace=False")
     inputs, outputs = ports(name, graph, plan)
     lay = layout(plan, kernels)
     bindings = _Bindings(name, plan, inputs, outputs)

@@ -14,7 +14,11 @@ Algorithm
      reads it (an elementwise op alone, or the bias/residual add after a
      conv): out[i] depends on that input's element i only, so each element
      is read before it is overwritten.  A kernel whose output aliases an
-     input this way must read element i before writing element i.
+     input this way must read element i before writing element i.  With a
+     predicate for ``inplace`` each such candidate is also put to it
+     (:func:`aot.compile.compile_model` asks the kernel library, which
+     accepts only what its lowered loop nest allows: :mod:`aot.kernels.inplace`);
+     a refused candidate keeps its own buffer and the next input is tried.
 
    A buffer never holds two caller tensors (graph inputs/outputs), and
    never a caller input being overwritten.
@@ -173,7 +177,7 @@ class _Classes:
             self.members[ra] += self.members.pop(rb)
 
 
-def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace: bool):
+def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace):
     inputs = {id(t) for t in graph.inputs}
     outputs = {id(t) for t in graph.outputs}
     last = len(steps) - 1
@@ -234,11 +238,14 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace: bool):
         epilogue = _epilogue(nodes, y)
         for x in reads:
             readers = [n for n in nodes if any(t is x for t in n.inputs)]
+            # A view of x read by the same step would be a second argument
+            # on the same bytes, one the kernel does not expect to change.
+            alone = not any(m is not x and classes.find(m) == classes.find(x) for m in reads)
             dies_here = all(read_last.get(id(m), -1) <= i
                             for m in classes.members[classes.find(x)])
-            if (dies_here and all(n in epilogue for n in readers)
+            if (dies_here and alone and all(n in epilogue for n in readers)
                     and x.shape == y.shape and x.dtype == y.dtype
-                    and can_merge(x, y, True)):
+                    and can_merge(x, y, True) and (inplace is True or inplace(y, x))):
                 classes.union(x, y)
                 aliases.append((y.name, x.name, "in place"))
                 break
@@ -368,11 +375,17 @@ def lower_bound(buffers: list[Buffer], n_steps: int) -> int:
 # ------------------------------------------------------------------------- driver
 
 def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = False,
-                inplace: bool = True, algorithms: tuple[str, ...] | None = None) -> MemoryPlan:
+                inplace: bool | Callable[[Tensor, Tensor], bool] = True,
+                algorithms: tuple[str, ...] | None = None) -> MemoryPlan:
     """Plan the workspace of ``graph`` (see the module docstring); the plan is checked.
 
     ``alignment`` is the target's (4 for Cortex-M, 16 on hosts with SIMD);
-    ``algorithms`` restricts the placement algorithms tried.
+    ``algorithms`` restricts the placement algorithms tried.  ``inplace``:
+    False never writes an output over an input; True allows every in-place
+    write the graph's structure allows; a predicate ``accept(out, in)`` is
+    asked about each of those and may refuse it (the kernel writing ``out``
+    cannot honour it).  Each in-place write is
+    in :attr:`MemoryPlan.aliases` as ``(out, in, "in place")``.
     """
     from aot.errors import did_you_mean
 
@@ -509,10 +522,16 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
 _MARKS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
+def _short(name: str, width: int = 40) -> str:
+    return name if len(name) <= width else name[:width - 3] + "..."
+
+
 def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
     """The plan as a table, an ASCII chart of offsets over steps, and the totals.
 
-    In the chart each row is a step and each column ``workspace / width``
+    Below the table, one line per alias: ``view: y of x`` (a view shares
+    its input's bytes) and ``in place: y over x`` (a kernel writes ``y`` over
+    ``x``).  In the chart each row is a step and each column ``workspace / width``
     bytes; a buffer's letter (from the table) marks the bytes it holds
     while alive, ``.`` is free.
     """
@@ -526,6 +545,9 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
             names = names[:27] + "..."
         where = "caller" if b.external else str(b.offset)
         lines.append(f"{mark:<3}{names:<32}{b.size:>9}{where:>9}  {b.start}-{b.end}")
+    for out, src, how in plan.aliases:
+        lines.append(f"{how + ':':<10}{_short(out)} {'over' if how == 'in place' else 'of'} "
+                     f"{_short(src)}")
     lines.append("")
     total = max(plan.workspace_bytes, 1)
     per = -(-total // width)
