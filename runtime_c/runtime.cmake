@@ -71,7 +71,8 @@ function(aot_add_rpc_firmware target)
   enable_language(ASM)
   add_executable(${target}
     ${AOT_RUNTIME_DIR}/src/frame.c ${AOT_RUNTIME_DIR}/src/model.c
-    ${AOT_RUNTIME_DIR}/src/rpc_server.c ${AOT_RUNTIME_DIR}/src/rpc_main.c
+    ${AOT_RUNTIME_DIR}/src/rpc_server.c ${AOT_RUNTIME_DIR}/src/rpc_loader.c
+    ${AOT_RUNTIME_DIR}/src/rpc_main.c
     ${_aot_srcs} ${A_SOURCES})
   target_include_directories(${target} PRIVATE ${AOT_RUNTIME_DIR}/include)
   target_compile_options(${target} PRIVATE -std=c99 -Wall -Wextra -Werror -O2

@@ -24,7 +24,8 @@ AOT_BUILD_ID ?= unknown
 include $(AOT_RUNTIME_DIR)/ports/$(AOT_PORT)/port.mk
 AOT_STACK_SIZE ?= 0x2000
 
-AOT_RUNTIME_SRCS := $(addprefix $(AOT_RUNTIME_DIR)/src/,frame.c model.c rpc_server.c rpc_main.c)
+AOT_RUNTIME_SRCS := $(addprefix $(AOT_RUNTIME_DIR)/src/,frame.c model.c rpc_server.c \
+  rpc_loader.c rpc_main.c)
 AOT_RUNTIME_CFLAGS := -std=c99 -Wall -Wextra -Werror -I$(AOT_RUNTIME_DIR)/include \
   $(AOT_ARCH_FLAGS) $(AOT_OPT_FLAGS) $(AOT_PORT_CFLAGS) $(AOT_EXTRA_CFLAGS) \
   -DAOT_BOARD_TAG='"$(AOT_BOARD_TAG)"' -DAOT_BUILD_ID='"$(AOT_BUILD_ID)"'

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,9 +17,11 @@ import numpy as np
 from aot.errors import did_you_mean, one_of
 from aot.rpc.errors import ProtocolError, RemoteError, RpcError
 from aot.rpc.protocol import (
+    LOADED_KERNEL,
     NUMPY_DTYPES,
     TENSOR_WRITABLE,
     WHOLE_MODEL,
+    Capability,
     Command,
     Dtype,
     Role,
@@ -43,6 +46,9 @@ class DeviceInfo:
     build_id: str
     model_name: str
     target_hash: str
+    capabilities: Capability = Capability(0)
+    code_origin: int = 0     # the RAM loader's region (Capability.RAM_LOADER only)
+    code_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,7 @@ class Client:
         self.session = session
         self._info: DeviceInfo | None = None
         self._tensors: dict[str, TensorInfo] | None = None
+        self._code: bytes | None = None  # what the loader region holds, as far as we know
 
     def close(self) -> None:
         self.session.transport.close()
@@ -106,13 +113,20 @@ class Client:
         """Open a new session (after :class:`DeviceResetError`)."""
         self.session.handshake()
         self._info = self._tensors = None
+        self._code = None
 
     def info(self) -> DeviceInfo:
         if self._info is None:
             r = _Reader(self.session.call(Command.INFO), "INFO")
             head = r.take("<HHHHHBBI")
             strings = [r.string() for _ in range(4)]
-            self._info = DeviceInfo(*head[:5], TimerUnit(head[5]), *head[6:], *strings)
+            caps, origin, size = Capability(0), 0, 0
+            if r.pos < len(r.data):  # firmware older than the capabilities word ends here
+                caps = Capability(r.take("<I"))
+                if caps & Capability.RAM_LOADER:
+                    origin, size = r.take("<II")
+            self._info = DeviceInfo(*head[:5], TimerUnit(head[5]), *head[6:], *strings,
+                                    caps, origin, size)
         return self._info
 
     def tensors(self) -> dict[str, TensorInfo]:
@@ -189,14 +203,21 @@ class Client:
         ``timeout`` bounds each attempt of each batch of up to ``max_runs``
         runs; give one that covers the slowest expected batch.
         """
-        if n < 1:
-            raise RpcError(f"run count must be at least 1, got {n}")
         index = WHOLE_MODEL
         if kernel is not None:
             names = self.kernels()
             if kernel not in names:
                 raise RpcError(f"the model has no kernel {kernel!r}{did_you_mean(kernel, names)}")
             index = names.index(kernel)
+        return self._run(index, kernel or "the model", n, timeout)
+
+    def run_loaded(self, n: int = 1, *, timeout: float | None = None) -> RunResult:
+        """Run the code committed by :meth:`load_code` ``n`` times, as :meth:`run`."""
+        return self._run(LOADED_KERNEL, "the loaded code", n, timeout)
+
+    def _run(self, index: int, label: str, n: int, timeout: float | None) -> RunResult:
+        if n < 1:
+            raise RpcError(f"run count must be at least 1, got {n}")
         timings: list[int] = []
         unit = None
         while len(timings) < n:
@@ -208,7 +229,7 @@ class Client:
                 if err.status is Status.RUN_FAILED and len(err.detail) >= 6:
                     code, at = struct.unpack_from("<iH", err.detail)
                     raise RemoteError(
-                        f"{kernel or 'the model'} returned {code} in run {len(timings) + at}",
+                        f"{label} returned {code} in run {len(timings) + at}",
                         err.status,
                         err.detail,
                     ) from None
@@ -221,11 +242,79 @@ class Client:
             unit = TimerUnit(unit_code)
         return RunResult(tuple(timings), unit)
 
+    def load_code(self, image: bytes, entry: int) -> int:
+        """Put ``image`` at the start of the device's RAM code region and commit
+        it with its entry point (an offset into ``image``; bit 0 set for Thumb
+        code); :meth:`run_loaded` then calls it.  Returns the bytes sent.
+
+        Only the parts that differ from what this client last loaded are
+        sent (code linked at one address shares most bytes between
+        candidates, weights especially); the commit checks the whole image
+        with CRC-32, and on a mismatch (the region changed behind our back)
+        everything is sent again once.  Raises :class:`RpcError` when the
+        device does not advertise the RAM loader or the image does not fit.
+        """
+        info = self.info()
+        if not info.capabilities & Capability.RAM_LOADER:
+            raise RpcError(f"the device ({info.board_tag}, build {info.build_id}) does not "
+                           "offer the RAM loader: it is only in tuning images built with "
+                           "AOT_RPC_LOADER_BYTES")
+        image = bytes(image)
+        if not 0 < len(image) <= info.code_size:
+            raise RpcError(f"code image of {len(image)} bytes does not fit the device's "
+                           f"{info.code_size}-byte RAM code region")
+        sent = self._send_code(image, self._code)
+        commit = struct.pack("<III", len(image), zlib.crc32(image), entry)
+        try:
+            self.session.call(Command.COMMIT_CODE, commit)
+        except RemoteError as err:
+            if err.status is not Status.BAD_CHECKSUM or self._code is None:
+                self._code = None
+                raise
+            self._code = None
+            sent += self._send_code(image, None)
+            self.session.call(Command.COMMIT_CODE, commit)
+        return sent
+
+    def _send_code(self, image: bytes, known: bytes | None) -> int:
+        chunk = self.info().max_frame - 12 - 4
+        sent = 0
+        self._code = None  # unknown until every write has been acknowledged
+        for start, end in _changed(image, known or b""):
+            for offset in range(start, end, chunk):
+                part = image[offset : min(end, offset + chunk)]
+                self.session.call(Command.LOAD_CODE, struct.pack("<I", offset) + part)
+                sent += len(part)
+        self._code = image + (known or b"")[len(image):]
+        return sent
+
     def echo(self, data: bytes) -> bytes:
         reply = self.session.call(Command.ECHO, data)
         if reply != data:
             raise ProtocolError("ECHO returned different bytes")
         return reply
+
+
+def _changed(new: bytes, old: bytes, gap: int = 32) -> list[tuple[int, int]]:
+    """Byte ranges ``[start, end)`` where ``new`` differs from ``old`` (or runs
+    past it); ranges closer than ``gap`` bytes are merged, since every write
+    costs a frame header anyway."""
+    ranges: list[list[int]] = []
+    common = min(len(new), len(old))
+    i = 0
+    while i < len(new):
+        if i < common and new[i] == old[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(new) and not (j < common and new[j] == old[j]):
+            j += 1
+        if ranges and i - ranges[-1][1] < gap:
+            ranges[-1][1] = j
+        else:
+            ranges.append([i, j])
+        i = j
+    return [(a, b) for a, b in ranges]
 
 
 def connect(transport: Transport | str, *, timeout: float = 1.0, retries: int = 3) -> Client:

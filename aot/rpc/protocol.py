@@ -11,6 +11,7 @@ import enum
 PROTOCOL_VERSION = 1
 REPLY = 0x80
 WHOLE_MODEL = 0xFFFF
+LOADED_KERNEL = 0xFFFE
 HEADER_SIZE = 8
 CRC_SIZE = 4
 
@@ -24,6 +25,8 @@ class Command(enum.IntEnum):
     READ = 0x06
     RUN = 0x07
     ECHO = 0x08
+    LOAD_CODE = 0x09
+    COMMIT_CODE = 0x0A
 
 
 class Status(enum.IntEnum):
@@ -40,6 +43,13 @@ class Status(enum.IntEnum):
     BAD_COUNT = 10
     BAD_MODEL = 11
     BAD_ARGUMENT = 12
+    BAD_CHECKSUM = 13
+
+
+class Capability(enum.IntFlag):
+    """Bits of the capabilities word at the end of the INFO reply."""
+
+    RAM_LOADER = 0x01
 
 
 class Dtype(enum.IntEnum):

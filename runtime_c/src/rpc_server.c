@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "aot/loader.h"
 #include "aot/platform.h"
 
 static uint16_t rd16(const uint8_t *p)
@@ -97,6 +98,14 @@ static aot_status_t cmd_info(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     put_str(out, srv->device->build_id);
     put_str(out, m->name);
     put_str(out, m->target_hash);
+    /* Appended in a backward-compatible way: older hosts stop reading above. */
+#if AOT_RPC_LOADER_BYTES > 0
+    put_u32(out, AOT_RPC_CAP_RAM_LOADER);
+    put_u32(out, aot_loader_origin());
+    put_u32(out, aot_loader_size());
+#else
+    put_u32(out, 0);
+#endif
     return AOT_OK;
 }
 
@@ -229,6 +238,11 @@ static aot_status_t cmd_run(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     count = rd16(in->p + 2);
     if (kernel == AOT_RPC_WHOLE_MODEL) {
         fn = srv->model->run;
+    } else if (kernel == AOT_RPC_LOADED_KERNEL) {
+        fn = srv->loaded; /* NULL unless code was committed since the last write */
+        if (fn == NULL) {
+            return AOT_ERR_BAD_KERNEL;
+        }
     } else if (kernel < srv->model->num_kernels) {
         fn = srv->model->kernels[kernel].run;
     } else {
@@ -254,6 +268,34 @@ static aot_status_t cmd_run(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     }
     return AOT_OK;
 }
+
+#if AOT_RPC_LOADER_BYTES > 0
+static aot_status_t cmd_load_code(aot_rpc_server_t *srv, const in_t *in, out_t *out)
+{
+    (void)out;
+    if (in->len < 4) {
+        return AOT_ERR_BAD_LENGTH;
+    }
+    srv->loaded = NULL; /* even a rejected write may follow a partial one */
+    return aot_loader_write(rd32(in->p), in->p + 4, (uint32_t)in->len - 4u);
+}
+
+static aot_status_t cmd_commit_code(aot_rpc_server_t *srv, const in_t *in, out_t *out)
+{
+    aot_run_fn fn = NULL;
+    aot_status_t st;
+    (void)out;
+    if (in->len != 12) {
+        return AOT_ERR_BAD_LENGTH;
+    }
+    srv->loaded = NULL;
+    st = aot_loader_commit(rd32(in->p), rd32(in->p + 4), rd32(in->p + 8), &fn);
+    if (st == AOT_OK) {
+        srv->loaded = fn;
+    }
+    return st;
+}
+#endif
 
 /* A new session id, never 0 (no session) and never the current one. */
 static uint32_t new_session(aot_rpc_server_t *srv, uint32_t nonce)
@@ -305,6 +347,12 @@ static aot_status_t dispatch(aot_rpc_server_t *srv, uint8_t cmd, const in_t *in,
         return cmd_read(srv, in, out);
     case AOT_CMD_RUN:
         return cmd_run(srv, in, out);
+#if AOT_RPC_LOADER_BYTES > 0
+    case AOT_CMD_LOAD_CODE:
+        return cmd_load_code(srv, in, out);
+    case AOT_CMD_COMMIT_CODE:
+        return cmd_commit_code(srv, in, out);
+#endif
     case AOT_CMD_ECHO:
         if (in->len > AOT_MAX_PAYLOAD) {
             return AOT_ERR_BAD_LENGTH;

@@ -41,6 +41,20 @@
 #define AOT_MAX_NAME 63
 #endif
 
+/* Bytes of RAM reserved for code the host loads over the RPC (LOAD_CODE,
+ * COMMIT_CODE; docs/runtime.md), or 0 for no loader at all, the default.  Only
+ * tuning images set it: the loader runs whatever the host sends, so ordinary
+ * firmware must not contain it.  Needs RAM the core can execute from (the
+ * board record's memory.ram_code_bytes says so).  AOT_RPC_LOADER_DRY_RUN=1
+ * keeps every check but never calls the loaded code (fuzzing on a host whose
+ * data memory is not executable): the loaded kernel then returns 0. */
+#ifndef AOT_RPC_LOADER_BYTES
+#define AOT_RPC_LOADER_BYTES 0
+#endif
+#ifndef AOT_RPC_LOADER_DRY_RUN
+#define AOT_RPC_LOADER_DRY_RUN 0
+#endif
+
 /* Fixed parts of a frame body; not configurable, listed here for the sums. */
 #define AOT_FRAME_HEADER 8u
 #define AOT_FRAME_CRC 4u
@@ -56,6 +70,8 @@ AOT_CHECK_CONFIG(frame_holds_tensor_info,
 AOT_CHECK_CONFIG(runs_positive, AOT_MAX_RUNS >= 1 && AOT_MAX_RUNS <= 65535);
 AOT_CHECK_CONFIG(dims_fit_u8, AOT_MAX_DIMS >= 1 && AOT_MAX_DIMS <= 255);
 AOT_CHECK_CONFIG(name_fits_u8, AOT_MAX_NAME >= 8 && AOT_MAX_NAME <= 255);
+AOT_CHECK_CONFIG(loader_fits_u32, AOT_RPC_LOADER_BYTES >= 0 &&
+                 AOT_RPC_LOADER_BYTES <= 0x7FFFFFFF && AOT_RPC_LOADER_BYTES % 4 == 0);
 AOT_CHECK_CONFIG(tensors_fit_u16, AOT_MAX_TENSORS <= 65535 && AOT_MAX_KERNELS < 65535);
 
 #endif /* AOT_CONFIG_H */

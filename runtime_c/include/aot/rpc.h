@@ -25,6 +25,10 @@
 #define AOT_RPC_PROTOCOL_VERSION 1u
 #define AOT_RPC_REPLY 0x80u
 #define AOT_RPC_WHOLE_MODEL 0xFFFFu /* kernel index meaning "the model's run" */
+#define AOT_RPC_LOADED_KERNEL 0xFFFEu /* kernel index meaning "the code loaded into RAM" */
+
+/* Bits of the capabilities word at the end of the INFO reply. */
+#define AOT_RPC_CAP_RAM_LOADER 0x01u /* LOAD_CODE / COMMIT_CODE (built with AOT_RPC_LOADER) */
 
 /* Command codes (requests); see docs/runtime.md for payloads. */
 enum {
@@ -35,7 +39,9 @@ enum {
     AOT_CMD_WRITE = 0x05,
     AOT_CMD_READ = 0x06,
     AOT_CMD_RUN = 0x07,
-    AOT_CMD_ECHO = 0x08
+    AOT_CMD_ECHO = 0x08,
+    AOT_CMD_LOAD_CODE = 0x09,  /* tuning images only (AOT_RPC_LOADER): write code into RAM */
+    AOT_CMD_COMMIT_CODE = 0x0A /* check it and make it the kernel AOT_RPC_LOADED_KERNEL */
 };
 
 /* What the firmware build says about itself, for INFO. */
@@ -59,6 +65,7 @@ typedef struct {
     uint32_t handshakes;
     uint32_t timer_overhead;   /* subtracted from every timing */
     uint32_t frames_dropped;   /* bad CRC, bad escape, too long, too short */
+    aot_run_fn loaded;         /* committed RAM code (AOT_RPC_LOADER), or NULL */
 } aot_rpc_server_t;
 
 /* Check the model and prepare to serve.  AOT_ERR_BAD_MODEL or

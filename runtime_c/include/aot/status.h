@@ -19,7 +19,8 @@ typedef enum {
     AOT_ERR_BAD_KERNEL = 9,       /* kernel index not declared by the model */
     AOT_ERR_BAD_COUNT = 10,       /* run count of 0 or above AOT_MAX_RUNS */
     AOT_ERR_BAD_MODEL = 11,       /* the model descriptor is inconsistent */
-    AOT_ERR_BAD_ARGUMENT = 12     /* a NULL pointer or similar caller bug */
+    AOT_ERR_BAD_ARGUMENT = 12,    /* a NULL pointer or similar caller bug */
+    AOT_ERR_BAD_CHECKSUM = 13     /* loaded code does not match the host's CRC-32 */
 } aot_status_t;
 
 #endif /* AOT_STATUS_H */
