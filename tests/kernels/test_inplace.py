@@ -1,0 +1,185 @@
+"""Kernels that write their output over an input (aot.kernels.inplace).
+
+Every kernel kind that can end a fused group with an elementwise tail
+(elementwise ops alone, conv2d/depthwise/dense with a residual add, the
+generic and the arm_cpu strategies) is lowered with its residual operand and
+its output as an in-place pair, must accept it, and is run with both at one
+address (built -O3, where GCC would exploit a wrong restrict, and under
+ASan/UBSan): the output equals the reference.  Pairs a loop nest does not
+allow are refused and keep their ``restrict``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from graphs import Q, binary_graph, conv_graph, per_axis, weights_int8
+from kernel_checks import all_values, seeded_inputs
+
+from aot.codegen.c import C_TYPES, NP_TYPES
+from aot.ir import GraphBuilder, TensorType
+from aot.kernels import lower_group, support_files
+from aot.passes import annotations, optimize
+
+ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
+FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O3", "-fsanitize=address,undefined",
+         "-fno-sanitize-recover=all")
+
+
+def dense_residual_graph(*, seed=0, rows=2, depth=24, units=9):
+    """x -> dense -> add(residual input r) -> relu, int8."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder("dense_residual")
+    x = b.input("x", (rows, depth), "int8", Q(0.05, 4))
+    ws = rng.uniform(0.002, 0.05, units).astype(np.float32)
+    w = b.constant("w", weights_int8(rng, (units, depth)), quant=per_axis(ws, 0))
+    bq = per_axis((np.float32(0.05) * ws).astype(np.float32), 0)
+    bt = b.constant("b", rng.integers(-3000, 3000, units).astype(np.int32), quant=bq)
+    y = b.op("dense", [x, w, bt], out_type=TensorType((rows, units), "int8", Q(0.07, -6)))
+    r = b.input("r", (rows, units), "int8", Q(0.06, -7))
+    return b.build([b.op("add", [y, r], activation="relu",
+                         out_type=TensorType((rows, units), "int8", Q(0.1, 2)))])
+
+
+def relu_graph():
+    b = GraphBuilder("relu")
+    x = b.input("x", (3, 5, 7), "float32")
+    return b.build([b.op("relu", [x])])
+
+
+RESIDUAL = [
+    ("conv2d", {}),
+    ("conv2d", {"cin": 13, "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    ("conv2d", {"cin": 8, "cout": 6, "hw": (9, 8), "strides": (2, 2), "activation": "relu"}),
+    ("conv2d", {"cin": 5, "cout": 33, "hw": (3, 40)}),  # one pixel at a time
+    ("conv2d", {"cin": 16, "cout": 7, "hw": (4, 21)}),  # widened input, odd last chunk
+    ("depthwise_conv2d", {"cin": 8}),
+    ("depthwise_conv2d", {"cin": 11, "hw": (6, 5), "k": (3, 2), "padding": (0, 1, 2, 1)}),
+    ("depthwise_conv2d", {"cin": 3, "depth_multiplier": 2}),
+]
+
+
+def _cases():
+    cases = []
+    for target in ("c", ARM):
+        tag = "arm" if target == ARM else "generic"
+        for op, variant in RESIDUAL:
+            cases.append(pytest.param(
+                lambda op=op, variant=variant: conv_graph(op, seed=5, residual=True, **variant),
+                "r", target, id=f"{tag}-{op}-{variant}"))
+        cases.append(pytest.param(dense_residual_graph, "r", target, id=f"{tag}-dense"))
+        cases.append(pytest.param(lambda: dense_residual_graph(rows=1, depth=1040, units=6),
+                                  "r", target, id=f"{tag}-dense-long"))
+    for op in ("add", "sub", "mul", "maximum", "minimum"):
+        # (graphs.binary_graph builds integer maximum/minimum with an activation)
+        for dtype in ("int8", "int16", "float32") if op in ("add", "sub", "mul") \
+                else ("float32",):
+            for operand in ("a", "b"):
+                cases.append(pytest.param(
+                    lambda op=op, dtype=dtype: binary_graph(op, dtype=dtype, a_shape=(2, 5, 6),
+                                                            b_shape=(2, 5, 6)),
+                    operand, "c", id=f"{op}-{dtype}-over-{operand}"))
+    cases.append(pytest.param(relu_graph, "x", "c", id="relu"))
+    return cases
+
+
+def _lowered(graph, overwritten, target):
+    ag = optimize(graph)
+    groups = [g for g in annotations(ag).groups if g.kind != "view"]
+    assert len(groups) == 1, [g.name for g in groups]
+    y = groups[0].outputs(ag)[0].name
+    return ag, lower_group(groups[0], ag, target, name="k", inplace=((overwritten, y),))
+
+
+def run_in_place(kernel, inputs: dict[str, np.ndarray], tmp_path) -> np.ndarray:
+    """Run ``kernel`` with its accepted pair at one address; returns the output."""
+    (x_index, y_index), = kernel.inplace
+    decls, args = [], []
+    for i, p in enumerate(kernel.params):
+        ctype = C_TYPES[p.dtype]
+        if i == y_index:
+            args.append(f"({ctype}*)p{x_index}")
+            continue
+        decls.append(f"  {ctype}* p{i} = ({ctype}*)malloc({p.nbytes});")
+        decls.append(f"  if (fread(p{i}, 1, {p.nbytes}, stdin) != {p.nbytes}) return 2;")
+        args.append(f"p{i}")
+    main = "\n".join([
+        "#include <stdio.h>", "#include <stdlib.h>", "#include <stdint.h>", kernel.prototype,
+        "int main(void) {", *decls,
+        f"  if ({kernel.name}({', '.join(args)}) != 0) return 3;",
+        f"  fwrite(p{x_index}, 1, {kernel.params[y_index].nbytes}, stdout);",
+        "  return 0;", "}", ""])
+    for name, text in support_files(None).items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "k.c").write_text(kernel.source)
+    (tmp_path / "main.c").write_text(main)
+    subprocess.run(["gcc", *FLAGS, "-I", str(tmp_path), "-o", str(tmp_path / "exe"),
+                    str(tmp_path / "k.c"), str(tmp_path / "main.c"), "-lm"], check=True)
+    data = b"".join(np.ascontiguousarray(inputs[p.tensor]).tobytes()
+                    for i, p in enumerate(kernel.params) if i != y_index)
+    proc = subprocess.run([str(tmp_path / "exe")], input=data, capture_output=True,
+                          env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    return np.frombuffer(proc.stdout, dtype=NP_TYPES[kernel.params[y_index].dtype])
+
+
+@pytest.mark.parametrize("build, overwritten, target", _cases())
+def test_kernel_writing_over_its_input_matches_the_reference(build, overwritten, target,
+                                                             tmp_path):
+    graph = build()
+    ag, k = _lowered(graph, overwritten, target)
+    assert len(k.inplace) == 1
+    x_index, y_index = k.inplace[0]
+    assert k.params[x_index].tensor == overwritten and k.params[y_index].role == "output"
+    # exactly the pair loses restrict, in the exported prototype and the implementation
+    decl = k.prototype[k.prototype.index("(") + 1:-2].split(", ")
+    assert [("restrict" not in d) for d in decl] == [
+        i in (x_index, y_index) for i in range(len(decl))]
+    impl = next(line for line in k.source.splitlines()
+                if line.startswith("static int32_t k_impl("))
+    impl_params = impl[impl.index("(") + 1:impl.index(")")].split(", ")
+    assert sum("restrict" not in d for d in impl_params) == 2
+    inputs = seeded_inputs(ag, 7)
+    values = all_values(ag, inputs, steps=1)
+    named = {t.name: v for t, v in zip(ag.inputs, inputs)}
+    got = run_in_place(k, named, tmp_path)
+    want = np.asarray(values[id(ag.outputs[0])]).reshape(-1)
+    if want.dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", ["c", ARM])
+def test_the_input_of_a_convolution_is_never_overwritten(target):
+    # Each output pixel reads a window of input pixels: writing over the input
+    # would destroy values later pixels still need.
+    _, k = _lowered(conv_graph("conv2d", seed=3, residual=True), "x", target)
+    assert k.inplace == ()
+    assert "restrict" in k.prototype.split(",")[0]
+
+
+def test_a_broadcast_operand_is_never_overwritten():
+    graph = binary_graph("add", a_shape=(2, 3, 4), b_shape=(1, 3, 1))
+    _, k = _lowered(graph, "b", "c")
+    assert k.inplace == () and k.prototype.count("restrict") == 3
+
+
+def test_the_loop_nest_check_names_the_problem():
+    from aot import te
+    from aot.codegen.build import lower
+    from aot.kernels.inplace import in_place_problem
+
+    x = te.placeholder((8,), "int8", "x")
+    y = te.compute((8,), lambda i: x[7 - i], name="y")
+    func = lower(te.create_schedule(y.op), [x, y], name="rev")
+    assert "at another index" in in_place_problem(func, func.params[0], func.params[1])
+    z = te.compute((8,), lambda i: x[i].astype("int16"), name="z")
+    func = lower(te.create_schedule(z.op), [x, z], name="widen")
+    assert "int8" in in_place_problem(func, func.params[0], func.params[1])
+    w = te.compute((8,), lambda i: x[i] + x[i], name="w")
+    func = lower(te.create_schedule(w.op), [x, w], name="twice")
+    assert in_place_problem(func, func.params[0], func.params[1]) is None
