@@ -1,0 +1,101 @@
+"""Helium (MVE) paths of the arm_cpu kernels (aot/kernels/arm_mve.py).
+
+The generated kernels are the same C for every Cortex-M; built for a core
+with MVE (Cortex-M55) the dot products of conv2d and dense run VMLADAVA.
+The fast tests check what each build contains; the slow ones run the
+arm_cpu edge cases of test_arm_cpu.py and the MLPerf Tiny models on the
+emulated Cortex-M55 (qemu/mps3-an547) against the reference, bit for bit.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from kernel_checks import seeded_inputs
+from support.models import MODELS_DIR
+from test_arm_cpu import CASES, _graph
+
+from aot.compile import compile_model
+from aot.firmware import run_on_board
+from aot.firmware.verify import compare, reference_outputs
+from aot.kernels import lower_group, support_files
+from aot.passes import annotations, optimize
+
+M55 = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"]
+M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+BOARD = "qemu/mps3-an547"
+ARM_GCC = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
+                             reason="needs arm-none-eabi-gcc")
+# objdump prints VMLADAVA as its alias VMLAVA (VMLAVAT inside a VPT block)
+VMLADAVA = re.compile(r"\bvml(?:ad)?avat?\.s8\b")
+QEMU = pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="needs qemu-system-arm")
+
+
+def _disassembly(graph, flags, tmp_path) -> str:
+    """The objdump of the graph's first kernel built with ``flags`` (-Werror)."""
+    ag = optimize(graph)
+    k = lower_group(annotations(ag).groups[0], ag, "c -keys=arm_cpu,cpu -mcpu=cortex-m55",
+                    name="k")
+    for name, text in support_files(None).items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "k.c").write_text(k.source)
+    subprocess.run(["arm-none-eabi-gcc", *flags, "-std=c99", "-Wall", "-Wextra", "-Werror",
+                    "-O2", "-I", str(tmp_path), "-c", str(tmp_path / "k.c"),
+                    "-o", str(tmp_path / "k.o")], check=True)
+    # objdump needs the architecture named to decode MVE (else it prints ldc/cdp)
+    return subprocess.run(["arm-none-eabi-objdump", "-d", "-m", "armv8.1-m.main",
+                           str(tmp_path / "k.o")], capture_output=True, text=True,
+                          check=True).stdout
+
+
+@ARM_GCC
+@pytest.mark.parametrize("graph", [
+    pytest.param(lambda: _graph("conv2d", {"cin": 16, "cout": 7, "hw": (4, 21)}, 5), id="conv"),
+    pytest.param(lambda: _graph("conv2d", {"cin": 13, "k": (1, 1), "padding": (0, 0, 0, 0)}, 5),
+                 id="conv-tail"),
+    pytest.param(lambda: _graph("dense", {"depth": 37, "units": 9}, 5), id="dense"),
+])
+def test_cortex_m55_builds_run_vmladava_and_cortex_m4_builds_do_not(graph, tmp_path):
+    g = graph()
+    m55 = _disassembly(g, M55, tmp_path)
+    assert VMLADAVA.search(m55) and "smlad" not in m55
+    m4 = _disassembly(g, M4, tmp_path)
+    assert "smlad" in m4 and not VMLADAVA.search(m4)
+
+
+@ARM_GCC
+def test_lengths_off_the_vector_width_use_a_tail_predicate(tmp_path):
+    dis = _disassembly(_graph("dense", {"depth": 37, "units": 9}, 5), M55, tmp_path)
+    assert "vctp.8" in dis
+
+
+@pytest.mark.slow
+@ARM_GCC
+@QEMU
+@pytest.mark.parametrize("op, variant", CASES, ids=lambda v: str(v))
+def test_arm_cpu_cases_are_bit_exact_on_an_emulated_cortex_m55(op, variant, tmp_path):
+    g = _graph(op, variant, 25)
+    inputs = [np.stack([a, b]) for a, b in zip(seeded_inputs(g, 25), seeded_inputs(g, 26))]
+    compiled = compile_model(g, BOARD, measure_code=False)
+    run = run_on_board(compiled, inputs, workdir=tmp_path)
+    checks = compare(g, run.outputs, reference_outputs(g, inputs))
+    assert all(c.exact for c in checks)
+
+
+@pytest.mark.slow
+@ARM_GCC
+@QEMU
+@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025",
+                                   "mlperf_ic_resnet8", "mlperf_ad_fc_autoencoder",
+                                   "tflm_micro_speech"])
+def test_models_are_bit_exact_on_an_emulated_cortex_m55(model, tmp_path):
+    path = MODELS_DIR / f"{model}.tflite"
+    compiled = compile_model(path, BOARD, measure_code=False)
+    g = compiled.graph
+    inputs = [np.stack([a, b]) for a, b in zip(seeded_inputs(g, 27), seeded_inputs(g, 28))]
+    run = run_on_board(compiled, inputs, workdir=tmp_path)
+    assert all(c.exact for c in compare(g, run.outputs, reference_outputs(g, inputs)))
