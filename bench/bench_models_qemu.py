@@ -103,10 +103,10 @@ _M7 = Baseline(
 BASELINES = {"qemu/mps2-an386": _M4, "qemu/mps2-an500": _M7}
 NO_BASELINE = Baseline(source="none: BASELINE.md has no TFLM figures for this core")
 
-# Objects that only the RPC firmware needs (server, framing, descriptor checks,
-# main loop); the model's own RPC descriptor is <name>_rpc.o.
-RPC_ONLY_OBJECTS = ("runtime_src_rpc_server.o", "runtime_src_frame.o", "runtime_src_model.o",
-                    "runtime_src_rpc_main.o")
+# Every object of runtime_c/src (server, framing, descriptor checks, main loop,
+# ...) serves only the RPC, as does the model's descriptor <name>_rpc.o; the
+# port (startup, UART, timer) and the C library stay in a standalone image.
+RPC_RUNTIME_PREFIX = "runtime_src_"
 
 _OUT = re.compile(r"^(\.\S+)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)(.*))?$")
 _IN = re.compile(r"^ (\S+)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s*(.*))?$")
@@ -164,10 +164,14 @@ def flash_by_object(map_text: str, ram_origin: int, ram_end: int) -> dict[str, i
     return sizes
 
 
+def rpc_only(obj: str, name: str) -> bool:
+    """Whether object ``obj`` of model ``name``'s firmware serves only the RPC."""
+    return obj.startswith(RPC_RUNTIME_PREFIX) or obj == f"model_codegen_{name}_rpc.o"
+
+
 def standalone_flash(sizes: dict[str, int], name: str) -> int:
-    """Flash of the image without the RPC-only objects (see RPC_ONLY_OBJECTS)."""
-    rpc = (*RPC_ONLY_OBJECTS, f"model_codegen_{name}_rpc.o")
-    return sum(n for obj, n in sizes.items() if obj not in rpc)
+    """Flash of the image without the RPC-only objects (see :func:`rpc_only`)."""
+    return sum(n for obj, n in sizes.items() if not rpc_only(obj, name))
 
 
 def _ratio(ours, theirs) -> float | None:
