@@ -174,3 +174,16 @@ def test_resnet8_residual_adds_write_in_place():
     without = compile_model(path, "qemu/mps2-an386", name="r8", measure_code=False,
                             inplace=False)
     assert compiled.sizes.workspace < without.sizes.workspace
+
+
+def test_compile_command_reports_the_aliases_and_turns_them_off(tmp_path, capsys):
+    from aot.cli import main
+
+    path = tmp_path / "m.tflite"
+    path.write_bytes(residual_model(reused_later=False))
+    assert main(["compile", str(path), "--target", "c", "-o", str(tmp_path / "a"),
+                 "--memory-report"]) == 0
+    assert "in place: s over a" in capsys.readouterr().out
+    assert main(["compile", str(path), "--target", "c", "-o", str(tmp_path / "b"),
+                 "--memory-report", "--no-inplace"]) == 0
+    assert "in place:" not in capsys.readouterr().out
