@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aot.tune.session import Progress, tune_model
+from aot.tune.session import LOADERS, Progress, tune_model
 from aot.tune.tuner import TUNERS
 
 NAME = "tune"
@@ -25,7 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--board", required=True, help="a board tag, e.g. qemu/mps2-an386")
     parser.add_argument("--port", help="serial port of a real board, e.g. /dev/ttyACM0")
     parser.add_argument("--runner", help="flash runner (default: the board's first); every "
-                        "batch of candidates is one image, so the runner must flash")
+                        "batch (or workload, with the RAM loader) is one image, so the runner "
+                        "must flash")
+    parser.add_argument("--loader", choices=LOADERS, default="auto",
+                        help="how candidates reach the device: 'ram' loads each over the RPC "
+                        "into the RAM of one image per workload, 'image' builds one image per "
+                        "batch; 'auto' (default) is 'ram' where the board declares executable "
+                        "RAM (memory.ram_code_bytes)")
     parser.add_argument("--trials", type=int, required=True,
                         help="configs to measure per workload (the default config included)")
     parser.add_argument("--log", required=True,
@@ -64,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
                         tuner=args.tuner, batch_size=args.batch, repeats=args.repeats,
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,
-                        progress=_printer(sys.stderr))
-    print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates in "
+                        loader=args.loader, progress=_printer(sys.stderr))
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
+    print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates ({how}) in "
           f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}")
     for w in report.workloads:
         if w.best_cost is None:

@@ -184,36 +184,49 @@ class Builder:
     def build(self, workload, candidates: list[Candidate]) -> Batch:
         """One firmware project for ``candidates``; ``build_error`` is set if it
         does not build (each candidate is then rebuilt alone by the caller)."""
-        from aot.firmware import BuildError, build_project, create_project
+        from aot.firmware import BuildError, build_project
 
         start = time.perf_counter()
         self._count += 1
-        root = self.workdir / f"batch{self._count}"
-        shutil.rmtree(root, ignore_errors=True)
-        artifact = root / "artifact"
-        (artifact / "codegen").mkdir(parents=True)
-        (artifact / "include").mkdir()
-        target = workload.target
-        for rel, text in support_files(target).items():
-            (artifact / "codegen" / rel).write_text(text)
-        for cand in candidates:
-            (artifact / "codegen" / f"{cand.name}.c").write_text(cand.source)
-        first = candidates[0].kernel
-        (artifact / "codegen" / "tune_rpc.c").write_text(
-            descriptor("tune", target.digest(), first, [c.name for c in candidates]))
-        meta = {"format": "aot-artifact", "format_version": 1, "name": "tune",
-                "model": {"name": f"tune {workload.description}", "source": workload.key},
-                "target": str(target), "target_hash": target.digest(),
-                "board": self.board.tag}
-        (artifact / "metadata.json").write_text(json.dumps(meta, indent=2))
-        project = create_project(artifact, self.board, root / "project")
-        batch = Batch(workload, candidates, project, list(first.params))
+        project = write_project(workload, candidates, self.board,
+                                self.workdir / f"batch{self._count}")
+        batch = Batch(workload, candidates, project, list(candidates[0].kernel.params))
         try:
             build_project(project, cache_dir=self.cache_dir, jobs=self.jobs)
         except BuildError as err:
             batch.build_error = str(err)
         batch.build_seconds = time.perf_counter() - start
         return batch
+
+
+def workload_params(workload):
+    """The kernel parameters of ``workload`` (the same for every config)."""
+    return workload.lower(workload.default, "tune_params").params
+
+
+def write_project(workload, candidates: list[Candidate], board, root: Path):
+    """A firmware project in ``root/project`` serving ``candidates`` (possibly none)
+    of ``workload`` through the descriptor of :func:`descriptor`."""
+    from aot.firmware import create_project
+
+    shutil.rmtree(root, ignore_errors=True)
+    artifact = root / "artifact"
+    (artifact / "codegen").mkdir(parents=True)
+    (artifact / "include").mkdir()
+    target = workload.target
+    for rel, text in support_files(target).items():
+        (artifact / "codegen" / rel).write_text(text)
+    for cand in candidates:
+        (artifact / "codegen" / f"{cand.name}.c").write_text(cand.source)
+    first = candidates[0].kernel if candidates else workload.lower(workload.default, "tune_params")
+    (artifact / "codegen" / "tune_rpc.c").write_text(
+        descriptor("tune", target.digest(), first, [c.name for c in candidates]))
+    meta = {"format": "aot-artifact", "format_version": 1, "name": "tune",
+            "model": {"name": f"tune {workload.description}", "source": workload.key},
+            "target": str(target), "target_hash": target.digest(),
+            "board": board.tag}
+    (artifact / "metadata.json").write_text(json.dumps(meta, indent=2))
+    return create_project(artifact, board, root / "project")
 
 
 class Runner:
@@ -270,31 +283,42 @@ class Runner:
         return out
 
     def _write_inputs(self, dev, batch: Batch) -> None:
-        wl = batch.workload
-        for k, p in enumerate(batch.params):
-            if p.role == "input":
-                dev.write_tensor(f"in{k}", np.asarray(wl.inputs[p.tensor]).reshape(-1)
-                                 .astype(p.dtype))
-            else:
-                dev.write_tensor("expected", np.asarray(wl.expected).reshape(-1)
-                                 .astype(p.dtype))
+        write_inputs(dev, batch.params, batch.workload)
 
     def _measure(self, dev, index: int, wl) -> tuple:
-        from aot.rpc.errors import RemoteError
+        return timed_check(dev, wl, lambda: dev.run(self.repeats, kernel=f"c{index}",
+                                                    timeout=self.timeout), self.timeout)
 
-        dev.run(1, kernel="clear", timeout=self.timeout)
-        run = dev.run(self.repeats, kernel=f"c{index}", timeout=self.timeout)
-        unit = run.unit.name.lower()
-        try:
-            dev.run(1, kernel="check", timeout=self.timeout)
-        except RemoteError:
-            # Only a wrong output crosses the link, to say how wrong it is.
-            got = dev.read_tensor("out")
-            want = np.asarray(wl.expected).reshape(-1).astype(got.dtype)
-            bad = int((got != want).sum())
-            return ("wrong", None, tuple(run.timings), unit,
-                    f"{bad} of {want.size} output values differ from the reference")
-        return ("ok", min(run.timings), tuple(run.timings), unit, "")
+
+def write_inputs(dev, params, wl) -> None:
+    """Write the workload's inputs and its reference output to the device."""
+    for k, p in enumerate(params):
+        if p.role == "input":
+            dev.write_tensor(f"in{k}", np.asarray(wl.inputs[p.tensor]).reshape(-1)
+                             .astype(p.dtype))
+        else:
+            dev.write_tensor("expected", np.asarray(wl.expected).reshape(-1)
+                             .astype(p.dtype))
+
+
+def timed_check(dev, wl, run, timeout: float) -> tuple:
+    """``clear``, then ``run()`` (the candidate's timed runs), then ``check``:
+    ``(status, cost, timings, unit, error)`` with status ok or wrong."""
+    from aot.rpc.errors import RemoteError
+
+    dev.run(1, kernel="clear", timeout=timeout)
+    result = run()
+    unit = result.unit.name.lower()
+    try:
+        dev.run(1, kernel="check", timeout=timeout)
+    except RemoteError:
+        # Only a wrong output crosses the link, to say how wrong it is.
+        got = dev.read_tensor("out")
+        want = np.asarray(wl.expected).reshape(-1).astype(got.dtype)
+        bad = int((got != want).sum())
+        return ("wrong", None, tuple(result.timings), unit,
+                f"{bad} of {want.size} output values differ from the reference")
+    return ("ok", min(result.timings), tuple(result.timings), unit, "")
 
 
 def measure(builder: Builder, runner: Runner, workload, configs: list[Config]) -> list[Result]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from aot.kernels.registry import select_strategy
 from aot.tune import records as rec
+from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram, ram_code_bytes
 from aot.tune.measure import Builder, Runner, measure
 from aot.tune.space import TuneError, find_template
 from aot.tune.tuner import TUNERS, run_search
@@ -32,6 +33,10 @@ from aot.tune.workload import extract_workloads, lower_with, workload_key
 #: Candidates per firmware image: the runtime serves at most AOT_MAX_KERNELS
 #: (runtime_c/include/aot/config.h) kernels, one of which is ``clear``.
 MAX_BATCH = 255
+#: How candidates reach the device: ``ram`` loads each into the RAM of one
+#: image per workload (aot.tune.loader), ``image`` builds one image per batch,
+#: ``auto`` is ``ram`` where the board declares executable RAM.
+LOADERS = ("auto", "ram", "image")
 
 
 @dataclass
@@ -74,6 +79,8 @@ class TuneReport:
     workloads: list[WorkloadSummary] = field(default_factory=list)
     measured: int = 0
     seconds: float = 0.0
+    loader: str = "image"      # the flow that measured the candidates (ram or image)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def per_minute(self) -> float:
@@ -84,13 +91,16 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
                batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
                runner: str | None = None, serial_port: str | None = None,
                workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
+               loader: str = "auto",
                progress: Callable[[Progress], None] | None = None) -> TuneReport:
     """Tune every distinct workload of ``model`` on ``board`` (``trials`` configs each).
 
     Results are appended to ``log`` as they are measured; configs the log
     already holds for this target are not measured again.  ``only`` limits
     the session to workloads whose key or description contains one of its
-    strings.
+    strings.  ``loader`` is one of :data:`LOADERS`; with ``auto``, a device
+    that turns out not to offer the RAM loader is measured with batch images
+    instead (``report.notes`` says so).
     """
     from aot.target import load_board
 
@@ -98,8 +108,14 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     if tuner not in TUNERS:
         raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNERS)}")
     if runner == "none":
-        raise TuneError("tuning flashes one image per batch of candidates: give a runner that "
-                        "flashes the board (e.g. --runner openocd) instead of 'none'")
+        raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
+                        "the RAM loader): give a runner that flashes the board (e.g. --runner "
+                        "openocd) instead of 'none'")
+    if loader not in LOADERS:
+        raise TuneError(f"unknown loader {loader!r}; loaders: {', '.join(LOADERS)}")
+    if loader == "ram" and ram_code_bytes(board) <= 0:
+        raise TuneError(f"{board.tag} does not declare executable RAM for loaded code "
+                        "(memory.ram_code_bytes in its board record): use --loader image")
     if not 1 <= batch_size <= MAX_BATCH:
         raise TuneError(f"a batch holds 1 to {MAX_BATCH} candidates (the runtime's "
                         f"AOT_MAX_KERNELS less the clear kernel), not {batch_size}")
@@ -116,18 +132,56 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
-        builder = Builder(board, work, cache_dir=cache_dir or Path(tmp) / "object-cache")
-        return _tune(workloads, board, builder, log, old, trials=trials, tuner=tuner,
-                     batch_size=batch_size, early_stopping=early_stopping, seed=seed,
-                     runner=runner, serial_port=serial_port, repeats=repeats,
-                     progress=progress)
+        cache = cache_dir or Path(tmp) / "object-cache"
+        report = TuneReport()
+        use_ram = loader == "ram" or (loader == "auto" and ram_code_bytes(board) > 0)
+        with Flows(board, work, cache, runner=runner, serial_port=serial_port,
+                   repeats=repeats, ram=use_ram, forced=loader == "ram",
+                   notes=report.notes) as flows:
+            _tune(workloads, board, flows, log, old, report, trials=trials, tuner=tuner,
+                  batch_size=batch_size, early_stopping=early_stopping, seed=seed,
+                  progress=progress)
+            report.loader = "ram" if flows.ram else "image"
+        return report
 
 
-def _tune(workloads, board, builder, log, old, *, trials, tuner, batch_size, early_stopping,
-          seed, runner, serial_port, repeats, progress) -> TuneReport:
+class Flows:
+    """Measures a batch through the RAM loader or with batch images (see
+    :data:`LOADERS`); falls back from the first to the second when the loader
+    turns out to be unavailable, unless ``forced``."""
+
+    def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
+                 ram: bool, forced: bool, notes: list[str]):
+        self.builder = Builder(board, work, cache_dir=cache)
+        self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats)
+        self.ram = ram
+        self.forced = forced
+        self.notes = notes
+        self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache)
+        self.ram_runner = RamRunner(runner=runner, serial_port=serial_port, repeats=repeats)
+
+    def __enter__(self) -> Flows:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.ram_runner.close()
+
+    def measure(self, workload, configs):
+        if self.ram:
+            try:
+                return measure_ram(self.ram_builder, self.ram_runner, workload, configs)
+            except LoaderUnavailable as err:
+                if self.forced:
+                    raise
+                self.ram_runner.close()
+                self.ram = False
+                self.notes.append(f"RAM loader not used ({err}); one image per batch instead")
+        return measure(self.builder, self.runner, workload, configs)
+
+
+def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_size,
+          early_stopping, seed, progress) -> None:
     target = board.target
-    meter = Runner(runner=runner, serial_port=serial_port, repeats=repeats)
-    report = TuneReport()
     start = time.perf_counter()
     for number, wl in enumerate(workloads, 1):
         search = TUNERS[tuner](wl.space, seed=seed)
@@ -145,7 +199,7 @@ def _tune(workloads, board, builder, log, old, *, trials, tuner, batch_size, ear
 
         def run_batch(configs):
             nonlocal default_cost, failed
-            results = measure(builder, meter, wl, configs)
+            results = flows.measure(wl, configs)
             rec.append(log, [rec.from_result(wl, board, r) for r in results])
             report.measured += len(results)
             by_index = {r.config.index: r for r in results}
@@ -173,7 +227,6 @@ def _tune(workloads, board, builder, log, old, *, trials, tuner, batch_size, ear
             wl.key, wl.description, wl.groups, len(search.measured), default_cost,
             search.best_cost, search.best.to_json() if search.best else None, failed))
     report.seconds = time.perf_counter() - start
-    return report
 
 
 class TunedKernels:

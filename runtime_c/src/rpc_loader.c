@@ -18,12 +18,12 @@
 #error "the RAM loader calls code only on Cortex-M and RISC-V; AOT_RPC_LOADER_DRY_RUN=1 tests it elsewhere"
 #endif
 
-static uint8_t region[AOT_RPC_LOADER_BYTES]
+static uint8_t aot_loader_region[AOT_RPC_LOADER_BYTES]
     __attribute__((aligned(32), section(".bss.aot_ram_code")));
 
 uint32_t aot_loader_origin(void)
 {
-    return (uint32_t)(uintptr_t)region;
+    return (uint32_t)(uintptr_t)aot_loader_region;
 }
 
 uint32_t aot_loader_size(void)
@@ -34,10 +34,10 @@ uint32_t aot_loader_size(void)
 aot_status_t aot_loader_write(uint32_t offset, const uint8_t *data, uint32_t len)
 {
     /* Written so that no sum can overflow. */
-    if (offset > sizeof region || len > sizeof region - offset) {
+    if (offset > sizeof aot_loader_region || len > sizeof aot_loader_region - offset) {
         return AOT_ERR_OUT_OF_RANGE;
     }
-    memcpy(region + offset, data, len);
+    memcpy(aot_loader_region + offset, data, len);
     return AOT_OK;
 }
 
@@ -61,8 +61,8 @@ static void sync_code(uint32_t length)
     volatile uint32_t *const dccmvac = (volatile uint32_t *)0xE000EF68u;
     __asm__ volatile("dsb" ::: "memory");
     if ((*ccr & (1u << 16)) != 0) {
-        uintptr_t a = (uintptr_t)region & ~(uintptr_t)31u;
-        for (; a < (uintptr_t)region + length; a += 32u) {
+        uintptr_t a = (uintptr_t)aot_loader_region & ~(uintptr_t)31u;
+        for (; a < (uintptr_t)aot_loader_region + length; a += 32u) {
             *dccmvac = (uint32_t)a;
         }
         __asm__ volatile("dsb" ::: "memory");
@@ -83,7 +83,7 @@ static void sync_code(uint32_t length)
 aot_status_t aot_loader_commit(uint32_t length, uint32_t crc, uint32_t entry, aot_run_fn *fn)
 {
     uintptr_t address;
-    if (length == 0 || length > sizeof region || (entry & ~1u) >= length) {
+    if (length == 0 || length > sizeof aot_loader_region || (entry & ~1u) >= length) {
         return AOT_ERR_OUT_OF_RANGE;
     }
 #if defined(__thumb__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
@@ -91,7 +91,7 @@ aot_status_t aot_loader_commit(uint32_t length, uint32_t crc, uint32_t entry, ao
         return AOT_ERR_BAD_ARGUMENT; /* an Arm-state branch faults on M-profile */
     }
 #endif
-    if (aot_crc32(0, region, length) != crc) {
+    if (aot_crc32(0, aot_loader_region, length) != crc) {
         return AOT_ERR_BAD_CHECKSUM;
     }
     sync_code(length);
@@ -99,7 +99,7 @@ aot_status_t aot_loader_commit(uint32_t length, uint32_t crc, uint32_t entry, ao
     (void)address;
     *fn = dry_run;
 #else
-    address = (uintptr_t)region + entry;
+    address = (uintptr_t)aot_loader_region + entry;
     *fn = (aot_run_fn)address; /* implementation-defined, and what loading code means */
 #endif
     return AOT_OK;
