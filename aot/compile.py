@@ -205,11 +205,11 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         if i is None or groups[i].kind == "view":
             return False
         k = lower(i, ((src.name, out.name),))
-        if (src.name, out.name) not in {(k.params[a].tensor, k.params[b].tensor)
-                                        for a, b in k.inplace}:
-            return False
-        lowered[i] = k
-        return True
+        accepted = (src.name, out.name) in {(k.params[a].tensor, k.params[b].tensor)
+                                            for a, b in k.inplace}
+        if accepted or i not in lowered:
+            lowered[i] = k  # a refused pair leaves a kernel as plain as any
+        return accepted
 
     takes_pairs = "inplace" in inspect.signature(library.lower_group).parameters
     plan = plan_memory(annotated, alignment=workspace_alignment(target),

@@ -283,15 +283,16 @@ class TunedKernels:
             return template.finish(kernel, chosen["config"]) if "config" in chosen else kernel
         return schedule, finish
 
-    def lower_group(self, group, ag, target, *, name: str):
+    def lower_group(self, group, ag, target, *, name: str, inplace=()):
         from aot.kernels import lower_group
 
         tuned = self.for_group(group)
         if tuned is None:
-            return lower_group(group, ag, target, name=name)
+            return lower_group(group, ag, target, name=name, inplace=inplace)
         self.tunable.append(group.name)
         schedule, finish = tuned
-        return finish(lower_with(group, ag, target, name=name, schedule=schedule))
+        return finish(lower_with(group, ag, target, name=name, schedule=schedule,
+                                 inplace=inplace))
 
     @staticmethod
     def support_files(target) -> dict[str, str]:
