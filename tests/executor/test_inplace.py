@@ -127,6 +127,35 @@ def test_a_kernel_that_does_not_accept_the_alias_is_refused(tmp_path):
                          version="test", target_hash="0")
 
 
+class _Refusing:
+    """The kernel library, but every kernel refuses in-place pairs."""
+
+    def __init__(self):
+        self.requests = []
+
+    def lower_group(self, group, ag, target, *, name, inplace=()):
+        self.requests += inplace
+        return lower_group(group, ag, target, name=name)
+
+    @staticmethod
+    def support_files(target):
+        from aot.kernels import support_files
+        return support_files(target)
+
+
+def test_a_refused_pair_keeps_its_own_buffer(tflm, tmp_path):  # noqa: F811
+    model = residual_model(reused_later=False)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    library = _Refusing()
+    compiled = compile_model(path, "host/native", name="m", measure_code=False,
+                             kernel_library=library)
+    assert library.requests == [("a", "s")] and _in_place(compiled.plan) == []
+    without = compile_model(path, "host/native", name="m", measure_code=False, inplace=False)
+    assert compiled.sizes.workspace == without.sizes.workspace
+    _run_and_compare(compiled, model, tflm, tmp_path)
+
+
 def test_a_library_without_inplace_plans_none():
     g = GraphBuilder("toy")
     x = g.input("x", (1, 16), "float32")
