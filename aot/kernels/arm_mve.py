@@ -17,7 +17,12 @@ tensorize, run on 128-bit vectors instead of SMLAD pairs:
   (``VCTP.8``): the lanes past the end are neither loaded nor added, so no
   buffer is read beyond its last byte.
 
-Depthwise convolutions keep the DSP helpers.  The schedules are the arm_cpu
+* depthwise (multiplier 1): MVE has no lane-wise integer multiply-accumulate,
+  so eight channels x two pixels per step widen int8 to int32 lanes
+  (``VLDRB.S32``) and use a VMUL and a VADD per four products; the weights
+  are loaded once for both pixels.
+
+The schedules are the arm_cpu
 strategies unchanged (:mod:`aot.kernels.arm_cpu`): the choice between DSP and
 Helium is made by the C preprocessor of the core the firmware is built for,
 so one generated kernel runs on every Cortex-M.
@@ -129,6 +134,88 @@ AOT_INLINE int32_t aot_mve_dense_s8(int32_t* acc, const int8_t* x, const int8_t*
   }
   for (u = units - units % 4; u < units; ++u) {
     acc[u] = aot_mve_dot1_s8(0, x, w + u * depth, depth);
+  }
+  return 0;
+}
+
+/* One step of the depthwise helper: the accumulators of channels [c, c+8)
+   (two int32 vectors) of pixels xp and, when `two`, xq, over all taps.  MVE
+   has no lane-wise integer multiply-accumulate, so each tap is a VMUL and a
+   VADD per four channels; the weights (VLDRB.S32: four int8 widened to int32
+   lanes) are loaded once for both pixels. */
+AOT_INLINE void aot_mve_dw8(int32_t* out, int32_t out_q, const int8_t* xp, const int8_t* xq,
+                            int32_t two, int32_t x_rs, int32_t x_cs, const int8_t* w,
+                            int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t dh, int32_t dw) {
+  int32x4_t s0 = vdupq_n_s32(0), s1 = s0, t0 = s0, t1 = s0;
+  int32_t kh, kw;
+  AOT_UNROLL("GCC unroll 8")
+  for (kh = 0; kh < kh_n; ++kh) {
+    AOT_UNROLL("GCC unroll 8")
+    for (kw = 0; kw < kw_n; ++kw) {
+      const int32_t off = kh * dh * x_rs + kw * dw * x_cs;
+      const int8_t* wk = w + (kh * kw_n + kw) * c_n;
+      const int32x4_t w0 = vldrbq_s32(wk), w1 = vldrbq_s32(wk + 4);
+      s0 = vaddq_s32(s0, vmulq_s32(vldrbq_s32(xp + off), w0));
+      s1 = vaddq_s32(s1, vmulq_s32(vldrbq_s32(xp + off + 4), w1));
+      if (two) {
+        t0 = vaddq_s32(t0, vmulq_s32(vldrbq_s32(xq + off), w0));
+        t1 = vaddq_s32(t1, vmulq_s32(vldrbq_s32(xq + off + 4), w1));
+      }
+    }
+  }
+  vst1q_s32(out, s0);
+  vst1q_s32(out + 4, s1);
+  if (two) {
+    vst1q_s32(out + out_q, t0);
+    vst1q_s32(out + out_q + 4, t1);
+  }
+}
+
+/* The last c_n % 8 channels (up to two vectors of four, the last one under a
+   tail predicate: lanes past c_n are neither loaded nor stored). */
+AOT_INLINE void aot_mve_dw_tail(int32_t* out, const int8_t* xp, int32_t left, int32_t x_rs,
+                                int32_t x_cs, const int8_t* w, int32_t c_n, int32_t kh_n,
+                                int32_t kw_n, int32_t dh, int32_t dw) {
+  int32_t c;
+  for (c = 0; c < left; c += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)(left - c));
+    int32x4_t s = vdupq_n_s32(0);
+    int32_t kh, kw;
+    for (kh = 0; kh < kh_n; ++kh) {
+      for (kw = 0; kw < kw_n; ++kw) {
+        const int32_t off = kh * dh * x_rs + kw * dw * x_cs + c;
+        s = vaddq_s32(s, vmulq_s32(vldrbq_z_s32(xp + off, p),
+                                   vldrbq_z_s32(w + (kh * kw_n + kw) * c_n + c, p)));
+      }
+    }
+    vstrwq_p_s32(out + c, s, p);
+  }
+}
+
+/* aot_depthwise_s8 (multiplier 1) on Helium: eight channels x two pixels per
+   step, so each tap costs 2 + 4 loads, 4 VMUL and 4 VADD for 16 products. */
+AOT_INLINE int32_t aot_mve_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                        int32_t x_rs, int32_t x_cs, const int8_t* w,
+                                        int32_t npix, int32_t c_n, int32_t kh_n, int32_t kw_n,
+                                        int32_t sw, int32_t dh, int32_t dw) {
+  int32_t p;
+  for (p = 0; p < npix; p += 2) {
+    const int32_t two = p + 1 < npix;
+    const int8_t* xp = x + p * sw * x_cs;
+    const int8_t* xq = two ? xp + sw * x_cs : xp;  /* never past the input */
+    int32_t* out = acc + p * acc_ps;
+    int32_t c;
+    for (c = 0; c + 8 <= c_n; c += 8) {
+      aot_mve_dw8(out + c, acc_ps, xp + c, xq + c, two, x_rs, x_cs, w + c, c_n, kh_n, kw_n, dh,
+                  dw);
+    }
+    if (c < c_n) {
+      aot_mve_dw_tail(out + c, xp + c, c_n - c, x_rs, x_cs, w + c, c_n, kh_n, kw_n, dh, dw);
+      if (two) {
+        aot_mve_dw_tail(out + acc_ps + c, xq + c, c_n - c, x_rs, x_cs, w + c, c_n, kh_n, kw_n,
+                        dh, dw);
+      }
+    }
   }
   return 0;
 }

@@ -804,6 +804,9 @@ AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
                                     int32_t x_cs, const int8_t* w, int32_t npix, int32_t c_n,
                                     int32_t kh_n, int32_t kw_n, int32_t sw, int32_t dh,
                                     int32_t dw) {
+#if defined(AOT_HAVE_MVE)
+  return aot_mve_depthwise_s8(acc, acc_ps, x, x_rs, x_cs, w, npix, c_n, kh_n, kw_n, sw, dh, dw);
+#endif
   int32_t p = 0;
 #if defined(AOT_HAVE_DSP)
   /* two pixels at a time share each widened weight word */

@@ -1,7 +1,8 @@
 """Helium (MVE) paths of the arm_cpu kernels (aot/kernels/arm_mve.py).
 
 The generated kernels are the same C for every Cortex-M; built for a core
-with MVE (Cortex-M55) the dot products of conv2d and dense run VMLADAVA.
+with MVE (Cortex-M55) the dot products of conv2d and dense run VMLADAVA and
+depthwise convolutions run on int32 lanes.
 The fast tests check what each build contains; the slow ones run the
 arm_cpu edge cases of test_arm_cpu.py and the MLPerf Tiny models on the
 emulated Cortex-M55 (qemu/mps3-an547) against the reference, bit for bit.
@@ -65,6 +66,14 @@ def test_cortex_m55_builds_run_vmladava_and_cortex_m4_builds_do_not(graph, tmp_p
     assert VMLADAVA.search(m55) and "smlad" not in m55
     m4 = _disassembly(g, M4, tmp_path)
     assert "smlad" in m4 and not VMLADAVA.search(m4)
+
+
+@ARM_GCC
+def test_cortex_m55_depthwise_widens_to_int32_lanes(tmp_path):
+    g = _graph("depthwise_conv2d", {"cin": 11}, 5)  # one step of 8, a tail of 3
+    m55 = _disassembly(g, M55, tmp_path)
+    assert "vldrb.s32" in m55 and "vmul.i32" in m55 and "vctp.32" in m55
+    assert "smlabb" not in m55
 
 
 @ARM_GCC
