@@ -16,11 +16,14 @@ QEMU's icount):
   image): workloads, candidates measured, failures, wall time and
   candidates per minute.
 
-Then, in the same run, the cost per candidate of the two flows on the same
-``--flow-candidates`` configs of the first model's first workload: all in
-one image (one build, one boot) against a build-and-reflash flow (what
-microTVM did: one image and one boot per candidate; its runtime objects
-still come from the cache, which favours it).
+Then, in the same run, the cost per candidate of three flows on the same
+``--flow-candidates`` configs of the first model's first workload, in
+batches of ``--flow-batch``: loaded into RAM over the RPC (one base image
+built and booted for the workload, aot.tune.loader), packed (one image and
+one boot per batch) and a build-and-reflash flow (what microTVM did: one
+image and one boot per candidate; its runtime objects still come from the
+cache, which favours it).  The three must give the same instruction counts.
+``--flows-only`` skips the models and measures only this.
 
 Prints a markdown table (as in docs/tuning.md) and writes JSON.
 """
@@ -44,6 +47,7 @@ from aot.firmware import run_on_board  # noqa: E402
 from aot.firmware.verify import reference_outputs, sample_path  # noqa: E402
 from aot.frontend import load_model  # noqa: E402
 from aot.target import load_board  # noqa: E402
+from aot.tune.loader import RamBuilder, RamRunner, measure_ram  # noqa: E402
 from aot.tune.measure import Builder, Runner, measure  # noqa: E402
 from aot.tune.session import TunedKernels, tune_model  # noqa: E402
 from aot.tune.workload import extract_workloads  # noqa: E402
@@ -64,30 +68,43 @@ def instructions(model: Path, library, work: Path, cache: Path) -> tuple[int, bo
     return run.per_inference, exact
 
 
-def flows(model: Path, count: int, work: Path, cache: Path) -> dict:
+def flows(model: Path, count: int, batch: int, work: Path, cache: Path) -> dict:
     """Seconds per candidate for the same ``count`` configs of the model's first
-    workload: all in one image (one build, one boot) against one image and one
-    boot per candidate."""
+    workload, measured ``batch`` at a time: loaded into RAM, one image per
+    batch, one image and one boot per candidate."""
     board = load_board(BOARD)
     _, workloads = extract_workloads(model, board.target)
     wl = workloads[0]
-    builder = Builder(board, work / "flows", cache_dir=cache)
-    runner = Runner()
     configs = list(wl.space)[:count]
+    batches = [configs[i:i + batch] for i in range(0, len(configs), batch)]
+    results, seconds = {}, {}
+
     start = time.perf_counter()
-    batched = measure(builder, runner, wl, configs)
-    batched_seconds = time.perf_counter() - start
+    ram = RamBuilder(board, work / "flows-ram", cache_dir=cache)
+    with RamRunner() as runner:  # the base image is built and booted once for the workload
+        results["ram"] = [r for b in batches for r in measure_ram(ram, runner, wl, b)]
+        sent = runner.bytes_sent
+    seconds["ram"] = time.perf_counter() - start
+
     start = time.perf_counter()
-    alone = []
-    for config in configs:
-        alone += measure(builder, runner, wl, [config])
-    alone_seconds = time.perf_counter() - start
-    same = [a.cost for a in sorted(batched, key=lambda r: r.config.index)] == \
-        [b.cost for b in sorted(alone, key=lambda r: r.config.index)]
-    return {"workload": wl.description, "candidates": len(configs),
-            "batched_seconds_per_candidate": batched_seconds / len(configs),
-            "reflash_seconds_per_candidate": alone_seconds / len(configs),
-            "speedup": alone_seconds / batched_seconds, "same_costs": same}
+    builder = Builder(board, work / "flows", cache_dir=cache)
+    results["packed"] = [r for b in batches for r in measure(builder, Runner(), wl, b)]
+    seconds["packed"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    results["reflash"] = [r for c in configs for r in measure(builder, Runner(), wl, [c])]
+    seconds["reflash"] = time.perf_counter() - start
+
+    costs = {k: [r.cost for r in sorted(v, key=lambda r: r.config.index)]
+             for k, v in results.items()}
+    best = {k: min((r for r in v if r.ok), key=lambda r: (r.cost, r.config.index)).config.index
+            for k, v in results.items()}
+    return {"workload": wl.description, "candidates": len(configs), "batch": batch,
+            "seconds_per_candidate": {k: v / len(configs) for k, v in seconds.items()},
+            "ram_bytes_sent_per_candidate": sent / len(configs),
+            "same_costs": costs["ram"] == costs["packed"] == costs["reflash"],
+            "same_best": len(set(best.values())) == 1,
+            "failed": {k: sum(not r.ok for r in v) for k, v in results.items()}}
 
 
 def main() -> int:
@@ -96,13 +113,17 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=24, help="configs per workload")
     parser.add_argument("--model", action="append", help="only these models")
     parser.add_argument("--flow-candidates", type=int, default=16,
-                        help="configs measured both ways to compare the flows")
+                        help="configs measured in every flow to compare them")
+    parser.add_argument("--flow-batch", type=int, default=16,
+                        help="candidates per batch in the flow comparison")
+    parser.add_argument("--flows-only", action="store_true",
+                        help="only compare the flows (no model is tuned)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-tune-") as tmp:
         tmp = Path(tmp)
         cache = tmp / "cache"
-        for name in args.model or MODELS:
+        for name in [] if args.flows_only else args.model or MODELS:
             model = MODELS_DIR / f"{name}.tflite"
             before, exact_before = instructions(model, None, tmp, cache)
             log = tmp / f"{name}.jsonl"
@@ -124,7 +145,7 @@ def main() -> int:
             print(f"{name}: {before} -> {after} instructions ({after / before:.3f}x), "
                   f"{report.measured} candidates, {report.per_minute:.0f}/min", file=sys.stderr)
         first = MODELS_DIR / f"{(args.model or MODELS)[0]}.tflite"
-        flow = flows(first, args.flow_candidates, tmp, cache)
+        flow = flows(first, args.flow_candidates, args.flow_batch, tmp, cache)
     print("| model | instructions untuned | tuned | ratio | bit-exact | workloads | candidates "
           "| failed | candidates/min |")
     print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
@@ -133,10 +154,13 @@ def main() -> int:
               f"{r['ratio']:.3f} | {r['bit_exact_before'] and r['bit_exact_after']} | "
               f"{r['workloads']} | {r['candidates']} | {r['failed']} | "
               f"{r['candidates_per_minute']:.0f} |")
-    print(f"\nseconds per candidate, {flow['candidates']} configs of {flow['workload']}: "
-          f"one image for all {flow['batched_seconds_per_candidate']:.3f}, one image and boot "
-          f"per candidate {flow['reflash_seconds_per_candidate']:.3f} "
-          f"({flow['speedup']:.1f}x; same instruction counts both ways: {flow['same_costs']})")
+    per = flow["seconds_per_candidate"]
+    print(f"\nseconds per candidate, {flow['candidates']} configs of {flow['workload']} in "
+          f"batches of {flow['batch']}: loaded into RAM {per['ram']:.3f}, one image per batch "
+          f"{per['packed']:.3f}, one image and boot per candidate {per['reflash']:.3f}; "
+          f"{flow['ram_bytes_sent_per_candidate']:.0f} bytes loaded per candidate; "
+          f"same instruction counts in all three: {flow['same_costs']}, same best config: "
+          f"{flow['same_best']}, failed: {flow['failed']}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"board": BOARD, "models": rows, "flows": flow},

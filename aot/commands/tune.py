@@ -30,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loader", choices=LOADERS, default="auto",
                         help="how candidates reach the device: 'ram' loads each over the RPC "
                         "into the RAM of one image per workload, 'image' builds one image per "
-                        "batch; 'auto' (default) is 'ram' where the board declares executable "
-                        "RAM (memory.ram_code_bytes)")
+                        "batch; 'auto' (default) is 'ram' on real boards that declare executable "
+                        "RAM (memory.ram_code_bytes), 'image' on emulated ones (a QEMU restart "
+                        "costs less than its slow UART)")
     parser.add_argument("--trials", type=int, required=True,
                         help="configs to measure per workload (the default config included)")
     parser.add_argument("--log", required=True,

@@ -99,6 +99,7 @@ class Client:
         self._info: DeviceInfo | None = None
         self._tensors: dict[str, TensorInfo] | None = None
         self._code: bytes | None = None  # what the loader region holds, as far as we know
+        self._kernels: list[str] | None = None
 
     def close(self) -> None:
         self.session.transport.close()
@@ -112,7 +113,7 @@ class Client:
     def reconnect(self) -> None:
         """Open a new session (after :class:`DeviceResetError`)."""
         self.session.handshake()
-        self._info = self._tensors = None
+        self._info = self._tensors = self._kernels = None
         self._code = None
 
     def info(self) -> DeviceInfo:
@@ -151,11 +152,13 @@ class Client:
         return self._tensors
 
     def kernels(self) -> list[str]:
-        names = []
-        for index in range(self.info().num_kernels):
-            payload = self.session.call(Command.KERNEL_INFO, struct.pack("<H", index))
-            names.append(_Reader(payload, "KERNEL_INFO").string())
-        return names
+        if self._kernels is None:
+            names = []
+            for index in range(self.info().num_kernels):
+                payload = self.session.call(Command.KERNEL_INFO, struct.pack("<H", index))
+                names.append(_Reader(payload, "KERNEL_INFO").string())
+            self._kernels = names
+        return list(self._kernels)
 
     def tensor(self, name: str) -> TensorInfo:
         tensors = self.tensors()

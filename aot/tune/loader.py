@@ -273,6 +273,7 @@ class RamRunner:
         self._stack: contextlib.ExitStack | None = None
         self._dev = None
         self._base: Base | None = None
+        self.bytes_sent = 0  # code bytes loaded so far (only changed parts are sent)
 
     def __enter__(self) -> RamRunner:
         return self
@@ -349,7 +350,7 @@ class RamRunner:
         except (FirmwareError, RpcError):
             return None
         try:
-            dev.load_code(img.code, img.entry)
+            self.bytes_sent += dev.load_code(img.code, img.entry)
             outcome = timed_check(dev, base.workload,
                                   lambda: dev.run_loaded(self.repeats, timeout=self.timeout),
                                   self.timeout)

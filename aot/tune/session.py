@@ -35,7 +35,7 @@ from aot.tune.workload import extract_workloads, lower_with, workload_key
 MAX_BATCH = 255
 #: How candidates reach the device: ``ram`` loads each into the RAM of one
 #: image per workload (aot.tune.loader), ``image`` builds one image per batch,
-#: ``auto`` is ``ram`` where the board declares executable RAM.
+#: ``auto`` (see :func:`choose_loader`) picks one for the board.
 LOADERS = ("auto", "ram", "image")
 
 
@@ -98,9 +98,9 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     Results are appended to ``log`` as they are measured; configs the log
     already holds for this target are not measured again.  ``only`` limits
     the session to workloads whose key or description contains one of its
-    strings.  ``loader`` is one of :data:`LOADERS`; with ``auto``, a device
-    that turns out not to offer the RAM loader is measured with batch images
-    instead (``report.notes`` says so).
+    strings.  ``loader`` is one of :data:`LOADERS`; when ``auto`` chose the
+    RAM loader and the device turns out not to offer it, the session goes
+    on with batch images (``report.notes`` says so).
     """
     from aot.target import load_board
 
@@ -134,7 +134,7 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = cache_dir or Path(tmp) / "object-cache"
         report = TuneReport()
-        use_ram = loader == "ram" or (loader == "auto" and ram_code_bytes(board) > 0)
+        use_ram = choose_loader(board, loader) == "ram"
         with Flows(board, work, cache, runner=runner, serial_port=serial_port,
                    repeats=repeats, ram=use_ram, forced=loader == "ram",
                    notes=report.notes) as flows:
@@ -143,6 +143,22 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
                   progress=progress)
             report.loader = "ram" if flows.ram else "image"
         return report
+
+
+def choose_loader(board, loader: str = "auto") -> str:
+    """``ram`` or ``image`` for ``loader`` on ``board``.
+
+    ``auto`` is ``ram`` on real boards that declare executable RAM: a
+    workload then needs one flash instead of one per batch, which saves
+    flashing time and flash wear (some parts are rated for 10k erase
+    cycles).  Emulated boards use batch images: restarting QEMU costs about
+    a second, while its UART model takes about 17 kB/s, so loading a
+    candidate (5-13 kB for kws's first convolution) costs more than its
+    share of a reboot (bench/bench_tune.py, docs/tuning.md).
+    """
+    if loader == "auto":
+        return "ram" if ram_code_bytes(board) > 0 and not board.emulated else "image"
+    return loader
 
 
 class Flows:

@@ -24,7 +24,7 @@ from aot.tune.loader import (
     wrapper,
 )
 from aot.tune.measure import Builder, Candidate, Result, Runner, measure
-from aot.tune.session import tune_model
+from aot.tune.session import choose_loader, tune_model
 from aot.tune.space import TuneError
 from aot.tune.workload import extract_workloads
 
@@ -67,6 +67,13 @@ def test_wrapper_makes_the_batch_descriptors_call(dense):
     assert "extern int8_t tune_in0[];" in text and "extern int8_t tune_out[];" in text
     assert "return tune_c7(tune_in0, tune_out);" in text
     assert "ORIGIN = 0x20000000, LENGTH = 0x00001000" in linker_script(0x20000000, 4096)
+
+
+def test_auto_loads_into_ram_on_real_boards_that_allow_it():
+    assert choose_loader(load_board("st/nucleo-f746zg")) == "ram"
+    assert choose_loader(load_board("qemu/mps2-an386")) == "image"  # a restart is cheaper
+    assert choose_loader(load_board("qemu/mps2-an386"), "ram") == "ram"
+    assert choose_loader(load_board("raspberrypi/pico")) == "image"  # no executable RAM declared
 
 
 def test_ram_loader_needs_a_board_that_allows_it(models_dir, tmp_path):

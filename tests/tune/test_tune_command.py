@@ -25,3 +25,10 @@ def test_unknown_tuner_is_refused(models_dir, tmp_path, capsys):
     except SystemExit as err:
         assert err.code == 2
     assert "invalid choice: 'annealing'" in capsys.readouterr().err
+
+
+def test_ram_loader_on_a_board_without_executable_ram_is_refused(models_dir, tmp_path, capsys):
+    code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board", "host/native",
+                 "--trials", "2", "--log", str(tmp_path / "log"), "--loader", "ram"])
+    assert code == 2
+    assert "does not declare executable RAM" in capsys.readouterr().err
