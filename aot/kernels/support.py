@@ -706,8 +706,15 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
                                int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
                                int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
                                int32_t dw, int32_t widen) {
-#if !defined(AOT_HAVE_DSP) || defined(AOT_HAVE_MVE)
-  (void)widen; /* Helium reads the int8 inputs directly */
+#if defined(AOT_HAVE_MVE)
+  /* Helium reads the int8 inputs directly; short kernel rows go through an
+     int8 im2col patch */
+  if (widen && x_cs == c_n && dw == 1 && kh_n > 1 && kw_n * c_n < 16
+      && kh_n * kw_n * c_n <= AOT_MVE_PATCH_BYTES) {
+    return aot_mve_conv_patch_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh);
+  }
+#elif !defined(AOT_HAVE_DSP)
+  (void)widen;
 #else
   if (widen && c_n % 4 == 0 && x_cs == c_n) {
     const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
