@@ -13,7 +13,8 @@ kernel file includes the headers of :func:`support_files`.
 """
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)
-    arm_cpu, conv2d, dense, depthwise_conv2d, elementwise, lstm, pool, softmax, svdf,
+    arm_cpu, arm_mve, conv2d, dense, depthwise_conv2d, elementwise, lstm, pool, softmax,
+    svdf,
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam

@@ -18,20 +18,29 @@ tensorize, run on 128-bit vectors instead of SMLAD pairs:
   VMLADAVAs per 16 inputs);
 * lengths that are not a multiple of 16 end with one tail-predicated step
   (``VCTP.8``): the lanes past the end are neither loaded nor added, so no
-  buffer is read beyond its last byte.
-
+  buffer is read beyond its last byte;
 * depthwise (multiplier 1): MVE has no lane-wise integer multiply-accumulate,
   so eight channels x two pixels per step widen int8 to int32 lanes
   (``VLDRB.S32``) and use a VMUL and a VADD per four products; the weights
   are loaded once for both pixels.
 
-The schedules are the arm_cpu
-strategies unchanged (:mod:`aot.kernels.arm_cpu`): the choice between DSP and
-Helium is made by the C preprocessor of the core the firmware is built for,
-so one generated kernel runs on every Cortex-M.
+That choice is made by the C preprocessor of the core the firmware is built
+for, so one generated kernel runs on every Cortex-M.  The schedule changes
+only for targets with the ``arm_mve`` key (the qemu/mps3-an547 board record
+lists it first): the conv2d and depthwise strategies registered here are the
+arm_cpu ones plus the requantizing epilogue of each output pixel as one call
+of ``aot_requant_row_s8`` (when it has the plain one-rounding form), which
+Helium computes four outputs per vector step, exactly as the scalar
+``aot_requant`` + ``aot_clamp_s8``.  Other targets keep the inline scalar
+epilogue, which GCC compiles a little better for the Cortex-M4 than the
+helper loop.
 """
 
 from __future__ import annotations
+
+from aot import te, tir
+from aot.kernels.registry import strategy
+from aot.tir import expr as E
 
 HEADER_NAME = "aot_kernel_mve.h"
 
@@ -284,5 +293,122 @@ AOT_INLINE int32_t aot_mve_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8
   return 0;
 }
 
+/* The requantizing epilogue on Helium, four outputs per step, exactly
+   aot_requant + aot_clamp_s8: the 64-bit sum k + x*m - [x < 0]*2^31 is kept
+   as two 32-bit halves (VMULH/VMUL give x*m; the carry of adding k_lo and
+   the borrow of the sign correction go into the high half), then the high
+   half is shifted right by e1 per lane and clamped.  Writes the first
+   n - n % 4 outputs; the caller does the rest. */
+AOT_INLINE void aot_mve_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
+                                       const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
+  const int32x4_t vlo = vdupq_n_s32(lo > -128 ? lo : -128);
+  const int32x4_t vhi = vdupq_n_s32(hi < 127 ? hi : 127);
+  int32_t c;
+  for (c = 0; c + 4 <= n; c += 4) {
+    const int32x4x4_t r = vld4q_s32(table + 4 * c); /* m, k_lo, k_hi, e1 */
+    const int32x4_t x = vaddq_s32(vld1q_s32(acc + c), vld1q_s32(bias + c));
+    const uint32x4_t plo = vreinterpretq_u32_s32(vmulq_s32(x, r.val[0]));
+    const uint32x4_t lo1 = vaddq_u32(plo, vreinterpretq_u32_s32(r.val[1]));
+    int32x4_t h = vaddq_s32(vmulhq_s32(x, r.val[0]), r.val[2]);
+    /* carry out of the low half: the sum wrapped below its first term */
+    h = vaddq_m_n_s32(h, h, 1, vcmphiq_u32(plo, lo1));
+    /* subtracting 2^31 (x < 0) borrows when the low half's top bit is 0 */
+    h = vsubq_s32(h, vreinterpretq_s32_u32(
+        vshrq_n_u32(vbicq_u32(vreinterpretq_u32_s32(x), lo1), 31)));
+    h = vshlq_s32(h, vnegq_s32(r.val[3]));
+    vstrbq_s32(y + c, vminq_s32(vmaxq_s32(h, vlo), vhi));
+  }
+}
+
 #endif /* AOT_KERNEL_MVE_H */
 """
+
+
+def _ext(d) -> int:
+    return int(getattr(d, "value", d))
+
+
+def _requant_pattern(final):
+    """``(acc, bias, table, lo, hi)`` when ``final`` is exactly the one-rounding
+    int8 epilogue ``clamp_s8(requant(acc + bias[c], table[c, 0..3]), lo, hi)``
+    over its last axis (:func:`aot.kernels.conv2d._fast_epilogue` with a
+    per-channel table and the output offset folded), else None."""
+    axes = [iv.var for iv in final.op.axis]
+    body = final.op.body
+    if not (isinstance(body, E.Cast) and body.dtype == "int8"):
+        return None
+    clamp = body.value
+    if not (isinstance(clamp, E.Call) and clamp.name == "aot_clamp_s8"
+            and all(isinstance(a, E.IntImm) for a in clamp.args[1:])):
+        return None
+    req = clamp.args[0]
+    if not (isinstance(req, E.Call) and req.name == "aot_requant" and len(req.args) == 5):
+        return None
+    add, rows = req.args[0], req.args[1:]
+    if not (isinstance(add, E.Binary) and add.op == "add"
+            and isinstance(add.a, E.ProducerLoad) and isinstance(add.b, E.ProducerLoad)):
+        return None
+    acc, bias, c = add.a, add.b, axes[-1]
+    if not (list(acc.indices) == axes and list(bias.indices) == [c]
+            and acc.dtype == bias.dtype == "int32"):
+        return None
+    table = rows[0].tensor if isinstance(rows[0], E.ProducerLoad) else None
+    for j, r in enumerate(rows):
+        if not (isinstance(r, E.ProducerLoad) and r.tensor is table
+                and r.indices[0] is c and E.is_const_int(r.indices[1], j)):
+            return None
+    return acc.tensor, bias.tensor, table, clamp.args[1].value, clamp.args[2].value
+
+
+def requant_row_intrin(channels: int, lo: int, hi: int):
+    """``y[c] = clamp_s8(requant(acc[c] + bias[c], table[c, :]), lo, hi)`` over
+    ``channels`` outputs, as one call of ``aot_requant_row_s8`` (Helium: four
+    outputs per vector step; elsewhere the scalar helpers in a loop)."""
+    acc = te.placeholder((channels,), "int32", "acc")
+    bias = te.placeholder((channels,), "int32", "bias")
+    table = te.placeholder((channels, 4), "int32", "table")
+
+    def body(c):
+        q = te.call_pure("int32", "aot_requant", acc[c] + bias[c],
+                         *[table[c, j] for j in range(4)])
+        return te.call_pure("int32", "aot_clamp_s8", q, lo, hi).astype("int8")
+    y = te.compute((channels,), body, name="y")
+
+    def intrin_func(ins, outs):
+        a, b, t = ins
+        return tir.call_extern("int32", "aot_requant_row_s8", outs[0].access_ptr("w"),
+                               a.access_ptr("r"), b.access_ptr("r"), t.access_ptr("r"),
+                               channels, lo, hi)
+    binds = {t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"))
+             for t in (acc, bias, table, y)}
+    return te.decl_tensor_intrin(y.op, intrin_func, binds=binds, name="requant_row_s8")
+
+
+def _tensorize_epilogue(s, final) -> None:
+    """The requantizing epilogue of each output pixel as one helper call (so
+    Helium can vectorize it), when it has the plain one-rounding form."""
+    found = _requant_pattern(final)
+    if found is None:
+        return
+    _, _, _, lo, hi = found
+    axis = final.op.axis[-1]
+    s[final].tensorize(axis, requant_row_intrin(_ext(axis.dom.extent), lo, hi))
+
+
+@strategy("conv2d", "arm_mve")
+def schedule_conv2d_mve(s, final, stages) -> None:
+    """The arm_cpu conv2d schedule (its dot products already run on Helium)
+    with the requantizing epilogue of each pixel as one vectorized call."""
+    from aot.kernels.arm_cpu import schedule_conv2d_arm
+
+    schedule_conv2d_arm(s, final, stages)
+    _tensorize_epilogue(s, final)
+
+
+@strategy("depthwise_conv2d", "arm_mve")
+def schedule_depthwise_mve(s, final, stages) -> None:
+    """The arm_cpu depthwise schedule with the epilogue vectorized as in conv2d."""
+    from aot.kernels.arm_cpu import schedule_depthwise_arm
+
+    schedule_depthwise_arm(s, final, stages)
+    _tensorize_epilogue(s, final)

@@ -261,6 +261,23 @@ static inline int32_t aot_acc_reset(int32_t* acc) {
 #include "aot_kernel_mve.h"
 #endif
 
+/* y[c] = clamp_s8(aot_requant(acc[c] + bias[c], table[4c .. 4c+3]), lo, hi)
+   for n outputs (tensor intrinsic of the arm_cpu epilogue); Helium does four
+   per vector step (aot_mve_requant_row_s8). */
+AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
+                                      const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
+  int32_t c = 0;
+#if defined(AOT_HAVE_MVE)
+  aot_mve_requant_row_s8(y, acc, bias, table, n, lo, hi);
+  c = n - n % 4; /* the vector steps did all groups of four */
+#endif
+  for (; c < n; ++c) {
+    const int32_t* r = table + 4 * c;
+    y[c] = (int8_t)aot_clamp_s8(aot_requant(acc[c] + bias[c], r[0], r[1], r[2], r[3]), lo, hi);
+  }
+  return 0;
+}
+
 #if defined(AOT_HAVE_DSP)
 /* The odd bytes of a word sign-extended to two halfwords in one instruction
    (GCC 12 does not fold the rotation into SXTB16 by itself). */

@@ -2,7 +2,8 @@
 
 The generated kernels are the same C for every Cortex-M; built for a core
 with MVE (Cortex-M55) the dot products of conv2d and dense run VMLADAVA and
-depthwise convolutions run on int32 lanes.
+depthwise convolutions run on int32 lanes.  Targets with the ``arm_mve`` key
+(the qemu/mps3-an547 board) also requantize four outputs per vector step.
 The fast tests check what each build contains; the slow ones run the
 arm_cpu edge cases of test_arm_cpu.py and the MLPerf Tiny models on the
 emulated Cortex-M55 (qemu/mps3-an547) against the reference, bit for bit.
@@ -80,6 +81,26 @@ def test_cortex_m55_depthwise_widens_to_int32_lanes(tmp_path):
     m55 = _disassembly(g, M55, tmp_path)
     assert "vldrb.s32" in m55 and "vmul.i32" in m55 and "vctp.32" in m55
     assert "smlabb" not in m55
+
+
+@pytest.mark.parametrize("op, variant", [
+    ("conv2d", {"cin": 8, "activation": "relu"}),
+    ("depthwise_conv2d", {"cin": 8, "activation": "relu6"}),
+])
+def test_the_m55_board_vectorizes_the_epilogue_and_other_targets_do_not(op, variant):
+    ag = optimize(_graph(op, variant, 5))
+    group = annotations(ag).groups[0]
+    assert "aot_requant_row_s8(" in lower_group(group, ag, BOARD, name="k").source
+    for other in ("qemu/mps2-an386", "c -keys=arm_cpu,cpu -mcpu=cortex-m55"):
+        assert "aot_requant_row_s8(" not in lower_group(group, ag, other, name="k").source
+
+
+def test_an_epilogue_of_another_form_stays_scalar():
+    # a fused residual add changes the expression: the pattern must not match
+    ag = optimize(_graph("conv2d", {"cin": 13, "k": (1, 1), "padding": (0, 0, 0, 0),
+                                    "residual": True}, 5))
+    k = lower_group(annotations(ag).groups[0], ag, BOARD, name="k")
+    assert "aot_requant_row_s8(" not in k.source and "aot_conv_s8(" in k.source
 
 
 @ARM_GCC
