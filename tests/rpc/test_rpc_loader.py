@@ -127,17 +127,15 @@ def test_images_larger_than_the_region_are_refused_by_the_host(dev):
         dev.load_code(b"\x00" * (REGION + 1), 1)
 
 
-def test_loader_requests_run_clean_under_asan_and_ubsan(tmp_path):
-    runtime = fw.ROOT / "runtime_c"
-    sources = [fw.HERE.parent / "fuzz" / "fuzz_server.c", fw.HERE / "dense_model.c",
-               *(runtime / "src" / n for n in ("frame.c", "model.c", "rpc_server.c",
-                                               "rpc_loader.c"))]
-    exe = tmp_path / "replay"
-    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-DFUZZ_MAIN",
-                    *LOADER_FLAGS.split(), "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", "-g", "-O1", f"-I{runtime / 'include'}",
-                    *map(str, sources), "-o", str(exe)], check=True)
+RUNTIME = fw.ROOT / "runtime_c"
+FUZZ_SOURCES = [fw.HERE.parent / "fuzz" / "fuzz_server.c", fw.HERE / "dense_model.c",
+                *(RUNTIME / "src" / n for n in ("frame.c", "model.c", "rpc_server.c",
+                                                "rpc_loader.c"))]
+SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O1"]
 
+
+def loader_seeds() -> list[bytes]:
+    """Structured inputs of the fuzz harness (tests/runtime_c/fuzz/fuzz_server.c)."""
     def request(cmd, payload):
         body = bytes([cmd]) + payload
         return bytes([len(body)]) + body
@@ -155,12 +153,41 @@ def test_loader_requests_run_clean_under_asan_and_ubsan(tmp_path):
         + request(Command.RUN, struct.pack("<HH", 0xFFFE, 1)),
         request(Command.COMMIT_CODE, b"\x00" * 40),
     ]
-    files = []
-    for i, data in enumerate(seeds):
-        files.append(tmp_path / f"seed{i}")
-        files[-1].write_bytes(b"\x01" + data)
-    result = subprocess.run([str(exe), *map(str, files)], capture_output=True, text=True,
-                            env={"ASAN_OPTIONS": "detect_leaks=1",
-                                 "UBSAN_OPTIONS": "halt_on_error=1"})
+    return [b"\x01" + s for s in seeds]
+
+
+@pytest.fixture
+def loader_corpus(tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, data in enumerate(loader_seeds()):
+        (folder / f"seed{i}").write_bytes(data)
+    return folder
+
+
+ENV = {"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+
+
+def test_loader_requests_run_clean_under_asan_and_ubsan(tmp_path, loader_corpus):
+    exe = tmp_path / "replay"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-DFUZZ_MAIN",
+                    *LOADER_FLAGS.split(), *SANITIZERS, f"-I{RUNTIME / 'include'}",
+                    *map(str, FUZZ_SOURCES), "-o", str(exe)], check=True)
+    result = subprocess.run([str(exe), *map(str, sorted(loader_corpus.iterdir()))],
+                            capture_output=True, text=True, env=ENV)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "runtime error" not in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not fw.have("clang"), reason="clang is not installed (apt-get install clang)")
+def test_libfuzzer_finds_nothing_in_the_loader_in_bounded_time(tmp_path, loader_corpus):
+    exe = tmp_path / "fuzz"
+    subprocess.run(["clang", "-fsanitize=fuzzer", *LOADER_FLAGS.split(), *SANITIZERS,
+                    f"-I{RUNTIME / 'include'}", *map(str, FUZZ_SOURCES), "-o", str(exe)],
+                   check=True)
+    result = subprocess.run([str(exe), "-max_total_time=20", "-max_len=2048", "-timeout=5",
+                             f"-artifact_prefix={tmp_path}/", str(loader_corpus)],
+                            env=ENV, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Done" in result.stderr
