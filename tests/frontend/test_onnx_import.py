@@ -8,9 +8,9 @@ import sys
 from collections import Counter
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from support.onnx_oracle import ort_session
 
 from aot.cli import main
 from aot.frontend import ModelError, load_model
@@ -23,9 +23,7 @@ OPSET13 = helper.make_opsetid("", 13)
 
 
 def _session(path):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3  # the zoo model lists its initializers as inputs
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return ort_session(path, quiet=True)  # the zoo model lists its initializers as inputs
 
 
 def _inputs(models_dir, count: int = 8) -> list[np.ndarray]:

@@ -4,9 +4,9 @@ onnxruntime (float: within 1e-5 of the largest output magnitude; integer: see ea
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from support.onnx_oracle import ort_session
 
 from aot.frontend import ModelError
 from aot.frontend.onnx import parse_onnx
@@ -30,7 +30,7 @@ def run_both(model, feeds: dict[str, np.ndarray]):
     """(our graph, our outputs, onnxruntime's outputs)."""
     graph = parse_onnx(model.SerializeToString(), name="test")
     ours = run(graph, feeds)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = ort_session(model.SerializeToString())
     return graph, ours, sess.run(None, feeds)
 
 
