@@ -247,6 +247,10 @@ def test_inspect_and_interpret_work_on_onnx_files(models_dir, tmp_path, capsys):
     macs = [(layer["op"], layer["macs"]) for layer in info["layers"] if layer["macs"]]
     assert macs == [("conv2d", 156800), ("conv2d", 627200), ("dense", 2560)]
     assert info["total_macs"] == 156800 + 627200 + 2560
+    # Counted by hand: the bias add of the first convolution reads the 28x28x8 int8
+    # convolution output while writing its own 28x28x8 output; nothing else is larger.
+    assert info["activation_peak_bytes"] == 2 * 28 * 28 * 8
+    assert info["layers"][info["activation_peak_node"]]["op"] == "add"
     x = np.load(models_dir / "samples" / "onnx_mnist8.npy")
     np.save(tmp_path / "x.npy", x)
     assert main(["interpret", str(path), "--input", str(tmp_path / "x.npy"),

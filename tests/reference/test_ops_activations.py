@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from aot.frontend.tflite import parse_tflite
+from aot.reference.interpreter import run
 from aot.reference.ops import activations
 from aot.reference.ops.quantize import dequantize, quantize
 from support.fixtures import tflm  # noqa: F401
@@ -153,8 +155,12 @@ def test_logistic_tanh_int16(tflm, op, xs):
     fn = activations.logistic if op == "LOGISTIC" else activations.tanh
     x = np.arange(-32768, 32768, 7, dtype=np.int64).astype(np.int16)[None]
     x[0, -1] = 32767
-    check(tflm, *_unary(op, "int16", x, dict(scale=xs, zero_point=0),
-                        dict(scale=1 / 32768, zero_point=0), lambda v: fn(v, x_scale=xs)))
+    model, inputs, got = _unary(op, "int16", x, dict(scale=xs, zero_point=0),
+                                dict(scale=1 / 32768, zero_point=0), lambda v: fn(v, x_scale=xs))
+    check(tflm, model, inputs, got)
+    # the whole interpreter, as `aot interpret` runs a standalone int16 operator
+    (whole,) = run(parse_tflite(model), inputs)
+    np.testing.assert_array_equal(whole, got)
 
 
 def test_sigmoid_table_entries(tflm):
