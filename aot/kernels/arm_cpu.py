@@ -25,7 +25,7 @@ multipliers above 1) keep the generic schedule.
 from __future__ import annotations
 
 from aot import te, tir
-from aot.kernels.conv2d import STACK_BUDGET, schedule_by_output_row
+from aot.kernels.conv2d import schedule_by_output_row
 from aot.kernels.dense import schedule_dense_generic
 from aot.kernels.depthwise_conv2d import schedule_depthwise_generic
 from aot.kernels.registry import strategy
@@ -184,17 +184,56 @@ def schedule_depthwise_arm(s, final, stages) -> None:
     _tensorize_conv(s, stages, level, depthwise=True)
 
 
+#: Bytes of int32 accumulators the dense row intrinsic keeps on the stack: a
+#: layer with more units runs them in chunks (one ``aot_dense_s8`` each).  256
+#: bytes keep a dense layer's scratch (these and the 256-byte widened input
+#: segment of ``aot_dense_wide_s8``) small beside the activations of the
+#: small models that are all dense layers; a chunk costs one more widening of
+#: the input row, about 1% of the autoencoder's instructions.
+DENSE_ACC_BUDGET = 256
+
+
+def dense_chunk(units: int) -> int:
+    """Units per ``aot_dense_s8`` call: all of them when their accumulators fit
+    :data:`DENSE_ACC_BUDGET`, else the largest divisor of ``units`` that fits
+    (a multiple of four when there is one, for the four-unit blocks); 0 when
+    no divisor of at least four fits, so the caller goes one unit at a time."""
+    most = DENSE_ACC_BUDGET // 4
+    if units <= most:
+        return units
+    divisors = [d for d in range(most, 3, -1) if units % d == 0]
+    blocks = [d for d in divisors if d % 4 == 0]
+    return (blocks or divisors or [0])[0]
+
+
+def tensorize_dense_rows(s, final, stages):
+    """Accumulate each input row's units in chunks of :func:`dense_chunk`
+    (``aot_dense_s8`` per chunk, the epilogue right after it).  Returns the
+    epilogue's loop over the units of one chunk (for further scheduling), or
+    None, leaving the schedule untouched, when the units have no chunk that
+    fits."""
+    acc = stages["acc"]
+    units, depth = _ext(acc.shape[1]), _ext(acc.op.reduce_axis[0].dom.extent)
+    chunk = dense_chunk(units)
+    axes = final.op.axis
+    if chunk == 0 or (chunk < units and (len(axes) != 2 or _ext(axes[1].dom.extent) != units)):
+        return None
+    at, inner = axes[0], axes[-1]
+    if chunk < units:
+        at, inner = s[final].split(inner, factor=chunk)
+    s[acc].compute_at(s[final], at)
+    s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(chunk, depth))
+    return inner
+
+
 @strategy("dense", "arm_cpu")
 def schedule_dense_arm(s, final, stages) -> None:
     """int8: the accumulators of a whole input row (one int32 per unit, on the
-    stack) are one ``aot_dense_s8``, then the epilogue requantizes them; a
-    row of accumulators above ``STACK_BUDGET`` bytes goes one output at a time
-    (one ``aot_dot_s8`` each).  Other types keep the generic schedule."""
+    stack; in chunks of :func:`dense_chunk` units for wide layers) are one
+    ``aot_dense_s8`` per chunk, then the epilogue requantizes them; units with
+    no chunk that fits go one output at a time (one ``aot_dot_s8`` each).
+    Other types keep the generic schedule."""
     acc = stages.get("dot_s8")
-    if acc is None or _ext(acc.shape[1]) * 4 > STACK_BUDGET:
+    if acc is None or tensorize_dense_rows(s, final, stages) is None:
         schedule_dense_generic(s, final, stages)
         _tensorize_dot(s, stages)
-        return
-    s[acc].compute_at(s[final], final.op.axis[0])
-    units, depth = _ext(acc.shape[1]), _ext(acc.op.reduce_axis[0].dom.extent)
-    s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(units, depth))

@@ -647,49 +647,69 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
 #endif
 
 #if defined(AOT_HAVE_DSP)
-/* Words of the widened input of aot_dense_wide_s8 (2 KiB of stack). */
-#define AOT_DENSE_WIDE_WORDS 512
+/* Words of the widened input segment of aot_dense_wide_s8: 128 int8 inputs,
+   256 bytes of stack. */
+#define AOT_DENSE_WIDE_WORDS 64
 
-/* aot_dense_plain_s8 for a depth that is a multiple of 4 up to
-   2 * AOT_DENSE_WIDE_WORDS: the input is widened once and read with LDRD by
-   every block of four units. */
+/* aot_dense_plain_s8 for a depth that is a multiple of 4: the input is widened
+   one segment of 2 * AOT_DENSE_WIDE_WORDS values at a time and each segment
+   is read with LDRD by every block of four units; the segments after the
+   first add to the partial sums already in acc.  The buffer has the same
+   size whatever the depth, so a deep layer costs no extra stack. */
 AOT_INLINE int32_t aot_dense_wide_s8(int32_t* acc, const int8_t* x, const int8_t* w,
                                      int32_t units, int32_t depth) {
   int32_t wide[AOT_DENSE_WIDE_WORDS];
-  int32_t i, u;
-  for (i = 0; i < depth; i += 4) {
-    const uint32_t v = aot_load32(x + i);
-    wide[i / 2] = __sxtb16((int32_t)v);
-    wide[i / 2 + 1] = aot_sxtb16_ror8(v);
-  }
-  for (u = 0; u + 4 <= units; u += 4) {
-    const int8_t* w0 = w + u * depth;
-    const int32_t* xa = wide;
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (i = 0; i < depth; i += 4) {
-      int32_t xe, xo;
-      uint32_t wv;
-      xa = aot_load_pair(xa, &xe, &xo);
-      wv = aot_load32(w0 + i);
-      s0 = __smlad(xe, __sxtb16((int32_t)wv), s0);
-      s0 = __smlad(xo, aot_sxtb16_ror8(wv), s0);
-      wv = aot_load32(w0 + depth + i);
-      s1 = __smlad(xe, __sxtb16((int32_t)wv), s1);
-      s1 = __smlad(xo, aot_sxtb16_ror8(wv), s1);
-      wv = aot_load32(w0 + 2 * depth + i);
-      s2 = __smlad(xe, __sxtb16((int32_t)wv), s2);
-      s2 = __smlad(xo, aot_sxtb16_ror8(wv), s2);
-      wv = aot_load32(w0 + 3 * depth + i);
-      s3 = __smlad(xe, __sxtb16((int32_t)wv), s3);
-      s3 = __smlad(xo, aot_sxtb16_ror8(wv), s3);
+  int32_t d0;
+  for (d0 = 0; d0 < depth; d0 += 2 * AOT_DENSE_WIDE_WORDS) {
+    const int32_t seg = depth - d0 < 2 * AOT_DENSE_WIDE_WORDS ? depth - d0
+                                                              : 2 * AOT_DENSE_WIDE_WORDS;
+    const int8_t* src = x + d0;
+    const int8_t* const end = src + seg;
+    int32_t* dst = wide;
+    int32_t i, u;
+    for (; src != end; src += 4, dst += 2) {
+      const uint32_t v = aot_load32(src);
+      dst[0] = __sxtb16((int32_t)v);
+      dst[1] = aot_sxtb16_ror8(v);
     }
-    acc[u] = s0;
-    acc[u + 1] = s1;
-    acc[u + 2] = s2;
-    acc[u + 3] = s3;
-  }
-  for (u = units - units % 4; u < units; ++u) {
-    acc[u] = aot_dot1_wide_s8(0, wide, w + u * depth, depth);
+    for (u = 0; u + 4 <= units; u += 4) {
+      const int8_t* w0 = w + u * depth + d0;
+      const int32_t* xa = wide;
+      int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      if (d0 > 0) {
+        s0 = acc[u];
+        s1 = acc[u + 1];
+        s2 = acc[u + 2];
+        s3 = acc[u + 3];
+      }
+      for (i = 0; i < seg; i += 4) {
+        int32_t xe, xo;
+        uint32_t wv;
+        xa = aot_load_pair(xa, &xe, &xo);
+        wv = aot_load32(w0 + i);
+        s0 = __smlad(xe, __sxtb16((int32_t)wv), s0);
+        s0 = __smlad(xo, aot_sxtb16_ror8(wv), s0);
+        wv = aot_load32(w0 + depth + i);
+        s1 = __smlad(xe, __sxtb16((int32_t)wv), s1);
+        s1 = __smlad(xo, aot_sxtb16_ror8(wv), s1);
+        /* keeps GCC from hoisting all four weight loads, which runs the loop
+           out of registers (spills cost 5 instructions per iteration) */
+        __asm__ volatile("" ::: "memory");
+        wv = aot_load32(w0 + 2 * depth + i);
+        s2 = __smlad(xe, __sxtb16((int32_t)wv), s2);
+        s2 = __smlad(xo, aot_sxtb16_ror8(wv), s2);
+        wv = aot_load32(w0 + 3 * depth + i);
+        s3 = __smlad(xe, __sxtb16((int32_t)wv), s3);
+        s3 = __smlad(xo, aot_sxtb16_ror8(wv), s3);
+      }
+      acc[u] = s0;
+      acc[u + 1] = s1;
+      acc[u + 2] = s2;
+      acc[u + 3] = s3;
+    }
+    for (u = units - units % 4; u < units; ++u) {
+      acc[u] = aot_dot1_wide_s8(d0 > 0 ? acc[u] : 0, wide, w + u * depth + d0, seg);
+    }
   }
   return 0;
 }
@@ -702,7 +722,8 @@ AOT_INLINE int32_t aot_dense_s8(int32_t* acc, const int8_t* x, const int8_t* w, 
 #if defined(AOT_HAVE_MVE)
   return aot_mve_dense_s8(acc, x, w, units, depth);
 #elif defined(AOT_HAVE_DSP)
-  if (depth % 4 == 0 && depth <= 2 * AOT_DENSE_WIDE_WORDS) {
+  /* one block of four units or fewer reads the input once anyway */
+  if (depth % 4 == 0 && units > 4) {
     return aot_dense_wide_s8(acc, x, w, units, depth);
   }
 #endif

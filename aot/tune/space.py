@@ -331,8 +331,8 @@ register("depthwise_conv2d", ("arm_cpu", "riscv"),
 # -- dense: one output at a time, as aot.kernels.dense -----------------------
 
 def _dense_row_fits(stages) -> bool:
-    from aot.kernels.conv2d import STACK_BUDGET
-    return _extent(stages["acc"].shape[1]) * 4 <= STACK_BUDGET
+    from aot.kernels.arm_cpu import dense_chunk
+    return dense_chunk(_extent(stages["acc"].shape[1])) > 0
 
 
 def _dense_accumulations(stages) -> tuple[str, ...]:
@@ -361,15 +361,13 @@ def _dense_default(stages, final, target) -> dict:
 
 
 def _apply_dense(s, final, stages, cfg) -> None:
-    from aot.kernels.arm_cpu import _tensorize_dot, dense_s8_intrin
+    from aot.kernels.arm_cpu import _tensorize_dot, tensorize_dense_rows
 
     acc = stages["acc"]
     if cfg["accumulate"] == "dense_s8":
-        s[acc].compute_at(s[final], final.op.axis[0])
-        units, depth = _extent(acc.shape[1]), _extent(acc.op.reduce_axis[0].dom.extent)
-        s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(units, depth))
+        units = tensorize_dense_rows(s, final, stages)
         if cfg["unroll_u"] > 1:
-            _, ui = s[final].split(final.op.axis[-1], factor=cfg["unroll_u"])
+            _, ui = s[final].split(units, factor=cfg["unroll_u"])
             s[final].unroll(ui)
         return
     ui = final.op.axis[-1]

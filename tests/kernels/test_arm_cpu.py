@@ -48,10 +48,20 @@ CASES = [
                           "strides": (2, 2), "padding": (1, 1, 2, 1)}),
     ("dense", {"depth": 37, "per_channel": True}),
     ("dense", {"depth": 64, "units": 11, "rows": 3, "activation": "relu"}),
-    ("dense", {"depth": 9, "units": 1100, "rows": 1}),
-    ("dense", {"depth": 1040, "units": 6, "rows": 1}),  # input too long to widen on the stack  # accumulators above the stack budget
+    # more units than the accumulator budget: chunks of 44 (a multiple of four) ...
+    ("dense", {"depth": 12, "units": 1100, "rows": 1}),
+    # ... of 25 (no multiple of four divides 75), and none at all for a prime
+    ("dense", {"depth": 20, "units": 75, "rows": 2, "per_channel": True}),
+    ("dense", {"depth": 8, "units": 67, "rows": 1}),
+    # the widened input in segments of 128 (the last one short), with tail units
+    ("dense", {"depth": 300, "units": 10, "rows": 2}),
+    ("dense", {"depth": 1040, "units": 6, "rows": 1}),
     ("dense", {"depth": 16, "w_zp": 3}),
 ]
+
+#: The dense cases whose units have no chunk that fits the accumulator
+#: budget: one aot_dot_s8 per output instead of aot_dense_s8 per chunk.
+DOT_PER_UNIT = {67}
 
 
 def _graph(op, variant, seed):
@@ -67,7 +77,8 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     if op == "depthwise_conv2d" and variant.get("cin") == 1:
         op = "conv2d"
     helper = {"conv2d": "aot_conv_s8(",
-              "dense": "aot_dot_s8(" if variant.get("units", 0) > 1024 else "aot_dense_s8(",
+              "dense": ("aot_dot_s8(" if variant.get("units") in DOT_PER_UNIT
+                        else "aot_dense_s8("),
               "depthwise_conv2d": "aot_depthwise_s8("}[op]
     untensorized = variant.get("w_zp") or (op == "depthwise_conv2d"
                                            and variant.get("depth_multiplier", 1) > 1)
@@ -221,3 +232,17 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
                     "-o", str(tmp_path / "t")], check=True)
     out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "0", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("units, depth, chunk", [(1100, 12, 44), (640, 128, 64), (64, 640, 64),
+                                                 (75, 20, 25)])
+def test_wide_dense_layers_accumulate_in_chunks_of_units(units, depth, chunk):
+    """The accumulators of a dense layer stay within 256 bytes of stack: a
+    wider layer runs aot_dense_s8 once per chunk of units, each followed by its
+    part of the epilogue (the chunk divides the units, so no tail)."""
+    g = dense_graph(seed=3, units=units, depth=depth, rows=1)
+    ag = optimize(g)
+    k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
+    assert f"int32_t acc[{chunk}];" in k.source
+    assert k.source.count("aot_dense_s8(") == 1
+    assert f", {chunk}, {depth});" in k.source
