@@ -15,8 +15,8 @@ so a space is enumerable (``space[i]``, ``iter(space)``) and printable
 
 Templates registered in :data:`TEMPLATES`, by (anchor, target key):
 ``conv2d``, ``depthwise_conv2d`` and ``dense``, each for ``arm_cpu``
-(the DSP dot product is a knob when the target has the DSP extension)
-and ``riscv``.
+(the DSP dot product is a knob when the target has the DSP extension;
+Helium or DSP helpers one where it has both) and ``riscv``.
 """
 
 from __future__ import annotations
@@ -164,8 +164,9 @@ class Template:
     ``knobs(stages, final, target)`` returns the knobs for a workload;
     ``default(stages, final, target)`` the knob values of the library's
     own strategy; ``apply(s, final, stages, values)`` schedules.  Every
-    template also has the :data:`OPTIMIZE` knob, applied to the kernel's C
-    by :meth:`finish`.
+    template also has the :data:`OPTIMIZE` knob, and on cores with Helium
+    and DSP the :data:`VECTOR_ISA` knob, both applied to the kernel's C by
+    :meth:`finish`.
     """
 
     anchor: str
@@ -175,28 +176,49 @@ class Template:
     apply: Callable
 
     def space(self, stages, final, target) -> ConfigSpace:
-        return ConfigSpace([*self.knobs(stages, final, target), OPTIMIZE])
+        return ConfigSpace([*self.knobs(stages, final, target), *_file_knobs(target)])
 
     def default(self, stages, final, target) -> Config:
         return self.space(stages, final, target).config(
-            {**self.default_values(stages, final, target), OPTIMIZE.name: OPTIMIZE.values[0]})
+            {**self.default_values(stages, final, target),
+             **{k.name: k.values[0] for k in _file_knobs(target)}})
 
     @staticmethod
     def finish(kernel, config: Config):
         """The kernel with its C compiled as the config's :data:`OPTIMIZE`
         value says (a GCC pragma ahead of everything, so the inlined
-        helpers of the support header follow it too)."""
+        helpers of the support header follow it too) and, with
+        :data:`VECTOR_ISA` ``dsp``, ``AOT_NO_MVE`` defined ahead of the
+        support header."""
+        head = ""
+        if config.get(VECTOR_ISA.name, VECTOR_ISA.values[0]) == "dsp":
+            head += "#define AOT_NO_MVE 1\n"
         value = config[OPTIMIZE.name]
-        if value == OPTIMIZE.values[0]:
-            return kernel
-        flags = ", ".join(f'"{f}"' for f in value.split(","))
-        return replace(kernel, source=f"#pragma GCC optimize ({flags})\n" + kernel.source)
+        if value != OPTIMIZE.values[0]:
+            flags = ", ".join(f'"{f}"' for f in value.split(","))
+            head = f"#pragma GCC optimize ({flags})\n" + head
+        return replace(kernel, source=head + kernel.source) if head else kernel
 
 
 #: GCC optimization of one kernel's file beyond the project's -O2 (the
 #: boards' toolchains are GCC; other compilers ignore the pragma).
 OPTIMIZE = Knob("optimize", ("O2", "O3", "unroll-loops", "O3,unroll-loops"),
                 "GCC optimization of the kernel's file")
+
+
+#: On a core with Helium (MVE), which helpers of the support header the
+#: kernel's file uses: the Helium ones (the library's choice) or the DSP
+#: extension's.  The loop nest is the same; only the helpers' bodies differ.
+VECTOR_ISA = Knob("vector_isa", ("mve", "dsp"),
+                  "Helium or DSP-extension helpers of the support header (cores with both)")
+
+
+def _file_knobs(target) -> list[Knob]:
+    """The knobs every template has, applied to the kernel's file by
+    :meth:`Template.finish`: the ISA where there is a choice, then
+    :data:`OPTIMIZE`."""
+    both = getattr(target, "has_mve", False) and getattr(target, "has_dsp", False)
+    return [VECTOR_ISA, OPTIMIZE] if both else [OPTIMIZE]
 
 
 TEMPLATES: dict[tuple[str, str], Template] = {}

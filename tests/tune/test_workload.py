@@ -63,3 +63,46 @@ def test_optimize_knob_prefixes_a_gcc_pragma(kws):
     source = dense.lower(fast, "k").source
     assert source.startswith('#pragma GCC optimize ("O3", "unroll-loops")\n')
     assert source.split("\n", 1)[1] == dense.lower(dense.default, "k").source
+
+
+M55 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m55 -mfloat-abi=hard")
+
+
+def _disassemble(source: str, tmp_path) -> str:
+    import shutil
+    import subprocess
+
+    from aot.kernels import support_files
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs arm-none-eabi-gcc")
+    tmp_path.mkdir()
+    for name, text in support_files(M55).items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "k.c").write_text(source)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard",
+                    "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(tmp_path), "-c",
+                    str(tmp_path / "k.c"), "-o", str(tmp_path / "k.o")], check=True)
+    # objdump decodes MVE only with the architecture named (else ldc/cdp)
+    return subprocess.run(["arm-none-eabi-objdump", "-d", "-m", "armv8.1-m.main",
+                           str(tmp_path / "k.o")], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_vector_isa_knob_chooses_helium_or_dsp_helpers_on_a_core_with_both(models_dir,
+                                                                           tmp_path):
+    """Only cores with Helium and the DSP extension get the knob; its "dsp" value
+    builds the same loop nest on the DSP helpers (SMLAD, no VMLADAV, which objdump
+    prints as its alias VMLAVA)."""
+    assert "vector_isa" not in {k.name for k in extract_workloads(
+        models_dir / "mlperf_kws_dscnn.tflite", M4)[1][-1].space.knobs}
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", M55)
+    dense = workloads[-1]
+    assert dense.default["vector_isa"] == "mve"
+    dsp = dense.space.config({**dense.default, "vector_isa": "dsp"})
+    source = dense.lower(dsp, "k").source
+    assert source.startswith("#define AOT_NO_MVE 1\n")
+    assert source.split("\n", 1)[1] == dense.lower(dense.default, "k").source
+    with_mve = _disassemble(dense.lower(dense.default, "k").source, tmp_path / "mve")
+    with_dsp = _disassemble(source, tmp_path / "dsp")
+    assert "vmlava" in with_mve and "smlad" not in with_mve
+    assert "smlad" in with_dsp and "vmlava" not in with_dsp
