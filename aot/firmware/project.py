@@ -18,6 +18,7 @@ with the board's flash and RAM (build/link.ld).  Neither build needs Python.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tarfile
 import tempfile
@@ -140,6 +141,29 @@ def _hex(value: int) -> str:
     return f"0x{value:08x}"
 
 
+def board_defines(board: Board) -> list[str]:
+    """The board facts a real board's port is compiled with, as ``-D`` flags.
+
+    ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
+    ``AOT_BOARD_ST_NUCLEO_L4R5ZI``) so that a port serving several boards
+    (stm32) picks that board's pins and clock registers;
+    ``AOT_CONSOLE_BASE``/``AOT_CONSOLE_BAUD`` come from ``[console]`` and
+    ``AOT_CPU_HZ`` from ``clock_hz``.  Empty for emulated boards and the host,
+    whose ports take their facts from port.mk (so their builds stay as they are).
+    """
+    if board.platform != "hardware":
+        return []
+    ident = re.sub(r"[^A-Za-z0-9]+", "_", board.tag).strip("_").upper()
+    flags = [f"-DAOT_BOARD_{ident}=1"]
+    if board.console is not None:
+        if board.console.base is not None:
+            flags.append(f"-DAOT_CONSOLE_BASE={_hex(board.console.base)}u")
+        flags.append(f"-DAOT_CONSOLE_BAUD={int(board.console.baud)}u")
+    if board.clock_hz:
+        flags.append(f"-DAOT_CPU_HZ={int(board.clock_hz)}u")
+    return flags
+
+
 def _settings(board: Board, port: str, meta: dict, model_sources: list[str]) -> dict:
     """Everything the build files say, as data (also written to project.json)."""
     tc = board.toolchain
@@ -161,7 +185,8 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str]) -> 
         "cc": tc.tool("gcc"),
         "size": tc.tool("size"),
         "arch_flags": list(tc.cpu_flags),
-        "cflags": list(tc.cflags),
+        # The toolchain's flags, then the board facts for the port (board_defines).
+        "cflags": [*tc.cflags, *board_defines(board)],
         "ldflags": list(tc.ldflags),
         "opt_flags": ["-O2"],
         "build_id": f"aot-{__version__}",

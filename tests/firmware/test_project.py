@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -38,8 +39,9 @@ def test_project_holds_model_runtime_port_and_build_files(hello_artifact, tmp_pa
 def test_board_port_names_map_to_runtime_folders():
     assert runtime_port(load_board("qemu/mps3-an547")) == "mps3-an547"
     assert runtime_port(load_board("qemu/sifive-e")) == "sifive_e"
+    assert runtime_port(load_board("raspberrypi/pico")) == "rp2040"
     with pytest.raises(ProjectError, match="not supported yet: the C runtime has no port"):
-        runtime_port(load_board("raspberrypi/pico"))
+        runtime_port(dataclasses.replace(load_board("raspberrypi/pico"), port="rp2350"))
 
 
 def test_an547_project_gets_its_port_from_the_runtime(tmp_path):

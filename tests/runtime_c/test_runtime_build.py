@@ -1,11 +1,17 @@
 """The C runtime builds warning-free on every toolchain and checks descriptors."""
 
+import os
+import struct
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from support.firmware import fw
+from support.models import MODELS_DIR
+
+from aot.firmware.project import board_defines, runtime_port
+from aot.target import load_board
 
 RUNTIME = fw.ROOT / "runtime_c"
 SOURCES = sorted((RUNTIME / "src").glob("*.c"))
@@ -13,17 +19,25 @@ STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c",
           f"-I{RUNTIME / 'include'}"]
 
 ARM = "arm-none-eabi-gcc"
+RISCV = "riscv64-unknown-elf-gcc"
 TOOLCHAINS = {
     "host": ("gcc", [], ["host"]),
     "cortex-m3": (ARM, ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], ["cortex-m", "mps2"]),
+    "cortex-m0plus": (ARM, ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
+                      ["cortex-m", "rp2040"]),
     "cortex-m4f": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
-                   ["cortex-m", "mps2"]),
+                   ["cortex-m", "mps2", "nrf52", "stm32"]),
+    # stm32 as the NUCLEO-L4R5ZI project compiles it (LPUART1, VDDIO2).
+    "cortex-m4f-l4r5zi": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                                "-mfpu=fpv4-sp-d16",
+                                *board_defines(load_board("st/nucleo-l4r5zi"))], ["stm32"]),
     "cortex-m7": (ARM, ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
                   ["cortex-m", "mps2", "stm32"]),
     "cortex-m55": (ARM, ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], ["cortex-m", "mps2"]),
-    "rv32imac": ("riscv64-unknown-elf-gcc",
+    "rv32imac": (RISCV,
                  ["-march=rv32imac", "-mabi=ilp32", "-Wa,-march=rv32imac_zicsr",
                   "--specs=picolibc.specs"], ["sifive_e"]),
+    "rv32imc": (RISCV, ["-march=rv32imc", "-mabi=ilp32", "--specs=picolibc.specs"], ["esp32c3"]),
 }
 
 
@@ -47,6 +61,163 @@ def test_stm32_port_links_with_vectors_at_the_start_of_flash(tmp_path):
                              capture_output=True, text=True).stdout
     vectors = next(line.split() for line in headers.splitlines() if ".isr_vector" in line)
     assert vectors[3] == "08000000"
+
+
+def build_for_board(out_dir: Path, tag: str) -> Path:
+    """The fixture firmware built as an aot project for ``tag`` builds it: the board's
+    toolchain, CPU flags, memory map and board defines, through runtime.mk."""
+    board = load_board(tag)
+    tc, mem = board.toolchain, board.memory
+    elf = out_dir / "fixture.elf"
+    cflags = " ".join([*tc.cflags, *board_defines(board)])
+    subprocess.run(["make", "-s", "-C", str(fw.HERE), f"AOT_PORT={runtime_port(board)}",
+                    f"CC={tc.tool('gcc')}", f"AOT_ARCH_FLAGS={' '.join(tc.cpu_flags)}",
+                    f"AOT_BUILD_DIR={out_dir}", f"AOT_FIRMWARE={elf}", f"AOT_BOARD_TAG={tag}",
+                    "AOT_BUILD_ID=fixture-1", f"AOT_EXTRA_CFLAGS={cflags}",
+                    f"AOT_FLASH_ORIGIN={mem.flash.origin:#x}",
+                    f"AOT_FLASH_LENGTH={mem.flash.length:#x}",
+                    f"AOT_RAM_ORIGIN={mem.ram.origin:#x}", f"AOT_RAM_LENGTH={mem.ram.length:#x}"],
+                   check=True, env={**os.environ, "MAKEFLAGS": ""})
+    return elf
+
+
+def sections(elf: Path, prefix: str) -> dict[str, tuple[int, int]]:
+    """Section name -> (address, size) from objdump -h."""
+    out = subprocess.run([prefix + "objdump", "-h", str(elf)], check=True, capture_output=True,
+                         text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) >= 7 and cols[0].isdigit():
+            found[cols[1]] = (int(cols[3], 16), int(cols[2], 16))
+    return found
+
+
+def section_bytes(elf: Path, prefix: str, name: str, tmp_path: Path) -> bytes:
+    out = tmp_path / (name.strip(".") + ".bin")
+    subprocess.run([prefix + "objcopy", "-O", "binary", "-j", name, str(elf), str(out)],
+                   check=True)
+    return out.read_bytes()
+
+
+def entry_point(elf: Path, prefix: str) -> int:
+    out = subprocess.run([prefix + "readelf", "-h", str(elf)], check=True, capture_output=True,
+                         text=True).stdout
+    return int(next(ln for ln in out.splitlines() if "Entry point" in ln).split()[-1], 16)
+
+
+def crc32_mpeg2(data: bytes) -> int:
+    """CRC-32 as the RP2040 boot ROM checks boot2: poly 0x04C11DB7, init ~0, no reflection."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+def check_cortex_m_vectors(elf, board, table_at, tmp_path):
+    secs = sections(elf, "arm-none-eabi-")
+    assert secs[".isr_vector"][0] == table_at
+    sp, reset = struct.unpack("<2I", section_bytes(elf, "arm-none-eabi-", ".isr_vector",
+                                                   tmp_path)[:8])
+    assert sp == board.memory.ram.end  # the stack starts at the top of the board's RAM
+    flash = board.memory.flash
+    assert reset & 1 and flash.origin <= reset < flash.end  # a Thumb address in flash
+    assert entry_point(elf, "arm-none-eabi-") == reset
+
+
+@pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.parametrize("tag", ["st/nucleo-l4r5zi", "nordic/nrf52840dk"])
+def test_cortex_m_board_links_with_vectors_at_its_flash_origin(tag, tmp_path):
+    """Real-board ports: built and linked as a project would, not run (no hardware in CI)."""
+    board = load_board(tag)
+    elf = build_for_board(tmp_path, tag)
+    check_cortex_m_vectors(elf, board, board.memory.flash.origin, tmp_path)
+
+
+@pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+def test_pico_links_boot2_with_a_valid_crc_then_the_vectors(tmp_path):
+    board = load_board("raspberrypi/pico")
+    elf = build_for_board(tmp_path, board.tag)
+    assert sections(elf, "arm-none-eabi-")[".boot2"] == (0x10000000, 256)
+    boot2 = section_bytes(elf, "arm-none-eabi-", ".boot2", tmp_path)
+    crc = crc32_mpeg2(boot2[:252])
+    assert struct.unpack("<I", boot2[252:])[0] == crc, (
+        f"boot2's CRC word is stale: set AOT_BOOT2_CRC to {crc:#010x} in ports/rp2040/boot2.S")
+    # boot2 enters the image through the vector table it expects at flash + 0x100.
+    assert struct.pack("<I", 0x10000100) in boot2[:252]
+    check_cortex_m_vectors(elf, board, 0x10000100, tmp_path)
+
+
+@pytest.mark.skipif(not fw.have(RISCV), reason="riscv64-unknown-elf-gcc is not installed")
+def test_esp32c3_links_code_in_irom_and_constants_in_drom_past_the_code(tmp_path):
+    board = load_board("espressif/esp32c3-devkitm")
+    elf = build_for_board(tmp_path, board.tag)
+    secs = sections(elf, "riscv64-unknown-elf-")
+    irom = board.memory.flash
+    text, text_size = secs[".text"]
+    assert irom.origin <= text and text + text_size <= irom.end
+    assert entry_point(elf, "riscv64-unknown-elf-") == text  # crt0's _start comes first
+    # DROM (0x3C000000) and IROM share the MMU: the constants' 64 KiB pages follow the code's.
+    rodata = secs[".rodata"][0]
+    drom = irom.origin - 0x06000000
+    assert drom <= rodata < drom + irom.length
+    assert (rodata - drom) // 0x10000 > (text + text_size - 1 - irom.origin) // 0x10000
+    ram = board.memory.ram
+    assert ram.origin <= secs[".bss"][0] < ram.end
+
+
+@pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+def test_l4r5zi_build_uses_its_own_console_not_the_f746_defaults(tmp_path):
+    board = load_board("st/nucleo-l4r5zi")
+    assert "-DAOT_CONSOLE_BASE=0x40008000u" in board_defines(board)
+    port_c = RUNTIME / "ports" / "stm32" / "port.c"
+    # The addresses the port compiles in for the project's flags.
+    macros = subprocess.run([ARM, "-E", "-dM", f"-I{RUNTIME / 'include'}", "-mcpu=cortex-m4",
+                             "-mthumb", *board_defines(board), str(port_c)], check=True,
+                            capture_output=True, text=True).stdout
+    defined = dict(line.split()[1:3] for line in macros.splitlines()
+                   if line.startswith("#define AOT_") and len(line.split()) >= 3)
+    assert defined["AOT_USART_BASE"] == "0x40008000u"  # LPUART1, not USART3 (0x40004800)
+    assert defined["AOT_GPIO_BASE"] == "0x48001800u"  # GPIOG, not GPIOD (0x40020C00)
+    assert defined["AOT_RCC_GPIO_EN_REG"] == "0x4002104Cu"  # RCC_AHB2ENR of the L4
+    assert defined["AOT_PWR_IOSV_REG"] == "0x40007004u"  # VDDIO2 for port G
+    elf = build_for_board(tmp_path, board.tag)
+    image = section_bytes(elf, "arm-none-eabi-", ".text", tmp_path)
+    words = {struct.unpack_from("<I", image, i)[0] for i in range(0, len(image) - 3, 2)}
+    assert 0x40008000 in words  # the linked image loads LPUART1's base
+    # A console the port cannot set up is a build error, never the F746's pins.
+    for defines in (["-DAOT_BOARD_ST_NUCLEO_L4R5ZI=1", "-DAOT_CONSOLE_BASE=0x40004800u"],
+                    ["-DAOT_BOARD_ACME_UNKNOWN=1", "-DAOT_CONSOLE_BASE=0x40008000u"]):
+        proc = subprocess.run([ARM, *STRICT, "-mcpu=cortex-m4", "-mthumb", *defines, str(port_c),
+                               "-o", str(tmp_path / "bad.o")], capture_output=True, text=True)
+        assert proc.returncode != 0 and "#error" in proc.stderr
+
+
+def test_only_real_boards_get_board_defines():
+    assert board_defines(load_board("qemu/mps2-an386")) == []
+    assert board_defines(load_board("host/native")) == []
+    assert board_defines(load_board("raspberrypi/pico")) == [
+        "-DAOT_BOARD_RASPBERRYPI_PICO=1", "-DAOT_CONSOLE_BASE=0x40034000u",
+        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CPU_HZ=125000000u"]
+
+
+@pytest.mark.parametrize("tag", ["nordic/nrf52840dk", "raspberrypi/pico",
+                                 "espressif/esp32c3-devkitm"])
+def test_project_for_new_board_builds_end_to_end(tag, tmp_path):
+    from aot.compile import compile_model
+    from aot.firmware import build_project, create_project
+
+    board = load_board(tag)
+    if not fw.have(board.toolchain.tool("gcc")):
+        pytest.skip(f"{board.toolchain.tool('gcc')} is not installed")
+    compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", tag,
+                             measure_code=False)
+    project = create_project(compiled.write(tmp_path / "a"), tag, tmp_path / "p")
+    result = build_project(project, jobs=2)
+    assert result.elf.is_file() and result.sizes is not None
+    assert result.sizes.flash > 0
 
 
 def test_runtime_needs_no_heap(tmp_path):

@@ -1,4 +1,5 @@
-# stm32 port (defaults: NUCLEO-F746ZG, Cortex-M7, 1 MiB flash @0x08000000,
+# stm32 port (NUCLEO-F746ZG and NUCLEO-L4R5ZI, chosen by -DAOT_BOARD_<TAG> from the
+# project; defaults: NUCLEO-F746ZG, Cortex-M7, 1 MiB flash @0x08000000,
 # 320 KiB SRAM @0x20000000). NOT VERIFIED ON HARDWARE; builds only.
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/stm32
 AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c $(AOT_PORT_DIR)/port.c

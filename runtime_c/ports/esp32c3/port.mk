@@ -1,0 +1,14 @@
+# esp32c3 port (ESP32-C3, RV32IMC: code in IROM @0x42000000, constants in DROM
+# @0x3C000000, 384 KiB SRAM1 @0x3FC80000).  Built against picolibc.  NOT
+# VERIFIED ON HARDWARE: builds and links only; the ELF needs
+# `esptool.py --chip esp32c3 elf2image` and an ESP second-stage boot loader.
+AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/esp32c3
+AOT_PORT_SRCS := $(AOT_PORT_DIR)/port.c
+AOT_PORT_ASM_SRCS := $(AOT_PORT_DIR)/crt0.S
+AOT_PORT_LDSCRIPT_IN := $(AOT_PORT_DIR)/link.ld.in
+AOT_PORT_CFLAGS := --specs=picolibc.specs -Wa,-march=rv32imc_zicsr -ffunction-sections -fdata-sections -mcmodel=medany
+AOT_PORT_LDFLAGS := -nostartfiles -Wl,--gc-sections
+AOT_FLASH_ORIGIN ?= 0x42000000
+AOT_FLASH_LENGTH ?= 0x00400000
+AOT_RAM_ORIGIN ?= 0x3FC80000
+AOT_RAM_LENGTH ?= 0x00060000
