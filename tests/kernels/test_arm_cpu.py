@@ -48,11 +48,11 @@ CASES = [
                           "strides": (2, 2), "padding": (1, 1, 2, 1)}),
     ("dense", {"depth": 37, "per_channel": True}),
     ("dense", {"depth": 64, "units": 11, "rows": 3, "activation": "relu"}),
-    # more units than the accumulator budget: chunks of 44 (a multiple of four) ...
+    # more units than the accumulator budget: chunks of 100 (a multiple of four) ...
     ("dense", {"depth": 12, "units": 1100, "rows": 1}),
-    # ... of 25 (no multiple of four divides 75), and none at all for a prime
-    ("dense", {"depth": 20, "units": 75, "rows": 2, "per_channel": True}),
-    ("dense", {"depth": 8, "units": 67, "rows": 1}),
+    # ... of 75 (no multiple of four divides 150), and none at all for a prime
+    ("dense", {"depth": 20, "units": 150, "rows": 2, "per_channel": True}),
+    ("dense", {"depth": 8, "units": 131, "rows": 1}),
     # the widened input in segments of 128 (the last one short), with tail units
     ("dense", {"depth": 300, "units": 10, "rows": 2}),
     ("dense", {"depth": 1040, "units": 6, "rows": 1}),
@@ -61,7 +61,7 @@ CASES = [
 
 #: The dense cases whose units have no chunk that fits the accumulator
 #: budget: one aot_dot_s8 per output instead of aot_dense_s8 per chunk.
-DOT_PER_UNIT = {67}
+DOT_PER_UNIT = {131}
 
 
 def _graph(op, variant, seed):
@@ -234,10 +234,10 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
     assert out.returncode == 0 and out.stdout.strip() == "0", out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("units, depth, chunk", [(1100, 12, 44), (640, 128, 64), (64, 640, 64),
-                                                 (75, 20, 25)])
+@pytest.mark.parametrize("units, depth, chunk", [(1100, 12, 100), (640, 128, 128),
+                                                 (128, 640, 128), (150, 20, 75)])
 def test_wide_dense_layers_accumulate_in_chunks_of_units(units, depth, chunk):
-    """The accumulators of a dense layer stay within 256 bytes of stack: a
+    """The accumulators of a dense layer stay within 512 bytes of stack: a
     wider layer runs aot_dense_s8 once per chunk of units, each followed by its
     part of the epilogue (the chunk divides the units, so no tail)."""
     g = dense_graph(seed=3, units=units, depth=depth, rows=1)
