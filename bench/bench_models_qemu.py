@@ -17,6 +17,9 @@ under QEMU with ``-icount shift=0``, and report the columns of issue 8:
   buffers and the deepest stack of one inference (kernel scratch lives on the
   stack), against TFLM's arena, which holds the same three kinds of data
   (tensors incl. input and output, scratch buffers, plus its bookkeeping);
+* the RAM of the whole RPC firmware: the runtime's own (frame buffers,
+  .data/.bss of the server and port) and everything used (workspace, i/o,
+  the deepest stack of the server with an inference under it, runtime);
 * flash of a standalone image (model code, weights, startup, port, C
   library: the whole firmware minus the objects only the RPC needs) against
   TFLM's whole release firmware with CMSIS-NN and with reference kernels;
@@ -250,6 +253,7 @@ def _verdict(r: dict) -> str:
 
 COLUMNS = ("model", "MACs", "instructions", "instr/MAC", "vs TFLM+CMSIS-NN", "vs TFLM ref",
            "activation RAM: workspace + i/o + stack = total", "vs TFLM arena",
+           "RPC firmware RAM: runtime, whole",
            "flash: code + weights + rest = standalone (RPC extra)",
            "vs TFLM flash CMSIS-NN / ref", "exact")
 
@@ -271,6 +275,7 @@ def table(rows: list[dict]) -> str:
             f"{per_mac} | {_x(r['vs_tflm_cmsis_nn'])} | {_x(r['vs_tflm_reference'])} | "
             f"{_n(a['workspace'])} + {_n(a['io'])} + {_n(a['inference_stack'])} = "
             f"{_n(a['total'])} | {_x(a['vs_tflm_arena'])} | "
+            f"{_n(r['ram']['runtime'])}, {_n(r['ram']['total_used'])} | "
             f"{_n(f['model_code'])} + {_n(f['weights'])} + {_n(rest)} = "
             f"{_n(f['standalone'])} (+{_n(f['rpc_only'])}) | "
             f"{_x(f['vs_tflm_cmsis_nn'])} / {_x(f['vs_tflm_reference'])} | {_verdict(r)} |")

@@ -68,6 +68,7 @@ def _row(model, **extra):
             "vs_tflm_cmsis_nn": None, "vs_tflm_reference": None,
             "activation_ram": {"workspace": 10, "io": 2, "inference_stack": 30, "total": 42,
                                "vs_tflm_arena": None},
+            "ram": {"runtime": 3, "total_used": 50},
             "flash": {"model_code": 5, "weights": 6, "standalone": 20, "rpc_only": 7,
                       "vs_tflm_cmsis_nn": None, "vs_tflm_reference": None}, **extra}
 
@@ -78,7 +79,7 @@ def test_table_prints_n_a_without_a_baseline_and_short_fit_errors():
     text = bench.table([_row("a"), {"model": "m", "error": error, "does_not_fit": True}])
     lines = text.splitlines()
     assert len({line.count("|") for line in lines}) == 1  # every row has every column
-    assert "| a | 100 | 250 | 2.50 | n/a | n/a | 10 + 2 + 30 = 42 | n/a | " \
+    assert "| a | 100 | 250 | 2.50 | n/a | n/a | 10 + 2 + 30 = 42 | n/a | 3, 50 | " \
            "5 + 6 + 9 = 20 (+7) | n/a / n/a | yes |" in lines
     assert "needs 16502 bytes of RAM (workspace 16000) but the target has 16384 |" in lines[3]
     assert "largest tensors" not in text
