@@ -13,9 +13,8 @@
  *   transfer is armed as soon as a byte is taken, so one byte waits in RAM
  *   (plus what the UARTE keeps in its own RX FIFO) while the firmware
  *   computes; a lost byte costs a frame, which the host resends.
- * - DWT CYCCNT is 32 bits; timer_stop() returns the 32-bit difference, exact
- *   for runs shorter than 2^32 cycles (67 s at 64 MHz), in AOT_TIMER_CYCLES.
- * - aot_port_exit() stops at a breakpoint (bkpt) for a debugger.
+ * - The timer (DWT CYCCNT, exact for runs shorter than 2^32 cycles: 67 s at
+ *   64 MHz) and aot_port_exit() (a breakpoint) are ../cortex-m/dwt.c.
  *
  * Board parameters (the project passes them from the board record):
  *   AOT_CONSOLE_BASE   UARTE instance (0x40002000: UARTE0)
@@ -25,6 +24,7 @@
 #include <stdint.h>
 
 #include "aot/platform.h"
+#include "../cortex-m/dwt.h"
 
 #ifndef AOT_CONSOLE_BASE
 #define AOT_CONSOLE_BASE 0x40002000u /* UARTE0 */
@@ -76,17 +76,11 @@
 #define UARTE_ENABLE_ON 8u
 #define PSEL_DISCONNECTED 0x80000000u /* CONNECT bit set */
 
-/* DWT */
-#define DEMCR REG(0xE000EDFCu)
-#define DWT_CTRL REG(0xE0001000u)
-#define DWT_CYCCNT REG(0xE0001004u)
 
 #define TX_CHUNK 64u
 
 static volatile uint8_t rx_byte;
 static volatile uint8_t tx_buf[TX_CHUNK];
-static uint32_t timer_origin;
-
 void aot_systick_handler(void);
 
 void aot_systick_handler(void)
@@ -123,9 +117,7 @@ void aot_port_init(void)
     UARTE_ENABLE = UARTE_ENABLE_ON;
     start_rx();
 
-    DEMCR |= 1u << 24; /* TRCENA: power the DWT */
-    DWT_CYCCNT = 0;
-    DWT_CTRL |= 1u; /* CYCCNTENA */
+    aot_dwt_start();
 }
 
 int aot_port_read_byte(void)
@@ -155,33 +147,5 @@ void aot_port_write(const uint8_t *data, size_t len)
         }
         data += n;
         len -= n;
-    }
-}
-
-void aot_port_timer_start(void)
-{
-    timer_origin = DWT_CYCCNT;
-}
-
-uint64_t aot_port_timer_stop(void)
-{
-    return (uint32_t)(DWT_CYCCNT - timer_origin);
-}
-
-uint8_t aot_port_timer_unit(void)
-{
-    return AOT_TIMER_CYCLES;
-}
-
-uint32_t aot_port_entropy(void)
-{
-    return DWT_CYCCNT; /* depends on how long the host took to connect */
-}
-
-void aot_port_exit(int code)
-{
-    (void)code;
-    for (;;) {
-        __asm__ volatile("bkpt 0");
     }
 }

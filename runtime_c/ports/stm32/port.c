@@ -19,9 +19,8 @@
  * baud divisor is computed from the reset clock.  Cycle counts do not depend
  * on the clock except through flash wait states.
  *
- * DWT CYCCNT does not exist under QEMU (reads 0): use the mps2 ports there.
- * CYCCNT is 32 bits; timer_stop() returns the 32-bit difference, exact for
- * runs shorter than 2^32 cycles (268 s at 16 MHz), in AOT_TIMER_CYCLES.
+ * The timer (DWT CYCCNT, exact for runs shorter than 2^32 cycles: 268 s at
+ * 16 MHz) and aot_port_exit() (a breakpoint) are ../cortex-m/dwt.c.
  *
  * Per-board parameters (set below from the board define):
  *   AOT_USART_BASE, AOT_USART_CLOCK_HZ, AOT_USART_IS_LPUART, AOT_GPIO_BASE,
@@ -32,6 +31,7 @@
 #include <stdint.h>
 
 #include "aot/platform.h"
+#include "../cortex-m/dwt.h"
 
 #ifndef AOT_CONSOLE_BAUD
 #define AOT_CONSOLE_BAUD 115200u
@@ -104,12 +104,6 @@
 #define GPIO_AFRL REG(AOT_GPIO_BASE + 0x20u)
 #define GPIO_AFRH REG(AOT_GPIO_BASE + 0x24u)
 
-#define DEMCR REG(0xE000EDFCu)
-#define DWT_CTRL REG(0xE0001000u)
-#define DWT_CYCCNT REG(0xE0001004u)
-#define DWT_LAR REG(0xE0001FB0u)
-
-static uint32_t timer_origin;
 
 void aot_systick_handler(void);
 
@@ -140,10 +134,7 @@ void aot_port_init(void)
     USART_BRR = AOT_USART_BRR;
     USART_CR1 = CR1_UE | CR1_RE | CR1_TE;
 
-    DEMCR |= 1u << 24; /* TRCENA: power the DWT */
-    DWT_LAR = 0xC5ACCE55u; /* unlock on Cortex-M7; ignored on the M4 */
-    DWT_CYCCNT = 0;
-    DWT_CTRL |= 1u;
+    aot_dwt_start();
 }
 
 int aot_port_read_byte(void)
@@ -166,34 +157,5 @@ void aot_port_write(const uint8_t *data, size_t len)
         while ((USART_ISR & ISR_TXE) == 0) {
         }
         USART_TDR = data[i];
-    }
-}
-
-void aot_port_timer_start(void)
-{
-    timer_origin = DWT_CYCCNT;
-}
-
-uint64_t aot_port_timer_stop(void)
-{
-    return (uint32_t)(DWT_CYCCNT - timer_origin);
-}
-
-uint8_t aot_port_timer_unit(void)
-{
-    return AOT_TIMER_CYCLES;
-}
-
-uint32_t aot_port_entropy(void)
-{
-    return DWT_CYCCNT; /* depends on how long the host took to connect */
-}
-
-void aot_port_exit(int code)
-{
-    (void)code;
-    /* No host to report to: stop where a debugger can see it. */
-    for (;;) {
-        __asm__ volatile("bkpt 0");
     }
 }
