@@ -1,0 +1,63 @@
+"""Unary activations: LOGISTIC, TANH, LEAKY_RELU and HARD_SWISH.
+
+* int8: every one of the 256 inputs is mapped through the reference
+  interpreter's own arithmetic for this node (:mod:`aot.reference.ops.activations`,
+  bit-exact with TFLM) at compile time, and the kernel is a table lookup
+  ``y = table[x + 128]``: bit-exact by construction, one load per element,
+  256 bytes of flash per node, whatever the arithmetic it replaces.
+* float32: ``1 / (1 + expf(-x))``, ``tanhf(x)``, ``x >= 0 ? x : alpha * x``
+  and ``x * min(max(x + 3, 0), 6) / 6`` (within 1e-5 of the reference).
+* int16 (65,536-entry tables would not fit a microcontroller's flash): not
+  supported yet.
+
+They run alone or as the elementwise tail of a fused group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot import te
+from aot.kernels.kernel import KernelError
+from aot.kernels.registry import Computed, compute_rule
+from aot.tir import expr as E
+
+
+def _float(node, x):
+    zero = E.const(0.0, "float32")
+    if node.op == "logistic":
+        one = E.const(1.0, "float32")
+        return lambda *i: one / (one + te.exp(zero - x[i]))
+    if node.op == "tanh":
+        return lambda *i: te.tanh(x[i])
+    if node.op == "leaky_relu":
+        alpha = E.const(float(np.float32(node.attrs["alpha"])), "float32")
+        return lambda *i: te.if_then_else(x[i] >= zero, x[i], alpha * x[i])
+    three, six = E.const(3.0, "float32"), E.const(6.0, "float32")
+    return lambda *i: x[i] * E.min_(E.max_(x[i] + three, zero), six) / six
+
+
+def int8_table(node) -> np.ndarray:
+    """The node's output for every int8 input, -128..127, from the reference
+    interpreter (so the kernel cannot drift from it)."""
+    from aot.reference.interpreter import _KERNELS
+    inputs = np.arange(-128, 128, dtype=np.int8)
+    (table,) = _KERNELS[node.op](node, [inputs])
+    return np.asarray(table, dtype=np.int8).reshape(256)
+
+
+def _activation(ctx, node) -> Computed:
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    if y_t.dtype == "float32":
+        return Computed(te.compute(x.shape, _float(node, x), name="y"))
+    if (x_t.dtype, y_t.dtype) != ("int8", "int8"):
+        raise KernelError(f"{node.op} ({node.name}) from {x_t.dtype} to {y_t.dtype}: not "
+                          "supported yet (int8 and float32 only)")
+    table = ctx.const(f"{node.name}_table", int8_table(node))
+    return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                               name="y"))
+
+
+for _op in ("logistic", "tanh", "leaky_relu", "hard_swish"):
+    compute_rule(_op)(_activation)

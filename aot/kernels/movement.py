@@ -1,0 +1,134 @@
+"""Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE and PAD.
+
+Each output element is one input element (or PAD's constant): the values
+are copied raw, so every operand shares one quantization, as the reference
+interpreter requires (``aot.reference``).  PAD writes the real ``value`` in
+the output's quantization (the zero point for 0.0).  Selections use
+``te.if_then_else``, which C evaluates lazily, so no operand is read out of
+its bounds.  Padding that a convolution or pooling consumes is folded into
+it by the passes and never reaches this kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot import te
+from aot.kernels.kernel import KernelError
+from aot.kernels.registry import Computed, compute_rule
+from aot.tir import expr as E
+
+
+def _same_quant(node) -> None:
+    quants = {None if t.quant is None else (tuple(np.asarray(t.quant.scale, np.float32)),
+                                            tuple(np.asarray(t.quant.zero_point)))
+              for t in [*node.inputs, *node.outputs] if t is not None}
+    if len(quants) > 1:
+        raise KernelError(f"{node.op} ({node.name}): operands with different quantization: "
+                          "not supported yet (the values are copied raw)")
+
+
+@compute_rule("transpose")
+def transpose(ctx, node) -> Computed:
+    """``y[i_0, ..., i_n] = x[j]`` with ``j[perm[k]] = i_k``."""
+    _same_quant(node)
+    x = ctx.value(node.inputs[0])
+    perm = list(node.attrs["perm"])
+
+    def body(*i):
+        j = [None] * len(perm)
+        for k, axis in enumerate(perm):
+            j[axis] = i[k]
+        return x[tuple(j)]
+    return Computed(te.compute(tuple(node.outputs[0].shape), body, name="y"))
+
+
+@compute_rule("concatenate")
+def concatenate(ctx, node) -> Computed:
+    """The operands one after the other along ``axis``: the output index along
+    it picks the operand whose range holds it (a chain of selects)."""
+    _same_quant(node)
+    if node.attrs.get("activation", "none") != "none":
+        raise KernelError(f"concatenate ({node.name}) with a fused activation: not supported "
+                          "yet")
+    y_t = node.outputs[0]
+    axis = node.attrs["axis"] % len(y_t.shape)
+    parts = [(ctx.value(t), int(t.shape[axis])) for t in node.inputs]
+    return Computed(te.compute(tuple(y_t.shape), _ordered(parts, axis), name="y"))
+
+
+def _ordered(parts, axis):
+    """``body`` of :func:`concatenate`: ``i < end_0 ? p_0 : i < end_1 ? p_1 : ... p_last``."""
+    ends = np.cumsum([n for _, n in parts])
+
+    def body(*i):
+        (last, _) = parts[-1]
+        value = _read(last, i, axis, int(ends[-1]) - parts[-1][1])
+        for k in range(len(parts) - 2, -1, -1):
+            t, n = parts[k]
+            start = int(ends[k]) - n
+            value = te.if_then_else(i[axis] < int(ends[k]), _read(t, i, axis, start), value)
+        return value
+    return body
+
+
+def _read(t, i, axis, start):
+    idx = list(i)
+    if start:
+        idx[axis] = i[axis] - start
+    return t[tuple(idx)]
+
+
+@compute_rule("strided_slice")
+def strided_slice(ctx, node) -> Computed:
+    """``y = x[b_0:e_0:s_0, ...]`` (begin, end and strides resolved by the
+    importer), then the ``squeeze_axes`` dropped: output axis k reads input
+    axis ``a_k`` at ``start + i_k * step``; dropped axes read their one index."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    a = node.attrs
+    ranges = [range(d)[b:e:s] for b, e, s, d in zip(a["begin"], a["end"], a["strides"],
+                                                     x_t.shape)]
+    squeezed = {ax % len(x_t.shape) for ax in a.get("squeeze_axes", ())}
+    kept = [ax for ax in range(len(x_t.shape)) if ax not in squeezed]
+
+    def body(*i):
+        idx = []
+        for ax, r in enumerate(ranges):
+            if ax in squeezed:
+                idx.append(r.start)
+            else:
+                k = i[kept.index(ax)]
+                idx.append(k * r.step + r.start if r.step != 1 else k + r.start)
+        return x[tuple(idx)]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("pad")
+def pad(ctx, node) -> Computed:
+    """``y[i] = x[i - before]`` inside the data, the constant elsewhere."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    widths = [tuple(int(v) for v in p) for p in node.attrs["pad_width"]]
+    value = np.float32(node.attrs["value"])
+    if y_t.quant is not None:
+        info = np.iinfo(y_t.type.np_dtype)
+        q = int(y_t.quant.zero_point[0]) + int(np.round(value / np.float32(y_t.quant.scale[0])))
+        fill = E.const(int(np.clip(q, info.min, info.max)), y_t.dtype)
+    else:
+        fill = E.const(float(value), y_t.dtype)
+
+    def body(*i):
+        conds, idx = [], []
+        for k, ((before, after), n) in enumerate(zip(widths, x_t.shape)):
+            idx.append(i[k] - before if before else i[k])
+            if before:
+                conds.append(i[k] >= before)
+            if after:
+                conds.append(i[k] < before + int(n))
+        read = x[tuple(idx)]
+        # likely: loop partitioning peels the border, the interior copies without tests
+        return te.if_then_else(te.likely(te.all(*conds)), read, fill) if conds else read
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
