@@ -5,7 +5,7 @@ expression from each node's compute rule (one operator per file:
 :mod:`~aot.kernels.conv2d`, :mod:`~aot.kernels.depthwise_conv2d`,
 :mod:`~aot.kernels.dense`, :mod:`~aot.kernels.pool`,
 :mod:`~aot.kernels.elementwise`, :mod:`~aot.kernels.activation`,
-:mod:`~aot.kernels.movement`), schedules it with the strategy the
+:mod:`~aot.kernels.movement`, :mod:`~aot.kernels.reduce`), schedules it with the strategy the
 target's keys select (:mod:`aot.kernels.registry`), lowers it to a loop
 nest and prints C with :mod:`aot.codegen`.  The stateful operators (SVDF,
 LSTM), whose state is updated in place, render a C template instead
@@ -15,7 +15,7 @@ kernel file includes the headers of :func:`support_files`.
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)
     activation, arm_cpu, arm_mve, conv2d, dense, depthwise_conv2d, elementwise, lstm, movement,
-    pool, softmax, svdf,
+    pool, reduce, softmax, svdf,
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam

@@ -121,3 +121,29 @@ def test_a_model_of_these_operators_compiles_and_runs_on_the_host_bit_exact(tmp_
     inputs = seeded_inputs(g, 12)
     (got,) = run_on_host(compiled, [inputs[0][None]], sanitize=True, workdir=tmp_path)
     np.testing.assert_array_equal(got[0], run(g, inputs)[0])
+
+
+MEANS = [
+    ((1, 5, 4, 8), (1, 2), True),      # global average pooling, keepdims
+    ((1, 5, 4, 8), (1, 2), False),
+    ((2, 3, 7), (-1,), False),
+    ((3, 6), (0, 1), False),           # down to a scalar
+    ((2, 9, 3), (1,), True),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+@pytest.mark.parametrize("shape, axes, keep", MEANS, ids=[str(m) for m in MEANS])
+def test_mean(shape, axes, keep, dtype):
+    b = GraphBuilder("mean")
+    if dtype == "float32":
+        x = b.input("x", shape, dtype)
+        g = b.build([b.op("mean", [x], axes=axes, keepdims=keep)])
+    else:
+        zp = 0 if dtype == "int16" else -4
+        x = b.input("x", shape, dtype, Q(0.03, zp))
+        reduced = {a % len(shape) for a in axes}
+        out = [1 if a in reduced else d for a, d in enumerate(shape) if keep or a not in reduced]
+        g = b.build([b.op("mean", [x], axes=axes, keepdims=keep,
+                          out_type=TensorType(tuple(out), dtype, Q(0.02, zp)))])
+    check_graph(g, seeded_inputs(g, 13))
