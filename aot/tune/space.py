@@ -16,7 +16,9 @@ so a space is enumerable (``space[i]``, ``iter(space)``) and printable
 Templates registered in :data:`TEMPLATES`, by (anchor, target key):
 ``conv2d``, ``depthwise_conv2d`` and ``dense``, each for ``arm_cpu``
 (the DSP dot product is a knob when the target has the DSP extension;
-Helium or DSP helpers one where it has both) and ``riscv``.
+Helium or DSP helpers one where it has both) and ``riscv``; conv2d and
+depthwise_conv2d also for ``arm_mve``, with the library's vectorized
+epilogue as a knob.
 """
 
 from __future__ import annotations
@@ -348,6 +350,50 @@ register("depthwise_conv2d", ("arm_cpu", "riscv"),
          lambda st, f, t: _conv_knobs(st, f, t, depthwise=True),
          lambda st, f, t: _conv_default(st, f, t, depthwise=True),
          lambda s, f, st, c: _apply_conv(s, f, st, c, depthwise=True))
+
+
+# -- arm_mve: the arm_cpu templates plus the library's vectorized epilogue ---
+
+def _requant_row_applies(final) -> bool:
+    from aot.kernels.arm_mve import _requant_pattern
+    return _requant_pattern(final) is not None
+
+
+def _mve_conv_knobs(stages, final, target, *, depthwise: bool) -> list[Knob]:
+    knobs = _conv_knobs(stages, final, target, depthwise=depthwise)
+    if _requant_row_applies(final):
+        knobs.append(Knob("requant_row", (True, False),
+                          "the whole epilogue of a pixel as one aot_requant_row_s8 call "
+                          "(Helium, four outputs per step; only with unroll_epilogue 1)"))
+    return knobs
+
+
+def _mve_conv_default(stages, final, target, *, depthwise: bool) -> dict:
+    values = _conv_default(stages, final, target, depthwise=depthwise)
+    if _requant_row_applies(final):
+        values["requant_row"] = True
+    return values
+
+
+def _apply_mve_conv(s, final, stages, cfg, *, depthwise: bool) -> None:
+    from aot.kernels.arm_mve import _tensorize_epilogue
+
+    _apply_conv(s, final, stages, cfg, depthwise=depthwise)
+    if cfg.get("requant_row") and cfg["unroll_epilogue"] == 1:
+        _tensorize_epilogue(s, final)
+
+
+# The library's arm_mve strategies (aot.kernels.arm_mve) tensorize the
+# requantizing epilogue on top of the arm_cpu schedule, so the default of
+# these templates does too: an untuned config equals the untuned kernel.
+register("conv2d", ("arm_mve",),
+         lambda st, f, t: _mve_conv_knobs(st, f, t, depthwise=False),
+         lambda st, f, t: _mve_conv_default(st, f, t, depthwise=False),
+         lambda s, f, st, c: _apply_mve_conv(s, f, st, c, depthwise=False))
+register("depthwise_conv2d", ("arm_mve",),
+         lambda st, f, t: _mve_conv_knobs(st, f, t, depthwise=True),
+         lambda st, f, t: _mve_conv_default(st, f, t, depthwise=True),
+         lambda s, f, st, c: _apply_mve_conv(s, f, st, c, depthwise=True))
 
 
 # -- dense: one output at a time, as aot.kernels.dense -----------------------

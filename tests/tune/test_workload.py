@@ -27,7 +27,10 @@ def test_kws_has_four_distinct_workloads(kws):
     assert len({w.key for w in workloads}) == 4
 
 
-@pytest.mark.parametrize("target", [M4, RISCV], ids=["arm_cpu", "riscv"])
+M55_BOARD = Target("c -keys=arm_mve,arm_cpu,cpu -mcpu=cortex-m55 -mfloat-abi=hard")
+
+
+@pytest.mark.parametrize("target", [M4, RISCV, M55_BOARD], ids=["arm_cpu", "riscv", "arm_mve"])
 def test_default_config_is_the_library_strategy(models_dir, target):
     """Untuned compilation and the default config give the same C."""
     ag, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
@@ -106,3 +109,14 @@ def test_vector_isa_knob_chooses_helium_or_dsp_helpers_on_a_core_with_both(model
     with_dsp = _disassemble(source, tmp_path / "dsp")
     assert "vmlava" in with_mve and "smlad" not in with_mve
     assert "smlad" in with_dsp and "vmlava" not in with_dsp
+
+
+def test_arm_mve_templates_make_the_vectorized_epilogue_a_knob(models_dir):
+    """On the M55 board's keys the conv templates offer the library's
+    aot_requant_row_s8 epilogue as a knob; turned off, the epilogue is loops."""
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", M55_BOARD)
+    conv = next(w for w in workloads if w.description.startswith("conv2d 1x25x5x64"))
+    assert conv.default["requant_row"] is True
+    assert "aot_requant_row_s8(" in conv.lower(conv.default, "k").source
+    off = conv.space.config({**conv.default, "requant_row": False})
+    assert "aot_requant_row_s8(" not in conv.lower(off, "k").source
