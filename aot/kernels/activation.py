@@ -40,9 +40,8 @@ def _float(node, x):
 def int8_table(node) -> np.ndarray:
     """The node's output for every int8 input, -128..127, from the reference
     interpreter (so the kernel cannot drift from it)."""
-    from aot.reference.interpreter import _KERNELS
-    inputs = np.arange(-128, 128, dtype=np.int8)
-    (table,) = _KERNELS[node.op](node, [inputs])
+    from aot.reference.interpreter import evaluate
+    (table,) = evaluate(node, [np.arange(-128, 128, dtype=np.int8)])
     return np.asarray(table, dtype=np.int8).reshape(256)
 
 

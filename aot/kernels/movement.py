@@ -100,7 +100,7 @@ def strided_slice(ctx, node) -> Computed:
                 idx.append(r.start)
             else:
                 k = i[kept.index(ax)]
-                idx.append(k * r.step + r.start if r.step != 1 else k + r.start)
+                idx.append(k * r.step + r.start)
         return x[tuple(idx)]
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))
 

@@ -1,9 +1,9 @@
 """MEAN over any set of axes (TFLM's reduce-mean arithmetic).
 
 int8/int16: ``acc = sum(x - x_zp)`` in int32, then one
-``MultiplyByQuantizedMultiplier(acc, (m << k) / n, s - k)`` with the input
-to output scale ratio ``(m, s)`` and ``k = min(log2(n), 32, 31 + s)``, plus
-the output zero point, clamped (as ``aot.reference.ops.reduce.mean``);
+``MultiplyByQuantizedMultiplier`` with the reference's own multiplier for
+the count (``aot.reference.ops.reduce.mean_multiplier``), plus the output
+zero point, clamped;
 float32: the sum divided by the count.  Global average pooling exported as
 MEAN over H and W is the common case.
 """
@@ -16,8 +16,8 @@ from aot import te
 from aot.kernels.common import requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
-from aot.reference.ops.common import f32
-from aot.reference.ops.quant import qrange, quantize_multiplier
+from aot.reference.ops.quant import qrange
+from aot.reference.ops.reduce import mean_multiplier
 from aot.tir import expr as E
 
 
@@ -56,11 +56,9 @@ def mean(ctx, node) -> Computed:
     x_zp = int(x_t.quant.zero_point[0])
     acc = te.compute(shape, lambda *i: te.sum(read(i).astype("int32") - x_zp, axis=raxes),
                      name="acc")
-    m, s = quantize_multiplier(f32(x_t.quant.scale[0]) / f32(y_t.quant.scale[0]))
-    k = min(n.bit_length() - 1, 32, 31 + s)
-    mult = (m << k) // n
+    mult, shift = mean_multiplier(n, x_t.quant.scale[0], y_t.quant.scale[0])
     y_zp = int(y_t.quant.zero_point[0])
-    y = te.compute(shape, lambda *i: requantize(acc[i], mult, s - k, y_zp, qrange(y_t.dtype),
+    y = te.compute(shape, lambda *i: requantize(acc[i], mult, shift, y_zp, qrange(y_t.dtype),
                                                 y_t.dtype), name="y")
     return Computed(y, {"acc": acc})
 

@@ -62,6 +62,16 @@ def supported_ops() -> frozenset[str]:
     return frozenset(_KERNELS)
 
 
+def evaluate(node: Node, args: list) -> list:
+    """``node``'s outputs for the input arrays ``args``, with the node's own
+    attributes and quantization (the arrays may have any shape an
+    elementwise operator accepts: the compiler tabulates activations this way)."""
+    if node.op not in _KERNELS:
+        raise InterpretError(f"{node.label()}: the reference interpreter has no kernel for "
+                             f"{node.op}")
+    return _KERNELS[node.op](node, args)
+
+
 class Session:
     """A graph plus the state of its variable tensors, persisting across invocations."""
 

@@ -15,6 +15,14 @@ from aot.reference.ops import quant
 from aot.reference.ops.common import f32
 
 
+def mean_multiplier(n: int, x_scale, y_scale) -> tuple[int, int]:
+    """``(multiplier, shift)`` that turn the sum of ``n`` zero-point-shifted inputs
+    into the mean in the output's scale: ``((M << k) // n, s - k)`` (module docstring)."""
+    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+    k = min(n.bit_length() - 1, 32, 31 + s)
+    return (m << k) // n, s - k
+
+
 def mean(x, axis, *, keep_dims=False, x_scale=1.0, x_zero_point=0, y_scale=1.0,
          y_zero_point=0):
     """MEAN over ``axis`` (an int or a sequence; negative counts from the end)."""
@@ -25,8 +33,6 @@ def mean(x, axis, *, keep_dims=False, x_scale=1.0, x_zero_point=0, y_scale=1.0,
         return (x.sum(axis=axes, keepdims=keep_dims, dtype=np.float64) / n).astype(np.float32)
     lo, hi = quant.qrange(x.dtype)
     acc = (x.astype(np.int64) - int(x_zero_point)).sum(axis=axes, keepdims=keep_dims)
-    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
-    k = min(n.bit_length() - 1, 32, 31 + s)
-    mult = (m << k) // n
-    y = quant.multiply_by_quantized_multiplier(quant.wrap_int32(acc), mult, s - k)
+    mult, shift = mean_multiplier(n, x_scale, y_scale)
+    y = quant.multiply_by_quantized_multiplier(quant.wrap_int32(acc), mult, shift)
     return quant.clamp_cast(y + int(y_zero_point), lo, hi, x.dtype)
