@@ -14,11 +14,13 @@ import subprocess
 import pytest
 from graphs import conv_graph, dense_graph
 from kernel_checks import all_values, check_graph, seeded_inputs
+from support.disasm import disassemble
 
 from aot.kernels import lower_group
 from aot.passes import annotations, optimize
 
 ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
+M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 CASES = [
     ("conv2d", {}),
     ("conv2d", {"cin": 8, "strides": (2, 2), "activation": "relu"}),
@@ -89,16 +91,7 @@ def test_the_cortex_m4_build_uses_smlad(tmp_path):
     g = conv_graph("conv2d", seed=22, cin=8)
     ag = optimize(g)
     k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
-    from aot.kernels import support_files
-    for name, text in support_files(None).items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "k.c").write_text(k.source)
-    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
-                    "-mfpu=fpv4-sp-d16", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
-                    "-I", str(tmp_path), "-c", str(tmp_path / "k.c"),
-                    "-o", str(tmp_path / "k.o")], check=True)
-    dis = subprocess.run(["arm-none-eabi-objdump", "-d", str(tmp_path / "k.o")],
-                         capture_output=True, text=True, check=True).stdout
+    dis = disassemble(k.source, M4_FLAGS, tmp_path)
     assert "smlad" in dis and "sxtb16" in dis
 
 
@@ -106,16 +99,7 @@ def test_the_cortex_m4_depthwise_uses_halfword_multiplies(tmp_path):
     g = conv_graph("depthwise_conv2d", seed=22, cin=8)
     ag = optimize(g)
     k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
-    from aot.kernels import support_files
-    for name, text in support_files(None).items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "k.c").write_text(k.source)
-    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
-                    "-mfpu=fpv4-sp-d16", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
-                    "-I", str(tmp_path), "-c", str(tmp_path / "k.c"),
-                    "-o", str(tmp_path / "k.o")], check=True)
-    dis = subprocess.run(["arm-none-eabi-objdump", "-d", str(tmp_path / "k.o")],
-                         capture_output=True, text=True, check=True).stdout
+    dis = disassemble(k.source, M4_FLAGS, tmp_path)
     assert "smlabb" in dis and "smlatt" in dis and "sxtb16" in dis
 
 

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 from kernel_checks import seeded_inputs
+from support.disasm import disassemble
 from support.models import MODELS_DIR
 from test_arm_cpu import CASES, _graph
 
 from aot.compile import compile_model
 from aot.firmware import run_on_board
 from aot.firmware.verify import compare, reference_outputs
-from aot.kernels import lower_group, support_files
+from aot.kernels import lower_group
 from aot.passes import annotations, optimize
 
 M55 = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"]
@@ -48,16 +48,7 @@ def _disassembly(graph, flags, tmp_path) -> str:
     ag = optimize(graph)
     k = lower_group(annotations(ag).groups[0], ag, "c -keys=arm_cpu,cpu -mcpu=cortex-m55",
                     name="k")
-    for name, text in support_files(None).items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "k.c").write_text(k.source)
-    subprocess.run(["arm-none-eabi-gcc", *flags, "-std=c99", "-Wall", "-Wextra", "-Werror",
-                    "-O2", "-I", str(tmp_path), "-c", str(tmp_path / "k.c"),
-                    "-o", str(tmp_path / "k.o")], check=True)
-    # objdump needs the architecture named to decode MVE (else it prints ldc/cdp)
-    return subprocess.run(["arm-none-eabi-objdump", "-d", "-m", "armv8.1-m.main",
-                           str(tmp_path / "k.o")], capture_output=True, text=True,
-                          check=True).stdout
+    return disassemble(k.source, flags, tmp_path)
 
 
 @ARM_GCC

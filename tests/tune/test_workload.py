@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from support.disasm import disassemble
 
 from aot.kernels import lower_group
 from aot.target import Target
@@ -71,26 +72,6 @@ def test_optimize_knob_prefixes_a_gcc_pragma(kws):
 M55 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m55 -mfloat-abi=hard")
 
 
-def _disassemble(source: str, tmp_path) -> str:
-    import shutil
-    import subprocess
-
-    from aot.kernels import support_files
-    if shutil.which("arm-none-eabi-gcc") is None:
-        pytest.skip("needs arm-none-eabi-gcc")
-    tmp_path.mkdir()
-    for name, text in support_files(M55).items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "k.c").write_text(source)
-    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard",
-                    "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(tmp_path), "-c",
-                    str(tmp_path / "k.c"), "-o", str(tmp_path / "k.o")], check=True)
-    # objdump decodes MVE only with the architecture named (else ldc/cdp)
-    return subprocess.run(["arm-none-eabi-objdump", "-d", "-m", "armv8.1-m.main",
-                           str(tmp_path / "k.o")], capture_output=True, text=True,
-                          check=True).stdout
-
-
 def test_vector_isa_knob_chooses_helium_or_dsp_helpers_on_a_core_with_both(models_dir,
                                                                            tmp_path):
     """Only cores with Helium and the DSP extension get the knob; its "dsp" value
@@ -105,8 +86,9 @@ def test_vector_isa_knob_chooses_helium_or_dsp_helpers_on_a_core_with_both(model
     source = dense.lower(dsp, "k").source
     assert source.startswith("#define AOT_NO_MVE 1\n")
     assert source.split("\n", 1)[1] == dense.lower(dense.default, "k").source
-    with_mve = _disassemble(dense.lower(dense.default, "k").source, tmp_path / "mve")
-    with_dsp = _disassemble(source, tmp_path / "dsp")
+    flags = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"]
+    with_mve = disassemble(dense.lower(dense.default, "k").source, flags, tmp_path / "mve")
+    with_dsp = disassemble(source, flags, tmp_path / "dsp")
     assert "vmlava" in with_mve and "smlad" not in with_mve
     assert "smlad" in with_dsp and "vmlava" not in with_dsp
 
