@@ -7,7 +7,9 @@ escapes is a bug in this project.
 
 Each stage defines its own subclasses next to the code that raises them
 (``aot.target.TargetError``, ``aot.frontend.ModelError``, ...), so callers can
-catch exactly what they expect.
+catch exactly what they expect.  The two kinds of failure that several stages
+share, a pass that refuses (:class:`PassError`) and a toolchain that fails
+(:class:`BuildError`), are defined here once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ from collections.abc import Iterable
 
 class AotError(Exception):
     """An error caused by the user's input; the message says what to do next."""
+
+
+class PassError(AotError):
+    """A bad pass name, option or pipeline, or a program a pass refuses.
+
+    Raised by the graph passes (:mod:`aot.passes`, naming the node) and the
+    loop passes (:mod:`aot.tir.passes`) alike: both are "a pass".
+    """
+
+
+class BuildError(AotError):
+    """A C compiler or toolchain step failed: a missing compiler, a compile or
+    link error, generated code that cannot be printed, firmware too big.
+
+    One class for every build the project drives (kernels on the host, a
+    model's host program, code-size measurement, firmware with ``make``), so
+    callers catch one thing whichever stage built.
+    """
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -7,6 +7,8 @@ C code generation).  Read top to bottom, they are the whole recipe.
 
 from __future__ import annotations
 
+from aot.errors import BuildError
+
 
 def lower(sch, args, name: str = "default_function", passes=None, disabled=(), dump=None):
     """Lower a schedule to a :class:`aot.tir.PrimFunc` with the loop passes
@@ -32,7 +34,6 @@ def build(sch, args=None, target="c", name: str = "default_function", disabled=(
         funcs = list(sch)
     else:
         if args is None:
-            from aot.codegen.c import BuildError
             raise BuildError("build(schedule, args, ...): the argument tensors are required")
         funcs = [lower(sch, args, name=name, disabled=disabled)]
     return build_module(funcs, target)

@@ -23,14 +23,10 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
-from aot.errors import AotError
+from aot.errors import BuildError
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.printer import Namer, float_literal
-
-
-class BuildError(AotError):
-    """Code generation or host compilation failed, or a call got bad arrays."""
 
 
 C_TYPES = {"bool": "_Bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",

@@ -14,9 +14,10 @@ interpreter.  docs/firmware.md describes the project layout and the commands
 ``aot verify``).
 """
 
+from aot.errors import BuildError
 from aot.firmware.build import BuildResult, ObjectCache, build_project
 from aot.firmware.device import BoardRun, open_device, run_on_board, run_project
-from aot.firmware.errors import BuildError, DeviceError, FirmwareError, ProjectError
+from aot.firmware.errors import DeviceError, FirmwareError, ProjectError
 from aot.firmware.project import Project, create_project, load_project
 from aot.firmware.sizes import FirmwareSizes, parse_map
 from aot.firmware.verify import VerifyReport, verify_model

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aot.firmware.errors import BuildError
+from aot.errors import BuildError
 from aot.firmware.project import Project, load_project
 from aot.firmware.sizes import FirmwareSizes, read_sizes
 

@@ -13,9 +13,5 @@ class ProjectError(FirmwareError):
     """The artifact, board or project folder is not usable for a project."""
 
 
-class BuildError(FirmwareError):
-    """The toolchain failed: a missing tool, a compile error, firmware too big."""
-
-
 class DeviceError(FirmwareError):
     """The device refused a request or returned something unexpected."""

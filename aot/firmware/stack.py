@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from aot.firmware.errors import BuildError
+from aot.errors import BuildError
 from aot.firmware.project import Project
 
 _NODE = re.compile(r'node: \{ title: "([^"]+)" label: "[^"]*?\\n(\d+) bytes \(([^)]*)\)')

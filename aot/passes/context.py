@@ -24,12 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from aot.errors import AotError, did_you_mean, one_of
+from aot.errors import PassError, did_you_mean, one_of
 from aot.ir import Graph
-
-
-class PassError(AotError):
-    """A bad pass name, option or pipeline, or a graph a pass refuses (names the node)."""
 
 
 @dataclass(frozen=True)

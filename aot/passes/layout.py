@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from aot.errors import PassError
 from aot.ir import Graph
-from aot.passes.context import PassContext, PassError, graph_pass
+from aot.passes.context import PassContext, graph_pass
 
 _WINDOWED = ("conv2d", "depthwise_conv2d", "avg_pool2d", "max_pool2d")
 

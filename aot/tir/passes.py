@@ -8,15 +8,11 @@ both sides.
 
 from __future__ import annotations
 
-from aot.errors import AotError
+from aot.errors import PassError
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, free_vars, stmt_exprs, substitute, walk
 from aot.tir.simplify import Analyzer, linear
-
-
-class PassError(AotError):
-    """An unknown pass name or a pass that cannot apply."""
 
 
 class _StmtSimplifier(Mutator):
