@@ -2,16 +2,15 @@
 
 :func:`compile_model` is the whole recipe, read top to bottom::
 
-    load -> optimize (graph passes) -> plan memory (lowering the kernels that
-    write in place) -> check it fits the board -> lower the other fused groups
-    -> generate C -> measure sizes
+    load -> optimize (graph passes) -> lower each fused group to loop IR ->
+    plan memory (in place where a kernel's loop nest allows it) -> check it
+    fits the board -> generate C -> measure sizes
 
 and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 import shutil
 import subprocess
@@ -155,11 +154,9 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     :class:`aot.tune.session.TunedKernels` applies tuning records).
 
     ``inplace`` lets a kernel write its output over an input that dies there
-    (``docs/memory.md``), when the kernel accepts it: the planner offers each
-    candidate, the group is lowered with that pair (``lower_group(...,
-    inplace=...)``) and the alias is planned only if the kernel's loop nest
-    allows it.  A library whose ``lower_group`` takes no ``inplace`` gets no
-    in-place writes.
+    (``docs/memory.md``) where the kernel's loop nest allows it
+    (``Kernel.inplace_allowed``); a library whose kernels list no allowed
+    pairs gets no in-place writes.
     """
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter()
@@ -189,39 +186,23 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     groups = list(annotated.annotations.groups)
     lap("passes")
 
-    # Kernels are lowered while planning when the planner offers an in-place
-    # write: only the kernel can tell whether its loops allow it, and the
-    # one lowered for the accepted pair is the one kept.
-    writer = {id(t): i for i, g in enumerate(groups) for t in g.outputs(annotated)}
-    lowered: dict[int, object] = {}
-
-    def lower(i: int, pairs=()):
-        extra = {"inplace": pairs} if pairs else {}
-        return library.lower_group(groups[i], annotated, target, name=f"{name}_k{i}",
-                                   **extra)
-
-    def kernel_accepts(out, src) -> bool:
-        i = writer.get(id(out))
-        if i is None or groups[i].kind == "view":
-            return False
-        k = lower(i, ((src.name, out.name),))
-        accepted = (src.name, out.name) in {(k.params[a].tensor, k.params[b].tensor)
-                                            for a, b in k.inplace}
-        if accepted or i not in lowered:
-            lowered[i] = k  # a refused pair leaves a kernel as plain as any
-        return accepted
-
-    takes_pairs = "inplace" in inspect.signature(library.lower_group).parameters
-    plan = plan_memory(annotated, alignment=workspace_alignment(target),
-                       io_in_workspace=io_in_workspace,
-                       inplace=kernel_accepts if inplace and takes_pairs else False)
-    if board is not None:
-        check_fits_board(plan, annotated, board)
-    lap("memory")
-
-    kernels = [lowered[i] if i in lowered else lower(i)
+    kernels = [library.lower_group(g, annotated, target, name=f"{name}_k{i}")
                for i, g in enumerate(groups) if g.kind != "view"]
     lap("kernels")
+
+    # The planner may put an output over an input that dies at its kernel
+    # only where that kernel's loop nest allows it (a fact of the lowered
+    # kernel); the pairs the plan takes are then bound in the kernels.
+    allowed = {(k.params[i].tensor, k.params[j].tensor)
+               for k in kernels for i, j in getattr(k, "inplace_allowed", ())}
+    plan = plan_memory(annotated, alignment=workspace_alignment(target),
+                       io_in_workspace=io_in_workspace,
+                       inplace=(lambda out, src: (src.name, out.name) in allowed)
+                       if inplace else False)
+    if board is not None:
+        check_fits_board(plan, annotated, board)
+    kernels = [_bind_inplace(k, plan) for k in kernels]
+    lap("memory")
 
     generated = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,
@@ -241,6 +222,16 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
                          sizes, timings)
+
+
+def _bind_inplace(kernel, plan: MemoryPlan):
+    """``kernel`` with the in-place pairs of ``plan`` bound (their arguments share a buffer)."""
+    allowed = getattr(kernel, "inplace_allowed", ())
+    if not allowed:
+        return kernel
+    names = [p.tensor for p in kernel.params]
+    aliased = {(out, src) for out, src, how in plan.aliases if how == "in place"}
+    return kernel.with_inplace([(i, j) for i, j in allowed if (names[j], names[i]) in aliased])
 
 
 def _check_fits(sizes: Sizes, board: Board, model: str, plan: MemoryPlan, kernels) -> None:

@@ -312,7 +312,8 @@ class _FuncGen:
             qual = "const " if id(b.data) in self.const_params else ""
             restrict = "" if id(b.data) in may_alias else " restrict"
             params.append(f"{qual}{C_TYPES[b.dtype]}*{restrict} {self.buf(b)}")
-        return f"int32_t {c_identifier(self.func.name)}({', '.join(params) or 'void'})"
+        linkage = "static " if self.func.attrs.get("static") else ""
+        return f"{linkage}int32_t {c_identifier(self.func.name)}({', '.join(params) or 'void'})"
 
     def generate(self) -> str:
         for b in self.func.params:
@@ -347,9 +348,12 @@ def prototype(func: S.PrimFunc) -> str:
     return _FuncGen(func, _FileState()).signature() + ";"
 
 
-def generate_c(funcs, target: str = "c", includes=()) -> str:
+def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=()) -> str:
     """The text of one C file holding ``funcs`` (PrimFuncs); ``includes``
-    are extra headers (``"<arm_acle.h>"`` or ``'"my.h"'``)."""
+    are extra headers (``"<arm_acle.h>"`` or ``'"my.h"'``), ``declarations``
+    C blocks placed ahead of the functions (constant arrays) and ``trailer``
+    blocks after them.  A function with ``attrs["static"]`` has internal
+    linkage."""
     from aot import __version__
     state = _FileState()
     bodies = [_FuncGen(f, state).generate() for f in funcs]
@@ -361,7 +365,8 @@ def generate_c(funcs, target: str = "c", includes=()) -> str:
     return _ENV.get_template("kernels.c.j2").render(
         version=__version__, target=target, need_math=state.need_math, scratch=state.scratch,
         includes=list(includes), typedefs=list(state.typedefs.values()),
-        helpers=list(state.helpers.values()), imports=imports, functions=bodies)
+        helpers=list(state.helpers.values()), imports=imports, declarations=list(declarations),
+        functions=bodies, trailer=list(trailer))
 
 
 # -- targets -------------------------------------------------------------------------

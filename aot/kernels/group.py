@@ -46,17 +46,14 @@ def _unsupported(group: FusedGroup, node: Node, why: str) -> KernelError:
                        f"(kernels exist for: {supported})")
 
 
-def lower_group(group: FusedGroup, ag, target, *, name: str, schedule=None,
-                inplace=()) -> Kernel:
+def lower_group(group: FusedGroup, ag, target, *, name: str, schedule=None) -> Kernel:
     """Generate the C kernel of one fused group (see the Kernel contract in docs/kernels.md).
 
     ``target`` is an :class:`aot.target.Target` or its string; its keys pick
     the schedule strategy, unless ``schedule(s, final, stages)`` is given to
     replace it (the auto-tuner's templates with a config, :mod:`aot.tune`).
-    ``inplace`` holds ``(input tensor name, output tensor name)`` pairs the
-    caller would like to bind to one address (the memory plan's in-place
-    writes); the kernel accepts those its loop nest allows and lists them in
-    :attr:`Kernel.inplace` (hand-written kernels accept none).
+    The kernel lists the in-place writes its loop nest allows in
+    :attr:`Kernel.inplace_allowed` (hand-written kernels allow none).
     Raises :class:`KernelError` for a view group or an operator without a
     kernel.
     """
@@ -101,4 +98,4 @@ def lower_group(group: FusedGroup, ag, target, *, name: str, schedule=None,
                                "has no schedule strategy") from None
     schedule(sched, final, stages)
     return builder.finish(sched, [(outputs[0], final)], macs=macs,
-                          op_names=tuple(n.op for n in group.nodes), inplace=inplace)
+                          op_names=tuple(n.op for n in group.nodes))

@@ -2,33 +2,43 @@
 
 A kernel is one C function per fused group.  Its tensor expression takes
 the group's run-time tensors *and* its constants (packed weights, bias,
-requantization multipliers and shifts) as placeholders; the loop nest is
-lowered and printed by :mod:`aot.codegen` as a ``static`` implementation
-function, and the exported function binds the constants, which are
-``static const`` arrays in the same file, so the caller only passes the
-activations:
+requantization multipliers and shifts) as placeholders; lowering ends in
+loop IR (:class:`aot.tir.PrimFunc`), which the :class:`Kernel` keeps with
+its constants.  Only :mod:`aot.codegen` prints it
+(:func:`aot.codegen.kernel.kernel_source`): constants as ``static const``
+arrays, the loop nest as a ``static`` implementation, and an exported
+function that binds the constants, so the caller passes only the
+activations.
 
-    static const int8_t k0_weight[...] AOT_ALIGNED(4) = {...};
-    static int32_t k0_impl(const int8_t* restrict x, const int8_t* restrict weight, ...);
-    int32_t k0(const int8_t* restrict x, int8_t* restrict y) {
-      return k0_impl(x, k0_weight, ..., y);
-    }
-
-The compiler inlines the call, so the constants become plain loads from
-flash.
+A kernel also knows, from its loop nest, which of its outputs may be
+written over which of its inputs (:attr:`Kernel.inplace_allowed`,
+:mod:`aot.kernels.inplace`); the memory planner reads that fact and the
+executor binds the pairs the plan uses (:meth:`Kernel.with_inplace`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
-from aot import te
-from aot.codegen.c import C_TYPES, c_identifier, generate_c
+import jinja2
+
+from aot import __version__, te
+from aot.codegen.c import c_identifier
+from aot.codegen.kernel import c_array, ir_dtype, kernel_signature, kernel_source
 from aot.errors import AotError
 from aot.ir import Tensor
+from aot.kernels.inplace import in_place_problem
 from aot.kernels.support import HEADER_NAME
+from aot.tir.stmt import PrimFunc
+
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("aot.kernels", "templates"), trim_blocks=True,
+    lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+    autoescape=False)
 
 
 class KernelError(AotError):
@@ -46,57 +56,81 @@ class KernelParam:
 
 
 @dataclass(frozen=True)
+class KernelConstant:
+    """A compile-time array of a kernel: its C name and its values."""
+
+    name: str
+    data: np.ndarray
+
+
+@dataclass(frozen=True)
 class Kernel:
-    """One generated C function for one fused group (see docs/kernels.md).
+    """One kernel of one fused group (see docs/kernels.md).
 
-    ``source`` is a complete C99 translation unit that includes
-    ``aot_kernel_util.h`` (see :func:`aot.kernels.support_files`);
-    ``params`` are in C argument order, inputs then outputs; the function
-    returns 0.  ``scratch_bytes`` > 0 would add a last ``void* scratch``
-    argument; the kernels here keep their scratch on the stack, so it is 0.
+    ``params`` are the exported function's arguments in C order, inputs
+    then outputs; it returns 0.  The body is either loop IR (``func``, the
+    implementation taking the inputs, then ``constants``, then the outputs)
+    or, for a hand-written kernel, a finished C file (``c_source`` with its
+    ``c_prototype``).  ``source`` and ``prototype`` are the C either way;
+    the file includes ``includes`` (see :func:`aot.kernels.support_files`).
+    ``scratch_bytes`` > 0 would add a last ``void* scratch`` argument; the
+    kernels here keep their scratch on the stack, so it is 0.
 
-    ``inplace`` lists ``(input index, output index)`` pairs of ``params``
-    that the caller may bind to the same address (the output written over
-    the input): those two are declared without ``restrict`` and the loop
-    nest was checked to read each input element before the output element
-    at the same index overwrites it (:mod:`aot.kernels.inplace`).  Every
-    other pair of arguments must not overlap.
+    ``inplace_allowed`` lists ``(input index, output index)`` pairs of
+    ``params`` whose loop nest reads each input element before the output
+    element at the same index overwrites it (:mod:`aot.kernels.inplace`);
+    ``inplace`` the pairs the caller actually binds to one address, which
+    are declared without ``restrict``.  Every other pair of arguments must
+    not overlap.
     """
 
     name: str
     params: tuple[KernelParam, ...]
     scratch_bytes: int
-    source: str
-    prototype: str
-    constant_bytes: int
     macs: int
     op_names: tuple[str, ...]
+    target: str = "c"
+    func: PrimFunc | None = None
+    constants: tuple[KernelConstant, ...] = ()
+    includes: tuple[str, ...] = ()
+    prelude: tuple[str, ...] = ()      # lines ahead of everything (a tuned kernel's pragmas)
+    c_source: str | None = None
+    c_prototype: str | None = None
+    inplace_allowed: tuple[tuple[int, int], ...] = ()
     inplace: tuple[tuple[int, int], ...] = ()
 
+    @property
+    def constant_bytes(self) -> int:
+        return sum(c.data.nbytes for c in self.constants)
 
-_NP_TO_IR = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
-             np.dtype(np.int16): "int16", np.dtype(np.int32): "int32",
-             np.dtype(np.int64): "int64", np.dtype(np.float32): "float32"}
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        """The exported function's parameter names: ``x<i>`` for inputs, ``y<i>`` for outputs."""
+        return tuple(("x" if p.role == "input" else "y") + str(i)
+                     for i, p in enumerate(self.params))
 
+    @cached_property
+    def source(self) -> str:
+        """The kernel's C translation unit."""
+        if self.func is None:
+            return "".join(self.prelude) + self.c_source
+        return kernel_source(self)
 
-def _c_array(name: str, data: np.ndarray) -> str:
-    dtype = _NP_TO_IR[data.dtype]
-    flat = data.reshape(-1)
-    if dtype == "float32":
-        if not np.isfinite(flat).all():
-            raise KernelError(f"constant {name} holds a NaN or infinity: not supported yet")
-        # repr of the float32 value widened to double reads back as the same float
-        values = [repr(float(v)) + "f" for v in flat]
-    elif dtype == "int32":
-        values = [str(v) if v != -(1 << 31) else "(-2147483647 - 1)" for v in flat.tolist()]
-    elif dtype == "int64":
-        values = [f"INT64_C({v})" for v in flat.tolist()]
-    else:
-        values = [str(v) for v in flat.tolist()]
-    rows = [", ".join(values[i:i + 16]) for i in range(0, len(values), 16)]
-    body = ",\n  ".join(rows)
-    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED(8) = {{\n"
-            f"  {body}\n}};")
+    @property
+    def prototype(self) -> str:
+        if self.func is None:
+            return self.c_prototype
+        return kernel_signature(self, self.arg_names) + ";"
+
+    def with_inplace(self, pairs) -> Kernel:
+        """This kernel with the ``(input, output)`` index ``pairs`` bound to one address."""
+        pairs = tuple(sorted(set(pairs)))
+        refused = set(pairs) - set(self.inplace_allowed)
+        if refused:
+            raise KernelError(f"kernel {self.name} cannot write in place for the argument "
+                              f"pairs {sorted(refused)}: its loop nest allows "
+                              f"{list(self.inplace_allowed) or 'none'}")
+        return self if pairs == self.inplace else replace(self, inplace=pairs)
 
 
 class KernelBuilder:
@@ -134,75 +168,31 @@ class KernelBuilder:
         if data.ndim == 0:
             data = data.reshape(1)
         ident = c_identifier(label)
-        ph = te.placeholder(data.shape, _NP_TO_IR[data.dtype],
+        ph = te.placeholder(data.shape, ir_dtype(data),
                             name=f"c{len(self._consts)}_{ident}"[:40])
         self._consts.append((f"{self.name}_c{len(self._consts)}", np.ascontiguousarray(data), ph))
         return ph
 
     def finish(self, sched, outputs: list[tuple[Tensor, te.Tensor]], *, macs: int,
-               op_names: tuple[str, ...], inplace=()) -> Kernel:
-        """Lower ``sched`` and wrap it with the constants (see the module docstring).
-
-        ``inplace``: ``(input tensor name, output tensor name)`` pairs the
-        caller wants at one address; each pair the lowered loop nest allows
-        (:func:`aot.kernels.inplace.in_place_problem`) loses ``restrict`` and
-        is listed in :attr:`Kernel.inplace`, the others are ignored.
-        """
+               op_names: tuple[str, ...]) -> Kernel:
+        """Lower ``sched`` to loop IR and record it with the constants and the
+        in-place pairs its loop nest allows."""
         from aot.codegen.build import lower
-        from aot.kernels.inplace import in_place_problem
 
-        impl = f"{self.name}_impl"
         args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
                 + [ph for _, ph in outputs])
-        func = lower(sched, args, name=impl)
+        func = lower(sched, args, name=f"{self.name}_impl")
+        params = ([KernelParam(t.name, "input", t.dtype, t.type.nbytes) for t, _ in self._inputs]
+                  + [KernelParam(t.name, "output", t.dtype, t.type.nbytes) for t, _ in outputs])
         n_in, first_out = len(self._inputs), len(args) - len(outputs)
-        in_index = {t.name: i for i, (t, _) in enumerate(self._inputs)}
-        out_index = {t.name: j for j, (t, _) in enumerate(outputs)}
-        accepted, shared = [], set()
-        for x, y in inplace:
-            if x not in in_index or y not in out_index:
-                continue
-            xb = func.params[in_index[x]]
-            yb = func.params[first_out + out_index[y]]
-            if in_place_problem(func, xb, yb) is None:
-                accepted.append((in_index[x], n_in + out_index[y]))
-                shared |= {id(xb.data), id(yb.data)}
-        if shared:
-            func.attrs["may_alias"] = frozenset(shared)
-        text = generate_c([func], str(self.target), includes=[f'"{HEADER_NAME}"'])
-        return self.wrap(text, impl, outputs, macs=macs, op_names=op_names,
-                         inplace=tuple(accepted))
-
-    def wrap(self, text: str, impl: str, outputs, *, macs: int,
-             op_names: tuple[str, ...], inplace=()) -> Kernel:
-        """Make ``impl`` (defined in ``text``) static and add the exported entry."""
-        marker = f"int32_t {impl}("
-        if marker not in text:
-            raise AssertionError(f"generated C has no function {impl}")
-        consts = "\n".join(_c_array(cname, data) for cname, data, _ in self._consts)
-        head, tail = text.split(marker, 1)
-        text = head + (consts + "\n\n" if consts else "") + "static " + marker + tail
-        params = []
-        decl = []
-        shared = {k for pair in inplace for k in pair}
-        for t, _ in self._inputs:
-            params.append(KernelParam(t.name, "input", t.dtype, t.type.nbytes))
-            restrict = "" if len(decl) in shared else " restrict"
-            decl.append(f"const {C_TYPES[t.dtype]}*{restrict} x{len(decl)}")
-        for t, _ in outputs:
-            params.append(KernelParam(t.name, "output", t.dtype, t.type.nbytes))
-            restrict = "" if len(decl) in shared else " restrict"
-            decl.append(f"{C_TYPES[t.dtype]}*{restrict} y{len(decl)}")
-        signature = f"int32_t {self.name}({', '.join(decl) or 'void'})"
-        n_in = len(self._inputs)
-        call_args = ([f"x{i}" for i in range(n_in)]
-                     + [cname for cname, _, _ in self._consts]
-                     + [f"y{n_in + i}" for i in range(len(outputs))])
-        text = (text.rstrip("\n") + "\n\n" + signature + " {\n"
-                + f"  return {impl}({', '.join(call_args)});\n}}\n")
-        constant_bytes = sum(d.nbytes for _, d, _ in self._consts)
-        return Kernel(self.name, tuple(params), 0, text, signature + ";", constant_bytes,
-                      int(macs), tuple(op_names), tuple(inplace))
+        allowed = tuple((i, n_in + j) for i in range(n_in) for j in range(len(outputs))
+                        if in_place_problem(func, func.params[i],
+                                            func.params[first_out + j]) is None)
+        return Kernel(self.name, tuple(params), 0, int(macs), tuple(op_names),
+                      target=str(self.target), func=func,
+                      constants=tuple(KernelConstant(cname, data)
+                                      for cname, data, _ in self._consts),
+                      includes=(HEADER_NAME,), inplace_allowed=allowed)
 
 
 def render_template_kernel(template: str, name: str, target, params, consts: dict, context: dict,
@@ -212,28 +202,17 @@ def render_template_kernel(template: str, name: str, target, params, consts: dic
     ``params`` are ``(tensor, role, c_name)`` in C argument order; ``consts``
     maps a template name to an array emitted as ``static const``; the
     template sees ``signature``, ``constants``, each constant's C name under
-    its key, and ``context``.
+    its key, and ``context``.  The constants are listed in the kernel for
+    its size; the rendered file already holds them.
     """
-    import jinja2
-
-    from aot import __version__
-    env = jinja2.Environment(loader=jinja2.PackageLoader("aot.kernels", "templates"),
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined, autoescape=False)
     ident = c_identifier(name)
-    arrays, names = [], {}
-    for key, data in consts.items():
-        cname = f"{ident}_{key}"
-        arrays.append(_c_array(cname, np.ascontiguousarray(data)))
-        names[key] = cname
-    decl, kparams = [], []
-    for t, role, cname in params:
-        const = "const " if role == "input" else ""
-        decl.append(f"{const}{C_TYPES[t.dtype]}* restrict {cname}")
-        kparams.append(KernelParam(t.name, role, t.dtype, t.type.nbytes))
-    signature = f"int32_t {ident}({', '.join(decl)})"
-    source = env.get_template(template).render(
+    constants = tuple(KernelConstant(f"{ident}_{key}", np.ascontiguousarray(data))
+                      for key, data in consts.items())
+    kparams = tuple(KernelParam(t.name, role, t.dtype, t.type.nbytes) for t, role, _ in params)
+    shape = Kernel(ident, kparams, 0, int(macs), tuple(op_names), target=str(target))
+    signature = kernel_signature(shape, [cname for _, _, cname in params])
+    source = _TEMPLATES.get_template(template).render(
         version=__version__, target=str(target), signature=signature,
-        constants="\n".join(arrays), **names, **context)
-    return Kernel(ident, tuple(kparams), 0, source, signature + ";",
-                  sum(np.asarray(d).nbytes for d in consts.values()), int(macs), op_names)
+        constants="\n".join(c_array(c.name, c.data) for c in constants),
+        **{key: c.name for key, c in zip(consts, constants)}, **context)
+    return replace(shape, constants=constants, c_source=source, c_prototype=signature + ";")

@@ -299,16 +299,15 @@ class TunedKernels:
             return template.finish(kernel, chosen["config"]) if "config" in chosen else kernel
         return schedule, finish
 
-    def lower_group(self, group, ag, target, *, name: str, inplace=()):
+    def lower_group(self, group, ag, target, *, name: str):
         from aot.kernels import lower_group
 
         tuned = self.for_group(group)
         if tuned is None:
-            return lower_group(group, ag, target, name=name, inplace=inplace)
+            return lower_group(group, ag, target, name=name)
         self.tunable.append(group.name)
         schedule, finish = tuned
-        return finish(lower_with(group, ag, target, name=name, schedule=schedule,
-                                 inplace=inplace))
+        return finish(lower_with(group, ag, target, name=name, schedule=schedule))
 
     @staticmethod
     def support_files(target) -> dict[str, str]:

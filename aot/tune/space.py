@@ -199,7 +199,7 @@ class Template:
         if value != OPTIMIZE.values[0]:
             flags = ", ".join(f'"{f}"' for f in value.split(","))
             head = f"#pragma GCC optimize ({flags})\n" + head
-        return replace(kernel, source=head + kernel.source) if head else kernel
+        return replace(kernel, prelude=(head,)) if head else kernel
 
 
 #: GCC optimization of one kernel's file beyond the project's -O2 (the

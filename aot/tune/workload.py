@@ -55,10 +55,9 @@ def summary(group) -> str:
             + " -> " + "x".join(map(str, a.outputs[0].shape)))
 
 
-def lower_with(group, ag, target, *, name: str, schedule, inplace=()) -> Kernel:
-    """The group's kernel scheduled by ``schedule(s, final, stages)`` (``inplace``:
-    see :func:`aot.kernels.lower_group`)."""
-    return lower_group(group, ag, target, name=name, schedule=schedule, inplace=inplace)
+def lower_with(group, ag, target, *, name: str, schedule) -> Kernel:
+    """The group's kernel scheduled by ``schedule(s, final, stages)``."""
+    return lower_group(group, ag, target, name=name, schedule=schedule)
 
 
 @dataclass

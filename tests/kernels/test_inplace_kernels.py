@@ -91,7 +91,10 @@ def _lowered(graph, overwritten, target):
     groups = [g for g in annotations(ag).groups if g.kind != "view"]
     assert len(groups) == 1, [g.name for g in groups]
     y = groups[0].outputs(ag)[0].name
-    return ag, lower_group(groups[0], ag, target, name="k", inplace=((overwritten, y),))
+    kernel = lower_group(groups[0], ag, target, name="k")
+    names = [p.tensor for p in kernel.params]
+    wanted = [(i, j) for i, j in kernel.inplace_allowed if (names[i], names[j]) == (overwritten, y)]
+    return ag, kernel.with_inplace(wanted)
 
 
 def run_in_place(kernel, inputs: dict[str, np.ndarray], tmp_path) -> np.ndarray:
