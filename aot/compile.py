@@ -25,7 +25,7 @@ from aot import __version__
 from aot.errors import AotError
 from aot import kernels as default_kernels
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
-from aot.executor.memory import MemoryPlan, MemoryPlanError
+from aot.executor.memory import MemoryPlan, Sizes
 from aot.frontend import load_model
 from aot.ir import Graph
 from aot.passes import DumpAfter, PassContext, optimize
@@ -34,29 +34,6 @@ from aot.target import Board, Target, load_board, runs_on_host
 
 class CompileError(AotError):
     """The model cannot be compiled for this target (beyond pass, kernel and plan errors)."""
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Bytes per section. ``code`` is measured by compiling the generated C with the
-    board's (or host) toolchain; None when that was not possible, ``code_note`` says why."""
-
-    workspace: int
-    constants: int
-    state: int
-    io: int
-    code: int | None
-    code_note: str = ""
-
-    def to_json(self) -> dict:
-        return {"workspace": self.workspace, "constants": self.constants,
-                "state": self.state, "io": self.io, "code": self.code,
-                "code_note": self.code_note}
-
-    def __str__(self) -> str:
-        code = f"unknown ({self.code_note})" if self.code is None else f"{self.code} bytes"
-        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes, "
-                f"code {code}, state {self.state} bytes, caller i/o {self.io} bytes")
 
 
 @dataclass
@@ -200,7 +177,7 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
                        inplace=(lambda out, src: (src.name, out.name) in allowed)
                        if inplace else False)
     if board is not None:
-        check_fits_board(plan, annotated, board)
+        check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
     lap("memory")
 
@@ -218,7 +195,7 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
                   constants=generated.constant_bytes, state=generated.state_bytes,
                   io=plan.io_bytes, code=code, code_note=note)
     if board is not None:
-        _check_fits(sizes, board, annotated.name, plan, kernels)
+        check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
                          sizes, timings)
@@ -232,31 +209,6 @@ def _bind_inplace(kernel, plan: MemoryPlan):
     names = [p.tensor for p in kernel.params]
     aliased = {(out, src) for out, src, how in plan.aliases if how == "in place"}
     return kernel.with_inplace([(i, j) for i, j in allowed if (names[j], names[i]) in aliased])
-
-
-def _check_fits(sizes: Sizes, board: Board, model: str, plan: MemoryPlan, kernels) -> None:
-    """RAM and flash with the kernel scratch and the measured code included."""
-    if board.memory is None:
-        return
-    ram = sizes.workspace + sizes.state + sizes.io
-    if ram > board.memory.ram.length:
-        tensors = sorted(((t.type.nbytes, t.name) for b in plan.buffers for t in b.tensors),
-                         reverse=True)[:3]
-        raise MemoryPlanError(
-            f"model {model!r} needs {ram} bytes of RAM (workspace {sizes.workspace} with kernel "
-            f"scratch, state {sizes.state}, inputs/outputs {sizes.io}) but {board.tag} has "
-            f"{board.memory.ram.length}; largest tensors: "
-            f"{', '.join(f'{n!r} ({b} bytes)' for b, n in tensors)}. "
-            "Try a board with more RAM or a smaller model.")
-    flash = sizes.constants + (sizes.code or 0)
-    if flash > board.memory.flash.length:
-        heavy = sorted(((k.constant_bytes, k.name, "+".join(k.op_names)) for k in kernels),
-                       reverse=True)[:3]
-        raise MemoryPlanError(
-            f"model {model!r} needs {flash} bytes of flash (constants {sizes.constants}, "
-            f"code {sizes.code or 0}) but {board.tag} has {board.memory.flash.length}; "
-            f"largest constants: {', '.join(f'{n} {ops} ({b} bytes)' for b, n, ops in heavy)}. "
-            "Try a board with more flash or a smaller model.")
 
 
 def _code_bytes(files: dict[str, str], name: str, target: Target,

@@ -474,17 +474,57 @@ def workspace_alignment(target) -> int:
     return target.vector_bytes or 16
 
 
-def check_fits_board(plan: MemoryPlan, graph: Graph, board) -> None:
-    """:func:`check_fits` against an :class:`aot.target.Board`'s RAM and flash.
+@dataclass(frozen=True)
+class Sizes:
+    """Bytes per section of a compiled model.
 
-    The flash check counts constants only (the code is not generated yet),
-    so passing it is necessary, not sufficient.  Boards without a memory
-    map (the host) always fit.
+    ``workspace`` includes the kernels' shared scratch once code is
+    generated; ``code`` is measured by compiling the generated C with the
+    board's (or host) toolchain, None when that was not possible or not
+    done yet (``code_note`` says why).
     """
+
+    workspace: int
+    constants: int
+    state: int
+    io: int
+    code: int | None
+    code_note: str = ""
+
+    @classmethod
+    def of_plan(cls, plan: MemoryPlan, constants: int | None = None) -> Sizes:
+        """What the plan alone fixes (no scratch, no code yet)."""
+        return cls(plan.workspace_bytes, plan.constant_bytes if constants is None else constants,
+                   plan.state_bytes, plan.io_bytes, None, "not generated yet")
+
+    @property
+    def ram(self) -> int:
+        return self.workspace + self.state + self.io
+
+    @property
+    def flash(self) -> int:
+        return self.constants + (self.code or 0)
+
+    def to_json(self) -> dict:
+        return {"workspace": self.workspace, "constants": self.constants,
+                "state": self.state, "io": self.io, "code": self.code,
+                "code_note": self.code_note}
+
+    def __str__(self) -> str:
+        code = f"unknown ({self.code_note})" if self.code is None else f"{self.code} bytes"
+        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes, "
+                f"code {code}, state {self.state} bytes, caller i/o {self.io} bytes")
+
+
+def check_fits_board(plan: MemoryPlan, graph: Graph, board, *, sizes: Sizes | None = None,
+                     kernels=()) -> None:
+    """:func:`check_fits` against an :class:`aot.target.Board`'s RAM and flash.
+    Boards without a memory map (the host) always fit."""
     if board.memory is None:
         return
     check_fits(plan, graph, ram_bytes=board.memory.ram.length,
-               flash_bytes=board.memory.flash.length)
+               flash_bytes=board.memory.flash.length, where=board.tag, sizes=sizes,
+               kernels=kernels)
 
 
 def _largest(plan: MemoryPlan, n: int = 3) -> str:
@@ -493,28 +533,43 @@ def _largest(plan: MemoryPlan, n: int = 3) -> str:
     return ", ".join(f"{name!r} ({size} bytes)" for size, name in items)
 
 
+def _largest_constants(graph: Graph, kernels, n: int = 3) -> str:
+    if kernels:
+        heavy = sorted(((k.constant_bytes, k.name, "+".join(k.op_names)) for k in kernels),
+                       reverse=True)[:n]
+        return ", ".join(f"{name} {ops} ({size} bytes)" for size, name, ops in heavy)
+    consts = sorted(((t.type.nbytes, t.name) for t in graph.constants()), reverse=True)[:n]
+    return ", ".join(f"{name!r} ({size} bytes)" for size, name in consts)
+
+
 def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
-               flash_bytes: int | None = None) -> None:
-    """Raise :class:`MemoryPlanError` if the plan needs more RAM or flash than given.
+               flash_bytes: int | None = None, where: str = "the target",
+               sizes: Sizes | None = None, kernels=()) -> None:
+    """Raise :class:`MemoryPlanError` if the model needs more RAM or flash than given.
 
     RAM holds the workspace, the state and (with caller buffers) the
-    inputs and outputs; flash holds the constants.  The message names both
-    sizes and the largest tensors.
+    inputs and outputs; flash holds the constants and the code.  ``sizes``
+    are the model's sizes so far (by default what the plan fixes, with the
+    constants of ``kernels`` when given); the compiler checks once after
+    planning and again with the scratch and the measured code.  The message
+    names both sizes, each part, and the largest tensors or constants.
     """
-    ram = plan.workspace_bytes + plan.state_bytes + plan.io_bytes
-    if ram_bytes is not None and ram > ram_bytes:
+    if sizes is None:
+        sizes = Sizes.of_plan(plan, sum(k.constant_bytes for k in kernels) if kernels else None)
+    if ram_bytes is not None and sizes.ram > ram_bytes:
+        scratch = " with kernel scratch" if sizes.workspace > plan.workspace_bytes else ""
         raise MemoryPlanError(
-            f"model {graph.name!r} needs {ram} bytes of RAM (workspace "
-            f"{plan.workspace_bytes}, state {plan.state_bytes}, inputs/outputs "
-            f"{plan.io_bytes}) but the target has {ram_bytes}; largest tensors: "
-            f"{_largest(plan)}. Try a board with more RAM or a smaller model.")
-    if flash_bytes is not None and plan.constant_bytes > flash_bytes:
-        consts = sorted(((t.type.nbytes, t.name) for t in graph.constants()),
-                        reverse=True)[:3]
-        names = ", ".join(f"{n!r} ({s} bytes)" for s, n in consts)
+            f"model {graph.name!r} needs {sizes.ram} bytes of RAM (workspace "
+            f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}) "
+            f"but {where} has {ram_bytes}; largest tensors: {_largest(plan)}. "
+            "Try a board with more RAM or a smaller model.")
+    if flash_bytes is not None and sizes.flash > flash_bytes:
+        code = f", code {sizes.code}" if sizes.code is not None else ""
         raise MemoryPlanError(
-            f"model {graph.name!r} needs {plan.constant_bytes} bytes of flash for "
-            f"constants but the target has {flash_bytes}; largest constants: {names}.")
+            f"model {graph.name!r} needs {sizes.flash} bytes of flash (constants "
+            f"{sizes.constants}{code}) but {where} has {flash_bytes}; largest constants: "
+            f"{_largest_constants(graph, kernels)}. "
+            "Try a board with more flash or a smaller model.")
 
 
 # ------------------------------------------------------------------------- report
