@@ -12,8 +12,6 @@ and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,8 +20,9 @@ from pathlib import Path
 from typing import TextIO
 
 from aot import __version__
-from aot.errors import AotError
 from aot import kernels as default_kernels
+from aot.codegen.cc import CCompiler
+from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.frontend import load_model
@@ -214,41 +213,34 @@ def _bind_inplace(kernel, plan: MemoryPlan):
 def _code_bytes(files: dict[str, str], name: str, target: Target,
                 board: Board | None) -> tuple[int | None, str]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
-    -O2 with the board's toolchain (the host gcc for host targets), or None and why.
+    -O2 with the board's toolchain (the host compiler for host targets), or None and why.
 
     A toolchain that is missing or cannot compile here (a cross gcc without the
     C library headers for this CPU) leaves the size unknown rather than failing
     the compilation: the generated C itself is checked by the builds that use it.
     """
     if board is not None:
-        cc, size = board.toolchain.tool("gcc"), board.toolchain.tool("size")
-        flags = list(board.toolchain.cpu_flags)
+        cc = CCompiler.for_toolchain(board.toolchain)
     elif runs_on_host(target):
-        cc, size, flags = "gcc", "size", []
+        try:
+            cc = CCompiler.host()
+        except BuildError as err:
+            return None, str(err)
     else:
         return None, "no toolchain for a bare target"
-    if shutil.which(cc) is None or shutil.which(size) is None:
-        return None, f"{cc} is not installed"
+    missing = cc.missing()
+    if missing is not None:
+        return None, f"{missing} is not installed"
     with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
         for rel, text in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
-        sources = [str(root / p) for p in files if p.startswith("codegen/")
+        sources = [root / p for p in files if p.startswith("codegen/")
                    and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
-        objects = []
-        for i, src in enumerate(sources):
-            obj = root / f"o{i}.o"
-            proc = subprocess.run([cc, "-std=c99", "-O2", *flags, "-ffunction-sections",
-                                   f"-I{root / 'include'}", "-c", src, "-o", str(obj)],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                errors = [line for line in proc.stderr.splitlines() if "error" in line]
-                reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
-                return None, f"{cc} cannot compile here: {reason}"
-            objects.append(str(obj))
-        proc = subprocess.run([size, "-A", *objects], capture_output=True, text=True)
-    if proc.returncode != 0:
-        return None, f"{size} failed"
-    text = sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", proc.stdout, re.M))
-    return text, ""
+        try:
+            return cc.text_bytes(sources, [f"-I{root / 'include'}"]), ""
+        except BuildError as err:
+            errors = [line for line in str(err).splitlines() if "error" in line]
+            reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
+            return None, f"{Path(cc.cc).name} cannot compile here: {reason}"

@@ -13,16 +13,12 @@ printed here, never in the template.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import jinja2
 import numpy as np
 
+from aot.codegen.cc import CCompiler
 from aot.errors import BuildError
 from aot.tir import expr as E
 from aot.tir import stmt as S
@@ -462,38 +458,10 @@ class CModule:
         return self._lib
 
 
-HOST_FLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared")
-
-
-def _cache_dir() -> Path:
-    d = Path(tempfile.gettempdir()) / f"aot-kernels-{os.getuid()}"
-    d.mkdir(exist_ok=True)
-    return d
-
-
 def compile_host(source: str, extra_flags=()) -> Path:
-    """Compile ``source`` with the host gcc into a shared object (cached by
-    a hash of the source and flags) and return its path."""
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        raise BuildError("no host C compiler: install gcc to run kernels on the host")
-    flags = list(HOST_FLAGS) + list(extra_flags)
-    if "omp parallel" in source:
-        flags.append("-fopenmp")
-    key = hashlib.sha256((source + "\0" + " ".join(flags)).encode()).hexdigest()[:20]
-    out = _cache_dir() / f"k{key}.so"
-    if out.exists():
-        return out
-    with tempfile.TemporaryDirectory(dir=_cache_dir()) as tmp:
-        src = Path(tmp) / "kernel.c"
-        src.write_text(source)
-        tmp_out = Path(tmp) / "kernel.so"
-        proc = subprocess.run([cc, *flags, "-o", str(tmp_out), str(src), "-lm"],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BuildError(f"host compilation failed:\n{proc.stderr.strip()}")
-        os.replace(tmp_out, out)
-    return out
+    """Compile ``source`` with the host compiler into a cached shared object
+    (:meth:`aot.codegen.cc.CCompiler.shared_object`) and return its path."""
+    return CCompiler.host().shared_object(source, extra_flags)
 
 
 def build_module(funcs, target) -> CModule:

@@ -8,29 +8,21 @@ sequence on one state.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 
+from aot.codegen.cc import CCompiler
 from aot.errors import AotError
 from aot.export import library_sources
 
-STRICT_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                   "-fno-omit-frame-pointer", "-g")
 
 
 class HostRunError(AotError):
-    """Building or running the compiled model on the host failed."""
-
-
-def host_compiler() -> str:
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        raise HostRunError("no host C compiler: install gcc to run compiled models on the host")
-    return cc
+    """Running the compiled model on the host failed (building it is a BuildError)."""
 
 
 def build_program(artifact: Path, name: str, main_source: str, out: Path, *,
@@ -41,14 +33,9 @@ def build_program(artifact: Path, name: str, main_source: str, out: Path, *,
     main_c.write_text(main_source)
     files = {str(p.relative_to(artifact)): "" for p in (artifact / "codegen").glob("*.c")}
     sources = [str(artifact / s) for s in library_sources(files, name)]
-    flags = [*STRICT_FLAGS, opt, f"-I{artifact / 'include'}"]
-    if sanitize:
-        flags += SANITIZE_FLAGS
-    cmd = [host_compiler(), *flags, *sources, str(main_c), "-o", str(out), "-lm"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise HostRunError(f"the host build of {name} failed:\n{proc.stderr.strip()}")
-    return out
+    flags = [opt, f"-I{artifact / 'include'}", *(SANITIZE_FLAGS if sanitize else ())]
+    return CCompiler.host().executable([*sources, main_c], out, flags,
+                                       what=f"the host build of {name}")
 
 
 def run_program(program: Path, graph, inputs: list[np.ndarray], workdir: Path,
