@@ -7,14 +7,16 @@ C code generation).  Read top to bottom, they are the whole recipe.
 
 from __future__ import annotations
 
+from aot.codegen.c import build_module
 from aot.errors import BuildError
+from aot.te.lower import lower as _lower
+from aot.tir.stmt import PrimFunc
 
 
 def lower(sch, args, name: str = "default_function", passes=None, disabled=(), dump=None):
     """Lower a schedule to a :class:`aot.tir.PrimFunc` with the loop passes
     of :data:`aot.tir.passes.DEFAULT_PIPELINE` (minus ``disabled``);
     ``dump(pass_name, func)`` is called after each step."""
-    from aot.tir.lower import lower as _lower
     return _lower(sch, args, name=name, passes=passes, disabled=disabled, dump=dump)
 
 
@@ -26,8 +28,6 @@ def build(sch, args=None, target="c", name: str = "default_function", disabled=(
     with ``.source``, ``.save(path)``, and, for the host target, a call
     operator running the kernel on numpy arrays.
     """
-    from aot.codegen.c import build_module
-    from aot.tir.stmt import PrimFunc
     if isinstance(sch, PrimFunc):
         funcs = [sch]
     elif isinstance(sch, (list, tuple)) and all(isinstance(f, PrimFunc) for f in sch):

@@ -18,10 +18,14 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+from aot import __version__
 from aot.codegen.cc import CCompiler
 from aot.errors import BuildError
+from aot.target import Target, runs_on_host
+from aot.te.schedule import ScheduleError
 from aot.tir import expr as E
 from aot.tir import stmt as S
+from aot.tir.functor import all_nodes
 from aot.tir.printer import Namer, float_literal
 
 
@@ -325,17 +329,15 @@ class _FuncGen:
 
 
 def _written_buffers(body) -> set:
-    from aot.tir.passes import _all_nodes
     out = set()
-    for n in _all_nodes(body):
+    for n in all_nodes(body):
         if isinstance(n, S.Store) or (isinstance(n, E.AccessPtr) and "w" in n.mode):
             out.add(id(n.buffer.data))
     return out
 
 
 def _used_buffers(body) -> set:
-    from aot.tir.passes import _all_nodes
-    return {id(n.buffer.data) for n in _all_nodes(body)
+    return {id(n.buffer.data) for n in all_nodes(body)
             if isinstance(n, (S.Store, E.Load, E.AccessPtr))}
 
 
@@ -350,7 +352,6 @@ def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=(
     C blocks placed ahead of the functions (constant arrays) and ``trailer``
     blocks after them.  A function with ``attrs["static"]`` has internal
     linkage."""
-    from aot import __version__
     state = _FileState()
     bodies = [_FuncGen(f, state).generate() for f in funcs]
     imports = []
@@ -369,20 +370,13 @@ def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=(
 def resolve_target(target) -> tuple[str, object]:
     """``(canonical string, Target or None)`` for a string or Target; the
     only place that knows how targets are represented."""
-    try:
-        from aot.target import Target
-    except ImportError:  # pragma: no cover - aot.target is optional at this layer
-        Target = None
-    if Target is not None:
-        t = target if isinstance(target, Target) else Target(str(target))
-        return str(t), t
-    return str(target), None
+    t = target if isinstance(target, Target) else Target(str(target))
+    return str(t), t
 
 
 def _is_host(target_obj, text: str) -> bool:
     if target_obj is None:
         return text.strip() == "c"
-    from aot.target.tags import runs_on_host
     return target_obj.kind == "c" and runs_on_host(target_obj)
 
 
@@ -477,12 +471,10 @@ def build_module(funcs, target) -> CModule:
                              "digits and _, not starting with a digit, not a C keyword): "
                              f"use {c_identifier(f.name)!r} for example")
         if not host and _has_parallel(f.body):
-            from aot.schedule import ScheduleError
             raise ScheduleError(f"kernel {f.name}: parallel loops are accepted for host targets "
                                 f"only, not {text!r}")
     return CModule(funcs, text, host)
 
 
 def _has_parallel(body) -> bool:
-    from aot.tir.passes import _all_nodes
-    return any(isinstance(n, S.For) and n.kind == "parallel" for n in _all_nodes(body))
+    return any(isinstance(n, S.For) and n.kind == "parallel" for n in all_nodes(body))

@@ -17,6 +17,9 @@ from aot.te.ops import (  # noqa: F401
     if_then_else, max, max_value, min, min_value, q_multiply_shift, round, saturate_cast,
     sqrt, sum, tanh, var,
 )
+from aot.te.schedule import (  # noqa: F401
+    Fuse, Schedule, ScheduleError, Split, Stage, create_schedule,
+)
 from aot.te.tensor import (  # noqa: F401
     ComputeOp, IterVar, Operation, PlaceholderOp, Range, TEError, Tensor, compute,
     placeholder, reduce_axis, thread_axis,
@@ -24,9 +27,3 @@ from aot.te.tensor import (  # noqa: F401
 from aot.tir.expr import (  # noqa: F401
     cast, const, floordiv, floormod, likely, truncdiv, truncmod,
 )
-
-
-def create_schedule(ops):
-    """A schedule for the given output operations (see aot.schedule)."""
-    from aot.schedule import create_schedule as _create
-    return _create(ops)

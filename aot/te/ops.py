@@ -6,6 +6,7 @@ import builtins
 
 from aot.te.tensor import IterVar, TEError, _as_expr
 from aot.tir import expr as E
+from aot.tir.expr import call_extern, call_pure  # noqa: F401  (part of the te API)
 
 
 class CommReducer:
@@ -157,24 +158,6 @@ def q_multiply_shift(x, multiplier, shift) -> E.PrimExpr:
     mask = (E.const(1) << right) - 1
     threshold = (mask >> 1) + E.Select(high < 0, E.const(1), E.const(0))
     return (high >> right) + E.Select((high & mask) > threshold, E.const(1), E.const(0))
-
-
-def call_extern(dtype: str, name: str, *args) -> E.PrimExpr:
-    """Call the C function ``name``; the generated file must see its
-    declaration (use ``Stage.pragma(axis, "import_c", code)`` or a header)."""
-    return E.Call(dtype, name, [_as_arg(a) for a in args], "extern")
-
-
-def call_pure(dtype: str, name: str, *args) -> E.PrimExpr:
-    """Call a side-effect-free C function (e.g. an ACLE intrinsic such as
-    ``__smlad``); it may be reordered or removed if its result is unused."""
-    return E.Call(dtype, name, [_as_arg(a) for a in args], "pure")
-
-
-def _as_arg(a):
-    if isinstance(a, str):
-        return E.StringImm(a)
-    return _as_expr(a)
 
 
 def abs(x):  # noqa: A001

@@ -6,6 +6,8 @@ import inspect
 
 from aot.errors import AotError
 from aot.tir import expr as E
+from aot.tir.functor import walk
+from aot.tir.simplify import simplify
 
 
 class TEError(AotError):
@@ -151,7 +153,6 @@ class ComputeOp(Operation):
 
     @property
     def input_tensors(self) -> list[Tensor]:
-        from aot.tir.functor import walk
         seen, out = set(), []
         for n in walk(self.body):
             if isinstance(n, E.ProducerLoad) and id(n.tensor.op) not in seen:
@@ -200,7 +201,6 @@ def compute(shape, fcompute, name: str = "compute", tag: str = "", attrs=None) -
     if isinstance(body, E.Reduce):
         reduce_axis = list(body.axis)
     else:
-        from aot.tir.functor import walk
         if any(isinstance(n, E.Reduce) for n in walk(body)):
             raise TEError(f"compute {name}: a reduction must be the whole body "
                           "(compute it in its own stage and use the result)")
@@ -214,7 +214,6 @@ def reduce_axis(dom, name: str = "rv") -> IterVar:
     """A reduction axis over ``dom = (min, max_exclusive)``."""
     lo, hi = dom
     lo, hi = E.convert(lo), E.convert(hi)
-    from aot.tir.simplify import simplify
     return IterVar(Range(lo, simplify(hi - lo)), name, "reduce")
 
 

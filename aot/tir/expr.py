@@ -427,3 +427,19 @@ def likely(cond: PrimExpr) -> PrimExpr:
 
 def is_const_int(e, value=None) -> bool:
     return isinstance(e, IntImm) and (value is None or e.value == value)
+
+
+def call_extern(dtype: str, name: str, *args) -> PrimExpr:
+    """Call the C function ``name``; the generated file must see its
+    declaration (use ``Stage.pragma(axis, "import_c", code)`` or a header)."""
+    return Call(dtype, name, [_as_arg(a) for a in args], "extern")
+
+
+def call_pure(dtype: str, name: str, *args) -> PrimExpr:
+    """Call a side-effect-free C function (e.g. an ACLE intrinsic such as
+    ``__smlad``); it may be reordered or removed if its result is unused."""
+    return Call(dtype, name, [_as_arg(a) for a in args], "pure")
+
+
+def _as_arg(a):
+    return StringImm(a) if isinstance(a, str) else convert(a)

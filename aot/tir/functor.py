@@ -189,3 +189,23 @@ def free_vars(e) -> set:
 
 def uses_var(e, vars_) -> bool:
     return any(isinstance(n, E.Var) and n in vars_ for n in walk(e))
+
+
+def all_nodes(stmt):
+    """Every statement under ``stmt`` (itself included), then every expression they hold."""
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if s is None:
+            continue
+        yield s
+        if isinstance(s, S.For):
+            stack.append(s.body)
+        elif isinstance(s, S.SeqStmt):
+            stack.extend(s.seq)
+        elif isinstance(s, S.IfThenElse):
+            stack.extend([s.then_case, s.else_case])
+        elif isinstance(s, S.Allocate):
+            stack.append(s.body)
+    for e in stmt_exprs(stmt):
+        yield from walk(e)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from aot.errors import PassError
 from aot.tir import expr as E
 from aot.tir import stmt as S
-from aot.tir.functor import Mutator, free_vars, stmt_exprs, substitute, walk
-from aot.tir.simplify import Analyzer, linear
+from aot.tir.functor import Mutator, all_nodes, free_vars, stmt_exprs, substitute, walk
+from aot.tir.simplify import Analyzer, equal, linear
 
 
 class _StmtSimplifier(Mutator):
@@ -372,41 +372,21 @@ class _DropStores(Mutator):
 
 
 def _reads_buffer(stmt, buf) -> bool:
-    for n in _all_nodes(stmt):
+    for n in all_nodes(stmt):
         if isinstance(n, (E.Load, E.AccessPtr)) and n.buffer.data is buf.data:
             return True
     return False
 
 
 def _same(a, b):
-    from aot.tir.simplify import equal
     return equal(a, b)
 
 
 def _uses_buffer(stmt, buf) -> bool:
-    for n in _all_nodes(stmt):
+    for n in all_nodes(stmt):
         if isinstance(n, (E.Load, E.AccessPtr, S.Store)) and n.buffer.data is buf.data:
             return True
     return False
-
-
-def _all_nodes(stmt):
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if s is None:
-            continue
-        yield s
-        if isinstance(s, S.For):
-            stack.append(s.body)
-        elif isinstance(s, S.SeqStmt):
-            stack.extend(s.seq)
-        elif isinstance(s, S.IfThenElse):
-            stack.extend([s.then_case, s.else_case])
-        elif isinstance(s, S.Allocate):
-            stack.append(s.body)
-    for e in stmt_exprs(stmt):
-        yield from walk(e)
 
 
 def remove_no_op(func: S.PrimFunc) -> S.PrimFunc:

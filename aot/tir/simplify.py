@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.tir import expr as E
-from aot.tir.functor import Mutator
+from aot.tir.functor import Mutator, walk
 
 _INDEX = ("int32", "int64")
 
@@ -505,5 +505,4 @@ def _atom_sym_bound(e, relax, an):
 
 
 def _walk(e):
-    from aot.tir.functor import walk
     return walk(e)

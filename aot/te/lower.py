@@ -11,7 +11,7 @@
    index expressions).  Every reader of such a stage must run inside
    ``iv`` (the stage's buffer exists only there), else ScheduleError.
    Extents then flow through split/fuse relations to the leaf loops, and
-   indices flow back (see aot.schedule);
+   indices flow back (see aot.te.schedule);
 3. *loop nests*: one nest per stage, the reduction's initialization nest
    placed before its first reduction loop, attached stages (with their
    scratch buffers) at the top of their loop's body, split guards at the
@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aot.schedule.schedule import Fuse, Schedule, ScheduleError, Split, Stage
+from aot.te.schedule import Fuse, Schedule, ScheduleError, Split, Stage
 from aot.te.tensor import ComputeOp, PlaceholderOp, Tensor
+from aot.te.tensorize import tensorize
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, free_vars, substitute, walk
+from aot.tir.passes import run_pipeline
 from aot.tir.simplify import Analyzer, symbolic_bound
 
 
@@ -370,7 +372,6 @@ class _Lowering:
         p = next((k for k, iv in enumerate(leaf) if iv.iter_type == "reduce"), n)
         t = next((k for k, iv in enumerate(leaf) if "tensorize" in st.iter_attrs.get(iv, {})), n)
         if t < n:
-            from aot.tir.tensorize import tensorize
             whole, reset, upd = tensorize(self, st, t, p)
             if p >= t:
                 update = whole
@@ -425,7 +426,6 @@ def lower(sch: Schedule, args, name: str = "default_function", passes=None, disa
     skip; ``dump(name, func)`` sees the function after ``schedule_ops`` and
     after each pass.
     """
-    from aot.tir.passes import run_pipeline
     func = schedule_to_primfunc(sch, args, name)
     if dump is not None:
         dump("schedule_ops", func)

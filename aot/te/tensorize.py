@@ -22,10 +22,11 @@ to those values, constants must agree.
 
 from __future__ import annotations
 
-from aot.schedule.schedule import ScheduleError
+from aot.te.schedule import ScheduleError
+from aot.te.tensor import PlaceholderOp
 from aot.tir import expr as E
 from aot.tir import stmt as S
-from aot.tir.functor import free_vars, substitute
+from aot.tir.functor import children, free_vars, substitute
 from aot.tir.simplify import linear
 
 
@@ -153,7 +154,6 @@ def _match(a, b, tmap, pairs) -> bool:
             return False
         if (a.init is None) != (b.init is None):
             return False
-    from aot.tir.functor import children
     ca, cb = children(a), children(b)
     return len(ca) == len(cb) and all(_match(x, y, tmap, pairs) for x, y in zip(ca, cb))
 
@@ -184,7 +184,6 @@ def _region_start(low, st, iv0, tensor, mine_idx, their_idx, ivars):
 def _view(low, st, iv0, intrin, mine, theirs, start, bind_vars):
     """A buffer view of ``mine``'s region for the intrinsic operand ``theirs``."""
     sst = low.sch[mine.op]
-    from aot.te.tensor import PlaceholderOp
     if isinstance(sst.op, PlaceholderOp):
         buf, mins = low.placeholder_buf.get(id(sst)), None
         if buf is None:

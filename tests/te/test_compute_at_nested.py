@@ -8,9 +8,9 @@ kernel and numpy compute; invalid ones raise ScheduleError naming the
 stage, the axis and the rule (before, the reader outside the loop indexed
 the scratch buffer with an undeclared loop variable).
 
-Golden loop nests live in tests/schedule/golden/; after an intended change
+Golden loop nests live in tests/te/golden/; after an intended change
 of the printer or the passes, regenerate them with
-``python tests/schedule/test_compute_at_nested.py`` and review the diff.
+``python tests/te/test_compute_at_nested.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 
 import aot
 from aot import te
-from aot.schedule import ScheduleError
+from aot.te import ScheduleError
 
 GOLDEN = Path(__file__).parent / "golden"
 ROWS, DEPTH = 6, 8

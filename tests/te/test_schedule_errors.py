@@ -7,7 +7,7 @@ import pytest
 import aot
 from aot import te, tir
 from aot.errors import AotError
-from aot.schedule import ScheduleError
+from aot.te import ScheduleError
 
 
 def matmul():

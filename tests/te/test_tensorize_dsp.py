@@ -87,7 +87,7 @@ def test_odd_offsets_break_the_declared_offset_factor():
     s = te.create_schedule(C.op)
     ko, ki = s[C].split(C.op.reduce_axis[0], factor=2)
     s[C].tensorize(ki, intrin_dot2())
-    with pytest.raises(aot.schedule.ScheduleError, match="not a multiple of offset_factor=2"):
+    with pytest.raises(aot.te.ScheduleError, match="not a multiple of offset_factor=2"):
         aot.lower(s, [A, B, C])
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from aot.errors import AotError
 from aot.te.intrin import TensorIntrin
-from aot.te.tensor import ComputeOp, IterVar, Operation, PlaceholderOp, Tensor
+from aot.te.tensor import ComputeOp, IterVar, Operation, PlaceholderOp, Range, Tensor
 from aot.tir import expr as E
-from aot.tir.functor import Mutator
+from aot.tir.functor import Mutator, substitute
 
 
 class ScheduleError(AotError):
@@ -337,7 +337,6 @@ class Schedule:
         Returns the copy."""
         readers = readers if isinstance(readers, (list, tuple)) else [readers]
         src = self[tensor]
-        from aot.te.tensor import Range
         names = [iv.name for iv in src.op.axis] if isinstance(src.op, ComputeOp) else \
             [f"ax{n}" for n in range(len(tensor.shape))]
         axis = [IterVar(Range(0, d), n) for n, d in zip(names, tensor.shape)]
@@ -367,7 +366,6 @@ class Schedule:
                                 "other primitives on this stage")
         old = st.op
         axis = [IterVar(iv.dom, iv.name + ".c") for iv in old.axis]
-        from aot.tir.functor import substitute
         body = substitute(old.body, {a.var: b.var for a, b in zip(old.axis, axis)})
         cache_op = ComputeOp(f"{old.name}.{scope}", axis, body, old.reduce_axis)
         cache = cache_op.output(0)
