@@ -25,6 +25,7 @@ from aot.codegen.cc import CCompiler
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
 from aot.executor.memory import MemoryPlan, Sizes
+from aot.export import write_artifact
 from aot.frontend import load_model
 from aot.ir import Graph
 from aot.passes import DumpAfter, PassContext, optimize
@@ -89,8 +90,6 @@ class CompiledModel:
 
     def write(self, out_dir, *, tar: bool = False) -> Path:
         """Write the artifact (:func:`aot.export.write_artifact`); returns its path."""
-        from aot.export import write_artifact
-
         return write_artifact(out_dir, self.name, self.files, self.metadata(),
                               port=self.port, tar=tar)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from aot import __version__
 from aot.codegen.cc import CCompiler
-from aot.errors import BuildError
+from aot.errors import BuildError, did_you_mean
 from aot.target import Target, runs_on_host
 from aot.te.schedule import ScheduleError
 from aot.tir import expr as E
@@ -413,7 +413,6 @@ class CModule:
 
     def __getitem__(self, name: str):
         if name not in self.funcs:
-            from aot.errors import did_you_mean
             raise BuildError(f"no kernel named {name!r} in this module"
                              f"{did_you_mean(name, self.funcs)}")
         return lambda *arrays: self._call(name, arrays)

@@ -60,8 +60,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from aot.errors import AotError
+from aot.errors import AotError, did_you_mean
 from aot.ir import Graph, Node, Tensor, get_op
+from aot.passes.annotated import AnnotatedGraph
 
 VIEW_OPS = ("reshape", "squeeze", "expand_dims")
 _INPLACE_PATTERNS = ("elementwise", "broadcast")
@@ -269,8 +270,6 @@ def _view_nodes(graph: Graph) -> frozenset[Node]:
     recorded (none if it was disabled); for a plain graph, every reshape,
     squeeze and expand_dims whose input and output share a quantization.
     """
-    from aot.passes.annotated import AnnotatedGraph
-
     if isinstance(graph, AnnotatedGraph):
         return graph.annotations.views
     return frozenset(n for n in graph.nodes if n.op in VIEW_OPS
@@ -387,8 +386,6 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
     cannot honour it).  Each in-place write is
     in :attr:`MemoryPlan.aliases` as ``(out, in, "in place")``.
     """
-    from aot.errors import did_you_mean
-
     if alignment < 1 or alignment & (alignment - 1):
         raise MemoryPlanError(f"alignment must be a power of two, got {alignment}")
     names = tuple(ALGORITHMS) if algorithms is None else tuple(algorithms)

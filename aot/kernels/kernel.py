@@ -26,6 +26,7 @@ import numpy as np
 import jinja2
 
 from aot import __version__, te
+from aot.codegen.build import lower
 from aot.codegen.c import c_identifier
 from aot.codegen.kernel import c_array, ir_dtype, kernel_signature, kernel_source
 from aot.errors import AotError
@@ -177,8 +178,6 @@ class KernelBuilder:
                op_names: tuple[str, ...]) -> Kernel:
         """Lower ``sched`` to loop IR and record it with the constants and the
         in-place pairs its loop nest allows."""
-        from aot.codegen.build import lower
-
         args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
                 + [ph for _, ph in outputs])
         func = lower(sched, args, name=f"{self.name}_impl")

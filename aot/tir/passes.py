@@ -8,7 +8,7 @@ both sides.
 
 from __future__ import annotations
 
-from aot.errors import PassError
+from aot.errors import PassError, did_you_mean, one_of
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, all_nodes, free_vars, stmt_exprs, substitute, walk
@@ -517,7 +517,6 @@ def run_pipeline(func: S.PrimFunc, passes=None, disabled=(), dump=None) -> S.Pri
     names = list(passes if passes is not None else DEFAULT_PIPELINE)
     for n in list(names) + list(disabled):
         if n not in PASSES:
-            from aot.errors import did_you_mean, one_of
             raise PassError(f"unknown loop pass {n!r}{did_you_mean(n, PASSES)}; "
                             f"{one_of(PASSES)}")
     for n in names:
