@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aot.compile import compile_model
+from aot.compile import compile_model, resolve_target
 from aot.executor import format_memory_report
+from aot.tune.session import TunedKernels
 
 NAME = "compile"
 HELP = "compile a model to C: an artifact with sources, header, metadata and build files"
@@ -64,9 +65,6 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
 def tuned_kernels(path, target_or_board):
     """The kernel library with the records of ``path`` applied; prints the notes
     about records made for other targets."""
-    from aot.compile import resolve_target
-    from aot.tune.session import TunedKernels
-
     target, _ = resolve_target(target_or_board)
     tuned, notes = TunedKernels.from_log(path, target)
     for note in notes:

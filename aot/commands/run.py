@@ -3,7 +3,7 @@
 Inputs and outputs follow ``aot interpret``: a leading axis of N
 invocations that run in order on one state, ``.npy`` for one tensor and
 ``.npz`` for several.  Other boards go through the firmware flow
-(:mod:`aot.firmware.command`: project, build, flash, RPC).
+(:mod:`aot.commands.run_board`: project, build, flash, RPC).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from aot.commands.interpret import load_inputs, save_outputs
 from aot.compile import CompileError, compile_model
 from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
-from aot.firmware.command import add_board_arguments, run_command
+from aot.commands.run_board import add_board_arguments, run_command
 from aot.reference.interpreter import InterpretError
 
 NAME = "run"

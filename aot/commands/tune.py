@@ -14,6 +14,7 @@ import argparse
 import sys
 
 from aot.tune.session import LOADERS, Progress, tune_model
+from aot.tune.space import TuneError
 from aot.tune.tuner import TUNERS
 
 NAME = "tune"
@@ -65,7 +66,6 @@ def _printer(stream):
 
 def run(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.batch < 1 or args.repeats < 1:
-        from aot.tune.space import TuneError
         raise TuneError("--trials, --batch and --repeats must be at least 1")
     report = tune_model(args.model, args.board, trials=args.trials, log=args.log,
                         tuner=args.tuner, batch_size=args.batch, repeats=args.repeats,

@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from aot.commands.build import default_cache_dir
+from aot.commands.interpret import save_outputs
 from aot.firmware.device import run_on_board
 from aot.firmware.errors import FirmwareError
+from aot.reference.interpreter import InterpretError
 
 
 def add_board_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,10 +39,6 @@ def top_classes(outputs) -> list[int] | None:
 
 def run_command(args: argparse.Namespace, compiled, inputs) -> int:
     """Run ``inputs`` on ``compiled.board``, write the outputs, print the summary."""
-    from aot.commands.build import default_cache_dir
-    from aot.commands.interpret import save_outputs
-    from aot.reference.interpreter import InterpretError
-
     if getattr(args, "sanitize", False):
         raise FirmwareError("--sanitize works on the host only (--board host/native)")
     run = run_on_board(compiled, inputs, runner=getattr(args, "runner", None),

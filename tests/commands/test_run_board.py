@@ -1,4 +1,4 @@
-"""The board path of ``aot run`` (aot.firmware.command), on the emulated Cortex-M4."""
+"""The board path of ``aot run`` (aot.commands.run_board), on the emulated Cortex-M4."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model
-from aot.firmware.command import run_command, top_classes
+from aot.commands.run_board import run_command, top_classes
 from aot.firmware.verify import reference_outputs
 from aot.frontend import load_model
 
