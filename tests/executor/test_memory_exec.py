@@ -15,7 +15,7 @@ from aot.executor import plan_memory
 from aot.frontend import load_model
 from aot.ir import Graph, Node, Tensor
 from aot.passes import annotations, optimize
-from aot.reference.interpreter import run, supported_ops
+from aot.reference.interpreter import run
 from support.models import MODELS_DIR
 
 TFLITE = sorted(p.name for p in MODELS_DIR.glob("*.tflite")) if MODELS_DIR.is_dir() else []
@@ -81,9 +81,6 @@ def execute_with_plan(graph: Graph, plan, feeds: list[np.ndarray]) -> list[np.nd
 @pytest.mark.parametrize("io_in_workspace", [False, True])
 def test_model_runs_correctly_out_of_its_planned_workspace(name, io_in_workspace):
     raw = load_model(MODELS_DIR / name)
-    missing = sorted({n.op for n in raw.nodes} - supported_ops())
-    if missing:
-        pytest.xfail(f"the reference interpreter cannot run {', '.join(missing)} yet")
     graph = optimize(raw)
     plan = plan_memory(graph, alignment=4, io_in_workspace=io_in_workspace)
     rng = np.random.default_rng(11)

@@ -8,7 +8,6 @@ from pass_checks import assert_same_semantics
 from aot.frontend import load_model
 from aot.ir import GraphBuilder
 from aot.passes import PASSES, PassContext, annotations, optimize
-from aot.reference.interpreter import supported_ops
 from support.models import MODELS_DIR
 
 TFLITE = sorted(p.name for p in MODELS_DIR.glob("*.tflite")) if MODELS_DIR.is_dir() else []
@@ -19,12 +18,6 @@ def model(request):
     return load_model(MODELS_DIR / request.param)
 
 
-def _skip_if_not_interpretable(graph):
-    missing = sorted({n.op for n in graph.nodes} - supported_ops())
-    if missing:
-        pytest.xfail(f"the reference interpreter cannot run {', '.join(missing)} yet")
-
-
 def test_every_node_is_in_one_group_in_order(model):
     out = optimize(model)
     groups = annotations(out).groups
@@ -33,7 +26,6 @@ def test_every_node_is_in_one_group_in_order(model):
 
 
 def test_pipeline_output_equals_the_original_graph(model):
-    _skip_if_not_interpretable(model)
     out = optimize(model)
     exact = all(t.dtype != "float32" for t in model.outputs)
     if exact:

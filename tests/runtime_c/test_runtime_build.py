@@ -192,7 +192,7 @@ def test_l4r5zi_build_uses_its_own_console_not_the_f746_defaults(tmp_path):
                     ["-DAOT_BOARD_ACME_UNKNOWN=1", "-DAOT_CONSOLE_BASE=0x40008000u"]):
         proc = subprocess.run([ARM, *STRICT, "-mcpu=cortex-m4", "-mthumb", *defines, str(port_c),
                                "-o", str(tmp_path / "bad.o")], capture_output=True, text=True)
-        assert proc.returncode != 0 and "#error" in proc.stderr
+        assert proc.returncode == 1 and "#error" in proc.stderr
 
 
 def test_only_real_boards_get_board_defines():
