@@ -29,11 +29,17 @@ from pathlib import Path
 from aot.errors import AotError
 
 METADATA_VERSION = 1
-_RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
+#: The C runtime's sources (the one place that knows where they are).
+RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
 
 
 class ExportError(AotError):
     """The artifact cannot be written or read."""
+
+
+def runtime_ports() -> list[str]:
+    """The names of the runtime's ports (``runtime_c/ports/<name>/port.mk``)."""
+    return sorted(p.parent.name for p in RUNTIME_DIR.glob("ports/*/port.mk"))
 
 
 def runtime_files(port: str | None) -> dict[str, Path]:
@@ -44,24 +50,24 @@ def runtime_files(port: str | None) -> dict[str, Path]:
     known ``port`` that port's folder plus any port folder its ``port.mk``
     pulls in (mps2 uses the shared cortex-m startup).
     """
-    if not (_RUNTIME_DIR / "include").is_dir():
-        raise ExportError(f"the C runtime is missing: expected it in {_RUNTIME_DIR}")
+    if not (RUNTIME_DIR / "include").is_dir():
+        raise ExportError(f"the C runtime is missing: expected it in {RUNTIME_DIR}")
     folders = ["include", "src"]
     pending = [port] if port else []
     while pending:
         p = pending.pop()
         folder = f"ports/{p}"
-        if folder in folders or not (_RUNTIME_DIR / folder).is_dir():
+        if folder in folders or not (RUNTIME_DIR / folder).is_dir():
             continue
         folders.append(folder)
-        mk = _RUNTIME_DIR / folder / "port.mk"
+        mk = RUNTIME_DIR / folder / "port.mk"
         if mk.exists():
             pending += re.findall(r"\$\(AOT_RUNTIME_DIR\)/ports/([\w.-]+)", mk.read_text())
-    files = {f"runtime/{p.name}": p for p in sorted(_RUNTIME_DIR.glob("runtime.*"))}
+    files = {f"runtime/{p.name}": p for p in sorted(RUNTIME_DIR.glob("runtime.*"))}
     for folder in folders:
-        for src in sorted((_RUNTIME_DIR / folder).rglob("*")):
+        for src in sorted((RUNTIME_DIR / folder).rglob("*")):
             if src.is_file() and "__pycache__" not in src.parts:
-                files[f"runtime/{src.relative_to(_RUNTIME_DIR)}"] = src
+                files[f"runtime/{src.relative_to(RUNTIME_DIR)}"] = src
     return files
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot import __version__
-from aot.export import read_metadata, runtime_files
+from aot.export import read_metadata, runtime_files, runtime_ports
 from aot.firmware.errors import ProjectError
 from aot.target import Board, load_board
 
@@ -38,7 +38,6 @@ MAP = "build/firmware.map"
 #: Board ``port`` names whose runtime folder is named differently: the
 #: board records name the hardware family, runtime_c/ports the concrete image.
 RUNTIME_PORTS = {"mps3": "mps3-an547"}
-_RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,8 @@ class Project:
 def runtime_port(board: Board) -> str:
     """The runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
     port = RUNTIME_PORTS.get(board.port, board.port)
-    if not (_RUNTIME_DIR / "ports" / port / "port.mk").is_file():
-        ports = sorted(p.parent.name for p in _RUNTIME_DIR.glob("ports/*/port.mk"))
+    ports = runtime_ports()
+    if port not in ports:
         raise ProjectError(f"not supported yet: the C runtime has no port {board.port!r} for "
                            f"{board.tag}; ports: {', '.join(ports)}")
     return port
