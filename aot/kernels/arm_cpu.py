@@ -3,8 +3,8 @@
 Targets with the ``arm_cpu`` key (any ``-mcpu=cortex-m*``) keep the generic
 loop structure (output row by row, padded input rows in a stack buffer, a
 row of accumulators, the requantizing epilogue) and replace the accumulation
-by calls of ``static inline`` helpers of the support header
-(:mod:`aot.kernels.support`):
+by calls of ``static inline`` helpers of the support headers
+(``include/aot_kernel_int8.h``, see :mod:`aot.kernels.support`):
 
 * conv2d: the accumulators of a whole output row (or pixel) are one call of
   ``aot_conv_s8``, which blocks two pixels x two output channels so that each

@@ -47,7 +47,7 @@ def test_kernel_record_and_prototype():
     assert k.scratch_bytes == 0
     assert k.constant_bytes == 5 * 12 + 5 * 4  # int8 weights + int32 bias
     assert k.macs == 2 * 5 * 12 and k.op_names == ("dense",)
-    assert "aot_mbqm" in support_files(None)["aot_kernel_util.h"]
+    assert "aot_mbqm" in support_files(None)["aot_kernel_fixedpoint.h"]
 
 
 @pytest.mark.parametrize("target", ["c -keys=arm_cpu,cpu -mcpu=cortex-m4",
