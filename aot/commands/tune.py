@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from aot.tune.session import LOADERS, Progress, tune_model
-from aot.tune.space import TuneError
+from aot.tune.errors import TuneError
 from aot.tune.tuner import TUNERS
 
 NAME = "tune"

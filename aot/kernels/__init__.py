@@ -1,26 +1,28 @@
 """The operator kernel library: one fused group -> one C function.
 
 ``lower_group(group, ag, target, name=...)`` builds the group's tensor
-expression from each node's compute rule (one operator per file:
-:mod:`~aot.kernels.conv2d`, :mod:`~aot.kernels.depthwise_conv2d`,
-:mod:`~aot.kernels.dense`, :mod:`~aot.kernels.pool`,
-:mod:`~aot.kernels.elementwise`, :mod:`~aot.kernels.activation`,
-:mod:`~aot.kernels.movement`, :mod:`~aot.kernels.reduce`), schedules it with the strategy the
-target's keys select (:mod:`aot.kernels.registry`), lowers it to a loop
-nest and prints C with :mod:`aot.codegen`.  The stateful operators (SVDF,
+expression from each node's compute rule (one home per operator:
+:mod:`~aot.kernels.conv2d`, :mod:`~aot.kernels.depthwise_conv2d` and
+:mod:`~aot.kernels.dense` are packages with compute, schedule templates and
+intrinsics; :mod:`~aot.kernels.pool`, :mod:`~aot.kernels.elementwise`,
+:mod:`~aot.kernels.activation`, :mod:`~aot.kernels.movement`,
+:mod:`~aot.kernels.reduce` and :mod:`~aot.kernels.softmax` are one module
+each), schedules it with the strategy the target's keys select
+(:mod:`aot.kernels.registry`; a template's default for the tunable
+operators) and lowers it to loop IR, which :mod:`aot.codegen` prints.  The stateful operators (SVDF,
 LSTM), whose state is updated in place, render a C template instead
 (:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`).  Every
 kernel file includes the headers of :func:`support_files`.
 """
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)
-    activation, arm_cpu, arm_mve, conv2d, dense, depthwise_conv2d, elementwise, lstm, movement,
-    pool, reduce, softmax, svdf,
+    activation, conv2d, dense, depthwise_conv2d, elementwise, lstm, movement, pool, reduce,
+    softmax, svdf,
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam
-from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
+from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES, TEMPLATES
 from aot.kernels.support import support_files
 
-__all__ = ["COMPUTES", "HANDWRITTEN", "STRATEGIES", "Kernel", "KernelError", "KernelParam",
-           "lower_group", "support_files"]
+__all__ = ["COMPUTES", "HANDWRITTEN", "STRATEGIES", "TEMPLATES", "Kernel", "KernelError",
+           "KernelParam", "lower_group", "support_files"]

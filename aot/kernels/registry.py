@@ -8,6 +8,12 @@
   operator, or ``"elementwise"`` for a group without one.  A target's keys
   are tried in order (``arm_cpu``, ``cpu``, ...), then ``generic``, which
   every anchor kind has.
+* ``TEMPLATES``: (anchor kind, target key) -> :class:`aot.kernels.template.Template`
+  for the operators whose schedule has knobs.  Registering a template
+  (:func:`template`) also registers its default configuration as the
+  strategy of that key, so the library's schedule and the tuner's default
+  are one piece of code; keys in ``tunable=False`` registrations (``generic``)
+  get the strategy only.
 
 ``HANDWRITTEN`` maps opaque operators that are not tensor expressions
 (softmax, ...) to functions ``lower(group, ag, target, name) -> Kernel``
@@ -21,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aot import te
+from aot.kernels.template import Template
 
 
 @dataclass
@@ -36,6 +43,7 @@ class Computed:
 
 COMPUTES: dict[str, Callable] = {}
 STRATEGIES: dict[tuple[str, str], Callable] = {}
+TEMPLATES: dict[tuple[str, str], Template] = {}
 HANDWRITTEN: dict[str, Callable] = {}
 
 
@@ -56,6 +64,24 @@ def compute_rule(op: str):
 def strategy(anchor: str, key: str = "generic"):
     """Register a schedule for groups anchored on ``anchor`` on targets with ``key``."""
     return _register(STRATEGIES, (anchor, key), "strategy")
+
+
+def template(tpl: Template, *, tunable: bool = True) -> Template:
+    """Register ``tpl`` (for ``tpl.anchor`` on ``tpl.key``): its default
+    configuration becomes that key's strategy and, when ``tunable``, the
+    tuner finds it with :func:`find_template`."""
+    _register(STRATEGIES, (tpl.anchor, tpl.key), "strategy")(tpl.schedule)
+    if tunable:
+        _register(TEMPLATES, (tpl.anchor, tpl.key), "template")(tpl)
+    return tpl
+
+
+def find_template(anchor: str, target) -> Template | None:
+    """The template for ``anchor`` under the first of the target's keys that has one."""
+    for key in getattr(target, "keys", ()) or ():
+        if (anchor, key) in TEMPLATES:
+            return TEMPLATES[(anchor, key)]
+    return None
 
 
 def handwritten(op: str):

@@ -12,7 +12,7 @@ data, so an installed wheel has them; see pyproject.toml), edited as C:
   :mod:`aot.reference.ops.quant` and :mod:`aot.reference.ops.fixedpoint`;
 * ``aot_kernel_int8.h``: the int8 dot products and the conv2d, dense and
   depthwise helpers the arm_cpu strategies tensorize onto (portable and DSP);
-* ``aot_kernel_mve.h``: their Helium versions (:mod:`aot.kernels.arm_mve`).
+* ``aot_kernel_mve.h``: their Helium versions (:mod:`aot.kernels.conv2d.helium`).
 
 Every file is written beside the kernels (compile output, tuning projects,
 tests), whatever the target: the C preprocessor of the core a kernel is

@@ -1,6 +1,7 @@
 """Auto-tuning kernels on the device over the serial RPC (see docs/tuning.md).
 
-* :mod:`aot.tune.space`: knobs, config spaces and the tunable templates;
+* the knobs, config spaces and templates it searches live with the
+  operators (:mod:`aot.kernels.template`, ``aot/kernels/<op>/schedules.py``);
 * :mod:`aot.tune.workload`: the distinct tunable kernels of a model;
 * :mod:`aot.tune.tuner`: random, grid and evolutionary search;
 * :mod:`aot.tune.measure`: the builder and the runner (many candidates per

@@ -52,7 +52,8 @@ from aot.tune.measure import (
     workload_params,
     write_inputs,
 )
-from aot.tune.space import Config, TuneError
+from aot.kernels.template import Config
+from aot.tune.errors import TuneError
 
 #: The board record field (in ``[memory]``) that allows the RAM loader.
 RAM_CODE_FIELD = "ram_code_bytes"

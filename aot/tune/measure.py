@@ -40,7 +40,7 @@ import numpy as np
 
 from aot.codegen.c import C_TYPES
 from aot.kernels import support_files
-from aot.tune.space import Config
+from aot.kernels.template import Config
 
 #: Sentinel byte ``clear`` writes over the output before each candidate.
 SENTINEL = 0xA5

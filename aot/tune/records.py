@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aot.tune.space import TuneError
+from aot.tune.errors import TuneError
 
 VERSION = 1
 

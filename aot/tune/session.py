@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aot.kernels.registry import select_strategy
+from aot.kernels.registry import find_template, select_strategy
+from aot.kernels.template import ConfigError
 from aot.tune import records as rec
+from aot.tune.errors import TuneError
 from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram, ram_code_bytes
 from aot.tune.measure import Builder, Runner, measure
-from aot.tune.space import TuneError, find_template
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
 
@@ -206,7 +207,7 @@ def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_siz
         for r in seen:
             try:
                 config = wl.space.config(r.config)
-            except TuneError:
+            except ConfigError:
                 continue  # a record of an older version of the template
             search.update([config], [r.cost if r.status == "ok" else None])
             if config == wl.default and r.status == "ok":
@@ -287,7 +288,7 @@ class TunedKernels:
                 space = template.space(stages, final, self.target)
                 try:
                     chosen["config"] = space.config(record.config)
-                except TuneError:
+                except ConfigError:
                     pass  # the template changed since the record was made
                 if "config" in chosen:
                     self.applied.append(group.name)

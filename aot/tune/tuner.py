@@ -1,4 +1,4 @@
-"""Search strategies over a :class:`~aot.tune.space.ConfigSpace`.
+"""Search strategies over a :class:`~aot.kernels.template.ConfigSpace`.
 
 Every tuner proposes configs in batches (:meth:`Tuner.next_batch`), never
 the same config twice (configs already measured, for example loaded from a
@@ -25,7 +25,7 @@ import random
 import numpy as np
 from collections.abc import Callable
 
-from aot.tune.space import Config, ConfigSpace
+from aot.kernels.template import Config, ConfigSpace
 
 
 class Tuner:

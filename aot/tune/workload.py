@@ -1,7 +1,7 @@
 """Workloads: the distinct tunable kernels of a model, and lowering them with a config.
 
 A workload is a fused group whose anchor has a template
-(:data:`aot.tune.space.TEMPLATES`), identified by a key computed from what
+(:data:`aot.kernels.registry.TEMPLATES`), identified by a key computed from what
 the schedule can see: the anchor, every node's operator, attributes and
 tensor types (shapes, dtypes; not the weight values) and the stages the
 compute rules expose.  Groups with the same key share one tuned config.
@@ -24,8 +24,8 @@ import numpy as np
 from aot.ir import Graph
 from aot.kernels import lower_group
 from aot.kernels.kernel import Kernel
-from aot.kernels.registry import select_strategy
-from aot.tune.space import Config, ConfigSpace, Template, find_template
+from aot.kernels.registry import find_template, select_strategy
+from aot.kernels.template import Config, ConfigSpace, Template
 
 
 def _describe(group, stages) -> dict:

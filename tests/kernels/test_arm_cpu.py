@@ -158,7 +158,7 @@ def test_every_kernel_of_a_model_matches_the_reference_on_cortex_m4(model, model
 def _requant_batch(rng, n, max_shift, offset):
     import numpy as np
 
-    from aot.kernels.conv2d import fast_requant_tables
+    from aot.kernels.conv2d.compute import fast_requant_tables
     from aot.reference.ops.quant import multiply_by_quantized_multiplier
 
     x = rng.integers(-2**31, 2**31, n, dtype=np.int64)

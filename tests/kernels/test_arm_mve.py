@@ -1,4 +1,4 @@
-"""Helium (MVE) paths of the arm_cpu kernels (aot/kernels/arm_mve.py).
+"""Helium (MVE) paths of the arm_cpu kernels (aot/kernels/conv2d/helium.py).
 
 The generated kernels are the same C for every Cortex-M; built for a core
 with MVE (Cortex-M55) the dot products of conv2d and dense run VMLADAVA and

@@ -25,7 +25,7 @@ from aot.tune.loader import (
 )
 from aot.tune.measure import Builder, Candidate, Result, Runner, measure
 from aot.tune.session import choose_loader, tune_model
-from aot.tune.space import TuneError
+from aot.tune.errors import TuneError
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"

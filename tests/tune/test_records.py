@@ -3,7 +3,7 @@
 import pytest
 
 from aot.tune import records as rec
-from aot.tune.space import TuneError
+from aot.tune.errors import TuneError
 
 T1 = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
 T2 = "c -keys=riscv,cpu -march=rv32imac"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from aot.tune.space import ConfigSpace, Knob
+from aot.kernels.template import ConfigSpace, Knob
 from aot.tune.tuner import EvolutionTuner, GridTuner, RandomTuner, run_search
 
 SPACE = ConfigSpace([Knob(f"k{i}", tuple(range(4))) for i in range(4)])  # 256 configs

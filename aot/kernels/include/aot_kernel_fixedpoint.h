@@ -57,7 +57,7 @@ static inline int64_t aot_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
 /* aot_mbqm(x, m, -(e1 + 1)) in one rounding, for m in (2^30, 2^31) and a
    right shift e1 + 1 >= 1, with k = k_hi * 2^32 + k_lo = 2^30 + 2^(31 + e1)
    (plus the output offset times 2^(32 + e1) when folded; see
-   aot.kernels.conv2d.fast_requant_tables for the derivation): one SMLAL,
+   aot.kernels.conv2d.compute.fast_requant_tables for the derivation): one SMLAL,
    the sign correction and a shift of the high word. */
 static inline int32_t aot_requant(int32_t x, int32_t m, int32_t k_lo, int32_t k_hi, int32_t e1) {
 #if defined(AOT_HAVE_DSP)

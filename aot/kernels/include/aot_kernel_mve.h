@@ -1,6 +1,6 @@
 /* Helium (MVE) versions of the int8 helpers of aot_kernel_int8.h, which
    includes this file when the core has integer MVE; the strategies that use
-   them are in aot/kernels/arm_mve.py. */
+   them are in aot/kernels/conv2d/helium.py. */
 #ifndef AOT_KERNEL_MVE_H
 #define AOT_KERNEL_MVE_H
 

@@ -1,8 +1,10 @@
-"""Config spaces: enumeration in mixed radix, printing, lookups and neighbours."""
+"""Schedule templates (aot.kernels.template): config spaces in mixed radix, printing,
+lookups, neighbours, and the registered templates."""
 
 import pytest
 
-from aot.tune.space import TEMPLATES, ConfigSpace, Knob, TuneError
+from aot.kernels import STRATEGIES, TEMPLATES
+from aot.kernels.template import ConfigError, ConfigSpace, Knob
 
 
 def space():
@@ -31,9 +33,9 @@ def test_index_of_inverts_getitem():
 
 def test_lookups_name_the_problem():
     s = space()
-    with pytest.raises(TuneError, match="no value for knob 'c'"):
+    with pytest.raises(ConfigError, match="no value for knob 'c'"):
         s.index_of({"a": 1, "b": False})
-    with pytest.raises(TuneError, match="knob 'a' has no value 3"):
+    with pytest.raises(ConfigError, match="knob 'a' has no value 3"):
         s.index_of({"a": 3, "b": False, "c": "x"})
     with pytest.raises(IndexError):
         s[12]
@@ -64,3 +66,10 @@ def test_registered_templates():
     assert set(TEMPLATES) == {(op, key) for op in ("conv2d", "depthwise_conv2d", "dense")
                               for key in ("arm_cpu", "riscv")} | {
         ("conv2d", "arm_mve"), ("depthwise_conv2d", "arm_mve")}
+
+
+def test_every_template_is_the_strategy_of_its_key():
+    """The library schedules with the template's default configuration: one
+    piece of code for the untuned kernel and the tuner's starting point."""
+    for key, tpl in TEMPLATES.items():
+        assert STRATEGIES[key] == tpl.schedule

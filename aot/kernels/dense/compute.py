@@ -1,4 +1,5 @@
-"""FULLY_CONNECTED: data flattened to rows of ``depth``, weights ``[units, depth]``.
+"""The tensor expression of FULLY_CONNECTED: data flattened to rows of ``depth``,
+weights ``[units, depth]``.
 
 int8: ``acc[b,u] = sum_k (x[b,k] + input_offset) * (w[u,k] + weight_offset)``,
 then conv2d's requantization (per tensor or per unit); the input offset is
@@ -14,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
-from aot.kernels.conv2d import epilogue, fold_bias
-from aot.kernels.registry import Computed, compute_rule, strategy
+from aot.kernels.conv2d.compute import epilogue, fold_bias
+from aot.kernels.registry import Computed, compute_rule
 
 
 @compute_rule("dense")
@@ -49,11 +50,5 @@ def dense(ctx, node) -> Computed:
     bias = fold_bias(ctx, node, b_t, correction)
     stages = {"acc": acc}
     if acc_dtype == "int32" and x_t.dtype == "int8" and not w_off:
-        stages["dot_s8"] = acc  # a plain int8 dot product (see aot.kernels.arm_cpu)
+        stages["dot_s8"] = acc  # a plain int8 dot product (see conv2d.intrin)
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, rows * units * depth)
-
-
-@strategy("dense")
-def schedule_dense_generic(s, final, stages) -> None:
-    """One output at a time with the dot product innermost (both operands contiguous)."""
-    s[stages["acc"]].compute_at(s[final], final.op.axis[-1])

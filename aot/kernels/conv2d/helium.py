@@ -27,30 +27,27 @@ through tensorize, run on 128-bit vectors instead of SMLAD pairs:
 That choice is made by the C preprocessor of the core the firmware is built
 for, so one generated kernel runs on every Cortex-M.  The schedule changes
 only for targets with the ``arm_mve`` key (the qemu/mps3-an547 board record
-lists it first): the conv2d and depthwise strategies registered here are the
-arm_cpu ones plus the requantizing epilogue of each output pixel as one call
-of ``aot_requant_row_s8`` (when it has the plain one-rounding form), which
-Helium computes four outputs per vector step, exactly as the scalar
-``aot_requant`` + ``aot_clamp_s8``.  Other targets keep the inline scalar
-epilogue, which GCC compiles a little better for the Cortex-M4 than the
-helper loop.
+lists it first): there the conv2d and depthwise templates
+(:mod:`aot.kernels.conv2d.schedules`) default to the arm_cpu schedule plus
+the requantizing epilogue of each output pixel as one call of
+``aot_requant_row_s8`` (this module's intrinsic, when the epilogue has the
+plain one-rounding form), which Helium computes four outputs per vector
+step, exactly as the scalar ``aot_requant`` + ``aot_clamp_s8``.  Other
+targets keep the inline scalar epilogue, which GCC compiles a little better
+for the Cortex-M4 than the helper loop.
 """
 
 from __future__ import annotations
 
 from aot import te, tir
-from aot.kernels.registry import strategy
+from aot.kernels.template import extent
 from aot.tir import expr as E
 
 
-def _ext(d) -> int:
-    return int(getattr(d, "value", d))
-
-
-def _requant_pattern(final):
+def requant_pattern(final):
     """``(acc, bias, table, lo, hi)`` when ``final`` is exactly the one-rounding
     int8 epilogue ``clamp_s8(requant(acc + bias[c], table[c, 0..3]), lo, hi)``
-    over its last axis (:func:`aot.kernels.conv2d._fast_epilogue` with a
+    over its last axis (:func:`aot.kernels.conv2d.compute._fast_epilogue` with a
     per-channel table and the output offset folded), else None."""
     axes = [iv.var for iv in final.op.axis]
     body = final.op.body
@@ -103,31 +100,12 @@ def requant_row_intrin(channels: int, lo: int, hi: int):
     return te.decl_tensor_intrin(y.op, intrin_func, binds=binds, name="requant_row_s8")
 
 
-def _tensorize_epilogue(s, final) -> None:
+def tensorize_epilogue(s, final) -> None:
     """The requantizing epilogue of each output pixel as one helper call (so
     Helium can vectorize it), when it has the plain one-rounding form."""
-    found = _requant_pattern(final)
+    found = requant_pattern(final)
     if found is None:
         return
     _, _, _, lo, hi = found
     axis = final.op.axis[-1]
-    s[final].tensorize(axis, requant_row_intrin(_ext(axis.dom.extent), lo, hi))
-
-
-@strategy("conv2d", "arm_mve")
-def schedule_conv2d_mve(s, final, stages) -> None:
-    """The arm_cpu conv2d schedule (its dot products already run on Helium)
-    with the requantizing epilogue of each pixel as one vectorized call."""
-    from aot.kernels.arm_cpu import schedule_conv2d_arm
-
-    schedule_conv2d_arm(s, final, stages)
-    _tensorize_epilogue(s, final)
-
-
-@strategy("depthwise_conv2d", "arm_mve")
-def schedule_depthwise_mve(s, final, stages) -> None:
-    """The arm_cpu depthwise schedule with the epilogue vectorized as in conv2d."""
-    from aot.kernels.arm_cpu import schedule_depthwise_arm
-
-    schedule_depthwise_arm(s, final, stages)
-    _tensorize_epilogue(s, final)
+    s[final].tensorize(axis, requant_row_intrin(extent(axis.dom.extent), lo, hi))

@@ -1,4 +1,5 @@
-"""CONV_2D: NHWC activations, OHWI weights, int8 (per-channel) and float32.
+"""The tensor expression of CONV_2D (NHWC activations, OHWI weights, int8
+per channel, int16x8 and float32); depthwise_conv2d shares its accumulator.
 
 int8: ``acc[n,h,w,o] = sum_{kh,kw,c} (x[...] + input_offset) * w[o,kh,kw,c]``
 over the taps inside the input (padding contributes nothing), then
@@ -16,7 +17,7 @@ import numpy as np
 from aot import te
 from aot.kernels.common import (channel_value, float_activation, in_bounds, multiplier_tables,
                                 needs_check, requantize)
-from aot.kernels.registry import Computed, compute_rule, strategy
+from aot.kernels.registry import Computed, compute_rule
 
 
 def _padded(x, x_t, node, out_hw, k_hw, fill):
@@ -82,7 +83,7 @@ def accumulate(ctx, node, depthwise: bool):
                 w_ * sw + kw * dw - (0 if pad is not None else node.attrs["padding"][1]), c]
         return v if is_float else v.astype(acc_dtype)
 
-    # What the arm_cpu strategies need to call their row intrinsics.
+    # What the row intrinsics (conv2d.intrin) need.
     geometry = {"strides": (sh, sw), "dilation": (dh, dw)}
     if depthwise:
         mult = node.attrs["depth_multiplier"]
@@ -102,7 +103,7 @@ def accumulate(ctx, node, depthwise: bool):
         stages["dot_s8"] = acc  # the channel reduction is an int8 dot product
     if depthwise and acc_dtype == "int32" and x_t.dtype == "int8" and node.attrs[
             "depth_multiplier"] == 1:
-        stages["depthwise_s8"] = acc  # channel-wise int8 products (see aot.kernels.arm_cpu)
+        stages["depthwise_s8"] = acc  # channel-wise int8 products (see conv2d.intrin)
     return acc, bias, qp, macs, stages
 
 
@@ -210,47 +211,3 @@ def _fast_epilogue(acc, bias, qp, fast):
 def conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=False)
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
-
-
-#: Bytes of row buffers (accumulators and padded input rows) a convolution
-#: keeps on the stack before its schedule falls back to one pixel at a time.
-STACK_BUDGET = 4096
-
-
-def _extent(d) -> int:
-    return int(getattr(d, "value", d))
-
-
-def _bytes(dtype: str) -> int:
-    return {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4}[dtype]
-
-
-def row_buffer_bytes(stages) -> int:
-    """Stack bytes of the by-row schedule: one output row of accumulators plus
-    the padded input rows it reads."""
-    acc = stages["acc"]
-    total = _extent(acc.shape[2]) * _extent(acc.shape[3]) * _bytes(acc.dtype)
-    if "pad" in stages:
-        pad = stages["pad"]
-        total += (pad.op.attrs["window_rows"] * _extent(pad.shape[2]) * _extent(pad.shape[3])
-                  * _bytes(pad.dtype))
-    return total
-
-
-def schedule_by_output_row(s, final, stages) -> int:
-    """Output row by output row: the padded input rows the row needs (when the
-    convolution pads) are copied into a stack buffer, every (pixel, channel)
-    of the row accumulates over (kh, kw, c) into a row of accumulators, then
-    the epilogue requantizes the row.  When those buffers would pass
-    :data:`STACK_BUDGET` bytes, the same happens one output pixel at a time
-    (the padded window of the pixel, one accumulator per channel).  Returns
-    the axis of the output the accumulators are computed at (1: row, 2: pixel)."""
-    acc = stages["acc"]
-    level = 1 if row_buffer_bytes(stages) <= STACK_BUDGET else 2
-    s[acc].compute_at(s[final], final.op.axis[level])
-    if "pad" in stages:
-        s[stages["pad"]].compute_at(s[acc], acc.op.axis[level])
-    return level
-
-
-strategy("conv2d")(schedule_by_output_row)

@@ -1,0 +1,14 @@
+"""CONV_2D, the worked example of an operator package (docs/kernels.md).
+
+* :mod:`~aot.kernels.conv2d.compute`: the tensor expression (padding,
+  accumulation, requantizing epilogue), registered as the compute rule;
+  depthwise_conv2d and dense build on its pieces;
+* :mod:`~aot.kernels.conv2d.schedules`: the schedule template, one per
+  target key, whose default configuration is the library's schedule and
+  which the tuner searches;
+* :mod:`~aot.kernels.conv2d.intrin`: tensor intrinsics onto the int8
+  helpers of the support headers (portable C, DSP, Helium);
+* :mod:`~aot.kernels.conv2d.helium`: the Helium requantizing epilogue.
+"""
+
+from aot.kernels.conv2d import compute, schedules  # noqa: F401  (register the rule and templates)

@@ -1,0 +1,165 @@
+"""The schedule template of conv2d and depthwise_conv2d, one per target key.
+
+Output row by output row: the padded input rows the row needs (when the
+convolution pads) are copied into a stack buffer, every (pixel, channel) of
+the row accumulates over the taps (and input channels) into a row of
+accumulators, then the epilogue requantizes the row.  When those buffers
+would pass :data:`STACK_BUDGET` bytes, the same happens one output pixel at
+a time.  The knobs (:func:`conv_template`):
+
+* ``tile``: accumulate a whole output ``row`` or one ``pixel`` at a time;
+* ``accumulate``: the row intrinsic of the int8 helpers (``conv_s8``,
+  ``depthwise_s8``; :mod:`aot.kernels.conv2d.intrin`), one ``dot_s8`` call
+  per tap, or plain ``loops`` (``loops_o_inner``: output channels innermost);
+* ``widen_input`` (conv_s8), ``taps_outer`` (depthwise loops), ``unroll_o``,
+  ``unroll_kw``, ``unroll_epilogue``: loop order and unrolling;
+* ``requant_row`` (arm_mve only): the pixel's epilogue as one Helium call
+  (:mod:`aot.kernels.conv2d.helium`).
+
+The default values *are* the library's schedule: plain loops on ``generic``
+and ``riscv`` targets, the row intrinsic on ``arm_cpu``, and on ``arm_mve``
+the row intrinsic plus the vectorized epilogue.  A depthwise convolution of
+one input channel is computed as a convolution (see
+:func:`aot.kernels.conv2d.compute.accumulate`) and scheduled as one.
+"""
+
+from __future__ import annotations
+
+from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
+from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
+from aot.kernels.registry import template
+from aot.kernels.template import Knob, Template, divisors, extent
+
+#: Bytes of row buffers (accumulators and padded input rows) a convolution
+#: keeps on the stack before its schedule falls back to one pixel at a time.
+STACK_BUDGET = 4096
+
+_BYTES = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4}
+
+
+def row_buffer_bytes(stages) -> int:
+    """Stack bytes of the by-row schedule: one output row of accumulators plus
+    the padded input rows it reads."""
+    acc = stages["acc"]
+    total = extent(acc.shape[2]) * extent(acc.shape[3]) * _BYTES[acc.dtype]
+    if "pad" in stages:
+        pad = stages["pad"]
+        total += (pad.op.attrs["window_rows"] * extent(pad.shape[2]) * extent(pad.shape[3])
+                  * _BYTES[pad.dtype])
+    return total
+
+
+def _row_fits(stages) -> bool:
+    return row_buffer_bytes(stages) <= STACK_BUDGET
+
+
+def _over_channels(stages) -> bool:
+    """The accumulation reduces over input channels (kh, kw, c): a conv2d, or a
+    depthwise conv2d of one input channel computed as a convolution."""
+    return len(stages["acc"].op.reduce_axis) == 3
+
+
+def _accumulations(stages) -> tuple[str, ...]:
+    """How the accumulators may be computed, the library's intrinsic first."""
+    if not _over_channels(stages):
+        return ("depthwise_s8", "loops") if "depthwise_s8" in stages else ("loops",)
+    loops = ("loops", "loops_o_inner")
+    return ("conv_s8", "dot_s8", *loops) if "dot_s8" in stages else loops
+
+
+def conv_template(anchor: str, key: str) -> Template:
+    """The template of ``anchor`` (conv2d or depthwise_conv2d) on target ``key``."""
+    intrinsics = key in ("arm_cpu", "arm_mve")
+    helium = key == "arm_mve"
+
+    def knobs(stages, final) -> list[Knob]:
+        acc = stages["acc"]
+        o = acc.op.axis[3]
+        kw = acc.op.reduce_axis[1]
+        out = [Knob("tile", ("row", "pixel") if _row_fits(stages) else ("pixel",),
+                    "accumulate a whole output row (stack buffers) or one pixel at a time"),
+               Knob("accumulate", _accumulations(stages),
+                    "row intrinsic of the support header, a dot call per tap, or loops")]
+        if not _over_channels(stages):
+            out.append(Knob("taps_outer", (False, True),
+                            "loops: the taps (kh, kw) outside the pixels of the row"))
+        elif "dot_s8" in stages:
+            out.append(Knob("widen_input", (True, False),
+                            "conv_s8: widen input chunks once into a stack buffer"))
+        out.append(Knob("unroll_o", divisors(extent(o.dom.extent), (1, 2, 4, 8, 16)),
+                        "loops and dot: output channels per unrolled step"))
+        if extent(kw.dom.extent) > 1:
+            out.append(Knob("unroll_kw", (False, True),
+                            "loops and dot: unroll the kernel-width taps"))
+        out.append(Knob("unroll_epilogue",
+                        divisors(extent(final.op.axis[-1].dom.extent), (1, 2, 4, 8)),
+                        "channels per unrolled step of the requantizing epilogue"))
+        if helium and requant_pattern(final) is not None:
+            out.append(Knob("requant_row", (True, False),
+                            "the whole epilogue of a pixel as one aot_requant_row_s8 call "
+                            "(Helium, four outputs per step; only with unroll_epilogue 1)"))
+        return out
+
+    def default_values(stages, final) -> dict:
+        values = {"tile": "row" if _row_fits(stages) else "pixel", "unroll_o": 1,
+                  "unroll_kw": False, "unroll_epilogue": 1,
+                  "accumulate": _accumulations(stages)[0] if intrinsics else "loops"}
+        if not _over_channels(stages):
+            values["taps_outer"] = False
+        elif "dot_s8" in stages:
+            values["widen_input"] = WIDEN_INPUT
+        if helium and requant_pattern(final) is not None:
+            values["requant_row"] = True
+        return values
+
+    def apply(s, final, stages, cfg) -> None:
+        _schedule(s, final, stages, cfg)
+        if cfg.get("requant_row") and cfg["unroll_epilogue"] == 1:
+            tensorize_epilogue(s, final)
+
+    return Template(anchor, key, knobs, default_values, apply)
+
+
+def _schedule(s, final, stages, cfg) -> None:
+    acc = stages["acc"]
+    level = 1 if cfg["tile"] == "row" else 2
+    s[acc].compute_at(s[final], final.op.axis[level])
+    if "pad" in stages:
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[level])
+    if cfg["unroll_epilogue"] > 1:
+        _, ei = s[final].split(final.op.axis[-1], factor=cfg["unroll_epilogue"])
+        s[final].unroll(ei)
+    if cfg["accumulate"] == "depthwise_s8":
+        tensorize_conv(s, stages, level, depthwise=True)
+        return
+    if cfg["accumulate"] == "conv_s8":
+        tensorize_conv(s, stages, level, depthwise=False, widen=cfg["widen_input"])
+        return
+    _, _, w, o = acc.op.axis
+    # A factor of 1 leaves the loop unsplit: no extra loop in the C.
+    inner = [o]
+    if cfg["unroll_o"] > 1:
+        inner = list(s[acc].split(o, factor=cfg["unroll_o"]))
+        s[acc].unroll(inner[1])
+    kw = acc.op.reduce_axis[1]
+    if not _over_channels(stages):
+        # channels innermost: for each pixel and tap all channels accumulate at
+        # once, reading the input rows, the weights and the accumulators contiguously
+        kh = acc.op.reduce_axis[0]
+        if cfg["taps_outer"]:
+            s[acc].reorder(kh, kw, w, *inner)
+        else:
+            s[acc].reorder(w, kh, kw, *inner)
+    elif cfg["accumulate"] == "dot_s8":
+        tensorize_dot(s, stages)
+    elif cfg["accumulate"] == "loops_o_inner" and len(inner) == 2:
+        # each input value feeds the unroll_o accumulators of the step
+        kh, _, rc = acc.op.reduce_axis
+        s[acc].reorder(w, inner[0], kh, kw, rc, inner[1])
+    if cfg.get("unroll_kw"):
+        s[acc].unroll(kw)
+
+
+for _key in ("arm_cpu", "arm_mve", "riscv"):
+    template(conv_template("conv2d", _key))
+template(conv_template("conv2d", "generic"), tunable=False)
