@@ -114,6 +114,28 @@ def resolve_target(target_or_board) -> tuple[Target, Board | None]:
     return target, load_board(target.tag) if target.tag else None
 
 
+def check_target(target: Target) -> None:
+    """Refuse what the target says that compilation would not honour.
+
+    A composite target and ``-libs`` (external libraries) are not supported
+    yet; the alignments must be powers of two.  Everything else a ``c``
+    target states is either used (keys, CPU facts, alignments) or only
+    informative (``-model``, ``-device``).
+    """
+    if target.kind == "composite":
+        members = ", ".join(repr(str(t)) for t in target.targets)
+        raise CompileError(f"not supported yet: composite targets (several devices in one "
+                           f"model); compile for one of its members instead: {members}")
+    if target.attrs.get("libs"):
+        libs = ",".join(target.attrs["libs"])
+        raise CompileError(f"not supported yet: -libs={libs} (handing layers to external "
+                           "libraries); remove -libs to compile with aot's own kernels")
+    for attr in ("workspace-byte-alignment", "constants-byte-alignment"):
+        value = target.attrs.get(attr)
+        if value is not None and (value < 1 or value & (value - 1) or value > 4096):
+            raise CompileError(f"-{attr}={value}: use a power of two from 1 to 4096")
+
+
 def compile_model(model, target_or_board="host/native", *, name: str = "model",
                   opt_level: int = 2, disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
@@ -147,6 +169,7 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     graph = model if isinstance(model, Graph) else load_model(model)
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board)
+    check_target(target)
     lap("load")
 
     instruments = []

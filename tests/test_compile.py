@@ -8,7 +8,7 @@ import io
 import pytest
 from support.models import MODELS_DIR
 
-from aot.compile import compile_model, resolve_target
+from aot.compile import CompileError, compile_model, resolve_target
 from aot.executor.memory import MemoryPlanError
 from aot.passes import PassError
 from aot.target import Target, TargetError, load_board
@@ -99,3 +99,26 @@ def test_model_too_big_for_flash_counts_code_too():
     assert f"constants {need.constants}, code {need.code}" in text
     assert f"has {need.constants + need.code - 1}" in text
     assert "largest constants: model_k" in text and "dense" in text
+
+
+@pytest.mark.parametrize("target, message", [
+    ("c -libs=cmsis-nn", r"not supported yet: -libs=cmsis-nn .*remove -libs"),
+    ("composite -targets={c},{c -mcpu=cortex-m4}",
+     r"not supported yet: composite targets .*'c -keys=cpu', 'c -keys=arm_cpu,cpu"),
+    ("c -workspace-byte-alignment=24", r"-workspace-byte-alignment=24: use a power of two"),
+    ("c -constants-byte-alignment=0", r"-constants-byte-alignment=0: use a power of two"),
+])
+def test_target_attributes_that_would_be_ignored_are_refused(target, message):
+    with pytest.raises(CompileError, match=message):
+        compile_model(HELLO, target, measure_code=False)
+
+
+def test_the_alignment_attributes_are_honoured():
+    plain = compile_model(HELLO, "c", measure_code=False)
+    wide = compile_model(HELLO, "c -workspace-byte-alignment=64 -constants-byte-alignment=32",
+                         measure_code=False)
+    assert plain.plan.alignment == 16 and wide.plan.alignment == 64
+    assert all(b.offset % 64 == 0 for b in wide.plan.buffers if b.offset is not None)
+    kernel = wide.files["codegen/model_kernels_0.c"]
+    assert "AOT_ALIGNED(32) = {" in kernel and "AOT_ALIGNED(8) = {" not in kernel
+    assert "AOT_ALIGNED(8) = {" in plain.files["codegen/model_kernels_0.c"]

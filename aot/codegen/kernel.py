@@ -7,7 +7,7 @@ C: the constants are ``static const`` arrays, the loop nest a ``static``
 implementation function, and the exported function binds the constants, so
 the caller passes only the activations::
 
-    static const int8_t k0_c0[...] AOT_ALIGNED(8) = {...};
+    static const int8_t k0_c0[...] AOT_ALIGNED(8) = {...};  /* -constants-byte-alignment */
     static int32_t k0_impl(const int8_t* restrict x, const int8_t* restrict w, ...) {...}
     int32_t k0(const int8_t* restrict x0, int8_t* restrict y1) {
       return k0_impl(x0, k0_c0, ..., y1);
@@ -41,8 +41,8 @@ def ir_dtype(data: np.ndarray) -> str:
                          f"use one of {', '.join(sorted(_NP_TO_C.values()))}") from None
 
 
-def c_array(name: str, data: np.ndarray) -> str:
-    """``static const T name[n] AOT_ALIGNED(8) = {...};`` holding ``data`` exactly."""
+def c_array(name: str, data: np.ndarray, alignment: int = 8) -> str:
+    """``static const T name[n] AOT_ALIGNED(alignment) = {...};`` holding ``data`` exactly."""
     dtype = ir_dtype(data)
     flat = data.reshape(-1)
     if dtype == "float32":
@@ -58,7 +58,7 @@ def c_array(name: str, data: np.ndarray) -> str:
         values = [str(v) for v in flat.tolist()]
     rows = [", ".join(values[i:i + 16]) for i in range(0, len(values), 16)]
     body = ",\n  ".join(rows)
-    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED(8) = {{\n"
+    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED({alignment}) = {{\n"
             f"  {body}\n}};")
 
 
@@ -92,7 +92,7 @@ def kernel_source(kernel) -> str:
     entry = (kernel_signature(kernel, kernel.arg_names) + " {\n"
              + f"  return {func.name}({', '.join(call_args)});\n}}")
     text = generate_c([impl], kernel.target, includes=[f'"{h}"' for h in kernel.includes],
-                      declarations=["\n".join(c_array(c.name, c.data)
+                      declarations=["\n".join(c_array(c.name, c.data, kernel.constant_alignment)
                                               for c in kernel.constants)]
                       if kernel.constants else (),
                       trailer=[entry])

@@ -464,11 +464,13 @@ def check_plan(plan: MemoryPlan) -> None:
 def workspace_alignment(target) -> int:
     """The buffer alignment for an :class:`aot.target.Target`.
 
-    The target's vector width where it has one (4 bytes on Cortex-M4/M7,
-    whose SIMD works on 32-bit words; 16 with Helium/MVE), else 16, which
-    suits host SIMD and costs little.
+    Its ``-workspace-byte-alignment`` when given, else the target's vector
+    width where it has one (4 bytes on Cortex-M4/M7, whose SIMD works on
+    32-bit words; 16 with Helium/MVE), else 16, which suits host SIMD and
+    costs little.
     """
-    return target.vector_bytes or 16
+    given = target.attrs.get("workspace-byte-alignment")
+    return given or target.vector_bytes or 16
 
 
 @dataclass(frozen=True)

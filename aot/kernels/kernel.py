@@ -46,6 +46,13 @@ class KernelError(AotError):
     """A fused group that no kernel supports (yet)."""
 
 
+def constant_alignment(target) -> int:
+    """Bytes the kernels' constant arrays are aligned to: the target's
+    ``-constants-byte-alignment``, else 8 (a doubleword: LDRD-friendly)."""
+    attrs = getattr(target, "attrs", {})
+    return attrs.get("constants-byte-alignment") or 8
+
+
 @dataclass(frozen=True)
 class KernelParam:
     """One argument of a kernel: the IR tensor it binds to and its direction."""
@@ -94,6 +101,7 @@ class Kernel:
     func: PrimFunc | None = None
     constants: tuple[KernelConstant, ...] = ()
     includes: tuple[str, ...] = ()
+    constant_alignment: int = 8        # bytes; the target's -constants-byte-alignment
     prelude: tuple[str, ...] = ()      # lines ahead of everything (a tuned kernel's pragmas)
     c_source: str | None = None
     c_prototype: str | None = None
@@ -191,7 +199,8 @@ class KernelBuilder:
                       target=str(self.target), func=func,
                       constants=tuple(KernelConstant(cname, data)
                                       for cname, data, _ in self._consts),
-                      includes=(HEADER_NAME,), inplace_allowed=allowed)
+                      includes=(HEADER_NAME,), inplace_allowed=allowed,
+                      constant_alignment=constant_alignment(self.target))
 
 
 def render_template_kernel(template: str, name: str, target, params, consts: dict, context: dict,
@@ -208,10 +217,12 @@ def render_template_kernel(template: str, name: str, target, params, consts: dic
     constants = tuple(KernelConstant(f"{ident}_{key}", np.ascontiguousarray(data))
                       for key, data in consts.items())
     kparams = tuple(KernelParam(t.name, role, t.dtype, t.type.nbytes) for t, role, _ in params)
-    shape = Kernel(ident, kparams, 0, int(macs), tuple(op_names), target=str(target))
+    shape = Kernel(ident, kparams, 0, int(macs), tuple(op_names), target=str(target),
+                   constant_alignment=constant_alignment(target))
     signature = kernel_signature(shape, [cname for _, _, cname in params])
     source = _TEMPLATES.get_template(template).render(
         version=__version__, target=str(target), signature=signature,
-        constants="\n".join(c_array(c.name, c.data) for c in constants),
+        constants="\n".join(c_array(c.name, c.data, shape.constant_alignment)
+                             for c in constants),
         **{key: c.name for key, c in zip(consts, constants)}, **context)
     return replace(shape, constants=constants, c_source=source, c_prototype=signature + ";")

@@ -143,9 +143,13 @@ _CPU_ATTRS = (
     ),
     AttrSpec("mfpu", "str", help="Arm FPU, as for -mfpu (fpv4-sp-d16)"),
     AttrSpec("mattr", "list[str]", (), help="extra features, LLVM style (+dsp,-mve,+avx2)"),
-    AttrSpec("libs", "list[str]", (), help="external libraries the generated code may call"),
-    AttrSpec("workspace-byte-alignment", "int", 16, help="alignment of the planned workspace"),
-    AttrSpec("constants-byte-alignment", "int", 16, help="alignment of constant arrays"),
+    AttrSpec("libs", "list[str]", (), help="external libraries the generated code may call "
+             "(not supported yet: compilation refuses a non-empty list)"),
+    AttrSpec("workspace-byte-alignment", "int",
+             help="alignment of the planned workspace's buffers (default: the vector width, "
+                  "else 16)"),
+    AttrSpec("constants-byte-alignment", "int",
+             help="alignment of the kernels' constant arrays (default 8)"),
 )
 
 KINDS = KindRegistry()
