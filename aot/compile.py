@@ -25,7 +25,7 @@ from aot.codegen.cc import CCompiler
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
 from aot.executor.memory import MemoryPlan, Sizes
-from aot.export import write_artifact
+from aot.export import artifact_metadata, write_artifact
 from aot.frontend import load_model
 from aot.ir import Graph
 from aot.passes import DumpAfter, PassContext, optimize
@@ -61,15 +61,8 @@ class CompiledModel:
         inputs, outputs = codegen.ports(self.name, self.graph, self.plan)
         lay = codegen.layout(self.plan, self.kernels)
         return {
-            "format": "aot-artifact",
-            "format_version": 1,
-            "aot_version": __version__,
-            "name": self.name,
-            "model": {"name": self.graph.name, "source": self.source},
-            "target": str(self.target),
-            "target_hash": self.target.digest(),
-            "board": self.board.tag if self.board is not None else None,
-            "board_version": self.board.versioned_tag if self.board is not None else None,
+            **artifact_metadata(self.name, self.graph.name, self.source, self.target,
+                                self.board),
             "inputs": [_port_json(p) for p in inputs],
             "outputs": [_port_json(p) for p in outputs],
             "state": [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype,

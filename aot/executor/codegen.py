@@ -105,6 +105,41 @@ class Port:
 
 
 @dataclass(frozen=True)
+class RpcTensor:
+    """One entry of an RPC descriptor's tensor table (``aot_tensor_t``)."""
+
+    name: str
+    dtype: str
+    role: str            # "input" | "output"
+    writable: bool       # the host may write it
+    dims: tuple[int, ...]
+    nbytes: int
+    symbol: str          # the C array holding it
+
+    @property
+    def aot_dtype(self) -> str:
+        return _AOT_DTYPES[self.dtype]
+
+    @property
+    def role_macro(self) -> str:
+        return "AOT_ROLE_INPUT" if self.role == "input" else "AOT_ROLE_OUTPUT"
+
+
+def rpc_tables(prefix: str, model_name: str, target_hash: str, tensors, kernels,
+               run: str = "NULL") -> str:
+    """The C of an ``aot_rpc_model`` descriptor's tables: ``tensors``
+    (:class:`RpcTensor`), ``kernels`` (``(rpc name, C function)`` pairs) and
+    the model record naming ``run``.  Model artifacts and tuning images both
+    use it, so the descriptor's layout is written once."""
+    for name, _ in kernels:
+        if len(name) > _MAX_RPC_NAME:
+            raise CodegenError(f"RPC kernel name {name!r} is longer than {_MAX_RPC_NAME}")
+    return _ENV.get_template("rpc_tables.c.j2").render(
+        prefix=prefix, model_name=model_name, target_hash=target_hash, tensors=list(tensors),
+        kernels=list(kernels), run=run)
+
+
+@dataclass(frozen=True)
 class _Array:
     """A static array in the entry file: a state tensor or a constant argument."""
 
@@ -377,6 +412,10 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         lazy_reset=any(s.zero != 0 for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
         target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels)
+    rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
+                             tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
+                   for p in inputs + outputs]
+    rpc_kernel_table = [(k, f"{name}_rpc_kernel_{i}") for i, k in enumerate(rpc_kernels)]
     files = {
         f"include/{name}.h": _ENV.get_template("model.h.j2").render(**common),
         f"codegen/{name}.c": _ENV.get_template("model.c.j2").render(
@@ -384,7 +423,8 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
             constants=list(bindings.constants.values()), prologue=prologue,
             kernel_calls=kernel_calls,
             epilogue=epilogue, workspace_array=max(lay.workspace_bytes, 1)),
-        f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(**common),
+        f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(
+            **common, rpc_tensors=rpc_tensors, rpc_kernel_table=rpc_kernel_table),
     }
     for i, k in enumerate(kernels):
         files[f"codegen/{name}_kernels_{i}.c"] = k.source

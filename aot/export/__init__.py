@@ -26,6 +26,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from aot import __version__
 from aot.errors import AotError
 
 METADATA_VERSION = 1
@@ -35,6 +36,27 @@ RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
 
 class ExportError(AotError):
     """The artifact cannot be written or read."""
+
+
+#: The ``format`` of every artifact's metadata.json.
+METADATA_FORMAT = "aot-artifact"
+
+
+def artifact_metadata(name: str, model_name: str, source: str, target, board) -> dict:
+    """The part of metadata.json every artifact has (a compiled model's adds
+    its interface, kernels, plan and sizes; a tuning image's adds nothing):
+    the one place its format and identity fields are written."""
+    return {
+        "format": METADATA_FORMAT,
+        "format_version": METADATA_VERSION,
+        "aot_version": __version__,
+        "name": name,
+        "model": {"name": model_name, "source": source},
+        "target": str(target),
+        "target_hash": target.digest(),
+        "board": board.tag if board is not None else None,
+        "board_version": board.versioned_tag if board is not None else None,
+    }
 
 
 def runtime_ports() -> list[str]:
@@ -181,7 +203,7 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
 
 def _is_artifact(path: Path) -> bool:
     try:
-        return json.loads((path / "metadata.json").read_text()).get("format") == "aot-artifact"
+        return json.loads((path / "metadata.json").read_text()).get("format") == METADATA_FORMAT
     except (OSError, ValueError, AttributeError):
         return False
 

@@ -133,7 +133,7 @@ def _match(a, b, tmap, pairs) -> bool:
     if type(a) is not type(b) or a.dtype != b.dtype:
         return False
     if isinstance(a, E.ProducerLoad):
-        ka, kb = id(a.tensor.op), id(b.tensor.op)
+        ka = id(a.tensor.op)
         if tmap.get(ka, b.tensor.op) is not b.tensor.op:
             return False
         if any(v is a.tensor.op for k, v in tmap.items() if k != ka and v is b.tensor.op):

@@ -23,7 +23,6 @@ from aot.executor import codegen, format_memory_report, plan_memory
 from aot.executor.codegen import CodegenError
 from aot.ir import GraphBuilder
 from aot.kernels import lower_group
-from aot.passes import optimize
 
 C = 4
 HW = (6, 5)
