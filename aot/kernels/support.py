@@ -10,11 +10,14 @@ data, so an installed wheel has them; see pyproject.toml), edited as C:
 * ``aot_kernel_fixedpoint.h``: TFLM's fixed-point arithmetic
   (requantization, softmax's exp and reciprocal), bit-exact with
   :mod:`aot.reference.ops.quant` and :mod:`aot.reference.ops.fixedpoint`;
-* ``aot_kernel_int8.h``: the int8 dot products and the conv2d, dense and
-  depthwise helpers the arm_cpu strategies tensorize onto (portable and DSP);
-* ``aot_kernel_mve.h``: their Helium versions (:mod:`aot.kernels.conv2d.helium`).
+* ``aot_kernel_int8.h``: the int8 dot products the operators' helpers are
+  built from (portable and DSP), ``aot_kernel_mve.h`` their Helium versions;
+* each operator's own helpers in ``aot/kernels/<op>/include/``:
+  ``aot_conv2d.h`` (conv2d and depthwise rows, the requantizing epilogue) and
+  ``aot_dense.h``, with their Helium halves ``aot_conv2d_mve.h`` and
+  ``aot_dense_mve.h``.
 
-Every file is written beside the kernels (compile output, tuning projects,
+All of them are written into one folder beside the kernels (compile output, tuning projects,
 tests), whatever the target: the C preprocessor of the core a kernel is
 built for picks the portable, DSP or Helium paths.
 """
@@ -32,9 +35,19 @@ HEADER_NAME = "aot_kernel_util.h"
 def _headers() -> tuple[tuple[str, str], ...]:
     # importlib.resources rather than a path from __file__: it also works
     # from a wheel, a zip or any other loader.
-    folder = resources.files("aot.kernels").joinpath("include")
-    return tuple(sorted((f.name, f.read_text(encoding="utf-8"))
-                        for f in folder.iterdir() if f.name.endswith(".h")))
+    root = resources.files("aot.kernels")
+    folders = [root.joinpath("include")] + [
+        d.joinpath("include") for d in root.iterdir()
+        if d.is_dir() and d.joinpath("include").is_dir()]
+    found: dict[str, str] = {}
+    for folder in folders:
+        for f in folder.iterdir():
+            if not f.name.endswith(".h"):
+                continue
+            if f.name in found:  # they are written into one folder
+                raise RuntimeError(f"two kernel headers are named {f.name}")
+            found[f.name] = f.read_text(encoding="utf-8")
+    return tuple(sorted(found.items()))
 
 
 def support_files(target=None) -> dict[str, str]:

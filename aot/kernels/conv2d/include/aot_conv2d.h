@@ -1,0 +1,379 @@
+/* conv2d's and depthwise_conv2d's int8 helpers (aot/kernels/conv2d/include):
+   the row intrinsics aot_conv_s8 and aot_depthwise_s8 and the requantizing
+   epilogue aot_requant_row_s8, built on aot_kernel_int8.h; Helium versions
+   in aot_conv2d_mve.h.  See docs/kernels.md. */
+#ifndef AOT_CONV2D_H
+#define AOT_CONV2D_H
+
+#include "aot_kernel_int8.h"
+#if defined(AOT_HAVE_MVE)
+#include "aot_conv2d_mve.h"
+#endif
+
+/* y[c] = clamp_s8(aot_requant(acc[c] + bias[c], table[4c .. 4c+3]), lo, hi)
+   for n outputs (tensor intrinsic of the arm_cpu epilogue); Helium does four
+   per vector step (aot_mve_requant_row_s8). */
+AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
+                                      const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
+  int32_t c = 0;
+#if defined(AOT_HAVE_MVE)
+  aot_mve_requant_row_s8(y, acc, bias, table, n, lo, hi);
+  c = n - n % 4; /* the vector steps did all groups of four */
+#endif
+  for (; c < n; ++c) {
+    const int32_t* r = table + 4 * c;
+    y[c] = (int8_t)aot_clamp_s8(aot_requant(acc[c] + bias[c], r[0], r[1], r[2], r[3]), lo, hi);
+  }
+  return 0;
+}
+
+#if defined(AOT_HAVE_DSP)
+/* Pixels per chunk of aot_conv_wide_s8 (even when more than one fits), or 0
+   when not even one pixel's input window fits the buffer. */
+AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                  int32_t sw, int32_t dw) {
+  const int32_t fixed = (kw_n - 1) * dw + 1;  /* columns of one pixel's window */
+  int32_t p = (AOT_WIDE_WORDS / (kh_n * c_n / 2) - fixed) / sw + 1;
+  if (AOT_WIDE_WORDS < kh_n * fixed * c_n / 2) {
+    return 0;
+  }
+  p = p > npix ? npix : p;
+  return p > 1 && p < npix ? p & ~1 : p;
+}
+
+/* aot_conv_s8 for c_n a multiple of 4 and contiguous columns: each chunk of
+   pixels first widens its input window once into a stack buffer (two
+   halfword pairs per four bytes), which every output channel then reads
+   with LDRD instead of re-widening it. */
+AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                                    const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
+                                    int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                                    int32_t dw, int32_t chunk, int32_t patch) {
+  int32_t wide[AOT_WIDE_WORDS];
+  const int32_t joined = dw == 1;
+  const int32_t w_os = kh_n * kw_n * c_n;
+  /* patches: one run of w_os per pixel; rows: runs per kernel row (and tap) */
+  const int32_t run = patch ? w_os : joined ? kw_n * c_n : c_n;
+  const int32_t runs = patch || joined ? 1 : kw_n;
+  const int32_t khs = patch ? 1 : kh_n;
+  const int32_t cols = (chunk - 1) * sw + (kw_n - 1) * dw + 1;
+  const int32_t kh_words = patch ? 0 : cols * c_n / 2;  /* per kernel row in `wide` */
+  const int32_t pix_words = patch ? w_os / 2 : sw * c_n / 2;
+  const int32_t r_words = dw * c_n / 2;
+  int32_t p0;
+  for (p0 = 0; p0 < npix; p0 += chunk) {
+    const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
+    const int32_t bytes = ((n - 1) * sw + (kw_n - 1) * dw + 1) * c_n;
+    int32_t kh, p = 0;
+    if (patch) { /* im2col: each pixel's kernel rows one after the other */
+      int32_t* dst = wide;
+      for (p = 0; p < n; ++p) {
+        for (kh = 0; kh < kh_n; ++kh) {
+          const int8_t* src = x + kh * dh * x_rs + (p0 + p) * sw * c_n;
+          int32_t i;
+          for (i = 0; i < kw_n * c_n; i += 4) {
+            const uint32_t v = aot_load32(src + i);
+            dst[0] = __sxtb16((int32_t)v);
+            dst[1] = aot_sxtb16_ror8(v);
+            dst += 2;
+          }
+        }
+      }
+      p = 0;
+    } else {
+      for (kh = 0; kh < kh_n; ++kh) {
+        const int8_t* src = x + kh * dh * x_rs + p0 * sw * c_n;
+        int32_t* dst = wide + kh * kh_words;
+        int32_t i;
+        for (i = 0; i < bytes; i += 4) {
+          const uint32_t v = aot_load32(src + i);
+          dst[0] = __sxtb16((int32_t)v);
+          dst[1] = aot_sxtb16_ror8(v);
+          dst += 2;
+        }
+      }
+    }
+    for (; p + 2 <= n; p += 2) {
+      int32_t* out = acc + (p0 + p) * acc_ps;
+      int32_t o;
+      for (o = 0; o + 2 <= oc; o += 2) {
+        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t r;
+        for (kh = 0; kh < khs; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
+            const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+            aot_dot2x2_wide_s8(sum, xa, xa + pix_words, wa, wa + w_os, run);
+          }
+        }
+        out[o] = sum[0];
+        out[o + 1] = sum[1];
+        out[acc_ps + o] = sum[2];
+        out[acc_ps + o + 1] = sum[3];
+      }
+      for (; o < oc; ++o) {
+        int32_t s0 = 0, s1 = 0, r;
+        for (kh = 0; kh < khs; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
+            const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+            s0 = aot_dot1_wide_s8(s0, xa, wa, run);
+            s1 = aot_dot1_wide_s8(s1, xa + pix_words, wa, run);
+          }
+        }
+        out[o] = s0;
+        out[acc_ps + o] = s1;
+      }
+    }
+    for (; p < n; ++p) {
+      int32_t* out = acc + (p0 + p) * acc_ps;
+      int32_t o;
+      for (o = 0; o + 2 <= oc; o += 2) {
+        int32_t sum[2] = {0, 0};
+        int32_t r;
+        for (kh = 0; kh < khs; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+            aot_dot1x2_wide_s8(sum, wide + kh * kh_words + p * pix_words + r * r_words, wa,
+                               wa + w_os, run);
+          }
+        }
+        out[o] = sum[0];
+        out[o + 1] = sum[1];
+      }
+      for (; o < oc; ++o) {
+        int32_t s0 = 0, r;
+        for (kh = 0; kh < khs; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            s0 = aot_dot1_wide_s8(s0, wide + kh * kh_words + p * pix_words + r * r_words,
+                                  w + o * w_os + (kh * kw_n + r) * c_n, run);
+          }
+        }
+        out[o] = s0;
+      }
+    }
+  }
+  return 0;
+}
+#endif
+
+
+/* The accumulators of `npix` output pixels x all `oc` output channels of a
+   convolution (tensor intrinsic of the arm_cpu conv2d strategy):
+     acc[p*acc_ps + o] = sum_{kh,kw,c} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
+                                       * w[((o*kh_n + kh)*kw_n + kw)*c_n + c]
+   with OHWI weights.  Pixels and channels go in 2x2 blocks (aot_dot2x2_s8);
+   when the taps of one kernel row are contiguous in the input (dw = 1 and
+   a column stride of c_n) each kernel row is one dot product of kw_n*c_n.
+   With `widen` (and DSP, c_n % 4 == 0), chunks of pixels go through
+   aot_conv_wide_s8.  Every shape argument is a compile-time constant at the
+   call, and the function is always inlined, so GCC specializes it per layer. */
+AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                               int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
+                               int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                               int32_t dw, int32_t widen) {
+#if defined(AOT_HAVE_MVE)
+  /* Helium reads the int8 inputs directly; short kernel rows go through an
+     int8 im2col patch */
+  if (widen && x_cs == c_n && dw == 1 && kh_n > 1 && kw_n * c_n < 16
+      && kh_n * kw_n * c_n <= AOT_MVE_PATCH_BYTES) {
+    return aot_mve_conv_patch_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh);
+  }
+#elif !defined(AOT_HAVE_DSP)
+  (void)widen;
+#else
+  if (widen && c_n % 4 == 0 && x_cs == c_n) {
+    const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
+    if (chunk > 0) {
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              chunk, 0);
+    }
+  }
+  /* few channels (e.g. the first layer): widened im2col patches when each
+     kernel row is a whole number of words */
+  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0
+      && kh_n * kw_n * c_n <= 2 * AOT_WIDE_WORDS) {
+    int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
+    chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+    return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                            chunk, 1);
+  }
+#endif
+  const int32_t joined = dw == 1 && x_cs == c_n;
+  const int32_t run = joined ? kw_n * c_n : c_n;
+  const int32_t runs = joined ? 1 : kw_n;
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t p = 0;
+  for (; p + 2 <= npix; p += 2) {
+    const int8_t* xp = x + p * sw * x_cs;
+    int32_t o = 0;
+    for (; o + 2 <= oc; o += 2) {
+      int32_t s[4] = {0, 0, 0, 0};
+      int32_t kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          const int8_t* xa = xp + kh * dh * x_rs + r * dw * x_cs;
+          const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+          aot_dot2x2_s8(s, xa, xa + sw * x_cs, wa, wa + w_os, run);
+        }
+      }
+      acc[p * acc_ps + o] = s[0];
+      acc[p * acc_ps + o + 1] = s[1];
+      acc[(p + 1) * acc_ps + o] = s[2];
+      acc[(p + 1) * acc_ps + o + 1] = s[3];
+    }
+    for (; o < oc; ++o) {
+      int32_t s0 = 0, s1 = 0, kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          const int8_t* xa = xp + kh * dh * x_rs + r * dw * x_cs;
+          const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+          s0 = aot_dot1_s8(s0, xa, wa, run);
+          s1 = aot_dot1_s8(s1, xa + sw * x_cs, wa, run);
+        }
+      }
+      acc[p * acc_ps + o] = s0;
+      acc[(p + 1) * acc_ps + o] = s1;
+    }
+  }
+  for (; p < npix; ++p) { /* the last pixel of an odd row: two channels at a time */
+    const int8_t* xp = x + p * sw * x_cs;
+    int32_t o = 0;
+    for (; o + 2 <= oc; o += 2) {
+      int32_t s[2] = {0, 0};
+      int32_t kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+          aot_dot1x2_s8(s, xp + kh * dh * x_rs + r * dw * x_cs, wa, wa + w_os, run);
+        }
+      }
+      acc[p * acc_ps + o] = s[0];
+      acc[p * acc_ps + o + 1] = s[1];
+    }
+    for (; o < oc; ++o) {
+      int32_t s0 = 0, kh, r;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (r = 0; r < runs; ++r) {
+          s0 = aot_dot1_s8(s0, xp + kh * dh * x_rs + r * dw * x_cs,
+                           w + o * w_os + (kh * kw_n + r) * c_n, run);
+        }
+      }
+      acc[p * acc_ps + o] = s0;
+    }
+  }
+  return 0;
+}
+
+/* The accumulators of `npix` output pixels of a depthwise convolution with
+   multiplier 1 (tensor intrinsic of the arm_cpu depthwise strategy):
+     acc[p*acc_ps + c] = sum_{kh,kw} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
+                                     * w[(kh*kw_n + kw)*c_n + c]
+   Channels innermost, four per word: SXTB16 splits a word of inputs and one
+   of weights into the even and odd channels, and SMLABB/SMLATT accumulate
+   each channel in its own register (no packing, the 1HWC weights are
+   consumed as stored). */
+AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                                    int32_t x_cs, const int8_t* w, int32_t npix, int32_t c_n,
+                                    int32_t kh_n, int32_t kw_n, int32_t sw, int32_t dh,
+                                    int32_t dw) {
+#if defined(AOT_HAVE_MVE)
+  return aot_mve_depthwise_s8(acc, acc_ps, x, x_rs, x_cs, w, npix, c_n, kh_n, kw_n, sw, dh, dw);
+#endif
+  int32_t p = 0;
+#if defined(AOT_HAVE_DSP)
+  /* two pixels at a time share each widened weight word */
+  for (; p + 2 <= npix && c_n >= 4; p += 2) {
+    const int8_t* xp = x + p * sw * x_cs;
+    const int8_t* xq = xp + sw * x_cs;
+    int32_t* out = acc + p * acc_ps;
+    int32_t c;
+    for (c = 0; c + 4 <= c_n; c += 4) {
+      int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, kh, kw;
+      AOT_UNROLL("GCC unroll 8")
+      for (kh = 0; kh < kh_n; ++kh) {
+        AOT_UNROLL("GCC unroll 8")
+        for (kw = 0; kw < kw_n; ++kw) {
+          const int32_t off = kh * dh * x_rs + kw * dw * x_cs + c;
+          const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n + c);
+          const int32_t we = __sxtb16((int32_t)wv), wo = aot_sxtb16_ror8(wv);
+          const uint32_t xv = aot_load32(xp + off);
+          const uint32_t yv = aot_load32(xq + off);
+          const int32_t xe = __sxtb16((int32_t)xv), xo = aot_sxtb16_ror8(xv);
+          const int32_t ye = __sxtb16((int32_t)yv), yo = aot_sxtb16_ror8(yv);
+          s0 = __smlabb(xe, we, s0);
+          s2 = __smlatt(xe, we, s2);
+          s1 = __smlabb(xo, wo, s1);
+          s3 = __smlatt(xo, wo, s3);
+          t0 = __smlabb(ye, we, t0);
+          t2 = __smlatt(ye, we, t2);
+          t1 = __smlabb(yo, wo, t1);
+          t3 = __smlatt(yo, wo, t3);
+        }
+      }
+      out[c] = s0;
+      out[c + 1] = s1;
+      out[c + 2] = s2;
+      out[c + 3] = s3;
+      out[acc_ps + c] = t0;
+      out[acc_ps + c + 1] = t1;
+      out[acc_ps + c + 2] = t2;
+      out[acc_ps + c + 3] = t3;
+    }
+    for (; c < c_n; ++c) {
+      int32_t s0 = 0, t0 = 0, kh, kw;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (kw = 0; kw < kw_n; ++kw) {
+          const int32_t off = kh * dh * x_rs + kw * dw * x_cs + c;
+          const int32_t wk = w[(kh * kw_n + kw) * c_n + c];
+          s0 += (int32_t)xp[off] * wk;
+          t0 += (int32_t)xq[off] * wk;
+        }
+      }
+      out[c] = s0;
+      out[acc_ps + c] = t0;
+    }
+  }
+#endif
+  for (; p < npix; ++p) {
+    const int8_t* xp = x + p * sw * x_cs;
+    int32_t* out = acc + p * acc_ps;
+    int32_t c = 0;
+#if defined(AOT_HAVE_DSP)
+    for (; c + 4 <= c_n; c += 4) {
+      int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, kh, kw;
+      AOT_UNROLL("GCC unroll 8")
+      for (kh = 0; kh < kh_n; ++kh) {
+        AOT_UNROLL("GCC unroll 8")
+        for (kw = 0; kw < kw_n; ++kw) {
+          const uint32_t xv = aot_load32(xp + kh * dh * x_rs + kw * dw * x_cs + c);
+          const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n + c);
+          const int32_t xe = __sxtb16((int32_t)xv), we = __sxtb16((int32_t)wv);
+          const int32_t xo = aot_sxtb16_ror8(xv), wo = aot_sxtb16_ror8(wv);
+          s0 = __smlabb(xe, we, s0);
+          s2 = __smlatt(xe, we, s2);
+          s1 = __smlabb(xo, wo, s1);
+          s3 = __smlatt(xo, wo, s3);
+        }
+      }
+      out[c] = s0;
+      out[c + 1] = s1;
+      out[c + 2] = s2;
+      out[c + 3] = s3;
+    }
+#endif
+    for (; c < c_n; ++c) {
+      int32_t s0 = 0, kh, kw;
+      for (kh = 0; kh < kh_n; ++kh) {
+        for (kw = 0; kw < kw_n; ++kw) {
+          s0 = (int32_t)((uint32_t)s0 + (uint32_t)((int32_t)xp[kh * dh * x_rs + kw * dw * x_cs + c]
+                                                   * (int32_t)w[(kh * kw_n + kw) * c_n + c]));
+        }
+      }
+      out[c] = s0;
+    }
+  }
+  return 0;
+}
+
+#endif /* AOT_CONV2D_H */

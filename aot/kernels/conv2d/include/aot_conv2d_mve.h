@@ -1,0 +1,180 @@
+/* Helium (MVE) versions of conv2d's helpers: the im2col patch path, the
+   depthwise rows and the requantizing epilogue (aot_conv2d.h includes it when
+   the core has integer MVE; aot/kernels/conv2d/helium.py schedules onto it). */
+#ifndef AOT_CONV2D_MVE_H
+#define AOT_CONV2D_MVE_H
+
+#include <string.h>
+
+#include "aot_kernel_mve.h"
+
+/* Bytes of the int8 im2col buffer of aot_mve_conv_patch_s8 (on the stack). */
+#define AOT_MVE_PATCH_BYTES 512
+
+/* aot_conv_s8 for kernel rows shorter than a vector (few channels, e.g. a
+   first layer with C = 1) and contiguous columns: each pixel's kh_n kernel
+   rows are copied once into one contiguous patch (int8 im2col for a chunk of
+   pixels), so every dot product runs over kh_n*kw_n*c_n bytes in full
+   vectors instead of kh_n tail-predicated steps. */
+AOT_INLINE int32_t aot_mve_conv_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                         int32_t x_rs, const int8_t* w, int32_t npix,
+                                         int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                         int32_t sw, int32_t dh) {
+  int8_t patch[AOT_MVE_PATCH_BYTES];
+  const int32_t row = kw_n * c_n, len = kh_n * row;
+  int32_t chunk = AOT_MVE_PATCH_BYTES / len, p0;
+  chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+  for (p0 = 0; p0 < npix; p0 += chunk) {
+    const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
+    int32_t p, kh;
+    for (p = 0; p < n; ++p) {
+      for (kh = 0; kh < kh_n; ++kh) {
+        memcpy(patch + p * len + kh * row, x + kh * dh * x_rs + (p0 + p) * sw * c_n,
+               (size_t)row);
+      }
+    }
+    for (p = 0; p + 2 <= n; p += 2) {
+      const int8_t* a = patch + p * len;
+      int32_t* out = acc + (p0 + p) * acc_ps;
+      int32_t o;
+      for (o = 0; o + 2 <= oc; o += 2) {
+        int32_t s[4] = {0, 0, 0, 0};
+        aot_mve_dot2x2_s8(s, a, a + len, w + o * len, w + (o + 1) * len, len);
+        out[o] = s[0];
+        out[o + 1] = s[1];
+        out[acc_ps + o] = s[2];
+        out[acc_ps + o + 1] = s[3];
+      }
+      for (; o < oc; ++o) {
+        out[o] = aot_mve_dot1_s8(0, a, w + o * len, len);
+        out[acc_ps + o] = aot_mve_dot1_s8(0, a + len, w + o * len, len);
+      }
+    }
+    for (; p < n; ++p) {
+      const int8_t* a = patch + p * len;
+      int32_t* out = acc + (p0 + p) * acc_ps;
+      int32_t o;
+      for (o = 0; o + 2 <= oc; o += 2) {
+        int32_t s[2] = {0, 0};
+        aot_mve_dot1x2_s8(s, a, w + o * len, w + (o + 1) * len, len);
+        out[o] = s[0];
+        out[o + 1] = s[1];
+      }
+      for (; o < oc; ++o) {
+        out[o] = aot_mve_dot1_s8(0, a, w + o * len, len);
+      }
+    }
+  }
+  return 0;
+}
+
+/* One step of the depthwise helper: the accumulators of channels [c, c+8)
+   (two int32 vectors) of pixels xp and, when `two`, xq, over all taps.  MVE
+   has no lane-wise integer multiply-accumulate, so each tap is a VMUL and a
+   VADD per four channels; the weights (VLDRB.S32: four int8 widened to int32
+   lanes) are loaded once for both pixels. */
+AOT_INLINE void aot_mve_dw8(int32_t* out, int32_t out_q, const int8_t* xp, const int8_t* xq,
+                            int32_t two, int32_t x_rs, int32_t x_cs, const int8_t* w,
+                            int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t dh, int32_t dw) {
+  int32x4_t s0 = vdupq_n_s32(0), s1 = s0, t0 = s0, t1 = s0;
+  int32_t kh, kw;
+  AOT_UNROLL("GCC unroll 8")
+  for (kh = 0; kh < kh_n; ++kh) {
+    AOT_UNROLL("GCC unroll 8")
+    for (kw = 0; kw < kw_n; ++kw) {
+      const int32_t off = kh * dh * x_rs + kw * dw * x_cs;
+      const int8_t* wk = w + (kh * kw_n + kw) * c_n;
+      const int32x4_t w0 = vldrbq_s32(wk), w1 = vldrbq_s32(wk + 4);
+      s0 = vaddq_s32(s0, vmulq_s32(vldrbq_s32(xp + off), w0));
+      s1 = vaddq_s32(s1, vmulq_s32(vldrbq_s32(xp + off + 4), w1));
+      if (two) {
+        t0 = vaddq_s32(t0, vmulq_s32(vldrbq_s32(xq + off), w0));
+        t1 = vaddq_s32(t1, vmulq_s32(vldrbq_s32(xq + off + 4), w1));
+      }
+    }
+  }
+  vst1q_s32(out, s0);
+  vst1q_s32(out + 4, s1);
+  if (two) {
+    vst1q_s32(out + out_q, t0);
+    vst1q_s32(out + out_q + 4, t1);
+  }
+}
+
+/* The last c_n % 8 channels (up to two vectors of four, the last one under a
+   tail predicate: lanes past c_n are neither loaded nor stored). */
+AOT_INLINE void aot_mve_dw_tail(int32_t* out, const int8_t* xp, int32_t left, int32_t x_rs,
+                                int32_t x_cs, const int8_t* w, int32_t c_n, int32_t kh_n,
+                                int32_t kw_n, int32_t dh, int32_t dw) {
+  int32_t c;
+  for (c = 0; c < left; c += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)(left - c));
+    int32x4_t s = vdupq_n_s32(0);
+    int32_t kh, kw;
+    for (kh = 0; kh < kh_n; ++kh) {
+      for (kw = 0; kw < kw_n; ++kw) {
+        const int32_t off = kh * dh * x_rs + kw * dw * x_cs + c;
+        s = vaddq_s32(s, vmulq_s32(vldrbq_z_s32(xp + off, p),
+                                   vldrbq_z_s32(w + (kh * kw_n + kw) * c_n + c, p)));
+      }
+    }
+    vstrwq_p_s32(out + c, s, p);
+  }
+}
+
+/* aot_depthwise_s8 (multiplier 1) on Helium: eight channels x two pixels per
+   step, so each tap costs 2 + 4 loads, 4 VMUL and 4 VADD for 16 products. */
+AOT_INLINE int32_t aot_mve_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                        int32_t x_rs, int32_t x_cs, const int8_t* w,
+                                        int32_t npix, int32_t c_n, int32_t kh_n, int32_t kw_n,
+                                        int32_t sw, int32_t dh, int32_t dw) {
+  int32_t p;
+  for (p = 0; p < npix; p += 2) {
+    const int32_t two = p + 1 < npix;
+    const int8_t* xp = x + p * sw * x_cs;
+    const int8_t* xq = two ? xp + sw * x_cs : xp;  /* never past the input */
+    int32_t* out = acc + p * acc_ps;
+    int32_t c;
+    for (c = 0; c + 8 <= c_n; c += 8) {
+      aot_mve_dw8(out + c, acc_ps, xp + c, xq + c, two, x_rs, x_cs, w + c, c_n, kh_n, kw_n, dh,
+                  dw);
+    }
+    if (c < c_n) {
+      aot_mve_dw_tail(out + c, xp + c, c_n - c, x_rs, x_cs, w + c, c_n, kh_n, kw_n, dh, dw);
+      if (two) {
+        aot_mve_dw_tail(out + acc_ps + c, xq + c, c_n - c, x_rs, x_cs, w + c, c_n, kh_n, kw_n,
+                        dh, dw);
+      }
+    }
+  }
+  return 0;
+}
+
+/* The requantizing epilogue on Helium, four outputs per step, exactly
+   aot_requant + aot_clamp_s8: the 64-bit sum k + x*m - [x < 0]*2^31 is kept
+   as two 32-bit halves (VMULH/VMUL give x*m; the carry of adding k_lo and
+   the borrow of the sign correction go into the high half), then the high
+   half is shifted right by e1 per lane and clamped.  Writes the first
+   n - n % 4 outputs; the caller does the rest. */
+AOT_INLINE void aot_mve_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
+                                       const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
+  const int32x4_t vlo = vdupq_n_s32(lo > -128 ? lo : -128);
+  const int32x4_t vhi = vdupq_n_s32(hi < 127 ? hi : 127);
+  int32_t c;
+  for (c = 0; c + 4 <= n; c += 4) {
+    const int32x4x4_t r = vld4q_s32(table + 4 * c); /* m, k_lo, k_hi, e1 */
+    const int32x4_t x = vaddq_s32(vld1q_s32(acc + c), vld1q_s32(bias + c));
+    const uint32x4_t plo = vreinterpretq_u32_s32(vmulq_s32(x, r.val[0]));
+    const uint32x4_t lo1 = vaddq_u32(plo, vreinterpretq_u32_s32(r.val[1]));
+    int32x4_t h = vaddq_s32(vmulhq_s32(x, r.val[0]), r.val[2]);
+    /* carry out of the low half: the sum wrapped below its first term */
+    h = vaddq_m_n_s32(h, h, 1, vcmphiq_u32(plo, lo1));
+    /* subtracting 2^31 (x < 0) borrows when the low half's top bit is 0 */
+    h = vsubq_s32(h, vreinterpretq_s32_u32(
+        vshrq_n_u32(vbicq_u32(vreinterpretq_u32_s32(x), lo1), 31)));
+    h = vshlq_s32(h, vnegq_s32(r.val[3]));
+    vstrbq_s32(y + c, vminq_s32(vmaxq_s32(h, vlo), vhi));
+  }
+}
+
+#endif /* AOT_CONV2D_MVE_H */
