@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The layers, earliest first (docs/architecture.md says what each holds).
 LAYERS = (
     ("errors",),
-    ("target", "ir", "rpc", "flash"),
+    ("target", "ir", "quant", "rpc", "flash"),
     ("frontend", "reference"),
     ("passes", "tir"),
     ("te",),

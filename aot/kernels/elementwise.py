@@ -18,8 +18,8 @@ from aot import te
 from aot.kernels.common import float_activation, requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
-from aot.reference.ops.common import f32
-from aot.reference.ops.quant import qrange, quantize_multiplier
+from aot.quant.params import f32
+from aot.quant.arith import qrange, quantize_multiplier
 from aot.tir import expr as E
 
 

@@ -16,11 +16,11 @@ import numpy as np
 
 from aot.kernels.kernel import KernelError, render_template_kernel
 from aot.kernels.registry import handwritten
-from aot.reference.ops.activations import log2_rounded
-from aot.reference.ops.common import f32
-from aot.reference.ops.lstm import GATE_INPUT_SCALE, GATE_OUTPUT_SCALE
-from aot.reference.ops.quant import quantize_multiplier, quantize_multipliers
-from aot.reference.ops.sigmoid_table import SIGMOID_TABLE_UINT16
+from aot.quant.params import log2_rounded
+from aot.quant.params import f32
+from aot.quant.params import GATE_INPUT_SCALE, GATE_OUTPUT_SCALE
+from aot.quant.arith import quantize_multiplier, quantize_multipliers
+from aot.quant.sigmoid_table import SIGMOID_TABLE_UINT16
 
 _INPUT_WEIGHTS = (1, 2, 3, 4)
 _RECURRENT_WEIGHTS = (5, 6, 7, 8)

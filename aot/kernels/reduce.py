@@ -2,7 +2,7 @@
 
 int8/int16: ``acc = sum(x - x_zp)`` in int32, then one
 ``MultiplyByQuantizedMultiplier`` with the reference's own multiplier for
-the count (``aot.reference.ops.reduce.mean_multiplier``), plus the output
+the count (``aot.quant.params.mean_multiplier``), plus the output
 zero point, clamped;
 float32: the sum divided by the count.  Global average pooling exported as
 MEAN over H and W is the common case.
@@ -16,8 +16,8 @@ from aot import te
 from aot.kernels.common import requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
-from aot.reference.ops.quant import qrange
-from aot.reference.ops.reduce import mean_multiplier
+from aot.quant.arith import qrange
+from aot.quant.params import mean_multiplier
 from aot.tir import expr as E
 
 

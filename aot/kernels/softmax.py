@@ -22,9 +22,9 @@ from __future__ import annotations
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
-from aot.reference.ops import lut
-from aot.reference.ops.quant import qrange
-from aot.reference.ops.softmax import softmax_params_int16, softmax_params_int8
+from aot.quant import lut
+from aot.quant.arith import qrange
+from aot.quant.params import softmax_params_int16, softmax_params_int8
 from aot.tir import expr as E
 
 _SCALED_DIFF_BITS = 5

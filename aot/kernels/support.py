@@ -9,7 +9,7 @@ data, so an installed wheel has them; see pyproject.toml), edited as C:
   ``AOT_HAVE_MVE``) and the attributes the helpers use;
 * ``aot_kernel_fixedpoint.h``: TFLM's fixed-point arithmetic
   (requantization, softmax's exp and reciprocal), bit-exact with
-  :mod:`aot.reference.ops.quant` and :mod:`aot.reference.ops.fixedpoint`;
+  :mod:`aot.quant.arith` and :mod:`aot.quant.fixedpoint`;
 * ``aot_kernel_int8.h``: the int8 dot products the operators' helpers are
   built from (portable and DSP), ``aot_kernel_mve.h`` their Helium versions;
 * each operator's own helpers in ``aot/kernels/<op>/include/``:

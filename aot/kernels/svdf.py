@@ -17,8 +17,8 @@ import numpy as np
 
 from aot.kernels.kernel import KernelError, render_template_kernel
 from aot.kernels.registry import handwritten
-from aot.reference.ops.common import f32
-from aot.reference.ops.quant import quantize_multiplier
+from aot.quant.params import f32
+from aot.quant.arith import quantize_multiplier
 
 _FLOAT_ACT = {"none": "v", "relu": "fmaxf(v, 0.0f)", "relu6": "fminf(fmaxf(v, 0.0f), 6.0f)",
               "relu_n1_to_1": "fminf(fmaxf(v, -1.0f), 1.0f)"}

@@ -7,8 +7,8 @@ import numpy as np
 from aot.ir import Graph, Node, Tensor
 from aot.passes.annotated import QuantParams, annotations, rebuild
 from aot.passes.context import graph_pass
-from aot.reference.ops import quant
-from aot.reference.ops.common import f32
+from aot.quant import arith as quant
+from aot.quant.params import f32
 
 _ACT = {"none": None, "relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1"}
 _HEAVY = ("conv2d", "depthwise_conv2d", "dense")

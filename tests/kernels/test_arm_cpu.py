@@ -159,7 +159,7 @@ def _requant_batch(rng, n, max_shift, offset):
     import numpy as np
 
     from aot.kernels.conv2d.compute import fast_requant_tables
-    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    from aot.quant.arith import multiply_by_quantized_multiplier
 
     x = rng.integers(-2**31, 2**31, n, dtype=np.int64)
     x[:n // 4] = rng.integers(-5000, 5000, n // 4)

@@ -9,7 +9,7 @@ from pass_checks import assert_same_semantics
 from aot.ir import GraphBuilder, Quantization, TensorType
 from aot.passes import PassContext, annotations, canonicalize, fuse_ops, legalize_quantized
 from aot.reference.interpreter import run
-from aot.reference.ops import quant
+from aot.quant import arith as quant
 
 Q = Quantization.per_tensor
 

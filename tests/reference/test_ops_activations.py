@@ -169,7 +169,7 @@ def test_sigmoid_table_entries(tflm):
     With this input scale the kernel's rescaled input is exactly 2x, so the
     input 128 * i lands on table entry i with no interpolation.
     """
-    from aot.reference.ops.sigmoid_table import SIGMOID_TABLE_UINT16
+    from aot.quant.sigmoid_table import SIGMOID_TABLE_UINT16
 
     scale = np.nextafter(np.float32(2 / 12288), np.float32(1))
     x = (128 * np.arange(255)).astype(np.int16)[None]

@@ -156,7 +156,7 @@ def test_python_truth_value_is_refused():
 
 @pytest.mark.parametrize("shift", [-9, -1, 0, 3])
 def test_q_multiply_shift_matches_the_reference_requantization(shift):
-    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    from aot.quant.arith import multiply_by_quantized_multiplier
     x = np.concatenate([ints("int32", 250, lo=-(1 << 20), hi=1 << 20),
                         np.array([0, 1, -1, 1 << 30, -(1 << 30), 2 ** 31 - 1, -2 ** 31],
                                  np.int32)])
@@ -169,7 +169,7 @@ def test_q_multiply_shift_matches_the_reference_requantization(shift):
 
 
 def test_q_multiply_shift_per_channel_vectorized():
-    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    from aot.quant.arith import multiply_by_quantized_multiplier
     X = te.placeholder((4, 16), "int32", "X")
     M = te.placeholder((16,), "int32", "M")
     S = te.placeholder((16,), "int32", "S")
@@ -189,7 +189,7 @@ def test_q_multiply_shift_per_channel_vectorized():
 
 
 def test_q_multiply_shift_saturates_the_one_overflowing_product():
-    from aot.reference.ops.quant import multiply_by_quantized_multiplier
+    from aot.quant.arith import multiply_by_quantized_multiplier
     x = np.array([-2 ** 31, -2 ** 31, 5], np.int32)
     m = np.array([-2 ** 31, 2 ** 30, -2 ** 31], np.int32)
     got = elementwise(lambda v, w: te.q_multiply_shift(v, w, 0), ["int32", "int32"], n=3,

@@ -24,7 +24,8 @@ Kernels by module:
 * ``svdf``: ``svdf`` (state in, new state out)
 * ``lstm``: ``unidirectional_sequence_lstm`` (hidden and cell state in and out)
 
-Helpers: ``quant`` (QuantizeMultiplier and the multiply/round primitives),
-``fixedpoint`` (gemmlowp fixed point), ``lut`` and ``sigmoid_table``
-(int16 look-up tables), ``common`` (padding and receptive fields).
+Helpers: ``common`` (padding and receptive fields).  The integer
+arithmetic (QuantizeMultiplier, the multiply/round primitives, gemmlowp
+fixed point, the int16 look-up tables, the Prepare-time parameters) lives in
+:mod:`aot.quant`, shared with the kernels and the passes.
 """

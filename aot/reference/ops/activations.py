@@ -20,9 +20,10 @@ import math
 
 import numpy as np
 
-from aot.reference.ops import fixedpoint, quant
-from aot.reference.ops.common import f32
-from aot.reference.ops.sigmoid_table import SIGMOID_TABLE_UINT16
+from aot.quant import arith as quant
+from aot.quant import fixedpoint
+from aot.quant.params import f32, log2_rounded
+from aot.quant.sigmoid_table import SIGMOID_TABLE_UINT16
 
 
 def _float(x, lo, hi):
@@ -194,13 +195,6 @@ def _int8_sigmoid_like(x, x_scale, x_zero_point, fn, out_shift, out_zero_point):
     return y.astype(np.int8)
 
 
-
-
-def log2_rounded(scale) -> tuple[int, bool]:
-    """``CheckedLog2``: (round(log2(scale)), whether scale is a power of two), in float32."""
-    v = np.float32(np.log(np.float32(scale))) * np.float32(1.0 / np.log(np.float32(2.0)))
-    r = quant.round_half_away(np.float32(v))
-    return int(r), bool(abs(np.float32(v - r)) < np.float32(1e-3))
 
 
 def int16_sigmoid_params(x_scale, allow_shift_one: bool) -> tuple[int, int]:

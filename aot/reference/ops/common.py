@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import quant
+from aot.quant import arith as quant
+from aot.quant.params import f32
 
 
 def pair(v) -> tuple[int, int]:
@@ -74,11 +75,6 @@ def windows(x, kh, kw, stride, dilation, out_hw, pads, fill):
             out[:, :, :, i, j, :] = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh,
                                        j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
     return out
-
-
-def f32(v) -> float:
-    """A scale as the model stores it (float32), widened to double."""
-    return float(np.float32(v))
 
 
 def requantize(acc, x_scale, w_scale, y_scale, channels: int, wide: bool):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import quant
+from aot.quant import arith as quant
 from aot.reference.ops.common import requantize, spatial_pads, windows
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import quant
-from aot.reference.ops.common import f32
+from aot.quant import arith as quant
+from aot.quant.params import f32
 
 
 def _float_act(y, activation, clamp):

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import activations, quant
-from aot.reference.ops.common import f32
+from aot.quant import arith as quant
+from aot.reference.ops import activations
+from aot.quant.params import GATE_INPUT_SCALE, GATE_OUTPUT_SCALE, f32, log2_rounded
 from aot.reference.ops.fully_connected import fully_connected
 
-GATE_INPUT_SCALE = 2.0 ** -12     # int16 gate pre-activations are Q3.12
-GATE_OUTPUT_SCALE = 2.0 ** -15    # sigmoid/tanh outputs are Q0.15
 
 
 def _mul(a, b, scale_a, scale_b, scale_out, zp_out, out_dtype):
@@ -81,7 +80,7 @@ def unidirectional_sequence_lstm(
             h = (o * activations.tanh(c)).astype(np.float32)
             outs.append(h)
     else:
-        log2, pot = activations.log2_rounded(cell_scale)
+        log2, pot = log2_rounded(cell_scale)
         if not pot:
             raise NotImplementedError("LSTM: the cell state scale must be a power of two")
         tanh_shift = 15 + log2 - 3

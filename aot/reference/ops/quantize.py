@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import quant
-from aot.reference.ops.common import f32
+from aot.quant import arith as quant
+from aot.quant.params import f32
 
 
 def quantize(x, *, y_scale, y_zero_point=0, out_dtype="int8", x_scale=None, x_zero_point=0):

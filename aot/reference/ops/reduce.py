@@ -11,16 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import quant
-from aot.reference.ops.common import f32
-
-
-def mean_multiplier(n: int, x_scale, y_scale) -> tuple[int, int]:
-    """``(multiplier, shift)`` that turn the sum of ``n`` zero-point-shifted inputs
-    into the mean in the output's scale: ``((M << k) // n, s - k)`` (module docstring)."""
-    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
-    k = min(n.bit_length() - 1, 32, 31 + s)
-    return (m << k) // n, s - k
+from aot.quant import arith as quant
+from aot.quant.params import mean_multiplier
 
 
 def mean(x, axis, *, keep_dims=False, x_scale=1.0, x_zero_point=0, y_scale=1.0,

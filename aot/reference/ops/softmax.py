@@ -11,7 +11,7 @@ entries with ``d < diff_min`` give the output minimum; otherwise
 The output quantization is fixed by TFLite: scale 1/256, zero point -128
 (int8) or 1/65536 (or 1/32768), -32768 (int16).
 
-int16 input: look-up tables (:mod:`aot.reference.ops.lut`) for exp on
+int16 input: look-up tables (:mod:`aot.quant.lut`) for exp on
 [-10, 0] and 1/(1+x) on [0, 1], as TFLM's ``SoftmaxInt16``.
 
 float32: ``exp(beta * (x - max)) / sum``.
@@ -19,24 +19,14 @@ float32: ``exp(beta * (x - max)) / sum``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from aot.reference.ops import fixedpoint, lut, quant
-from aot.reference.ops.common import f32
+from aot.quant import arith as quant
+from aot.quant import fixedpoint, lut
+from aot.quant.params import SOFTMAX_DIFF_BITS, softmax_params_int8, softmax_params_int16
 
-_SCALED_DIFF_BITS = 5
+_SCALED_DIFF_BITS = SOFTMAX_DIFF_BITS
 _ACCUM_BITS = 12
-
-
-def softmax_params_int8(x_scale: float, beta: float = 1.0):
-    """(input_multiplier, input_left_shift, diff_min) as TFLM's Prepare computes them."""
-    real = min(float(beta) * f32(x_scale) * (1 << (31 - _SCALED_DIFF_BITS)), (1 << 31) - 1.0)
-    mult, shift = quant.quantize_multiplier(real)
-    max_input_rescaled = (1.0 * ((1 << _SCALED_DIFF_BITS) - 1)
-                          * (1 << (31 - _SCALED_DIFF_BITS)) / (1 << shift))
-    return mult, shift, -math.floor(max_input_rescaled)
 
 
 def softmax(x, *, beta=1.0, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None,
@@ -70,13 +60,6 @@ def softmax(x, *, beta=1.0, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_po
     unsat = quant.rounding_divide_by_pot(quant.srdhm(recip, e), bits_over_unit + 31 - out_bits)
     y = np.clip(unsat + lo, lo, hi)
     return np.where(keep, y, lo).astype(out_dtype)
-
-
-def softmax_params_int16(x_scale: float, beta: float = 1.0):
-    """(input_multiplier, input_left_shift) of the int16 softmax: the input
-    difference is scaled so that [-65535, 0] covers [-10, 0]."""
-    real = f32(x_scale) * float(beta) / (10.0 / 65535.0)
-    return quant.quantize_multiplier(real)
 
 
 def _softmax_int16(x, beta, x_scale):

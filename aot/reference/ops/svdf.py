@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops import quant
-from aot.reference.ops.common import f32
+from aot.quant import arith as quant
+from aot.quant.params import f32
 
 
 def svdf(x, weights_feature, weights_time, bias, state, *, rank: int, activation=None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.reference.ops.quant import (INT32_MAX, saturating_rounding_multiply_by_pot, srdhm,
+from aot.quant.arith import (INT32_MAX, saturating_rounding_multiply_by_pot, srdhm,
                                      wrap_int32)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aot.reference.ops import fixedpoint, quant
+from aot.quant import arith as quant
+from aot.quant import fixedpoint
 
 
 @pytest.mark.parametrize("real, expected", [

@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from aot.reference.ops.quant import round_half_away
+from aot.quant.arith import round_half_away
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 _libm.expf.restype = ctypes.c_float

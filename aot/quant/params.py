@@ -1,0 +1,55 @@
+"""Quantization parameters that TFLM's ``Prepare`` functions derive from a
+model's scales: the one place the reference interpreter and the kernels get
+them from, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from aot.quant import arith as quant
+
+#: LSTM gates: the int16 pre-activations are Q3.12, sigmoid/tanh outputs Q0.15.
+GATE_INPUT_SCALE = 2.0 ** -12
+GATE_OUTPUT_SCALE = 2.0 ** -15
+
+#: Integer bits of the scaled difference in the int8 softmax (gemmlowp).
+SOFTMAX_DIFF_BITS = 5
+
+
+def f32(v) -> float:
+    """A scale as the model stores it (float32), widened to double."""
+    return float(np.float32(v))
+
+
+def log2_rounded(scale) -> tuple[int, bool]:
+    """``CheckedLog2``: (round(log2(scale)), whether scale is a power of two), in float32."""
+    v = np.float32(np.log(np.float32(scale))) * np.float32(1.0 / np.log(np.float32(2.0)))
+    r = quant.round_half_away(np.float32(v))
+    return int(r), bool(abs(np.float32(v - r)) < np.float32(1e-3))
+
+
+def mean_multiplier(n: int, x_scale, y_scale) -> tuple[int, int]:
+    """``(multiplier, shift)`` that turn the sum of ``n`` zero-point-shifted inputs
+    into the mean in the output's scale: ``((M << k) // n, s - k)`` (module docstring)."""
+    m, s = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+    k = min(n.bit_length() - 1, 32, 31 + s)
+    return (m << k) // n, s - k
+
+
+def softmax_params_int8(x_scale: float, beta: float = 1.0):
+    """(input_multiplier, input_left_shift, diff_min) as TFLM's Prepare computes them."""
+    real = min(float(beta) * f32(x_scale) * (1 << (31 - SOFTMAX_DIFF_BITS)), (1 << 31) - 1.0)
+    mult, shift = quant.quantize_multiplier(real)
+    max_input_rescaled = (1.0 * ((1 << SOFTMAX_DIFF_BITS) - 1)
+                          * (1 << (31 - SOFTMAX_DIFF_BITS)) / (1 << shift))
+    return mult, shift, -math.floor(max_input_rescaled)
+
+
+def softmax_params_int16(x_scale: float, beta: float = 1.0):
+    """(input_multiplier, input_left_shift) of the int16 softmax: the input
+    difference is scaled so that [-65535, 0] covers [-10, 0]."""
+    real = f32(x_scale) * float(beta) / (10.0 / 65535.0)
+    return quant.quantize_multiplier(real)
