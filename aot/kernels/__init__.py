@@ -1,17 +1,17 @@
 """The operator kernel library: one fused group -> one C function.
 
 ``lower_group(group, ag, target, name=...)`` builds the group's tensor
-expression from each node's compute rule (one home per operator:
+expression from each node's compute rule (one folder per operator:
 :mod:`~aot.kernels.conv2d`, :mod:`~aot.kernels.depthwise_conv2d` and
-:mod:`~aot.kernels.dense` are packages with compute, schedule templates and
-intrinsics; :mod:`~aot.kernels.pool`, :mod:`~aot.kernels.elementwise`,
+:mod:`~aot.kernels.dense` with compute, schedule templates, intrinsics and
+C headers; :mod:`~aot.kernels.pool`, :mod:`~aot.kernels.elementwise`,
 :mod:`~aot.kernels.activation`, :mod:`~aot.kernels.movement`,
-:mod:`~aot.kernels.reduce` and :mod:`~aot.kernels.softmax` are one module
-each), schedules it with the strategy the target's keys select
+:mod:`~aot.kernels.reduce` and :mod:`~aot.kernels.softmax` with their compute
+and fixed schedule), schedules it with the strategy the target's keys select
 (:mod:`aot.kernels.registry`; a template's default for the tunable
 operators) and lowers it to loop IR, which :mod:`aot.codegen` prints.  The stateful operators (SVDF,
-LSTM), whose state is updated in place, render a C template instead
-(:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`).  Every
+LSTM), whose state is updated in place, render the C template in their
+folder instead (:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`).  Every
 kernel file includes the headers of :func:`support_files`.
 """
 

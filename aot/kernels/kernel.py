@@ -18,6 +18,7 @@ executor binds the pairs the plan uses (:meth:`Kernel.with_inplace`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -36,10 +37,13 @@ from aot.kernels.support import HEADER_NAME
 from aot.tir.stmt import PrimFunc
 
 
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("aot.kernels", "templates"), trim_blocks=True,
-    lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-    autoescape=False)
+@functools.cache
+def _templates(package: str) -> jinja2.Environment:
+    """The jinja2 environment of an operator package's ``templates/`` folder."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader(package, "templates"), trim_blocks=True,
+        lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+        autoescape=False)
 
 
 class KernelError(AotError):
@@ -203,9 +207,11 @@ class KernelBuilder:
                       constant_alignment=constant_alignment(self.target))
 
 
-def render_template_kernel(template: str, name: str, target, params, consts: dict, context: dict,
-                           *, macs: int, op_names: tuple[str, ...]) -> Kernel:
-    """A hand-written kernel from ``templates/<template>``.
+def render_template_kernel(package: str, template: str, name: str, target, params,
+                           consts: dict, context: dict, *, macs: int,
+                           op_names: tuple[str, ...]) -> Kernel:
+    """A hand-written kernel from ``<package>/templates/<template>`` (the
+    operator's own folder).
 
     ``params`` are ``(tensor, role, c_name)`` in C argument order; ``consts``
     maps a template name to an array emitted as ``static const``; the
@@ -220,7 +226,7 @@ def render_template_kernel(template: str, name: str, target, params, consts: dic
     shape = Kernel(ident, kparams, 0, int(macs), tuple(op_names), target=str(target),
                    constant_alignment=constant_alignment(target))
     signature = kernel_signature(shape, [cname for _, _, cname in params])
-    source = _TEMPLATES.get_template(template).render(
+    source = _templates(package).get_template(template).render(
         version=__version__, target=str(target), signature=signature,
         constants="\n".join(c_array(c.name, c.data, shape.constant_alignment)
                              for c in constants),

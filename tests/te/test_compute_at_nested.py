@@ -138,7 +138,7 @@ def softmax_row_buffers(s, X, mx, e, total, y):
 
 
 def kernel_library_schedule(s, X, mx, e, total, y):
-    """aot/kernels/softmax.py's schedule: the max at the exponentials' row,
+    """aot/kernels/softmax's schedule: the max at the exponentials' row,
     which is at the output's row; only the exponentials read the max."""
     row = y.op.axis[0]
     s[e].compute_at(s[y], row)
@@ -220,7 +220,7 @@ def test_reader_attached_at_an_outer_loop_is_rejected():
 
 
 def test_kernel_library_schedule_with_output_reading_max_is_rejected():
-    """The schedule of aot/kernels/softmax.py on an output that reads the max."""
+    """The schedule of aot/kernels/softmax on an output that reads the max."""
     ts = softmax4("max")
     s = te.create_schedule(ts[-1].op)
     kernel_library_schedule(s, *ts)

@@ -63,5 +63,5 @@ def svdf(group, ag, target, name):
                    output_offset=int(y.quant.zero_point[0]))
     params = [(x, "input", "x"), (state, "state", "state"), (y, "output", "y")]
     macs = batch * filters * (depth + memory)
-    return render_template_kernel("svdf.c.j2", name, target, params, consts, ctx,
+    return render_template_kernel(__name__, "svdf.c.j2", name, target, params, consts, ctx,
                                   macs=macs, op_names=("svdf",))

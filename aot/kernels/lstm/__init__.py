@@ -105,5 +105,5 @@ def lstm(group, ag, target, name):
     params = [(x, "input", "x"), (hidden, "state", "hidden"), (cell, "state", "cell"),
               (y, "output", "y")]
     macs = steps * batch * 4 * n_cell * (depth + n_cell)
-    return render_template_kernel("lstm.c.j2", name, target, params, consts, ctx,
+    return render_template_kernel(__name__, "lstm.c.j2", name, target, params, consts, ctx,
                                   macs=macs, op_names=("lstm",))
