@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from aot.target import Target, load_board
-from aot.tune.measure import Builder, Candidate, Runner, descriptor, measure
+from aot.export import runtime_config
+from aot.tune.measure import Builder, Candidate, Runner, descriptor, max_batch, measure
+from aot.tune.space import TuneError
 from aot.tune.workload import extract_workloads
 
 M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
@@ -103,3 +105,45 @@ def test_a_candidate_that_does_not_compile_fails_alone(dense, tmp_path, monkeypa
 def test_expected_output_is_what_the_reference_computes(dense):
     assert dense.expected.shape == (1, 12)
     assert np.asarray(dense.expected).dtype == np.int8
+
+
+def test_descriptor_declares_at_most_the_runtimes_kernel_limit(dense):
+    limit = runtime_config()["AOT_MAX_KERNELS"]
+    kernel = dense.lower(dense.default, "tune_c0")
+    names = [f"tune_c{i}" for i in range(max_batch())]
+    text = descriptor("tune", "abc", kernel, names)
+    table = text.split("tune_kernels[] = {")[1].split("};")[0]
+    assert table.count("{\"") == limit
+    assert f"    {limit},\n    tune_kernels," in text
+    with pytest.raises(TuneError, match=f"at most {max_batch()} candidates .*AOT_MAX_KERNELS"):
+        descriptor("tune", "abc", kernel, [*names, "tune_one_more"])
+
+
+class _Copies(Builder):
+    """A builder whose candidates are ``count`` copies of the workload's default
+    kernel under other names (the builder itself would merge them)."""
+
+    def __init__(self, *args, count: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.count = count
+        self.batches: list[int] = []
+
+    def candidates(self, workload, configs):
+        (good,), _ = super().candidates(workload, configs[:1])
+        return [Candidate(f"tune_w{k}", [configs[0]], good.source.replace(good.name, f"tune_w{k}"),
+                          good.kernel) for k in range(self.count)], []
+
+    def build(self, workload, candidates):
+        self.batches.append(len(candidates))
+        return super().build(workload, candidates)
+
+
+@needs_gcc
+def test_candidates_up_to_the_kernel_limit_share_an_image_and_one_more_is_split(dense, tmp_path):
+    # One kernel more than AOT_MAX_KERNELS and the firmware refuses its descriptor at
+    # boot: every candidate of the image would come back as a device error.
+    builder = _Copies(load_board("host/native"), tmp_path / "work",
+                      cache_dir=tmp_path / "cache", count=max_batch() + 1)
+    results = measure(builder, Runner(repeats=1), dense, [dense.default])
+    assert builder.batches == [max_batch(), 1]   # a full image boots, the one left over too
+    assert [r.status for r in results] == ["ok"] * (max_batch() + 1)
