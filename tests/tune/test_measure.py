@@ -147,3 +147,48 @@ def test_candidates_up_to_the_kernel_limit_share_an_image_and_one_more_is_split(
     results = measure(builder, Runner(repeats=1), dense, [dense.default])
     assert builder.batches == [max_batch(), 1]   # a full image boots, the one left over too
     assert [r.status for r in results] == ["ok"] * (max_batch() + 1)
+
+
+@needs_gcc
+def test_a_candidate_wrong_only_on_the_extreme_input_is_rejected(dense, tmp_path):
+    # A classic saturation bug: -128 read as -127 (a symmetric int8 range).  The
+    # sample input never reaches -128, so only the extreme inputs can show it.
+    (sample,) = dense.inputs.values()
+    assert np.asarray(sample).min() > -128
+    builder = Builder(load_board("host/native"), tmp_path / "work", cache_dir=tmp_path / "cache")
+    (good,), _ = builder.candidates(dense, [dense.default])
+    proto = good.kernel.prototype.replace(good.kernel.name, "tune_sat").rstrip(";")
+    symmetric = Candidate(
+        "tune_sat", [list(dense.space)[1]],
+        good.source.replace(good.name, "tune_inner") + f"\n{proto}\n{{\n    int8_t x[64];\n"
+        "    for (int i = 0; i < 64; ++i) {\n        x[i] = x0[i] == -128 ? -127 : x0[i];\n"
+        "    }\n    return tune_inner(x, y1);\n}\n", good.kernel)
+    batch = builder.build(dense, [good, symmetric])
+    assert not batch.build_error
+    results = Runner(repeats=1).run(batch)
+    assert [r.status for r in results] == ["ok", "wrong"]
+    assert "every input value -128" in results[1].error
+    assert results[1].cost is None
+
+
+@needs_gcc
+@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "tflm_magic_wand_float"])
+def test_the_device_fills_the_check_cases_as_the_host_computes_them(models_dir, tmp_path, model):
+    from aot.firmware import build_project, open_device
+    from aot.tune.measure import CHECK_CASES, case_inputs, workload_params, write_project
+
+    _, workloads = extract_workloads(models_dir / f"{model}.tflite", M4)
+    wl = workloads[-1]
+    params = workload_params(wl)
+    shapes = {name: np.shape(x) for name, x in wl.inputs.items()}
+    project = write_project(wl, [], load_board("host/native"), tmp_path / "batch")
+    build_project(project, cache_dir=tmp_path / "cache")
+    with open_device(project) as dev:
+        for k, case in enumerate(CHECK_CASES):
+            dev.run(1, kernel=f"case{k}")
+            want = case_inputs(params, shapes, case)
+            for i, p in enumerate(params):
+                if p.role == "input":
+                    got = dev.read_tensor(f"in{i}")
+                    np.testing.assert_array_equal(got, want[p.tensor].reshape(-1))
+                    assert got.dtype == np.dtype(p.dtype)
