@@ -66,7 +66,8 @@ def runtime_files(port: str | None) -> dict[str, Path]:
     return files
 
 
-_DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(\d+)u?\)?\s*(?:/\*.*)?$", re.MULTILINE)
+_DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?\s*(?:/\*.*)?$",
+                     re.MULTILINE)
 
 
 @functools.cache
@@ -80,7 +81,7 @@ def runtime_config() -> dict[str, int]:
     except OSError as err:
         raise ExportError(f"the C runtime is missing: cannot read {path}: "
                           f"{err.strerror or err}") from None
-    return {name: int(value) for name, value in _DEFINE.findall(text)}
+    return {name: int(value, 0) for name, value in _DEFINE.findall(text)}
 
 
 def cmake_lists(name: str, sources: list[str]) -> str:
