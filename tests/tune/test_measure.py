@@ -9,8 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
-from aot.target import Target, load_board
 from aot.export import runtime_config
+from aot.target import Target, load_board
 from aot.tune.measure import Builder, Candidate, Runner, descriptor, max_batch, measure
 from aot.tune.space import TuneError
 from aot.tune.workload import extract_workloads
