@@ -1,16 +1,36 @@
 """Shared fixtures.
 
 The shared models live beside the project, in ``../shared/models`` relative
-to the project root; tests read them from there and never copy them.
+to the project root; tests read them from there and never copy them.  The
+environment variable ``AOT_TEST_MODELS_DIR`` points the tests at another
+folder (read here only, before any test module imports the paths).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from support.models import MODEL_NAMES, MODELS, MODELS_DIR, ROOT  # noqa: F401
+import support.models
+
+if os.environ.get("AOT_TEST_MODELS_DIR"):
+    support.models.use_models_dir(Path(os.environ["AOT_TEST_MODELS_DIR"]))
+
+from support.models import MANIFEST, MODEL_NAMES, MODELS, MODELS_DIR, ROOT  # noqa: E402,F401
+
+
+def pytest_configure(config) -> None:
+    # The whole-model tests are parametrized by the manifest: without it they
+    # would collect nothing and the run would pass having tested no model.
+    if not MANIFEST.is_file():
+        raise pytest.UsageError(
+            f"the shared models' manifest is missing: expected {MANIFEST} (the models belong "
+            "in ../shared/models beside the project, or set AOT_TEST_MODELS_DIR)")
+    if not MODELS:
+        raise pytest.UsageError(f"{MANIFEST} lists no models: the whole-model tests would "
+                                "test nothing")
 
 
 @pytest.fixture(scope="session")
@@ -18,7 +38,6 @@ def models_dir() -> Path:
     if not MODELS_DIR.is_dir():
         pytest.fail(f"the shared models are missing: expected them in {MODELS_DIR}")
     return MODELS_DIR
-
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
     ("errors",),
     ("target", "ir", "quant", "rpc", "flash"),
-    ("frontend", "reference"),
+    ("frontend", "reference", "inputs"),
     ("passes", "tir"),
     ("te",),
     ("codegen",),

@@ -41,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", help="a project directory from `aot project create`")
     parser.add_argument("--json", action="store_true", help="print the sizes as JSON")
     parser.add_argument("--stack", action="store_true",
-                        help="also bound the peak stack from GCC's call graph (compiles the "
-                             "sources once more)")
+                        help="also bound the peak stack from GCC's call graph, the linked "
+                             "libraries and the exception frame (compiles the sources once more)")
     add_cache_arguments(parser)
 
 
@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     stack = stack_usage(result.project) if args.stack else None
     if args.json:
         extra = {"stack_peak": {"runtime": stack.runtime, "model": stack.model,
-                                "total": stack.peak, "bounded": stack.bounded}} if stack else {}
+                                "exception": stack.exception, "total": stack.peak,
+                                "bounded": stack.bounded,
+                                "library": list(stack.library)}} if stack else {}
         print(json.dumps({"elf": str(result.elf), "compiled": result.compiled,
                           "restored_from_cache": result.restored,
                           "sizes": sizes.to_json() if sizes else None, **extra}, indent=2))
@@ -67,5 +69,5 @@ def run(args: argparse.Namespace) -> int:
     if stack is not None:
         bound = "" if stack.bounded else " (unbounded: recursion or dynamic frames)"
         print(f"  peak stack {stack.peak:,} bytes: runtime {stack.runtime:,} + one inference "
-              f"{stack.model:,}{bound}")
+              f"{stack.model:,} + an exception {stack.exception:,}{bound}")
     return 0

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from aot.frontend import load_model
+from aot.inputs import check_inputs
 from aot.ir import Graph
 from aot.reference.interpreter import InterpretError, Session
 
@@ -39,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
-    """One ``[N, *shape]`` array per graph input, in graph-input order."""
+    """One ``[N, *shape]`` array per graph input, in graph-input order, checked
+    against the model's inputs (:func:`aot.inputs.check_inputs`)."""
     try:
         with open(path, "rb") as f:
             magic = f.read(6)
@@ -68,17 +70,7 @@ def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
                     raise InterpretError(f"{path} has no array {t.name!r} or 'input_{k}'; "
                                          f"it holds {sorted(data.files)}")
                 arrays.append(data[key])
-    counts = set()
-    for t, x in zip(graph.inputs, arrays):
-        if x.ndim != len(t.shape) + 1:
-            raise InterpretError(
-                f"input {t.name!r}: expected an array of shape [N, {', '.join(map(str, t.shape))}]"
-                f" (N invocations), got {list(x.shape)}"
-            )
-        counts.add(x.shape[0])
-    if len(counts) != 1:
-        raise InterpretError(f"the inputs hold different numbers of invocations: {sorted(counts)}")
-    return arrays
+    return check_inputs(graph, arrays, source=path)
 
 
 def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from aot.commands.compile import add_compile_arguments, add_target_arguments, tuned_kernels
 from aot.commands.interpret import load_inputs, save_outputs
+from aot.commands.run_board import add_board_arguments, run_command
 from aot.compile import CompileError, compile_model
 from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
-from aot.commands.run_board import add_board_arguments, run_command
+from aot.inputs import check_inputs
 from aot.reference.interpreter import InterpretError
 
 NAME = "run"
@@ -49,6 +50,7 @@ def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
         where = compiled.board.tag if compiled.board else str(compiled.target)
         raise CompileError(f"not supported yet: running on {where} needs the firmware flow; "
                            f"use --board {HOST_BOARD}")
+    inputs = check_inputs(compiled.graph, inputs)  # before the build, not after it
     with tempfile.TemporaryDirectory(prefix="aot-run-", dir=workdir) as tmp:
         root = Path(tmp)
         artifact = compiled.write(root / "artifact")

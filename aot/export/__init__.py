@@ -19,6 +19,7 @@ Layout (``P`` is the name prefix)::
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -91,6 +92,24 @@ def runtime_files(port: str | None) -> dict[str, Path]:
             if src.is_file() and "__pycache__" not in src.parts:
                 files[f"runtime/{src.relative_to(RUNTIME_DIR)}"] = src
     return files
+
+
+_DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?\s*(?:/\*.*)?$",
+                     re.MULTILINE)
+
+
+@functools.cache
+def runtime_config() -> dict[str, int]:
+    """The runtime's default capacities, ``{"AOT_MAX_KERNELS": 256, ...}``, as
+    runtime_c/include/aot/config.h defines them: the one place they live, so
+    the host reads them instead of repeating the numbers."""
+    path = RUNTIME_DIR / "include" / "aot" / "config.h"
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ExportError(f"the C runtime is missing: cannot read {path}: "
+                          f"{err.strerror or err}") from None
+    return {name: int(value, 0) for name, value in _DEFINE.findall(text)}
 
 
 def cmake_lists(name: str, sources: list[str]) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 from aot.codegen.cc import CCompiler
 from aot.errors import AotError
 from aot.export import library_sources
+from aot.inputs import check_inputs
 
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                   "-fno-omit-frame-pointer", "-g")
@@ -45,11 +46,12 @@ def run_program(program: Path, graph, inputs: list[np.ndarray], workdir: Path,
     Returns one ``[N, *shape]`` array per graph output, like
     :func:`aot.commands.interpret.interpret`.
     """
+    inputs = check_inputs(graph, inputs)
     n = inputs[0].shape[0] if inputs else 0
     data = bytearray()
     for i in range(n):
-        for t, x in zip(graph.inputs, inputs):
-            data += np.ascontiguousarray(x[i], dtype=t.type.np_dtype).tobytes()
+        for x in inputs:
+            data += x[i].tobytes()
     in_path, out_path = Path(workdir) / "inputs.bin", Path(workdir) / "outputs.bin"
     in_path.write_bytes(bytes(data))
     try:

@@ -26,6 +26,7 @@ import numpy as np
 from aot.firmware.build import BuildResult, build_project
 from aot.firmware.errors import DeviceError
 from aot.firmware.project import Project, create_project, load_project
+from aot.inputs import check_inputs
 from aot.rpc import Client, RpcError, connect
 from aot.rpc.protocol import TimerUnit
 from aot.target import Board
@@ -195,8 +196,7 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
                 serial_port: str | None = None, build: BuildResult | None = None) -> BoardRun:
     """Run the ``[N, *shape]`` ``inputs`` (one per model input) on a built project."""
     meta = project.metadata
-    if len(inputs) != len(meta["inputs"]):
-        raise DeviceError(f"the model takes {len(meta['inputs'])} inputs, got {len(inputs)}")
+    inputs = check_inputs(meta, inputs)  # a wrong size would reach the device as a bad write
     n = inputs[0].shape[0] if inputs else 0
     outputs = [np.empty((n, *o["shape"]), np.dtype(o["dtype"])) for o in meta["outputs"]]
     timings: list[int] = []
@@ -204,7 +204,7 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
     with open_device(project, runner=runner, serial_port=serial_port) as dev:
         for i in range(n):
             for port, x in zip(meta["inputs"], inputs):
-                dev.write_tensor(port["c_name"], np.asarray(x[i]).astype(port["dtype"]))
+                dev.write_tensor(port["c_name"], x[i])
             result = dev.run(1, timeout=RUN_TIMEOUT)
             timings += result.timings
             unit = result.unit
@@ -222,10 +222,12 @@ def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: st
     invocations run in order on one boot.  The project lives in a
     temporary folder under ``workdir`` (removed afterwards).  Raises an
     :class:`~aot.errors.AotError` for anything the user can fix: no board,
-    a missing toolchain or runner, firmware too big, a device that fails.
+    a missing toolchain or runner, firmware too big, a device that fails; inputs that
+    do not match the model (:func:`aot.inputs.check_inputs`) before anything is built.
     """
     if compiled.board is None:
         raise DeviceError("running on a device needs a board: compile with --board")
+    inputs = check_inputs(compiled.graph, inputs)  # before the build and the flash
     with tempfile.TemporaryDirectory(prefix="aot-fw-", dir=workdir) as tmp:
         root = Path(tmp)
         artifact = compiled.write(root / "artifact")

@@ -18,6 +18,7 @@ import numpy as np
 from aot.compile import compile_model
 from aot.firmware.device import BoardRun, run_on_board
 from aot.frontend import load_model
+from aot.inputs import check_inputs
 from aot.ir import Graph
 from aot.reference.interpreter import Session
 
@@ -185,13 +186,13 @@ def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
     graph = load_model(model)
     sources, parts = [], []
     if inputs is None and sample_path(model).is_file():
-        inputs = [np.load(sample_path(model))]
+        inputs = check_inputs(graph, [np.load(sample_path(model))], source=sample_path(model))
         sources.append(f"{inputs[0].shape[0]} from {sample_path(model).name}")
     elif inputs is not None:
+        inputs = check_inputs(graph, inputs)  # before compiling, building and flashing
         sources.append(f"{inputs[0].shape[0]} given")
     if inputs is not None:
-        parts.append([np.asarray(x).astype(t.type.np_dtype)
-                      for t, x in zip(graph.inputs, inputs)])
+        parts.append(inputs)
     if random_count > 0 or not parts:
         count = max(random_count, 1)
         parts.append(random_inputs(graph, count, seed))

@@ -353,8 +353,8 @@ class RamRunner:
         try:
             self.bytes_sent += dev.load_code(img.code, img.entry)
             outcome = timed_check(dev, base.workload,
-                                  lambda: dev.run_loaded(self.repeats, timeout=self.timeout),
-                                  self.timeout)
+                                  lambda n: dev.run_loaded(n, timeout=self.timeout),
+                                  self.repeats, self.timeout)
         except RpcError as err:
             self.close()  # boot the base image again for the next candidate
             status = "timeout" if isinstance(err, RpcTimeoutError) else "error"

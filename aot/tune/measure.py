@@ -9,18 +9,23 @@ so only the candidates themselves are compiled.
 
 The image's RPC descriptor (written here, in the runtime's ``aot_model_t``
 format) declares one tensor per kernel parameter (``in0``, ``in1``, ...,
-and ``out``), ``expected`` (the reference output), and one named kernel
-per candidate (``c0``, ``c1``, ...) plus ``clear``, which fills ``out``
-with a sentinel byte so a candidate that writes nothing cannot pass, and
-``check``, which compares ``out`` with ``expected`` on the device.
+and ``out``), ``sample<i>`` (the sample inputs, kept), ``expected`` (the
+reference output) and ``digests``, and one named kernel per candidate
+(``c0``, ``c1``, ...) plus :data:`BOOKKEEPING_KERNELS`: ``clear``, which
+fills ``out`` with a sentinel byte so a candidate that writes nothing cannot
+pass, ``check``, which compares ``out`` with ``expected`` on the device,
+``restore``, and the check cases' ``case<k>`` and ``check_case``.
 
-:class:`Runner` boots the image once, writes the workload's inputs and the
-reference output (again after any wrong result, since a faulty kernel may
-have overwritten them) and, for each candidate: runs ``clear``, runs the
+:class:`Runner` boots the image once, writes the workload's sample inputs,
+the reference output and the digests of the check cases' reference outputs
+(again after any wrong result, since a faulty kernel may have overwritten
+them) and, for each candidate: runs ``restore`` and ``clear``, runs the
 candidate ``repeats`` times (each run is timed by the device) and runs
-``check``; only a wrong output is read back over the link (to count the
-differing values), so a candidate costs a few small round trips whatever
-the size of its output.  A candidate that gives a wrong result is
+``check``, then for each of :data:`CHECK_CASES` (extreme and random inputs
+the device fills itself) ``case<k>``, the candidate once and
+``check_case``; only a wrong output is read back over the link (to count
+the differing values), so a candidate costs a few small round trips
+whatever the size of its output.  A candidate that gives a wrong result is
 ``wrong``; one that makes the device stop answering (a crash or a hang) is
 ``error``/``timeout`` and the device is restarted (QEMU reboots; a real
 board is reflashed) before the next candidate.  Only ``ok`` results carry
@@ -33,6 +38,7 @@ import hashlib
 import json
 import shutil
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,11 +47,33 @@ import numpy as np
 from aot.codegen.c import C_TYPES
 from aot.kernels import support_files
 from aot.kernels.template import Config
+from aot.tune.errors import TuneError
 
 #: Sentinel byte ``clear`` writes over the output before each candidate.
 SENTINEL = 0xA5
 #: Seconds one timed batch of runs may take before the candidate counts as hung.
 RUN_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class CheckCase:
+    """An input every candidate must also get right: each input tensor filled with
+    its dtype's minimum or maximum (-1.0 and 1.0 for floats, whose extremes would
+    only give infinities), or with seeded pseudo-random values (:func:`case_inputs`)."""
+
+    fill: str           # "min", "max" or "random"
+    seed: int = 0
+
+
+#: The inputs a candidate is checked on after its timed runs on the sample input:
+#: the extremes show saturation and overflow bugs that real activations rarely
+#: reach, the random ones values the sample does not hold.  The device makes them
+#: itself (kernels ``case<k>``), so they cost no transfer.
+CHECK_CASES = (CheckCase("min"), CheckCase("max"), CheckCase("random", 1),
+               CheckCase("random", 2))
+#: The descriptor's own kernels, ahead of the candidates in its kernel table.
+BOOKKEEPING_KERNELS = ("clear", "check", "restore", "check_case",
+                       *(f"case{k}" for k in range(len(CHECK_CASES))))
 
 _DTYPE_CODES = {"int8": "AOT_DTYPE_INT8", "uint8": "AOT_DTYPE_UINT8",
                 "int16": "AOT_DTYPE_INT16", "int32": "AOT_DTYPE_INT32",
@@ -91,33 +119,138 @@ class Batch:
     build_error: str = ""
 
 
+def max_batch() -> int:
+    """Most candidates one image may hold: the runtime serves at most
+    ``AOT_MAX_KERNELS`` named kernels (runtime_c/include/aot/config.h) and
+    refuses a larger descriptor at boot, and :data:`BOOKKEEPING_KERNELS` take
+    their share."""
+    from aot.export import runtime_config
+
+    return runtime_config()["AOT_MAX_KERNELS"] - len(BOOKKEEPING_KERNELS)
+
+
+def _float_input(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def _fill_value(dtype: str, fill: str):
+    if _float_input(dtype):
+        return -1.0 if fill == "min" else 1.0
+    info = np.iinfo(dtype)
+    return int(info.min if fill == "min" else info.max)
+
+
+def _c_literal(dtype: str, value) -> str:
+    if _float_input(dtype):
+        return f"{value:.1f}f"
+    suffix = "LL" if np.dtype(dtype).itemsize == 8 else ""
+    if value < 0 and value == np.iinfo(dtype).min:  # -2147483648 is not a C literal
+        return f"({value + 1}{suffix} - 1)"
+    return f"{value}{suffix}"
+
+
+def _seed(case: CheckCase) -> int:
+    return (case.seed * 0x9E3779B9) & 0xFFFFFFFF or 1
+
+
+def _xorshift(state: int):
+    """The device's generator (``tune_next`` in the descriptor): xorshift32."""
+    while True:
+        state ^= (state << 13) & 0xFFFFFFFF
+        state ^= state >> 17
+        state ^= (state << 5) & 0xFFFFFFFF
+        yield state
+
+
+def case_inputs(params, shapes: dict[str, tuple], case: CheckCase) -> dict[str, np.ndarray]:
+    """The inputs the device's ``case<k>`` kernel writes, by kernel param tensor
+    name (``shapes`` gives each input's shape).  Random integer inputs take one
+    generator step per byte (its top byte), float inputs one per value
+    (uniform in [-1, 1), exact in float32); the inputs are filled in parameter
+    order from one stream."""
+    out = {}
+    rng = _xorshift(_seed(case))
+    for p in params:
+        if p.role != "input":
+            continue
+        dtype = np.dtype(p.dtype).newbyteorder("<")
+        count = p.nbytes // dtype.itemsize
+        if case.fill != "random":
+            x = np.full(count, _fill_value(p.dtype, case.fill), dtype)
+        elif _float_input(p.dtype):
+            steps = np.array([next(rng) for _ in range(count)], np.int64)
+            x = ((steps >> 8) - (1 << 23)).astype(np.float32) * np.float32(2.0 ** -23)
+        else:
+            x = np.frombuffer(bytes(next(rng) >> 24 for _ in range(p.nbytes)), dtype)
+        out[p.tensor] = x.astype(p.dtype).reshape(shapes[p.tensor])
+    return out
+
+
+def case_outputs(wl, params) -> list[np.ndarray]:
+    """The reference output of ``wl`` for each of :data:`CHECK_CASES` (cached on
+    the workload)."""
+    shapes = {name: np.shape(x) for name, x in wl.inputs.items()}
+    outs = []
+    for k, case in enumerate(CHECK_CASES):
+        key = f"{k}:{case}"
+        if key not in wl.case_outputs:
+            wl.case_outputs[key] = wl.reference(case_inputs(params, shapes, case))
+        outs.append(wl.case_outputs[key])
+    return outs
+
+
+def describe_case(case: CheckCase, params) -> str:
+    """How an error message names a case: ``every input value -128``."""
+    if case.fill == "random":
+        return f"pseudo-random input (seed {case.seed})"
+    values = sorted({f"{_fill_value(p.dtype, case.fill):g}" for p in params
+                     if p.role == "input"})
+    return f"input with every input value {' or '.join(values)}"
+
+
 def _normalized(source: str, name: str) -> str:
     return source.replace(name, "@")
 
 
 def descriptor(prefix: str, target_hash: str, kernel, names: list[str]) -> str:
     """The RPC descriptor C of a batch: tensors ``in<i>``/``out`` for the
-    kernel's parameters and ``expected`` (the reference output), kernels
-    ``clear``, ``check`` (returns 1 when ``out`` differs from ``expected``)
-    and one per entry of ``names``."""
+    kernel's parameters, ``sample<i>`` (the sample inputs, kept), ``expected``
+    (the reference output for them) and ``digests`` (the CRC-32 of the
+    reference output of each of :data:`CHECK_CASES`); kernels ``clear``,
+    ``check`` (returns 1 when ``out`` differs from ``expected``), ``restore``
+    (``sample<i>`` back into ``in<i>``), ``case<k>`` (fills ``in<i>`` with
+    case k and clears ``out``), ``check_case`` (returns 1 when ``out``'s
+    CRC-32 is not the last filled case's digest), and one per entry of
+    ``names`` (at most :func:`max_batch`)."""
+    if len(names) > max_batch():
+        raise TuneError(f"a tuning image holds at most {max_batch()} candidates (the runtime's "
+                        f"AOT_MAX_KERNELS less {len(BOOKKEEPING_KERNELS)} kernels of its own), "
+                        f"not {len(names)}")
     lines = ["/* RPC descriptor of a tuning batch: generated by aot.tune.measure. */",
-             "#include <stdint.h>", "#include <string.h>", '#include "aot/model.h"', ""]
-    args, tensors, out = [], [], None
+             "#include <stdint.h>", "#include <string.h>", '#include "aot/frame.h"',
+             '#include "aot/model.h"', ""]
+    args, tensors, out, ins = [], [], None, []
+
+    def tensor(ident, dtype, count, nbytes, role):
+        lines.append(f"static {C_TYPES[dtype]} {prefix}_{ident}[{count}] "
+                     "__attribute__((aligned(8)));")
+        tensors.append(f'    {{"{ident}", {_DTYPE_CODES[dtype]}, {role}, AOT_TENSOR_WRITABLE, '
+                       f'1, {{{count}}}, {nbytes}u, {prefix}_{ident}}},')
+
     for i, p in enumerate(kernel.params):
         ident = f"in{i}" if p.role == "input" else "out"
         count = p.nbytes // _itemsize(p.dtype)
-        lines.append(f"static {C_TYPES[p.dtype]} {prefix}_{ident}[{count}] "
-                     "__attribute__((aligned(8)));")
-        args.append(f"{prefix}_{ident}")
         role = "AOT_ROLE_INPUT" if p.role == "input" else "AOT_ROLE_OUTPUT"
-        tensors.append(f'    {{"{ident}", {_DTYPE_CODES[p.dtype]}, {role}, AOT_TENSOR_WRITABLE, '
-                       f'1, {{{count}}}, {p.nbytes}u, {prefix}_{ident}}},')
+        tensor(ident, p.dtype, count, p.nbytes, role)
+        args.append(f"{prefix}_{ident}")
         if p.role == "output":
             out = (ident, p.nbytes, p.dtype, count)
-    lines.append(f"static {C_TYPES[out[2]]} {prefix}_expected[{out[3]}] "
-                 "__attribute__((aligned(8)));")
-    tensors.append(f'    {{"expected", {_DTYPE_CODES[out[2]]}, AOT_ROLE_INPUT, '
-                   f'AOT_TENSOR_WRITABLE, 1, {{{out[3]}}}, {out[1]}u, {prefix}_expected}},')
+        else:
+            ins.append((i, p, count))
+    for i, p, count in ins:
+        tensor(f"sample{i}", p.dtype, count, p.nbytes, "AOT_ROLE_INPUT")
+    tensor("expected", out[2], out[3], out[1], "AOT_ROLE_INPUT")
+    tensor("digests", "int32", len(CHECK_CASES), 4 * len(CHECK_CASES), "AOT_ROLE_INPUT")
     for name in names:
         lines.append(kernel.prototype.replace(f"int32_t {kernel.name}(", f"int32_t {name}("))
     lines.append("")
@@ -125,26 +258,64 @@ def descriptor(prefix: str, target_hash: str, kernel, names: list[str]) -> str:
                  f"    memset({prefix}_{out[0]}, 0x{SENTINEL:02x}, {out[1]}u);\n    return 0;\n}}")
     lines.append(f"static int32_t {prefix}_check(void *ctx)\n{{\n    (void)ctx;\n"
                  f"    return memcmp({prefix}_{out[0]}, {prefix}_expected, {out[1]}u) != 0;\n}}")
+    lines += _case_kernels(prefix, out, ins)
     for i, name in enumerate(names):
         lines.append(f"static int32_t {prefix}_run_{i}(void *ctx)\n{{\n    (void)ctx;\n"
                      f"    return {name}({', '.join(args)});\n}}")
     lines.append(f"\nstatic const aot_tensor_t {prefix}_tensors[] = {{")
     lines += tensors
     lines.append("};\n")
+    kernels = [(k, f"{prefix}_{k}") for k in BOOKKEEPING_KERNELS]
+    kernels += [(f"c{i}", f"{prefix}_run_{i}") for i in range(len(names))]
     lines.append(f"static const aot_kernel_t {prefix}_kernels[] = {{")
-    lines.append(f'    {{"clear", {prefix}_clear}},')
-    lines.append(f'    {{"check", {prefix}_check}},')
-    lines += [f'    {{"c{i}", {prefix}_run_{i}}},' for i in range(len(names))]
+    lines += [f'    {{"{k}", {fn}}},' for k, fn in kernels]
     lines.append("};\n")
     lines.append("const aot_model_t aot_rpc_model = {\n    AOT_MODEL_ABI_VERSION,\n"
                  f'    "{prefix}",\n    "{target_hash[:32]}",\n    {len(tensors)},\n'
-                 f"    {prefix}_tensors,\n    {len(names) + 2},\n    {prefix}_kernels,\n"
+                 f"    {prefix}_tensors,\n    {len(kernels)},\n    {prefix}_kernels,\n"
                  f"    {prefix}_clear,\n    NULL,\n}};")
     return "\n".join(lines) + "\n"
 
 
 def _itemsize(dtype: str) -> int:
     return np.dtype(dtype).itemsize
+
+
+def _case_kernels(prefix: str, out, ins) -> list[str]:
+    """C of ``restore``, ``case<k>`` and ``check_case`` (see :func:`descriptor`);
+    :func:`case_inputs` is the host's copy of the ``case<k>`` fills."""
+    copies = "".join(f"    memcpy({prefix}_in{i}, {prefix}_sample{i}, {p.nbytes}u);\n"
+                     for i, p, _ in ins)
+    lines = [f"static int32_t {prefix}_restore(void *ctx)\n{{\n    (void)ctx;\n{copies}"
+             "    return 0;\n}",
+             f"static uint32_t {prefix}_case;\nstatic uint32_t {prefix}_rng;",
+             f"static uint32_t {prefix}_next(void)\n{{\n    uint32_t x = {prefix}_rng;\n"
+             "    x ^= x << 13;\n    x ^= x >> 17;\n    x ^= x << 5;\n"
+             f"    {prefix}_rng = x;\n    return x;\n}}"]
+    for k, case in enumerate(CHECK_CASES):
+        body = [f"    {prefix}_rng = {_seed(case)}u;"] if case.fill == "random" else []
+        for i, p, count in ins:
+            target = f"{prefix}_in{i}"
+            if case.fill != "random":
+                value = _c_literal(p.dtype, _fill_value(p.dtype, case.fill))
+                body.append(f"    for (i = 0; i < {count}u; ++i) {{\n"
+                            f"        {target}[i] = {value};\n    }}")
+            elif _float_input(p.dtype):
+                body.append(f"    for (i = 0; i < {count}u; ++i) {{\n"
+                            f"        {target}[i] = (float)((int32_t)({prefix}_next() >> 8) - "
+                            "8388608) * (1.0f / 8388608.0f);\n    }")
+            else:  # byte by byte: character types may alias any object
+                body.append(f"    for (i = 0; i < {p.nbytes}u; ++i) {{\n"
+                            f"        ((uint8_t *){target})[i] = (uint8_t)({prefix}_next() >> "
+                            "24);\n    }")
+        body.append(f"    {prefix}_case = {k}u;")
+        body.append(f"    memset({prefix}_{out[0]}, 0x{SENTINEL:02x}, {out[1]}u);")
+        lines.append(f"static int32_t {prefix}_case{k}(void *ctx)\n{{\n    uint32_t i;\n"
+                     "    (void)ctx;\n    (void)i;\n" + "\n".join(body) + "\n    return 0;\n}")
+    lines.append(f"static int32_t {prefix}_check_case(void *ctx)\n{{\n    (void)ctx;\n"
+                 f"    return aot_crc32(0u, (const uint8_t *){prefix}_{out[0]}, {out[1]}u) != "
+                 f"(uint32_t){prefix}_digests[{prefix}_case];\n}}")
+    return lines
 
 
 class Builder:
@@ -286,28 +457,36 @@ class Runner:
         write_inputs(dev, batch.params, batch.workload)
 
     def _measure(self, dev, index: int, wl) -> tuple:
-        return timed_check(dev, wl, lambda: dev.run(self.repeats, kernel=f"c{index}",
-                                                    timeout=self.timeout), self.timeout)
+        return timed_check(dev, wl, lambda n: dev.run(n, kernel=f"c{index}",
+                                                       timeout=self.timeout),
+                           self.repeats, self.timeout)
 
 
 def write_inputs(dev, params, wl) -> None:
-    """Write the workload's inputs and its reference output to the device."""
+    """Write the workload's sample inputs, its reference output and the digests
+    of the check cases' reference outputs to the device."""
     for k, p in enumerate(params):
         if p.role == "input":
-            dev.write_tensor(f"in{k}", np.asarray(wl.inputs[p.tensor]).reshape(-1)
+            dev.write_tensor(f"sample{k}", np.asarray(wl.inputs[p.tensor]).reshape(-1)
                              .astype(p.dtype))
         else:
             dev.write_tensor("expected", np.asarray(wl.expected).reshape(-1)
                              .astype(p.dtype))
+            digests = [zlib.crc32(np.asarray(y).astype(np.dtype(p.dtype).newbyteorder("<"))
+                                  .tobytes()) for y in case_outputs(wl, params)]
+            dev.write_tensor("digests", np.array(digests, np.uint32).view(np.int32))
 
 
-def timed_check(dev, wl, run, timeout: float) -> tuple:
-    """``clear``, then ``run()`` (the candidate's timed runs), then ``check``:
-    ``(status, cost, timings, unit, error)`` with status ok or wrong."""
+def timed_check(dev, wl, run, repeats: int, timeout: float) -> tuple:
+    """``restore`` and ``clear``, ``run(repeats)`` (the candidate's timed runs
+    on the sample input), ``check``, then for each of :data:`CHECK_CASES`:
+    ``case<k>``, ``run(1)``, ``check_case``.  ``(status, cost, timings, unit,
+    error)`` with status ok or wrong."""
     from aot.rpc.errors import RemoteError
 
+    dev.run(1, kernel="restore", timeout=timeout)
     dev.run(1, kernel="clear", timeout=timeout)
-    result = run()
+    result = run(repeats)
     unit = result.unit.name.lower()
     try:
         dev.run(1, kernel="check", timeout=timeout)
@@ -318,19 +497,34 @@ def timed_check(dev, wl, run, timeout: float) -> tuple:
         bad = int((got != want).sum())
         return ("wrong", None, tuple(result.timings), unit,
                 f"{bad} of {want.size} output values differ from the reference")
+    for k, case in enumerate(CHECK_CASES):
+        dev.run(1, kernel=f"case{k}", timeout=timeout)
+        run(1)
+        try:
+            dev.run(1, kernel="check_case", timeout=timeout)
+        except RemoteError:
+            params = workload_params(wl)
+            return ("wrong", None, tuple(result.timings), unit,
+                    "right on the sample input, but the output differs from the reference "
+                    f"on the {describe_case(case, params)}")
     return ("ok", min(result.timings), tuple(result.timings), unit, "")
 
 
 def measure(builder: Builder, runner: Runner, workload, configs: list[Config]) -> list[Result]:
     """Build and run ``configs`` of ``workload``; one :class:`Result` per config.
 
-    A batch that does not build (a candidate that does not compile, or too
-    many candidates for the board's memory) is split in halves until the
-    halves build or a single candidate is left, which is recorded as
-    ``build``."""
+    More distinct candidates than one image may hold (:func:`max_batch`) go
+    into several images.  A batch that does not build (a candidate that does
+    not compile, or too many candidates for the board's memory) is split in
+    halves until the halves build or a single candidate is left, which is
+    recorded as ``build``."""
     candidates, failed = builder.candidates(workload, configs)
     results = [Result(c, "build", error=e) for c, e in failed]
-    return results + _measure_candidates(builder, runner, workload, candidates)
+    size = max_batch()
+    for start in range(0, len(candidates), size):
+        results += _measure_candidates(builder, runner, workload,
+                                       candidates[start:start + size])
+    return results
 
 
 def _measure_candidates(builder, runner, workload, candidates) -> list[Result]:

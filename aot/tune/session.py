@@ -26,14 +26,11 @@ from aot.kernels.template import ConfigError
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
 from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram, ram_code_bytes
-from aot.tune.measure import Builder, Runner, measure
+from aot.tune.measure import Builder, Runner, max_batch, measure
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
 
 
-#: Candidates per firmware image: the runtime serves at most AOT_MAX_KERNELS
-#: (runtime_c/include/aot/config.h) kernels, one of which is ``clear``.
-MAX_BATCH = 255
 #: How candidates reach the device: ``ram`` loads each into the RAM of one
 #: image per workload (aot.tune.loader), ``image`` builds one image per batch,
 #: ``auto`` (see :func:`choose_loader`) picks one for the board.
@@ -117,9 +114,10 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     if loader == "ram" and ram_code_bytes(board) <= 0:
         raise TuneError(f"{board.tag} does not declare executable RAM for loaded code "
                         "(memory.ram_code_bytes in its board record): use --loader image")
-    if not 1 <= batch_size <= MAX_BATCH:
-        raise TuneError(f"a batch holds 1 to {MAX_BATCH} candidates (the runtime's "
-                        f"AOT_MAX_KERNELS less the clear kernel), not {batch_size}")
+    if not 1 <= batch_size <= max_batch():
+        raise TuneError(f"--batch must be 1 to {max_batch()}: one image holds at most that "
+                        "many candidates (the runtime's AOT_MAX_KERNELS less the image's own "
+                        f"kernels), not {batch_size}")
     target = board.target
     _, workloads = extract_workloads(model, target)
     if only:

@@ -26,6 +26,7 @@ from aot.kernels import lower_group
 from aot.kernels.kernel import Kernel
 from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import Config, ConfigSpace, Template
+from aot.tune.errors import TuneError
 
 
 def _describe(group, stages) -> dict:
@@ -75,6 +76,9 @@ class Workload:
     groups: list[str] = field(default_factory=list)
     inputs: dict[str, np.ndarray] = field(default_factory=dict)   # kernel param -> value
     expected: np.ndarray | None = None
+    # The reference outputs of aot.tune.measure's check cases, by case name (computed
+    # once, on first use).
+    case_outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def lower(self, config: Config, name: str) -> Kernel:
         """The workload's kernel scheduled with ``config``, named ``name``."""
@@ -82,6 +86,28 @@ class Workload:
             self.template.apply(s, final, stages, config)
         kernel = lower_with(self.group, self.graph, self.target, name=name, schedule=schedule)
         return self.template.finish(kernel, config)
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """The group's output for ``inputs`` (kernel param tensor name -> value):
+        the reference interpreter's operators, node by node, on the group alone."""
+        from aot.reference.interpreter import evaluate
+
+        values = {name: np.asarray(x) for name, x in inputs.items()}
+        for node in self.group.nodes:
+            args = []
+            for t in node.inputs:
+                if t is None:
+                    args.append(None)
+                elif t.kind == "constant":
+                    args.append(t.data)
+                elif t.name in values:
+                    args.append(values[t.name])
+                else:
+                    raise TuneError(f"workload {self.description}: no value for {t.name!r}, "
+                                    f"read by {node.label()}")
+            for t, y in zip(node.outputs, evaluate(node, args)):
+                values[t.name] = np.asarray(y)
+        return values[self.group.outputs(self.graph)[0].name]
 
 
 def _inspect(group, ag, target):

@@ -59,4 +59,5 @@ def test_build_of_a_non_project(tmp_path, capsys):
 def test_build_bounds_the_peak_stack_on_request(project, capsys):
     assert main(["build", str(project), "--stack", "--json"]) == 0
     peak = json.loads(capsys.readouterr().out)["stack_peak"]
-    assert peak["bounded"] and peak["total"] == peak["runtime"] + peak["model"] > 0
+    assert peak["bounded"] and peak["exception"] > 0
+    assert peak["total"] == peak["runtime"] + peak["model"] + peak["exception"]

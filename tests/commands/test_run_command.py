@@ -9,6 +9,9 @@ import pytest
 from support.models import MODELS_DIR
 
 from aot.cli import main
+from aot.commands.interpret import interpret
+from aot.errors import AotError
+from aot.frontend import load_model
 
 HELLO = str(MODELS_DIR / "tflm_hello_world_int8.tflite")
 
@@ -50,6 +53,72 @@ def test_bad_input_shape_is_a_user_error(tmp_path, capsys):
     assert main(["run", HELLO, "--input", str(tmp_path / "x.npy"),
                  "--output", str(tmp_path / "y.npy")]) == 2
     assert "expected an array of shape [N, 1, 1]" in capsys.readouterr().err
+
+
+class _Built(AotError):
+    """Raised by the stand-ins of the build and flash steps (they must not be reached)."""
+
+
+@pytest.fixture
+def no_build(monkeypatch):
+    """Replaces building (firmware and host) and flashing; lists the calls."""
+    import aot.commands.run as run_cmd
+    import aot.firmware.device as device
+
+    calls = []
+
+    def record(what):
+        def called(*args, **kwargs):
+            calls.append(what)
+            raise _Built(f"{what} was called")
+        return called
+    monkeypatch.setattr(device, "build_project", record("build_project"))
+    monkeypatch.setattr(device, "get_runner", record("get_runner"))
+    monkeypatch.setattr(run_cmd, "build_program", record("build_program"))
+    return calls
+
+
+@pytest.mark.parametrize("board", ["host/native", "qemu/mps2-an386"])
+@pytest.mark.parametrize("x, given", [
+    (np.zeros((2, 1, 2), np.int8), "got [2, 1, 2] of int8"),       # right rank, wrong shape
+    (np.full((2, 1, 1), 0.5, np.float32), "got [2, 1, 1] of float32"),  # not int8 values
+    (np.full((2, 1, 1), 200, np.int32), "got [2, 1, 1] of int32"),      # out of int8's range
+], ids=["shape", "fraction", "range"])
+def test_wrong_inputs_are_refused_before_anything_is_built(tmp_path, capsys, no_build, board,
+                                                           x, given):
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", HELLO, "--board", board, "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "y.npy")]) == 2
+    err = capsys.readouterr().err
+    assert "input 'serving_default_dense_input:0'" in err
+    assert "expected an array of shape [N, 1, 1] of int8" in err and given in err
+    assert str(tmp_path / "x.npy") in err and "Traceback" not in err
+    assert no_build == []
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_inputs_of_another_integer_dtype_that_convert_exactly_run(tmp_path):
+    x = np.arange(-128, 128, 64, dtype=np.int64).reshape(4, 1, 1)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", HELLO, "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "y.npy")]) == 0
+    want = interpret(load_model(HELLO), [x.astype(np.int8)])[0]
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want)
+
+
+def test_python_apis_refuse_wrong_inputs_before_building(no_build):
+    from aot.commands.run import run_on_host
+    from aot.compile import compile_model
+    from aot.firmware import run_on_board
+    from aot.inputs import InputError
+
+    bad = [np.zeros((3, 2), np.int8)]   # the N axis missing
+    for board, run in (("host/native", run_on_host), ("qemu/mps2-an386", run_on_board)):
+        compiled = compile_model(HELLO, board, measure_code=False)
+        with pytest.raises(InputError, match=r"expected an array of shape \[N, 1, 1\] of "
+                                             r"int8 \(N invocations\), got \[3, 2\] of int8"):
+            run(compiled, bad)
+    assert no_build == []
 
 
 def _kws_records(path, board):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from support.models import MODELS_DIR
 
 import aot.firmware.verify as verify
@@ -53,3 +54,24 @@ def test_verify_on_a_board_the_model_does_not_fit(tmp_path, capsys):
                  "qemu/sifive-e", "--report", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err
     assert "needs 16502 bytes of RAM" in err and "Traceback" not in err
+
+
+def test_verify_refuses_wrong_inputs_before_compiling(tmp_path, monkeypatch, capsys):
+    import aot.firmware.device as device
+
+    calls = []
+    monkeypatch.setattr(verify, "compile_model", lambda *a, **k: calls.append("compile"))
+    monkeypatch.setattr(device, "build_project", lambda *a, **k: calls.append("build"))
+    np.save(tmp_path / "x.npy", np.zeros((3, 2, 1), np.int8))
+    report = tmp_path / "report.json"
+    assert main(["verify", HELLO, "--board", "qemu/mps2-an386", "--input",
+                 str(tmp_path / "x.npy"), "--report", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert ("input 'serving_default_dense_input:0': expected an array of shape [N, 1, 1] of "
+            "int8 (N invocations), got [3, 2, 1] of int8") in err
+    # The Python API checks too (a caller need not go through the command).
+    from aot.inputs import InputError
+    with pytest.raises(InputError, match="float32 whose values do not convert exactly"):
+        verify.verify_model(HELLO, "qemu/mps2-an386",
+                            inputs=[np.full((1, 1, 1), 0.25, np.float32)])
+    assert calls == [] and not report.exists()

@@ -1,6 +1,8 @@
 """Where the shared models are: ``../shared/models`` relative to the project root.
 
 Tests read the models from there and never copy them into the project.
+tests/conftest.py may point the tests at another folder (:func:`use_models_dir`)
+before any test module imports these names.
 """
 
 from __future__ import annotations
@@ -14,14 +16,25 @@ ROOT = Path(__file__).resolve().parents[2]
 MODELS_DIR = ROOT.parent / "shared" / "models"
 
 
+MANIFEST = MODELS_DIR / "MANIFEST.json"
+
+
 def _manifest() -> list[dict]:
-    path = MODELS_DIR / "MANIFEST.json"
-    return json.loads(path.read_text()) if path.exists() else []
+    return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else []
 
 
 #: The manifest entries, one per model file.
 MODELS = _manifest()
 MODEL_NAMES = [m["name"] for m in MODELS]
+
+
+def use_models_dir(path: Path) -> None:
+    """Read the models (and their manifest) from ``path`` instead."""
+    global MODELS_DIR, MANIFEST, MODELS, MODEL_NAMES
+    MODELS_DIR = Path(path).resolve()
+    MANIFEST = MODELS_DIR / "MANIFEST.json"
+    MODELS = _manifest()
+    MODEL_NAMES = [m["name"] for m in MODELS]
 
 #: Seeded random invocations appended to each model's samples.
 RANDOM_INVOCATIONS = 4

@@ -9,8 +9,10 @@ import shutil
 import numpy as np
 import pytest
 
+from aot.export import runtime_config
 from aot.target import Target, load_board
-from aot.tune.measure import Builder, Candidate, Runner, descriptor, measure
+from aot.tune.measure import Builder, Candidate, Runner, descriptor, max_batch, measure
+from aot.tune.errors import TuneError
 from aot.tune.workload import extract_workloads
 
 M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
@@ -103,3 +105,90 @@ def test_a_candidate_that_does_not_compile_fails_alone(dense, tmp_path, monkeypa
 def test_expected_output_is_what_the_reference_computes(dense):
     assert dense.expected.shape == (1, 12)
     assert np.asarray(dense.expected).dtype == np.int8
+
+
+def test_descriptor_declares_at_most_the_runtimes_kernel_limit(dense):
+    limit = runtime_config()["AOT_MAX_KERNELS"]
+    kernel = dense.lower(dense.default, "tune_c0")
+    names = [f"tune_c{i}" for i in range(max_batch())]
+    text = descriptor("tune", "abc", kernel, names)
+    table = text.split("tune_kernels[] = {")[1].split("};")[0]
+    assert table.count("{\"") == limit
+    assert f"    {limit},\n    tune_kernels," in text
+    with pytest.raises(TuneError, match=f"at most {max_batch()} candidates .*AOT_MAX_KERNELS"):
+        descriptor("tune", "abc", kernel, [*names, "tune_one_more"])
+
+
+class _Copies(Builder):
+    """A builder whose candidates are ``count`` copies of the workload's default
+    kernel under other names (the builder itself would merge them)."""
+
+    def __init__(self, *args, count: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.count = count
+        self.batches: list[int] = []
+
+    def candidates(self, workload, configs):
+        (good,), _ = super().candidates(workload, configs[:1])
+        return [Candidate(f"tune_w{k}", [configs[0]], good.source.replace(good.name, f"tune_w{k}"),
+                          good.kernel) for k in range(self.count)], []
+
+    def build(self, workload, candidates):
+        self.batches.append(len(candidates))
+        return super().build(workload, candidates)
+
+
+@needs_gcc
+def test_candidates_up_to_the_kernel_limit_share_an_image_and_one_more_is_split(dense, tmp_path):
+    # One kernel more than AOT_MAX_KERNELS and the firmware refuses its descriptor at
+    # boot: every candidate of the image would come back as a device error.
+    builder = _Copies(load_board("host/native"), tmp_path / "work",
+                      cache_dir=tmp_path / "cache", count=max_batch() + 1)
+    results = measure(builder, Runner(repeats=1), dense, [dense.default])
+    assert builder.batches == [max_batch(), 1]   # a full image boots, the one left over too
+    assert [r.status for r in results] == ["ok"] * (max_batch() + 1)
+
+
+@needs_gcc
+def test_a_candidate_wrong_only_on_the_extreme_input_is_rejected(dense, tmp_path):
+    # A classic saturation bug: -128 read as -127 (a symmetric int8 range).  The
+    # sample input never reaches -128, so only the extreme inputs can show it.
+    (sample,) = dense.inputs.values()
+    assert np.asarray(sample).min() > -128
+    builder = Builder(load_board("host/native"), tmp_path / "work", cache_dir=tmp_path / "cache")
+    (good,), _ = builder.candidates(dense, [dense.default])
+    proto = good.kernel.prototype.replace(good.kernel.name, "tune_sat").rstrip(";")
+    symmetric = Candidate(
+        "tune_sat", [list(dense.space)[1]],
+        good.source.replace(good.name, "tune_inner") + f"\n{proto}\n{{\n    int8_t x[64];\n"
+        "    for (int i = 0; i < 64; ++i) {\n        x[i] = x0[i] == -128 ? -127 : x0[i];\n"
+        "    }\n    return tune_inner(x, y1);\n}\n", good.kernel)
+    batch = builder.build(dense, [good, symmetric])
+    assert not batch.build_error
+    results = Runner(repeats=1).run(batch)
+    assert [r.status for r in results] == ["ok", "wrong"]
+    assert "every input value -128" in results[1].error
+    assert results[1].cost is None
+
+
+@needs_gcc
+@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "tflm_magic_wand_float"])
+def test_the_device_fills_the_check_cases_as_the_host_computes_them(models_dir, tmp_path, model):
+    from aot.firmware import build_project, open_device
+    from aot.tune.measure import CHECK_CASES, case_inputs, workload_params, write_project
+
+    _, workloads = extract_workloads(models_dir / f"{model}.tflite", M4)
+    wl = workloads[-1]
+    params = workload_params(wl)
+    shapes = {name: np.shape(x) for name, x in wl.inputs.items()}
+    project = write_project(wl, [], load_board("host/native"), tmp_path / "batch")
+    build_project(project, cache_dir=tmp_path / "cache")
+    with open_device(project) as dev:
+        for k, case in enumerate(CHECK_CASES):
+            dev.run(1, kernel=f"case{k}")
+            want = case_inputs(params, shapes, case)
+            for i, p in enumerate(params):
+                if p.role == "input":
+                    got = dev.read_tensor(f"in{i}")
+                    np.testing.assert_array_equal(got, want[p.tensor].reshape(-1))
+                    assert got.dtype == np.dtype(p.dtype)

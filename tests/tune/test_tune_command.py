@@ -32,3 +32,15 @@ def test_ram_loader_on_a_board_without_executable_ram_is_refused(models_dir, tmp
                  "--trials", "2", "--log", str(tmp_path / "log"), "--loader", "ram"])
     assert code == 2
     assert "does not declare executable RAM" in capsys.readouterr().err
+
+
+def test_a_batch_larger_than_one_image_holds_is_refused(models_dir, tmp_path, capsys):
+    from aot.tune.measure import max_batch
+
+    code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board",
+                 "qemu/mps2-an386", "--trials", "2", "--log", str(tmp_path / "log"),
+                 "--batch", str(max_batch() + 1)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--batch must be 1 to {max_batch()}" in err and "AOT_MAX_KERNELS" in err
+    assert not (tmp_path / "log").exists()

@@ -55,6 +55,16 @@
 #define AOT_RPC_LOADER_DRY_RUN 0
 #endif
 
+/* 1: the Cortex-M reset handler fills the free RAM from the end of .bss up to
+ * the stack pointer with AOT_STACK_PAINT_WORD before it calls main(), so a
+ * debugger (or a test under QEMU, tests/firmware/test_stack.py) can see how deep
+ * the stack has grown: the lowest word that no longer holds the pattern.  0 (the
+ * default): no painting. */
+#ifndef AOT_STACK_PAINT
+#define AOT_STACK_PAINT 0
+#endif
+#define AOT_STACK_PAINT_WORD 0xA5A5A5A5u
+
 /* Fixed parts of a frame body; not configurable, listed here for the sums. */
 #define AOT_FRAME_HEADER 8u
 #define AOT_FRAME_CRC 4u
@@ -73,5 +83,6 @@ AOT_CHECK_CONFIG(name_fits_u8, AOT_MAX_NAME >= 8 && AOT_MAX_NAME <= 255);
 AOT_CHECK_CONFIG(loader_fits_u32, AOT_RPC_LOADER_BYTES >= 0 &&
                  AOT_RPC_LOADER_BYTES <= 0x7FFFFFFF && AOT_RPC_LOADER_BYTES % 4 == 0);
 AOT_CHECK_CONFIG(tensors_fit_u16, AOT_MAX_TENSORS <= 65535 && AOT_MAX_KERNELS < 65535);
+AOT_CHECK_CONFIG(stack_paint_flag, AOT_STACK_PAINT == 0 || AOT_STACK_PAINT == 1);
 
 #endif /* AOT_CONFIG_H */

@@ -1,12 +1,14 @@
 /*
  * Cortex-M startup shared by the mps2, mps3-an547 and stm32 ports: vector table and reset
  * handler.  The reset handler copies .data from flash to RAM, zeroes .bss,
- * turns the FPU on when the build uses it, and calls main().  Faults end the
+ * turns the FPU on when the build uses it, paints the free stack when
+ * AOT_STACK_PAINT is 1 (aot/config.h), and calls main().  Faults end the
  * program through aot_port_exit() so a crash under QEMU is an exit status
  * (AOT_EXIT_FAULT), never a hang.
  */
 #include <stdint.h>
 
+#include "aot/config.h"
 #include "aot/platform.h"
 
 #define AOT_EXIT_FAULT 120
@@ -32,6 +34,20 @@ void aot_reset_handler(void)
     /* Full access to coprocessors 10 and 11 (FPU, and MVE on v8.1-M). */
     *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
     __asm__ volatile("dsb\n isb" ::: "memory");
+#endif
+#if AOT_STACK_PAINT
+    {
+        /* Everything below the stack pointer is free: nothing else lives
+         * between .bss and the stack, and no interrupt is enabled yet.  The
+         * stores are volatile so that GCC does not make the loop a memset call,
+         * whose own frame would lie in the region it paints. */
+        volatile uint32_t *word;
+        uint32_t *sp;
+        __asm__ volatile("mov %0, sp" : "=r"(sp));
+        for (word = &_ebss; word < sp;) {
+            *word++ = AOT_STACK_PAINT_WORD;
+        }
+    }
 #endif
     aot_port_exit(main());
 }
