@@ -22,6 +22,7 @@ from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
 from aot.inputs import check_inputs
 from aot.reference.interpreter import InterpretError
+from aot.target import load_board
 
 NAME = "run"
 HELP = "compile a model, build it and run it on a board (emulated, real or the host)"
@@ -65,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
     if args.target is not None:
         raise CompileError(f"not supported yet: aot run takes a board, not a target; use "
                            f"--board {HOST_BOARD}")
-    from aot.target import load_board
 
     tag = load_board(args.board).tag
     tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None

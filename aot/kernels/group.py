@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aot import te
+from aot.codegen.c import resolve_target
 from aot.ir import Node, Tensor
 from aot.kernels.kernel import Kernel, KernelBuilder, KernelError
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, select_strategy
@@ -57,7 +58,6 @@ def lower_group(group: FusedGroup, ag, target, *, name: str, schedule=None) -> K
     Raises :class:`KernelError` for a view group or an operator without a
     kernel.
     """
-    from aot.codegen.c import resolve_target
 
     _, target_obj = resolve_target(target)
     target = target_obj if target_obj is not None else target

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aot.ir import Graph, Node, Tensor
 from aot.passes.annotated import AnnotatedGraph, rebuild, substitute
 from aot.passes.context import graph_pass
+from aot.reference.interpreter import InterpretError, run
 
 
 def _has_effects(node: Node) -> bool:
@@ -44,7 +45,6 @@ def fold_constants(graph: Graph) -> Graph:
     change a single bit of the model's output.  Nodes that read state are
     never folded; nodes the interpreter cannot run are left alone.
     """
-    from aot.reference.interpreter import InterpretError, run
 
     mapping: dict[int, Tensor] = {}
     folded: set[Node] = set()

@@ -21,15 +21,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aot.kernels import lower_group, support_files
 from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import ConfigError
+from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
-from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram, ram_code_bytes
+from aot.tune.loader import (
+    LoaderUnavailable,
+    RamBuilder,
+    RamRunner,
+    measure_ram,
+    ram_code_bytes,
+)
 from aot.tune.measure import Builder, Runner, max_batch, measure
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
-
 
 #: How candidates reach the device: ``ram`` loads each into the RAM of one
 #: image per workload (aot.tune.loader), ``image`` builds one image per batch,
@@ -100,7 +107,6 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     RAM loader and the device turns out not to offer it, the session goes
     on with batch images (``report.notes`` says so).
     """
-    from aot.target import load_board
 
     board = load_board(board) if isinstance(board, str) else board
     if tuner not in TUNERS:
@@ -299,7 +305,6 @@ class TunedKernels:
         return schedule, finish
 
     def lower_group(self, group, ag, target, *, name: str):
-        from aot.kernels import lower_group
 
         tuned = self.for_group(group)
         if tuned is None:
@@ -310,5 +315,4 @@ class TunedKernels:
 
     @staticmethod
     def support_files(target) -> dict[str, str]:
-        from aot.kernels import support_files
         return support_files(target)

@@ -21,9 +21,9 @@ learns from the costs it is given (``None`` for a failed candidate).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
-from collections.abc import Callable
 
 from aot.kernels.template import Config, ConfigSpace
 

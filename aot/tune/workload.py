@@ -21,11 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
+from aot.firmware.verify import random_inputs, sample_path
+from aot.frontend import load_model
 from aot.ir import Graph
 from aot.kernels import lower_group
 from aot.kernels.kernel import Kernel
 from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import Config, ConfigSpace, Template
+from aot.passes import PassContext, optimize
+from aot.reference.interpreter import Session, evaluate
 from aot.tune.errors import TuneError
 
 
@@ -90,7 +94,6 @@ class Workload:
     def reference(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """The group's output for ``inputs`` (kernel param tensor name -> value):
         the reference interpreter's operators, node by node, on the group alone."""
-        from aot.reference.interpreter import evaluate
 
         values = {name: np.asarray(x) for name, x in inputs.items()}
         for node in self.group.nodes:
@@ -129,9 +132,6 @@ def extract_workloads(model, target, *, sample_input=None, seed: int = 0):
     the reference; by default the first row of ``samples/<model>.npy`` or a
     seeded random input.
     """
-    from aot.firmware.verify import random_inputs, sample_path
-    from aot.frontend import load_model
-    from aot.passes import PassContext, optimize
 
     graph = model if isinstance(model, Graph) else load_model(model)
     ag = optimize(graph, PassContext(opt_level=2))
@@ -166,7 +166,6 @@ def extract_workloads(model, target, *, sample_input=None, seed: int = 0):
 def _capture_values(ag, workloads, sample_input) -> None:
     """Run the reference on the annotated graph with every workload's inputs
     and output as extra graph outputs."""
-    from aot.reference.interpreter import Session
 
     wanted = []
     for wl in workloads:

@@ -29,7 +29,7 @@ def dense(models_dir):
 
 def test_descriptor_lists_the_params_and_every_candidate(dense):
     kernel = dense.lower(dense.default, "tune_c0")
-    text = descriptor("tune", "abc", kernel, ["tune_c0", "tune_c1"])
+    text = " ".join(descriptor("tune", "abc", kernel, ["tune_c0", "tune_c1"]).split())
     assert '{"in0", AOT_DTYPE_INT8, AOT_ROLE_INPUT, AOT_TENSOR_WRITABLE, 1, {64}' in text
     assert '{"out", AOT_DTYPE_INT8, AOT_ROLE_OUTPUT' in text
     assert '{"expected", AOT_DTYPE_INT8, AOT_ROLE_INPUT, AOT_TENSOR_WRITABLE, 1, {12}' in text
@@ -112,9 +112,9 @@ def test_descriptor_declares_at_most_the_runtimes_kernel_limit(dense):
     kernel = dense.lower(dense.default, "tune_c0")
     names = [f"tune_c{i}" for i in range(max_batch())]
     text = descriptor("tune", "abc", kernel, names)
-    table = text.split("tune_kernels[] = {")[1].split("};")[0]
+    table = text.split("tune_rpc_kernels[] = {")[1].split("};")[0]
     assert table.count("{\"") == limit
-    assert f"    {limit},\n    tune_kernels," in text
+    assert f"    {limit},\n    tune_rpc_kernels," in text
     with pytest.raises(TuneError, match=f"at most {max_batch()} candidates .*AOT_MAX_KERNELS"):
         descriptor("tune", "abc", kernel, [*names, "tune_one_more"])
 

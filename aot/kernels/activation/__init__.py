@@ -20,6 +20,7 @@ import numpy as np
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
+from aot.reference.interpreter import evaluate
 from aot.tir import expr as E
 
 
@@ -40,7 +41,6 @@ def _float(node, x):
 def int8_table(node) -> np.ndarray:
     """The node's output for every int8 input, -128..127, from the reference
     interpreter (so the kernel cannot drift from it)."""
-    from aot.reference.interpreter import evaluate
     (table,) = evaluate(node, [np.arange(-128, 128, dtype=np.int8)])
     return np.asarray(table, dtype=np.int8).reshape(256)
 
