@@ -216,7 +216,9 @@ class _FuncGen:
         text = f"({a} {_C_OPS[e.op]} {b})"
         if lanes == 1 and e.op in _WRAPPING and elem in ("int8", "uint8", "int16"):
             return f"(({C_TYPES[elem]}){text})"
-        if lanes == 1 and e.op == "shr" and elem in ("int8", "uint8", "int16"):
+        if lanes == 1 and e.op in ("shr", "div") and elem in ("int8", "uint8", "int16"):
+            # the IR's narrow result wraps: INT8_MIN / -1 is INT8_MIN, as in the
+            # LLVM path, not the int 128 that C's promotion gives
             return f"(({C_TYPES[elem]}){text})"
         return text
 
