@@ -59,8 +59,8 @@ def test_target_object_and_string_give_the_same_code():
 
 def test_unsupported_target_kind():
     s, args = vadd()
-    with pytest.raises(aot.errors.AotError):
-        aot.build(s, args, target="llvm")
+    with pytest.raises(BuildError, match="target kind 'composite' has no C code generator"):
+        aot.build(s, args, target="composite -targets={c}")
 
 
 def test_host_call_checks_arrays():
