@@ -17,8 +17,11 @@ operation by operation, so both backends give the same bits:
 * ``/`` and ``%`` truncate (``sdiv``/``srem``), ``//`` and ``%`` of
   :func:`~aot.tir.expr.floordiv` round toward minus infinity; ``uint8`` is
   unsigned (``udiv``, ``lshr``, ``zext``, unsigned comparisons); ``>>`` of a
-  signed value is arithmetic.  No ``nsw``/``nuw`` flags: wrapping is
-  defined here where C leaves int32 overflow undefined.
+  signed value is arithmetic.  Value arithmetic has no ``nsw``/``nuw``
+  flags (it wraps, which is what C compilers do in practice); only the
+  int32/int64 arithmetic of buffer indices and loop counters is ``nsw``,
+  where overflow would address outside the buffer anyway (C's undefined
+  behaviour), so LLVM can widen and vectorize the induction variables.
 * Casts as in C: ``fptosi`` truncates toward zero (to ``i32`` first for
   narrow types, as GCC does), int to bool is ``!= 0``.
 * Floats: IEEE operations without fast-math flags (no contraction, no
@@ -186,6 +189,7 @@ class _FuncEmitter:
         body = self.fn.append_basic_block("body")
         self.b = ir.IRBuilder(body)
         self.vars: dict[int, ir.Value] = {}
+        self.in_index = False
 
     def error(self, what: str) -> BuildError:
         return BuildError(f"{self.unit.label}: {what}")
@@ -206,6 +210,13 @@ class _FuncEmitter:
 
     def address(self, buf, index) -> ir.Value:
         return self.b.gep(self.pointer(buf), [index], source_etype=memory_type(buf.dtype))
+
+    def index(self, e) -> ir.Value:
+        outer, self.in_index = self.in_index, True
+        try:
+            return self.expr(e)
+        finally:
+            self.in_index = outer
 
     # -- expressions --------------------------------------------------------------------
     def expr(self, e) -> ir.Value:
@@ -275,6 +286,8 @@ class _FuncEmitter:
             # wrap-around at the element width equals C's int arithmetic truncated
             name = {"add": "add", "sub": "sub", "mul": "mul", "bitand": "and_",
                     "bitor": "or_", "bitxor": "xor", "and": "and_", "or": "or_"}[op]
+            if self.in_index and op in ("add", "sub", "mul") and elem in ("int32", "int64"):
+                return getattr(bld, name)(a, b, flags=("nsw",))
             return getattr(bld, name)(a, b)
         if op in _FCMP:
             cmp = bld.icmp_signed if E.is_signed(elem) else bld.icmp_unsigned
@@ -395,13 +408,13 @@ class _FuncEmitter:
         elem, lanes = E.split_dtype(e.dtype)
         if isinstance(e.index, E.Ramp):
             if E.is_const_int(e.index.stride, 1):
-                ptr = self.address(e.buffer, self.expr(e.index.base))
+                ptr = self.address(e.buffer, self.index(e.index.base))
                 v = self.b.load(ptr, typ=memory_type(e.dtype), align=_elem_align(elem))
                 return self.from_memory(v, elem, lanes)
             return self.gather(e)
         if lanes != 1:
             raise self.error(f"a {e.dtype} load needs a ramp index")
-        v = self.b.load(self.address(e.buffer, self.expr(e.index)), typ=memory_type(elem),
+        v = self.b.load(self.address(e.buffer, self.index(e.index)), typ=memory_type(elem),
                         align=_elem_align(elem))
         return self.from_memory(v, elem, 1)
 
@@ -442,7 +455,7 @@ class _FuncEmitter:
                                      ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
 
     def visit_AccessPtr(self, e):
-        return self.address(e.buffer, self.expr(e.offset))
+        return self.address(e.buffer, self.index(e.offset))
 
     def visit_Call(self, e):
         if e.kind == "intrin":
@@ -536,7 +549,7 @@ class _FuncEmitter:
         value = self.to_memory(self.expr(s.value), elem, lanes)
         if isinstance(s.index, E.Ramp):
             if E.is_const_int(s.index.stride, 1):
-                ptr = self.address(s.buffer, self.expr(s.index.base))
+                ptr = self.address(s.buffer, self.index(s.index.base))
                 self.b.store(value, ptr, align=_elem_align(elem))
                 return
             base, stride = self.expr(s.index.base), self.expr(s.index.stride)
@@ -545,7 +558,7 @@ class _FuncEmitter:
                 lane = self.b.extract_element(value, I32(i))
                 self.b.store(lane, self.address(s.buffer, idx), align=_elem_align(elem))
             return
-        self.b.store(value, self.address(s.buffer, self.expr(s.index)), align=_elem_align(elem))
+        self.b.store(value, self.address(s.buffer, self.index(s.index)), align=_elem_align(elem))
 
     def if_then_else(self, s):
         cond = self.expr(s.cond)
@@ -595,7 +608,7 @@ class _FuncEmitter:
         self.b.position_at_end(body)
         self.vars[id(s.var)] = i
         self.stmt(s.body)
-        nxt = self.b.add(i, _const(t, 1))
+        nxt = self.b.add(i, _const(t, 1), flags=("nsw",))
         i.add_incoming(nxt, self.b.block)
         latch = self.b.branch(head)
         hint = dict(s.pragmas).get("unroll_hint")
@@ -678,6 +691,9 @@ def unit_of_kernel(kernel, headers: dict[str, str]) -> Unit:
     if kernel.func is None:
         raise BuildError(f"not supported yet by the llvm codegen: {ops} (kernel {kernel.name} "
                          "is hand-written C); compile this model for target 'c'")
+    if kernel.scratch_bytes:
+        raise BuildError(f"not supported yet by the llvm codegen: kernel {kernel.name} ({ops}) "
+                         "takes a workspace scratch argument")
     func = kernel.func
     n_in = sum(p.role == "input" for p in kernel.params)
     consts = {id(func.params[n_in + i].data): (c.name, c.data)
