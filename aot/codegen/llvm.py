@@ -460,15 +460,22 @@ class _FuncEmitter:
     def visit_Call(self, e):
         if e.kind == "intrin":
             return self.intrinsic(e)
-        args = [self.expr(a) for a in e.args]
         if e.name in llvm_fixedpoint.HELPERS:
             ret, params = llvm_fixedpoint.signature(e.name)
             got = tuple(a.dtype for a in e.args)
             if (e.dtype, got) != (ret, params):
                 raise self.error(f"{e.name} takes ({', '.join(params)}) and returns {ret}, "
                                  f"called with ({', '.join(got)}) for {e.dtype}")
+            args = [self.expr(a) for a in e.args]
             return self.b.call(llvm_fixedpoint.define(self.module, e.name), args)
-        return self.b.call(self.external(e, value_used=True), args)
+        return self.call_external(e, value_used=True)
+
+    def call_external(self, e, value_used: bool):
+        """A call of a C function: bools cross the boundary as C's one-byte ``_Bool``."""
+        args = [self.to_memory(self.expr(a), a.dtype, 1) if a.dtype == "bool"
+                else self.expr(a) for a in e.args]
+        result = self.b.call(self.external(e, value_used), args)
+        return self.from_memory(result, e.dtype, 1)
 
     def external(self, e, value_used: bool) -> ir.Function:
         args = tuple(a.dtype for a in e.args)
@@ -536,8 +543,7 @@ class _FuncEmitter:
         elif isinstance(s, S.Evaluate):
             if isinstance(s.value, E.Call) and s.value.kind != "intrin" \
                     and s.value.name not in llvm_fixedpoint.HELPERS:
-                args = [self.expr(a) for a in s.value.args]
-                self.b.call(self.external(s.value, value_used=False), args)
+                self.call_external(s.value, value_used=False)
             elif isinstance(s.value, E.Call):
                 self.expr(s.value)
             # any other expression has no effect (the C printer drops it too)

@@ -183,3 +183,29 @@ def test_invalid_ir_names_the_kernel_and_keeps_the_ir_in_a_file():
     path = Path(re.search(r"the IR is in (\S+\.ll)", msg).group(1))
     assert path.read_text() == text
     assert "\n" not in msg  # one line, not the verifier's dump
+
+
+def test_bools_cross_calls_of_c_functions_as_c_bools():
+    A = te.placeholder((16,), "int32", "A")
+    C = te.compute((16,), lambda i: te.if_then_else(
+        te.call_pure("bool", "both", A[i] > 0, (A[i] % 2).equal(1)), A[i], te.const(-1)),
+        name="C")
+    a = np.arange(-8, 8, dtype=np.int32)
+    outs = []
+    for target in ("c", "llvm"):
+        s = te.create_schedule(C.op)
+        s[C].pragma(C.op.axis[0], "import_c",
+                    "static inline _Bool both(_Bool x, _Bool y) { return x && y; }")
+        out = np.zeros(16, np.int32)
+        aot.build(s, [A, C], target=target, name="f")(a, out)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[1], np.where((a > 0) & (a % 2 == 1), a, -1))
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_a_helper_called_with_the_wrong_types_is_refused():
+    A = te.placeholder((8,), "int16", "A")
+    C = te.compute((8,), lambda i: te.call_pure("int32", "aot_srdhm", A[i], A[i]), name="C")
+    with pytest.raises(BuildError, match=r"function f: aot_srdhm takes \(int32, int32\) and "
+                                         r"returns int32, called with \(int16, int16\)"):
+        aot.build(te.create_schedule(C.op), [A, C], target="llvm", name="f")
