@@ -149,3 +149,15 @@ def test_a_board_whose_target_is_llvm_is_refused_by_name():
     with pytest.raises(CompileError, match=r"not supported yet: the llvm codegen for the board "
                                            r"qemu/mps2-an386 .* with a 'c' target"):
         compile_model(HELLO, board, name="hello", measure_code=False)
+
+
+def test_llvm_kernels_written_in_place_drop_noalias_for_that_pair_only():
+    compiled = compile_model(MODELS_DIR / "mlperf_ic_resnet8.tflite", "llvm", name="m",
+                             measure_code=False)
+    k = next(k for k in compiled.kernels if k.inplace)
+    (i, j), = k.inplace
+    define = next(line for line in compiled.llvm.source.splitlines()
+                  if line.startswith(f'define i32 @"{k.name}"('))
+    params = define[define.index("(") + 1:define.rindex(")")].split(", ptr")
+    assert len(params) == len(k.params)
+    assert [n for n, p in enumerate(params) if "noalias" not in p] == [i, j]
