@@ -57,7 +57,8 @@ from llvmlite import ir
 
 from aot.codegen import llvm_fixedpoint
 from aot.codegen.c import array_addresses, c_identifier, resolve_target
-from aot.codegen.llvm_jit import HostJit, check_target, object_text_bytes, verify
+from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
+                                  object_text_bytes, verify)
 from aot.errors import BuildError, did_you_mean
 from aot.target import Target
 from aot.tir import expr as E
@@ -667,7 +668,17 @@ def emit_unit(unit: Unit, externals: dict[str, External], constants_align: int =
     """A module holding ``unit``'s function (plus the helpers and constants it
     uses); ``externals`` collects the functions it calls but does not define."""
     module = ir.Module(name=unit.name)
-    _FuncEmitter(module, unit, externals, constants_align).emit()
+    try:
+        _FuncEmitter(module, unit, externals, constants_align).emit()
+    except (TypeError, ValueError, KeyError, AssertionError) as err:
+        # llvmlite refusing what the emitter built is a bug of the emitter:
+        # say where, keep what was built, never show a traceback.
+        try:
+            where = f"; the partial IR is in {invalid_ir_file(unit.name, str(module))}"
+        except Exception:  # noqa: BLE001 (an unfinished block may not print)
+            where = ""
+        raise BuildError(f"{unit.label}: the llvm codegen failed ({type(err).__name__}: "
+                         f"{err}){where}; please report it") from None
     return module
 
 

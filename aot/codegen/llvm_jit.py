@@ -122,10 +122,22 @@ def _linked(module, tm):
     return main
 
 
+def _llvm_failure(module, what: str, err: RuntimeError) -> BuildError:
+    """LLVM failing on verified IR: name the functions and keep the IR."""
+    path = invalid_ir_file("module", module.source)
+    first = str(err).strip().splitlines()[0] if str(err).strip() else "no message"
+    labels = ", ".join(u.label for u in module.units.values())
+    return BuildError(f"{what} of {labels} failed in LLVM ({first}); the IR is in {path}; "
+                      "please report it")
+
+
 def object_text_bytes(module) -> int:
     """Bytes of machine code of ``module`` compiled to an object for this machine."""
     tm = host_machine(module.options["opt"], jit=False)
-    obj = llvm.ObjectFileRef.from_data(tm.emit_object(_linked(module, tm)))
+    try:
+        obj = llvm.ObjectFileRef.from_data(tm.emit_object(_linked(module, tm)))
+    except RuntimeError as err:
+        raise _llvm_failure(module, "compiling to an object", err) from None
     return sum(s.size() for s in obj.sections() if s.is_text())
 
 
@@ -135,11 +147,17 @@ class HostJit:
     def __init__(self, module):
         self.module = module
         tm = host_machine(module.options["opt"])
-        linked = _linked(module, tm)
         self._libraries = []  # keep the helper libraries loaded while the code lives
+        try:
+            linked = _linked(module, tm)
+        except RuntimeError as err:
+            raise _llvm_failure(module, "linking and optimising", err) from None
         self._resolve(linked)
-        self.engine = llvm.create_mcjit_compiler(linked, tm)
-        self.engine.finalize_object()
+        try:
+            self.engine = llvm.create_mcjit_compiler(linked, tm)
+            self.engine.finalize_object()
+        except RuntimeError as err:
+            raise _llvm_failure(module, "JIT-compiling", err) from None
         self._functions: dict[str, object] = {}
 
     def function(self, name: str, nargs: int):

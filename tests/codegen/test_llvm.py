@@ -209,3 +209,17 @@ def test_a_helper_called_with_the_wrong_types_is_refused():
     with pytest.raises(BuildError, match=r"function f: aot_srdhm takes \(int32, int32\) and "
                                          r"returns int32, called with \(int16, int16\)"):
         aot.build(te.create_schedule(C.op), [A, C], target="llvm", name="f")
+
+
+def test_a_failure_inside_the_emitter_is_reported_with_the_function(monkeypatch):
+    import aot.codegen.llvm as backend
+
+    def broken(self):
+        raise TypeError("cannot store i32 to i8*")
+
+    monkeypatch.setattr(backend._FuncEmitter, "emit", broken)
+    s, args = vadd()
+    with pytest.raises(BuildError, match=r"^function add: the llvm codegen failed \(TypeError: "
+                                         r"cannot store i32 to i8\*\); the partial IR is in "
+                                         r"\S+add\.ll; please report it$"):
+        aot.build(s, args, target="llvm", name="add")
