@@ -4,6 +4,7 @@ equality with the C path on the seed examples, and what is refused."""
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -183,6 +184,7 @@ def test_invalid_ir_names_the_kernel_and_keeps_the_ir_in_a_file():
     path = Path(re.search(r"the IR is in (\S+\.ll)", msg).group(1))
     assert path.read_text() == text
     assert "\n" not in msg  # one line, not the verifier's dump
+    shutil.rmtree(path.parent)
 
 
 def test_bools_cross_calls_of_c_functions_as_c_bools():
@@ -221,5 +223,6 @@ def test_a_failure_inside_the_emitter_is_reported_with_the_function(monkeypatch)
     s, args = vadd()
     with pytest.raises(BuildError, match=r"^function add: the llvm codegen failed \(TypeError: "
                                          r"cannot store i32 to i8\*\); the partial IR is in "
-                                         r"\S+add\.ll; please report it$"):
+                                         r"\S+add\.ll; please report it$") as err:
         aot.build(s, args, target="llvm", name="add")
+    shutil.rmtree(Path(re.search(r"IR is in (\S+\.ll)", str(err.value)).group(1)).parent)
