@@ -7,6 +7,12 @@
     fits the board -> generate C -> measure sizes
 
 and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
+
+The target's kind picks the backend of the last steps: ``c`` generates the
+artifact's C (kernels and the entry function); ``llvm`` compiles the kernels
+into one LLVM module for this machine and keeps the entry program as data,
+which :meth:`CompiledModel.jit` runs (docs/codegen.md).  An ``llvm`` model
+has no artifact yet.
 """
 
 from __future__ import annotations
@@ -22,8 +28,11 @@ from typing import TextIO
 from aot import __version__
 from aot import kernels as default_kernels
 from aot.codegen.cc import CCompiler
+from aot.codegen.llvm import LLVMModule, build_kernels
+from aot.codegen.llvm_jit import check_target as check_llvm_target
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
+from aot.executor.jit import JitModel
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import artifact_metadata, write_artifact
 from aot.frontend import load_model
@@ -51,6 +60,9 @@ class CompiledModel:
     sizes: Sizes
     # Seconds per stage; kept out of the metadata so the artifact is reproducible.
     timings: list[tuple[str, float]] = field(default_factory=list)
+    # The llvm target: the kernels' LLVM module and the entry program (files is empty).
+    llvm: LLVMModule | None = None
+    program: codegen.EntryProgram | None = None
 
     @property
     def port(self) -> str | None:
@@ -83,8 +95,24 @@ class CompiledModel:
 
     def write(self, out_dir, *, tar: bool = False) -> Path:
         """Write the artifact (:func:`aot.export.write_artifact`); returns its path."""
+        if self.llvm is not None:
+            raise CompileError(
+                f"not supported yet: an artifact for the target {str(self.target)!r} (artifacts "
+                "hold C; object files from LLVM come later). Run the model on this machine "
+                "through the LLVM JIT with `aot run MODEL --target llvm --input X --output Y`, "
+                "or compile it for 'c' or a board to get an artifact")
         return write_artifact(out_dir, self.name, self.files, self.metadata(),
                               port=self.port, tar=tar)
+
+
+    def jit(self) -> JitModel:
+        """The model running on this machine (target kind ``llvm``): kernels
+        compiled by MCJIT, entry program run on one numpy workspace."""
+        if self.llvm is None:
+            raise CompileError(f"{self.name} was compiled for {str(self.target)!r}, which "
+                               "generates C: compile it for the target 'llvm' to run it through "
+                               "the LLVM JIT")
+        return JitModel(self.program, self.kernels, self.llvm)
 
 
 def _port_json(p) -> dict:
@@ -163,6 +191,15 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board)
     check_target(target)
+    if target.kind == "llvm":
+        if board is not None:
+            raise CompileError(
+                f"not supported yet: the llvm codegen for the board {board.tag} (board builds "
+                "compile C; objects from LLVM for boards come later). Compile for the board "
+                "with a 'c' target (the board records shipped with aot have one), or for the "
+                "target 'llvm' without a board to run the model on this machine through the "
+                "LLVM JIT")
+        check_llvm_target(target)  # this machine only, options it honours
     lap("load")
 
     instruments = []
@@ -194,6 +231,19 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
     lap("memory")
+
+    if target.kind == "llvm":
+        program = codegen.entry_program(name, annotated, groups, kernels, plan)
+        module = build_kernels(kernels, target, library.support_files(target))
+        lap("codegen")
+        code, note = (module.object_text_bytes(), "") if measure_code else (None, "not measured")
+        sizes = Sizes(workspace=program.layout.workspace_bytes,
+                      constants=sum(k.constant_bytes for k in kernels)
+                      + program.constant_arg_bytes, state=program.state_bytes,
+                      io=plan.io_bytes, code=code, code_note=note)
+        lap("sizes")
+        return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
+                             timings, llvm=module, program=program)
 
     generated = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,

@@ -9,7 +9,11 @@ import pytest
 from support.models import MODELS_DIR
 
 from aot.compile import CompileError, compile_model, resolve_target
+from aot.errors import AotError
+from aot.executor import codegen
+from aot.executor.codegen import CodegenError
 from aot.executor.memory import MemoryPlanError
+from aot.kernels import KernelError
 from aot.passes import PassError
 from aot.target import Target, TargetError, load_board
 
@@ -122,3 +126,61 @@ def test_the_alignment_attributes_are_honoured():
     kernel = wide.files["codegen/model_kernels_0.c"]
     assert "AOT_ALIGNED(32) = {" in kernel and "AOT_ALIGNED(8) = {" not in kernel
     assert "AOT_ALIGNED(8) = {" in plain.files["codegen/model_kernels_0.c"]
+
+
+# -- the llvm target: served on this machine, refused (not printed as C) elsewhere ----------
+def test_llvm_target_compiles_the_kernels_with_llvm_and_no_c():
+    compiled = compile_model(HELLO, "llvm", name="hello")
+    assert compiled.files == {} and compiled.board is None
+    assert 'define i32 @"hello_k0"' in compiled.llvm.source
+    assert compiled.sizes.code > 0  # machine code of the kernels, measured from an object
+    with pytest.raises(KernelError, match="lowered for 'llvm -keys=cpu', whose code is not C"):
+        _ = compiled.kernels[0].source
+    with pytest.raises(CompileError, match="not supported yet: an artifact for the target "
+                                           "'llvm -keys=cpu'.*aot run MODEL --target llvm"):
+        compiled.write("unused")
+
+
+def test_the_c_entry_function_is_not_printed_for_llvm():
+    compiled = compile_model(HELLO, "llvm", name="hello", measure_code=False)
+    with pytest.raises(CodegenError, match="the entry function is C, and target 'llvm' is not"):
+        codegen.generate("hello", compiled.graph, compiled.graph.annotations.groups,
+                         compiled.kernels, compiled.plan, target="llvm", board=None,
+                         version="0", target_hash="0")
+
+
+def test_a_c_model_has_no_jit():
+    compiled = compile_model(HELLO, "host/native", name="hello", measure_code=False)
+    with pytest.raises(CompileError, match="compile it for the target 'llvm'"):
+        compiled.jit()
+
+
+@pytest.mark.parametrize("where, message", [
+    ("llvm -mtriple=x86_64-linux-gnu -tag=host/native",
+     "not supported yet: the llvm codegen for the board host/native"),
+    ("llvm -mcpu=cortex-m4", "not supported yet: the llvm codegen compiles for this machine"),
+])
+def test_llvm_for_a_board_or_another_cpu_is_refused(where, message):
+    with pytest.raises(AotError, match=message):
+        compile_model(HELLO, where, name="hello", measure_code=False)
+
+
+def test_a_board_whose_target_is_llvm_is_refused_by_name():
+    board = load_board("qemu/mps2-an386")
+    board = dataclasses.replace(board, target=Target(
+        "llvm -mcpu=cortex-m4 -mfloat-abi=hard -tag=qemu/mps2-an386"))
+    with pytest.raises(CompileError, match=r"not supported yet: the llvm codegen for the board "
+                                           r"qemu/mps2-an386 .* with a 'c' target"):
+        compile_model(HELLO, board, name="hello", measure_code=False)
+
+
+def test_llvm_kernels_written_in_place_drop_noalias_for_that_pair_only():
+    compiled = compile_model(MODELS_DIR / "mlperf_ic_resnet8.tflite", "llvm", name="m",
+                             measure_code=False)
+    k = next(k for k in compiled.kernels if k.inplace)
+    (i, j), = k.inplace
+    define = next(line for line in compiled.llvm.source.splitlines()
+                  if line.startswith(f'define i32 @"{k.name}"('))
+    params = define[define.index("(") + 1:define.rindex(")")].split(", ptr")
+    assert len(params) == len(k.params)
+    assert [n for n, p in enumerate(params) if "noalias" not in p] == [i, j]

@@ -8,6 +8,11 @@ against onnxruntime, the QDQ one against the reference interpreter (which
 the import tests hold within one output step of onnxruntime).  The slow
 tests also build every model under AddressSanitizer/UndefinedBehaviorSanitizer
 and for Cortex-M4 with warnings as errors.
+
+Every model also runs through the LLVM backend (target ``llvm``: kernels
+compiled by MCJIT, the same entry program) and equals the C path bit for
+bit, floats included; a model with hand-written C kernels (SVDF, LSTM) is
+refused by name instead.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from support.fixtures import tflm  # noqa: F401
 from support.models import MODELS, MODELS_DIR, model_sequence, random_inputs
 
 from aot.commands.run import run_on_host
+from aot.codegen import BuildError
 from aot.compile import compile_model
 from aot.frontend import load_model
 from aot.kernels import COMPUTES, HANDWRITTEN
@@ -49,6 +55,13 @@ def _params(entries):
                                            f"for {', '.join(missing)}"))
         params.append(pytest.param(entry, marks=marks, id=entry["name"]))
     return params
+
+
+@functools.lru_cache(maxsize=None)
+def _handwritten(path) -> list[str]:
+    annotated = optimize(load_model(path))
+    return sorted({n.op for g in annotated.annotations.groups if g.kind != "view"
+                   for n in g.nodes} & set(HANDWRITTEN))
 
 
 TFLITE = [m for m in MODELS if m["file"].endswith(".tflite")]
@@ -126,3 +139,29 @@ def test_model_compiles_warning_free_for_cortex_m4(entry, tmp_path):
            *map(str, (art / "codegen").glob("*.c"))]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+JITTED = [m for m in MODELS if not _handwritten(MODELS_DIR / m["file"])]
+REFUSED = [m for m in MODELS if _handwritten(MODELS_DIR / m["file"])]
+
+
+@pytest.mark.parametrize("entry", _params(JITTED))
+def test_model_through_the_llvm_jit_equals_the_c_path(entry, tmp_path):
+    path = MODELS_DIR / entry["file"]
+    c_model = compile_model(path, "host/native", name="model", measure_code=False)
+    llvm_model = compile_model(path, "llvm", name="model", measure_code=False)
+    inputs = _stack(c_model.graph, model_sequence(entry, c_model.graph))
+    want = run_on_host(c_model, inputs, workdir=tmp_path)
+    got = run_on_host(llvm_model, inputs)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        bad = np.flatnonzero(g.view(np.uint8) != w.view(np.uint8))
+        assert bad.size == 0, f"output {k}: {bad.size} bytes differ from the C path"
+
+
+@pytest.mark.parametrize("entry", [pytest.param(m, id=m["name"]) for m in REFUSED])
+def test_model_with_hand_written_kernels_is_refused_by_the_llvm_codegen(entry):
+    path = MODELS_DIR / entry["file"]
+    with pytest.raises(BuildError, match=f"not supported yet by the llvm codegen: "
+                                         f"({'|'.join(_handwritten(path))}) .*hand-written C"):
+        compile_model(path, "llvm", name="model", measure_code=False)

@@ -1,13 +1,15 @@
 """The two drivers of the kernel engine: ``lower`` and ``build``.
 
 ``lower(s, args)`` : Schedule -> PrimFunc (bound inference, loop nests,
-loop passes); ``build(s, args, target)`` : Schedule -> CModule (lower, then
-C code generation).  Read top to bottom, they are the whole recipe.
+loop passes); ``build(s, args, target)`` : Schedule -> module (lower, then
+code generation by the target's kind: C for ``c``, LLVM IR for ``llvm``).
+Read top to bottom, they are the whole recipe.
 """
 
 from __future__ import annotations
 
-from aot.codegen.c import build_module
+from aot.codegen.c import build_module, resolve_target
+from aot.codegen.llvm import build_llvm_module
 from aot.errors import BuildError
 from aot.te.lower import lower as _lower
 from aot.tir.stmt import PrimFunc
@@ -21,12 +23,14 @@ def lower(sch, args, name: str = "default_function", passes=None, disabled=(), d
 
 
 def build(sch, args=None, target="c", name: str = "default_function", disabled=()):
-    """Generate C for a schedule (or a PrimFunc, or a list of PrimFuncs).
+    """Generate code for a schedule (or a PrimFunc, or a list of PrimFuncs).
 
-    ``target`` is a string (``"c"``, ``"c -mcpu=cortex-m4"``) or an
-    :class:`aot.target.Target`.  Returns a :class:`aot.codegen.CModule`
-    with ``.source``, ``.save(path)``, and, for the host target, a call
-    operator running the kernel on numpy arrays.
+    ``target`` is a string (``"c"``, ``"c -mcpu=cortex-m4"``, ``"llvm"``) or
+    an :class:`aot.target.Target`; its kind picks the backend.  ``c`` returns
+    a :class:`aot.codegen.CModule` (C99), ``llvm`` an
+    :class:`aot.codegen.llvm.LLVMModule` (LLVM IR, compiled in-process by
+    MCJIT); both have ``.source``, ``.save(path)`` and, for this machine, a
+    call operator running the kernel on numpy arrays (docs/codegen.md).
     """
     if isinstance(sch, PrimFunc):
         funcs = [sch]
@@ -36,4 +40,7 @@ def build(sch, args=None, target="c", name: str = "default_function", disabled=(
         if args is None:
             raise BuildError("build(schedule, args, ...): the argument tensors are required")
         funcs = [lower(sch, args, name=name, disabled=disabled)]
-    return build_module(funcs, target)
+    _, tobj = resolve_target(target)
+    if tobj.kind == "llvm":
+        return build_llvm_module(funcs, tobj)
+    return build_module(funcs, tobj)

@@ -216,7 +216,9 @@ class _FuncGen:
         text = f"({a} {_C_OPS[e.op]} {b})"
         if lanes == 1 and e.op in _WRAPPING and elem in ("int8", "uint8", "int16"):
             return f"(({C_TYPES[elem]}){text})"
-        if lanes == 1 and e.op == "shr" and elem in ("int8", "uint8", "int16"):
+        if lanes == 1 and e.op in ("shr", "div") and elem in ("int8", "uint8", "int16"):
+            # the IR's narrow result wraps: INT8_MIN / -1 is INT8_MIN, as in the
+            # LLVM path, not the int 128 that C's promotion gives
             return f"(({C_TYPES[elem]}){text})"
         return text
 
@@ -421,20 +423,7 @@ class CModule:
         self._call(self.entry_name, arrays)
 
     def _call(self, name, arrays):
-        func = self.funcs[name]
-        if len(arrays) != len(func.params):
-            raise BuildError(f"{name} takes {len(func.params)} arrays "
-                             f"({', '.join(b.name for b in func.params)}), got {len(arrays)}")
-        ptrs = []
-        for n, (a, b) in enumerate(zip(arrays, func.params)):
-            shape = tuple(int(d.value) for d in b.shape)
-            want = np.dtype(NP_TYPES[b.dtype])
-            if not isinstance(a, np.ndarray) or a.dtype != want or a.shape != shape \
-                    or not a.flags.c_contiguous:
-                got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else type(a).__name__
-                raise BuildError(f"{name}: argument {n} ({b.name}) must be a C-contiguous "
-                                 f"numpy array {want}{list(shape)}, got {got}")
-            ptrs.append(ctypes.c_void_p(a.ctypes.data))
+        ptrs = [ctypes.c_void_p(a) for a in array_addresses(name, self.funcs[name].params, arrays)]
         fn = getattr(self._library(), c_identifier(name))
         fn.restype = ctypes.c_int32
         status = fn(*ptrs)
@@ -451,6 +440,27 @@ class CModule:
         return self._lib
 
 
+def array_addresses(name: str, params, arrays) -> list[int]:
+    """The data addresses of ``arrays`` for a call of kernel ``name`` whose
+    parameters are the buffers ``params``: each must be a C-contiguous numpy
+    array of the buffer's dtype and shape (outputs are written in place).
+    The one argument check of every host-callable module."""
+    if len(arrays) != len(params):
+        raise BuildError(f"{name} takes {len(params)} arrays "
+                         f"({', '.join(b.name for b in params)}), got {len(arrays)}")
+    out = []
+    for n, (a, b) in enumerate(zip(arrays, params)):
+        shape = tuple(int(d.value) for d in b.shape)
+        want = np.dtype(NP_TYPES[b.dtype])
+        if not isinstance(a, np.ndarray) or a.dtype != want or a.shape != shape \
+                or not a.flags.c_contiguous:
+            got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) else type(a).__name__
+            raise BuildError(f"{name}: argument {n} ({b.name}) must be a C-contiguous "
+                             f"numpy array {want}{list(shape)}, got {got}")
+        out.append(a.ctypes.data)
+    return out
+
+
 def compile_host(source: str, extra_flags=()) -> Path:
     """Compile ``source`` with the host compiler into a cached shared object
     (:meth:`aot.codegen.cc.CCompiler.shared_object`) and return its path."""
@@ -461,8 +471,8 @@ def build_module(funcs, target) -> CModule:
     text, tobj = resolve_target(target)
     kind = tobj.kind if tobj is not None else text.split()[0]
     if kind != "c":
-        raise BuildError(f"target kind {kind!r} is not supported by build yet: use 'c' "
-                         "(the LLVM path comes later)")
+        raise BuildError(f"target kind {kind!r} has no C code generator: use 'c', or "
+                         "aot.build, which takes 'llvm' to aot.codegen.llvm")
     host = _is_host(tobj, text)
     for f in funcs:
         if c_identifier(f.name) != f.name:

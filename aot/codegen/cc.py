@@ -65,13 +65,17 @@ class CCompiler:
         if proc.returncode != 0:
             raise BuildError(f"{what} failed ({Path(self.cc).name}):\n{proc.stderr.strip()}")
 
-    def shared_object(self, source: str, flags=()) -> Path:
+    def shared_object(self, source: str, flags=(), headers=(), *,
+                      what: str = "compiling the kernels") -> Path:
         """``source`` compiled into a shared object, cached by a hash of the
-        compiler, its flags and the source; returns its path."""
+        compiler, its flags, the source and the ``headers`` (``(file name,
+        text)`` pairs written beside it); returns its path."""
         flags = ["-O2", *STRICT_FLAGS, "-fPIC", "-shared", *flags]
         if "omp parallel" in source:
             flags.append("-fopenmp")
-        key = hashlib.sha256("\0".join([self.cc, *self.cpu_flags, *flags, source])
+        headers = tuple(headers)
+        key = hashlib.sha256("\0".join([self.cc, *self.cpu_flags, *flags, source,
+                                        *(part for h in headers for part in h)])
                              .encode()).hexdigest()[:20]
         cache = _cache_dir()
         out = cache / f"k{key}.so"
@@ -80,7 +84,9 @@ class CCompiler:
         with tempfile.TemporaryDirectory(dir=cache) as tmp:
             src, tmp_out = Path(tmp) / "kernel.c", Path(tmp) / "kernel.so"
             src.write_text(source)
-            self.run([*flags, "-o", str(tmp_out), str(src), "-lm"], what="compiling the kernels")
+            for name, text in headers:
+                (Path(tmp) / name).write_text(text)
+            self.run([*flags, "-o", str(tmp_out), str(src), "-lm"], what=what)
             os.replace(tmp_out, out)
         return out
 

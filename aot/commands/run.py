@@ -3,7 +3,9 @@
 Inputs and outputs follow ``aot interpret``: a leading axis of N
 invocations that run in order on one state, ``.npy`` for one tensor and
 ``.npz`` for several.  Other boards go through the firmware flow
-(:mod:`aot.commands.run_board`: project, build, flash, RPC).
+(:mod:`aot.commands.run_board`: project, build, flash, RPC).  ``--target
+llvm`` (the only target ``aot run`` takes) runs the model on this machine
+with its kernels compiled by LLVM's JIT instead of gcc (docs/codegen.md).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
 from aot.inputs import check_inputs
 from aot.reference.interpreter import InterpretError
-from aot.target import load_board
+from aot.target import Target, load_board
 
 NAME = "run"
 HELP = "compile a model, build it and run it on a board (emulated, real or the host)"
@@ -46,7 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
-    """Build ``compiled`` with the host gcc and run the ``[N, ...]`` ``inputs``; the outputs."""
+    """Build ``compiled`` with the host gcc and run the ``[N, ...]`` ``inputs``; the outputs.
+    A model compiled for the ``llvm`` target runs through the LLVM JIT instead."""
+    if compiled.llvm is not None:
+        if sanitize:
+            raise CompileError("--sanitize builds the C with gcc's sanitizers: not supported "
+                               "with the llvm target; drop --sanitize or use --board "
+                               f"{HOST_BOARD}")
+        return compiled.jit().run_sequence(inputs)
     if compiled.board is None or compiled.board.tag != HOST_BOARD:
         where = compiled.board.tag if compiled.board else str(compiled.target)
         raise CompileError(f"not supported yet: running on {where} needs the firmware flow; "
@@ -63,11 +72,11 @@ def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.target is not None:
-        raise CompileError(f"not supported yet: aot run takes a board, not a target; use "
+    if args.target is not None and Target(args.target).kind != "llvm":
+        raise CompileError(f"not supported yet: aot run takes a board, or the target 'llvm' "
+                           f"(this machine through the LLVM JIT), not {args.target!r}; use "
                            f"--board {HOST_BOARD}")
-
-    tag = load_board(args.board).tag
+    tag = args.target if args.target is not None else load_board(args.board).tag
     tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None
     compiled = compile_model(args.model, tag, name=args.name, opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
@@ -77,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)
     inputs = load_inputs(compiled.graph, args.input)
-    if tag != HOST_BOARD:
+    if compiled.llvm is None and tag != HOST_BOARD:
         return run_command(args, compiled, inputs)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
     try:
@@ -85,12 +94,15 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         raise InterpretError(f"cannot write {args.output}: {err.strerror or err}") from None
     n = outputs[0].shape[0]
+    board = compiled.board.tag if compiled.board is not None else None
     if args.json:
-        print(json.dumps({"model": compiled.graph.name, "board": compiled.board.tag,
-                          "invocations": n, "output": str(args.output),
-                          "sizes": compiled.sizes.to_json()}, indent=2))
+        print(json.dumps({"model": compiled.graph.name, "board": board,
+                          "target": str(compiled.target), "invocations": n,
+                          "output": str(args.output), "sizes": compiled.sizes.to_json()},
+                         indent=2))
     else:
+        where = board or f"this machine ({compiled.target}, LLVM JIT)"
         print(f"{n} invocation{'s' if n != 1 else ''} of {compiled.graph.name} on "
-              f"{compiled.board.tag}; outputs written to {args.output}")
+              f"{where}; outputs written to {args.output}")
         print(f"  {compiled.sizes}")
     return 0

@@ -15,6 +15,12 @@ plan.  Output: C text per file of the artifact (:func:`generate`):
   with the whole model and each kernel alone (``P_run_kernel``: the same
   call as in the entry function, for timing kernels one by one).
 
+What the entry function does is decided once, as data: :func:`entry_program`
+gives the sequence of kernel calls and copies with every argument a
+:class:`Ref` (a workspace offset, a caller port, a state or constant array).
+The C entry function is that program printed; the LLVM backend's host JIT
+(:mod:`aot.executor.jit`) runs the same program from Python.
+
 Workspace layout: the planned buffers from offset 0, then (when a kernel
 asks for scratch) one scratch area, shared by all kernels since only one
 runs at a time, at the first aligned offset after the plan.
@@ -34,7 +40,7 @@ from dataclasses import dataclass, field
 import jinja2
 import numpy as np
 
-from aot.codegen.c import C_TYPES, c_identifier
+from aot.codegen.c import C_TYPES, c_identifier, resolve_target
 from aot.errors import AotError
 from aot.ir import Graph, Tensor
 
@@ -253,8 +259,79 @@ def _c_values(t: Tensor) -> str:
     return ",\n".join("    " + line for line in lines) or "    0"
 
 
+@dataclass(frozen=True)
+class Ref:
+    """Where the entry function finds a tensor's bytes: ``space`` is
+    ``workspace`` (``index`` is the byte offset), ``input``/``output`` (the
+    caller's port ``index``), ``state`` or ``constant`` (the entry file's
+    array ``index``)."""
+
+    space: str
+    index: int
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One pointer the entry function passes or copies: where, as which dtype."""
+
+    ref: Ref
+    dtype: str
+    writable: bool
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """Call kernel number ``kernel`` (in execution order) with ``args``."""
+
+    kernel: int
+    args: tuple[Arg, ...]
+    group: str
+    comment: str
+
+
+@dataclass(frozen=True)
+class Copy:
+    """Copy ``nbytes`` from ``src`` to ``dst`` (``unless_same``: skip when the
+    caller passed the workspace's own address)."""
+
+    dst: Arg
+    src: Arg
+    nbytes: int
+    comment: str = ""
+    unless_same: bool = False
+
+
+@dataclass(frozen=True)
+class Note:
+    """A step without code (a view sharing its source's bytes)."""
+
+    comment: str
+
+
+@dataclass(frozen=True)
+class EntryProgram:
+    """What the entry function does, as data (see the module docstring)."""
+
+    inputs: list[Port]
+    outputs: list[Port]
+    layout: Layout
+    prologue: tuple[Copy, ...]
+    steps: tuple[KernelCall | Copy | Note, ...]
+    epilogue: tuple[Copy, ...]
+    states: tuple[_Array, ...]
+    constants: tuple[_Array, ...]
+
+    @property
+    def constant_arg_bytes(self) -> int:
+        return sum(c.nbytes for c in self.constants)
+
+    @property
+    def state_bytes(self) -> int:
+        return sum(s.nbytes for s in self.states)
+
+
 class _Bindings:
-    """How the entry function reaches each tensor: a C pointer expression."""
+    """How the entry function reaches each tensor: a :class:`Ref`."""
 
     def __init__(self, name: str, plan, inputs: list[Port], outputs: list[Port]) -> None:
         self.name = name
@@ -263,41 +340,81 @@ class _Bindings:
         self.states: dict[int, _Array] = {}
         self.constants: dict[int, _Array] = {}
 
-    def pointer(self, t: Tensor, *, writable: bool) -> str:
-        ctype = C_TYPES[t.dtype]
-        qual = "" if writable else "const "
+    def arg(self, t: Tensor, *, writable: bool) -> Arg:
+        return Arg(self.ref(t, writable=writable), t.dtype, writable)
+
+    def ref(self, t: Tensor, *, writable: bool) -> Ref:
         if t.kind == "variable":
             if id(t) not in self.states:
                 ident = f"{self.name}_state_{len(self.states)}"
                 self.states[id(t)] = _Array(t, ident)
-            return self.states[id(t)].ident
+            return Ref("state", list(self.states).index(id(t)))
         if t.kind == "constant":
             if writable:
                 raise CodegenError(f"a kernel writes the constant tensor {t.name!r}")
             if id(t) not in self.constants:
                 ident = f"{self.name}_const_{len(self.constants)}"
                 self.constants[id(t)] = _Array(t, ident, _c_values(t))
-            return self.constants[id(t)].ident
+            return Ref("constant", list(self.constants).index(id(t)))
         b = self.plan.buffer_of(t)
         if not b.external:
-            return f"({qual}{ctype} *)(ws + {b.offset})"
+            return Ref("workspace", b.offset)
         # A caller buffer holds exactly one graph input or output; views of it share it.
         owner = next(self.caller[id(m)] for m in b.tensors if id(m) in self.caller)
         if owner.role == "input" and writable:
             raise CodegenError(f"the plan writes {t.name!r} over the caller's input "
                                f"{owner.tensor.name!r}")
-        field_ = f"{'in' if owner.role == 'input' else 'out'}->{owner.ident}"
-        if owner.tensor.dtype == t.dtype:
+        return Ref(owner.role, owner.index)
+
+
+class _CPrinter:
+    """The C pointer expression of an :class:`Arg` in the entry function."""
+
+    def __init__(self, program: EntryProgram, inputs, outputs) -> None:
+        self.program = program
+        self.ports = {"input": inputs, "output": outputs}
+
+    def pointer(self, arg: Arg) -> str:
+        ref, ctype = arg.ref, C_TYPES[arg.dtype]
+        qual = "" if arg.writable else "const "
+        if ref.space == "state":
+            return self.program.states[ref.index].ident
+        if ref.space == "constant":
+            return self.program.constants[ref.index].ident
+        if ref.space == "workspace":
+            return f"({qual}{ctype} *)(ws + {ref.index})"
+        port = self.ports[ref.space][ref.index]
+        field_ = f"{'in' if ref.space == 'input' else 'out'}->{port.ident}"
+        if port.tensor.dtype == arg.dtype:
             return field_
         return f"({qual}{ctype} *){field_}"
+
+    def copy(self, c: Copy) -> list[str]:
+        dst, src = self.pointer(c.dst), self.pointer(c.src)
+        if not c.unless_same:
+            return [f"memcpy({dst}, {src}, {c.nbytes}u);"]
+        caller, own = (src, dst) if c.src.ref.space == "input" else (dst, src)
+        return [f"if ((const void *){caller} != (const void *){own}) {{",
+                f"    memcpy({dst}, {src}, {c.nbytes}u);", "}"]
+
+    def step(self, s, kernels) -> _Step:
+        if isinstance(s, Note):
+            return _Step(s.comment)
+        if isinstance(s, Copy):
+            return _Step(s.comment, self.copy(s))
+        args = [self.pointer(a) for a in s.args]
+        if kernels[s.kernel].scratch_bytes:
+            args.append(f"(void *)(ws + {self.program.layout.scratch_offset})")
+        call = f"{kernels[s.kernel].name}({', '.join(args)})"
+        return _Step(s.comment, [f"status = {call};", "if (status != 0) {", "    return status;",
+                                 "}"], call=call, group=s.group)
 
 
 def _tensor_map(graph: Graph) -> dict[str, Tensor]:
     return {t.name: t for t in graph.tensors()}
 
 
-def entry_steps(graph: Graph, groups, kernels, plan, lay: Layout,
-                bindings: _Bindings) -> list[_Step]:
+def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings) -> list:
     """One step per group: a kernel call, or for a view nothing (or a copy).
 
     A view whose input and output ended up in different buffers (for
@@ -306,32 +423,26 @@ def entry_steps(graph: Graph, groups, kernels, plan, lay: Layout,
     """
     tensors = _tensor_map(graph)
     steps = []
-    calls = iter(kernels)
+    calls = iter(enumerate(kernels))
     for g in groups:
         ops = ", ".join(n.op for n in g.nodes)
         if g.kind == "view":
             x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
             if plan.buffer_of(x) is plan.buffer_of(y):
-                steps.append(_Step(f"{g.name}: a view, no code"))
+                steps.append(Note(f"{g.name}: a view, no code"))
             else:
-                steps.append(_Step(f"{g.name}: a view into another buffer", [
-                    f"memcpy({bindings.pointer(y, writable=True)}, "
-                    f"{bindings.pointer(x, writable=False)}, {y.type.nbytes}u);"]))
+                steps.append(Copy(bindings.arg(y, writable=True), bindings.arg(x, writable=False),
+                                  y.type.nbytes, f"{g.name}: a view into another buffer"))
             continue
-        k = next(calls)
+        index, k = next(calls)
         args = []
         for p in k.params:
             t = tensors.get(p.tensor)
             if t is None:
                 raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
-            args.append(bindings.pointer(t, writable=p.role == "output"))
+            args.append(bindings.arg(t, writable=p.role == "output"))
         _check_overlap(k, tensors, plan)
-        if k.scratch_bytes:
-            args.append(f"(void *)(ws + {lay.scratch_offset})")
-        call = f"{k.name}({', '.join(args)})"
-        steps.append(_Step(f"{g.name}: {ops}", [
-            f"status = {call};", "if (status != 0) {", "    return status;", "}"],
-            call=call, group=g.name))
+        steps.append(KernelCall(index, tuple(args), g.name, f"{g.name}: {ops}"))
     return steps
 
 
@@ -357,18 +468,32 @@ def _check_overlap(k, tensors: dict[str, Tensor], plan) -> None:
 
 def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
     """With inputs/outputs in the workspace: copy in before and out after, unless in place."""
-    before, after = [], []
-    for p in inputs:
-        dst = bindings.pointer(p.tensor, writable=True)
-        before.append(f"if ((const void *)in->{p.ident} != (const void *){dst}) {{")
-        before.append(f"    memcpy({dst}, in->{p.ident}, {p.nbytes}u);")
-        before.append("}")
-    for p in outputs:
-        src = bindings.pointer(p.tensor, writable=False)
-        after.append(f"if ((const void *)out->{p.ident} != (const void *){src}) {{")
-        after.append(f"    memcpy(out->{p.ident}, {src}, {p.nbytes}u);")
-        after.append("}")
+    before = [Copy(bindings.arg(p.tensor, writable=True), Arg(Ref("input", p.index),
+                                                               p.tensor.dtype, False),
+                   p.nbytes, unless_same=True) for p in inputs]
+    after = [Copy(Arg(Ref("output", p.index), p.tensor.dtype, True),
+                  bindings.arg(p.tensor, writable=False), p.nbytes, unless_same=True)
+             for p in outputs]
     return before, after
+
+
+def entry_program(name: str, graph: Graph, groups, kernels, plan) -> EntryProgram:
+    """The entry function of the model as data (see the module docstring);
+    refuses a call that would bind two restrict arguments to one address."""
+    check_name(name)
+    inputs, outputs = ports(name, graph, plan)
+    lay = layout(plan, kernels)
+    bindings = _Bindings(name, plan, inputs, outputs)
+    # With io_in_workspace the ports are bound to the workspace, not the structs.
+    if plan.io_in_workspace:
+        bindings.caller = {}
+    steps = _entry_steps(graph, groups, kernels, plan, bindings)
+    prologue, epilogue = _io_copies(inputs, outputs, bindings) if plan.io_in_workspace \
+        else ([], [])
+    for t in graph.variables():  # state no kernel names still belongs to the model
+        bindings.ref(t, writable=True)
+    return EntryProgram(inputs, outputs, lay, tuple(prologue), tuple(steps), tuple(epilogue),
+                        tuple(bindings.states.values()), tuple(bindings.constants.values()))
 
 
 @dataclass(frozen=True)
@@ -384,23 +509,20 @@ class Generated:
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str) -> Generated:
     """All generated C of the artifact (see the module docstring)."""
-    check_name(name)
-    inputs, outputs = ports(name, graph, plan)
-    lay = layout(plan, kernels)
-    bindings = _Bindings(name, plan, inputs, outputs)
-    # With io_in_workspace the ports are bound to the workspace, not the structs.
-    if plan.io_in_workspace:
-        bindings.caller = {}
-    steps = entry_steps(graph, groups, kernels, plan, lay, bindings)
-    prologue, epilogue = _io_copies(inputs, outputs, bindings) if plan.io_in_workspace \
-        else ([], [])
-    for t in graph.variables():  # state no kernel names still belongs to the model
-        bindings.pointer(t, writable=True)
-    states = list(bindings.states.values())
+    if resolve_target(target)[1].kind != "c":
+        raise CodegenError(f"the entry function is C, and target {target!r} is not a C "
+                           "target: its backend runs the entry program itself "
+                           "(aot.executor.jit for llvm)")
+    program = entry_program(name, graph, groups, kernels, plan)
+    inputs, outputs, lay = program.inputs, program.outputs, program.layout
+    printer = _CPrinter(program, inputs, outputs)
+    steps = [printer.step(s, kernels) for s in program.steps]
+    prologue = [line for c in program.prologue for line in printer.copy(c)]
+    epilogue = [line for c in program.epilogue for line in printer.copy(c)]
+    states = list(program.states)
     kernel_calls = [{"comment": s.comment, "expr": s.call} for s in steps if s.call]
     rpc_kernels = [s.group[:_MAX_RPC_NAME] for s in steps if s.call]
-    constant_bytes = sum(k.constant_bytes for k in kernels) + sum(
-        c.nbytes for c in bindings.constants.values())
+    constant_bytes = sum(k.constant_bytes for k in kernels) + program.constant_arg_bytes
     common = dict(
         name=name, NAME=name.upper(), model_name=_comment(graph.name), version=version,
         target=_comment(target), board=board, inputs=inputs, outputs=outputs,
@@ -420,7 +542,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         f"include/{name}.h": _ENV.get_template("model.h.j2").render(**common),
         f"codegen/{name}.c": _ENV.get_template("model.c.j2").render(
             **common, kernels=kernels, steps=steps, states=states,
-            constants=list(bindings.constants.values()), prologue=prologue,
+            constants=list(program.constants), prologue=prologue,
             kernel_calls=kernel_calls,
             epilogue=epilogue, workspace_array=max(lay.workspace_bytes, 1)),
         f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(

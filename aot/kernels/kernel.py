@@ -34,6 +34,7 @@ from aot.errors import AotError
 from aot.ir import Tensor
 from aot.kernels.inplace import in_place_problem
 from aot.kernels.support import HEADER_NAME
+from aot.target import Target
 from aot.tir.stmt import PrimFunc
 
 
@@ -124,7 +125,11 @@ class Kernel:
 
     @cached_property
     def source(self) -> str:
-        """The kernel's C translation unit."""
+        """The kernel's C translation unit (kernels lowered for a C target only:
+        an ``llvm`` kernel's code is :mod:`aot.codegen.llvm`'s)."""
+        if Target(self.target).kind != "c":
+            raise KernelError(f"kernel {self.name} was lowered for {self.target!r}, whose code "
+                              "is not C: aot.codegen.llvm builds it (docs/codegen.md)")
         if self.func is None:
             return "".join(self.prelude) + self.c_source
         return kernel_source(self)

@@ -171,7 +171,7 @@ KINDS.register(
             AttrSpec("system-lib", "bool", False, help="register functions in a system library"),
         ),
         default_keys=("cpu",),
-        help="object code emitted through LLVM",
+        help="LLVM IR compiled by MCJIT for this machine (docs/codegen.md; boards: not yet)",
     )
 )
 KINDS.register(

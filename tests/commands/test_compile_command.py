@@ -64,3 +64,12 @@ def test_model_too_big_for_the_board_names_sizes_and_tensors(tmp_path, capsys):
     assert "needs 16502 bytes of RAM" in err and "has 16384" in err
     assert "largest tensors:" in err and "(8000 bytes)" in err
     assert not (tmp_path / "a").exists()
+
+
+def test_compile_for_llvm_is_refused_not_printed_as_c(tmp_path, capsys):
+    out = tmp_path / "art"
+    assert main(["compile", HELLO, "--target", "llvm", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "not supported yet: an artifact for the target 'llvm -keys=cpu'" in err
+    assert "aot run MODEL --target llvm" in err
+    assert not out.exists()

@@ -158,3 +158,26 @@ def test_run_with_records_on_qemu_stays_bit_exact(tmp_path, capsys):
     assert main(["interpret", model, "--input", sample,
                  "--output", str(tmp_path / "want.npy")]) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.load(tmp_path / "want.npy"))
+
+
+def test_run_with_the_llvm_target_uses_the_jit_and_equals_the_c_build(tmp_path, capsys):
+    x = np.arange(-128, 128, 8, dtype=np.int8).reshape(32, 1, 1)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", HELLO, "--target", "llvm", "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "y.npy")]) == 0
+    assert "on this machine (llvm -keys=cpu, LLVM JIT)" in capsys.readouterr().out
+    assert main(["run", HELLO, "--board", "host/native", "--input", str(tmp_path / "x.npy"),
+                 "--output", str(tmp_path / "want.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.load(tmp_path / "want.npy"))
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--target", "c"], "aot run takes a board, or the target 'llvm'"),
+    (["--target", "llvm", "--sanitize"], "--sanitize builds the C with gcc's sanitizers"),
+    (["--target", "llvm -mcpu=cortex-m4"], "the llvm codegen compiles for this machine"),
+])
+def test_run_refuses_what_it_cannot_do_in_one_line(extra, message, tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 1, 1), np.int8))
+    assert main(["run", HELLO, "--input", str(tmp_path / "x.npy"), "--output",
+                 str(tmp_path / "y.npy"), *extra]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,209 @@
+"""The host side of the LLVM backend: target options, verification, MCJIT.
+
+:func:`check_target` is the one place that decides which ``llvm`` targets
+this version serves: code for the machine running aot, compiled for its
+own CPU (LLVM's host CPU name and features) at the target's
+``-opt-level``.  Every other option is refused by name rather than
+ignored (cross targets come with the next milestone).
+
+:class:`HostJit` links a module's per-function IR, runs LLVM's optimisation
+pipeline and compiles it with MCJIT.  Calls of C functions the backend does
+not implement (the support header's softmax and int8 helpers, ``import_c``
+code) are resolved through a *helper library*: a small C file that includes
+the unit's C support and exports one wrapper per called function,
+compiled once with the host compiler (:class:`aot.codegen.cc.CCompiler`,
+cached) and loaded with ctypes; each wrapper's address is registered with
+LLVM under a name unique to that library, so two modules may define a
+function of the same name differently.  A call nothing defines is a
+:class:`BuildError` before MCJIT sees it (MCJIT would abort the process).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import tempfile
+from pathlib import Path
+
+import llvmlite.binding as llvm
+
+from aot.codegen.c import C_TYPES
+from aot.codegen.cc import CCompiler
+from aot.errors import BuildError
+from aot.target import Target, native_target, runs_on_host
+
+#: Attributes of the ``llvm`` kind that do not change the host JIT's code
+#: (informative, or used by the memory planner and the kernel library).
+_NEUTRAL = {"device", "model", "mtriple", "workspace-byte-alignment",
+            "constants-byte-alignment", "opt-level"}
+
+
+@functools.cache
+def _initialize() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    libm = ctypes.util.find_library("m")
+    if libm:  # expf/tanhf for the kernels, whatever the interpreter linked
+        llvm.load_library_permanently(libm)
+
+
+def check_target(target: Target) -> dict:
+    """The options of an ``llvm`` target this version serves (``opt``:
+    the opt level, ``constants_align``), or a :class:`BuildError` naming
+    the option that is not supported yet."""
+    if target.kind != "llvm":
+        raise BuildError(f"target {str(target)!r} is not an llvm target")
+    if not runs_on_host(target):
+        example = "c" + "".join(f" -{k}={target.attrs[k]}" for k in ("mcpu", "march", "mtriple")
+                                if target.attrs.get(k))
+        raise BuildError(
+            f"not supported yet: the llvm codegen compiles for this machine "
+            f"({native_target().isa}) only; {str(target)!r} is for {target.isa}. Cross "
+            f"objects come later: use the 'c' target ({example!r}) or a board tag")
+    for name, value in target.attrs.items():
+        default = target.kind_spec.attr(name).default
+        if name in _NEUTRAL or value == default:
+            continue
+        written = f"-{name}" if value is True else f"-{name}=" + (
+            ",".join(value) if isinstance(value, (list, tuple)) else str(value))
+        raise BuildError(
+            f"not supported yet by the llvm codegen: {written} (it compiles for this "
+            f"machine's own CPU, without fast-math or a system library); remove the option, "
+            f"or use the 'c' target")
+    opt = target.attrs["opt-level"]
+    if opt not in (0, 1, 2, 3):
+        raise BuildError(f"-opt-level={opt}: the llvm codegen takes 0, 1, 2 or 3")
+    return {"opt": opt,
+            "constants_align": max(16, target.attrs["constants-byte-alignment"] or 16)}
+
+
+def host_machine(opt: int, *, jit: bool = True):
+    """An LLVM target machine for this machine's CPU."""
+    _initialize()
+    t = llvm.Target.from_default_triple()
+    return t.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                   features=llvm.get_host_cpu_features().flatten(),
+                                   opt=opt, jit=jit, codemodel="jitdefault" if jit else "default")
+
+
+def invalid_ir_file(name: str, text: str) -> Path:
+    """Write IR that failed to verify where the user can read it."""
+    folder = Path(tempfile.mkdtemp(prefix="aot-llvm-"))
+    path = folder / f"{name}.ll"
+    path.write_text(text)
+    return path
+
+
+def verify(text: str, label: str, name: str):
+    """Parse and verify the IR ``text`` of one function; an invalid one is a
+    :class:`BuildError` naming ``label`` and a file holding the IR."""
+    _initialize()
+    try:
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+    except RuntimeError as err:
+        path = invalid_ir_file(name, text)
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid IR"
+        raise BuildError(f"{label}: the llvm codegen produced invalid LLVM IR ({first}); "
+                         f"the IR is in {path}; please report it") from None
+    return mod
+
+
+def _linked(module, tm):
+    """The module's functions in one LLVM module, optimised for ``tm``."""
+    main = llvm.parse_assembly(module.modules_text[0])
+    for text in module.modules_text[1:]:
+        main.link_in(llvm.parse_assembly(text))
+    main.triple = tm.triple
+    main.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=module.options["opt"])
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(main, pb)
+    return main
+
+
+def _llvm_failure(module, what: str, err: RuntimeError) -> BuildError:
+    """LLVM failing on verified IR: name the functions and keep the IR."""
+    path = invalid_ir_file("module", module.source)
+    first = str(err).strip().splitlines()[0] if str(err).strip() else "no message"
+    labels = ", ".join(u.label for u in module.units.values())
+    return BuildError(f"{what} of {labels} failed in LLVM ({first}); the IR is in {path}; "
+                      "please report it")
+
+
+def object_text_bytes(module) -> int:
+    """Bytes of machine code of ``module`` compiled to an object for this machine."""
+    tm = host_machine(module.options["opt"], jit=False)
+    try:
+        obj = llvm.ObjectFileRef.from_data(tm.emit_object(_linked(module, tm)))
+    except RuntimeError as err:
+        raise _llvm_failure(module, "compiling to an object", err) from None
+    return sum(s.size() for s in obj.sections() if s.is_text())
+
+
+class HostJit:
+    """A module compiled for this machine with MCJIT."""
+
+    def __init__(self, module):
+        self.module = module
+        tm = host_machine(module.options["opt"])
+        self._libraries = []  # keep the helper libraries loaded while the code lives
+        try:
+            linked = _linked(module, tm)
+        except RuntimeError as err:
+            raise _llvm_failure(module, "linking and optimising", err) from None
+        self._resolve(linked)
+        try:
+            self.engine = llvm.create_mcjit_compiler(linked, tm)
+            self.engine.finalize_object()
+        except RuntimeError as err:
+            raise _llvm_failure(module, "JIT-compiling", err) from None
+        self._functions: dict[str, object] = {}
+
+    def function(self, name: str, nargs: int):
+        if name not in self._functions:
+            addr = self.engine.get_function_address(name)
+            proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.c_void_p] * nargs)
+            self._functions[name] = proto(addr)
+        return self._functions[name]
+
+    def _resolve(self, linked) -> None:
+        """Give every external function of ``linked`` an address."""
+        externals = self.module.externals
+        if not externals:
+            return
+        supported = [u for u in self.module.units.values() if u.support.text]
+        if not supported:
+            for name, ext in externals.items():
+                if llvm.address_of_symbol(name) is None:
+                    raise BuildError(f"{ext.unit} calls {name}, which neither the llvm codegen "
+                                     "nor any C code of the kernel defines (declare it with "
+                                     "the import_c pragma)")
+            return
+        texts = list(dict.fromkeys(u.support.text for u in supported))
+        headers = dict(h for u in supported for h in u.support.headers)
+        source = "\n".join(texts + [_wrapper(ext) for ext in externals.values()]) + "\n"
+        labels = sorted({ext.unit for ext in externals.values()})
+        path = CCompiler.host().shared_object(
+            source, headers=sorted(headers.items()),
+            what=f"building the C helpers ({', '.join(sorted(externals))}) that "
+                 f"{', '.join(labels)} call{'s' if len(labels) == 1 else ''} for the llvm JIT")
+        lib = ctypes.CDLL(str(path))
+        self._libraries.append(lib)
+        for name in externals:
+            fn = linked.get_function(name)
+            unique = f"aotjit.{path.stem}.{name}"
+            fn.name = unique
+            llvm.add_symbol(unique, ctypes.cast(getattr(lib, f"aotjit_{name}"),
+                                                ctypes.c_void_p).value)
+
+
+def _wrapper(ext) -> str:
+    """An exported C function calling the (usually static inline) ``ext.name``."""
+    params = ", ".join(f"{C_TYPES[t]} a{i}" for i, t in enumerate(ext.args)) or "void"
+    args = ", ".join(f"a{i}" for i in range(len(ext.args)))
+    ret = C_TYPES[ext.ret]
+    body = (f"return {ext.name}({args});" if ext.value_used
+            else f"(void){ext.name}({args});\n  return ({ret})0;")
+    return f"{ret} aotjit_{ext.name}({params});\n{ret} aotjit_{ext.name}({params}) {{\n  {body}\n}}"

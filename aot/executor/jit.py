@@ -1,0 +1,93 @@
+"""Run a model compiled for the ``llvm`` target on this machine.
+
+The kernels come from one :class:`aot.codegen.llvm.LLVMModule` compiled by
+MCJIT; the entry sequence is the model's :class:`~aot.executor.codegen.EntryProgram`,
+the same data the C entry function is printed from, run here step by step on
+one numpy workspace laid out by the memory plan (so the plan, the in-place
+pairs, views, copies and state are exercised exactly as in the C).  State
+arrays live as long as the :class:`JitModel` and start at their zero points,
+as the C's ``P_reset`` sets them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from aot.codegen.c import NP_TYPES
+from aot.errors import BuildError
+from aot.executor.codegen import Arg, Copy, EntryProgram, KernelCall, Note
+
+__all__ = ["JitModel"]
+
+
+class JitModel:
+    """A compiled model's entry program over JIT-compiled kernels."""
+
+    def __init__(self, program: EntryProgram, kernels, module) -> None:
+        self.program = program
+        self.kernels = list(kernels)
+        self.functions = [module.function(k.name) for k in self.kernels]
+        lay = program.layout
+        raw = np.zeros(max(lay.workspace_bytes, 1) + lay.alignment, np.uint8)
+        skip = -raw.ctypes.data % lay.alignment
+        self.workspace = raw[skip:skip + max(lay.workspace_bytes, 1)]
+        self._raw = raw
+        self.states = [np.empty(max(s.tensor.type.size, 1), NP_TYPES[s.tensor.dtype])
+                       for s in program.states]
+        self.constants = [np.ascontiguousarray(np.asarray(c.tensor.data).reshape(-1),
+                                               NP_TYPES[c.tensor.dtype])
+                          for c in program.constants]
+        self.reset()
+
+    def reset(self) -> None:
+        """State back to its start values (the zero points)."""
+        for arr, s in zip(self.states, self.program.states):
+            arr[...] = s.zero
+
+    def run(self, inputs) -> list[np.ndarray]:
+        """One invocation: ``inputs`` in graph order; the outputs (new arrays)."""
+        ins = [np.ascontiguousarray(x, dtype=NP_TYPES[p.tensor.dtype]).reshape(p.dims)
+               for x, p in zip(inputs, self.program.inputs)]
+        outs = [np.empty(p.dims, NP_TYPES[p.tensor.dtype]) for p in self.program.outputs]
+        base = {"input": [a.ctypes.data for a in ins], "output": [a.ctypes.data for a in outs],
+                "state": [a.ctypes.data for a in self.states],
+                "constant": [a.ctypes.data for a in self.constants]}
+        ws = self.workspace.ctypes.data
+
+        def address(arg: Arg) -> int:
+            ref = arg.ref
+            return ws + ref.index if ref.space == "workspace" else base[ref.space][ref.index]
+
+        def copy(c: Copy) -> None:
+            dst, src = address(c.dst), address(c.src)
+            if not (c.unless_same and dst == src):
+                ctypes.memmove(dst, src, c.nbytes)
+
+        for c in self.program.prologue:
+            copy(c)
+        for step in self.program.steps:
+            if isinstance(step, Note):
+                continue
+            if isinstance(step, Copy):
+                copy(step)
+                continue
+            assert isinstance(step, KernelCall)
+            status = self.functions[step.kernel](*[address(a) for a in step.args])
+            if status != 0:
+                raise BuildError(f"kernel {self.kernels[step.kernel].name} returned "
+                                 f"status {status}")
+        for c in self.program.epilogue:
+            copy(c)
+        return [o.reshape(p.tensor.shape) for o, p in zip(outs, self.program.outputs)]
+
+    def run_sequence(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """``inputs`` as one ``[N, *shape]`` array per graph input, run in order
+        on the current state; one ``[N, *shape]`` array per output (as
+        :func:`aot.export.host.run_program`)."""
+        n = inputs[0].shape[0] if inputs else 0
+        results = [self.run([x[i] for x in inputs]) for i in range(n)]
+        return [np.stack([r[k] for r in results]) if results
+                else np.empty((0, *p.tensor.shape), NP_TYPES[p.tensor.dtype])
+                for k, p in enumerate(self.program.outputs)]

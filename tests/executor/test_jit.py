@@ -1,0 +1,135 @@
+"""Models compiled for the ``llvm`` target: the entry program run by
+aot.executor.jit over MCJIT kernels equals the C entry function built by gcc.
+
+Both run the same :class:`~aot.executor.codegen.EntryProgram`; these tests
+cover what the shared models do not: inputs and outputs in the workspace,
+views, constants passed as arguments and state carried between invocations
+(with a small loop-IR kernel library, since the real library's stateful
+kernels are hand-written C).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_codegen import _inputs, toy_graph
+
+from aot import te
+from aot.commands.run import run_on_host
+from aot.compile import compile_model
+from aot.executor.codegen import Copy, KernelCall, Note
+from aot.kernels import Kernel, KernelParam
+
+_OPS = {"relu": lambda a: te.if_then_else(a > 0.0, a, te.const(0.0, "float32")),
+        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}
+
+
+class LoopIRToyLibrary:
+    """Float elementwise groups as loop-IR kernels (real :class:`Kernel` records,
+    printed as C by aot.codegen or compiled by the llvm backend).  Constants
+    are kernel arguments (the entry program holds them); a kernel reading a
+    variable also adds the node's other operand into it, writing the state
+    through a second parameter bound to the same address."""
+
+    def support_files(self, target) -> dict[str, str]:
+        return {}
+
+    def lower_group(self, group, ag, target, *, name: str) -> Kernel:
+        from aot import lower
+
+        y = group.outputs(ag)[0]
+        n = y.type.size
+        phs, params, value, variables = [], [], {}, []
+        for t in group.inputs():
+            ph = te.placeholder((n,), "float32", f"a{len(phs)}")
+            phs.append(ph)
+            params.append(KernelParam(t.name, "input", "float32", t.type.nbytes))
+            value[id(t)] = ph
+            if t.kind == "variable":
+                variables.append((len(params) - 1, t, ph))
+
+        def elem(i, t):
+            return value[id(t)][i] if isinstance(value[id(t)], te.Tensor) else value[id(t)](i)
+
+        def node_value(node):
+            ins = [t for t in node.inputs if t is not None]
+            return lambda i: _OPS[node.op](*[elem(i, x) for x in ins])
+
+        for node in group.nodes:
+            value[id(node.outputs[0])] = node_value(node)
+        Y = te.compute((n,), lambda i: elem(i, y), name="Y")
+        outs = [Y]
+        params.append(KernelParam(y.name, "output", "float32", y.type.nbytes))
+        inplace = ()
+        if variables:
+            vi, v, vph = variables[0]
+            reader = next(nd for nd in group.nodes if any(a is v for a in nd.inputs))
+            other = next(a for a in reader.inputs if a is not None and a is not v)
+            V = te.compute((n,), lambda i: vph[i] + elem(i, other), name="V")
+            outs.append(V)
+            params.append(KernelParam(v.name, "output", "float32", v.type.nbytes))
+            inplace = ((vi, len(params) - 1),)
+        s = te.create_schedule([o.op for o in outs])
+        func = lower(s, phs + outs, name=f"{name}_impl")
+        return Kernel(name, tuple(params), 0, n, tuple(nd.op for nd in group.nodes),
+                      target=str(target), func=func, inplace=inplace)  # not a planner choice
+
+
+def _both(graph, inputs, tmp_path, **options):
+    got = {}
+    for target in ("host/native", "llvm"):
+        compiled = compile_model(graph, target, name="toy", measure_code=False, **options)
+        got[target] = run_on_host(compiled, inputs, workdir=tmp_path)
+    return got["host/native"], got["llvm"]
+
+
+@pytest.mark.parametrize("io_in_workspace", [False, True])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_real_kernels_through_the_jit_equal_the_c_entry(io_in_workspace, inplace, tmp_path):
+    inputs = _inputs(3)
+    c_out, llvm_out = _both(toy_graph(), inputs, tmp_path, io_in_workspace=io_in_workspace,
+                            inplace=inplace)
+    for c, j in zip(c_out, llvm_out):
+        assert c.dtype == j.dtype and c.shape == j.shape
+        assert c.tobytes() == j.tobytes()
+
+
+def test_the_entry_program_is_what_the_c_entry_prints():
+    compiled = compile_model(toy_graph(), "llvm", name="toy", measure_code=False,
+                             io_in_workspace=True)
+    steps = compiled.program.steps
+    assert [type(s) for s in steps if not isinstance(s, KernelCall)] == [Note]
+    assert [s.kernel for s in steps if isinstance(s, KernelCall)] == list(
+        range(len(compiled.kernels)))
+    assert any(s.comment.endswith("a view, no code") for s in steps if isinstance(s, Note))
+    assert all(isinstance(c, Copy) and c.unless_same for c in compiled.program.prologue)
+    assert [a.ref.space for a in steps[0].args] == ["workspace", "workspace"]
+    assert compiled.files == {} and compiled.llvm is not None
+
+
+def test_state_and_constant_arguments_carry_over_invocations(tmp_path):
+    graph = toy_graph(with_state=True)
+    inputs = _inputs(4, seed=1)
+    c_out, llvm_out = _both(graph, inputs, tmp_path, kernel_library=LoopIRToyLibrary())
+    for c, j in zip(c_out, llvm_out):
+        assert c.tobytes() == j.tobytes()
+    # The state before invocation t is the sum of the earlier y*y (see the library).
+    x = inputs[0].reshape(4, 1, 16)
+    y = np.maximum(x, 0) + np.linspace(-2, 2, 16, dtype=np.float32)
+    state = np.zeros((1, 16), np.float32)
+    for t in range(4):
+        np.testing.assert_allclose(llvm_out[0][t], y[t] * y[t] + state, rtol=1e-5)
+        state = state + y[t] * y[t]
+
+
+def test_reset_restores_the_state():
+    graph = toy_graph(with_state=True)
+    compiled = compile_model(graph, "llvm", name="toy", measure_code=False,
+                             kernel_library=LoopIRToyLibrary())
+    assert compiled.program.constants and compiled.program.states
+    model = compiled.jit()
+    x = _inputs(1, seed=2)[0][0]
+    first = model.run([x])[0].copy()
+    assert not np.array_equal(model.run([x])[0], first)
+    model.reset()
+    np.testing.assert_array_equal(model.run([x])[0], first)
