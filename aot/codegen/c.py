@@ -383,17 +383,55 @@ def _is_host(target_obj, text: str) -> bool:
 
 
 # -- modules ---------------------------------------------------------------------------------
-class CModule:
-    """Generated C for some kernels.
+class KernelModule:
+    """What every backend's module of kernels offers: ``source`` (its text),
+    ``get_source()``, ``save(path)``, and calls on numpy arrays, ``module(...)``
+    for the first kernel and ``module[name](...)`` for any, with one argument
+    check (:func:`array_addresses`; outputs are written in place).  A backend
+    says how a kernel runs on data addresses (:meth:`invoke`) and which
+    kernels it holds (``params_of``: name -> parameter buffers)."""
 
-    ``source`` is the C99 text, ``save(path)`` writes it, and for the host
-    target calling the module (or ``module[name]``) compiles it with the
-    host ``gcc`` into a cached shared object and runs the kernel on numpy
-    arrays (outputs are written in place).
+    source: str
+    entry_name: str
+    params_of: dict
+
+    def get_source(self) -> str:
+        return self.source
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        path.write_text(self.source)
+        return path
+
+    def __getitem__(self, name: str):
+        if name not in self.params_of:
+            raise BuildError(f"no kernel named {name!r} in this module"
+                             f"{did_you_mean(name, self.params_of)}")
+        return lambda *arrays: self._call(name, arrays)
+
+    def __call__(self, *arrays) -> None:
+        self._call(self.entry_name, arrays)
+
+    def _call(self, name, arrays):
+        status = self.invoke(name, array_addresses(name, self.params_of[name], arrays))
+        if status != 0:
+            raise BuildError(f"{name} returned status {status}")
+
+    def invoke(self, name: str, addresses: list[int]) -> int:
+        """Run kernel ``name`` on the data at ``addresses``; its status."""
+        raise NotImplementedError
+
+
+class CModule(KernelModule):
+    """Generated C for some kernels (see :class:`KernelModule`).
+
+    ``source`` is the C99 text; for the host target calling the module
+    compiles it with the host compiler into a cached shared object.
     """
 
     def __init__(self, funcs, target: str, host: bool):
         self.funcs = {f.name: f for f in funcs}
+        self.params_of = {name: f.params for name, f in self.funcs.items()}
         self.entry_name = funcs[0].name
         self.target = target
         self.is_host = host
@@ -405,30 +443,10 @@ class CModule:
         """Kernel name -> C declaration, for headers of generated projects."""
         return {name: prototype(f) for name, f in self.funcs.items()}
 
-    def get_source(self) -> str:
-        return self.source
-
-    def save(self, path) -> Path:
-        path = Path(path)
-        path.write_text(self.source)
-        return path
-
-    def __getitem__(self, name: str):
-        if name not in self.funcs:
-            raise BuildError(f"no kernel named {name!r} in this module"
-                             f"{did_you_mean(name, self.funcs)}")
-        return lambda *arrays: self._call(name, arrays)
-
-    def __call__(self, *arrays) -> None:
-        self._call(self.entry_name, arrays)
-
-    def _call(self, name, arrays):
-        ptrs = [ctypes.c_void_p(a) for a in array_addresses(name, self.funcs[name].params, arrays)]
+    def invoke(self, name: str, addresses: list[int]) -> int:
         fn = getattr(self._library(), c_identifier(name))
         fn.restype = ctypes.c_int32
-        status = fn(*ptrs)
-        if status != 0:
-            raise BuildError(f"{name} returned status {status}")
+        return fn(*(ctypes.c_void_p(a) for a in addresses))
 
     def _library(self):
         if self._lib is None:

@@ -50,16 +50,15 @@ support headers or ``import_c`` code), see :mod:`aot.codegen.llvm_jit`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from llvmlite import ir
 
 from aot.codegen import llvm_fixedpoint
-from aot.codegen.c import array_addresses, c_identifier, resolve_target
+from aot.codegen.c import KernelModule, c_identifier, resolve_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
-from aot.errors import BuildError, did_you_mean
+from aot.errors import BuildError
 from aot.target import Target
 from aot.tir import expr as E
 from aot.tir import stmt as S
@@ -724,12 +723,12 @@ def unit_of_kernel(kernel, headers: dict[str, str]) -> Unit:
 
 
 # -- the module ---------------------------------------------------------------------------
-class LLVMModule:
+class LLVMModule(KernelModule):
     """LLVM IR for some kernels and, on this machine, the kernels themselves.
 
     ``source`` is the IR (``get_source()``, ``save(path)`` writes a ``.ll``);
     calling the module (or ``module[name]``) on numpy arrays runs a kernel
-    with the same convention and checks as :class:`aot.codegen.c.CModule`,
+    with the convention and checks of every :class:`aot.codegen.c.KernelModule`,
     compiled on first use by LLVM's MCJIT (:mod:`aot.codegen.llvm_jit`).
     Each unit's IR is verified when the module is built; an invalid one is
     a :class:`BuildError` naming the kernel and a file holding its IR.
@@ -739,6 +738,7 @@ class LLVMModule:
         self.target = target
         self.options = check_target(target)
         self.units = {u.name: u for u in units}
+        self.params_of = {name: u.params for name, u in self.units.items()}
         if len(self.units) != len(units):
             raise BuildError("two functions of one module have the same name")
         self.entry_name = units[0].name
@@ -750,28 +750,8 @@ class LLVMModule:
         self.source = "\n".join(self.modules_text)
         self._jit = None
 
-    def get_source(self) -> str:
-        return self.source
-
-    def save(self, path) -> Path:
-        path = Path(path)
-        path.write_text(self.source)
-        return path
-
-    def __getitem__(self, name: str):
-        if name not in self.units:
-            raise BuildError(f"no kernel named {name!r} in this module"
-                             f"{did_you_mean(name, self.units)}")
-        return lambda *arrays: self._call(name, arrays)
-
-    def __call__(self, *arrays) -> None:
-        self._call(self.entry_name, arrays)
-
-    def _call(self, name, arrays):
-        addresses = array_addresses(name, self.units[name].params, arrays)
-        status = self.function(name)(*addresses)
-        if status != 0:
-            raise BuildError(f"{name} returned status {status}")
+    def invoke(self, name: str, addresses: list[int]) -> int:
+        return self.function(name)(*addresses)
 
     def function(self, name: str):
         """The compiled kernel ``name`` as a ctypes function of data addresses."""
