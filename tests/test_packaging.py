@@ -1,9 +1,7 @@
-"""The wheel: it carries every file the packages read at run time, and aot
-imported from it (with no source tree behind it) finds them.
-
-runtime_c/ and boards/ are read from the source tree beside the packages
-(aot/export, aot/firmware/project.py, aot/target/tags.py) and are not in
-the wheel yet; these tests cover what lives inside the packages.
+"""The wheel: it carries every file the packages read at run time (kernel
+headers, templates, the C runtime, the board records), aot imported from it
+finds them, and aot installed from it into a fresh virtual environment outside
+this checkout compiles, builds and runs a model.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aot.kernels import support_files
@@ -99,3 +98,51 @@ def test_aot_imported_from_the_wheel_reads_its_headers_and_templates(wheel, tmp_
     assert got["file"].startswith(str(wheel))
     assert got["headers"] == support_files(None)
     assert "int32_t inc(" in got["c"]
+
+
+@pytest.mark.slow
+def test_aot_installed_from_the_wheel_anywhere_compiles_builds_and_runs(wheel, tmp_path):
+    """A venv in a temporary folder, the wheel installed into it, no source tree
+    on any path: ``aot run`` on the host and a firmware project for an emulated
+    board (C runtime and board record from the package) work there.  The
+    venv borrows this interpreter's third-party packages through a .pth file,
+    so the test needs no network."""
+    env_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    site = next(env_dir.glob("lib/python*/site-packages"))
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "borrowed-deps.pth").write_text("\n".join(deps) + "\n")
+    py = env_dir / "bin" / "python"
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q",
+                           "--no-deps", "--no-index", str(wheel)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    model = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+    def aot(*args):
+        return subprocess.run([str(env_dir / "bin" / "aot"), *map(str, args)], cwd=work,
+                              capture_output=True, text=True, env=clean, timeout=600)
+
+    where = subprocess.run([str(py), "-c", "import aot; print(aot.__file__)"], cwd=work,
+                           capture_output=True, text=True, env=clean, check=True).stdout
+    assert where.startswith(str(site)), where
+    x = work / "x.npy"
+    np.save(x, np.array([[[-5]], [[17]], [[90]]], np.int8).reshape(3, 1, 1))
+    run = aot("run", model, "--board", "host/native", "--input", x, "--output", work / "y.npy")
+    assert run.returncode == 0, run.stdout + run.stderr
+    want = aot("interpret", model, "--input", x, "--output", work / "want.npy")
+    assert want.returncode == 0, want.stderr
+    assert np.array_equal(np.load(work / "y.npy"), np.load(work / "want.npy"))
+    compiled = aot("compile", model, "--board", "qemu/mps2-an386", "-o", work / "art")
+    assert compiled.returncode == 0, compiled.stderr
+    project = aot("project", "create", "--board", "qemu/mps2-an386", "--artifact", work / "art",
+                  "-o", work / "fw")
+    assert project.returncode == 0, project.stderr
+    assert (work / "fw" / "runtime" / "ports" / "mps2" / "port.mk").is_file()
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc is not installed (scripts/setup.sh installs it)")
+    built = aot("build", work / "fw")
+    assert built.returncode == 0, built.stdout + built.stderr

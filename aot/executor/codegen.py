@@ -53,7 +53,7 @@ _AOT_DTYPES = {"int8": "AOT_DTYPE_INT8", "uint8": "AOT_DTYPE_UINT8",
                "int16": "AOT_DTYPE_INT16", "int32": "AOT_DTYPE_INT32",
                "float32": "AOT_DTYPE_FLOAT32", "int64": "AOT_DTYPE_INT64",
                "bool": "AOT_DTYPE_UINT8"}
-_MAX_RPC_NAME = 63  # AOT_MAX_NAME in runtime_c/include/aot/config.h
+_MAX_RPC_NAME = 63  # AOT_MAX_NAME in aot/runtime_c/include/aot/config.h
 
 
 class CodegenError(AotError):

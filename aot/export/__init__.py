@@ -20,6 +20,7 @@ Layout (``P`` is the name prefix)::
 from __future__ import annotations
 
 import functools
+from importlib import resources
 import io
 import json
 import re
@@ -31,8 +32,9 @@ from aot import __version__
 from aot.errors import AotError
 
 METADATA_VERSION = 1
-#: The C runtime's sources (the one place that knows where they are).
-RUNTIME_DIR = Path(__file__).resolve().parents[2] / "runtime_c"
+#: The C runtime's sources (the one place that knows where they are): package
+#: data of aot, so an installed wheel has them.
+RUNTIME_DIR = Path(str(resources.files("aot").joinpath("runtime_c")))
 
 
 class ExportError(AotError):
@@ -61,7 +63,7 @@ def artifact_metadata(name: str, model_name: str, source: str, target, board) ->
 
 
 def runtime_ports() -> list[str]:
-    """The names of the runtime's ports (``runtime_c/ports/<name>/port.mk``)."""
+    """The names of the runtime's ports (``aot/runtime_c/ports/<name>/port.mk``)."""
     return sorted(p.parent.name for p in RUNTIME_DIR.glob("ports/*/port.mk"))
 
 
@@ -101,7 +103,7 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?
 @functools.cache
 def runtime_config() -> dict[str, int]:
     """The runtime's default capacities, ``{"AOT_MAX_KERNELS": 256, ...}``, as
-    runtime_c/include/aot/config.h defines them: the one place they live, so
+    aot/runtime_c/include/aot/config.h defines them: the one place they live, so
     the host reads them instead of repeating the numbers."""
     path = RUNTIME_DIR / "include" / "aot" / "config.h"
     try:

@@ -36,7 +36,7 @@ ELF = "build/firmware.elf"
 MAP = "build/firmware.map"
 
 #: Board ``port`` names whose runtime folder is named differently: the
-#: board records name the hardware family, runtime_c/ports the concrete image.
+#: board records name the hardware family, aot/runtime_c/ports the concrete image.
 RUNTIME_PORTS = {"mps3": "mps3-an547"}
 
 
@@ -79,7 +79,7 @@ class Project:
 
 
 def runtime_port(board: Board) -> str:
-    """The runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
+    """The aot/runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
     port = RUNTIME_PORTS.get(board.port, board.port)
     ports = runtime_ports()
     if port not in ports:

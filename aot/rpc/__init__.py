@@ -1,7 +1,7 @@
 """Host side of the serial RPC: framing, transports, session, client.
 
 The protocol is specified in docs/runtime.md; the device side is
-runtime_c/src/rpc_server.c.
+aot/runtime_c/src/rpc_server.c.
 """
 
 from aot.rpc.client import Client, DeviceInfo, RunResult, TensorInfo, connect

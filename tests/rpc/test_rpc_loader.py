@@ -127,7 +127,7 @@ def test_images_larger_than_the_region_are_refused_by_the_host(dev):
         dev.load_code(b"\x00" * (REGION + 1), 1)
 
 
-RUNTIME = fw.ROOT / "runtime_c"
+RUNTIME = fw.ROOT / "aot" / "runtime_c"
 FUZZ_SOURCES = [fw.HERE.parent / "fuzz" / "fuzz_server.c", fw.HERE / "dense_model.c",
                 *(RUNTIME / "src" / n for n in ("frame.c", "model.c", "rpc_server.c",
                                                 "rpc_loader.c"))]

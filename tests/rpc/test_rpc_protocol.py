@@ -7,7 +7,7 @@ import pytest
 
 from aot.rpc import protocol as p
 
-INCLUDE = Path(__file__).resolve().parents[2] / "runtime_c" / "include" / "aot"
+INCLUDE = Path(__file__).resolve().parents[2] / "aot" / "runtime_c" / "include" / "aot"
 
 
 def c_constants() -> dict[str, int]:

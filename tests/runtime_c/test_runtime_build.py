@@ -13,7 +13,7 @@ from support.models import MODELS_DIR
 from aot.firmware.project import board_defines, runtime_port
 from aot.target import load_board
 
-RUNTIME = fw.ROOT / "runtime_c"
+RUNTIME = fw.ROOT / "aot" / "runtime_c"
 SOURCES = sorted((RUNTIME / "src").glob("*.c"))
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c",
           f"-I{RUNTIME / 'include'}"]

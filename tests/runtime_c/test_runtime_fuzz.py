@@ -15,7 +15,7 @@ from support.firmware import fw
 from aot.rpc.framing import encode_frame
 from aot.rpc.protocol import Command
 
-RUNTIME = fw.ROOT / "runtime_c"
+RUNTIME = fw.ROOT / "aot" / "runtime_c"
 SOURCES = [fw.HERE.parent / "fuzz" / "fuzz_server.c", fw.HERE / "dense_model.c",
            *(RUNTIME / "src" / n for n in ("frame.c", "model.c", "rpc_server.c"))]
 SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O1"]
