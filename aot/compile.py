@@ -34,7 +34,7 @@ from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
 from aot.executor.jit import JitModel
 from aot.executor.memory import MemoryPlan, Sizes
-from aot.export import artifact_metadata, write_artifact
+from aot.export import artifact_metadata, build_settings, write_artifact
 from aot.frontend import load_model
 from aot.ir import Graph
 from aot.passes import DumpAfter, PassContext, optimize
@@ -64,10 +64,6 @@ class CompiledModel:
     llvm: LLVMModule | None = None
     program: codegen.EntryProgram | None = None
 
-    @property
-    def port(self) -> str | None:
-        return self.board.port if self.board is not None else None
-
     def metadata(self) -> dict:
         """The artifact's metadata.json (see docs/compile.md)."""
         inputs, outputs = codegen.ports(self.name, self.graph, self.plan)
@@ -91,6 +87,7 @@ class CompiledModel:
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
+            "build": build_settings(self.name, self.files, self.board),
         }
 
     def write(self, out_dir, *, tar: bool = False) -> Path:
@@ -101,8 +98,7 @@ class CompiledModel:
                 "hold C; object files from LLVM come later). Run the model on this machine "
                 "through the LLVM JIT with `aot run MODEL --target llvm --input X --output Y`, "
                 "or compile it for 'c' or a board to get an artifact")
-        return write_artifact(out_dir, self.name, self.files, self.metadata(),
-                              port=self.port, tar=tar)
+        return write_artifact(out_dir, self.name, self.files, self.metadata(), tar=tar)
 
 
     def jit(self) -> JitModel:

@@ -14,6 +14,12 @@ Layout (``P`` is the name prefix)::
     CMakeLists.txt         a static library target P (and P_rpc)
     P.mk                   a Makefile fragment building libP.a
 
+metadata.json's ``build`` section (:func:`build_settings`) is the one
+description of how to build the artifact: its sources, include folders and,
+for a board, the runtime port, compiler, flags, port defines and memory map.
+CMakeLists.txt and P.mk are printed from it, and aot/cmake/aot.cmake
+(``aot_add_model``) and ``aot project`` read it instead of working it out again.
+
 :func:`write_artifact` writes it; :func:`read_metadata` reads it back.
 """
 
@@ -28,8 +34,15 @@ import shutil
 import tarfile
 from pathlib import Path
 
+import jinja2
+
 from aot import __version__
 from aot.errors import AotError
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("aot.export", "templates"),
+    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined, autoescape=False)
 
 METADATA_VERSION = 1
 #: The C runtime's sources (the one place that knows where they are): package
@@ -71,7 +84,7 @@ def runtime_files(port: str | None) -> dict[str, Path]:
     """The runtime_c files RPC firmware needs: artifact path -> source file.
 
     The headers and sources of the runtime, its build fragments (runtime.mk,
-    runtime.cmake), and for a
+    board.mk, runtime.cmake), and for a
     known ``port`` that port's folder plus any port folder its ``port.mk``
     pulls in (mps2 uses the shared cortex-m startup).
     """
@@ -88,12 +101,81 @@ def runtime_files(port: str | None) -> dict[str, Path]:
         mk = RUNTIME_DIR / folder / "port.mk"
         if mk.exists():
             pending += re.findall(r"\$\(AOT_RUNTIME_DIR\)/ports/([\w.-]+)", mk.read_text())
-    files = {f"runtime/{p.name}": p for p in sorted(RUNTIME_DIR.glob("runtime.*"))}
+    files = {f"runtime/{p.name}": p for p in sorted(RUNTIME_DIR.glob("*.*")) if p.is_file()}
     for folder in folders:
         for src in sorted((RUNTIME_DIR / folder).rglob("*")):
             if src.is_file() and "__pycache__" not in src.parts:
                 files[f"runtime/{src.relative_to(RUNTIME_DIR)}"] = src
     return files
+
+
+#: Board ``port`` names whose runtime folder is named differently: the
+#: board records name the hardware family, aot/runtime_c/ports the concrete image.
+RUNTIME_PORTS = {"mps3": "mps3-an547"}
+
+
+def runtime_port(board) -> str | None:
+    """The aot/runtime_c/ports folder that serves ``board``, or None when the
+    runtime has no port for it."""
+    port = RUNTIME_PORTS.get(board.port, board.port)
+    return port if port in runtime_ports() else None
+
+
+def _hex(value: int) -> str:
+    return f"0x{value:08x}"
+
+
+def board_defines(board) -> list[str]:
+    """The board facts a real board's port is compiled with, as ``-D`` flags.
+
+    ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
+    ``AOT_BOARD_ST_NUCLEO_L4R5ZI``) so that a port serving several boards
+    (stm32) picks that board's pins and clock registers;
+    ``AOT_CONSOLE_BASE``/``AOT_CONSOLE_BAUD`` come from ``[console]`` and
+    ``AOT_CPU_HZ`` from ``clock_hz``.  Empty for emulated boards and the host,
+    whose ports take their facts from port.mk (so their builds stay as they are).
+    """
+    if board.platform != "hardware":
+        return []
+    ident = re.sub(r"[^A-Za-z0-9]+", "_", board.tag).strip("_").upper()
+    flags = [f"-DAOT_BOARD_{ident}=1"]
+    if board.console is not None:
+        if board.console.base is not None:
+            flags.append(f"-DAOT_CONSOLE_BASE={_hex(board.console.base)}u")
+        flags.append(f"-DAOT_CONSOLE_BAUD={int(board.console.baud)}u")
+    if board.clock_hz:
+        flags.append(f"-DAOT_CPU_HZ={int(board.clock_hz)}u")
+    return flags
+
+
+def board_build(board) -> dict | None:
+    """How firmware for ``board`` is built: its runtime port, compiler, CPU
+    flags, other flags, port defines and memory map (the ``board`` part of
+    metadata.json's ``build``); None without a board or a runtime port."""
+    if board is None:
+        return None
+    port = runtime_port(board)
+    if port is None:
+        return None
+    tc = board.toolchain
+    memory = None
+    if board.memory is not None:
+        memory = {"flash_origin": _hex(board.memory.flash.origin),
+                  "flash_length": _hex(board.memory.flash.length),
+                  "ram_origin": _hex(board.memory.ram.origin),
+                  "ram_length": _hex(board.memory.ram.length)}
+    return {"tag": board.tag, "port": port, "cc": tc.tool("gcc"),
+            "cpu_flags": list(tc.cpu_flags), "cflags": list(tc.cflags),
+            "defines": board_defines(board), "ldflags": list(tc.ldflags), "memory": memory}
+
+
+def build_settings(name: str, files, board) -> dict:
+    """metadata.json's ``build``: the library's C sources, the RPC descriptor's,
+    the include folders (relative to the artifact) and :func:`board_build`."""
+    return {"sources": library_sources(files, name),
+            "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
+            "include_dirs": ["include"],
+            "board": board_build(board)}
 
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?\s*(?:/\*.*)?$",
@@ -114,60 +196,16 @@ def runtime_config() -> dict[str, int]:
     return {name: int(value, 0) for name, value in _DEFINE.findall(text)}
 
 
-def cmake_lists(name: str, sources: list[str]) -> str:
-    """A CMakeLists.txt with the static library ``name`` and the object library ``name_rpc``."""
-    srcs = "\n".join(f"  ${{CMAKE_CURRENT_LIST_DIR}}/{s}" for s in sources)
-    return f"""# Generated by aot: the model {name} as a static library.
-# add_subdirectory(<this folder>) then target_link_libraries(app PRIVATE {name}).
-# RPC firmware also links {name}_rpc (the aot_rpc_model descriptor) and the runtime.
-cmake_minimum_required(VERSION 3.13)
-project({name} C)
-
-add_library({name} STATIC
-{srcs}
-)
-target_include_directories({name} PUBLIC ${{CMAKE_CURRENT_LIST_DIR}}/include)
-target_compile_features({name} PRIVATE c_std_99)
-if(NOT CMAKE_C_COMPILER_ID STREQUAL "MSVC")
-  target_link_libraries({name} PUBLIC m)
-endif()
-
-add_library({name}_rpc OBJECT ${{CMAKE_CURRENT_LIST_DIR}}/codegen/{name}_rpc.c)
-target_include_directories({name}_rpc PUBLIC
-  ${{CMAKE_CURRENT_LIST_DIR}}/include ${{CMAKE_CURRENT_LIST_DIR}}/runtime/include)
-"""
+def cmake_lists(name: str, build: dict) -> str:
+    """A CMakeLists.txt with the static library ``name`` and the object library
+    ``name_rpc``, printed from metadata.json's ``build`` (:func:`build_settings`)."""
+    return _ENV.get_template("CMakeLists.txt.j2").render(name=name, **build)
 
 
-def make_fragment(name: str, sources: list[str]) -> str:
-    """A Makefile fragment: variables for the sources and flags, and a libP.a rule."""
-    up = name.upper()
-    srcs = " \\\n  ".join(f"$({up}_DIR)/{s}" for s in sources)
-    return f"""# Generated by aot: the model {name} as a static library.
-# Include it after setting CC (and AR) for your target, e.g.
-#   {up}_DIR := path/to/this/folder
-#   include $({up}_DIR)/{name}.mk
-#   app.elf: main.o $({up}_LIB)   # link with -lm for float models
-# Variables: {up}_SRCS, {up}_CFLAGS (include path), {up}_LIB, {up}_RPC_SRCS
-# (the aot_rpc_model descriptor; add runtime/runtime.mk for RPC firmware).
-
-{up}_DIR ?= $(dir $(lastword $(MAKEFILE_LIST)))
-{up}_BUILD_DIR ?= build/{name}
-{up}_OPT_FLAGS ?= -O2
-AR ?= ar
-{up}_SRCS := \\
-  {srcs}
-{up}_CFLAGS := -I$({up}_DIR)/include
-{up}_RPC_SRCS := $({up}_DIR)/codegen/{name}_rpc.c
-{up}_LIB := $({up}_BUILD_DIR)/lib{name}.a
-{up}_OBJS := $(patsubst $({up}_DIR)/%.c,$({up}_BUILD_DIR)/%.o,$({up}_SRCS))
-
-$({up}_BUILD_DIR)/%.o: $({up}_DIR)/%.c
-\t@mkdir -p $(dir $@)
-\t$(CC) -std=c99 $({up}_OPT_FLAGS) $(CFLAGS) $({up}_CFLAGS) -c $< -o $@
-
-$({up}_LIB): $({up}_OBJS)
-\t$(AR) rcs $@ $^
-"""
+def make_fragment(name: str, build: dict) -> str:
+    """A Makefile fragment: variables for the sources and flags, and a libP.a
+    rule, printed from metadata.json's ``build`` (:func:`build_settings`)."""
+    return _ENV.get_template("model.mk.j2").render(name=name, UP=name.upper(), **build)
 
 
 def library_sources(files: dict[str, str], name: str) -> list[str]:
@@ -177,16 +215,19 @@ def library_sources(files: dict[str, str], name: str) -> list[str]:
 
 
 def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
-                   port: str | None = None, tar: bool = False) -> Path:
+                   tar: bool = False) -> Path:
     """Write the artifact into ``out_dir``: a new or empty directory, or an earlier
     artifact, whose codegen/, include/ and runtime/ are replaced (never a folder
     holding anything else, so ``-o .`` cannot wipe a project's include/).
 
-    ``files`` are the generated texts by relative path.  With ``tar``, also
+    ``files`` are the generated texts by relative path; ``metadata["build"]``
+    (:func:`build_settings`) says which runtime port to include.  Files whose
+    bytes do not change keep their time stamps.  With ``tar``, also
     writes ``<out_dir>.tar`` holding the same tree under ``<name>/`` and
     returns that path; otherwise returns ``out_dir``.
     """
     out = Path(out_dir)
+    build = metadata.get("build") or build_settings(name, files, None)
     try:
         if out.exists() and not out.is_dir():
             raise ExportError(f"{out} exists and is not a directory")
@@ -194,21 +235,15 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
             raise ExportError(f"{out} is not empty and holds no aot artifact: write the "
                               "artifact to a new or empty directory")
         out.mkdir(parents=True, exist_ok=True)
-        for sub in ("codegen", "include", "runtime"):
-            shutil.rmtree(out / sub, ignore_errors=True)
-        texts = dict(files)
-        sources = library_sources(texts, name)
-        texts["CMakeLists.txt"] = cmake_lists(name, sources)
-        texts[f"{name}.mk"] = make_fragment(name, sources)
-        texts["metadata.json"] = json.dumps(metadata, indent=2, sort_keys=False) + "\n"
-        for rel, text in texts.items():
-            path = out / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+        texts = {rel: text.encode() for rel, text in files.items()}
+        texts["CMakeLists.txt"] = cmake_lists(name, build).encode()
+        texts[f"{name}.mk"] = make_fragment(name, build).encode()
+        texts["metadata.json"] = (json.dumps(metadata, indent=2, sort_keys=False)
+                                  + "\n").encode()
+        port = build["board"]["port"] if build["board"] else None
         for rel, src in runtime_files(port).items():
-            path = out / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, path)
+            texts[rel] = src.read_bytes()
+        _write_changed(out, texts)
         if not tar:
             return out
         tar_path = out.resolve().with_name(out.resolve().name + ".tar")
@@ -220,6 +255,27 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
         return tar_path
     except OSError as err:
         raise ExportError(f"cannot write the artifact to {out}: {err.strerror or err}") from None
+
+
+def _write_changed(out: Path, texts: dict[str, bytes]) -> None:
+    """Make ``out`` hold ``texts``: files whose bytes are unchanged keep their
+    time stamps (so a build system recompiles only what changed), and files of
+    an earlier artifact that are no longer part of it go."""
+    for sub in ("codegen", "include", "runtime"):
+        for path in sorted((out / sub).rglob("*"), reverse=True):
+            rel = path.relative_to(out).as_posix()
+            if path.is_file() and rel not in texts:
+                path.unlink()
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+    for rel, data in texts.items():
+        path = out / rel
+        try:
+            if path.read_bytes() == data:
+                continue
+        except OSError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
 
 
 def _is_artifact(path: Path) -> bool:

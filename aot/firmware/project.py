@@ -18,7 +18,6 @@ with the board's flash and RAM (build/link.ld).  Neither build needs Python.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tarfile
 import tempfile
@@ -26,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot import __version__
-from aot.export import read_metadata, runtime_files, runtime_ports
+from aot import export
+from aot.export import read_metadata, runtime_files
 from aot.firmware.errors import ProjectError
 from aot.target import Board, load_board
 
@@ -34,11 +34,6 @@ PROJECT_FORMAT = "aot-project"
 PROJECT_VERSION = 1
 ELF = "build/firmware.elf"
 MAP = "build/firmware.map"
-
-#: Board ``port`` names whose runtime folder is named differently: the
-#: board records name the hardware family, aot/runtime_c/ports the concrete image.
-RUNTIME_PORTS = {"mps3": "mps3-an547"}
-
 
 @dataclass(frozen=True)
 class Project:
@@ -80,11 +75,10 @@ class Project:
 
 def runtime_port(board: Board) -> str:
     """The aot/runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
-    port = RUNTIME_PORTS.get(board.port, board.port)
-    ports = runtime_ports()
-    if port not in ports:
+    port = export.runtime_port(board)
+    if port is None:
         raise ProjectError(f"not supported yet: the C runtime has no port {board.port!r} for "
-                           f"{board.tag}; ports: {', '.join(ports)}")
+                           f"{board.tag}; ports: {', '.join(export.runtime_ports())}")
     return port
 
 
@@ -136,42 +130,12 @@ def _check_artifact(artifact: Path, board: Board) -> dict:
     return meta
 
 
-def _hex(value: int) -> str:
-    return f"0x{value:08x}"
-
-
-def board_defines(board: Board) -> list[str]:
-    """The board facts a real board's port is compiled with, as ``-D`` flags.
-
-    ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
-    ``AOT_BOARD_ST_NUCLEO_L4R5ZI``) so that a port serving several boards
-    (stm32) picks that board's pins and clock registers;
-    ``AOT_CONSOLE_BASE``/``AOT_CONSOLE_BAUD`` come from ``[console]`` and
-    ``AOT_CPU_HZ`` from ``clock_hz``.  Empty for emulated boards and the host,
-    whose ports take their facts from port.mk (so their builds stay as they are).
-    """
-    if board.platform != "hardware":
-        return []
-    ident = re.sub(r"[^A-Za-z0-9]+", "_", board.tag).strip("_").upper()
-    flags = [f"-DAOT_BOARD_{ident}=1"]
-    if board.console is not None:
-        if board.console.base is not None:
-            flags.append(f"-DAOT_CONSOLE_BASE={_hex(board.console.base)}u")
-        flags.append(f"-DAOT_CONSOLE_BAUD={int(board.console.baud)}u")
-    if board.clock_hz:
-        flags.append(f"-DAOT_CPU_HZ={int(board.clock_hz)}u")
-    return flags
-
-
 def _settings(board: Board, port: str, meta: dict, model_sources: list[str]) -> dict:
-    """Everything the build files say, as data (also written to project.json)."""
+    """Everything the build files say, as data (also written to project.json):
+    the board's part is :func:`aot.export.board_build`, the one place it is
+    worked out."""
     tc = board.toolchain
-    memory = None
-    if board.memory is not None:
-        memory = {"flash_origin": _hex(board.memory.flash.origin),
-                  "flash_length": _hex(board.memory.flash.length),
-                  "ram_origin": _hex(board.memory.ram.origin),
-                  "ram_length": _hex(board.memory.ram.length)}
+    built = export.board_build(board)
     return {
         "format": PROJECT_FORMAT,
         "format_version": PROJECT_VERSION,
@@ -181,15 +145,15 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str]) -> 
         "board": board.tag,
         "board_version": board.versioned_tag,
         "port": port,
-        "cc": tc.tool("gcc"),
+        "cc": built["cc"],
         "size": tc.tool("size"),
-        "arch_flags": list(tc.cpu_flags),
+        "arch_flags": built["cpu_flags"],
         # The toolchain's flags, then the board facts for the port (board_defines).
-        "cflags": [*tc.cflags, *board_defines(board)],
-        "ldflags": list(tc.ldflags),
+        "cflags": [*built["cflags"], *built["defines"]],
+        "ldflags": built["ldflags"],
         "opt_flags": ["-O2"],
         "build_id": f"aot-{__version__}",
-        "memory": memory,
+        "memory": built["memory"],
         "model_sources": model_sources,
         "elf": ELF,
         "map": MAP,
@@ -296,8 +260,8 @@ def create_project(artifact, board: Board | str, out) -> Project:
             shutil.rmtree(out / sub, ignore_errors=True)
         out.mkdir(parents=True, exist_ok=True)
         shutil.copytree(artifact, out / "model", ignore=shutil.ignore_patterns("runtime"))
-        # The artifact carries the runtime and its port; a port it could not
-        # name (see RUNTIME_PORTS) comes from this aot's runtime_c.
+        # The artifact carries the runtime and its port; an artifact of an
+        # older aot that lacks port files gets them from this aot's runtime_c.
         if (artifact / "runtime").is_dir():
             shutil.copytree(artifact / "runtime", out / "runtime")
         for rel, src in runtime_files(port).items():

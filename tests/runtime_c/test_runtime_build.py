@@ -10,7 +10,8 @@ import pytest
 from support.firmware import fw
 from support.models import MODELS_DIR
 
-from aot.firmware.project import board_defines, runtime_port
+from aot.export import board_defines
+from aot.firmware.project import runtime_port
 from aot.target import load_board
 
 RUNTIME = fw.ROOT / "aot" / "runtime_c"
