@@ -5,6 +5,9 @@
 #       [ARCH_FLAGS -mcpu=cortex-m4 ...] [BOARD_TAG qemu/mps2-an386] [BUILD_ID 1]
 #       [FLASH_ORIGIN 0x0 FLASH_LENGTH 0x400000 RAM_ORIGIN 0x20000000 RAM_LENGTH 0x400000]
 #       [STACK_SIZE 0x2000] [DEFINES AOT_MAX_FRAME=1024 ...])
+# or, for firmware with its own main() that wants a port's start-up code and
+# console (aot_add_model's BOARD_SUPPORT uses this):
+#   aot_add_port(app PORT mps2 [ARCH_FLAGS ...] [FLASH_ORIGIN ... STACK_SIZE ...])
 # For bare-metal ports configure with a cross compiler, e.g.
 #   cmake -DCMAKE_SYSTEM_NAME=Generic -DCMAKE_C_COMPILER=arm-none-eabi-gcc
 #         -DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY ...
@@ -81,24 +84,43 @@ function(aot_add_rpc_firmware target)
   cmake_parse_arguments(A ""
     "PORT;BOARD_TAG;BUILD_ID;FLASH_ORIGIN;FLASH_LENGTH;RAM_ORIGIN;RAM_LENGTH;STACK_SIZE"
     "SOURCES;ARCH_FLAGS;DEFINES" ${ARGN})
-  _aot_port_settings("${A_PORT}")
   if(NOT A_BOARD_TAG)
     set(A_BOARD_TAG unknown)
   endif()
   if(NOT A_BUILD_ID)
     set(A_BUILD_ID unknown)
   endif()
-  enable_language(ASM)
   add_executable(${target}
     ${AOT_RUNTIME_DIR}/src/frame.c ${AOT_RUNTIME_DIR}/src/model.c
     ${AOT_RUNTIME_DIR}/src/rpc_server.c ${AOT_RUNTIME_DIR}/src/rpc_loader.c
-    ${AOT_RUNTIME_DIR}/src/rpc_main.c
-    ${_aot_srcs} ${A_SOURCES})
-  target_include_directories(${target} PRIVATE ${AOT_RUNTIME_DIR}/include)
-  target_compile_options(${target} PRIVATE -std=c99 -Wall -Wextra -Werror -O2
-    ${A_ARCH_FLAGS} ${_aot_cflags})
+    ${AOT_RUNTIME_DIR}/src/rpc_main.c ${A_SOURCES})
+  target_compile_options(${target} PRIVATE -std=c99 -Wall -Wextra -Werror -O2)
   target_compile_definitions(${target} PRIVATE
     "AOT_BOARD_TAG=\"${A_BOARD_TAG}\"" "AOT_BUILD_ID=\"${A_BUILD_ID}\"" ${A_DEFINES})
+  set(memory)
+  foreach(v FLASH_ORIGIN FLASH_LENGTH RAM_ORIGIN RAM_LENGTH STACK_SIZE)
+    if(A_${v})
+      list(APPEND memory ${v} ${A_${v}})
+    endif()
+  endforeach()
+  aot_add_port(${target} PORT ${A_PORT} ARCH_FLAGS ${A_ARCH_FLAGS} ${memory})
+endfunction()
+
+# aot_add_port(<target> PORT <port> [ARCH_FLAGS ...] [FLASH_ORIGIN ... STACK_SIZE ...]):
+# give an executable the port's start-up code, console and timer (the
+# aot_port_* functions of aot/platform.h), its flags and, on bare metal, the
+# port's linker script filled in with the memory map (<target>.ld).
+function(aot_add_port target)
+  cmake_parse_arguments(A ""
+    "PORT;FLASH_ORIGIN;FLASH_LENGTH;RAM_ORIGIN;RAM_LENGTH;STACK_SIZE" "ARCH_FLAGS" ${ARGN})
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "aot_add_port(${target}): unexpected arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  _aot_port_settings("${A_PORT}")
+  enable_language(ASM)
+  target_sources(${target} PRIVATE ${_aot_srcs})
+  target_include_directories(${target} PRIVATE ${AOT_RUNTIME_DIR}/include)
+  target_compile_options(${target} PRIVATE ${A_ARCH_FLAGS} ${_aot_cflags})
   target_link_options(${target} PRIVATE ${A_ARCH_FLAGS} ${_aot_cflags} ${_aot_ldflags})
   if(_aot_ld)
     list(GET _aot_mem 0 flash_origin)

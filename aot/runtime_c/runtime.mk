@@ -21,12 +21,11 @@ AOT_BUILD_DIR ?= build
 AOT_OPT_FLAGS ?= -O2
 AOT_BOARD_TAG ?= unknown
 AOT_BUILD_ID ?= unknown
-include $(AOT_RUNTIME_DIR)/ports/$(AOT_PORT)/port.mk
-AOT_STACK_SIZE ?= 0x2000
+include $(AOT_RUNTIME_DIR)/board.mk
 
 AOT_RUNTIME_SRCS := $(addprefix $(AOT_RUNTIME_DIR)/src/,frame.c model.c rpc_server.c \
   rpc_loader.c rpc_main.c)
-AOT_RUNTIME_CFLAGS := -std=c99 -Wall -Wextra -Werror -I$(AOT_RUNTIME_DIR)/include \
+AOT_RUNTIME_CFLAGS := -std=c99 -Wall -Wextra -Werror $(AOT_PORT_INCLUDES) \
   $(AOT_ARCH_FLAGS) $(AOT_OPT_FLAGS) $(AOT_PORT_CFLAGS) $(AOT_EXTRA_CFLAGS) \
   -DAOT_BOARD_TAG='"$(AOT_BOARD_TAG)"' -DAOT_BUILD_ID='"$(AOT_BUILD_ID)"'
 
@@ -44,16 +43,7 @@ $(foreach s,$(aot_srcs),$(eval $(call aot_compile_rule,$(s))))
 $(AOT_BUILD_DIR)/obj:
 	mkdir -p $@
 
-ifneq ($(AOT_PORT_LDSCRIPT_IN),)
-aot_ldscript := $(AOT_BUILD_DIR)/link.ld
-$(aot_ldscript): $(AOT_PORT_LDSCRIPT_IN) | $(AOT_BUILD_DIR)/obj
-	$(CC) -E -P -x c -DAOT_FLASH_ORIGIN=$(AOT_FLASH_ORIGIN) -DAOT_FLASH_LENGTH=$(AOT_FLASH_LENGTH) \
-	  -DAOT_RAM_ORIGIN=$(AOT_RAM_ORIGIN) -DAOT_RAM_LENGTH=$(AOT_RAM_LENGTH) \
-	  -DAOT_STACK_SIZE=$(AOT_STACK_SIZE) $< -o $@
-aot_ldflags := -T$(aot_ldscript)
-endif
-
-$(AOT_FIRMWARE): $(aot_objs) $(aot_ldscript)
-	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(aot_ldflags) $(AOT_PORT_LDFLAGS) -o $@
+$(AOT_FIRMWARE): $(aot_objs) $(AOT_LDSCRIPT)
+	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(AOT_LDSCRIPT_FLAGS) $(AOT_PORT_LDFLAGS) -o $@
 
 -include $(aot_objs:.o=.d)
