@@ -5,8 +5,8 @@ Add a command by writing a module with ``NAME``, ``HELP``,
 """
 
 from aot.commands import boards, compile, inspect, interpret, run, target
-from aot.commands import build, flash, project, verify
+from aot.commands import build, config, flash, project, verify
 from aot.commands import tune
 
 COMMANDS: list = [inspect, interpret, compile, run, boards, target, project, build, flash,
-                  verify, tune]
+                  verify, tune, config]

@@ -1,0 +1,197 @@
+# aot_add_model(): compile a model with aot and build its C as part of a target.
+#
+#   find_package(aot REQUIRED)        # or include(<aot package>/cmake/aot.cmake)
+#   add_executable(app main.c)
+#   aot_add_model(app MODEL kws.tflite BOARD qemu/mps2-an386
+#                 [NAME kws] [OPTIONS --opt-level 3 ...] [BOARD_SUPPORT] [OUTPUT_DIR dir])
+#
+# MODEL    a .tflite or .onnx file (relative paths are from the calling CMakeLists.txt)
+# BOARD    a board tag (`aot boards` lists them): the code is generated for its CPU
+# NAME     the C prefix of the generated API (default: the model file's stem), so
+#          main.c includes "<NAME>.h" and calls <NAME>_run()
+# OPTIONS  more `aot compile` options, e.g. --opt-level 3 or --tuning-records log.json
+# BOARD_SUPPORT  also give the target the board's start-up code, linker script
+#          and console from aot's C runtime (aot_port_init, aot_port_write... of
+#          aot/platform.h), for firmware that has no board support of its own
+# OUTPUT_DIR  where the artifact goes (default: <binary dir>/aot/<NAME>)
+#
+# The model is compiled when the project is configured, so that its list of
+# C files (one per kernel) is known to the generator, and compiled again from
+# the build whenever the model file or the aot installation changes (CMake
+# re-runs the configure step).  A stamp of the model's SHA-256, the board, the
+# name, the options and aot's version decides whether aot runs at all, and the
+# artifact rewrites only files whose bytes change, so an unchanged model
+# rebuilds nothing and a changed one rebuilds only its own objects.
+# Everything the build needs is read from the artifact's metadata.json
+# ("build": sources, include folders, the board's port, flags and memory map).
+# docs/integration.md has a whole project.
+
+include_guard(GLOBAL)
+
+if(CMAKE_VERSION VERSION_LESS 3.19)
+  message(FATAL_ERROR "aot: aot_add_model needs CMake 3.19 or newer (string(JSON)); "
+    "this is CMake ${CMAKE_VERSION}")
+endif()
+
+get_filename_component(_AOT_PACKAGE_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set(_AOT_VERSION_FILE "${_AOT_PACKAGE_DIR}/__init__.py")
+file(STRINGS "${_AOT_VERSION_FILE}" _aot_line REGEX "^__version__ = \"[^\"]+\"")
+string(REGEX REPLACE "^__version__ = \"([^\"]+)\"$" "\\1" AOT_VERSION "${_aot_line}")
+unset(_aot_line)
+
+# The aot program of the installation this file belongs to: the venv's or the
+# prefix's bin/ (the package sits in <prefix>/lib/pythonX.Y/site-packages/aot),
+# a development checkout's .venv/bin, then PATH.
+find_program(AOT_EXECUTABLE aot
+  HINTS "${_AOT_PACKAGE_DIR}/../../../../bin" "${_AOT_PACKAGE_DIR}/../.venv/bin"
+        "$ENV{VIRTUAL_ENV}/bin"
+  DOC "the aot compiler that aot_add_model runs")
+
+# Check once per executable that it is the aot this CMake package belongs to:
+# a different aot on PATH would compile with another compiler than asked for.
+function(_aot_check_executable where)
+  if(NOT AOT_EXECUTABLE)
+    message(FATAL_ERROR "${where}: cannot find the aot program of aot ${AOT_VERSION} (looked "
+      "next to ${_AOT_PACKAGE_DIR} and on PATH): configure with -DAOT_EXECUTABLE=/path/to/aot")
+  endif()
+  if(_AOT_CHECKED_EXECUTABLE STREQUAL AOT_EXECUTABLE)
+    return()
+  endif()
+  execute_process(COMMAND "${AOT_EXECUTABLE}" --version RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${where}: ${AOT_EXECUTABLE} --version failed (${rc}): ${err}")
+  endif()
+  if(NOT out STREQUAL "aot ${AOT_VERSION}")
+    message(FATAL_ERROR "${where}: ${AOT_EXECUTABLE} is '${out}', but this CMake package "
+      "(${CMAKE_CURRENT_FUNCTION_LIST_DIR}) belongs to aot ${AOT_VERSION}: set AOT_EXECUTABLE "
+      "to the aot installed with it")
+  endif()
+  set(_AOT_CHECKED_EXECUTABLE "${AOT_EXECUTABLE}" CACHE INTERNAL "")
+endfunction()
+
+# The JSON array at <path...> of metadata.json as a CMake list, each item
+# prefixed with <prefix>.
+function(_aot_json_list var json prefix)
+  set(items)
+  string(JSON n LENGTH "${json}" ${ARGN})
+  if(n GREATER 0)
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE ${last})
+      string(JSON item GET "${json}" ${ARGN} ${i})
+      list(APPEND items "${prefix}${item}")
+    endforeach()
+  endif()
+  set(${var} "${items}" PARENT_SCOPE)
+endfunction()
+
+function(aot_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 A "BOARD_SUPPORT" "MODEL;BOARD;NAME;OUTPUT_DIR" "OPTIONS")
+  set(where "aot_add_model(${target})")
+  set(usage "aot_add_model(<target> MODEL <file> BOARD <tag> [NAME <c prefix>] "
+    "[OPTIONS <aot compile options>...] [BOARD_SUPPORT] [OUTPUT_DIR <dir>])")
+  string(JOIN "" usage ${usage})
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${where}: unexpected arguments '${A_UNPARSED_ARGUMENTS}'; usage: ${usage}")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "${where}: '${target}' is not a target: create it with add_executable "
+      "or add_library before aot_add_model")
+  endif()
+  if(NOT A_MODEL)
+    message(FATAL_ERROR "${where}: MODEL <file> is missing; usage: ${usage}")
+  endif()
+  if(NOT A_BOARD)
+    message(FATAL_ERROR "${where}: BOARD <tag> is missing (e.g. qemu/mps2-an386; `aot boards` "
+      "lists them); usage: ${usage}")
+  endif()
+  get_filename_component(model "${A_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${model}" OR IS_DIRECTORY "${model}")
+    message(FATAL_ERROR "${where}: the model file ${model} does not exist")
+  endif()
+  set(name "${A_NAME}")
+  if(NOT name)
+    get_filename_component(name "${model}" NAME_WE)
+    string(MAKE_C_IDENTIFIER "${name}" name)
+  endif()
+  set(out "${A_OUTPUT_DIR}")
+  if(NOT out)
+    set(out "${CMAKE_CURRENT_BINARY_DIR}/aot/${name}")
+  endif()
+  get_filename_component(out "${out}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  _aot_check_executable("${where}")
+
+  # Compile when the stamp of everything that decides the output changed.
+  file(SHA256 "${model}" digest)
+  string(JOIN "\n" stamp "aot ${AOT_VERSION}" "model ${digest}" "board ${A_BOARD}"
+    "name ${name}" "options ${A_OPTIONS}" "")
+  set(stamp_file "${out}/.aot-stamp")
+  set(old "")
+  if(EXISTS "${stamp_file}" AND EXISTS "${out}/metadata.json")
+    file(READ "${stamp_file}" old)
+  endif()
+  if(NOT old STREQUAL stamp)
+    file(REMOVE "${stamp_file}")
+    execute_process(
+      COMMAND "${AOT_EXECUTABLE}" compile "${model}" --board "${A_BOARD}" --name "${name}"
+              -o "${out}" ${A_OPTIONS}
+      RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      string(STRIP "${err}${text}" err)
+      message(FATAL_ERROR "${where}: ${err}")
+    endif()
+    file(WRITE "${stamp_file}" "${stamp}")
+    string(REGEX REPLACE "\n.*" "" first "${text}")
+    message(STATUS "aot: ${first}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${model}" "${_AOT_VERSION_FILE}")
+
+  file(READ "${out}/metadata.json" meta)
+  _aot_json_list(sources "${meta}" "${out}/" build sources)
+  _aot_json_list(includes "${meta}" "${out}/" build include_dirs)
+  target_sources(${target} PRIVATE ${sources})
+  target_include_directories(${target} PRIVATE ${includes})
+  if(NOT MSVC)
+    target_link_libraries(${target} PRIVATE m)
+  endif()
+
+  string(JSON board_type TYPE "${meta}" build board)
+  if(board_type STREQUAL "NULL")
+    if(A_BOARD_SUPPORT)
+      message(FATAL_ERROR "${where}: BOARD_SUPPORT: aot's C runtime has no port for "
+        "${A_BOARD}; bring the board's start-up code yourself")
+    endif()
+    return()
+  endif()
+  string(JSON port GET "${meta}" build board port)
+  string(JSON cc GET "${meta}" build board cc)
+  _aot_json_list(cpu_flags "${meta}" "" build board cpu_flags)
+  # The kernels were generated for the board's CPU (DSP or vector
+  # instructions): their objects are compiled for it whatever the target's flags.
+  set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${cpu_flags}")
+  if(NOT port STREQUAL "host" AND NOT CMAKE_CROSSCOMPILING)
+    message(FATAL_ERROR "${where}: ${A_BOARD} needs its cross compiler (${cc}), but this "
+      "project builds for the host with ${CMAKE_C_COMPILER}: configure it with a toolchain "
+      "file (-DCMAKE_TOOLCHAIN_FILE=...) that sets CMAKE_SYSTEM_NAME Generic and "
+      "CMAKE_C_COMPILER ${cc}")
+  endif()
+  if(NOT A_BOARD_SUPPORT)
+    return()
+  endif()
+
+  _aot_json_list(cflags "${meta}" "" build board cflags)
+  _aot_json_list(defines "${meta}" "" build board defines)
+  _aot_json_list(ldflags "${meta}" "" build board ldflags)
+  set(memory)
+  string(JSON memory_type TYPE "${meta}" build board memory)
+  if(NOT memory_type STREQUAL "NULL")
+    foreach(key flash_origin flash_length ram_origin ram_length)
+      string(JSON value GET "${meta}" build board memory ${key})
+      string(TOUPPER ${key} upper)
+      list(APPEND memory ${upper} ${value})
+    endforeach()
+  endif()
+  include("${out}/runtime/runtime.cmake")
+  aot_add_port(${target} PORT ${port} ARCH_FLAGS ${cpu_flags} ${cflags} ${defines} ${memory})
+  target_link_options(${target} PRIVATE ${ldflags})
+endfunction()

@@ -1,0 +1,156 @@
+"""aot's CMake package (aot/cmake): a firmware project of its own, outside this
+tree, built with find_package(aot) and aot_add_model by CMake with Ninja and
+with Make, cross-compiled for qemu/mps2-an386, run on QEMU and compared with
+TFLM; then rebuilt after nothing, a touched model, new weights and new options.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aot.commands.config import cmake_dir
+from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.net_firmware import (PROJECT as FIXTURE, aot_program, compiled_objects,
+                                  net_model, run_on_qemu)
+
+GENERATORS = {"ninja": "Ninja", "make": "Unix Makefiles"}
+
+needs_cmake = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+
+
+def configure(build: Path, generator: str, model: Path, aot: Path, *extra: str,
+              source: Path = FIXTURE) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["cmake", "-S", str(source), "-B", str(build), "-G", generator,
+         f"-Daot_DIR={cmake_dir()}", f"-DAOT_EXECUTABLE={aot}",
+         f"-DCMAKE_TOOLCHAIN_FILE={FIXTURE / 'arm-none-eabi.cmake'}",
+         f"-DNET_MODEL={model}", *extra],
+        capture_output=True, text=True)
+
+
+def build(build_dir: Path) -> str:
+    """Build verbosely enough to see what was compiled; the output of the build."""
+    done = subprocess.run(["cmake", "--build", str(build_dir), "--", "-v"] if
+                          (build_dir / "build.ninja").exists() else
+                          ["cmake", "--build", str(build_dir), "--", "VERBOSE=1"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@needs_cmake
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("generator", sorted(GENERATORS))
+def test_firmware_project_builds_runs_bit_exact_and_rebuilds_only_what_changed(
+        generator, tmp_path, tflm):  # noqa: F811
+    if generator == "ninja" and shutil.which("ninja") is None:
+        pytest.skip("needs ninja")
+    aot = aot_program(tmp_path)
+    model = tmp_path / "net.tflite"
+    first = net_model(seed=1)
+    model.write_bytes(first)
+    out = tmp_path / "build"
+    done = configure(out, GENERATORS[generator], model, aot)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "-- aot: compiled" in done.stdout
+    objects = compiled_objects(build(out))
+    assert {"main.c", "net.c", "startup.c", "port.c"} <= objects
+    elf = out / "firmware.elf"
+    x = np.random.default_rng(7).integers(-128, 128, (1, 8, 8, 3)).astype(np.int8)
+    np.testing.assert_array_equal(run_on_qemu(elf, x), tflm.run(first, [[x]])[0][0].ravel())
+
+    # Nothing changed: nothing is compiled or linked.
+    assert compiled_objects(build(out)) == set()
+    # A touched model re-runs the configure step, whose stamp sees the same bytes.
+    os.utime(model)  # now (a time in the future would keep Ninja regenerating)
+    again = build(out)
+    assert compiled_objects(again) == set()
+    # New weights: only the kernels whose constants changed are compiled again.
+    second = net_model(seed=2)
+    model.write_bytes(second)
+    rebuilt = compiled_objects(build(out))
+    assert rebuilt and all(re.fullmatch(r"net_kernels_\d+\.c", f) for f in rebuilt), rebuilt
+    np.testing.assert_array_equal(run_on_qemu(elf, x), tflm.run(second, [[x]])[0][0].ravel())
+    # New options: reconfiguring with them compiles the model again.
+    done = configure(out, GENERATORS[generator], model, aot, "-DNET_OPTIONS=--no-inplace")
+    assert done.returncode == 0 and "-- aot: compiled" in done.stdout, done.stderr
+    assert "main.c" not in compiled_objects(build(out))
+    np.testing.assert_array_equal(run_on_qemu(elf, x), tflm.run(second, [[x]])[0][0].ravel())
+
+
+def _project(tmp_path: Path, call: str) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.c").write_text("int main(void) { return 0; }\n")
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.19)\nproject(p C)\nfind_package(aot REQUIRED)\n"
+        f"add_executable(app main.c)\n{call}\n")
+    return src
+
+
+@needs_cmake
+@pytest.mark.parametrize("call, message", [
+    ("aot_add_model(app BOARD qemu/mps2-an386)", "aot_add_model(app): MODEL <file> is missing"),
+    ("aot_add_model(app MODEL missing.tflite BOARD qemu/mps2-an386)",
+     "aot_add_model(app): the model file {src}/missing.tflite does not exist"),
+    ("aot_add_model(app MODEL {model})", "aot_add_model(app): BOARD <tag> is missing"),
+    ("aot_add_model(nothing MODEL {model} BOARD qemu/mps2-an386)",
+     "aot_add_model(nothing): 'nothing' is not a target"),
+    ("aot_add_model(app MODEL {model} BOARD qemu/mps2-an386 FAST)",
+     "aot_add_model(app): unexpected arguments 'FAST'"),
+    ("aot_add_model(app MODEL {model} BOARD acme/nothing)",
+     "aot_add_model(app): aot compile: error: unknown board tag 'acme/nothing'"),
+    ("aot_add_model(app MODEL main.c BOARD qemu/mps2-an386)",
+     "aot_add_model(app): aot compile: error: {src}/main.c: unknown model format"),
+    ("aot_add_model(app MODEL {model} BOARD qemu/mps2-an386)",
+     "aot_add_model(app): qemu/mps2-an386 needs its cross compiler (arm-none-eabi-gcc)"),
+])
+def test_bad_calls_fail_at_configure_time_with_the_compilers_message(call, message, tmp_path):
+    model = tmp_path / "net.tflite"
+    model.write_bytes(net_model(seed=1))
+    src = _project(tmp_path, call.format(model=model))
+    done = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"),
+                           f"-Daot_DIR={cmake_dir()}", f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    text = re.sub(r"\s*\n\s*", " ", done.stderr)
+    assert message.format(src=src) in text, done.stderr
+    assert text.count("CMake Error") == 1, done.stderr
+
+
+@needs_cmake
+def test_another_aot_on_the_path_is_refused(tmp_path):
+    fake = tmp_path / "aot"
+    fake.write_text("#!/bin/sh\necho aot 9.9\n")
+    fake.chmod(0o755)
+    src = _project(tmp_path, "aot_add_model(app MODEL main.c BOARD host/native)")
+    done = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"),
+                           f"-Daot_DIR={cmake_dir()}", f"-DAOT_EXECUTABLE={fake}"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert f"{fake} is 'aot 9.9', but this CMake package" in re.sub(r"\s*\n\s*", " ",
+                                                                    done.stderr)
+
+
+@needs_cmake
+@pytest.mark.parametrize("request_version, found", [("0.1", True), ("0.2", False),
+                                                    ("1.0", False)])
+def test_find_package_checks_the_version(request_version, found, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(
+        f"cmake_minimum_required(VERSION 3.19)\nproject(p NONE)\n"
+        f"find_package(aot {request_version})\nmessage(STATUS \"found=${{aot_FOUND}} "
+        "version=${aot_VERSION}\")\n")
+    done = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"),
+                           f"-Daot_DIR={cmake_dir()}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"found={'1' if found else '0'}" in done.stdout
