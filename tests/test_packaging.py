@@ -146,3 +146,31 @@ def test_aot_installed_from_the_wheel_anywhere_compiles_builds_and_runs(wheel, t
         pytest.skip("arm-none-eabi-gcc is not installed (scripts/setup.sh installs it)")
     built = aot("build", work / "fw")
     assert built.returncode == 0, built.stdout + built.stderr
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed (scripts/setup.sh installs it)")
+    # find_package(aot) through the prefix `aot config` prints, and
+    # aot_add_model finding the venv's aot by itself.
+    prefix = aot("config", "--cmake-prefix")
+    assert prefix.returncode == 0 and prefix.stdout.strip().startswith(str(site))
+    src = work / "cmake-app"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.19)\nproject(app C)\nfind_package(aot REQUIRED)\n"
+        "add_executable(app main.c)\n"
+        f"aot_add_model(app MODEL {model} BOARD host/native NAME hello)\n")
+    (src / "main.c").write_text(
+        '#include <stdio.h>\n#include "hello.h"\nint main(void) {\n'
+        "  static const int8_t x[3] = {-5, 17, 90};\n  int8_t y;\n"
+        "  for (int i = 0; i < 3; ++i) {\n"
+        "    struct hello_inputs in = {&x[i]};\n    struct hello_outputs out = {&y};\n"
+        '    if (hello_run(&in, &out) != 0) return 1;\n    printf("%d\\n", y);\n  }\n'
+        "  return 0;\n}\n")
+    for argv in (["cmake", "-S", src, "-B", work / "cmake-build",
+                  f"-DCMAKE_PREFIX_PATH={prefix.stdout.strip()}"],
+                 ["cmake", "--build", work / "cmake-build"]):
+        done = subprocess.run(list(map(str, argv)), cwd=work, capture_output=True, text=True,
+                              env=clean, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+    app = subprocess.run([str(work / "cmake-build" / "app")], capture_output=True, text=True)
+    assert app.returncode == 0
+    assert [int(v) for v in app.stdout.split()] == np.load(work / "want.npy").ravel().tolist()
