@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aot.compile import compile_model, resolve_target
+from aot.compile import CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
+from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.tune.session import TunedKernels
 
 NAME = "compile"
@@ -49,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, help="the artifact directory")
     parser.add_argument("--tar", action="store_true",
                         help="also write DIR.tar with the same files")
+    parser.add_argument("--project", choices=sorted(SDK_PROJECTS),
+                        help="lay DIR out for a vendor SDK: an ESP-IDF component or a Pico "
+                        "SDK application holding the artifact in model/ (docs/integration.md)")
     add_compile_arguments(parser)
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart")
@@ -79,7 +83,14 @@ def run(args: argparse.Namespace) -> int:
     compiled = compile_from_args(args, tuned)
     if args.memory_report:
         print(format_memory_report(compiled.plan), end="")
-    path = compiled.write(args.output, tar=args.tar)
+    if args.project and args.tar:
+        raise CompileError("--tar writes an artifact's archive; with --project, archive the "
+                           "project folder yourself")
+    if args.project:
+        path = write_sdk_project(args.project, args.output, compiled.name, compiled.files,
+                                 compiled.metadata())
+    else:
+        path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
     print(f"compiled {compiled.graph.name} for {where} into {path}")
     print(f"  {compiled.sizes}")
