@@ -62,6 +62,11 @@ BUILTIN_CODES = {
     "TRANSPOSE": 39, "MEAN": 40, "SUB": 41, "SQUEEZE": 43, "UNIDIRECTIONAL_SEQUENCE_LSTM": 44,
     "STRIDED_SLICE": 45, "MAXIMUM": 55, "MINIMUM": 57, "PADV2": 60, "EXPAND_DIMS": 70,
     "LEAKY_RELU": 98, "QUANTIZE": 114, "HARD_SWISH": 117,
+    # Lowered at import into the data-movement operators above (see "lowered
+    # into data movement" below).
+    "DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "BATCH_TO_SPACE_ND": 37,
+    "SPACE_TO_BATCH_ND": 38, "SPLIT": 49, "SLICE": 65, "PACK": 83, "UNPACK": 88,
+    "SPLIT_V": 102, "REVERSE_V2": 105,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -119,7 +124,7 @@ class _Importer:
         self.produced: set[int] = set()
         inputs = [self._tensor(int(i), role="input") for i in _ints(sub, 1)]
         inputs = [t for t in inputs if t.kind == "input"]
-        nodes = [self._node(i, op) for i, op in enumerate(sub.tables(3, "operator"))]
+        nodes = [n for i, op in enumerate(sub.tables(3, "operator")) for n in self._node(i, op)]
         outputs = [self._tensor(int(i), role="subgraph output") for i in _ints(sub, 2)]
         if not outputs:
             raise ModelError("the model has no outputs")
@@ -255,22 +260,31 @@ class _Importer:
         out_idx = [int(i) for i in _ints(op, 2)]
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
-            ir_op, inputs, attrs = _CONVERTERS[op_name](ctx)
-            return self._make_node(ctx, ir_op, inputs, attrs)
+            converted = _CONVERTERS[op_name](ctx)
+            if converted is None:  # lowered into several nodes (ctx.emit)
+                if not ctx.steps:
+                    raise ctx.fail("the converter emitted nothing")
+                return ctx.steps
+            ir_op, inputs, attrs = converted
+            return [self._make_node(ctx, ir_op, inputs, attrs,
+                                    [self._claim_output(ctx, i) for i in range(len(out_idx))],
+                                    f"{index}:{op_name.lower()}")]
         except IRError as err:
             raise ModelError(f"{where}: {err}") from None
 
-    def _make_node(self, ctx: _OpContext, ir_op: str, inputs, attrs) -> Node:
-        outputs = []
-        for i in ctx.out_idx:
-            t = self._tensor(i, role="output")
-            if t.kind != "activation" or i in self.produced:
-                raise ModelError(f"{ctx.where}: output tensor {i} ({t.name!r}) is a {t.kind} "
-                                 "or is produced twice")
-            self.produced.add(i)
-            outputs.append(t)
+    def _claim_output(self, ctx: _OpContext, position: int) -> Tensor:
+        """The IR tensor of the operator's output ``position``; each is produced once."""
+        i = ctx.out_idx[position]
+        t = self._tensor(i, role="output")
+        if t.kind != "activation" or i in self.produced:
+            raise ModelError(f"{ctx.where}: output tensor {i} ({t.name!r}) is a {t.kind} "
+                             "or is produced twice")
+        self.produced.add(i)
+        return t
+
+    def _make_node(self, ctx: _OpContext, ir_op: str, inputs, attrs, outputs,
+                   node_name: str) -> Node:
         opdef = get_op(ir_op)
-        node_name = f"{ctx.index}:{ctx.op_name.lower()}"
         attrs = opdef.normalize_attrs(attrs, f"{ctx.where}")
         node = Node(ir_op, inputs, outputs, attrs, node_name)
         ir_ops.check_node(node)
@@ -299,6 +313,26 @@ class _OpContext:
         self.in_idx = in_idx
         self.out_idx = out_idx
         self.where = f"operator {index} ({op_name})"
+        self.steps: list[Node] = []
+
+    def emit(self, ir_op: str, inputs, attrs, *, output: int | None = None) -> Tensor:
+        """Lower the operator into IR nodes one at a time: a node of ``ir_op``
+        writing the operator's output ``output``, or a new intermediate tensor
+        (its type inferred, quantization included) when ``output`` is None.
+        Returns the tensor written.  A converter that emits returns None."""
+        step = len(self.steps)
+        name = f"{self.index}:{self.op_name.lower()}.{step}"
+        if output is not None:
+            outputs = [self.imp._claim_output(self, output)]
+        else:
+            opdef = get_op(ir_op)
+            normalized = opdef.normalize_attrs(attrs, self.where)
+            (ttype,) = opdef.infer_types([t.type if t is not None else None for t in inputs],
+                                         normalized, self.where)
+            outputs = [Tensor(f"{self.op_name.lower()}_{self.index}.{step}", ttype,
+                              "activation")]
+        self.steps.append(self.imp._make_node(self, ir_op, inputs, attrs, outputs, name))
+        return outputs[0]
 
     def fail(self, message: str) -> ModelError:
         return ModelError(f"{self.where}: {message}")
@@ -553,6 +587,226 @@ def _transpose(ctx: _OpContext):
     return "transpose", [ctx.input(0)], {"perm": tuple(int(p) for p in perm)}
 
 
+# ------------------------------------------------- lowered into data movement
+# These operators copy elements without arithmetic, so TFLM requires (and
+# the IR keeps) one quantization for input and outputs.  Each becomes a few
+# injective IR operators (strided_slice, reshape, transpose, pad,
+# concatenate) that the fusion pass merges into one loop nest.
+
+def _slice_one(ctx: _OpContext, data: Tensor, begin, end, *, squeeze=(),
+               output: int = 0) -> Tensor:
+    """``data[begin:end]`` (unit strides) written to the operator's output ``output``."""
+    return ctx.emit("strided_slice", [data],
+                    {"begin": tuple(begin), "end": tuple(end),
+                     "strides": (1,) * len(begin), "squeeze_axes": tuple(squeeze)},
+                    output=output)
+
+
+def _axis_value(ctx: _OpContext, i: int, rank: int) -> int:
+    axis = ctx.const(i, "axis").reshape(-1)
+    if axis.size != 1:
+        raise ctx.fail("axis must hold one value")
+    a = int(axis[0])
+    if not -rank <= a < rank:
+        raise ctx.fail(f"axis {a} is out of range for rank {rank}")
+    return a % rank
+
+
+def _split_pieces(ctx: _OpContext, data: Tensor, axis: int, sizes: list[int]) -> None:
+    if len(sizes) != len(ctx.out_idx):
+        raise ctx.fail(f"splits into {len(sizes)} pieces but has {len(ctx.out_idx)} outputs")
+    start = 0
+    for k, size in enumerate(sizes):
+        begin = [0] * data.type.rank
+        end = list(data.shape)
+        begin[axis], end[axis] = start, start + size
+        _slice_one(ctx, data, begin, end, output=k)
+        start += size
+
+
+def _split(ctx: _OpContext):
+    """SPLIT(axis, data): equal pieces along ``axis``."""
+    data = ctx.input(1)
+    axis = _axis_value(ctx, 0, data.type.rank)
+    n = ctx.opt(0, "i", len(ctx.out_idx))
+    if n <= 0 or data.shape[axis] % n:
+        raise ctx.fail(f"cannot split axis {axis} of size {data.shape[axis]} into {n} pieces")
+    _split_pieces(ctx, data, axis, [data.shape[axis] // n] * n)
+
+
+def _split_v(ctx: _OpContext):
+    """SPLIT_V(data, size_splits, axis): pieces of the given sizes (one may be -1)."""
+    data = ctx.input(0)
+    axis = _axis_value(ctx, 2, data.type.rank)
+    sizes = [int(v) for v in ctx.const(1, "size_splits").reshape(-1)]
+    dim = data.shape[axis]
+    if sizes.count(-1) > 1 or any(v < -1 for v in sizes):
+        raise ctx.fail(f"size_splits {sizes} may hold one -1 and no other negative size")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+    if sum(sizes) != dim or any(v < 0 for v in sizes):
+        raise ctx.fail(f"size_splits {sizes} do not add up to axis {axis}'s size {dim}")
+    _split_pieces(ctx, data, axis, sizes)
+
+
+def _slice(ctx: _OpContext):
+    """SLICE(data, begin, size): ``size`` -1 runs to the end of the axis."""
+    data = ctx.input(0)
+    begin = [int(v) for v in ctx.const(1, "begin").reshape(-1)]
+    size = [int(v) for v in ctx.const(2, "size").reshape(-1)]
+    rank = data.type.rank
+    if len(begin) != rank or len(size) != rank:
+        raise ctx.fail(f"begin and size need {rank} entries each")
+    end = []
+    for axis, (b, n, d) in enumerate(zip(begin, size, data.shape)):
+        e = d if n == -1 else b + n
+        if not 0 <= b <= e <= d or n < -1:
+            raise ctx.fail(f"begin {b} and size {n} do not fit axis {axis} of size {d}")
+        end.append(e)
+    _slice_one(ctx, data, begin, end)
+
+
+def _unpack(ctx: _OpContext):
+    """UNPACK: the slices along ``axis``, each with the axis removed."""
+    data = ctx.input(0)
+    rank = data.type.rank
+    axis = ctx.opt(1, "i", 0)
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    if data.shape[axis] != len(ctx.out_idx):
+        raise ctx.fail(f"axis {axis} has {data.shape[axis]} slices but the operator has "
+                       f"{len(ctx.out_idx)} outputs")
+    for k in range(data.shape[axis]):
+        begin, end = [0] * rank, list(data.shape)
+        begin[axis], end[axis] = k, k + 1
+        _slice_one(ctx, data, begin, end, squeeze=(axis,), output=k)
+
+
+def _pack(ctx: _OpContext):
+    """PACK: the inputs stacked along a new ``axis``."""
+    values = [ctx.input(i) for i in range(len(ctx.in_idx))]
+    rank = values[0].type.rank + 1
+    axis = ctx.opt(1, "i", 0)
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    expanded = [ctx.emit("expand_dims", [v], {"axis": axis}) for v in values]
+    ctx.emit("concatenate", expanded, {"axis": axis}, output=0)
+
+
+def _reverse_v2(ctx: _OpContext):
+    """REVERSE_V2(data, axes): a slice with step -1 on each listed axis."""
+    data = ctx.input(0)
+    rank = data.type.rank
+    axes = set()
+    for a in ctx.const(1, "axes").reshape(-1):
+        if not -rank <= int(a) < rank:
+            raise ctx.fail(f"axis {int(a)} is out of range for rank {rank}")
+        axes.add(int(a) % rank)
+    begin = [d - 1 if a in axes else 0 for a, d in enumerate(data.shape)]
+    end = [-(d + 1) if a in axes else d for a, d in enumerate(data.shape)]
+    strides = [-1 if a in axes else 1 for a in range(rank)]
+    ctx.emit("strided_slice", [data], {"begin": tuple(begin), "end": tuple(end),
+                                       "strides": tuple(strides)}, output=0)
+
+
+def _nhwc(ctx: _OpContext, t: Tensor) -> tuple[int, int, int, int]:
+    if t.type.rank != 4:
+        raise ctx.fail(f"expects a 4-D NHWC tensor, got {list(t.shape)}")
+    return tuple(t.shape)
+
+
+def _block(ctx: _OpContext) -> int:
+    b = ctx.opt(0, "i", 0)
+    if b < 1:
+        raise ctx.fail(f"block_size must be at least 1, got {b}")
+    return b
+
+
+def _space_to_depth(ctx: _OpContext):
+    """[n, h, w, c] -> [n, h/b, w/b, b*b*c]; depth index (i*b + j)*c + k."""
+    data = ctx.input(0)
+    n, h, w, c = _nhwc(ctx, data)
+    b = _block(ctx)
+    if h % b or w % b:
+        raise ctx.fail(f"height {h} and width {w} must be multiples of block_size {b}")
+    t = ctx.emit("reshape", [data], {"newshape": (n, h // b, b, w // b, b, c)})
+    t = ctx.emit("transpose", [t], {"perm": (0, 1, 3, 2, 4, 5)})
+    ctx.emit("reshape", [t], {"newshape": (n, h // b, w // b, b * b * c)}, output=0)
+
+
+def _depth_to_space(ctx: _OpContext):
+    """[n, h, w, b*b*c] -> [n, h*b, w*b, c], the inverse of SPACE_TO_DEPTH."""
+    data = ctx.input(0)
+    n, h, w, c = _nhwc(ctx, data)
+    b = _block(ctx)
+    if c % (b * b):
+        raise ctx.fail(f"depth {c} must be a multiple of block_size {b} squared")
+    t = ctx.emit("reshape", [data], {"newshape": (n, h, w, b, b, c // (b * b))})
+    t = ctx.emit("transpose", [t], {"perm": (0, 1, 3, 2, 4, 5)})
+    ctx.emit("reshape", [t], {"newshape": (n, h * b, w * b, c // (b * b))}, output=0)
+
+
+def _block_shape(ctx: _OpContext, data: Tensor) -> tuple[int, int]:
+    block = [int(v) for v in ctx.const(1, "block_shape").reshape(-1)]
+    if data.type.rank != 4 or len(block) != 2 or min(block) < 1:
+        raise ctx.fail(f"supported: 4-D NHWC data with a 2-D block_shape of positive sizes; "
+                       f"got data {list(data.shape)} and block_shape {block}")
+    return block[0], block[1]
+
+
+def _pairs(ctx: _OpContext, i: int, what: str) -> list[tuple[int, int]]:
+    v = ctx.const(i, what)
+    if v.shape != (2, 2) or v.min() < 0:
+        raise ctx.fail(f"{what} must be a [2, 2] tensor of non-negative sizes, got "
+                       f"{v.tolist()}")
+    return [(int(a), int(b)) for a, b in v]
+
+
+def _space_to_batch_nd(ctx: _OpContext):
+    """Pad H and W (with the zero point), then move each block offset to the batch:
+    output batch (i*bw + j)*n + b holds input pixel (y*bh + i, x*bw + j)."""
+    data = ctx.input(0)
+    bh, bw = _block_shape(ctx, data)
+    (pt, pb), (pl, pr) = _pairs(ctx, 2, "paddings")
+    n, h, w, c = data.shape
+    h2, w2 = h + pt + pb, w + pl + pr
+    if h2 % bh or w2 % bw:
+        raise ctx.fail(f"padded height {h2} and width {w2} must be multiples of the block "
+                       f"{bh}x{bw}")
+    t = data
+    if pt or pb or pl or pr:
+        # Real 0.0, i.e. the zero point, as TFLite's kernel pads.  TFLM's
+        # kernel never sets its pad value (SpaceToBatchParams.output_offset
+        # is left as the arena held it), so its padded elements are undefined.
+        t = ctx.emit("pad", [t], {"pad_width": ((0, 0), (pt, pb), (pl, pr), (0, 0))})
+    t = ctx.emit("reshape", [t], {"newshape": (n, h2 // bh, bh, w2 // bw, bw, c)})
+    t = ctx.emit("transpose", [t], {"perm": (2, 4, 0, 1, 3, 5)})
+    ctx.emit("reshape", [t], {"newshape": (bh * bw * n, h2 // bh, w2 // bw, c)}, output=0)
+
+
+def _batch_to_space_nd(ctx: _OpContext):
+    """The inverse of SPACE_TO_BATCH_ND, then ``crops`` cut from H and W."""
+    data = ctx.input(0)
+    bh, bw = _block_shape(ctx, data)
+    (ct, cb), (cl, cr) = _pairs(ctx, 2, "crops")
+    nb, h, w, c = data.shape
+    if nb % (bh * bw):
+        raise ctx.fail(f"batch {nb} must be a multiple of the block {bh}x{bw}")
+    n = nb // (bh * bw)
+    if ct + cb >= h * bh or cl + cr >= w * bw:
+        raise ctx.fail(f"crops {[[ct, cb], [cl, cr]]} leave nothing of {h * bh}x{w * bw}")
+    t = ctx.emit("reshape", [data], {"newshape": (bh, bw, n, h, w, c)})
+    t = ctx.emit("transpose", [t], {"perm": (2, 3, 0, 4, 1, 5)})
+    full = (n, h * bh, w * bw, c)
+    if not (ct or cb or cl or cr):
+        ctx.emit("reshape", [t], {"newshape": full}, output=0)
+        return
+    t = ctx.emit("reshape", [t], {"newshape": full})
+    _slice_one(ctx, t, (0, ct, cl, 0), (n, full[1] - cb, full[2] - cr, c))
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -606,6 +860,16 @@ _CONVERTERS: dict[str, Callable[[_OpContext], tuple]] = {
     "PAD": _pad,
     "PADV2": _pad,
     "MEAN": _mean,
+    "SPLIT": _split,
+    "SPLIT_V": _split_v,
+    "SLICE": _slice,
+    "UNPACK": _unpack,
+    "PACK": _pack,
+    "REVERSE_V2": _reverse_v2,
+    "SPACE_TO_DEPTH": _space_to_depth,
+    "DEPTH_TO_SPACE": _depth_to_space,
+    "SPACE_TO_BATCH_ND": _space_to_batch_nd,
+    "BATCH_TO_SPACE_ND": _batch_to_space_nd,
     "STRIDED_SLICE": _strided_slice,
     "TRANSPOSE": _transpose,
     "SVDF": _svdf,

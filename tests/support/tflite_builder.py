@@ -62,6 +62,12 @@ OPTIONS = {
     "SVDF": "SVDFOptions",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
     "QUANTIZE": "QuantizeOptions",
+    "SPLIT": "SplitOptions",
+    "SPLIT_V": "SplitVOptions",
+    "PACK": "PackOptions",
+    "UNPACK": "UnpackOptions",
+    "SPACE_TO_DEPTH": "SpaceToDepthOptions",
+    "DEPTH_TO_SPACE": "DepthToSpaceOptions",
     "DEQUANTIZE": "DequantizeOptions",
 }
 
