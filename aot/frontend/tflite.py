@@ -260,7 +260,7 @@ class _Importer:
         out_idx = [int(i) for i in _ints(op, 2)]
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
-            converted = _CONVERTERS[op_name](ctx)
+            converted = _CONVERTERS[op_name][0](ctx)
             if converted is None:  # lowered into several nodes (ctx.emit)
                 if not ctx.steps:
                     raise ctx.fail("the converter emitted nothing")
@@ -833,46 +833,55 @@ def _lstm(ctx: _OpContext):
     }
 
 
-_CONVERTERS: dict[str, Callable[[_OpContext], tuple]] = {
-    "CONV_2D": _conv2d,
-    "DEPTHWISE_CONV_2D": _depthwise_conv2d,
-    "FULLY_CONNECTED": _dense,
-    "AVERAGE_POOL_2D": _pool("avg_pool2d"),
-    "MAX_POOL_2D": _pool("max_pool2d"),
-    "ADD": _binary("add", True),
-    "SUB": _binary("sub", True),
-    "MUL": _binary("mul", True),
-    "MAXIMUM": _binary("maximum", False),
-    "MINIMUM": _binary("minimum", False),
-    "RESHAPE": _reshape,
-    "SQUEEZE": _squeeze,
-    "EXPAND_DIMS": _expand_dims,
-    "SOFTMAX": _softmax,
-    "LOGISTIC": _unary("logistic"),
-    "TANH": _unary("tanh"),
-    "RELU": _unary("relu"),
-    "RELU6": _unary("relu6"),
-    "LEAKY_RELU": _leaky_relu,
-    "HARD_SWISH": _unary("hard_swish"),
-    "QUANTIZE": _quantize,
-    "DEQUANTIZE": _unary("dequantize"),
-    "CONCATENATION": _concatenate,
-    "PAD": _pad,
-    "PADV2": _pad,
-    "MEAN": _mean,
-    "SPLIT": _split,
-    "SPLIT_V": _split_v,
-    "SLICE": _slice,
-    "UNPACK": _unpack,
-    "PACK": _pack,
-    "REVERSE_V2": _reverse_v2,
-    "SPACE_TO_DEPTH": _space_to_depth,
-    "DEPTH_TO_SPACE": _depth_to_space,
-    "SPACE_TO_BATCH_ND": _space_to_batch_nd,
-    "BATCH_TO_SPACE_ND": _batch_to_space_nd,
-    "STRIDED_SLICE": _strided_slice,
-    "TRANSPOSE": _transpose,
-    "SVDF": _svdf,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+#: Each supported builtin: its converter, and the IR operators it becomes
+#: (several when it is lowered; docs/operators.md and `aot operators` print
+#: them, tests/frontend/test_tflite_lowered.py checks them against imports).
+_CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ...]]] = {
+    "CONV_2D": (_conv2d, ("conv2d",)),
+    "DEPTHWISE_CONV_2D": (_depthwise_conv2d, ("depthwise_conv2d",)),
+    "FULLY_CONNECTED": (_dense, ("dense",)),
+    "AVERAGE_POOL_2D": (_pool("avg_pool2d"), ("avg_pool2d",)),
+    "MAX_POOL_2D": (_pool("max_pool2d"), ("max_pool2d",)),
+    "ADD": (_binary("add", True), ("add",)),
+    "SUB": (_binary("sub", True), ("sub",)),
+    "MUL": (_binary("mul", True), ("mul",)),
+    "MAXIMUM": (_binary("maximum", False), ("maximum",)),
+    "MINIMUM": (_binary("minimum", False), ("minimum",)),
+    "RESHAPE": (_reshape, ("reshape",)),
+    "SQUEEZE": (_squeeze, ("squeeze",)),
+    "EXPAND_DIMS": (_expand_dims, ("expand_dims",)),
+    "SOFTMAX": (_softmax, ("softmax",)),
+    "LOGISTIC": (_unary("logistic"), ("logistic",)),
+    "TANH": (_unary("tanh"), ("tanh",)),
+    "RELU": (_unary("relu"), ("relu",)),
+    "RELU6": (_unary("relu6"), ("relu6",)),
+    "LEAKY_RELU": (_leaky_relu, ("leaky_relu",)),
+    "HARD_SWISH": (_unary("hard_swish"), ("hard_swish",)),
+    "QUANTIZE": (_quantize, ("quantize",)),
+    "DEQUANTIZE": (_unary("dequantize"), ("dequantize",)),
+    "CONCATENATION": (_concatenate, ("concatenate",)),
+    "PAD": (_pad, ("pad",)),
+    "PADV2": (_pad, ("pad",)),
+    "MEAN": (_mean, ("mean",)),
+    "SPLIT": (_split, ("strided_slice",)),
+    "SPLIT_V": (_split_v, ("strided_slice",)),
+    "SLICE": (_slice, ("strided_slice",)),
+    "UNPACK": (_unpack, ("strided_slice",)),
+    "PACK": (_pack, ("expand_dims", "concatenate")),
+    "REVERSE_V2": (_reverse_v2, ("strided_slice",)),
+    "SPACE_TO_DEPTH": (_space_to_depth, ("reshape", "transpose")),
+    "DEPTH_TO_SPACE": (_depth_to_space, ("reshape", "transpose")),
+    "SPACE_TO_BATCH_ND": (_space_to_batch_nd, ("pad", "reshape", "transpose")),
+    "BATCH_TO_SPACE_ND": (_batch_to_space_nd, ("reshape", "transpose", "strided_slice")),
+    "STRIDED_SLICE": (_strided_slice, ("strided_slice",)),
+    "TRANSPOSE": (_transpose, ("transpose",)),
+    "SVDF": (_svdf, ("svdf",)),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }
 assert set(_CONVERTERS) == set(BUILTIN_CODES)
+
+
+def lowering(builtin: str) -> tuple[str, ...]:
+    """The IR operators the TFLite builtin ``builtin`` is imported as (a
+    KeyError for builtins that are refused at import)."""
+    return _CONVERTERS[builtin][1]

@@ -12,8 +12,10 @@ from aot.commands.run import run_on_host
 from aot.compile import compile_model
 from aot.frontend import load_model
 from aot.frontend.errors import ModelError
+from aot.frontend.tflite import lowering
 from aot.reference import run as reference_run
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.models import MODELS_DIR
 from support.tflite_builder import ModelBuilder
 
 Q = {"scale": 0.05, "zero_point": -3}
@@ -114,3 +116,18 @@ def test_bad_attributes_are_refused_at_import(build, message, tmp_path):
     with pytest.raises(ModelError, match=None) as err:
         load_model(path)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_lowered_builtin_becomes_the_operators_it_declares(case, tmp_path):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(CASES[case]())
+    ops = {n.op for n in load_model(path).nodes}
+    assert ops and ops <= set(lowering(case.upper()))
+
+
+@pytest.mark.parametrize("model", sorted(p.name for p in MODELS_DIR.glob("*.tflite")))
+def test_every_imported_node_is_in_its_builtins_declared_lowering(model):
+    for node in load_model(MODELS_DIR / model).nodes:
+        builtin = node.name.split(":", 1)[1].split(".")[0].upper()
+        assert node.op in lowering(builtin), node.name

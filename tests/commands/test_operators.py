@@ -1,0 +1,34 @@
+"""``aot operators``: the table of TFLM's builtins and docs/operators.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aot.cli import main
+from aot.commands.operators import markdown, rows
+from aot.frontend.tflite import BUILTIN_CODES
+from aot.frontend.tflm_builtins import TFLM_BUILTINS
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "operators.md"
+
+
+def test_docs_operators_md_is_the_commands_output():
+    assert DOC.read_text() == markdown(), "regenerate: aot operators --markdown > docs/operators.md"
+
+
+def test_every_imported_builtin_runs_in_the_reference_and_has_c_kernels():
+    table = {r[0]: r for r in rows()}
+    assert set(table) == set(TFLM_BUILTINS)
+    for builtin in BUILTIN_CODES:
+        assert table[builtin][2:4] == ("yes", "yes"), builtin
+    refused = [b for b, r in table.items() if r[1].startswith("refused at import")]
+    assert sorted(refused) == sorted(set(TFLM_BUILTINS) - set(BUILTIN_CODES))
+
+
+def test_the_table_has_one_line_per_builtin(capsys):
+    assert main(["operators"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["TFLite", "builtin", "imported", "as", "reference", "C",
+                                "kernels", "tuned", "schedules"]
+    assert len(lines) == 1 + len(TFLM_BUILTINS)
+    assert any(line.split()[:2] == ["CONV_2D", "conv2d"] for line in lines)
