@@ -66,7 +66,8 @@ BUILTIN_CODES = {
     # into data movement" below).
     "DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "BATCH_TO_SPACE_ND": 37,
     "SPACE_TO_BATCH_ND": 38, "SPLIT": 49, "SLICE": 65, "PACK": 83, "UNPACK": 88,
-    "SPLIT_V": 102, "REVERSE_V2": 105,
+    "SPLIT_V": 102, "REVERSE_V2": 105, "MIRROR_PAD": 100, "BROADCAST_TO": 130,
+    "RESIZE_NEAREST_NEIGHBOR": 97,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -807,6 +808,32 @@ def _batch_to_space_nd(ctx: _OpContext):
     _slice_one(ctx, t, (0, ct, cl, 0), (n, full[1] - cb, full[2] - cr, c))
 
 
+def _mirror_pad(ctx: _OpContext):
+    data = ctx.input(0)
+    pads = ctx.const(1, "paddings")
+    if pads.shape != (data.type.rank, 2):
+        raise ctx.fail(f"paddings must have shape [{data.type.rank}, 2], got {list(pads.shape)}")
+    mode = {0: "reflect", 1: "symmetric"}.get(ctx.opt(0, "b", 0))
+    if mode is None:
+        raise ctx.fail(f"mode {ctx.opt(0, 'b', 0)} is not REFLECT (0) or SYMMETRIC (1)")
+    return "mirror_pad", [data], {"pad_width": tuple((int(a), int(b)) for a, b in pads),
+                                  "mode": mode}
+
+
+def _broadcast_to(ctx: _OpContext):
+    shape = tuple(int(d) for d in ctx.const(1, "shape").reshape(-1))
+    return "broadcast_to", [ctx.input(0)], {"shape": shape}
+
+
+def _resize_nearest(ctx: _OpContext):
+    size = [int(d) for d in ctx.const(1, "size").reshape(-1)]
+    if len(size) != 2:
+        raise ctx.fail(f"size must hold (height, width), got {size}")
+    return "resize_nearest", [ctx.input(0)], {
+        "size": tuple(size), "align_corners": bool(ctx.opt(0, "?", False)),
+        "half_pixel_centers": bool(ctx.opt(1, "?", False))}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -874,6 +901,9 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SPACE_TO_BATCH_ND": (_space_to_batch_nd, ("pad", "reshape", "transpose")),
     "BATCH_TO_SPACE_ND": (_batch_to_space_nd, ("reshape", "transpose", "strided_slice")),
     "STRIDED_SLICE": (_strided_slice, ("strided_slice",)),
+    "MIRROR_PAD": (_mirror_pad, ("mirror_pad",)),
+    "BROADCAST_TO": (_broadcast_to, ("broadcast_to",)),
+    "RESIZE_NEAREST_NEIGHBOR": (_resize_nearest, ("resize_nearest",)),
     "TRANSPOSE": (_transpose, ("transpose",)),
     "SVDF": (_svdf, ("svdf",)),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),

@@ -505,6 +505,48 @@ def _transpose(ts, attrs, where):
     return [TensorType([data.shape[p] for p in perm], data.dtype, data.quant)]
 
 
+@register("mirror_pad", "injective", ("data",),
+          {"pad_width": Attr("pairs"), "mode": Attr("str", "reflect", ("reflect", "symmetric"))})
+def _mirror_pad(ts, attrs, where):
+    """Pad with the data mirrored at each border: ``reflect`` leaves the edge
+    element out of the mirror image (pads <= size - 1), ``symmetric`` repeats
+    it (pads <= size)."""
+    (data,) = ts
+    pads = attrs["pad_width"]
+    _need(len(pads) == data.rank, where, f"pad_width needs {data.rank} (before, after) pairs")
+    limit = 1 if attrs["mode"] == "reflect" else 0
+    for axis, ((a, b), d) in enumerate(zip(pads, data.shape)):
+        _need(0 <= a <= d - limit and 0 <= b <= d - limit, where,
+              f"{attrs['mode']} padding ({a}, {b}) does not fit axis {axis} of size {d} "
+              f"(at most {d - limit} on each side)")
+    return [TensorType([d + a + b for d, (a, b) in zip(data.shape, pads)], data.dtype,
+                       data.quant)]
+
+
+@register("broadcast_to", "injective", ("data",), {"shape": Attr("ints")})
+def _broadcast_to(ts, attrs, where):
+    """numpy's broadcast_to: leading axes added, axes of size 1 repeated."""
+    (data,) = ts
+    shape = tuple(attrs["shape"])
+    _need(len(shape) >= data.rank and all(
+        d in (1, s) for d, s in zip(data.shape, shape[len(shape) - data.rank:])), where,
+        f"cannot broadcast {list(data.shape)} to {list(shape)}")
+    return [TensorType(shape, data.dtype, data.quant)]
+
+
+@register("resize_nearest", "injective", ("data",),
+          {"size": Attr("ints", length=2), "align_corners": Attr("bool", False),
+           "half_pixel_centers": Attr("bool", False)})
+def _resize_nearest(ts, attrs, where):
+    """NHWC nearest-neighbour resize of H and W to ``size`` (TFLite's rounding,
+    :func:`aot.reference.ops.shape.nearest_indices`)."""
+    (data,) = ts
+    _rank(data, 4, where, "data")
+    h, w = attrs["size"]
+    _need(h >= 1 and w >= 1, where, f"size {[h, w]} must be positive")
+    return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
+
+
 # --------------------------------------------------------------------------- reductions
 
 @register("mean", "reduction", ("data",), {"axes": Attr("ints"), "keepdims": Attr("bool", False)})

@@ -27,6 +27,7 @@ import numpy as np
 from aot.errors import AotError
 from aot.ir import Graph, Node, Tensor
 from aot.reference.ops import activations, conv, elementwise, pool
+from aot.reference.ops import shape as shape_ops
 from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.lstm import unidirectional_sequence_lstm
 from aot.reference.ops.quantize import dequantize, quantize
@@ -402,6 +403,26 @@ def _pad(node: Node, args: list) -> list:
         value = np.clip(q, *_int_range(y.type.np_dtype))
     return [np.pad(args[0], node.attrs["pad_width"], constant_values=value)
             .astype(y.type.np_dtype)]
+
+
+@kernel("mirror_pad")
+def _mirror_pad(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    return [shape_ops.mirror_pad(args[0], node.attrs["pad_width"], mode=node.attrs["mode"])]
+
+
+@kernel("broadcast_to")
+def _broadcast_to(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    return [np.ascontiguousarray(np.broadcast_to(args[0], node.attrs["shape"]))]
+
+
+@kernel("resize_nearest")
+def _resize_nearest(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    a = node.attrs
+    return [shape_ops.resize_nearest(args[0], a["size"], align_corners=a["align_corners"],
+                                     half_pixel_centers=a["half_pixel_centers"])]
 
 
 def _int_range(dtype: np.dtype) -> tuple[int, int]:

@@ -68,6 +68,8 @@ OPTIONS = {
     "UNPACK": "UnpackOptions",
     "SPACE_TO_DEPTH": "SpaceToDepthOptions",
     "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+    "MIRROR_PAD": "MirrorPadOptions",
+    "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
     "DEQUANTIZE": "DequantizeOptions",
 }
 

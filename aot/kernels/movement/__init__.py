@@ -1,4 +1,5 @@
-"""Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE and PAD.
+"""Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE, PAD, MIRROR_PAD,
+BROADCAST_TO and nearest-neighbour resizing.
 
 Each output element is one input element (or PAD's constant): the values
 are copied raw, so every operand shares one quantization, as the reference
@@ -16,6 +17,7 @@ import numpy as np
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
+from aot.reference.ops.shape import nearest_indices
 from aot.tir import expr as E
 
 
@@ -131,4 +133,95 @@ def pad(ctx, node) -> Computed:
         read = x[tuple(idx)]
         # likely: loop partitioning peels the border, the interior copies without tests
         return te.if_then_else(te.likely(te.all(*conds)), read, fill) if conds else read
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("mirror_pad")
+def mirror_pad(ctx, node) -> Computed:
+    """Inside the data ``y[i] = x[i - before]``; before it the mirror image
+    ``x[-j]`` (reflect) or ``x[-j - 1]`` (symmetric) of ``j = i - before``,
+    after it ``x[2(n-1) - j]`` or ``x[2n - 1 - j]``."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    widths = [tuple(int(v) for v in p) for p in node.attrs["pad_width"]]
+    edge = 0 if node.attrs["mode"] == "reflect" else 1
+
+    def body(*i):
+        idx = []
+        for k, ((before, after), n) in enumerate(zip(widths, x_t.shape)):
+            j = i[k] - before if before else i[k]
+            n = int(n)
+            if after:
+                j = te.if_then_else(j >= n, 2 * n - 2 + edge - j, j)
+            if before:
+                j = te.if_then_else(j < 0, -j - edge, j)
+            idx.append(j)
+        return x[tuple(idx)]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("broadcast_to")
+def broadcast_to(ctx, node) -> Computed:
+    """``y[i] = x[i']`` with the leading axes dropped and index 0 on axes of size 1."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    lead = len(y_t.shape) - len(x_t.shape)
+
+    def body(*i):
+        return x[tuple(0 if d == 1 else i[lead + k] for k, d in enumerate(x_t.shape))]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+#: Output positions whose float32 rounding differs from the integer formula,
+#: fixed one by one with a select; more than this is refused.
+_MAX_NEAREST_FIXES = 8
+
+
+def _nearest_map(in_size: int, out_size: int, align: bool, half: bool):
+    """The output -> input index map of TFLite's nearest resize: integer
+    arithmetic ``(o * a + b) // c`` plus the positions where TFLite's float32
+    arithmetic lands on another index ({o: index}); None when there are more
+    than :data:`_MAX_NEAREST_FIXES`."""
+    want = nearest_indices(in_size, out_size, align_corners=align, half_pixel_centers=half)
+    if align and out_size > 1:   # round(o (in-1)/(out-1)), halves up
+        a, b, c = 2 * (in_size - 1), out_size - 1, 2 * (out_size - 1)
+    elif half:                   # floor((o + 1/2) in / out)
+        a, b, c = 2 * in_size, in_size, 2 * out_size
+    else:                        # floor(o in / out)
+        a, b, c = in_size, 0, out_size
+    got = (np.arange(out_size) * a + b) // c
+    fixes = {int(o): int(want[o]) for o in np.flatnonzero(got != want)}
+    if len(fixes) > _MAX_NEAREST_FIXES:
+        return None
+    return (a, b, c), fixes
+
+
+@compute_rule("resize_nearest")
+def resize_nearest(ctx, node) -> Computed:
+    """``y[n, r, c, k] = x[n, rows(r), cols(c), k]`` with TFLite's index rounding."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    a = node.attrs
+    maps = []
+    for in_size, out_size in zip(x_t.shape[1:3], a["size"]):
+        m = _nearest_map(int(in_size), int(out_size), a["align_corners"],
+                         a["half_pixel_centers"])
+        if m is None:
+            raise KernelError(f"resize_nearest ({node.name}): resizing {in_size} to {out_size} "
+                              f"rounds differently from integer arithmetic at more than "
+                              f"{_MAX_NEAREST_FIXES} positions in float32: not supported yet")
+        maps.append(m)
+
+    def index(i, m):
+        (mul, add, div), fixes = m
+        j = i if add == 0 and mul == div else (i * mul + add) // div
+        for o, value in sorted(fixes.items()):
+            j = te.if_then_else(i.equal(o), value, j)  # == is identity on expressions
+        return j
+
+    def body(n, r, c, k):
+        return x[n, index(r, maps[0]), index(c, maps[1]), k]
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))

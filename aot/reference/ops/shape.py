@@ -1,4 +1,5 @@
-"""Data movement: CONCATENATION, PAD, STRIDED_SLICE, TRANSPOSE, RESHAPE.
+"""Data movement: CONCATENATION, PAD, MIRROR_PAD, STRIDED_SLICE, TRANSPOSE,
+RESHAPE, RESIZE_NEAREST_NEIGHBOR.
 
 These never change values: quantized operands share one scale and zero
 point (TFLM requires it), so the kernels work on raw values of any dtype.
@@ -78,3 +79,37 @@ def strided_slice(x, begin, end, strides, *, begin_mask=0, end_mask=0, shrink_ax
         if not _bit(shrink_axis_mask, i):
             keep.append(out.shape[i])
     return out.reshape(keep)
+
+
+def mirror_pad(x, paddings, *, mode: str):
+    """MIRROR_PAD: ``reflect`` mirrors without the edge element, ``symmetric`` with it."""
+    x = np.asarray(x)
+    return np.pad(x, [tuple(int(v) for v in p) for p in paddings], mode=mode)
+
+
+def nearest_indices(in_size: int, out_size: int, *, align_corners: bool,
+                    half_pixel_centers: bool) -> np.ndarray:
+    """The input index each output index reads in TFLite's RESIZE_NEAREST_NEIGHBOR,
+    with its float32 arithmetic: ``(o + offset) * scale``, rounded (align_corners)
+    or floored, clamped to the input."""
+    f = np.float32
+    if align_corners and out_size > 1:
+        scale = f(in_size - 1) / f(out_size - 1)
+    else:
+        scale = f(in_size) / f(out_size)
+    offset = f(0.5) if half_pixel_centers else f(0.0)
+    pos = (np.arange(out_size, dtype=np.float32) + offset) * scale
+    # TfLiteRound rounds half away from zero; pos is never negative.
+    idx = np.floor(pos + f(0.5)) if align_corners else np.floor(pos)
+    idx = np.minimum(idx.astype(np.int64), in_size - 1)
+    return np.maximum(idx, 0) if half_pixel_centers else idx
+
+
+def resize_nearest(x, size, *, align_corners: bool = False, half_pixel_centers: bool = False):
+    """RESIZE_NEAREST_NEIGHBOR of NHWC ``x`` to ``size = (height, width)``."""
+    x = np.asarray(x)
+    rows = nearest_indices(x.shape[1], size[0], align_corners=align_corners,
+                           half_pixel_centers=half_pixel_centers)
+    cols = nearest_indices(x.shape[2], size[1], align_corners=align_corners,
+                           half_pixel_centers=half_pixel_centers)
+    return x[:, rows][:, :, cols]
