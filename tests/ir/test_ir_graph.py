@@ -17,7 +17,8 @@ EXPECTED_OPS = {
     "conv2d", "depthwise_conv2d", "dense", "avg_pool2d", "max_pool2d", "add", "sub", "mul",
     "maximum", "minimum", "reshape", "squeeze", "expand_dims", "softmax", "logistic", "tanh",
     "relu", "relu6", "leaky_relu", "hard_swish", "quantize", "dequantize", "concatenate", "pad",
-    "mean", "strided_slice", "transpose", "svdf", "lstm",
+    "mean", "strided_slice", "transpose", "svdf", "lstm", "mirror_pad", "broadcast_to",
+    "resize_nearest",
 }
 
 
