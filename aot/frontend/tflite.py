@@ -67,7 +67,7 @@ BUILTIN_CODES = {
     "DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "BATCH_TO_SPACE_ND": 37,
     "SPACE_TO_BATCH_ND": 38, "SPLIT": 49, "SLICE": 65, "PACK": 83, "UNPACK": 88,
     "SPLIT_V": 102, "REVERSE_V2": 105, "MIRROR_PAD": 100, "BROADCAST_TO": 130,
-    "RESIZE_NEAREST_NEIGHBOR": 97,
+    "RESIZE_NEAREST_NEIGHBOR": 97, "REDUCE_MAX": 82, "REDUCE_MIN": 89,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -535,11 +535,14 @@ def _pad(ctx: _OpContext):
     return "pad", [data], attrs
 
 
-def _mean(ctx: _OpContext):
-    data = ctx.input(0)
-    axes = ctx.const(1, "axes").reshape(-1)
-    return "mean", [data], {"axes": tuple(int(a) for a in axes),
-                            "keepdims": bool(ctx.opt(0, "?", False))}
+def _reduce(ir_op: str):
+    """MEAN, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        axes = ctx.const(1, "axes").reshape(-1)
+        return ir_op, [data], {"axes": tuple(int(a) for a in axes),
+                               "keepdims": bool(ctx.opt(0, "?", False))}
+    return convert
 
 
 def _strided_slice(ctx: _OpContext):
@@ -889,7 +892,9 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "CONCATENATION": (_concatenate, ("concatenate",)),
     "PAD": (_pad, ("pad",)),
     "PADV2": (_pad, ("pad",)),
-    "MEAN": (_mean, ("mean",)),
+    "MEAN": (_reduce("mean"), ("mean",)),
+    "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
+    "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),
     "SPLIT_V": (_split_v, ("strided_slice",)),
     "SLICE": (_slice, ("strided_slice",)),

@@ -549,15 +549,29 @@ def _resize_nearest(ts, attrs, where):
 
 # --------------------------------------------------------------------------- reductions
 
-@register("mean", "reduction", ("data",), {"axes": Attr("ints"), "keepdims": Attr("bool", False)})
-def _mean(ts, attrs, where):
-    (data,) = ts
+_REDUCE = {"axes": Attr("ints"), "keepdims": Attr("bool", False)}
+
+
+def _reduced_shape(data: TensorType, attrs, where) -> list[int]:
     axes = {_axis(a, data.rank, where) for a in attrs["axes"]}
     if attrs["keepdims"]:
-        shape = [1 if i in axes else d for i, d in enumerate(data.shape)]
-    else:
-        shape = [d for i, d in enumerate(data.shape) if i not in axes]
-    return _out(shape, data.dtype)
+        return [1 if i in axes else d for i, d in enumerate(data.shape)]
+    return [d for i, d in enumerate(data.shape) if i not in axes]
+
+
+@register("mean", "reduction", ("data",), _REDUCE)
+def _mean(ts, attrs, where):
+    (data,) = ts
+    return _out(_reduced_shape(data, attrs, where), data.dtype)
+
+
+@register("reduce_max", "reduction", ("data",), _REDUCE)
+@register("reduce_min", "reduction", ("data",), _REDUCE)
+def _reduce_extreme(ts, attrs, where):
+    """The largest (smallest) element over ``axes``: a value of the input, so
+    the output keeps its quantization."""
+    (data,) = ts
+    return [TensorType(_reduced_shape(data, attrs, where), data.dtype, data.quant)]
 
 
 # --------------------------------------------------------------------------- stateful

@@ -298,6 +298,14 @@ def _mean(node: Node, args: list) -> list:
                  **_quant_args(x, y))]
 
 
+@kernel("reduce_max", "reduce_min")
+def _reduce_extreme(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    reduce = np.max if node.op == "reduce_max" else np.min
+    axes = tuple(int(a) % args[0].ndim for a in node.attrs["axes"])
+    return [reduce(args[0], axis=axes, keepdims=node.attrs["keepdims"])]
+
+
 # ---------------------------------------------------------------------- stateful
 
 @kernel("svdf")

@@ -18,12 +18,12 @@ def test_the_registries_list_every_operator_with_a_generic_strategy():
     assert sorted(COMPUTES) == ["add", "avg_pool2d", "broadcast_to", "concatenate", "conv2d",
                                 "dense", "depthwise_conv2d", "dequantize", "hard_swish",
                                 "leaky_relu", "logistic", "max_pool2d", "maximum", "mean",
-                                "minimum", "mirror_pad", "mul", "pad", "quantize", "relu",
-                                "relu6", "resize_nearest", "softmax", "strided_slice", "sub",
-                                "tanh", "transpose"]
+                                "minimum", "mirror_pad", "mul", "pad", "quantize",
+                                "reduce_max", "reduce_min", "relu", "relu6", "resize_nearest",
+                                "softmax", "strided_slice", "sub", "tanh", "transpose"]
     assert sorted(HANDWRITTEN) == ["lstm", "svdf"]
     anchors = {"conv2d", "depthwise_conv2d", "dense", "avg_pool2d", "max_pool2d", "softmax",
-               "mean", "elementwise"}
+               "mean", "reduce_max", "reduce_min", "elementwise"}
     assert {a for a, key in STRATEGIES if key == "generic"} == anchors
 
 

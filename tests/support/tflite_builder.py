@@ -56,6 +56,8 @@ OPTIONS = {
     "CONCATENATION": "ConcatenationOptions",
     "PAD": "PadOptions",
     "MEAN": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",

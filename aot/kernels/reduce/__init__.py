@@ -1,4 +1,6 @@
-"""MEAN over any set of axes (TFLM's reduce-mean arithmetic).
+"""MEAN over any set of axes (TFLM's reduce-mean arithmetic), and REDUCE_MAX
+and REDUCE_MIN (values of the input, so no arithmetic: TFLM requires one
+quantization for input and output).
 
 int8/int16: ``acc = sum(x - x_zp)`` in int32, then one
 ``MultiplyByQuantizedMultiplier`` with the reference's own multiplier for
@@ -21,15 +23,10 @@ from aot.quant.params import mean_multiplier
 from aot.tir import expr as E
 
 
-@compute_rule("mean")
-def mean(ctx, node) -> Computed:
-    x_t, y_t = node.inputs[0], node.outputs[0]
-    x = ctx.value(x_t)
-    rank = len(x_t.shape)
-    axes = sorted({int(a) % rank for a in node.attrs["axes"]})
-    keep = bool(node.attrs["keepdims"])
-    n = math.prod(int(x_t.shape[a]) for a in axes)
-    red = {a: te.reduce_axis((0, int(x_t.shape[a])), f"r{a}") for a in axes}
+def _reader(x, rank: int, axes: list[int], keep: bool, shape):
+    """``read(i)``: the input element for output index ``i`` and the current
+    reduction indices; and the reduction axes by input axis."""
+    red = {a: te.reduce_axis((0, int(shape[a])), f"r{a}") for a in axes}
 
     def read(i):
         idx, out = [], iter(i)
@@ -41,6 +38,34 @@ def mean(ctx, node) -> Computed:
             else:
                 idx.append(next(out))
         return x[tuple(idx)]
+    return read, red
+
+
+@compute_rule("reduce_max")
+@compute_rule("reduce_min")
+def reduce_extreme(ctx, node) -> Computed:
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    if x_t.quant != y_t.quant:
+        raise KernelError(f"{node.op} ({node.name}): input and output quantized differently: "
+                          "not supported (TFLM requires one quantization)")
+    rank = len(x_t.shape)
+    axes = sorted({int(a) % rank for a in node.attrs["axes"]})
+    read, red = _reader(ctx.value(x_t), rank, axes, bool(node.attrs["keepdims"]), x_t.shape)
+    reducer = te.max if node.op == "reduce_max" else te.min
+    acc = te.compute(tuple(y_t.shape), lambda *i: reducer(read(i), axis=list(red.values())),
+                     name="acc")
+    return Computed(acc, {"acc": acc})
+
+
+@compute_rule("mean")
+def mean(ctx, node) -> Computed:
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    rank = len(x_t.shape)
+    axes = sorted({int(a) % rank for a in node.attrs["axes"]})
+    keep = bool(node.attrs["keepdims"])
+    n = math.prod(int(x_t.shape[a]) for a in axes)
+    read, red = _reader(x, rank, axes, keep, x_t.shape)
 
     shape = tuple(y_t.shape)
     raxes = list(red.values())
@@ -63,9 +88,13 @@ def mean(ctx, node) -> Computed:
     return Computed(y, {"acc": acc})
 
 
+@strategy("reduce_max")
+@strategy("reduce_min")
 @strategy("mean")
 def schedule_mean_generic(s, final, stages) -> None:
     """One output at a time with its reduction innermost (a scalar output
-    keeps the sum in its own one-element buffer)."""
-    if final.op.axis:
-        s[stages["acc"]].compute_at(s[final], final.op.axis[-1])
+    keeps the sum in its own one-element buffer).  A reduction that is the
+    group's output (max, min without an epilogue) is already that loop nest."""
+    acc = stages["acc"]
+    if final.op.axis and acc is not final:
+        s[acc].compute_at(s[final], final.op.axis[-1])
