@@ -68,6 +68,8 @@ BUILTIN_CODES = {
     "SPACE_TO_BATCH_ND": 38, "SPLIT": 49, "SLICE": 65, "PACK": 83, "UNPACK": 88,
     "SPLIT_V": 102, "REVERSE_V2": 105, "MIRROR_PAD": 100, "BROADCAST_TO": 130,
     "RESIZE_NEAREST_NEIGHBOR": 97, "REDUCE_MAX": 82, "REDUCE_MIN": 89,
+    "LESS": 58, "GREATER": 61, "GREATER_EQUAL": 62, "LESS_EQUAL": 63, "EQUAL": 71,
+    "NOT_EQUAL": 72, "LOGICAL_OR": 84, "LOGICAL_AND": 86, "LOGICAL_NOT": 87, "SELECT_V2": 123,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -470,6 +472,13 @@ def _binary(ir_op: str, has_activation: bool):
         inputs = ctx.inputs(2)
         attrs = {"activation": ctx.activation(0)} if has_activation else {}
         return ir_op, inputs, attrs
+    return convert
+
+
+def _plain(ir_op: str, count: int):
+    """An operator whose inputs pass through and that has no options."""
+    def convert(ctx: _OpContext):
+        return ir_op, ctx.inputs(count), {}
     return convert
 
 
@@ -893,6 +902,16 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "PAD": (_pad, ("pad",)),
     "PADV2": (_pad, ("pad",)),
     "MEAN": (_reduce("mean"), ("mean",)),
+    "EQUAL": (_plain("equal", 2), ("equal",)),
+    "NOT_EQUAL": (_plain("not_equal", 2), ("not_equal",)),
+    "GREATER": (_plain("greater", 2), ("greater",)),
+    "GREATER_EQUAL": (_plain("greater_equal", 2), ("greater_equal",)),
+    "LESS": (_plain("less", 2), ("less",)),
+    "LESS_EQUAL": (_plain("less_equal", 2), ("less_equal",)),
+    "LOGICAL_AND": (_plain("logical_and", 2), ("logical_and",)),
+    "LOGICAL_OR": (_plain("logical_or", 2), ("logical_or",)),
+    "LOGICAL_NOT": (_plain("logical_not", 1), ("logical_not",)),
+    "SELECT_V2": (_plain("select", 3), ("select",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),

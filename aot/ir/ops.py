@@ -374,6 +374,41 @@ for _name in ("add", "sub", "mul"):
 for _name in ("maximum", "minimum"):
     register(_name, "broadcast", ("lhs", "rhs"))(_binary)
 
+#: Comparisons: two operands of one element type (quantized ones compared on
+#: a common scale, :func:`aot.reference.ops.compare.compare`), a bool result.
+COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+
+
+def _compare(ts, attrs, where):
+    _same_dtype(ts, where)
+    return _out(_broadcast_shape([t.shape for t in ts], where), "bool")
+
+
+for _name in COMPARISONS:
+    register(_name, "broadcast", ("lhs", "rhs"))(_compare)
+
+
+def _logical(ts, attrs, where):
+    for t in ts:
+        _need(t.dtype == "bool", where, f"operands must be bool, got {t.dtype}")
+    return _out(_broadcast_shape([t.shape for t in ts], where), "bool")
+
+
+for _name in ("logical_and", "logical_or"):
+    register(_name, "broadcast", ("lhs", "rhs"))(_logical)
+register("logical_not", "elementwise", ("data",))(_logical)
+
+
+@register("select", "broadcast", ("condition", "lhs", "rhs"))
+def _select(ts, attrs, where):
+    """``condition ? lhs : rhs`` with broadcasting; the values keep their
+    quantization (both operands must share it)."""
+    cond, a, b = ts
+    _need(cond.dtype == "bool", where, f"the condition must be bool, got {cond.dtype}")
+    dtype = _same_dtype([a, b], where)
+    _need(a.quant == b.quant, where, "both values must share one quantization")
+    return [TensorType(_broadcast_shape([t.shape for t in ts], where), dtype, a.quant)]
+
 
 def _unary(ts, attrs, where):
     (data,) = ts

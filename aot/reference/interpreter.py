@@ -27,6 +27,7 @@ import numpy as np
 from aot.errors import AotError
 from aot.ir import Graph, Node, Tensor
 from aot.reference.ops import activations, conv, elementwise, pool
+from aot.reference.ops import compare as compare_ops
 from aot.reference.ops import shape as shape_ops
 from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.lstm import unidirectional_sequence_lstm
@@ -254,6 +255,28 @@ def _arith(node: Node, args: list) -> list:
 def _minmax(node: Node, args: list) -> list:
     _same_quant(node, [*node.inputs, *node.outputs])
     return [getattr(elementwise, node.op)(args[0], args[1])]
+
+
+@kernel(*compare_ops.OPERATORS)
+def _compare(node: Node, args: list) -> list:
+    x1, x2 = node.inputs
+    quants = {}
+    if x1.quant is not None:
+        quants = {"quant1": (_scale(x1), _zp(x1)), "quant2": (_scale(x2), _zp(x2))}
+    return [compare_ops.compare(node.op, args[0], args[1], **quants)]
+
+
+@kernel("logical_and", "logical_or", "logical_not")
+def _logical(node: Node, args: list) -> list:
+    fn = {"logical_and": np.logical_and, "logical_or": np.logical_or,
+          "logical_not": np.logical_not}[node.op]
+    return [fn(*args)]
+
+
+@kernel("select")
+def _select(node: Node, args: list) -> list:
+    _same_quant(node, [*node.inputs[1:], *node.outputs])
+    return [compare_ops.select(*args)]
 
 
 @kernel("softmax")

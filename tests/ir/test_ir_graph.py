@@ -18,7 +18,8 @@ EXPECTED_OPS = {
     "maximum", "minimum", "reshape", "squeeze", "expand_dims", "softmax", "logistic", "tanh",
     "relu", "relu6", "leaky_relu", "hard_swish", "quantize", "dequantize", "concatenate", "pad",
     "mean", "strided_slice", "transpose", "svdf", "lstm", "mirror_pad", "broadcast_to",
-    "resize_nearest", "reduce_max", "reduce_min",
+    "resize_nearest", "reduce_max", "reduce_min", "equal", "not_equal", "greater",
+    "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not", "select",
 }
 
 

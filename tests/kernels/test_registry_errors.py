@@ -15,12 +15,13 @@ from aot.target import Target
 
 
 def test_the_registries_list_every_operator_with_a_generic_strategy():
-    assert sorted(COMPUTES) == ["add", "avg_pool2d", "broadcast_to", "concatenate", "conv2d",
-                                "dense", "depthwise_conv2d", "dequantize", "hard_swish",
-                                "leaky_relu", "logistic", "max_pool2d", "maximum", "mean",
-                                "minimum", "mirror_pad", "mul", "pad", "quantize",
-                                "reduce_max", "reduce_min", "relu", "relu6", "resize_nearest",
-                                "softmax", "strided_slice", "sub", "tanh", "transpose"]
+    assert sorted(COMPUTES) == [
+        "add", "avg_pool2d", "broadcast_to", "concatenate", "conv2d", "dense",
+        "depthwise_conv2d", "dequantize", "equal", "greater", "greater_equal", "hard_swish",
+        "leaky_relu", "less", "less_equal", "logical_and", "logical_not", "logical_or",
+        "logistic", "max_pool2d", "maximum", "mean", "minimum", "mirror_pad", "mul",
+        "not_equal", "pad", "quantize", "reduce_max", "reduce_min", "relu", "relu6",
+        "resize_nearest", "select", "softmax", "strided_slice", "sub", "tanh", "transpose"]
     assert sorted(HANDWRITTEN) == ["lstm", "svdf"]
     anchors = {"conv2d", "depthwise_conv2d", "dense", "avg_pool2d", "max_pool2d", "softmax",
                "mean", "reduce_max", "reduce_min", "elementwise"}

@@ -6,6 +6,8 @@
   constants are those ``legalize_quantized`` folded.
 * float32 add/sub/mul/maximum/minimum and relu/relu6/relu_n1_to_1.
 * quantize (float or integer in, integer out) and dequantize.
+* comparisons (bool out; quantized operands on a common scale, as the
+  reference's :mod:`aot.reference.ops.compare`), logical and/or/not, select.
 
 Operands broadcast NumPy-style: an operand of lower rank or with size-1
 axes is indexed with those axes dropped or pinned to 0.
@@ -20,6 +22,7 @@ from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant.params import f32
 from aot.quant.arith import qrange, quantize_multiplier
+from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
 from aot.tir import expr as E
 
 
@@ -96,6 +99,57 @@ def _minmax(ctx, node) -> Computed:
 
 for _op in ("maximum", "minimum"):
     compute_rule(_op)(_minmax)
+
+_COMPARE_CODES = {"equal": "eq", "not_equal": "ne", "greater": "gt", "greater_equal": "ge",
+                  "less": "lt", "less_equal": "le"}
+
+
+def _compare(ctx, node) -> Computed:
+    """Float, int32 and bool operands as they are; quantized ones each scaled
+    to a common scale first (:mod:`aot.reference.ops.compare`)."""
+    (a, b), shape = _operands(ctx, node)
+    code = _COMPARE_CODES[node.op]
+    x1, x2 = node.inputs
+    if x1.quant is None:
+        return Computed(te.compute(shape, lambda *i: E.binary(
+            code, _broadcast(a, i), _broadcast(b, i)), name="y"))
+    if x1.quant.is_per_axis or x2.quant.is_per_axis:
+        raise KernelError(f"{node.op} ({node.name}): per-axis quantized operands: not supported")
+    ops = []
+    for t in (x1, x2):
+        m, s = quantize_multiplier(float(f32(t.quant.scale[0])))
+        ops.append((-int(t.quant.zero_point[0]), m, s))
+
+    def body(*i):
+        u = _int_input(a, i, ops[0][0], COMPARE_SHIFT, ops[0][1], ops[0][2])
+        v = _int_input(b, i, ops[1][0], COMPARE_SHIFT, ops[1][1], ops[1][2])
+        return E.binary(code, u, v)
+    return Computed(te.compute(shape, body, name="y"))
+
+
+for _op in _COMPARE_CODES:
+    compute_rule(_op)(_compare)
+
+
+def _logical(ctx, node) -> Computed:
+    xs, shape = _operands(ctx, node)
+    if node.op == "logical_not":
+        return Computed(te.compute(shape, lambda *i: E.Not(xs[0][i]), name="y"))
+    code = "and" if node.op == "logical_and" else "or"
+    return Computed(te.compute(shape, lambda *i: E.binary(
+        code, _broadcast(xs[0], i), _broadcast(xs[1], i)), name="y"))
+
+
+for _op in ("logical_and", "logical_or", "logical_not"):
+    compute_rule(_op)(_logical)
+
+
+@compute_rule("select")
+def select(ctx, node) -> Computed:
+    """``condition ? lhs : rhs`` on raw values (both share one quantization)."""
+    (c, a, b), shape = _operands(ctx, node)
+    return Computed(te.compute(shape, lambda *i: te.if_then_else(
+        _broadcast(c, i), _broadcast(a, i), _broadcast(b, i)), name="y"))
 
 def _relu(ctx, node) -> Computed:
     _float_only(node)
