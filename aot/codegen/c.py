@@ -43,7 +43,8 @@ _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", 
                "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned",
                "void", "volatile", "while"}
 _FLOAT_FUNCS = {"exp": "expf", "sqrt": "sqrtf", "tanh": "tanhf", "floor": "floorf",
-                "round": "roundf"}
+                "round": "roundf", "ceil": "ceilf", "log": "logf",
+                "sin": "sinf", "cos": "cosf"}
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("aot.codegen", "templates"),

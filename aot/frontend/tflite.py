@@ -70,6 +70,8 @@ BUILTIN_CODES = {
     "RESIZE_NEAREST_NEIGHBOR": 97, "REDUCE_MAX": 82, "REDUCE_MIN": 89,
     "LESS": 58, "GREATER": 61, "GREATER_EQUAL": 62, "LESS_EQUAL": 63, "EQUAL": 71,
     "NOT_EQUAL": 72, "LOGICAL_OR": 84, "LOGICAL_AND": 86, "LOGICAL_NOT": 87, "SELECT_V2": 123,
+    "FLOOR": 8, "EXP": 47, "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76,
+    "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -479,6 +481,16 @@ def _plain(ir_op: str, count: int):
     """An operator whose inputs pass through and that has no options."""
     def convert(ctx: _OpContext):
         return ir_op, ctx.inputs(count), {}
+    return convert
+
+
+def _float_unary(ir_op: str):
+    """Elementwise float32 functions; their quantized variants are refused."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        if data.dtype != "float32":
+            raise ctx.fail(f"{data.dtype} input: not supported yet (float32 only)")
+        return ir_op, [data], {}
     return convert
 
 
@@ -912,6 +924,18 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "LOGICAL_OR": (_plain("logical_or", 2), ("logical_or",)),
     "LOGICAL_NOT": (_plain("logical_not", 1), ("logical_not",)),
     "SELECT_V2": (_plain("select", 3), ("select",)),
+    "ABS": (_float_unary("abs"), ("abs",)),
+    "NEG": (_float_unary("neg"), ("neg",)),
+    "FLOOR": (_float_unary("floor"), ("floor",)),
+    "CEIL": (_float_unary("ceil"), ("ceil",)),
+    "ROUND": (_float_unary("round"), ("round",)),
+    "SQRT": (_float_unary("sqrt"), ("sqrt",)),
+    "RSQRT": (_float_unary("rsqrt"), ("rsqrt",)),
+    "EXP": (_float_unary("exp"), ("exp",)),
+    "LOG": (_float_unary("log"), ("log",)),
+    "SIN": (_float_unary("sin"), ("sin",)),
+    "COS": (_float_unary("cos"), ("cos",)),
+    "SQUARE": (_float_unary("square"), ("square",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),

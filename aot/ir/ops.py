@@ -582,6 +582,22 @@ def _resize_nearest(ts, attrs, where):
     return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
 
 
+#: Elementwise float32 functions (TFLM's float kernels; quantized variants are
+#: refused at import): y = f(x).
+FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",
+               "cos", "square")
+
+
+def _float_unary(ts, attrs, where):
+    (data,) = ts
+    _need(data.dtype == "float32", where, f"float32 only, got {data.dtype}")
+    return _out(data.shape, data.dtype)
+
+
+for _name in FLOAT_UNARY:
+    register(_name, "elementwise", ("data",))(_float_unary)
+
+
 # --------------------------------------------------------------------------- reductions
 
 _REDUCE = {"axes": Attr("ints"), "keepdims": Attr("bool", False)}

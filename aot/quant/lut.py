@@ -10,24 +10,14 @@ bit on the host.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 
 import numpy as np
 
 from aot.quant.arith import round_half_away
-
-_libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-_libm.expf.restype = ctypes.c_float
-_libm.expf.argtypes = [ctypes.c_float]
+from aot.quant.libm import expf
 
 F = np.float32
-
-
-def expf(v) -> np.float32:
-    """C ``expf`` (numpy's float32 exp may differ in the last bit)."""
-    return F(_libm.expf(float(v)))
 
 
 def gen_lut_int16(func, input_min: float, input_max: float, output_min: float,

@@ -26,6 +26,7 @@ import numpy as np
 
 from aot.errors import AotError
 from aot.ir import Graph, Node, Tensor
+from aot.ir.ops import FLOAT_UNARY
 from aot.reference.ops import activations, conv, elementwise, pool
 from aot.reference.ops import compare as compare_ops
 from aot.reference.ops import shape as shape_ops
@@ -277,6 +278,11 @@ def _logical(node: Node, args: list) -> list:
 def _select(node: Node, args: list) -> list:
     _same_quant(node, [*node.inputs[1:], *node.outputs])
     return [compare_ops.select(*args)]
+
+
+@kernel(*FLOAT_UNARY)
+def _float_unary(node: Node, args: list) -> list:
+    return [elementwise.float_unary(node.op, args[0])]
 
 
 @kernel("softmax")

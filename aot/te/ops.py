@@ -181,6 +181,10 @@ sqrt = _float_intrin("sqrt")
 tanh = _float_intrin("tanh")
 floor = _float_intrin("floor")
 round = _float_intrin("round")  # noqa: A001
+ceil = _float_intrin("ceil")
+log = _float_intrin("log")
+sin = _float_intrin("sin")
+cos = _float_intrin("cos")
 
 
 def var(name: str = "v", dtype: str = "int32") -> E.Var:

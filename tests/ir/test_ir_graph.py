@@ -20,6 +20,7 @@ EXPECTED_OPS = {
     "mean", "strided_slice", "transpose", "svdf", "lstm", "mirror_pad", "broadcast_to",
     "resize_nearest", "reduce_max", "reduce_min", "equal", "not_equal", "greater",
     "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not", "select",
+    "abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "square",
 }
 
 

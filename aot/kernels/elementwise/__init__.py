@@ -144,6 +144,37 @@ for _op in ("logical_and", "logical_or", "logical_not"):
     compute_rule(_op)(_logical)
 
 
+_FLOAT_UNARY = {
+    "abs": te.abs, "neg": lambda v: v * E.const(-1.0, "float32"), "floor": te.floor,
+    "ceil": te.ceil, "round": lambda v: _round_to_nearest(v), "sqrt": te.sqrt,
+    "rsqrt": lambda v: E.const(1.0, "float32") / te.sqrt(v), "exp": te.exp, "log": te.log,
+    "sin": te.sin, "cos": te.cos, "square": lambda v: v * v,
+}
+
+
+def _round_to_nearest(v):
+    """TFLM's ROUND (see :func:`aot.reference.ops.elementwise.round_to_nearest`)."""
+    f = te.floor(v)
+    d = v - f
+    half, two = E.const(0.5, "float32"), E.const(2.0, "float32")
+    even = (f - two * te.floor(f / two)).equal(E.const(0.0, "float32"))
+    down = E.binary("or", d < half, E.binary("and", d.equal(half), even))
+    return te.if_then_else(down, f, f + E.const(1.0, "float32"))
+
+
+def _float_unary(ctx, node) -> Computed:
+    """C's float functions (libm for exp/log/sin/cos, exact ones elsewhere);
+    NEG multiplies by -1 so that 0 becomes -0 as with C's unary minus."""
+    _float_only(node)
+    x = ctx.value(node.inputs[0])
+    fn = _FLOAT_UNARY[node.op]
+    return Computed(te.compute(x.shape, lambda *i: fn(x[i]), name="y"))
+
+
+for _op in _FLOAT_UNARY:
+    compute_rule(_op)(_float_unary)
+
+
 @compute_rule("select")
 def select(ctx, node) -> Computed:
     """``condition ? lhs : rhs`` on raw values (both share one quantization)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.quant import arith as quant
+from aot.quant import libm
 from aot.quant.params import f32
 
 
@@ -89,3 +90,26 @@ def maximum(x1, x2):
 def minimum(x1, x2):
     """MINIMUM with broadcasting on raw values (inputs and output share quantization)."""
     return np.minimum(np.asarray(x1), np.asarray(x2))
+
+
+def round_to_nearest(x) -> np.ndarray:
+    """TFLM's ROUND: halves to even, computed as ``floor(x)`` plus 0 or 1, so a
+    value in [-0.5, 0) rounds to +0 (C's ``rintf`` would give -0)."""
+    f = np.floor(x)
+    d = x - f
+    even = (f - np.float32(2) * np.floor(f / np.float32(2))) == 0
+    return np.where((d < 0.5) | ((d == 0.5) & even), f, f + np.float32(1)).astype(np.float32)
+
+
+def float_unary(op: str, x) -> np.ndarray:
+    """ABS, NEG, FLOOR, CEIL, ROUND (half to even), SQRT, RSQRT (1 / sqrt),
+    EXP, LOG, SIN, COS, SQUARE on float32, as TFLM's float kernels compute
+    them (the transcendental ones through C's libm, :mod:`aot.quant.libm`)."""
+    x = np.asarray(x, dtype=np.float32)
+    exact = {"abs": np.abs, "neg": np.negative, "floor": np.floor, "ceil": np.ceil,
+             "round": round_to_nearest, "sqrt": np.sqrt, "square": np.square,
+             "rsqrt": lambda v: np.float32(1) / np.sqrt(v)}
+    if op in exact:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return exact[op](x).astype(np.float32)
+    return libm.call(op + "f", x)
