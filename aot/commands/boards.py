@@ -30,15 +30,34 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+def _features(board: Board) -> str:
+    """The FPU, DSP and MVE facts of the board's target, ``-`` when it has none."""
+    facts = board.target.facts
+    parts = [facts.fpu] if facts.fpu else []
+    parts += ["dsp"] if facts.has_dsp else []
+    parts += ["mve"] if facts.has_mve else []
+    return "+".join(parts) or "-"
+
+
+def _transport(board: Board) -> str:
+    """How the host reaches the runtime: QEMU's serial and the host process are on a
+    loopback TCP port; a real board on a USB serial port at the console's baud rate."""
+    if board.platform == "hardware":
+        return f"serial@{board.console.baud}"
+    return "tcp-loopback"
+
+
 def _row(board: Board) -> dict[str, str]:
     mem = board.memory
     return {
         "tag": board.tag,
-        "cpu": board.cpu,
-        "flash": _size(mem.flash.length) if mem else "-",
+        "core": board.cpu,
+        "fpu/dsp/mve": _features(board),
         "ram": _size(mem.ram.length) if mem else "-",
+        "flash": _size(mem.flash.length) if mem else "-",
         "runner": board.runner.name,
-        "platform": board.platform,
+        "transport": _transport(board),
+        "verified": board.verified,
     }
 
 
