@@ -88,6 +88,12 @@ def _show(board: Board) -> str:
             )
     tc = board.toolchain
     lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}".rstrip())
+    im = board.image
+    image = {"elf": "the ELF",
+             "uf2": f"UF2, family 0x{im.uf2_family or 0:08x}",
+             "esp": f"ESP app image ({im.esp_chip}, {im.flash_mode}, {im.flash_freq}, "
+                    f"{im.flash_size}) at flash offset 0x{im.offset or 0:x}"}[im.format]
+    lines.append(f"image        {image}")
     for r in board.runners:
         lines.append(f"runner       {' '.join([r.name, *r.args])}")
     c = board.console
