@@ -3,6 +3,11 @@
     from flash import get_runner
     with get_runner("qemu")(QemuConfig(elf=..., machine="mps2-an386")) as url:
         client = aot.rpc.connect(url)
+    with runner_for_board("openocd", board, image, "/dev/ttyACM0") as url: ...
+
+Each runner class builds its config from a board record (``for_board``) and
+its command line from that config (``argv``), so which tool flashes a board
+is data: the record's ``[[runners]]``, preferred first.
 
 :data:`RUNNERS` is the one explicit registry of runner names.
 """
@@ -18,6 +23,8 @@ from flash.hardware import (
     OpenOcdRunner,
     PyOcdConfig,
     PyOcdRunner,
+    Uf2Config,
+    Uf2Runner,
     WestConfig,
     WestRunner,
 )
@@ -35,7 +42,7 @@ def _registry(classes: list[type[Runner]]) -> dict[str, type[Runner]]:
 
 
 RUNNERS = _registry(
-    [QemuRunner, HostRunner, OpenOcdRunner, PyOcdRunner, WestRunner, EsptoolRunner]
+    [QemuRunner, HostRunner, OpenOcdRunner, PyOcdRunner, WestRunner, EsptoolRunner, Uf2Runner]
 )
 
 
@@ -47,7 +54,14 @@ def get_runner(name: str) -> type[Runner]:
     return RUNNERS[name]
 
 
+def runner_for_board(name: str, board, image, serial_port: str | None = None) -> Runner:
+    """Runner ``name`` set up for ``board`` from its record, writing ``image``
+    (the build's flashable file: aot.firmware.images)."""
+    cls = get_runner(name)
+    return cls(cls.for_board(board, image, serial_port))
+
+
 __all__ = [
     "RUNNERS", "EsptoolConfig", "HostConfig", "OpenOcdConfig", "PyOcdConfig", "QemuConfig",
-    "Runner", "RunnerError", "WestConfig", "get_runner",
+    "Runner", "RunnerError", "Uf2Config", "WestConfig", "get_runner", "runner_for_board",
 ]

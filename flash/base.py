@@ -26,6 +26,16 @@ class Runner:
 
     name: ClassVar[str]
 
+    @classmethod
+    def for_board(cls, board, image, serial_port: str | None):
+        """This runner's config for ``board`` and the built ``image`` (a Path),
+        from the board record alone; :class:`RunnerError` if it cannot run it."""
+        raise NotImplementedError
+
+    def argv(self) -> list[str]:
+        """The command line that flashes or starts the device (``aot flash --dry-run``)."""
+        raise NotImplementedError
+
     def start(self) -> str:
         """Flash or launch; return the transport URL."""
         raise NotImplementedError
@@ -44,12 +54,15 @@ class Runner:
         self.stop()
 
 
-def run_tool(argv: Sequence[str], what: str, timeout: float, hint: str) -> None:
-    """Run a flashing tool to completion or raise :class:`RunnerError`."""
+def run_tool(argv: Sequence[str], what: str, timeout: float, hint: str,
+             install: str = "") -> None:
+    """Run a flashing tool to completion or raise :class:`RunnerError`;
+    ``install`` says how to get the tool when it is missing."""
     try:
         result = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
-        raise RunnerError(f"{argv[0]} is not installed or not on PATH; {hint}") from None
+        raise RunnerError(f"{argv[0]} is not installed or not on PATH; "
+                          f"{install or hint}") from None
     except subprocess.TimeoutExpired:
         raise RunnerError(f"{what} did not finish within {timeout:g} s; {hint}") from None
     if result.returncode != 0:

@@ -40,6 +40,13 @@ class HostRunner(Runner):
         self.config = config
         self._child: ChildProcess | None = None
 
+    @classmethod
+    def for_board(cls, board, image: Path, serial_port: str | None) -> HostConfig:
+        return HostConfig(executable=image)
+
+    def argv(self) -> list[str]:
+        return host_argv(self.config)
+
     def start(self) -> str:
         cfg = self.config
         if not Path(cfg.executable).is_file():

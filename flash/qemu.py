@@ -44,6 +44,23 @@ def qemu_argv(cfg: QemuConfig, port: int) -> list[str]:
     return argv
 
 
+# QEMU options the runner sets itself (with its own values).
+_RUNNER_OWNED = {"-icount", "-semihosting-config", "-display", "-serial", "-monitor", "-kernel"}
+
+
+def qemu_extra_args(args: tuple[str, ...]) -> tuple[str, ...]:
+    """A board record's QEMU arguments minus the options the runner sets."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _RUNNER_OWNED:
+            skip = True
+        else:
+            out.append(arg)
+    return tuple(out)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago (QEMU reports it if taken since)."""
     with socket.socket() as s:
@@ -76,6 +93,18 @@ class QemuRunner(Runner):
         self.config = config
         self.port: int | None = None
         self._child: ChildProcess | None = None
+
+    @classmethod
+    def for_board(cls, board, image: Path, serial_port: str | None) -> QemuConfig:
+        if board.qemu is None:
+            raise RunnerError(f"{board.tag} is not emulated: the qemu runner cannot run it; "
+                              f"runners: {', '.join(r.name for r in board.runners)}")
+        return QemuConfig(elf=image, machine=board.qemu.machine, qemu=board.qemu.system,
+                          extra_args=qemu_extra_args(board.qemu.args))
+
+    def argv(self) -> list[str]:
+        """The command line; before :meth:`start` with a port that was free just now."""
+        return qemu_argv(self.config, self.port or free_port(self.config.host))
 
     def start(self) -> str:
         cfg = self.config

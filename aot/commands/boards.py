@@ -30,15 +30,34 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+def _features(board: Board) -> str:
+    """The FPU, DSP and MVE facts of the board's target, ``-`` when it has none."""
+    facts = board.target.facts
+    parts = [facts.fpu] if facts.fpu else []
+    parts += ["dsp"] if facts.has_dsp else []
+    parts += ["mve"] if facts.has_mve else []
+    return "+".join(parts) or "-"
+
+
+def _transport(board: Board) -> str:
+    """How the host reaches the runtime: QEMU's serial and the host process are on a
+    loopback TCP port; a real board on a USB serial port at the console's baud rate."""
+    if board.platform == "hardware":
+        return f"serial@{board.console.baud}"
+    return "tcp-loopback"
+
+
 def _row(board: Board) -> dict[str, str]:
     mem = board.memory
     return {
         "tag": board.tag,
-        "cpu": board.cpu,
-        "flash": _size(mem.flash.length) if mem else "-",
+        "core": board.cpu,
+        "fpu/dsp/mve": _features(board),
         "ram": _size(mem.ram.length) if mem else "-",
+        "flash": _size(mem.flash.length) if mem else "-",
         "runner": board.runner.name,
-        "platform": board.platform,
+        "transport": _transport(board),
+        "verified": board.verified,
     }
 
 
@@ -69,6 +88,12 @@ def _show(board: Board) -> str:
             )
     tc = board.toolchain
     lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}".rstrip())
+    im = board.image
+    image = {"elf": "the ELF",
+             "uf2": f"UF2, family 0x{im.uf2_family or 0:08x}",
+             "esp": f"ESP app image ({im.esp_chip}, {im.flash_mode}, {im.flash_freq}, "
+                    f"{im.flash_size}) at flash offset 0x{im.offset or 0:x}"}[im.format]
+    lines.append(f"image        {image}")
     for r in board.runners:
         lines.append(f"runner       {' '.join([r.name, *r.args])}")
     c = board.console

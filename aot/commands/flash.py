@@ -1,17 +1,19 @@
-"""``aot flash PROJ [--runner R] [--port P]``: put a built project on its board.
+"""``aot flash PROJ [--runner R] [--port P] [--dry-run]``: put a built project on its board.
 
 Flashes with the board's runner (or ``--runner``) and checks over the RPC
 that the device now serves the project's model.  An emulated board (QEMU)
 or the host process lives only while the command runs, so for those this
 is a smoke test of the firmware; ``aot run`` and ``aot verify`` flash and
-run in one go.
+run in one go.  ``--dry-run`` prints the exact command instead of running it.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from aot.firmware import load_project, open_device
+from aot.firmware.device import device_runner
 
 NAME = "flash"
 HELP = "flash a built project onto its board and check that it answers"
@@ -22,10 +24,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runner", help="the runner (default: the board's first; "
                                          "'none' to only connect to --port)")
     parser.add_argument("--port", help="the board's serial port, e.g. /dev/ttyACM0")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the command that flashes the board and exit")
 
 
 def run(args: argparse.Namespace) -> int:
     project = load_project(args.project)
+    if args.dry_run:
+        if args.runner == "none":
+            print(f"# --runner none flashes nothing; the RPC opens {args.port}")
+            return 0
+        print(shlex.join(device_runner(project, args.runner, args.port).argv()))
+        return 0
     with open_device(project, runner=args.runner, serial_port=args.port) as dev:
         info = dev.info()
         tensors = dev.tensors()

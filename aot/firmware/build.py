@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aot.errors import BuildError
+from aot.firmware.images import write_image
 from aot.firmware.project import Project, load_project
 from aot.firmware.sizes import FirmwareSizes, read_sizes
 
@@ -29,15 +30,17 @@ _MODEL_FIELDS = {"name", "model", "model_sources"}
 
 @dataclass(frozen=True)
 class BuildResult:
-    """What one build produced; ``compiled`` lists the sources make compiled
-    (cached runtime objects are absent from it), ``restored`` the objects
-    taken from the cache."""
+    """What one build produced; ``image`` is what the board's runner writes
+    (the ELF, a UF2, an ESP app image: aot.firmware.images), ``compiled``
+    lists the sources make compiled (cached runtime objects are absent from
+    it), ``restored`` the objects taken from the cache."""
 
     project: Project
     elf: Path
     sizes: FirmwareSizes | None
     compiled: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
+    image: Path | None = None
 
 
 class ObjectCache:
@@ -170,8 +173,9 @@ def build_project(project, *, jobs: int | None = None,
     if cache is not None:
         cache.store(key, objects)
     compiled = re.findall(r" -c (\S+\.[cS])\b", output)
+    image = write_image(project)
     return BuildResult(project, project.elf, firmware_sizes(project), compiled,
-                       [str(p.relative_to(project.path)) for p in restored])
+                       [str(p.relative_to(project.path)) for p in restored], image)
 
 
 def firmware_sizes(project: Project) -> FirmwareSizes | None:

@@ -25,67 +25,30 @@ import numpy as np
 
 from aot.firmware.build import BuildResult, build_project
 from aot.firmware.errors import DeviceError
+from aot.firmware.images import image_path
 from aot.firmware.project import Project, create_project, load_project
 from aot.inputs import check_inputs
 from aot.rpc import Client, RpcError, connect
 from aot.rpc.protocol import TimerUnit
 from aot.target import Board
-from flash import (
-    HostConfig,
-    OpenOcdConfig,
-    PyOcdConfig,
-    QemuConfig,
-    get_runner,
-)
+from flash import Runner, RunnerError, runner_for_board
+from flash.serial_port import check_serial_port
 
 #: Seconds one RUN attempt may take: the largest shared model needs well
 #: under a second of QEMU time; slow shared machines need the margin.
 RUN_TIMEOUT = 120.0
-# QEMU options the qemu runner sets itself (with its own values).
-_RUNNER_OWNED = {"-icount", "-semihosting-config", "-display", "-serial", "-monitor", "-kernel"}
 
 
-def qemu_extra_args(args: tuple[str, ...]) -> tuple[str, ...]:
-    """The board record's QEMU arguments minus the options the runner sets."""
-    out, skip = [], False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in _RUNNER_OWNED:
-            skip = True
-        else:
-            out.append(arg)
-    return tuple(out)
-
-
-def _option(args: tuple[str, ...], flag: str) -> list[str]:
-    return [args[i + 1] for i, a in enumerate(args[:-1]) if a == flag]
-
-
-def runner_config(name: str, board: Board, elf: Path, serial_port: str | None):
-    """The config of runner ``name`` for ``board`` and firmware ``elf``."""
-    args = next((r.args for r in board.runners if r.name == name), ())
-    if name == "qemu":
-        if board.qemu is None:
-            raise DeviceError(f"{board.tag} is not emulated: the qemu runner cannot run it; "
-                              f"runners: {', '.join(r.name for r in board.runners)}")
-        return QemuConfig(elf=elf, machine=board.qemu.machine, qemu=board.qemu.system,
-                          extra_args=qemu_extra_args(board.qemu.args))
-    if name == "host":
-        return HostConfig(executable=elf)
-    if serial_port is None:
-        raise DeviceError(f"runner {name} flashes a real board: give its serial port with "
-                          "--port (e.g. /dev/ttyACM0)")
-    if name == "openocd":
-        return OpenOcdConfig(elf=elf, config_files=tuple(_option(args, "-f")),
-                             serial_url=serial_port)
-    if name == "pyocd":
-        targets = _option(args, "--target")
-        if not targets:
-            raise DeviceError(f"the board record of {board.tag} names no pyocd --target")
-        return PyOcdConfig(elf=elf, target=targets[0], serial_url=serial_port)
-    raise DeviceError(f"not supported yet: flashing {board.tag} with runner {name!r} from "
-                      "aot (use the runner's own tool, then pass --runner none --port P)")
+def device_runner(project: Project, name: str | None = None,
+                  serial_port: str | None = None) -> Runner:
+    """The runner that puts ``project``'s image on its board: ``name``, or the
+    board record's first; set up from the record alone (flash.runner_for_board)."""
+    board = project.board
+    name = name or board.runner.name
+    try:
+        return runner_for_board(name, board, image_path(project), serial_port)
+    except RunnerError as err:
+        raise DeviceError(str(err)) from None
 
 
 @contextlib.contextmanager
@@ -108,10 +71,10 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
         if name == "none":
             if serial_port is None:
                 raise DeviceError("--runner none needs --port: the serial port of the board")
+            check_serial_port(serial_port)
             url = serial_port
         else:
-            config = runner_config(name, board, project.elf, serial_port)
-            started = get_runner(name)(config)
+            started = device_runner(project, name, serial_port)
             url = stack.enter_context(started)
         try:
             client = stack.enter_context(connect(url, timeout=timeout))

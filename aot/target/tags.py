@@ -110,6 +110,24 @@ class Runner:
 
 
 @dataclass(frozen=True)
+class Image:
+    """What the runner writes: the ELF, a UF2 (RP2040) or an ESP app image.
+
+    ``uf2_family`` tags every UF2 block; ``esp_chip``, ``flash_mode``,
+    ``flash_freq`` and ``flash_size`` go to esptool's elf2image and
+    ``offset`` is where the image goes in flash (aot.firmware.images).
+    """
+
+    format: str = "elf"
+    uf2_family: int | None = None
+    esp_chip: str | None = None
+    offset: int | None = None
+    flash_mode: str | None = None
+    flash_freq: str | None = None
+    flash_size: str | None = None
+
+
+@dataclass(frozen=True)
 class Console:
     """The byte stream to the runtime: UART kind and base, baud rate, USB id."""
 
@@ -167,6 +185,7 @@ class Board:
     memory: Memory | None = None
     qemu: Qemu | None = None
     clock_hz: int | None = None
+    image: Image = Image()
     path: Path | None = None
 
     @property
@@ -306,6 +325,7 @@ def load_board_file(path: str | Path) -> Board:
         if qemu is None
         else Qemu(qemu["system"], qemu["machine"], tuple(qemu.get("args", ()))),
         clock_hz=data.get("clock_hz"),
+        image=Image(**data.get("image", {})),
         path=path,
     )
 

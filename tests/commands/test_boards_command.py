@@ -32,24 +32,33 @@ def test_json_lists_exactly_the_boards(capsys):
     assert emulated == {t for t in BOARDS if t.startswith("qemu/")}
 
 
+def _columns(lines: list[str]) -> list[dict[str, str]]:
+    """The rows of a left-aligned table, cut at the header's column starts."""
+    heads = lines[0].split()
+    starts = [lines[0].index(h) for h in heads]
+    ends = starts[1:] + [None]
+    return [{h: line[a:b].strip() for h, a, b in zip(heads, starts, ends)} for line in lines[1:]]
+
+
 def test_table(capsys):
     assert main(["boards"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["TAG", "CPU", "FLASH", "RAM", "RUNNER", "PLATFORM"]
-    rows = {line.split()[0]: line for line in lines[1:]}
+    assert lines[0].split() == ["TAG", "CORE", "FPU/DSP/MVE", "RAM", "FLASH", "RUNNER",
+                                "TRANSPORT", "VERIFIED"]
+    rows = {r["TAG"]: r for r in _columns(lines)}
     assert list(rows) == BOARDS
-    assert rows["qemu/mps2-an386"].split() == [
-        "qemu/mps2-an386",
-        "Cortex-M4F",
-        "4",
-        "MiB",
-        "4",
-        "MiB",
-        "qemu",
-        "qemu",
-    ]
-    assert "512 KiB" in rows["qemu/mps3-an547"]
-    assert rows["raspberrypi/pico"].split()[-2:] == ["openocd", "hardware"]
+    assert rows["qemu/mps2-an386"] == {
+        "TAG": "qemu/mps2-an386", "CORE": "Cortex-M4F", "FPU/DSP/MVE": "fpv4-sp-d16+dsp",
+        "RAM": "4 MiB", "FLASH": "4 MiB", "RUNNER": "qemu", "TRANSPORT": "tcp-loopback",
+        "VERIFIED": "qemu"}
+    assert rows["qemu/mps3-an547"]["FPU/DSP/MVE"].endswith("+dsp+mve")
+    assert rows["qemu/mps3-an547"]["RAM"] == "512 KiB"
+    assert rows["raspberrypi/pico"]["FPU/DSP/MVE"] == "-"
+    assert rows["st/nucleo-f746zg"]["TRANSPORT"] == "serial@115200"
+    # Every real board says it was only built, never run on hardware.
+    real = {t for t, r in rows.items() if r["TRANSPORT"].startswith("serial")}
+    assert {rows[t]["VERIFIED"] for t in real} == {"build"}
+    assert rows["host/native"]["VERIFIED"] == "hardware"
 
 
 def test_show(capsys):

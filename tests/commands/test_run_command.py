@@ -73,12 +73,13 @@ def no_build(monkeypatch):
             raise _Built(f"{what} was called")
         return called
     monkeypatch.setattr(device, "build_project", record("build_project"))
-    monkeypatch.setattr(device, "get_runner", record("get_runner"))
+    monkeypatch.setattr(device, "runner_for_board", record("runner_for_board"))
     monkeypatch.setattr(run_cmd, "build_program", record("build_program"))
     return calls
 
 
-@pytest.mark.parametrize("board", ["host/native", "qemu/mps2-an386"])
+@pytest.mark.parametrize("board", ["host/native", "qemu/mps2-an386", "st/nucleo-f746zg",
+                                   "raspberrypi/pico", "espressif/esp32c3-devkitm"])
 @pytest.mark.parametrize("x, given", [
     (np.zeros((2, 1, 2), np.int8), "got [2, 1, 2] of int8"),       # right rank, wrong shape
     (np.full((2, 1, 1), 0.5, np.float32), "got [2, 1, 1] of float32"),  # not int8 values
@@ -87,8 +88,9 @@ def no_build(monkeypatch):
 def test_wrong_inputs_are_refused_before_anything_is_built(tmp_path, capsys, no_build, board,
                                                            x, given):
     np.save(tmp_path / "x.npy", x)
+    # Real boards: refused before the build and the flash, serial port given or not.
     assert main(["run", HELLO, "--board", board, "--input", str(tmp_path / "x.npy"),
-                 "--output", str(tmp_path / "y.npy")]) == 2
+                 "--output", str(tmp_path / "y.npy"), "--port", "/dev/ttyACM0"]) == 2
     err = capsys.readouterr().err
     assert "input 'serving_default_dense_input:0'" in err
     assert "expected an array of shape [N, 1, 1] of int8" in err and given in err

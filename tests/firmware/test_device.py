@@ -12,11 +12,11 @@ from support.models import MODELS_DIR
 from aot.compile import compile_model
 from aot.errors import AotError
 from aot.firmware import DeviceError, create_project, run_on_board
-from aot.firmware.device import qemu_extra_args, runner_config
 from aot.firmware.verify import reference_outputs
 from aot.rpc import connect
 from aot.target import load_board
-from flash import QemuConfig, get_runner
+from flash import QemuConfig, RunnerError, get_runner
+from flash.qemu import qemu_extra_args
 
 HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
 BOARDS = ["qemu/mps2-an386", "qemu/sifive-e",
@@ -95,7 +95,7 @@ def test_model_too_big_for_the_board_is_an_error_with_sizes(tmp_path):
 
 def test_qemu_config_comes_from_the_board_record(tmp_path):
     board = load_board("qemu/mps3-an547")
-    cfg = runner_config("qemu", board, tmp_path / "fw.elf", None)
+    cfg = get_runner("qemu").for_board(board, tmp_path / "fw.elf", None)
     assert (cfg.machine, cfg.qemu) == ("mps3-an547", "qemu-system-arm")
     # The runner sets -icount, semihosting and the display itself.
     assert cfg.extra_args == ()
@@ -105,14 +105,15 @@ def test_qemu_config_comes_from_the_board_record(tmp_path):
 
 def test_real_board_runners_need_a_serial_port(tmp_path):
     board = load_board("st/nucleo-f746zg")
-    with pytest.raises(DeviceError, match="give its serial port with --port"):
-        runner_config("openocd", board, tmp_path / "fw.elf", None)
-    cfg = runner_config("openocd", board, tmp_path / "fw.elf", "/dev/ttyACM0")
-    assert cfg.config_files == ("board/st_nucleo_f7.cfg",)
-    assert runner_config("pyocd", board, tmp_path / "fw.elf", "/dev/ttyACM0").target == \
-        "stm32f746zgtx"
-    with pytest.raises(DeviceError, match="is not emulated"):
-        runner_config("qemu", board, tmp_path / "fw.elf", None)
+    runner = get_runner("openocd")
+    cfg = runner.for_board(board, tmp_path / "fw.elf", None)
+    assert cfg.args == ("-f", "board/st_nucleo_f7.cfg")
+    with pytest.raises(RunnerError, match="give its serial port with --port"):
+        runner(cfg).start()
+    assert get_runner("pyocd").for_board(board, tmp_path / "fw.elf", "/dev/ttyACM0").args == \
+        ("--target", "stm32f746zgtx")
+    with pytest.raises(RunnerError, match="is not emulated"):
+        get_runner("qemu").for_board(board, tmp_path / "fw.elf", None)
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from support.models import MODELS, MODELS_DIR, model_sequence
 from aot.compile import compile_model
 from aot.export import runtime_config
 from aot.firmware import BuildError, build_project, create_project
-from aot.firmware.device import qemu_extra_args
+from flash.qemu import qemu_extra_args
 from aot.firmware.stack import (
     _graph,
     _merge_binary,

@@ -1,5 +1,8 @@
 """Runners: the registry, exact command lines, and process lifecycles."""
 
+import fcntl
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,23 +14,28 @@ from support.firmware import fw
 
 import flash
 from aot.rpc import connect
-from flash import RunnerError, get_runner
+from aot.target import list_boards, load_board
+from flash import RunnerError, get_runner, runner_for_board
 from flash.hardware import (
     EsptoolConfig,
     OpenOcdConfig,
     PyOcdConfig,
+    Uf2Config,
     WestConfig,
     esptool_argv,
+    find_drive,
     openocd_argv,
     pyocd_argv,
+    uf2_argv,
     west_argv,
 )
 from flash.host import HostConfig, HostRunner
 from flash.qemu import QemuConfig, QemuRunner, qemu_argv
+from flash.serial_port import check_serial_port
 
 
 def test_the_registered_runner_names_are_exactly_these():
-    assert set(flash.RUNNERS) == {"qemu", "host", "openocd", "pyocd", "west", "esptool"}
+    assert set(flash.RUNNERS) == {"qemu", "host", "openocd", "pyocd", "west", "esptool", "uf2"}
 
 
 def test_unknown_runner_names_suggest_the_closest():
@@ -58,22 +66,22 @@ def test_qemu_argv_with_cpu_extra_args_and_no_icount():
 
 
 def test_openocd_argv():
-    cfg = OpenOcdConfig(elf=Path("/b/fw.elf"), config_files=("interface/stlink.cfg",
-                        "target/stm32f7x.cfg"), serial_url="/dev/ttyACM0",
-                        adapter_serial="0668FF", extra_commands=("adapter speed 4000",))
+    cfg = OpenOcdConfig(elf=Path("/b/fw.elf"), args=("-f", "interface/stlink.cfg", "-f",
+                        "target/stm32f7x.cfg", "-c", "adapter speed 4000"),
+                        serial_url="/dev/ttyACM0", adapter_serial="0668FF")
     assert openocd_argv(cfg) == [
         "openocd", "-f", "interface/stlink.cfg", "-f", "target/stm32f7x.cfg",
-        "-c", "adapter serial 0668FF", "-c", "adapter speed 4000",
+        "-c", "adapter speed 4000", "-c", "adapter serial 0668FF",
         "-c", "program {/b/fw.elf} verify reset exit",
     ]
 
 
 def test_pyocd_argv():
-    assert pyocd_argv(PyOcdConfig(elf=Path("fw.elf"), target="stm32f746zgtx",
+    assert pyocd_argv(PyOcdConfig(elf=Path("fw.elf"), args=("--target", "stm32f746zgtx"),
                                   serial_url="/dev/ttyACM0")) == [
         "pyocd", "flash", "--target", "stm32f746zgtx", "fw.elf"]
-    assert pyocd_argv(PyOcdConfig(elf=Path("fw.elf"), target="nrf52840", serial_url="x",
-                                  probe_uid="123", frequency=4000000)) == [
+    assert pyocd_argv(PyOcdConfig(elf=Path("fw.elf"), args=("--target", "nrf52840"),
+                                  serial_url="x", probe_uid="123", frequency=4000000)) == [
         "pyocd", "flash", "--target", "nrf52840", "--uid", "123", "--frequency", "4000000",
         "fw.elf"]
 
@@ -88,39 +96,193 @@ def test_west_argv():
 
 def test_esptool_argv():
     cfg = EsptoolConfig(images=((0x0, Path("boot.bin")), (0x10000, Path("app.bin"))),
-                        chip="esp32s3", serial_port="/dev/ttyUSB0")
+                        chip="esp32s3", serial_port="/dev/ttyUSB0", args=("--baud", "921600"))
     assert esptool_argv(cfg) == [
-        "esptool.py", "--chip", "esp32s3", "--port", "/dev/ttyUSB0", "--baud", "460800",
-        "write_flash", "0x0", "boot.bin", "0x10000", "app.bin"]
+        "esptool", "--chip", "esp32s3", "--port", "/dev/ttyUSB0", "--baud", "921600",
+        "write-flash", "0x0", "boot.bin", "0x10000", "app.bin"]
+
+
+def test_uf2_argv_prefers_picotool_else_copies_to_the_drive():
+    cfg = Uf2Config(image=Path("b/fw.uf2"), serial_url="/dev/ttyACM0",
+                    drive=Path("/media/me/RPI-RP2"))
+    assert uf2_argv(cfg) == ["cp", "b/fw.uf2", "/media/me/RPI-RP2/"]
+    cfg = Uf2Config(image=Path("b/fw.uf2"), serial_url="/dev/ttyACM0",
+                    drive=Path("/media/me/RPI-RP2"), picotool="/usr/bin/picotool")
+    assert uf2_argv(cfg) == ["/usr/bin/picotool", "load", "-v", "-x", "b/fw.uf2"]
+
+
+def test_the_rp2_drive_is_found_in_the_mount_table():
+    mounts = ("/dev/sda1 / ext4 rw 0 0\n"
+              "/dev/sdb1 /media/ann/RPI-RP2 vfat rw,nosuid 0 0\n")
+    assert find_drive("RPI-RP2", mounts) == Path("/media/ann/RPI-RP2")
+    assert find_drive("RPI-RP2", "/dev/sda1 / ext4 rw 0 0\n") is None
+
+
+# The exact command each real board's runners run, from the board record alone: this
+# table is the list of what `aot flash` can do with a real board (adding a board or a
+# runner to a record must add its line here).
+IMAGE = {"elf": "/p/build/firmware.elf", "uf2": "/p/build/firmware.uf2",
+         "esp": "/p/build/firmware.bin"}
+EXPECTED_ARGV = {
+    ("st/nucleo-f746zg", "openocd"): [
+        "openocd", "-f", "board/st_nucleo_f7.cfg",
+        "-c", "program {/p/build/firmware.elf} verify reset exit"],
+    ("st/nucleo-f746zg", "pyocd"): [
+        "pyocd", "flash", "--target", "stm32f746zgtx", "/p/build/firmware.elf"],
+    ("st/nucleo-l4r5zi", "openocd"): [
+        "openocd", "-f", "board/st_nucleo_l4.cfg",
+        "-c", "program {/p/build/firmware.elf} verify reset exit"],
+    ("st/nucleo-l4r5zi", "pyocd"): [
+        "pyocd", "flash", "--target", "stm32l4r5zitx", "/p/build/firmware.elf"],
+    ("nordic/nrf52840dk", "openocd"): [
+        "openocd", "-f", "interface/jlink.cfg", "-c", "transport select swd",
+        "-f", "target/nrf52.cfg", "-c", "program {/p/build/firmware.elf} verify reset exit"],
+    ("nordic/nrf52840dk", "pyocd"): [
+        "pyocd", "flash", "--target", "nrf52840", "/p/build/firmware.elf"],
+    ("raspberrypi/pico", "uf2"): [
+        "cp", "/p/build/firmware.uf2", "/media/ann/RPI-RP2/"],
+    ("raspberrypi/pico", "openocd"): [
+        "openocd", "-f", "interface/cmsis-dap.cfg", "-f", "target/rp2040.cfg",
+        "-c", "adapter speed 5000", "-c", "program {/p/build/firmware.elf} verify reset exit"],
+    ("raspberrypi/pico", "pyocd"): [
+        "pyocd", "flash", "--target", "rp2040", "/p/build/firmware.elf"],
+    ("espressif/esp32c3-devkitm", "esptool"): [
+        "esptool", "--chip", "esp32c3", "--port", "/dev/ttyUSB0", "--baud", "460800",
+        "write-flash", "0x10000", "/p/build/firmware.bin"],
+}
+REAL_BOARDS = [b for b in list_boards() if b.platform == "hardware"]
+
+
+def _board_argv(board, runner_name, monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: name)  # every tool is "on PATH"...
+    monkeypatch.setattr("flash.hardware.shutil.which",
+                        lambda name: None if name == "picotool" else name)  # ...but picotool
+    monkeypatch.setattr("flash.hardware.mount_table",
+                        lambda: "/dev/sdb1 /media/ann/RPI-RP2 vfat rw 0 0\n")
+    fmt = board.image.format if runner_name in ("uf2", "esptool") else "elf"
+    return runner_for_board(runner_name, board, Path(IMAGE[fmt]), "/dev/ttyUSB0").argv()
+
+
+def test_every_runner_of_every_real_board_has_an_exact_command(monkeypatch):
+    offered = {(b.tag, r.name) for b in REAL_BOARDS for r in b.runners}
+    assert offered == set(EXPECTED_ARGV)
+    for (tag, name), argv in EXPECTED_ARGV.items():
+        assert _board_argv(load_board(tag), name, monkeypatch) == argv, (tag, name)
+
+
+def test_real_boards_prefer_the_tool_their_family_flashes_with():
+    first = {b.tag: b.runner.name for b in REAL_BOARDS}
+    assert first == {"st/nucleo-f746zg": "openocd", "st/nucleo-l4r5zi": "openocd",
+                     "nordic/nrf52840dk": "openocd", "raspberrypi/pico": "uf2",
+                     "espressif/esp32c3-devkitm": "esptool"}
+
+
+def test_west_needs_a_zephyr_build_and_says_so():
+    with pytest.raises(RunnerError, match="Zephyr build directory.*openocd, pyocd"):
+        runner_for_board("west", load_board("nordic/nrf52840dk"), Path("fw.elf"), "/dev/x")
+
+
+def test_uf2_without_picotool_or_drive_says_how_to_get_one(tmp_path):
+    cfg = Uf2Config(image=tmp_path / "fw.uf2", serial_url="loop://",
+                    drive=tmp_path / "RPI-RP2")
+    with pytest.raises(RunnerError, match="hold BOOTSEL.*apt-get install picotool"):
+        get_runner("uf2")(cfg).start()
+
+
+def test_uf2_copy_writes_the_file_onto_the_drive(tmp_path):
+    image = tmp_path / "fw.uf2"
+    image.write_bytes(b"UF2\n" + bytes(508))
+    drive = tmp_path / "RPI-RP2"
+    drive.mkdir()
+    with get_runner("uf2")(Uf2Config(image=image, serial_url="loop://", drive=drive)) as url:
+        assert url == "loop://"
+    assert (drive / "fw.uf2").read_bytes() == image.read_bytes()
 
 
 @pytest.mark.parametrize("name, cfg", [
-    ("openocd", OpenOcdConfig(elf=Path("f.elf"), config_files=("b.cfg",), serial_url="/dev/x")),
-    ("pyocd", PyOcdConfig(elf=Path("f.elf"), target="t", serial_url="/dev/x")),
-    ("west", WestConfig(build_dir=Path("b"), serial_url="/dev/x")),
-    ("esptool", EsptoolConfig(images=((0, Path("a.bin")),), chip="esp32", serial_port="/dev/x")),
+    ("openocd", OpenOcdConfig(elf=Path("f.elf"), args=("-f", "b.cfg"), serial_url="loop://")),
+    ("pyocd", PyOcdConfig(elf=Path("f.elf"), args=("--target", "t"), serial_url="loop://")),
+    ("west", WestConfig(build_dir=Path("b"), serial_url="loop://")),
+    ("esptool", EsptoolConfig(images=((0, Path("a.bin")),), chip="esp32",
+                              serial_port="loop://")),
 ])
 def test_hardware_runners_flash_then_return_the_serial_port(name, cfg):
     runner = get_runner(name)(cfg)
     ok = subprocess.CompletedProcess([], 0, "", "")
     with mock.patch("subprocess.run", return_value=ok) as run:
         with runner as url:
-            assert url == "/dev/x"
+            assert url == "loop://"
     assert run.call_args.args[0] == runner.argv()
 
 
 def test_a_failing_flash_tool_is_a_clear_error():
-    cfg = PyOcdConfig(elf=Path("f.elf"), target="t", serial_url="/dev/x")
+    cfg = PyOcdConfig(elf=Path("f.elf"), args=("--target", "t"), serial_url="loop://")
     bad = subprocess.CompletedProcess([], 1, "", "No connected debug probes")
     with mock.patch("subprocess.run", return_value=bad):
         with pytest.raises(RunnerError, match="(?s)status 1.*No connected debug probes.*pyocd"):
             get_runner("pyocd")(cfg).start()
 
 
-def test_a_missing_flash_tool_is_a_clear_error():
-    cfg = WestConfig(build_dir=Path("b"), serial_url="/dev/x", west="no-such-west-tool")
-    with pytest.raises(RunnerError, match="not installed"):
-        get_runner("west")(cfg).start()
+@pytest.mark.parametrize("name, cfg, install", [
+    ("west", WestConfig(build_dir=Path("b"), serial_url="loop://", west="no-such-west"),
+     "pip install west"),
+    ("pyocd", PyOcdConfig(elf=Path("f.elf"), args=(), serial_url="loop://",
+                          pyocd="no-such-pyocd"), "pip install pyocd"),
+    ("openocd", OpenOcdConfig(elf=Path("f.elf"), args=(), serial_url="loop://",
+                              openocd="no-such-openocd"), "apt-get install openocd"),
+    ("esptool", EsptoolConfig(images=(), chip="esp32c3", serial_port="loop://",
+                              esptool="no-such-esptool"), "pip install 'esptool>=5'"),
+])
+def test_a_missing_flash_tool_names_what_to_install(name, cfg, install):
+    with pytest.raises(RunnerError, match=f"not installed.*{re.escape(install)}"):
+        get_runner(name)(cfg).start()
+
+
+def test_a_missing_serial_port_is_refused_before_flashing(tmp_path):
+    cfg = PyOcdConfig(elf=Path("f.elf"), args=(), serial_url=str(tmp_path / "ttyACM7"))
+    with mock.patch("subprocess.run") as run:
+        with pytest.raises(RunnerError, match=r"serial port .*ttyACM7 does not exist.*--port"):
+            get_runner("pyocd")(cfg).start()
+    run.assert_not_called()
+
+
+def test_a_denied_serial_port_names_the_group_to_join():
+    # Root opens any device, so the refusal is simulated where the port opens it.
+    with mock.patch("flash.serial_port.os.open", side_effect=PermissionError(13, "denied")), \
+            mock.patch("flash.serial_port.os.path.exists", return_value=True), \
+            mock.patch("flash.serial_port._group_of", return_value="dialout"):
+        with pytest.raises(RunnerError, match=r"permission denied on serial port /dev/ttyACM0: "
+                                              r"add yourself to the dialout group \(sudo usermod"):
+            check_serial_port("/dev/ttyACM0")
+
+
+def test_a_serial_port_held_by_another_program_is_named():
+    primary, secondary = os.openpty()
+    try:
+        path = os.ttyname(secondary)
+        check_serial_port(path)  # free: no complaint
+        holder = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        fcntl.flock(holder, fcntl.LOCK_EX)  # what pyserial's exclusive mode and monitors do
+        try:
+            with pytest.raises(RunnerError, match=f"serial port {path} is busy.*fuser -v"):
+                check_serial_port(path)
+        finally:
+            os.close(holder)
+    finally:
+        os.close(primary)
+        os.close(secondary)
+
+
+def test_a_serial_port_locked_by_a_monitor_names_its_process(tmp_path):
+    (tmp_path / "LCK..ttyACM0").write_text(f"{os.getpid():10d}\n")
+    with mock.patch("flash.serial_port.os.path.exists", return_value=True):
+        with pytest.raises(RunnerError, match=f"busy: process {os.getpid()} holds it"):
+            check_serial_port("/dev/ttyACM0", lock_dirs=(str(tmp_path),))
+
+
+def test_urls_are_not_checked_as_devices():
+    check_serial_port("socket://127.0.0.1:1")
+    check_serial_port("loop://")
 
 
 def test_qemu_that_dies_at_start_is_reported(tmp_path):

@@ -42,7 +42,7 @@ def test_the_board_list_is_exactly_the_shipped_boards():
 def test_one_lookup_gives_everything():
     b = load_board("qemu/mps2-an386")
     assert b.tag == "qemu/mps2-an386" and b.versioned_tag == "qemu/mps2-an386:v1"
-    assert b.emulated and b.platform == "qemu" and b.verified == "emulator"
+    assert b.emulated and b.platform == "qemu" and b.verified == "qemu"
     assert b.target.attrs["mcpu"] == "cortex-m4" and b.target.tag == b.tag
     assert b.toolchain.prefix == "arm-none-eabi-" and b.toolchain.tool("gcc") == "arm-none-eabi-gcc"
     assert "-mfpu=fpv4-sp-d16" in b.toolchain.cpu_flags
@@ -108,7 +108,7 @@ def test_record_is_consistent(board):
         assert board.toolchain.prefix == "riscv64-unknown-elf-"
     assert board.emulated == (board.qemu is not None)
     if board.platform == "hardware":
-        assert board.verified == "datasheet" and "not verified on hardware" in board.note.lower()
+        assert board.verified == "build" and "not verified on hardware" in board.note.lower()
         assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{4}", board.console.usb)
         assert board.timer.icount_instructions_per_tick is None
     if board.memory is not None:
@@ -116,6 +116,15 @@ def test_record_is_consistent(board):
         for a, b in zip(regions, regions[1:], strict=False):
             assert a.end <= b.origin, f"{a.name} overlaps {b.name}"
     assert board.path.relative_to(BOARDS_DIR).with_suffix("").as_posix() == board.tag
+
+
+def test_verified_says_how_far_each_record_was_checked():
+    from aot.target.tags import _schema
+
+    assert _schema()["properties"]["verified"]["enum"] == ["hardware", "qemu", "build"]
+    for board in BOARDS:
+        expected = {"qemu": "qemu", "host": "hardware", "hardware": "build"}[board.platform]
+        assert board.verified == expected, board.tag
 
 
 def test_board_to_dict_is_json_ready():
@@ -186,6 +195,14 @@ def test_a_copy_of_a_good_record_loads(tmp_path):
             r"fields 'qemu', 'memory' do not apply to platform 'host'; remove them",
         ),
         ("[qemu]\n", "[qemu]\nmachine = 'x'\n[fake]\n", r"unknown field"),
+        ('verified = "qemu"', 'verified = "emulator"',
+         r"field 'verified': 'emulator' is not one of \['hardware', 'qemu', 'build'\]"),
+        ("[console]\n", '[image]\nformat = "uf2"\n[console]\n',
+         r"missing required field 'image.uf2_family'"),
+        ("[console]\n", '[image]\nformat = "esp"\nesp_chip = "esp32c3"\n[console]\n',
+         r"missing required field 'image.offset'"),
+        ("[console]\n", '[image]\nformat = "hex"\n[console]\n',
+         r"field 'image.format': 'hex' is not one of"),
         ("[memory]", "[memory\n", r"not valid TOML"),
     ],
 )

@@ -1,9 +1,16 @@
 /*
  * Port for the ESP32-C3 (RV32IMC; ESP32-C3-DevKitM-1).  NOT VERIFIED ON
- * HARDWARE and BUILD ONLY: the ELF links, but to run it must be converted
- * with `esptool.py --chip esp32c3 elf2image` and flashed behind an ESP
- * second-stage boot loader (e.g. ESP-IDF's), neither of which aot provides.
+ * HARDWARE: the ELF links, and aot build turns it into an ESP app image
+ * with esptool's elf2image (aot/firmware/images.py), written at 0x10000
+ * behind an ESP-IDF second-stage boot loader and partition table, which
+ * aot does not provide (the board ships with them; docs/hardware.md).
  * Register facts from the ESP32-C3 Technical Reference Manual.
+ *
+ * - App descriptor: ESP-IDF boot loaders since v5.2.3/v5.3.2 read a 256-byte
+ *   esp_app_desc_t at the start of the app's first DROM segment (magic word,
+ *   eFuse block revision range, MMU page size) and refuse an image without
+ *   it; aot_esp_app_desc below is that record, put first in .rodata by the
+ *   linker script.
  *
  * - Console: UART0 (0x60000000), polled through its FIFO register (0x00)
  *   and the FIFO counts in UART_STATUS (0x1C: RXFIFO_CNT bits 9:0,
@@ -42,6 +49,35 @@
 #endif
 
 #define REG(addr) (*(volatile uint32_t *)(addr))
+
+/* The app descriptor (layout of ESP-IDF's esp_app_desc_t, 256 bytes). */
+struct aot_esp_app_desc {
+    uint32_t magic_word;               /* 0xABCD5432 */
+    uint32_t secure_version;
+    uint32_t reserved1[2];
+    char version[32];
+    char project_name[32];
+    char time[16];
+    char date[16];
+    char idf_ver[32];
+    uint8_t app_elf_sha256[32];
+    uint16_t min_efuse_blk_rev_full;   /* 0: any */
+    uint16_t max_efuse_blk_rev_full;   /* 0xFFFF: no upper bound */
+    uint8_t mmu_page_size;             /* log2 of the flash MMU page: 16 = 64 KiB */
+    uint8_t reserved3[3];
+    uint32_t reserved2[18];
+};
+typedef char aot_esp_app_desc_is_256_bytes[sizeof(struct aot_esp_app_desc) == 256 ? 1 : -1];
+
+__attribute__((used, section(".rodata_desc"))) const struct aot_esp_app_desc aot_esp_app_desc = {
+    .magic_word = 0xABCD5432u,
+    .version = "aot",
+    .project_name = "aot",
+    .idf_ver = "none (aot)",
+    .min_efuse_blk_rev_full = 0u,
+    .max_efuse_blk_rev_full = 0xFFFFu,
+    .mmu_page_size = 16u,
+};
 
 #define UART_FIFO REG(AOT_CONSOLE_BASE + 0x00u)
 #define UART_STATUS REG(AOT_CONSOLE_BASE + 0x1Cu)

@@ -1,7 +1,7 @@
 # esp32c3 port (ESP32-C3, RV32IMC: code in IROM @0x42000000, constants in DROM
 # @0x3C000000, 384 KiB SRAM1 @0x3FC80000).  Built against picolibc.  NOT
-# VERIFIED ON HARDWARE: builds and links only; the ELF needs
-# `esptool.py --chip esp32c3 elf2image` and an ESP second-stage boot loader.
+# VERIFIED ON HARDWARE: builds and links; aot build turns the ELF into an ESP app
+# image (esptool elf2image) for an ESP-IDF second-stage boot loader.
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/esp32c3
 AOT_PORT_SRCS := $(AOT_PORT_DIR)/port.c
 AOT_PORT_ASM_SRCS := $(AOT_PORT_DIR)/crt0.S
