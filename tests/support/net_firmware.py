@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import serial
 
-from aot.firmware.device import runner_config
 from aot.target import load_board
-from flash.qemu import QemuRunner
+from flash import runner_for_board
 from support.tflite_builder import ModelBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +59,7 @@ def compiled_objects(output: str) -> set[str]:
 
 
 def run_on_qemu(elf: Path, x: np.ndarray) -> np.ndarray:
-    with QemuRunner(runner_config("qemu", load_board("qemu/mps2-an386"), elf, None)) as url:
+    with runner_for_board("qemu", load_board("qemu/mps2-an386"), elf) as url:
         with serial.serial_for_url(url, timeout=10) as port:
             port.write(x.tobytes())
             got = port.read(10)
