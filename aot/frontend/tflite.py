@@ -72,6 +72,7 @@ BUILTIN_CODES = {
     "NOT_EQUAL": 72, "LOGICAL_OR": 84, "LOGICAL_AND": 86, "LOGICAL_NOT": 87, "SELECT_V2": 123,
     "FLOOR": 8, "EXP": 47, "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76,
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
+    "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -481,6 +482,18 @@ def _plain(ir_op: str, count: int):
     """An operator whose inputs pass through and that has no options."""
     def convert(ctx: _OpContext):
         return ir_op, ctx.inputs(count), {}
+    return convert
+
+
+def _unquantized(ir_op: str, activation_slot: int | None = None):
+    """Arithmetic done here on float32 only: other operands are refused."""
+    def convert(ctx: _OpContext):
+        inputs = [ctx.input(i) for i in range(len(ctx.in_idx))]
+        for t in inputs:
+            if t.dtype != "float32":
+                raise ctx.fail(f"{t.dtype} operands: not supported yet (float32 only)")
+        attrs = {} if activation_slot is None else {"activation": ctx.activation(activation_slot)}
+        return ir_op, inputs, attrs
     return convert
 
 
@@ -936,6 +949,11 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SIN": (_float_unary("sin"), ("sin",)),
     "COS": (_float_unary("cos"), ("cos",)),
     "SQUARE": (_float_unary("square"), ("square",)),
+    "DIV": (_unquantized("div", 0), ("div",)),
+    "SQUARED_DIFFERENCE": (_unquantized("squared_difference"), ("squared_difference",)),
+    "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
+    "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
+    "ADD_N": (_unquantized("add_n"), ("add_n",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),

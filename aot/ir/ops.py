@@ -374,6 +374,30 @@ for _name in ("add", "sub", "mul"):
 for _name in ("maximum", "minimum"):
     register(_name, "broadcast", ("lhs", "rhs"))(_binary)
 
+#: Binary arithmetic TFLM computes in float32 only (its quantized DIV and
+#: SQUARED_DIFFERENCE are refused at import).
+FLOAT_BINARY = ("div", "squared_difference", "floor_div", "floor_mod")
+
+
+def _plain_binary(ts, attrs, where):
+    dtype = _same_dtype(ts, where)
+    _need(dtype == "float32", where, f"float32 only, got {dtype}")
+    return _out(_broadcast_shape([t.shape for t in ts], where), dtype)
+
+
+for _name in FLOAT_BINARY:
+    register(_name, "broadcast", ("lhs", "rhs"), {"activation": _ACT})(_plain_binary)
+
+
+@register("add_n", "broadcast", ("inputs*",))
+def _add_n(ts, attrs, where):
+    """The sum of all inputs, left to right (one shape, float32)."""
+    dtype = _same_dtype(ts, where)
+    _need(dtype == "float32", where, f"float32 only, got {dtype}")
+    _need(len({t.shape for t in ts}) == 1, where, "all inputs must have one shape")
+    return _out(ts[0].shape, dtype)
+
+
 #: Comparisons: two operands of one element type (quantized ones compared on
 #: a common scale, :func:`aot.reference.ops.compare.compare`), a bool result.
 COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")

@@ -26,7 +26,7 @@ import numpy as np
 
 from aot.errors import AotError
 from aot.ir import Graph, Node, Tensor
-from aot.ir.ops import FLOAT_UNARY
+from aot.ir.ops import FLOAT_BINARY, FLOAT_UNARY
 from aot.reference.ops import activations, conv, elementwise, pool
 from aot.reference.ops import compare as compare_ops
 from aot.reference.ops import shape as shape_ops
@@ -278,6 +278,20 @@ def _logical(node: Node, args: list) -> list:
 def _select(node: Node, args: list) -> list:
     _same_quant(node, [*node.inputs[1:], *node.outputs])
     return [compare_ops.select(*args)]
+
+
+@kernel(*FLOAT_BINARY)
+def _float_binary(node: Node, args: list) -> list:
+    return [elementwise.float_binary(node.op, args[0], args[1],
+                                     activation=_ACT[node.attrs["activation"]])]
+
+
+@kernel("add_n")
+def _add_n(node: Node, args: list) -> list:
+    total = args[0]
+    for a in args[1:]:
+        total = (total + a).astype(np.float32)  # left to right, as TFLM sums
+    return [total]
 
 
 @kernel(*FLOAT_UNARY)

@@ -187,5 +187,13 @@ sin = _float_intrin("sin")
 cos = _float_intrin("cos")
 
 
+def fmod(x, y):
+    """C's ``fmodf`` on float32: ``x - trunc(x / y) * y``, exactly."""
+    x, y = _as_expr(x), _as_expr(y)
+    if not (E.is_float(x.dtype) and x.dtype == y.dtype):
+        raise TEError(f"fmod needs two float32 arguments, got {x.dtype} and {y.dtype}")
+    return E.Call(x.dtype, "fmod", [x, y], "intrin")
+
+
 def var(name: str = "v", dtype: str = "int32") -> E.Var:
     return E.Var(name, dtype)

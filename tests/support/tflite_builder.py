@@ -47,6 +47,7 @@ OPTIONS = {
     "MAX_POOL_2D": "Pool2DOptions",
     "ADD": "AddOptions",
     "SUB": "SubOptions",
+    "DIV": "DivOptions",
     "MUL": "MulOptions",
     "MAXIMUM": "MaximumMinimumOptions",
     "MINIMUM": "MaximumMinimumOptions",

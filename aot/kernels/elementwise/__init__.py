@@ -175,6 +175,48 @@ for _op in _FLOAT_UNARY:
     compute_rule(_op)(_float_unary)
 
 
+def _float_binary(ctx, node) -> Computed:
+    """DIV, SQUARED_DIFFERENCE, FLOOR_DIV and FLOOR_MOD on float32 (as the
+    reference's :func:`aot.reference.ops.elementwise.float_binary`)."""
+    _float_only(node)
+    (a, b), shape = _operands(ctx, node)
+    act = node.attrs.get("activation", "none")
+    zero = E.const(0.0, "float32")
+
+    def body(*i):
+        u, v = _broadcast(a, i), _broadcast(b, i)
+        if node.op == "div":
+            y = u / v
+        elif node.op == "squared_difference":
+            y = (u - v) * (u - v)
+        elif node.op == "floor_div":
+            y = te.floor(u / v)
+        else:
+            trunc = te.fmod(u, v)
+            fix = E.binary("and", trunc.not_equal(zero), (v < zero).not_equal(trunc < zero))
+            y = te.if_then_else(fix, trunc + v, trunc)
+        return float_activation(y, act)
+    return Computed(te.compute(shape, body, name="y"))
+
+
+for _op in ("div", "squared_difference", "floor_div", "floor_mod"):
+    compute_rule(_op)(_float_binary)
+
+
+@compute_rule("add_n")
+def add_n(ctx, node) -> Computed:
+    """The inputs summed left to right (float32)."""
+    _float_only(node)
+    xs, shape = _operands(ctx, node)
+
+    def body(*i):
+        total = xs[0][i]
+        for x in xs[1:]:
+            total = total + x[i]
+        return total
+    return Computed(te.compute(shape, body, name="y"))
+
+
 @compute_rule("select")
 def select(ctx, node) -> Computed:
     """``condition ? lhs : rhs`` on raw values (both share one quantization)."""

@@ -113,3 +113,24 @@ def float_unary(op: str, x) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return exact[op](x).astype(np.float32)
     return libm.call(op + "f", x)
+
+
+def float_binary(op: str, x1, x2, activation=None) -> np.ndarray:
+    """DIV, SQUARED_DIFFERENCE, FLOOR_DIV (``floor(x1 / x2)``) and FLOOR_MOD
+    (C's ``fmodf`` moved to the divisor's sign) on float32."""
+    x1 = np.asarray(x1, dtype=np.float32)
+    x2 = np.asarray(x2, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if op == "div":
+            y = x1 / x2
+        elif op == "squared_difference":
+            y = (x1 - x2) * (x1 - x2)
+        elif op == "floor_div":
+            y = np.floor(x1 / x2)
+        else:
+            trunc = np.fmod(x1, x2)
+            y = np.where((trunc != 0) & ((x2 < 0) != (trunc < 0)), trunc + x2, trunc)
+    y = np.asarray(y, dtype=np.float32)
+    if activation not in (None, "none"):
+        y = _float_act(y, activation, None)
+    return y
