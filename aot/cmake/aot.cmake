@@ -3,10 +3,14 @@
 #   find_package(aot REQUIRED)        # or include(<aot package>/cmake/aot.cmake)
 #   add_executable(app main.c)
 #   aot_add_model(app MODEL kws.tflite BOARD qemu/mps2-an386
-#                 [NAME kws] [OPTIONS --opt-level 3 ...] [BOARD_SUPPORT] [OUTPUT_DIR dir])
+#                 [NAME kws] [OPTIONS --opt-level 3 ...] [BOARD_SUPPORT] [OUTPUT_DIR dir]
+#                 [RPC] [NO_CPU_FLAGS] [NO_LIBM])
+#   aot_add_model(app MODEL kws.tflite TARGET "c -mcpu=cortex-m4" ...)
 #
 # MODEL    a .tflite or .onnx file (relative paths are from the calling CMakeLists.txt)
 # BOARD    a board tag (`aot boards` lists them): the code is generated for its CPU
+# TARGET   instead of BOARD, a target string, for boards aot has no record of
+#          (a Zephyr board, say); BOARD_SUPPORT then has nothing to add
 # NAME     the C prefix of the generated API (default: the model file's stem), so
 #          main.c includes "<NAME>.h" and calls <NAME>_run()
 # OPTIONS  more `aot compile` options, e.g. --opt-level 3 or --tuning-records log.json
@@ -14,6 +18,11 @@
 #          and console from aot's C runtime (aot_port_init, aot_port_write... of
 #          aot/platform.h), for firmware that has no board support of its own
 # OUTPUT_DIR  where the artifact goes (default: <binary dir>/aot/<NAME>)
+# RPC      also add the model's RPC descriptor (aot_rpc_model), for firmware that
+#          links aot's RPC server itself (the Zephyr module does)
+# NO_CPU_FLAGS  compile the kernels with the target's flags only (when the build
+#          already sets the CPU and its float ABI, as Zephyr does)
+# NO_LIBM  do not link -lm (a C library without a separate libm)
 #
 # The model is compiled when the project is configured, so that its list of
 # C files (one per kernel) is known to the generator, and compiled again from
@@ -33,18 +42,29 @@ if(CMAKE_VERSION VERSION_LESS 3.19)
     "this is CMake ${CMAKE_VERSION}")
 endif()
 
-get_filename_component(_AOT_PACKAGE_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-set(_AOT_VERSION_FILE "${_AOT_PACKAGE_DIR}/__init__.py")
+# Cache variables, not plain ones: a Zephyr module includes this file from its
+# own directory, and the application calls aot_add_model from another one.
+get_filename_component(_aot_dir "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set(_AOT_PACKAGE_DIR "${_aot_dir}" CACHE INTERNAL "the aot Python package")
+set(_AOT_VERSION_FILE "${_aot_dir}/__init__.py" CACHE INTERNAL "where aot's version is")
 file(STRINGS "${_AOT_VERSION_FILE}" _aot_line REGEX "^__version__ = \"[^\"]+\"")
-string(REGEX REPLACE "^__version__ = \"([^\"]+)\"$" "\\1" AOT_VERSION "${_aot_line}")
+string(REGEX REPLACE "^__version__ = \"([^\"]+)\"$" "\\1" _aot_version "${_aot_line}")
+set(AOT_VERSION "${_aot_version}" CACHE INTERNAL "the version of aot")
 unset(_aot_line)
+unset(_aot_version)
+unset(_aot_dir)
 
 # The aot program of the installation this file belongs to: the venv's or the
 # prefix's bin/ (the package sits in <prefix>/lib/pythonX.Y/site-packages/aot),
 # a development checkout's .venv/bin, then PATH.
+# Zephyr's build also knows the Python that runs west (PYTHON_EXECUTABLE).
+set(_aot_python_bin)
+if(PYTHON_EXECUTABLE)
+  get_filename_component(_aot_python_bin "${PYTHON_EXECUTABLE}" DIRECTORY)
+endif()
 find_program(AOT_EXECUTABLE aot
   HINTS "${_AOT_PACKAGE_DIR}/../../../../bin" "${_AOT_PACKAGE_DIR}/../.venv/bin"
-        "$ENV{VIRTUAL_ENV}/bin"
+        "$ENV{VIRTUAL_ENV}/bin" ${_aot_python_bin}
   DOC "the aot compiler that aot_add_model runs")
 
 # Check once per executable that it is the aot this CMake package belongs to:
@@ -86,10 +106,12 @@ function(_aot_json_list var json prefix)
 endfunction()
 
 function(aot_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 A "BOARD_SUPPORT" "MODEL;BOARD;NAME;OUTPUT_DIR" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 A "BOARD_SUPPORT;RPC;NO_CPU_FLAGS;NO_LIBM"
+    "MODEL;BOARD;TARGET;NAME;OUTPUT_DIR" "OPTIONS")
   set(where "aot_add_model(${target})")
-  set(usage "aot_add_model(<target> MODEL <file> BOARD <tag> [NAME <c prefix>] "
-    "[OPTIONS <aot compile options>...] [BOARD_SUPPORT] [OUTPUT_DIR <dir>])")
+  set(usage "aot_add_model(<target> MODEL <file> BOARD <tag> | TARGET <target string> "
+    "[NAME <c prefix>] [OPTIONS <aot compile options>...] [BOARD_SUPPORT] [OUTPUT_DIR <dir>] "
+    "[RPC] [NO_CPU_FLAGS] [NO_LIBM])")
   string(JOIN "" usage ${usage})
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments '${A_UNPARSED_ARGUMENTS}'; usage: ${usage}")
@@ -101,9 +123,17 @@ function(aot_add_model target)
   if(NOT A_MODEL)
     message(FATAL_ERROR "${where}: MODEL <file> is missing; usage: ${usage}")
   endif()
-  if(NOT A_BOARD)
+  if(A_BOARD AND A_TARGET)
+    message(FATAL_ERROR "${where}: give BOARD or TARGET, not both; usage: ${usage}")
+  endif()
+  if(NOT A_BOARD AND NOT A_TARGET)
     message(FATAL_ERROR "${where}: BOARD <tag> is missing (e.g. qemu/mps2-an386; `aot boards` "
-      "lists them); usage: ${usage}")
+      "lists them), or give TARGET <target string>; usage: ${usage}")
+  endif()
+  if(A_BOARD)
+    set(where_to --board "${A_BOARD}")
+  else()
+    set(where_to --target "${A_TARGET}")
   endif()
   get_filename_component(model "${A_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   if(NOT EXISTS "${model}" OR IS_DIRECTORY "${model}")
@@ -123,7 +153,7 @@ function(aot_add_model target)
 
   # Compile when the stamp of everything that decides the output changed.
   file(SHA256 "${model}" digest)
-  string(JOIN "\n" stamp "aot ${AOT_VERSION}" "model ${digest}" "board ${A_BOARD}"
+  string(JOIN "\n" stamp "aot ${AOT_VERSION}" "model ${digest}" "where ${where_to}"
     "name ${name}" "options ${A_OPTIONS}" "")
   set(stamp_file "${out}/.aot-stamp")
   set(old "")
@@ -133,7 +163,7 @@ function(aot_add_model target)
   if(NOT old STREQUAL stamp)
     file(REMOVE "${stamp_file}")
     execute_process(
-      COMMAND "${AOT_EXECUTABLE}" compile "${model}" --board "${A_BOARD}" --name "${name}"
+      COMMAND "${AOT_EXECUTABLE}" compile "${model}" ${where_to} --name "${name}"
               -o "${out}" ${A_OPTIONS}
       RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)
@@ -151,7 +181,15 @@ function(aot_add_model target)
   _aot_json_list(includes "${meta}" "${out}/" build include_dirs)
   target_sources(${target} PRIVATE ${sources})
   target_include_directories(${target} PRIVATE ${includes})
-  if(NOT MSVC)
+  if(A_RPC)
+    _aot_json_list(rpc "${meta}" "${out}/" build rpc_sources)
+    if(NOT rpc)
+      message(FATAL_ERROR "${where}: RPC: the artifact has no RPC descriptor")
+    endif()
+    target_sources(${target} PRIVATE ${rpc})
+    target_include_directories(${target} PRIVATE "${out}/runtime/include")
+  endif()
+  if(NOT MSVC AND NOT A_NO_LIBM)
     target_link_libraries(${target} PRIVATE m)
   endif()
 
@@ -159,7 +197,7 @@ function(aot_add_model target)
   if(board_type STREQUAL "NULL")
     if(A_BOARD_SUPPORT)
       message(FATAL_ERROR "${where}: BOARD_SUPPORT: aot's C runtime has no port for "
-        "${A_BOARD}; bring the board's start-up code yourself")
+        "${A_BOARD}${A_TARGET}; bring the board's start-up code yourself")
     endif()
     return()
   endif()
@@ -168,7 +206,9 @@ function(aot_add_model target)
   _aot_json_list(cpu_flags "${meta}" "" build board cpu_flags)
   # The kernels were generated for the board's CPU (DSP or vector
   # instructions): their objects are compiled for it whatever the target's flags.
-  set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${cpu_flags}")
+  if(NOT A_NO_CPU_FLAGS)
+    set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${cpu_flags}")
+  endif()
   if(NOT port STREQUAL "host" AND NOT CMAKE_CROSSCOMPILING)
     message(FATAL_ERROR "${where}: ${A_BOARD} needs its cross compiler (${cc}), but this "
       "project builds for the host with ${CMAKE_C_COMPILER}: configure it with a toolchain "

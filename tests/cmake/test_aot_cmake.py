@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from aot.commands.config import cmake_dir
+from aot.frontend import load_model
+from aot.reference import run as reference_run
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
-from support.net_firmware import (PROJECT as FIXTURE, aot_program, compiled_objects,
+from support.net_firmware import (PROJECT as FIXTURE, ROOT, aot_program, compiled_objects,
                                   net_model, run_on_qemu)
 
 GENERATORS = {"ninja": "Ninja", "make": "Unix Makefiles"}
@@ -102,6 +104,8 @@ def _project(tmp_path: Path, call: str) -> Path:
     ("aot_add_model(app MODEL missing.tflite BOARD qemu/mps2-an386)",
      "aot_add_model(app): the model file {src}/missing.tflite does not exist"),
     ("aot_add_model(app MODEL {model})", "aot_add_model(app): BOARD <tag> is missing"),
+    ("aot_add_model(app MODEL {model} BOARD host/native TARGET c)",
+     "aot_add_model(app): give BOARD or TARGET, not both"),
     ("aot_add_model(nothing MODEL {model} BOARD qemu/mps2-an386)",
      "aot_add_model(nothing): 'nothing' is not a target"),
     ("aot_add_model(app MODEL {model} BOARD qemu/mps2-an386 FAST)",
@@ -154,3 +158,35 @@ def test_find_package_checks_the_version(request_version, found, tmp_path):
                            f"-Daot_DIR={cmake_dir()}"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert f"found={'1' if found else '0'}" in done.stdout
+
+
+@needs_cmake
+def test_included_from_a_subdirectory_and_called_from_above_with_a_target_string(tmp_path):
+    """As a Zephyr module does: aot.cmake included in a subdirectory, the
+    application calling aot_add_model from its own; TARGET instead of BOARD,
+    with the RPC descriptor."""
+    src = tmp_path / "app"
+    (src / "module").mkdir(parents=True)
+    (src / "module" / "CMakeLists.txt").write_text(f'include("{cmake_dir()}/aot.cmake")\n')
+    model = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.19)\nproject(app C)\nadd_subdirectory(module)\n"
+        "add_executable(app main.c)\n"
+        f'aot_add_model(app MODEL {model} TARGET "c" NAME hello RPC)\n')
+    (src / "main.c").write_text(
+        '#include <stdio.h>\n#include "hello.h"\n#include "aot/model.h"\n'
+        "extern const aot_model_t aot_rpc_model;\n"
+        "int main(void) {\n  int8_t x = 17, y;\n"
+        "  struct hello_inputs in = {&x};\n  struct hello_outputs out = {&y};\n"
+        '  if (hello_run(&in, &out) != 0) return 1;\n  printf("%d\\n", y);\n'
+        "  return aot_rpc_model.num_tensors > 0 ? 0 : 2;\n}\n")
+    build = tmp_path / "build"
+    for argv in (["cmake", "-S", str(src), "-B", str(build),
+                  f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
+                 ["cmake", "--build", str(build)]):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    app = subprocess.run([str(build / "app")], capture_output=True, text=True)
+    assert app.returncode == 0, app.stderr
+    want = reference_run(load_model(model), [np.array([[17]], np.int8)])[0]
+    assert int(app.stdout) == int(want.ravel()[0])
