@@ -153,10 +153,13 @@ class _Importer:
         for vi in inputs:
             self.values[vi.name] = Value(tensor=self._graph_input(vi))
         self.consumers: dict[str, list[int]] = {}
+        self.producers: dict[str, str] = {}  # value name -> its node's label, for errors
         for index, node in enumerate(g.node):
             for name in node.input:
                 if name:
                     self.consumers.setdefault(name, []).append(index)
+            for name in node.output:
+                self.producers.setdefault(name, _label(index, node))
         self.graph_outputs = {o.name for o in g.output}
         for index, node in enumerate(g.node):
             if index not in self.absorbed:
@@ -202,8 +205,7 @@ class _Importer:
     # ------------------------------------------------------------------ nodes
 
     def _node(self, index: int, node) -> None:
-        label = f"node {index}" + (f" ({node.name!r}, {node.op_type})" if node.name
-                                   else f" ({node.op_type})")
+        label = _label(index, node)
         if node.domain not in _DEFAULT_DOMAINS:
             raise ModelError(
                 f"{label}: operator {node.domain}.{node.op_type} is not supported (only the "
@@ -247,6 +249,12 @@ class _Importer:
         return CONVERTERS[node.op_type](ctx)
 
 
+def _label(index: int, node) -> str:
+    """How messages name a node: ``node 4 ('flatten', Reshape)``."""
+    return f"node {index}" + (f" ({node.name!r}, {node.op_type})" if node.name
+                              else f" ({node.op_type})")
+
+
 def _declared_shape(vi) -> tuple[int | str | None, ...] | None:
     """A graph input's shape as the file declares it (see :mod:`aot.frontend.shapes`)."""
     tt = vi.type.tensor_type
@@ -262,7 +270,8 @@ def _initializer(init) -> np.ndarray:
     where = f"initializer {init.name!r}"
     if init.data_location == TensorProto.EXTERNAL:
         raise ModelError(f"{where} keeps its data in an external file, which is not supported")
-    onnx_dtype(init.data_type, where)
+    if init.data_type != TensorProto.DOUBLE:  # float64 appears in exported shape arithmetic
+        onnx_dtype(init.data_type, where)
     try:
         arr = numpy_helper.to_array(init)
     except Exception as err:  # noqa: BLE001 - onnx raises many types on bad tensors
@@ -328,9 +337,22 @@ class _NodeContext:
     def const(self, i: int, what: str) -> np.ndarray:
         v = self.value(i)
         if not v.is_const:
-            raise self.fail(f"{what} (input {i}) must be a constant; computed {what} values "
-                            "are not supported")
+            raise self.fail(f"{what} (input {i}) must be known at import, but "
+                            f"{self.describe_input(i)}")
         return self.const_value(v)
+
+    def describe_input(self, i: int) -> str:
+        """Why input ``i`` is not known at import: the tensor and the node making it.
+
+        After folding, such a value depends on data only known at run time: a
+        dynamic shape the compiler cannot fix.
+        """
+        name = self.node.input[i]
+        producer = self.imp.producers.get(name)
+        if producer is None:
+            return f"its value {name!r} is a graph input, known only at run time"
+        return (f"its value {name!r} is computed at run time by {producer} (from data, not "
+                "from shapes or constants); dynamic shapes are not supported")
 
     def shape(self, v: Value) -> tuple[int, ...]:
         return onnx_shape(v)

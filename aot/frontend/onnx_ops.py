@@ -22,8 +22,9 @@ QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
 BatchNormalization                       mul + add with per-channel constants
 Pad ReduceMean                           pad (constant mode) mean (axes permuted)
 Identity Dropout                         an alias of the input
-Constant Shape Gather Unsqueeze          evaluated at import
-Squeeze Cast
+Constant Shape Size                      evaluated at import
+FOLD_ONLY (Gather Slice Unsqueeze        evaluated at import when their inputs are
+Squeeze Cast ConstantOfShape Div ...)    known then (constants, shapes)
 =======================================  =============================================
 """
 
@@ -118,12 +119,13 @@ _ATTR_KINDS = {
     **dict.fromkeys(("axis", "group", "ceil_mode", "count_include_pad", "storage_order",
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
-                     "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes"), int),
+                     "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes",
+                     "fmod"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
                      "ratio"), float),
     **dict.fromkeys(("auto_pad", "mode"), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
-                     "value_ints", "value_floats"), list),
+                     "value_ints", "value_floats", "starts", "ends"), list),
 }
 
 
@@ -182,11 +184,27 @@ def _f32(x) -> np.ndarray:
 
 # --------------------------------------------------------------------------- folding
 
-#: Operators evaluated at import when all their inputs are constant.
+#: Operators evaluated at import when all their inputs are constant (those of
+#: FOLD_ONLY only then: the IR has nothing they could become).  Once the
+#: input shapes are fixed, Shape and Size are constants, so the shape arithmetic
+#: exporters write (PyTorch's ``x.view(x.size(0), -1)``, tf2onnx's flatten:
+#: Shape -> Gather/Slice -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Cast,
+#: Div, ...) is evaluated here with numpy and leaves no node behind.
+FOLD_ONLY = ("Gather", "Unsqueeze", "Squeeze", "Cast", "Div", "Mod", "Neg", "Abs", "Floor",
+             "Ceil", "Sqrt", "Min", "Max", "Equal", "Less", "Greater", "Not", "Where",
+             "Slice", "ConstantOfShape", "Range", "Expand", "ReduceProd")
 FOLDABLE = frozenset({
     "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
-    "Unsqueeze", "Squeeze", "Gather", "Cast", "QuantizeLinear", "Relu",
+    "QuantizeLinear", "Relu", *FOLD_ONLY,
 })
+
+#: The most elements a value evaluated at import may have (a malformed
+#: ConstantOfShape, Expand or Range must not exhaust memory).
+MAX_FOLDED_ELEMENTS = 1 << 24
+
+#: Element types Cast may produce at import (float64 appears in exported shape
+#: arithmetic; such a value cannot reach a kernel, whose converters check types).
+_FOLD_DTYPES = {**_DTYPES, 11: "float64"}
 
 
 def fold(ctx) -> Value | list[Value]:
@@ -211,11 +229,39 @@ _MOVEMENT = frozenset({"Reshape", "Flatten", "Transpose", "Unsqueeze", "Squeeze"
 def fold_values(ctx, x: np.ndarray) -> np.ndarray:
     """The output data of a constant node whose input 0 is ``x``."""
     op = ctx.op
-    if op in ("Add", "Sub", "Mul"):
+    if op in _FOLD_BINARY:
         y = ctx.const(1, "input")
-        fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op]
-        out = fn(x, y)
-        return out.astype(np.result_type(x, y))
+        out = _FOLD_BINARY[op](ctx, x, y)
+        return out if out.dtype == np.bool_ else out.astype(np.result_type(x, y))
+    if op in _FOLD_UNARY:
+        return _FOLD_UNARY[op](x).astype(x.dtype)
+    if op in ("Min", "Max"):
+        parts = [ctx.const(i, "input") for i in range(ctx.n_inputs)]
+        fn = np.minimum if op == "Min" else np.maximum
+        out = parts[0]
+        for part in parts[1:]:
+            out = fn(out, part)
+        return out.astype(np.result_type(*parts))
+    if op == "Where":
+        return np.where(x.astype(bool), ctx.const(1, "X"), ctx.const(2, "Y"))
+    if op == "Slice":
+        return _fold_slice(ctx, x)
+    if op == "ConstantOfShape":
+        return _fold_constant_of_shape(ctx, x)
+    if op == "Range":
+        limit, delta = (ctx.const(i, n).reshape(()) for i, n in ((1, "limit"), (2, "delta")))
+        if delta == 0:
+            raise ctx.fail("Range with delta 0")
+        count = max(int(np.ceil((limit - x.reshape(())) / delta)), 0)
+        _check_folded_size(ctx, count)
+        return (x.reshape(()) + np.arange(count) * delta).astype(x.dtype)
+    if op == "Expand":
+        shape = tuple(int(d) for d in ctx.const(1, "shape").reshape(-1))
+        out_shape = np.broadcast_shapes(x.shape, shape)
+        _check_folded_size(ctx, int(np.prod(out_shape, dtype=np.int64)))
+        return np.broadcast_to(x, out_shape).copy()
+    if op == "ReduceProd":
+        return _fold_reduce_prod(ctx, x)
     if op == "Relu":
         return np.maximum(x, 0).astype(x.dtype)
     if op == "Reshape":
@@ -246,8 +292,103 @@ def fold_values(ctx, x: np.ndarray) -> np.ndarray:
         return np.take(x, idx, axis=axis)
     if op == "Cast":
         to = ctx.attrs(to=None, saturate=1)["to"]
-        return x.astype(np.dtype(onnx_dtype(to, ctx.where)))
+        if to not in _FOLD_DTYPES:
+            onnx_dtype(to, f"{ctx.where}: the target type")  # names the type
+        return x.astype(np.dtype(_FOLD_DTYPES[to]))
     raise ctx.fail(f"cannot evaluate {op} at import")
+
+
+def _fold_div(ctx, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if np.issubdtype(np.result_type(x, y), np.integer):
+        if np.any(y == 0):
+            raise ctx.fail("integer division by zero")
+        q = np.abs(x) // np.abs(y)  # ONNX (like C) truncates toward zero
+        return np.where((x < 0) != (y < 0), -q, q)
+    return np.divide(x, y)
+
+
+def _fold_mod(ctx, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    fmod = ctx.attrs(fmod=0)["fmod"]
+    if np.issubdtype(np.result_type(x, y), np.integer) and np.any(y == 0):
+        raise ctx.fail("integer modulo by zero")
+    return np.fmod(x, y) if fmod else np.mod(x, y)
+
+
+_FOLD_BINARY = {
+    "Add": lambda ctx, x, y: np.add(x, y), "Sub": lambda ctx, x, y: np.subtract(x, y),
+    "Mul": lambda ctx, x, y: np.multiply(x, y), "Div": _fold_div, "Mod": _fold_mod,
+    "Equal": lambda ctx, x, y: np.equal(x, y), "Less": lambda ctx, x, y: np.less(x, y),
+    "Greater": lambda ctx, x, y: np.greater(x, y),
+}
+_FOLD_UNARY = {
+    "Neg": np.negative, "Abs": np.abs, "Floor": np.floor, "Ceil": np.ceil, "Sqrt": np.sqrt,
+    "Not": np.logical_not,
+}
+
+
+def _check_folded_size(ctx, elements: int) -> None:
+    if elements > MAX_FOLDED_ELEMENTS:
+        raise ctx.fail(f"the value evaluated at import would have {elements} elements "
+                       f"(at most {MAX_FOLDED_ELEMENTS} are allowed)")
+
+
+def _fold_slice(ctx, x: np.ndarray) -> np.ndarray:
+    """Slice: ONNX clamps starts and ends as Python's slices do."""
+    if ctx.opset < 10:
+        a = ctx.attrs(starts=None, ends=None, axes=None)
+        starts, ends, axes, steps = a["starts"], a["ends"], a["axes"], None
+        if starts is None or ends is None:
+            raise ctx.fail("starts and ends are required")
+    else:
+        ctx.attrs()
+        starts, ends = (ctx.const(i, n).reshape(-1).tolist()
+                        for i, n in ((1, "starts"), (2, "ends")))
+        axes = steps = None
+        if ctx.value(3, optional=True) is not None:
+            axes = ctx.const(3, "axes").reshape(-1).tolist()
+        if ctx.value(4, optional=True) is not None:
+            steps = ctx.const(4, "steps").reshape(-1).tolist()
+    axes = list(range(len(starts))) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ctx.fail("starts, ends, axes and steps must have the same length")
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        if not -x.ndim <= axis < x.ndim or step == 0:
+            raise ctx.fail(f"axis {axis} or step {step} is out of range for rank {x.ndim}")
+        index[int(axis) % x.ndim] = slice(int(start), int(end), int(step))
+    return x[tuple(index)]
+
+
+def _fold_constant_of_shape(ctx, shape: np.ndarray) -> np.ndarray:
+    value = ctx.attrs(value=None)["value"]
+    fill = np.zeros(1, np.float32)
+    if value is not None:
+        from onnx import numpy_helper
+
+        fill = np.asarray(numpy_helper.to_array(value)).reshape(-1)
+        if fill.size != 1:
+            raise ctx.fail("value must hold one element")
+    dims = tuple(int(d) for d in shape.reshape(-1))
+    if any(d < 0 for d in dims):
+        raise ctx.fail(f"negative size in the shape {list(dims)}")
+    _check_folded_size(ctx, int(np.prod(dims, dtype=np.int64)))
+    return np.full(dims, fill[0], dtype=fill.dtype)
+
+
+def _fold_reduce_prod(ctx, x: np.ndarray) -> np.ndarray:
+    if ctx.opset < 18:
+        a = ctx.attrs(axes=None, keepdims=1)
+        axes = a["axes"]
+    else:
+        a = ctx.attrs(keepdims=1, noop_with_empty_axes=0)
+        axes = None
+        if ctx.value(1, optional=True) is not None:
+            axes = ctx.const(1, "axes").reshape(-1).tolist() or None
+        if axes is None and a["noop_with_empty_axes"]:
+            return x
+    axis = None if axes is None else tuple(int(v) % max(x.ndim, 1) for v in axes)
+    return np.prod(x, axis=axis, keepdims=bool(a["keepdims"])).astype(x.dtype)
 
 
 def _axes(ctx, name: str, optional: bool = False):
@@ -282,12 +423,23 @@ def _shape(ctx) -> Value:
     return Value(const=np.asarray(shape[a["start"]:a["end"]], dtype=np.int64))
 
 
+def _size(ctx) -> Value:
+    ctx.attrs()
+    return Value(const=np.asarray(np.prod(ctx.shape(ctx.value(0)), dtype=np.int64)))
+
+
 def _identity(ctx) -> Value:
     return ctx.value(0)
 
 
 def _const_only(ctx) -> Value:
-    raise ctx.fail(f"{ctx.op} is only supported on constant inputs (evaluated at import)")
+    computed = next((i for i in range(ctx.n_inputs)
+                     if ctx.value(i, optional=True) is not None and not ctx.value(i).is_const),
+                    None)
+    if computed is None:
+        raise ctx.fail("the node has no inputs")
+    raise ctx.fail(f"{ctx.op} is only evaluated at import, on values known then (shapes and "
+                   f"constants), but {ctx.describe_input(computed)}")
 
 
 # --------------------------------------------------------------------------- QDQ
@@ -1158,8 +1310,6 @@ CONVERTERS: dict[str, Callable] = {
     "ReduceMean": _reduce_mean,
     "Constant": _constant,
     "Shape": _shape,
-    "Gather": _const_only,
-    "Unsqueeze": _const_only,
-    "Squeeze": _const_only,
-    "Cast": _const_only,
+    "Size": _size,
+    **{op: _const_only for op in FOLD_ONLY},
 }

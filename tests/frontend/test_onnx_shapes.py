@@ -237,3 +237,119 @@ def test_every_command_that_loads_a_model_takes_input_shape(command, capsys):
 def test_inspect_with_input_shape(model_path, capsys):
     assert main(["inspect", str(model_path), "--input-shape", "x=5,3,8,8"]) == 0
     assert "float32[5,10]" in capsys.readouterr().out
+
+
+def test_verify_on_the_host_takes_input_shape(model_path, tmp_path, capsys):
+    report = tmp_path / "report.json"
+    assert main(["verify", str(model_path), "--board", "host/native", "--input-shape",
+                 "x=2,3,8,8", "--report", str(report)]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- shape arithmetic
+
+def _shape_model(nodes, x_shape, inits, opset: int = 13) -> bytes:
+    graph = helper.make_graph(
+        nodes, "shapes", [helper.make_tensor_value_info("x", FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", FLOAT, None)],
+        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _i64(*values) -> np.ndarray:
+    return np.array(values, np.int64)
+
+
+def _node(op, inputs, outputs, **attrs):
+    return helper.make_node(op, inputs, outputs, **attrs)
+
+
+SHAPE_SUBGRAPHS = {
+    # tf2onnx / Keras Flatten: Shape -> Slice -> Concat(-1) -> Reshape.
+    "shape_slice_concat": ([
+        _node("Shape", ["x"], ["s"]),
+        _node("Slice", ["s", "zero", "one"], ["n"]),
+        _node("Concat", ["n", "minus1"], ["target"], axis=0),
+        _node("Reshape", ["x", "target"], ["y"])],
+        {"zero": _i64(0), "one": _i64(1), "minus1": _i64(-1)}),
+    # Sizes computed in float and cast back, as exported `h // 2` arithmetic looks.
+    "cast_div_floor": ([
+        _node("Shape", ["x"], ["s"]),
+        _node("Cast", ["s"], ["sf"], to=TensorProto.DOUBLE),
+        _node("Div", ["sf", "two"], ["half"]),
+        _node("Floor", ["half"], ["fl"]),
+        _node("Cast", ["fl"], ["si"], to=TensorProto.INT64),
+        _node("Slice", ["si", "one", "two_i"], ["c2"]),  # floor(4 / 2) = 2
+        _node("Slice", ["s", "two_i", "four"], ["hw"]),
+        _node("ReduceProd", ["hw"], ["area"], keepdims=1),
+        _node("Mul", ["area", "two_i"], ["size"]),  # 3 * 5 * 2 = 30
+        _node("Slice", ["s", "zero", "one"], ["n"]),
+        _node("Div", ["n", "two_i"], ["n2"]),  # integer division: 1 / 2 = 0
+        _node("Max", ["n2", "one"], ["n3"]),
+        _node("Concat", ["n3", "c2", "size"], ["target"], axis=0),
+        _node("Reshape", ["x", "target"], ["y"])],
+        {"two": np.array(2.0), "two_i": _i64(2), "four": _i64(4), "zero": _i64(0),
+         "one": _i64(1)}),
+    # ConstantOfShape / Expand / Range / Where / Equal on shapes.
+    "constant_of_shape": ([
+        _node("Shape", ["x"], ["s"]),
+        _node("Size", ["x"], ["numel"]),
+        _node("Gather", ["s", "idx"], ["c_hw"]),  # [C, H, W]
+        _node("ReduceProd", ["c_hw"], ["chw"], keepdims=0),
+        _node("Div", ["numel", "chw"], ["batch"]),
+        _node("Unsqueeze", ["batch", "zero"], ["batch1"]),
+        _node("ConstantOfShape", ["two"], ["ones"],
+              value=numpy_helper.from_array(np.array([1], np.int64))),
+        _node("Equal", ["ones", "ones"], ["same"]),
+        _node("Where", ["same", "minus1", "ones"], ["rest"]),
+        _node("Range", ["r0", "r2", "r1"], ["ar"]),
+        _node("Sub", ["ar", "ar"], ["zeros"]),
+        _node("Add", ["rest", "zeros"], ["rest2"]),
+        _node("Slice", ["rest2", "zero", "one"], ["m1"]),
+        _node("Expand", ["m1", "one"], ["m1e"]),
+        _node("Concat", ["batch1", "m1e"], ["target"], axis=0),
+        _node("Reshape", ["x", "target"], ["y"])],
+        {"idx": _i64(1, 2, 3), "zero": _i64(0), "one": _i64(1), "two": _i64(2),
+         "minus1": _i64(-1), "r0": np.array(0, np.int64), "r1": np.array(1, np.int64),
+         "r2": np.array(2, np.int64)}),
+}
+
+
+@pytest.mark.parametrize("nodes,inits", SHAPE_SUBGRAPHS.values(), ids=SHAPE_SUBGRAPHS.keys())
+def test_shape_subgraphs_are_evaluated_at_import(nodes, inits):
+    data = _shape_model(nodes, ("N", 4, 3, 5), inits)
+    with pytest.warns(AotWarning):
+        graph = parse_onnx(data)
+    assert {n.op for n in graph.nodes} <= {"reshape"}, [n.op for n in graph.nodes]
+    x = _rand((1, 4, 3, 5), 9)
+    _assert_matches_onnxruntime(data, x, run(graph, [x])[0])
+
+
+DYNAMIC = {
+    "data_into_shape": (
+        [_node("Relu", ["x"], ["r"], name="act"),
+         _node("Cast", ["r"], ["ri"], to=TensorProto.INT64, name="to_int"),
+         _node("Reshape", ["x", "ri"], ["y"])],
+        "node 1 ('to_int', Cast): Cast is only evaluated at import, on values known then "
+        "(shapes and constants), but its value 'r' is computed at run time by node 0 ('act', "
+        "Relu) (from data, not from shapes or constants); dynamic shapes are not supported"),
+    "graph_input_as_shape": (
+        [_node("Reshape", ["x", "x"], ["y"], name="reshape")],
+        "node 0 ('reshape', Reshape): shape (input 1) must be known at import, but its value "
+        "'x' is a graph input, known only at run time"),
+}
+
+
+@pytest.mark.parametrize("nodes,expected", DYNAMIC.values(), ids=DYNAMIC.keys())
+def test_dynamic_shapes_left_after_folding_name_the_tensor_and_its_node(nodes, expected):
+    with pytest.raises(ModelError) as info:
+        parse_onnx(_shape_model(nodes, (1, 4), {}))
+    assert expected in str(info.value)
+
+
+def test_folded_values_have_a_size_limit():
+    nodes = [_node("ConstantOfShape", ["big"], ["c"]), _node("Add", ["x", "c"], ["y"])]
+    with pytest.raises(ModelError, match="would have 1099511627776 elements"):
+        parse_onnx(_shape_model(nodes, (1, 4), {"big": _i64(1 << 20, 1 << 20)}))
