@@ -10,12 +10,15 @@ Conv, QLinearConv                        conv2d (group 1), depthwise_conv2d
                                          (group = input channels)
 Gemm, MatMul, QLinearMatMul              dense (constant B; C folded into the bias)
 Add Sub Mul                              add sub mul (constants transposed to NHWC)
+Max Min (two inputs)                     maximum minimum (float)
 Relu Sigmoid Tanh                        relu logistic tanh
+LeakyRelu HardSwish                      leaky_relu hard_swish (float)
 Clip                                     relu/relu6/relu_n1_to_1, else maximum/minimum
 MaxPool AveragePool                      max_pool2d avg_pool2d (pad + pool when
                                          count_include_pad)
 GlobalAveragePool GlobalMaxPool          avg_pool2d max_pool2d over the whole map
 Reshape Flatten Transpose                reshape transpose (or nothing)
+Squeeze Unsqueeze                        reshape
 Concat Softmax                           concatenate softmax (axis permuted)
 QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
@@ -190,12 +193,12 @@ def _f32(x) -> np.ndarray:
 #: exporters write (PyTorch's ``x.view(x.size(0), -1)``, tf2onnx's flatten:
 #: Shape -> Gather/Slice -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Cast,
 #: Div, ...) is evaluated here with numpy and leaves no node behind.
-FOLD_ONLY = ("Gather", "Unsqueeze", "Squeeze", "Cast", "Div", "Mod", "Neg", "Abs", "Floor",
-             "Ceil", "Sqrt", "Min", "Max", "Equal", "Less", "Greater", "Not", "Where",
-             "Slice", "ConstantOfShape", "Range", "Expand", "ReduceProd")
+FOLD_ONLY = ("Gather", "Cast", "Div", "Mod", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal",
+             "Less", "Greater", "Not", "Where", "Slice", "ConstantOfShape", "Range", "Expand",
+             "ReduceProd")
 FOLDABLE = frozenset({
     "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
-    "QuantizeLinear", "Relu", *FOLD_ONLY,
+    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", *FOLD_ONLY,
 })
 
 #: The most elements a value evaluated at import may have (a malformed
@@ -876,11 +879,15 @@ def _qlinear_matmul(ctx) -> Value:
 
 # --------------------------------------------------------------------------- elementwise
 
-def _binary(ir_op: str):
+def _binary(ir_op: str, integer: bool = True):
+    """``integer``: whether the IR operator has an integer form with a fused activation
+    (maximum and minimum have not: between QDQ pairs they run in float)."""
     def convert(ctx) -> Value | None:
         ctx.attrs()
+        if ctx.n_inputs != 2:
+            raise ctx.fail(f"{ctx.n_inputs} inputs: only two are supported")
         lhs, rhs = ctx.value(0), ctx.value(1)
-        qout = ctx.int_output(fuse_activation=True)
+        qout = ctx.int_output(fuse_activation=True) if integer else None
         int_mode = qout is not None and all(
             _is_int_act(ctx, v) or (v.is_const and v.dq and v.const.dtype == np.int8
                                     and v.quant.axis is None) for v in (lhs, rhs))
@@ -922,6 +929,14 @@ def _unary(ir_op: str, int_out: tuple[float, int] | None | str):
         t = ctx.tensor(x) if x.is_const else x.tensor
         return Value(tensor=ctx.emit(ir_op, [t], {}), perm=x.perm, flat=x.flat)
     return convert
+
+
+def _leaky_relu(ctx) -> Value:
+    alpha = ctx.attrs(alpha=0.01)["alpha"]
+    x = ctx.floated(ctx.value(0))
+    t = ctx.tensor(x) if x.is_const else x.tensor
+    return Value(tensor=ctx.emit("leaky_relu", [t], {"alpha": float(alpha)}), perm=x.perm,
+                 flat=x.flat)
 
 
 def _clip(ctx) -> Value:
@@ -1086,6 +1101,35 @@ def _reshape(ctx) -> Value:
 def _flatten(ctx) -> Value:
     x = ctx.value(0)
     return _reshape_value(ctx, x, _flatten_shape(ctx, ctx.shape(x)))
+
+
+def _squeeze(ctx) -> Value:
+    """Squeeze of a computed value: a reshape (the unit axes go)."""
+    x = ctx.value(0)
+    shape = ctx.shape(x)
+    axes = _axes(ctx, "axes", optional=True)
+    if axes is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    rank = len(shape)
+    if any(not -rank <= a < rank for a in axes):
+        raise ctx.fail(f"axes {axes} are out of range for rank {rank}")
+    axes = {a % rank for a in axes}
+    if any(shape[a] != 1 for a in axes):
+        raise ctx.fail(f"cannot squeeze axes {sorted(axes)} of the shape {list(shape)}")
+    return _reshape_value(ctx, x, tuple(d for i, d in enumerate(shape) if i not in axes))
+
+
+def _unsqueeze(ctx) -> Value:
+    """Unsqueeze of a computed value: a reshape (unit axes inserted)."""
+    x = ctx.value(0)
+    shape = list(ctx.shape(x))
+    axes = _axes(ctx, "axes")
+    rank = len(shape) + len(axes)
+    if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
+        raise ctx.fail(f"axes {axes} are out of range or repeated for rank {rank}")
+    for a in sorted(a % rank for a in axes):
+        shape.insert(a, 1)
+    return _reshape_value(ctx, x, tuple(shape))
 
 
 def _transpose_perm(ctx, rank: int) -> tuple[int, ...]:
@@ -1288,7 +1332,11 @@ CONVERTERS: dict[str, Callable] = {
     "Add": _binary("add"),
     "Sub": _binary("sub"),
     "Mul": _binary("mul"),
+    "Max": _binary("maximum", integer=False),
+    "Min": _binary("minimum", integer=False),
     "Relu": _unary("relu", "any"),
+    "LeakyRelu": _leaky_relu,
+    "HardSwish": _unary("hard_swish", None),
     "Sigmoid": _unary("logistic", (1 / 256, -128)),
     "Tanh": _unary("tanh", (1 / 128, 0)),
     "Clip": _clip,
@@ -1298,6 +1346,8 @@ CONVERTERS: dict[str, Callable] = {
     "GlobalMaxPool": _global_pool("max_pool2d"),
     "Reshape": _reshape,
     "Flatten": _flatten,
+    "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze,
     "Transpose": _transpose,
     "Concat": _concat,
     "Softmax": _softmax,
