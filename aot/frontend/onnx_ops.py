@@ -19,6 +19,7 @@ MaxPool AveragePool                      max_pool2d avg_pool2d (pad + pool when
 GlobalAveragePool GlobalMaxPool          avg_pool2d max_pool2d over the whole map
 Reshape Flatten Transpose                reshape transpose (or nothing)
 Squeeze Unsqueeze                        reshape
+Slice                                    strided_slice (positive steps)
 Concat Softmax                           concatenate softmax (axis permuted)
 QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
@@ -194,11 +195,11 @@ def _f32(x) -> np.ndarray:
 #: Shape -> Gather/Slice -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Cast,
 #: Div, ...) is evaluated here with numpy and leaves no node behind.
 FOLD_ONLY = ("Gather", "Cast", "Div", "Mod", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal",
-             "Less", "Greater", "Not", "Where", "Slice", "ConstantOfShape", "Range", "Expand",
+             "Less", "Greater", "Not", "Where", "ConstantOfShape", "Range", "Expand",
              "ReduceProd")
 FOLDABLE = frozenset({
     "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
-    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", *FOLD_ONLY,
+    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", "Slice", *FOLD_ONLY,
 })
 
 #: The most elements a value evaluated at import may have (a malformed
@@ -335,8 +336,9 @@ def _check_folded_size(ctx, elements: int) -> None:
                        f"(at most {MAX_FOLDED_ELEMENTS} are allowed)")
 
 
-def _fold_slice(ctx, x: np.ndarray) -> np.ndarray:
-    """Slice: ONNX clamps starts and ends as Python's slices do."""
+def _slice_args(ctx, rank: int) -> list[tuple[int, int, int, int]]:
+    """Slice's (axis, start, end, step) per sliced axis, from attributes (opset < 10)
+    or inputs."""
     if ctx.opset < 10:
         a = ctx.attrs(starts=None, ends=None, axes=None)
         starts, ends, axes, steps = a["starts"], a["ends"], a["axes"], None
@@ -355,12 +357,40 @@ def _fold_slice(ctx, x: np.ndarray) -> np.ndarray:
     steps = [1] * len(starts) if steps is None else steps
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise ctx.fail("starts, ends, axes and steps must have the same length")
-    index = [slice(None)] * x.ndim
+    out = []
     for start, end, axis, step in zip(starts, ends, axes, steps):
-        if not -x.ndim <= axis < x.ndim or step == 0:
-            raise ctx.fail(f"axis {axis} or step {step} is out of range for rank {x.ndim}")
-        index[int(axis) % x.ndim] = slice(int(start), int(end), int(step))
+        if not -rank <= axis < rank or step == 0:
+            raise ctx.fail(f"axis {axis} or step {step} is out of range for rank {rank}")
+        out.append((int(axis) % rank, int(start), int(end), int(step)))
+    return out
+
+
+def _fold_slice(ctx, x: np.ndarray) -> np.ndarray:
+    """Slice: ONNX clamps starts and ends as Python's slices do."""
+    index = [slice(None)] * x.ndim
+    for axis, start, end, step in _slice_args(ctx, x.ndim):
+        index[axis] = slice(start, end, step)
     return x[tuple(index)]
+
+
+def _slice(ctx) -> Value:
+    """Slice of a computed value: strided_slice in the value's layout (positive steps)."""
+    x = ctx.value(0)
+    if x.flat is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    shape = ctx.shape(x)
+    begin, end, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, start, stop, step in _slice_args(ctx, len(shape)):
+        if step < 0:
+            raise ctx.fail("negative steps on run-time data are not supported")
+        begin[axis], end[axis], strides[axis] = slice(start, stop, step).indices(shape[axis])
+        if end[axis] <= begin[axis]:
+            raise ctx.fail(f"the slice of axis {axis} is empty")
+    order = list(x.perm) if x.perm is not None else list(range(len(shape)))
+    attrs = {"begin": tuple(begin[a] for a in order), "end": tuple(end[a] for a in order),
+             "strides": tuple(strides[a] for a in order)}
+    y = ctx.emit("strided_slice", [x.tensor], attrs, quant=x.tensor.quant)
+    return Value(tensor=y, perm=x.perm, dq=x.dq)
 
 
 def _fold_constant_of_shape(ctx, shape: np.ndarray) -> np.ndarray:
@@ -1348,6 +1378,7 @@ CONVERTERS: dict[str, Callable] = {
     "Flatten": _flatten,
     "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze,
+    "Slice": _slice,
     "Transpose": _transpose,
     "Concat": _concat,
     "Softmax": _softmax,

@@ -709,7 +709,7 @@ def test_float_activations(node, ir):
 
 
 def test_new_float_operators_compile_and_run_on_the_host(tmp_path):
-    """The kernels exist: LeakyRelu, HardSwish, Max, Min and Unsqueeze built with gcc."""
+    """The kernels exist: LeakyRelu, HardSwish, Max, Min, Slice and Unsqueeze built with gcc."""
     from aot.commands.run import run_on_host
     from aot.compile import compile_model
 
@@ -718,9 +718,11 @@ def test_new_float_operators_compile_and_run_on_the_host(tmp_path):
              helper.make_node("HardSwish", ["l"], ["h"]),
              helper.make_node("Max", ["h", "lo"], ["m"]),
              helper.make_node("Min", ["m", "hi"], ["n"]),
-             helper.make_node("Unsqueeze", ["n", "axes"], ["y"])]
+             helper.make_node("Slice", ["n", "st", "en", "axes"], ["s"]),
+             helper.make_node("Unsqueeze", ["s", "axes"], ["y"])]
     inits = {"w": rand((3, 2, 1, 1), 1, -3, 3), "lo": rand((3, 1, 1), 2, -1, 0),
-             "hi": rand((3, 1, 1), 3, 0.5, 1), "axes": np.array([1], np.int64)}
+             "hi": rand((3, 1, 1), 3, 0.5, 1), "axes": np.array([1], np.int64),
+             "st": np.array([1], np.int64), "en": np.array([3], np.int64)}
     model = make_model(nodes, [("x", [1, 2, 4, 4])], initializers=inits, opset=14)
     path = tmp_path / "acts.onnx"
     path.write_bytes(model.SerializeToString())
@@ -729,3 +731,25 @@ def test_new_float_operators_compile_and_run_on_the_host(tmp_path):
     ours = run_on_host(compiled, [x[None]], workdir=tmp_path)[0][0]
     want = ort_session(model.SerializeToString()).run(None, {"x": x})[0]
     np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("starts,ends,axes,steps", [
+    ([1], [3], [1], [1]),                      # channels of an NHWC-held map
+    ([0, 1], [2**62, -1], [2, 3], [2, 1]),     # clamped end, negative end
+    ([-3], [5], [-1], [2]),
+], ids=["channels", "spatial", "negative_start"])
+def test_slice_of_a_computed_value(starts, ends, axes, steps):
+    inits = {"st": np.array(starts, np.int64), "en": np.array(ends, np.int64),
+             "ax": np.array(axes, np.int64), "sp": np.array(steps, np.int64)}
+    model = _after_conv([helper.make_node("Slice", ["c", "st", "en", "ax", "sp"], ["y"])],
+                        inits, x_shape=(1, 2, 6, 5))
+    graph = assert_close(model, {"x": rand((1, 2, 6, 5))})
+    assert "strided_slice" in ops(graph)
+
+
+def test_slice_with_a_negative_step_on_data_is_refused():
+    inits = {"st": np.array([-1], np.int64), "en": np.array([-9], np.int64),
+             "ax": np.array([1], np.int64), "sp": np.array([-1], np.int64)}
+    model = _after_conv([helper.make_node("Slice", ["c", "st", "en", "ax", "sp"], ["y"])], inits)
+    with pytest.raises(ModelError, match="negative steps on run-time data are not supported"):
+        parse_onnx(model.SerializeToString())
