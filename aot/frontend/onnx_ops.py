@@ -34,6 +34,7 @@ Squeeze Cast ConstantOfShape Div ...)    known then (constants, shapes)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -254,15 +255,16 @@ def fold_values(ctx, x: np.ndarray) -> np.ndarray:
         return _fold_constant_of_shape(ctx, x)
     if op == "Range":
         limit, delta = (ctx.const(i, n).reshape(()) for i, n in ((1, "limit"), (2, "delta")))
-        if delta == 0:
-            raise ctx.fail("Range with delta 0")
-        count = max(int(np.ceil((limit - x.reshape(())) / delta)), 0)
+        steps = (limit - x.reshape(())) / delta if delta != 0 else np.inf
+        if not np.isfinite(steps):
+            raise ctx.fail("Range needs a finite start and limit and a non-zero delta")
+        count = max(int(np.ceil(steps)), 0)
         _check_folded_size(ctx, count)
         return (x.reshape(()) + np.arange(count) * delta).astype(x.dtype)
     if op == "Expand":
         shape = tuple(int(d) for d in ctx.const(1, "shape").reshape(-1))
         out_shape = np.broadcast_shapes(x.shape, shape)
-        _check_folded_size(ctx, int(np.prod(out_shape, dtype=np.int64)))
+        _check_folded_size(ctx, math.prod(out_shape))
         return np.broadcast_to(x, out_shape).copy()
     if op == "ReduceProd":
         return _fold_reduce_prod(ctx, x)
@@ -393,19 +395,31 @@ def _slice(ctx) -> Value:
     return Value(tensor=y, perm=x.perm, dq=x.dq)
 
 
+def tensor_attribute(ctx, proto, what: str) -> np.ndarray:
+    """A tensor-valued attribute's data (element types as for folded values)."""
+    from onnx import TensorProto, numpy_helper
+
+    if not isinstance(proto, TensorProto):
+        raise ctx.fail(f"attribute {what!r} should be a tensor")
+    if proto.data_type not in _FOLD_DTYPES:
+        onnx_dtype(proto.data_type, f"{ctx.where}: attribute {what!r}")  # names the type
+    try:
+        return np.asarray(numpy_helper.to_array(proto))
+    except Exception as err:  # noqa: BLE001 - onnx raises many types on bad tensors
+        raise ctx.fail(f"attribute {what!r} cannot be decoded: {err}") from None
+
+
 def _fold_constant_of_shape(ctx, shape: np.ndarray) -> np.ndarray:
     value = ctx.attrs(value=None)["value"]
     fill = np.zeros(1, np.float32)
     if value is not None:
-        from onnx import numpy_helper
-
-        fill = np.asarray(numpy_helper.to_array(value)).reshape(-1)
+        fill = tensor_attribute(ctx, value, "value").reshape(-1)
         if fill.size != 1:
             raise ctx.fail("value must hold one element")
     dims = tuple(int(d) for d in shape.reshape(-1))
     if any(d < 0 for d in dims):
         raise ctx.fail(f"negative size in the shape {list(dims)}")
-    _check_folded_size(ctx, int(np.prod(dims, dtype=np.int64)))
+    _check_folded_size(ctx, math.prod(dims))
     return np.full(dims, fill[0], dtype=fill.dtype)
 
 
@@ -440,9 +454,7 @@ def _constant(ctx) -> Value:
     a = ctx.attrs(value=None, value_float=None, value_floats=None, value_int=None,
                   value_ints=None)
     if a["value"] is not None:
-        from onnx import numpy_helper
-
-        return Value(const=np.asarray(numpy_helper.to_array(a["value"])))
+        return Value(const=tensor_attribute(ctx, a["value"], "value"))
     for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
                        ("value_int", np.int64), ("value_ints", np.int64)):
         if a[key] is not None:

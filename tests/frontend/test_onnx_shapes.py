@@ -353,3 +353,38 @@ def test_folded_values_have_a_size_limit():
     nodes = [_node("ConstantOfShape", ["big"], ["c"]), _node("Add", ["x", "c"], ["y"])]
     with pytest.raises(ModelError, match="would have 1099511627776 elements"):
         parse_onnx(_shape_model(nodes, (1, 4), {"big": _i64(1 << 20, 1 << 20)}))
+
+
+@pytest.mark.parametrize("node,inits", [
+    (_node("Range", ["a", "b", "d"], ["c"]),
+     {"a": np.array(0.0, np.float32), "b": np.array(np.inf, np.float32),
+      "d": np.array(1.0, np.float32)}),
+    (_node("Range", ["a", "b", "d"], ["c"]),
+     {"a": np.array(0, np.int64), "b": np.array(5, np.int64), "d": np.array(0, np.int64)}),
+    (_node("ConstantOfShape", ["a"], ["c"]), {"a": _i64(2**40, 2**40, 2**40, 2**40)}),
+    (_node("Expand", ["a", "b"], ["c"]), {"a": _i64(1), "b": _i64(-5)}),
+    (_node("Div", ["a", "b"], ["c"]), {"a": _i64(4), "b": _i64(0)}),
+], ids=["range_inf", "range_zero_delta", "huge_shape", "negative_expand", "div_zero"])
+def test_malformed_shape_arithmetic_is_a_model_error(node, inits):
+    nodes = [node, _node("Reshape", ["x", "c"], ["y"])]
+    with pytest.raises(ModelError, match=r"node 0 \("):
+        parse_onnx(_shape_model(nodes, (1, 4), inits))
+
+
+@pytest.mark.parametrize("case", sorted(SHAPE_SUBGRAPHS))
+def test_mutated_shape_subgraphs_raise_only_model_errors(case):
+    """Changed bytes either still import or raise ModelError; nothing else escapes."""
+    nodes, inits = SHAPE_SUBGRAPHS[case]
+    good = _shape_model(nodes, (1, 4, 3, 5), inits)
+    parse_onnx(good)
+    rng = np.random.default_rng(11)
+    for _ in range(150):
+        data = bytearray(good)
+        for pos in rng.integers(0, len(data), int(rng.integers(1, 4))):
+            data[pos] = int(rng.integers(0, 256))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parse_onnx(bytes(data))
+        except ModelError:
+            pass
