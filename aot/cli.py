@@ -74,7 +74,8 @@ _python_showwarning = warnings.showwarning
 
 
 def _show_notice(message, category, filename, lineno, file=None, line=None) -> None:
-    """Print the library's notices (:class:`AotWarning`) as ``note: ...``, others as Python does."""
+    """Print the library's notices (:class:`AotWarning`) as ``note: ...``, other
+    warnings as Python does."""
     if issubclass(category, AotWarning):
         print(f"note: {message}", file=sys.stderr)
     else:

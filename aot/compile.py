@@ -158,8 +158,8 @@ def check_target(target: Target) -> None:
 
 
 def compile_model(model, target_or_board="host/native", *, name: str = "model",
-                  input_shapes=None, opt_level: int = 2, disabled_pass=(), required_pass=(), config=None,
-                  dump_after: str | None = None, dump_stream: TextIO | None = None,
+                  input_shapes=None, opt_level: int = 2, disabled_pass=(), required_pass=(),
+                  config=None, dump_after: str | None = None, dump_stream: TextIO | None = None,
                   io_in_workspace: bool = False, inplace: bool = True,
                   measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.

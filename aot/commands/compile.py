@@ -89,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
     return compile_model(args.model, args.board or args.target, name=args.name,
-                         input_shapes=input_shapes(args), opt_level=args.opt_level, disabled_pass=args.disabled_pass,
+                         input_shapes=input_shapes(args), opt_level=args.opt_level,
+                         disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
                          io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
                          kernel_library=kernel_library)
