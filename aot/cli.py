@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+import warnings
 
 from aot import __version__
 from aot.commands import COMMANDS
-from aot.errors import AotError
+from aot.errors import AotError, AotWarning
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
@@ -47,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
-        return int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_notice
+            return int(args._run(args) or 0)
     except AotError as err:
         print(f"aot {args.command}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -65,3 +68,15 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return EXIT_INTERNAL
+
+
+_python_showwarning = warnings.showwarning
+
+
+def _show_notice(message, category, filename, lineno, file=None, line=None) -> None:
+    """Print the library's notices (:class:`AotWarning`) as ``note: ...``, other
+    warnings as Python does."""
+    if issubclass(category, AotWarning):
+        print(f"note: {message}", file=sys.stderr)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)

@@ -154,11 +154,14 @@ def check_target(target: Target) -> None:
 
 
 def compile_model(model, target_or_board="host/native", *, name: str = "model",
-                  opt_level: int = 2, disabled_pass=(), required_pass=(), config=None,
-                  dump_after: str | None = None, dump_stream: TextIO | None = None,
+                  input_shapes=None, opt_level: int = 2, disabled_pass=(), required_pass=(),
+                  config=None, dump_after: str | None = None, dump_stream: TextIO | None = None,
                   io_in_workspace: bool = False, inplace: bool = True,
                   measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+
+    ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
+    leaves open (:func:`aot.frontend.load_model`; model files only).
 
     Raises an :class:`AotError` for anything the user can change: unknown
     passes or target, an unsupported kernel (``aot.kernels.KernelError``), a
@@ -183,7 +186,10 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
 
     codegen.check_name(name)
     library = kernel_library if kernel_library is not None else default_kernels
-    graph = model if isinstance(model, Graph) else load_model(model)
+    if isinstance(model, Graph) and input_shapes:
+        raise CompileError("input_shapes applies to model files; this Graph has its shapes "
+                           "already")
+    graph = model if isinstance(model, Graph) else load_model(model, input_shapes)
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board)
     check_target(target)

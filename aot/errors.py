@@ -9,7 +9,8 @@ Each stage defines its own subclasses next to the code that raises them
 (``aot.target.TargetError``, ``aot.frontend.ModelError``, ...), so callers can
 catch exactly what they expect.  The two kinds of failure that several stages
 share, a pass that refuses (:class:`PassError`) and a toolchain that fails
-(:class:`BuildError`), are defined here once.
+(:class:`BuildError`), are defined here once, as is :class:`AotWarning`, the
+notices that do not stop the work.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ class BuildError(AotError):
     One class for every build the project drives (kernels on the host, a
     model's host program, code-size measurement, firmware with ``make``), so
     callers catch one thing whichever stage built.
+    """
+
+
+class AotWarning(UserWarning):
+    """A notice about the user's input that does not stop the work (through
+    :mod:`warnings`); the command line prints it as ``note: ...``.
+
+    For example an ONNX model with a symbolic batch dimension, compiled with
+    batch 1 (:mod:`aot.frontend.shapes`).
     """
 
 

@@ -13,6 +13,7 @@ import sys
 from aot.compile import CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
+from aot.frontend import ModelError
 from aot.tune.session import TunedKernels
 
 NAME = "compile"
@@ -26,7 +27,39 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None)
                        help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)")
 
 
+def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """``NAME=1,3,224,224`` -> (name, dims); sizes are checked against the model later."""
+    name, sep, dims = text.rpartition("=")
+    try:
+        if not sep or not name or not dims:
+            raise ValueError
+        return name, tuple(int(d) for d in dims.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=D0,D1,... with integer sizes, e.g. input=1,3,224,224"
+        ) from None
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the model file is read: shared by every command that loads one."""
+    parser.add_argument("--input-shape", action="append", type=_input_shape, default=[],
+                        metavar="NAME=D0,D1,...",
+                        help="fix the shape of the input NAME where the model leaves sizes "
+                        "open (ONNX dim_param or unknown); repeatable, one per input")
+
+
+def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
+    """The ``--input-shape`` options as ``load_model``'s ``input_shapes``."""
+    given: dict[str, tuple[int, ...]] = {}
+    for name, dims in args.input_shape:
+        if name in given:
+            raise ModelError(f"--input-shape gives the input {name!r} twice")
+        given[name] = dims
+    return given or None
+
+
 def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
     parser.add_argument("--name", default="model",
                         help="C name prefix of the generated code (default: model)")
     parser.add_argument("--opt-level", type=int, default=2, help="pass opt level (0-3)")
@@ -60,7 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
     return compile_model(args.model, args.board or args.target, name=args.name,
-                         opt_level=args.opt_level, disabled_pass=args.disabled_pass,
+                         input_shapes=input_shapes(args), opt_level=args.opt_level,
+                         disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
                          io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
                          kernel_library=kernel_library)

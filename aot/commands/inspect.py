@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
 from aot.ir.analysis import summarize
 
@@ -22,6 +23,7 @@ HELP = "show a model's operators, tensors, MACs and memory needs"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite or .onnx model file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_model_arguments(parser)
 
 
 def _type(t: dict) -> str:
@@ -66,7 +68,7 @@ def format_summary(info: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    info = summarize(load_model(args.model))
+    info = summarize(load_model(args.model, input_shapes(args)))
     if args.json:
         print(json.dumps(info, indent=1))
     else:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
 from aot.inputs import check_inputs
 from aot.ir import Graph
@@ -37,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=".npy ([N, *input shape]) or, for several inputs, .npz")
     parser.add_argument("--output", required=True, type=Path,
                         help=".npy, or .npz for models with several outputs")
+    add_model_arguments(parser)
 
 
 def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
@@ -92,7 +94,7 @@ def save_outputs(graph: Graph, outputs: list[np.ndarray], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    graph = load_model(args.model)
+    graph = load_model(args.model, input_shapes(args))
     outputs = interpret(graph, load_inputs(graph, args.input))
     try:
         save_outputs(graph, outputs, args.output)

@@ -16,7 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from aot.commands.compile import add_compile_arguments, add_target_arguments, tuned_kernels
+from aot.commands.compile import (
+    add_compile_arguments, add_target_arguments, input_shapes, tuned_kernels,
+)
 from aot.commands.interpret import load_inputs, save_outputs
 from aot.commands.run_board import add_board_arguments, run_command
 from aot.compile import CompileError, compile_model
@@ -78,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
                            f"--board {HOST_BOARD}")
     tag = args.target if args.target is not None else load_board(args.board).tag
     tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None
-    compiled = compile_model(args.model, tag, name=args.name, opt_level=args.opt_level,
+    compiled = compile_model(args.model, tag, name=args.name, input_shapes=input_shapes(args),
+                             opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                              io_in_workspace=args.io_in_workspace, measure_code=False,
                              inplace=not args.no_inplace, kernel_library=tuned)

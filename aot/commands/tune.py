@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from aot.commands.compile import add_model_arguments, input_shapes
+from aot.frontend import load_model
 from aot.tune.session import LOADERS, Progress, tune_model
 from aot.tune.errors import TuneError
 from aot.tune.tuner import TUNERS
@@ -49,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", action="append", metavar="TEXT",
                         help="tune only workloads whose key or description contains TEXT")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random choices")
+    add_model_arguments(parser)
 
 
 def _printer(stream):
@@ -67,7 +70,9 @@ def _printer(stream):
 def run(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.batch < 1 or args.repeats < 1:
         raise TuneError("--trials, --batch and --repeats must be at least 1")
-    report = tune_model(args.model, args.board, trials=args.trials, log=args.log,
+    shapes = input_shapes(args)
+    model = load_model(args.model, shapes) if shapes else args.model
+    report = tune_model(model, args.board, trials=args.trials, log=args.log,
                         tuner=args.tuner, batch_size=args.batch, repeats=args.repeats,
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,

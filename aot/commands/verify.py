@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
+from aot.commands.compile import add_model_arguments, input_shapes
 from aot.commands.interpret import load_inputs
 from aot.firmware import FirmwareError, verify_model
 from aot.firmware.verify import FLOAT_TOLERANCE
@@ -45,14 +46,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--runner", help="the runner (default: the board's first)")
     parser.add_argument("--port", help="the board's serial port (real boards)")
+    add_model_arguments(parser)
     add_cache_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.random < 0:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
-    inputs = load_inputs(load_model(args.model), args.input) if args.input else None
-    report = verify_model(args.model, args.board, inputs=inputs, random_count=args.random,
+    shapes = input_shapes(args)
+    inputs = load_inputs(load_model(args.model, shapes), args.input) if args.input else None
+    report = verify_model(args.model, args.board, inputs=inputs, input_shapes=shapes,
+                          random_count=args.random,
                           seed=args.seed, float_tolerance=args.float_tolerance,
                           runner=args.runner, serial_port=args.port,
                           cache_dir=cache_dir(args))

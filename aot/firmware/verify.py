@@ -171,6 +171,7 @@ def compare(graph: Graph, got: list[np.ndarray], want: list[np.ndarray], *,
 
 def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
                  random_count: int = 2, seed: int = 0, name: str = "model",
+                 input_shapes=None,
                  float_tolerance: float = FLOAT_TOLERANCE,
                  workdir=None, runner: str | None = None, serial_port: str | None = None,
                  cache_dir: Path | None = None) -> VerifyReport:
@@ -180,10 +181,11 @@ def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
     sample file; ``random_count`` seeded random invocations follow.  Integer
     outputs must be bit-exact; float outputs may differ by
     ``float_tolerance`` (the board's libm and FPU round differently from
-    numpy; 0 demands identical floats too).
+    numpy; 0 demands identical floats too).  ``input_shapes`` fixes the sizes
+    an ONNX model leaves open (:func:`aot.frontend.load_model`).
     """
     model = Path(model)
-    graph = load_model(model)
+    graph = load_model(model, input_shapes)
     sources, parts = [], []
     if inputs is None and sample_path(model).is_file():
         inputs = check_inputs(graph, [np.load(sample_path(model))], source=sample_path(model))
@@ -198,7 +200,8 @@ def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
         parts.append(random_inputs(graph, count, seed))
         sources.append(f"{count} seeded random (seed {seed})")
     sequence = [np.concatenate(arrays) for arrays in zip(*parts)]
-    compiled = compile_model(model, board, name=name, measure_code=False)
+    compiled = compile_model(model, board, name=name, input_shapes=input_shapes,
+                             measure_code=False)
     run = run_on_board(compiled, sequence, workdir=workdir, runner=runner,
                        serial_port=serial_port, cache_dir=cache_dir)
     want = reference_outputs(graph, sequence)

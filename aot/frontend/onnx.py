@@ -4,7 +4,9 @@ The ``onnx`` package parses the protobuf; it is imported only when a model
 is read, so ``import aot`` stays cheap.  The importer walks the graph's
 nodes in their (topological) order and converts each one with a converter
 from :mod:`aot.frontend.onnx_ops`, which lists the operators and how they
-map onto the IR.  Three things happen on the way:
+map onto the IR.  The graph inputs' open sizes are fixed first
+(:mod:`aot.frontend.shapes`: the user's ``input_shapes``, else batch 1), so
+every value's shape is known at import.  Three things happen on the way:
 
 * **Layout.**  ONNX convolution models are NCHW; the IR wants NHWC.  Every
   ONNX value remembers how the IR tensor holding it is laid out (a
@@ -36,12 +38,14 @@ opsets, and files that do not parse.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aot.frontend.errors import ModelError
+from aot.frontend.shapes import check_input_names, fix_input_shape, normalize_input_shapes
 from aot.frontend.onnx_ops import (
     CONVERTERS, FOLDABLE, NHWC, QuantOutput, Value, attribute_values, fold, ir_quant,
     onnx_dtype, onnx_shape,
@@ -59,22 +63,27 @@ SUPPORTED_OPERATORS = tuple(sorted(CONVERTERS))
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def load_onnx(path: str | Path) -> Graph:
-    """Read an .onnx file into a :class:`Graph`; raise :class:`ModelError` if it cannot."""
+def load_onnx(path: str | Path, input_shapes: Mapping | None = None) -> Graph:
+    """Read an .onnx file into a :class:`Graph`; raise :class:`ModelError` if it cannot.
+
+    ``input_shapes`` (``{input name: shape}``) fixes the dimensions the model
+    leaves open (:func:`aot.frontend.shapes.fix_input_shape`).
+    """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read {path}: {err.strerror or err}") from None
-    return parse_onnx(data, name=path.stem)
+    return parse_onnx(data, name=path.stem, input_shapes=input_shapes)
 
 
-def parse_onnx(data: bytes, name: str = "main") -> Graph:
+def parse_onnx(data: bytes, name: str = "main", input_shapes: Mapping | None = None) -> Graph:
     """Convert the bytes of an .onnx file; see :func:`load_onnx`."""
+    given = normalize_input_shapes(input_shapes)
     model = _parse(data)
     opset = _check_opset(model)
     try:
-        return _Importer(model, opset, name).run()
+        return _Importer(model, opset, name, given).run()
     except IRError as err:  # a converter bug or a model the IR rejects as a whole
         raise ModelError(f"inconsistent model: {err}") from None
 
@@ -121,8 +130,10 @@ def _identifier(text: str) -> str:
 
 
 class _Importer:
-    def __init__(self, model, opset: int, name: str) -> None:
+    def __init__(self, model, opset: int, name: str,
+                 input_shapes: dict[str, tuple[int, ...]]) -> None:
         self.model = model
+        self.input_shapes = input_shapes
         self.graph_proto = model.graph
         self.opset = opset
         self.builder = GraphBuilder(_identifier(name))
@@ -136,14 +147,19 @@ class _Importer:
             self.values[init.name] = Value(const=_initializer(init))
         if g.sparse_initializer:
             raise ModelError("sparse initializers are not supported")
-        for vi in g.input:
-            if vi.name not in self.values:  # IR < 4 lists initializers as inputs too
-                self.values[vi.name] = Value(tensor=self._graph_input(vi))
+        # IR < 4 lists initializers as inputs too.
+        inputs = [vi for vi in g.input if vi.name not in self.values]
+        check_input_names(self.input_shapes, {vi.name: _declared_shape(vi) for vi in inputs})
+        for vi in inputs:
+            self.values[vi.name] = Value(tensor=self._graph_input(vi))
         self.consumers: dict[str, list[int]] = {}
+        self.producers: dict[str, str] = {}  # value name -> its node's label, for errors
         for index, node in enumerate(g.node):
             for name in node.input:
                 if name:
                     self.consumers.setdefault(name, []).append(index)
+            for name in node.output:
+                self.producers.setdefault(name, _label(index, node))
         self.graph_outputs = {o.name for o in g.output}
         for index, node in enumerate(g.node):
             if index not in self.absorbed:
@@ -167,19 +183,8 @@ class _Importer:
         if dtype not in ("float32", "int8", "int16", "int32", "int64"):
             raise ModelError(f"{where} has type {dtype}, which is not supported as a model "
                              "input; supported: float32, int8, int16, int32, int64")
-        if not tt.HasField("shape"):
-            raise ModelError(f"{where} has no shape; the compiler needs static shapes")
-        shape = []
-        for k, dim in enumerate(tt.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                shape.append(dim.dim_value)
-                continue
-            what = f"the symbolic size {dim.dim_param!r}" if dim.dim_param else "no fixed size"
-            raise ModelError(
-                f"{where} has a dynamic shape: dimension {k} has {what}; fix it before "
-                "compiling (e.g. onnx.tools.update_model_dims.update_inputs_outputs_dims)"
-            )
-        return self.builder.input(vi.name, shape, dtype)
+        shape = fix_input_shape(vi.name, _declared_shape(vi), self.input_shapes.get(vi.name))
+        return self.builder.input(vi.name, list(shape), dtype)
 
     def _graph_output(self, vi) -> Tensor:
         if vi.name not in self.values:
@@ -200,8 +205,7 @@ class _Importer:
     # ------------------------------------------------------------------ nodes
 
     def _node(self, index: int, node) -> None:
-        label = f"node {index}" + (f" ({node.name!r}, {node.op_type})" if node.name
-                                   else f" ({node.op_type})")
+        label = _label(index, node)
         if node.domain not in _DEFAULT_DOMAINS:
             raise ModelError(
                 f"{label}: operator {node.domain}.{node.op_type} is not supported (only the "
@@ -245,13 +249,29 @@ class _Importer:
         return CONVERTERS[node.op_type](ctx)
 
 
+def _label(index: int, node) -> str:
+    """How messages name a node: ``node 4 ('flatten', Reshape)``."""
+    return f"node {index}" + (f" ({node.name!r}, {node.op_type})" if node.name
+                              else f" ({node.op_type})")
+
+
+def _declared_shape(vi) -> tuple[int | str | None, ...] | None:
+    """A graph input's shape as the file declares it (see :mod:`aot.frontend.shapes`)."""
+    tt = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0
+                 else (d.dim_param or None) for d in tt.shape.dim)
+
+
 def _initializer(init) -> np.ndarray:
     from onnx import TensorProto, numpy_helper
 
     where = f"initializer {init.name!r}"
     if init.data_location == TensorProto.EXTERNAL:
         raise ModelError(f"{where} keeps its data in an external file, which is not supported")
-    onnx_dtype(init.data_type, where)
+    if init.data_type != TensorProto.DOUBLE:  # float64 appears in exported shape arithmetic
+        onnx_dtype(init.data_type, where)
     try:
         arr = numpy_helper.to_array(init)
     except Exception as err:  # noqa: BLE001 - onnx raises many types on bad tensors
@@ -317,9 +337,22 @@ class _NodeContext:
     def const(self, i: int, what: str) -> np.ndarray:
         v = self.value(i)
         if not v.is_const:
-            raise self.fail(f"{what} (input {i}) must be a constant; computed {what} values "
-                            "are not supported")
+            raise self.fail(f"{what} (input {i}) must be known at import, but "
+                            f"{self.describe_input(i)}")
         return self.const_value(v)
+
+    def describe_input(self, i: int) -> str:
+        """Why input ``i`` is not known at import: the tensor and the node making it.
+
+        After folding, such a value depends on data only known at run time: a
+        dynamic shape the compiler cannot fix.
+        """
+        name = self.node.input[i]
+        producer = self.imp.producers.get(name)
+        if producer is None:
+            return f"its value {name!r} is a graph input, known only at run time"
+        return (f"its value {name!r} is computed at run time by {producer} (from data, not "
+                "from shapes or constants); dynamic shapes are not supported")
 
     def shape(self, v: Value) -> tuple[int, ...]:
         return onnx_shape(v)

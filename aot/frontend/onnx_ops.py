@@ -10,25 +10,31 @@ Conv, QLinearConv                        conv2d (group 1), depthwise_conv2d
                                          (group = input channels)
 Gemm, MatMul, QLinearMatMul              dense (constant B; C folded into the bias)
 Add Sub Mul                              add sub mul (constants transposed to NHWC)
+Max Min (two inputs)                     maximum minimum (float)
 Relu Sigmoid Tanh                        relu logistic tanh
+LeakyRelu HardSwish                      leaky_relu hard_swish (float)
 Clip                                     relu/relu6/relu_n1_to_1, else maximum/minimum
 MaxPool AveragePool                      max_pool2d avg_pool2d (pad + pool when
                                          count_include_pad)
 GlobalAveragePool GlobalMaxPool          avg_pool2d max_pool2d over the whole map
 Reshape Flatten Transpose                reshape transpose (or nothing)
+Squeeze Unsqueeze                        reshape
+Slice                                    strided_slice (positive steps)
 Concat Softmax                           concatenate softmax (axis permuted)
 QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
 BatchNormalization                       mul + add with per-channel constants
 Pad ReduceMean                           pad (constant mode) mean (axes permuted)
 Identity Dropout                         an alias of the input
-Constant Shape Gather Unsqueeze          evaluated at import
-Squeeze Cast
+Constant Shape Size                      evaluated at import
+FOLD_ONLY (Gather Slice Unsqueeze        evaluated at import when their inputs are
+Squeeze Cast ConstantOfShape Div ...)    known then (constants, shapes)
 =======================================  =============================================
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -118,12 +124,13 @@ _ATTR_KINDS = {
     **dict.fromkeys(("axis", "group", "ceil_mode", "count_include_pad", "storage_order",
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
-                     "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes"), int),
+                     "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes",
+                     "fmod"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
                      "ratio"), float),
     **dict.fromkeys(("auto_pad", "mode"), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
-                     "value_ints", "value_floats"), list),
+                     "value_ints", "value_floats", "starts", "ends"), list),
 }
 
 
@@ -182,11 +189,27 @@ def _f32(x) -> np.ndarray:
 
 # --------------------------------------------------------------------------- folding
 
-#: Operators evaluated at import when all their inputs are constant.
+#: Operators evaluated at import when all their inputs are constant (those of
+#: FOLD_ONLY only then: the IR has nothing they could become).  Once the
+#: input shapes are fixed, Shape and Size are constants, so the shape arithmetic
+#: exporters write (PyTorch's ``x.view(x.size(0), -1)``, tf2onnx's flatten:
+#: Shape -> Gather/Slice -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Cast,
+#: Div, ...) is evaluated here with numpy and leaves no node behind.
+FOLD_ONLY = ("Gather", "Cast", "Div", "Mod", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal",
+             "Less", "Greater", "Not", "Where", "ConstantOfShape", "Range", "Expand",
+             "ReduceProd")
 FOLDABLE = frozenset({
     "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
-    "Unsqueeze", "Squeeze", "Gather", "Cast", "QuantizeLinear", "Relu",
+    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", "Slice", *FOLD_ONLY,
 })
+
+#: The most elements a value evaluated at import may have (a malformed
+#: ConstantOfShape, Expand or Range must not exhaust memory).
+MAX_FOLDED_ELEMENTS = 1 << 24
+
+#: Element types Cast may produce at import (float64 appears in exported shape
+#: arithmetic; such a value cannot reach a kernel, whose converters check types).
+_FOLD_DTYPES = {**_DTYPES, 11: "float64"}
 
 
 def fold(ctx) -> Value | list[Value]:
@@ -211,11 +234,40 @@ _MOVEMENT = frozenset({"Reshape", "Flatten", "Transpose", "Unsqueeze", "Squeeze"
 def fold_values(ctx, x: np.ndarray) -> np.ndarray:
     """The output data of a constant node whose input 0 is ``x``."""
     op = ctx.op
-    if op in ("Add", "Sub", "Mul"):
+    if op in _FOLD_BINARY:
         y = ctx.const(1, "input")
-        fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op]
-        out = fn(x, y)
-        return out.astype(np.result_type(x, y))
+        out = _FOLD_BINARY[op](ctx, x, y)
+        return out if out.dtype == np.bool_ else out.astype(np.result_type(x, y))
+    if op in _FOLD_UNARY:
+        return _FOLD_UNARY[op](x).astype(x.dtype)
+    if op in ("Min", "Max"):
+        parts = [ctx.const(i, "input") for i in range(ctx.n_inputs)]
+        fn = np.minimum if op == "Min" else np.maximum
+        out = parts[0]
+        for part in parts[1:]:
+            out = fn(out, part)
+        return out.astype(np.result_type(*parts))
+    if op == "Where":
+        return np.where(x.astype(bool), ctx.const(1, "X"), ctx.const(2, "Y"))
+    if op == "Slice":
+        return _fold_slice(ctx, x)
+    if op == "ConstantOfShape":
+        return _fold_constant_of_shape(ctx, x)
+    if op == "Range":
+        limit, delta = (ctx.const(i, n).reshape(()) for i, n in ((1, "limit"), (2, "delta")))
+        steps = (limit - x.reshape(())) / delta if delta != 0 else np.inf
+        if not np.isfinite(steps):
+            raise ctx.fail("Range needs a finite start and limit and a non-zero delta")
+        count = max(int(np.ceil(steps)), 0)
+        _check_folded_size(ctx, count)
+        return (x.reshape(()) + np.arange(count) * delta).astype(x.dtype)
+    if op == "Expand":
+        shape = tuple(int(d) for d in ctx.const(1, "shape").reshape(-1))
+        out_shape = np.broadcast_shapes(x.shape, shape)
+        _check_folded_size(ctx, math.prod(out_shape))
+        return np.broadcast_to(x, out_shape).copy()
+    if op == "ReduceProd":
+        return _fold_reduce_prod(ctx, x)
     if op == "Relu":
         return np.maximum(x, 0).astype(x.dtype)
     if op == "Reshape":
@@ -246,8 +298,144 @@ def fold_values(ctx, x: np.ndarray) -> np.ndarray:
         return np.take(x, idx, axis=axis)
     if op == "Cast":
         to = ctx.attrs(to=None, saturate=1)["to"]
-        return x.astype(np.dtype(onnx_dtype(to, ctx.where)))
+        if to not in _FOLD_DTYPES:
+            onnx_dtype(to, f"{ctx.where}: the target type")  # names the type
+        return x.astype(np.dtype(_FOLD_DTYPES[to]))
     raise ctx.fail(f"cannot evaluate {op} at import")
+
+
+def _fold_div(ctx, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if np.issubdtype(np.result_type(x, y), np.integer):
+        if np.any(y == 0):
+            raise ctx.fail("integer division by zero")
+        q = np.abs(x) // np.abs(y)  # ONNX (like C) truncates toward zero
+        return np.where((x < 0) != (y < 0), -q, q)
+    return np.divide(x, y)
+
+
+def _fold_mod(ctx, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    fmod = ctx.attrs(fmod=0)["fmod"]
+    if np.issubdtype(np.result_type(x, y), np.integer) and np.any(y == 0):
+        raise ctx.fail("integer modulo by zero")
+    return np.fmod(x, y) if fmod else np.mod(x, y)
+
+
+_FOLD_BINARY = {
+    "Add": lambda ctx, x, y: np.add(x, y), "Sub": lambda ctx, x, y: np.subtract(x, y),
+    "Mul": lambda ctx, x, y: np.multiply(x, y), "Div": _fold_div, "Mod": _fold_mod,
+    "Equal": lambda ctx, x, y: np.equal(x, y), "Less": lambda ctx, x, y: np.less(x, y),
+    "Greater": lambda ctx, x, y: np.greater(x, y),
+}
+_FOLD_UNARY = {
+    "Neg": np.negative, "Abs": np.abs, "Floor": np.floor, "Ceil": np.ceil, "Sqrt": np.sqrt,
+    "Not": np.logical_not,
+}
+
+
+def _check_folded_size(ctx, elements: int) -> None:
+    if elements > MAX_FOLDED_ELEMENTS:
+        raise ctx.fail(f"the value evaluated at import would have {elements} elements "
+                       f"(at most {MAX_FOLDED_ELEMENTS} are allowed)")
+
+
+def _slice_args(ctx, rank: int) -> list[tuple[int, int, int, int]]:
+    """Slice's (axis, start, end, step) per sliced axis, from attributes (opset < 10)
+    or inputs."""
+    if ctx.opset < 10:
+        a = ctx.attrs(starts=None, ends=None, axes=None)
+        starts, ends, axes, steps = a["starts"], a["ends"], a["axes"], None
+        if starts is None or ends is None:
+            raise ctx.fail("starts and ends are required")
+    else:
+        ctx.attrs()
+        starts, ends = (ctx.const(i, n).reshape(-1).tolist()
+                        for i, n in ((1, "starts"), (2, "ends")))
+        axes = steps = None
+        if ctx.value(3, optional=True) is not None:
+            axes = ctx.const(3, "axes").reshape(-1).tolist()
+        if ctx.value(4, optional=True) is not None:
+            steps = ctx.const(4, "steps").reshape(-1).tolist()
+    axes = list(range(len(starts))) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ctx.fail("starts, ends, axes and steps must have the same length")
+    out = []
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        if not -rank <= axis < rank or step == 0:
+            raise ctx.fail(f"axis {axis} or step {step} is out of range for rank {rank}")
+        out.append((int(axis) % rank, int(start), int(end), int(step)))
+    return out
+
+
+def _fold_slice(ctx, x: np.ndarray) -> np.ndarray:
+    """Slice: ONNX clamps starts and ends as Python's slices do."""
+    index = [slice(None)] * x.ndim
+    for axis, start, end, step in _slice_args(ctx, x.ndim):
+        index[axis] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def _slice(ctx) -> Value:
+    """Slice of a computed value: strided_slice in the value's layout (positive steps)."""
+    x = ctx.value(0)
+    if x.flat is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    shape = ctx.shape(x)
+    begin, end, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, start, stop, step in _slice_args(ctx, len(shape)):
+        if step < 0:
+            raise ctx.fail("negative steps on run-time data are not supported")
+        begin[axis], end[axis], strides[axis] = slice(start, stop, step).indices(shape[axis])
+        if end[axis] <= begin[axis]:
+            raise ctx.fail(f"the slice of axis {axis} is empty")
+    order = list(x.perm) if x.perm is not None else list(range(len(shape)))
+    attrs = {"begin": tuple(begin[a] for a in order), "end": tuple(end[a] for a in order),
+             "strides": tuple(strides[a] for a in order)}
+    y = ctx.emit("strided_slice", [x.tensor], attrs, quant=x.tensor.quant)
+    return Value(tensor=y, perm=x.perm, dq=x.dq)
+
+
+def tensor_attribute(ctx, proto, what: str) -> np.ndarray:
+    """A tensor-valued attribute's data (element types as for folded values)."""
+    from onnx import TensorProto, numpy_helper
+
+    if not isinstance(proto, TensorProto):
+        raise ctx.fail(f"attribute {what!r} should be a tensor")
+    if proto.data_type not in _FOLD_DTYPES:
+        onnx_dtype(proto.data_type, f"{ctx.where}: attribute {what!r}")  # names the type
+    try:
+        return np.asarray(numpy_helper.to_array(proto))
+    except Exception as err:  # noqa: BLE001 - onnx raises many types on bad tensors
+        raise ctx.fail(f"attribute {what!r} cannot be decoded: {err}") from None
+
+
+def _fold_constant_of_shape(ctx, shape: np.ndarray) -> np.ndarray:
+    value = ctx.attrs(value=None)["value"]
+    fill = np.zeros(1, np.float32)
+    if value is not None:
+        fill = tensor_attribute(ctx, value, "value").reshape(-1)
+        if fill.size != 1:
+            raise ctx.fail("value must hold one element")
+    dims = tuple(int(d) for d in shape.reshape(-1))
+    if any(d < 0 for d in dims):
+        raise ctx.fail(f"negative size in the shape {list(dims)}")
+    _check_folded_size(ctx, math.prod(dims))
+    return np.full(dims, fill[0], dtype=fill.dtype)
+
+
+def _fold_reduce_prod(ctx, x: np.ndarray) -> np.ndarray:
+    if ctx.opset < 18:
+        a = ctx.attrs(axes=None, keepdims=1)
+        axes = a["axes"]
+    else:
+        a = ctx.attrs(keepdims=1, noop_with_empty_axes=0)
+        axes = None
+        if ctx.value(1, optional=True) is not None:
+            axes = ctx.const(1, "axes").reshape(-1).tolist() or None
+        if axes is None and a["noop_with_empty_axes"]:
+            return x
+    axis = None if axes is None else tuple(int(v) % max(x.ndim, 1) for v in axes)
+    return np.prod(x, axis=axis, keepdims=bool(a["keepdims"])).astype(x.dtype)
 
 
 def _axes(ctx, name: str, optional: bool = False):
@@ -266,9 +454,7 @@ def _constant(ctx) -> Value:
     a = ctx.attrs(value=None, value_float=None, value_floats=None, value_int=None,
                   value_ints=None)
     if a["value"] is not None:
-        from onnx import numpy_helper
-
-        return Value(const=np.asarray(numpy_helper.to_array(a["value"])))
+        return Value(const=tensor_attribute(ctx, a["value"], "value"))
     for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
                        ("value_int", np.int64), ("value_ints", np.int64)):
         if a[key] is not None:
@@ -282,12 +468,23 @@ def _shape(ctx) -> Value:
     return Value(const=np.asarray(shape[a["start"]:a["end"]], dtype=np.int64))
 
 
+def _size(ctx) -> Value:
+    ctx.attrs()
+    return Value(const=np.asarray(np.prod(ctx.shape(ctx.value(0)), dtype=np.int64)))
+
+
 def _identity(ctx) -> Value:
     return ctx.value(0)
 
 
 def _const_only(ctx) -> Value:
-    raise ctx.fail(f"{ctx.op} is only supported on constant inputs (evaluated at import)")
+    computed = next((i for i in range(ctx.n_inputs)
+                     if ctx.value(i, optional=True) is not None and not ctx.value(i).is_const),
+                    None)
+    if computed is None:
+        raise ctx.fail("the node has no inputs")
+    raise ctx.fail(f"{ctx.op} is only evaluated at import, on values known then (shapes and "
+                   f"constants), but {ctx.describe_input(computed)}")
 
 
 # --------------------------------------------------------------------------- QDQ
@@ -724,11 +921,15 @@ def _qlinear_matmul(ctx) -> Value:
 
 # --------------------------------------------------------------------------- elementwise
 
-def _binary(ir_op: str):
+def _binary(ir_op: str, integer: bool = True):
+    """``integer``: whether the IR operator has an integer form with a fused activation
+    (maximum and minimum have not: between QDQ pairs they run in float)."""
     def convert(ctx) -> Value | None:
         ctx.attrs()
+        if ctx.n_inputs != 2:
+            raise ctx.fail(f"{ctx.n_inputs} inputs: only two are supported")
         lhs, rhs = ctx.value(0), ctx.value(1)
-        qout = ctx.int_output(fuse_activation=True)
+        qout = ctx.int_output(fuse_activation=True) if integer else None
         int_mode = qout is not None and all(
             _is_int_act(ctx, v) or (v.is_const and v.dq and v.const.dtype == np.int8
                                     and v.quant.axis is None) for v in (lhs, rhs))
@@ -770,6 +971,14 @@ def _unary(ir_op: str, int_out: tuple[float, int] | None | str):
         t = ctx.tensor(x) if x.is_const else x.tensor
         return Value(tensor=ctx.emit(ir_op, [t], {}), perm=x.perm, flat=x.flat)
     return convert
+
+
+def _leaky_relu(ctx) -> Value:
+    alpha = ctx.attrs(alpha=0.01)["alpha"]
+    x = ctx.floated(ctx.value(0))
+    t = ctx.tensor(x) if x.is_const else x.tensor
+    return Value(tensor=ctx.emit("leaky_relu", [t], {"alpha": float(alpha)}), perm=x.perm,
+                 flat=x.flat)
 
 
 def _clip(ctx) -> Value:
@@ -934,6 +1143,35 @@ def _reshape(ctx) -> Value:
 def _flatten(ctx) -> Value:
     x = ctx.value(0)
     return _reshape_value(ctx, x, _flatten_shape(ctx, ctx.shape(x)))
+
+
+def _squeeze(ctx) -> Value:
+    """Squeeze of a computed value: a reshape (the unit axes go)."""
+    x = ctx.value(0)
+    shape = ctx.shape(x)
+    axes = _axes(ctx, "axes", optional=True)
+    if axes is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    rank = len(shape)
+    if any(not -rank <= a < rank for a in axes):
+        raise ctx.fail(f"axes {axes} are out of range for rank {rank}")
+    axes = {a % rank for a in axes}
+    if any(shape[a] != 1 for a in axes):
+        raise ctx.fail(f"cannot squeeze axes {sorted(axes)} of the shape {list(shape)}")
+    return _reshape_value(ctx, x, tuple(d for i, d in enumerate(shape) if i not in axes))
+
+
+def _unsqueeze(ctx) -> Value:
+    """Unsqueeze of a computed value: a reshape (unit axes inserted)."""
+    x = ctx.value(0)
+    shape = list(ctx.shape(x))
+    axes = _axes(ctx, "axes")
+    rank = len(shape) + len(axes)
+    if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
+        raise ctx.fail(f"axes {axes} are out of range or repeated for rank {rank}")
+    for a in sorted(a % rank for a in axes):
+        shape.insert(a, 1)
+    return _reshape_value(ctx, x, tuple(shape))
 
 
 def _transpose_perm(ctx, rank: int) -> tuple[int, ...]:
@@ -1136,7 +1374,11 @@ CONVERTERS: dict[str, Callable] = {
     "Add": _binary("add"),
     "Sub": _binary("sub"),
     "Mul": _binary("mul"),
+    "Max": _binary("maximum", integer=False),
+    "Min": _binary("minimum", integer=False),
     "Relu": _unary("relu", "any"),
+    "LeakyRelu": _leaky_relu,
+    "HardSwish": _unary("hard_swish", None),
     "Sigmoid": _unary("logistic", (1 / 256, -128)),
     "Tanh": _unary("tanh", (1 / 128, 0)),
     "Clip": _clip,
@@ -1146,6 +1388,9 @@ CONVERTERS: dict[str, Callable] = {
     "GlobalMaxPool": _global_pool("max_pool2d"),
     "Reshape": _reshape,
     "Flatten": _flatten,
+    "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze,
+    "Slice": _slice,
     "Transpose": _transpose,
     "Concat": _concat,
     "Softmax": _softmax,
@@ -1158,8 +1403,6 @@ CONVERTERS: dict[str, Callable] = {
     "ReduceMean": _reduce_mean,
     "Constant": _constant,
     "Shape": _shape,
-    "Gather": _const_only,
-    "Unsqueeze": _const_only,
-    "Squeeze": _const_only,
-    "Cast": _const_only,
+    "Size": _size,
+    **{op: _const_only for op in FOLD_ONLY},
 }

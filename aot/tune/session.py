@@ -130,8 +130,9 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
         workloads = [w for w in workloads
                      if any(s in w.key or s in w.description for s in only)]
     if not workloads:
-        raise TuneError(f"{model} has no tunable workload for {target} (templates exist for "
-                        "int8/float conv2d, depthwise_conv2d and dense on arm_cpu and riscv)")
+        raise TuneError(f"{getattr(model, 'name', model)} has no tunable workload for {target} "
+                        "(templates exist for int8/float conv2d, depthwise_conv2d and dense "
+                        "on arm_cpu and riscv)")
     log = Path(log)
     old = rec.load(log) if log.is_file() else []
     with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:

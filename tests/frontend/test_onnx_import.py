@@ -168,15 +168,6 @@ def test_unsupported_attribute_is_a_clear_error(node, inits, expected):
     assert expected in message and f"({node.op_type})" in message
 
 
-def test_dynamic_input_shape_names_the_input_and_the_dimension():
-    infos = [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 8, 8])]
-    graph = helper.make_graph([helper.make_node("Relu", ["image"], ["y"])], "dyn", infos,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    message = _error(helper.make_model(graph, opset_imports=[OPSET13]).SerializeToString())
-    assert "graph input 'image' has a dynamic shape" in message
-    assert "dimension 0 has the symbolic size 'batch'" in message
-
-
 def test_unsupported_opset_and_dtype():
     for opset in (5, 24):
         data = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", [1, 4])], opset=opset)

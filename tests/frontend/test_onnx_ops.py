@@ -636,3 +636,120 @@ def test_dequantized_weights_reshaped_at_import_stay_integer():
     model = make_model(nodes, [("x", [3, 6])], initializers=inits)
     graph = assert_within_one_step(model, {"x": rand((3, 6), 3, -2, 2)}, 0.05, ["dense"])
     assert ops(graph) == ["quantize", "dense", "dequantize"]
+
+
+def test_batch_normalization_after_conv_is_folded_into_it_by_the_passes():
+    from aot.passes import PassContext, optimize
+
+    c = 3
+    inits = {"s": rand((c,), 1, 0.5, 2), "b": rand((c,), 2), "m": rand((c,), 3),
+             "v": rand((c,), 4, 0.1, 2)}
+    model = _after_conv([helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"],
+                                          ["y"])], inits)
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    optimized = optimize(graph, PassContext(opt_level=2))
+    assert [n.op for n in optimized.nodes] == ["transpose", "conv2d", "transpose"]
+
+
+# ---------------------------------------------------------------------- Squeeze, Unsqueeze, ...
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_squeeze_and_unsqueeze_of_computed_values(opset):
+    """GlobalAveragePool -> Squeeze([2, 3]) -> Unsqueeze([-1]): reshapes, no transpose
+    (the pooled map has one element per channel, so NHWC and NCHW orders agree)."""
+    inits = {"w": rand((4, 2, 3, 3), 1)}
+    if opset >= 13:  # axes are an input
+        inits.update(sq=np.array([2, 3], np.int64), un=np.array([-1], np.int64))
+        squeeze = helper.make_node("Squeeze", ["p", "sq"], ["q"])
+        unsqueeze = helper.make_node("Unsqueeze", ["q", "un"], ["y"])
+    else:
+        squeeze = helper.make_node("Squeeze", ["p"], ["q"], axes=[2, 3])
+        unsqueeze = helper.make_node("Unsqueeze", ["q"], ["y"], axes=[-1])
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("GlobalAveragePool", ["c"], ["p"]), squeeze, unsqueeze]
+    model = make_model(nodes, [("x", [1, 2, 5, 5])], initializers=inits, opset=opset)
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    # The first transpose takes the 2-channel input to NHWC.
+    assert ops(graph) == ["transpose", "conv2d", "avg_pool2d", "reshape", "reshape"]
+    assert graph.outputs[0].shape == (1, 4, 1)
+
+
+def test_unsqueeze_of_an_nhwc_map_restores_onnx_order():
+    model = _after_conv([helper.make_node("Unsqueeze", ["c"], ["y"], axes=[0])], opset=11)
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert graph.outputs[0].shape == (1, 1, 3, 5, 5)
+
+
+def test_squeeze_of_a_dimension_that_is_not_1_is_refused():
+    model = make_model([helper.make_node("Squeeze", ["x"], ["y"], axes=[1])],
+                       [("x", [1, 3])], opset=11)
+    with pytest.raises(ModelError, match=r"cannot squeeze axes \[1\] of the shape \[1, 3\]"):
+        parse_onnx(model.SerializeToString())
+
+
+@pytest.mark.parametrize("op,ir", [("Max", "maximum"), ("Min", "minimum")])
+def test_max_min_of_two_values(op, ir):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node(op, ["c", "k"], ["y"])]
+    model = make_model(nodes, [("x", [1, 2, 5, 5])],
+                       initializers={"w": rand((3, 2, 1, 1), 1), "k": rand((3, 1, 1), 2)})
+    assert ir in ops(assert_close(model, {"x": rand((1, 2, 5, 5))}))
+
+
+@pytest.mark.parametrize("node,ir", [
+    (helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.2), "leaky_relu"),
+    (helper.make_node("LeakyRelu", ["x"], ["y"]), "leaky_relu"),
+    (helper.make_node("HardSwish", ["x"], ["y"]), "hard_swish"),
+], ids=["leaky_0.2", "leaky_default", "hard_swish"])
+def test_float_activations(node, ir):
+    model = make_model([node], [("x", [2, 7])], opset=14)
+    graph = assert_close(model, {"x": rand((2, 7), 3, -5, 5)})
+    assert ops(graph) == [ir] and graph.nodes[0].attrs.get("alpha", 0.01) == \
+        pytest.approx(next((a.f for a in node.attribute), 0.01))
+
+
+def test_new_float_operators_compile_and_run_on_the_host(tmp_path):
+    """The kernels exist: LeakyRelu, HardSwish, Max, Min, Slice and Unsqueeze built with gcc."""
+    from aot.commands.run import run_on_host
+    from aot.compile import compile_model
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("LeakyRelu", ["c"], ["l"], alpha=0.1),
+             helper.make_node("HardSwish", ["l"], ["h"]),
+             helper.make_node("Max", ["h", "lo"], ["m"]),
+             helper.make_node("Min", ["m", "hi"], ["n"]),
+             helper.make_node("Slice", ["n", "st", "en", "axes"], ["s"]),
+             helper.make_node("Unsqueeze", ["s", "axes"], ["y"])]
+    inits = {"w": rand((3, 2, 1, 1), 1, -3, 3), "lo": rand((3, 1, 1), 2, -1, 0),
+             "hi": rand((3, 1, 1), 3, 0.5, 1), "axes": np.array([1], np.int64),
+             "st": np.array([1], np.int64), "en": np.array([3], np.int64)}
+    model = make_model(nodes, [("x", [1, 2, 4, 4])], initializers=inits, opset=14)
+    path = tmp_path / "acts.onnx"
+    path.write_bytes(model.SerializeToString())
+    x = rand((1, 2, 4, 4), 4, -3, 3)
+    compiled = compile_model(path, "host/native", measure_code=False)
+    ours = run_on_host(compiled, [x[None]], workdir=tmp_path)[0][0]
+    want = ort_session(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("starts,ends,axes,steps", [
+    ([1], [3], [1], [1]),                      # channels of an NHWC-held map
+    ([0, 1], [2**62, -1], [2, 3], [2, 1]),     # clamped end, negative end
+    ([-3], [5], [-1], [2]),
+], ids=["channels", "spatial", "negative_start"])
+def test_slice_of_a_computed_value(starts, ends, axes, steps):
+    inits = {"st": np.array(starts, np.int64), "en": np.array(ends, np.int64),
+             "ax": np.array(axes, np.int64), "sp": np.array(steps, np.int64)}
+    model = _after_conv([helper.make_node("Slice", ["c", "st", "en", "ax", "sp"], ["y"])],
+                        inits, x_shape=(1, 2, 6, 5))
+    graph = assert_close(model, {"x": rand((1, 2, 6, 5))})
+    assert "strided_slice" in ops(graph)
+
+
+def test_slice_with_a_negative_step_on_data_is_refused():
+    inits = {"st": np.array([-1], np.int64), "en": np.array([-9], np.int64),
+             "ax": np.array([1], np.int64), "sp": np.array([-1], np.int64)}
+    model = _after_conv([helper.make_node("Slice", ["c", "st", "en", "ax", "sp"], ["y"])], inits)
+    with pytest.raises(ModelError, match="negative steps on run-time data are not supported"):
+        parse_onnx(model.SerializeToString())
