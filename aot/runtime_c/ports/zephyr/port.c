@@ -5,7 +5,7 @@
  *
  * NEVER BUILT AGAINST ZEPHYR: no Zephyr tree was available where it was
  * written.  It follows Zephyr's documented API (3.x/4.x: <zephyr/...>
- * headers); tests/zephyr/test_port.py compiles and runs it on the host only
+ * headers); tests/zephyr/test_zephyr_port.py compiles and runs it on the host only
  * against stand-in headers that declare those functions, which checks the C
  * and the port's logic, not Zephyr.
  *
