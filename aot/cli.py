@@ -24,9 +24,12 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "aot", commands: list | None = None) -> argparse.ArgumentParser:
+    """The parser of ``prog`` with the sub-commands ``commands`` (default: all of
+    :data:`aot.commands.COMMANDS`); ``west aot`` (aot/west_commands.py) asks for
+    a subset under its own name."""
     parser = argparse.ArgumentParser(
-        prog="aot",
+        prog=prog,
         description="Compile neural networks ahead of time to C for microcontrollers.",
     )
     parser.add_argument("--version", action="version", version=f"aot {__version__}")
@@ -34,15 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show a traceback for internal errors"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS:
+    for module in COMMANDS if commands is None else commands:
         cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(cmd)
         cmd.set_defaults(_run=module.run)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, *, prog: str = "aot",
+         commands: list | None = None) -> int:
+    parser = build_parser(prog, commands)
     args = parser.parse_args(argv)
     if not hasattr(args, "_run"):
         parser.print_help()
@@ -52,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning = _show_notice
             return int(args._run(args) or 0)
     except AotError as err:
-        print(f"aot {args.command}: error: {err}", file=sys.stderr)
+        print(f"{prog} {args.command}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(f"aot {args.command}: interrupted", file=sys.stderr)
+        print(f"{prog} {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception:  # a bug in this project, not in the user's input
         if args.debug:
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             exc = sys.exc_info()[1]
             print(
-                f"aot {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+                f"{prog} {args.command}: internal error: {type(exc).__name__}: {exc}\n"
                 "This is a bug in aot; rerun with --debug for a traceback and report it.",
                 file=sys.stderr,
             )

@@ -27,7 +27,7 @@ LAYERS = (
     ("tune",),
     ("commands",),
     ("cli",),
-    ("__main__",),
+    ("__main__", "west_commands"),
 )
 RANK = {pkg: n for n, layer in enumerate(LAYERS) for pkg in layer}
 
