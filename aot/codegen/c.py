@@ -181,7 +181,10 @@ class _FuncGen:
             return f"(({vt}){{{lanes}}} * {p(e.stride)} + {p(e.base)})"
         if isinstance(e, E.Broadcast):
             vt = self.state.vector(e.dtype)
-            return f"(({vt}){{0}} + ({C_TYPES[E.element(e.dtype)]}){p(e.value)})"
+            elem = E.element(e.dtype)
+            # x + 0 turns -0.0 into +0.0; -0.0 + x is x for every float x.
+            base = "{" + ", ".join(["-0.0f"] * e.lanes) + "}" if E.is_float(elem) else "{0}"
+            return f"(({vt}){base} + ({C_TYPES[elem]}){p(e.value)})"
         if isinstance(e, E.AccessPtr):
             return f"({self.buf(e.buffer)} + {p(e.offset)})"
         raise BuildError(f"cannot generate C for {type(e).__name__} (lower the schedule first)")

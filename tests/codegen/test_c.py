@@ -192,3 +192,16 @@ def test_narrow_division_wraps_to_its_type():
     aot.build(te.create_schedule(C.op), [A, B, C], name="f")(
         np.array([-128, 100], np.int8), np.array([-1, -3], np.int8), out)
     np.testing.assert_array_equal(out, [-128, -33])
+
+
+def test_a_broadcast_float_keeps_the_sign_of_zero():
+    """A vector broadcast of -0.0 stays -0.0 (``{0} + x`` made it +0.0), as the
+    scalar store and the LLVM backend give."""
+    A = te.placeholder((8,), "float32", "A")
+    D = te.compute((8,), lambda i: te.const(-0.0, "float32"), name="D")
+    s = te.create_schedule(D.op)
+    o, i = s[D].split(D.op.axis[0], factor=4)
+    s[D].vectorize(i)
+    out = np.ones(8, np.float32)
+    aot.build(s, [A, D], name="negzero")(np.zeros(8, np.float32), out)
+    assert np.signbit(out).all(), out
