@@ -17,6 +17,7 @@ BOARDS = [
     "qemu/mps2-an386",
     "qemu/mps2-an500",
     "qemu/mps3-an547",
+    "qemu/netduinoplus2",
     "qemu/sifive-e",
     "raspberrypi/pico",
     "st/nucleo-f746zg",

@@ -31,6 +31,11 @@ TOOLCHAINS = {
     "cortex-m4f-l4r5zi": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
                                 "-mfpu=fpv4-sp-d16",
                                 *board_defines(load_board("st/nucleo-l4r5zi"))], ["stm32"]),
+    # stm32 as the qemu/netduinoplus2 project compiles it (F4 USART, TIM2 timer).
+    "cortex-m4f-netduinoplus2": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                                       "-mfpu=fpv4-sp-d16",
+                                       *board_defines(load_board("qemu/netduinoplus2"))],
+                                 ["cortex-m", "stm32"]),
     "cortex-m7": (ARM, ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
                   ["cortex-m", "mps2", "stm32"]),
     "cortex-m55": (ARM, ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], ["cortex-m", "mps2"]),
@@ -195,12 +200,33 @@ def test_l4r5zi_build_uses_its_own_console_not_the_f746_defaults(tmp_path):
         assert proc.returncode == 1 and "#error" in proc.stderr
 
 
-def test_only_real_boards_get_board_defines():
-    assert board_defines(load_board("qemu/mps2-an386")) == []
+def test_board_defines_carry_the_records_facts():
     assert board_defines(load_board("host/native")) == []
     assert board_defines(load_board("raspberrypi/pico")) == [
         "-DAOT_BOARD_RASPBERRYPI_PICO=1", "-DAOT_CONSOLE_BASE=0x40034000u",
-        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CPU_HZ=125000000u"]
+        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CONSOLE_KIND_PL011=1", "-DAOT_CPU_HZ=125000000u",
+        "-DAOT_TIMER_KIND_SYSTICK=1"]
+    # Emulated boards too: the UART, the clock and SysTick's instructions per
+    # tick as NUM / DEN for the vernier (31.25 = 125 / 4).
+    assert board_defines(load_board("qemu/mps3-an547")) == [
+        "-DAOT_BOARD_QEMU_MPS3_AN547=1", "-DAOT_CONSOLE_BASE=0x59303000u",
+        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CONSOLE_KIND_CMSDK_UART=1",
+        "-DAOT_CPU_HZ=32000000u", "-DAOT_TIMER_KIND_SYSTICK=1", "-DAOT_TICK_INSNS_NUM=125",
+        "-DAOT_TICK_INSNS_DEN=4"]
+    assert board_defines(load_board("qemu/netduinoplus2"))[-2:] == [
+        "-DAOT_CPU_HZ=168000000u", "-DAOT_TIMER_KIND_STM32_TIM2=1"]
+
+
+def test_a_tick_ratio_the_vernier_cannot_use_is_refused(tmp_path):
+    text = (load_board("qemu/mps2-an386").path.read_text()
+            .replace("icount_instructions_per_tick = 40", "icount_instructions_per_tick = 41.3"))
+    (tmp_path / "qemu").mkdir()
+    (tmp_path / "qemu" / "mps2-an386.toml").write_text(text)
+    from aot.firmware.errors import ProjectError
+    from aot.target import load_board_file
+    board = load_board_file(tmp_path / "qemu" / "mps2-an386.toml")
+    with pytest.raises(ProjectError, match=r"mps2-an386.toml: field 'timer.icount_instructions_per_tick' = 41.3 .*power of two"):
+        board_defines(board)
 
 
 @pytest.mark.parametrize("tag", ["nordic/nrf52840dk", "raspberrypi/pico",

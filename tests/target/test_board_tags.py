@@ -21,6 +21,7 @@ EMULATED = [
     "qemu/mps2-an386",
     "qemu/mps2-an500",
     "qemu/mps3-an547",
+    "qemu/netduinoplus2",
     "qemu/sifive-e",
 ]
 REAL = [

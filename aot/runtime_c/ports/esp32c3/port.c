@@ -133,6 +133,11 @@ uint8_t aot_port_timer_unit(void)
     return AOT_TIMER_CYCLES;
 }
 
+uint32_t aot_port_clock_hz(void)
+{
+    return 0; /* whatever the ESP boot loader set up: not known here */
+}
+
 uint32_t aot_port_entropy(void)
 {
     return cycle_count(); /* depends on how long the host took to connect */

@@ -9,7 +9,9 @@
  * interrupt counts wrap-arounds (one every 671 M instructions), so runs of any
  * length are measured.
  *
- * Board parameters (set by ports/<port>/port.mk from the board record):
+ * Board parameters (an aot project passes them from the board record:
+ * AOT_CONSOLE_BASE, AOT_TICK_INSNS_NUM/DEN; a plain runtime.mk build gets
+ * ports/<port>/port.mk's):
  *   AOT_UART_BASE       UART0 base address (0x40004000 on mps2)
  *   AOT_TICK_INSNS_NUM  instructions per AOT_TICK_INSNS_DEN SysTick ticks, both
  *   AOT_TICK_INSNS_DEN  integers with NUM >= 12 and DEN a power of two
@@ -18,6 +20,9 @@
 
 #include "aot/platform.h"
 
+#if !defined(AOT_UART_BASE) && defined(AOT_CONSOLE_BASE)
+#define AOT_UART_BASE AOT_CONSOLE_BASE /* from the board record (an aot project) */
+#endif
 #ifndef AOT_UART_BASE
 #define AOT_UART_BASE 0x40004000u
 #endif
@@ -170,6 +175,15 @@ uint64_t aot_port_timer_stop(void)
 uint8_t aot_port_timer_unit(void)
 {
     return AOT_TIMER_INSTRUCTIONS;
+}
+
+uint32_t aot_port_clock_hz(void)
+{
+#ifdef AOT_CPU_HZ
+    return AOT_CPU_HZ; /* the record's clock_hz: the FPGA image's fixed clock */
+#else
+    return 0;
+#endif
 }
 
 uint32_t aot_port_entropy(void)

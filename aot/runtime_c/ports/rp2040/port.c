@@ -232,6 +232,11 @@ uint8_t aot_port_timer_unit(void)
     return AOT_TIMER_CYCLES;
 }
 
+uint32_t aot_port_clock_hz(void)
+{
+    return AOT_CPU_HZ; /* clocks_init() always reaches it or hangs waiting */
+}
+
 uint32_t aot_port_entropy(void)
 {
     return (uint32_t)cycles(); /* depends on how long the host took to connect */

@@ -77,6 +77,11 @@ uint8_t aot_port_timer_unit(void)
     return AOT_TIMER_INSTRUCTIONS;
 }
 
+uint32_t aot_port_clock_hz(void)
+{
+    return 0; /* QEMU's sifive_e: no clock_hz in the record; rdinstret counts instructions */
+}
+
 uint32_t aot_port_entropy(void)
 {
     return 0x73696665u;

