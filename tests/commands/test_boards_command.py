@@ -13,6 +13,7 @@ BOARDS = [
     "espressif/esp32c3-devkitm",
     "host/native",
     "nordic/nrf52840dk",
+    "qemu/microbit",
     "qemu/mps2-an385",
     "qemu/mps2-an386",
     "qemu/mps2-an500",

@@ -24,7 +24,9 @@ TOOLCHAINS = {
     "host": ("gcc", [], ["host"]),
     "cortex-m3": (ARM, ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], ["cortex-m", "mps2"]),
     "cortex-m0plus": (ARM, ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
-                      ["cortex-m", "rp2040"]),
+                      ["cortex-m", "rp2040", "nrf51"]),
+    "cortex-m0": (ARM, ["-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft",
+                        *board_defines(load_board("qemu/microbit"))], ["cortex-m", "nrf51"]),
     "cortex-m4f": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
                    ["cortex-m", "mps2", "nrf52", "stm32"]),
     # stm32 as the NUCLEO-L4R5ZI project compiles it (LPUART1, VDDIO2).

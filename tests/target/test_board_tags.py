@@ -17,6 +17,7 @@ from aot.target import (
 )
 
 EMULATED = [
+    "qemu/microbit",
     "qemu/mps2-an385",
     "qemu/mps2-an386",
     "qemu/mps2-an500",

@@ -78,6 +78,7 @@ def test_composite_has_no_processor_facts():
 
 # The boards' facts, as their datasheets state them.
 BOARD_FACTS = {
+    "qemu/microbit": ("thumbv6m", False, False, False, 4),
     "qemu/mps2-an385": ("thumbv7m", False, False, False, 4),
     "qemu/mps2-an386": ("thumbv7em", True, True, False, 4),
     "qemu/mps2-an500": ("thumbv7em", True, True, False, 4),
