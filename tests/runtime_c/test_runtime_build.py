@@ -301,3 +301,16 @@ def test_cmake_snippet_cross_builds_for_mps2(tmp_path):
                         "-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY",
                         "-DAOT_ARCH_FLAGS=-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16")
     assert (build / "fixture.elf").is_file()
+
+
+@pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+def test_the_stm32_port_times_with_the_timer_its_record_names(tmp_path):
+    """One port, two timers chosen by [timer].kind: CYCCNT on the NUCLEO, TIM2 under QEMU."""
+    dwt, tim2 = "0xe0001000", "0x40000000"  # the register blocks (CYCCNT, CNT at offsets)
+    for tag, uses, not_uses in [("st/nucleo-f746zg", dwt, tim2),
+                                ("qemu/netduinoplus2", tim2, dwt)]:
+        elf = build_for_board(tmp_path / tag.replace("/", "_"), tag)
+        # Literal-pool words and immediates both show as 0x... in the disassembly.
+        text = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)], check=True,
+                              capture_output=True, text=True).stdout.lower()
+        assert uses in text and not_uses not in text, tag
