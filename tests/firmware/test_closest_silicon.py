@@ -53,8 +53,21 @@ def test_shared_model_on_the_board_is_bit_exact_or_refused_with_sizes(tag, model
         return
     report = verify_model(path, tag, workdir=tmp_path, cache_dir=object_cache)
     assert report.passed, report.summary()
-    if not path.suffix == ".onnx" and "float" not in path.stem:
+    if path.suffix != ".onnx" and "float" not in path.stem:
         assert all(o.exact for o in report.outputs), report.summary()
     run = report.to_json()
     assert run["board"] == tag and run["instructions_per_inference"] > 0
     assert run["clock_hz"] == clock_hz
+
+
+@pytest.mark.parametrize("tag", sorted(BOARDS))
+def test_a_model_larger_than_the_boards_ram_is_refused_with_both_sizes(tag):
+    from kernels.graphs import conv_graph  # tests/kernels/graphs.py
+
+    from aot.target import load_board
+
+    ram = load_board(tag).memory.ram.length
+    side = int((ram // 8) ** 0.5) + 2  # an int8 input of side x side x 8 is over the RAM alone
+    graph = conv_graph("conv2d", hw=(side, side), cin=8, cout=8)
+    with pytest.raises(AotError, match=rf"needs (\d+) bytes of RAM .* but {tag} has {ram};"):
+        compile_model(graph, tag, measure_code=False)
