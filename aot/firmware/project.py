@@ -149,7 +149,8 @@ def _symbol(text: str) -> str:
 def board_defines(board: Board) -> list[str]:
     """The board facts a port is compiled with, as ``-D`` flags.
 
-    ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
+    ``AOT_BOARD_FACTS`` says that the facts below are given (ports check
+    them against what they implement), ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
     ``AOT_BOARD_ST_NUCLEO_L4R5ZI``) so that a port serving several boards
     (stm32) picks that board's pins and clock registers;
     ``AOT_CONSOLE_BASE``/``AOT_CONSOLE_BAUD``/``AOT_CONSOLE_KIND_<KIND>`` come
@@ -161,7 +162,7 @@ def board_defines(board: Board) -> list[str]:
     """
     if board.platform == "host":
         return []
-    flags = [f"-DAOT_BOARD_{_symbol(board.tag)}=1"]
+    flags = ["-DAOT_BOARD_FACTS=1", f"-DAOT_BOARD_{_symbol(board.tag)}=1"]
     if board.console is not None:
         if board.console.base is not None:
             flags.append(f"-DAOT_CONSOLE_BASE={_hex(board.console.base)}u")

@@ -16,6 +16,13 @@
 #define SYST_RVR REG(0xE000E014u)
 #define SYST_CVR REG(0xE000E018u)
 
+/* The timer is the board record's choice ([timer] kind, AOT_TIMER_KIND_<KIND>
+ * from aot.firmware.project.board_defines): refuse one this code does not have. */
+#if defined(AOT_BOARD_FACTS) && !defined(AOT_TIMER_KIND_DWT_CYCCNT) && \
+    !defined(AOT_TIMER_KIND_STM32_TIM2)
+#error "dwt.c times with the DWT cycle counter (stm32: or TIM2); the record names another timer"
+#endif
+
 #if !defined(AOT_TIMER_KIND_STM32_TIM2)
 /* CYCCNT extended to 64 bits: `high` counts its wraps, which extend() sees
  * because it runs at least once per 2^24 cycles (the SysTick interrupt)

@@ -27,6 +27,12 @@
 #define AOT_TICK_INSNS_DEN 1
 #endif
 
+/* The timer is the board record's choice ([timer] kind, AOT_TIMER_KIND_<KIND>
+ * from aot.firmware.project.board_defines): refuse one this code does not have. */
+#if defined(AOT_BOARD_FACTS) && !defined(AOT_TIMER_KIND_SYSTICK)
+#error "icount.c times with SysTick; the board record names another timer kind"
+#endif
+
 #define REG(addr) (*(volatile uint32_t *)(addr))
 
 #define SYST_CSR REG(0xE000E010u)

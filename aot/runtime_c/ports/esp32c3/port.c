@@ -41,6 +41,12 @@
 #error "esp32c3 port: the UART keeps the boot loader's 115200 baud"
 #endif
 
+/* The timer is the board record's choice ([timer] kind, AOT_TIMER_KIND_<KIND>
+ * from aot.firmware.project.board_defines): refuse one this code does not have. */
+#if defined(AOT_BOARD_FACTS) && !defined(AOT_TIMER_KIND_ESP32_MPCCR)
+#error "esp32c3 port: it times with the mpccr cycle counter; the board record names another timer kind"
+#endif
+
 #define REG(addr) (*(volatile uint32_t *)(addr))
 
 #define UART_FIFO REG(AOT_CONSOLE_BASE + 0x00u)
