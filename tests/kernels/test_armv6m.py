@@ -2,8 +2,8 @@
 
 Armv6-M has no DSP extension, no divide instruction and no unaligned word
 loads.  The kernels of every shared model that fits a micro:bit are compiled
-for ``-mcpu=cortex-m0`` (the target the qemu/microbit and raspberrypi/pico
-records share the path of) and checked from the outside: no SDIV/UDIV or DSP
+for ``-mcpu=cortex-m0`` and ``-mcpu=cortex-m0plus`` (the qemu/microbit and
+raspberrypi/pico targets) and checked from the outside: no SDIV/UDIV or DSP
 instruction in the objects (division goes through libgcc's __aeabi_* calls),
 no cast that raises a pointer's alignment in the kernels (gcc's
 ``-Wcast-align=strict``), and the entry code views the workspace only at
@@ -24,8 +24,9 @@ from support.models import MODELS_DIR
 from aot.compile import compile_model
 
 M0 = "c -keys=arm_cpu,cpu -mcpu=cortex-m0 -mfloat-abi=soft"
-FLAGS = ["-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft", "-std=c99", "-O2", "-Wall",
-         "-Wextra", "-Werror"]
+#: Both Armv6-M cores: the micro:bit's M0 and the Pico's M0+.
+CPUS = ["cortex-m0", "cortex-m0plus"]
+FLAGS = ["-mthumb", "-mfloat-abi=soft", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
 MODELS = ["tflm_hello_world_int8.tflite", "tflm_micro_speech.tflite",
           "tflm_mnist_lstm_int8.tflite", "tflm_keyword_scrambled_int16.tflite",
           "onnx_mnist8_int8_qdq.onnx"]
@@ -36,9 +37,11 @@ pytestmark = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
                                 reason="needs arm-none-eabi-gcc")
 
 
+@pytest.mark.parametrize("cpu", CPUS)
 @pytest.mark.parametrize("model", MODELS)
-def test_m0_kernels_need_nothing_armv6m_lacks(model, tmp_path):
-    root = compile_model(MODELS_DIR / model, M0, name="m", measure_code=False).write(tmp_path)
+def test_m0_kernels_need_nothing_armv6m_lacks(model, cpu, tmp_path):
+    target = M0.replace("cortex-m0", cpu)
+    root = compile_model(MODELS_DIR / model, target, name="m", measure_code=False).write(tmp_path)
     disassembly = []
     sources = [p for p in sorted((root / "codegen").glob("*.c")) if p.name != "m_rpc.c"]
     assert any("_kernels" in p.name for p in sources)
@@ -46,7 +49,8 @@ def test_m0_kernels_need_nothing_armv6m_lacks(model, tmp_path):
         obj = tmp_path / (src.stem + ".o")
         # The entry (m.c) views the workspace at planned offsets: the next test.
         strict = ["-Wcast-align=strict"] if "_kernels" in src.name else []
-        subprocess.run(["arm-none-eabi-gcc", *FLAGS, *strict, "-I", str(root / "include"),
+        subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", *FLAGS, *strict,
+                        "-I", str(root / "include"),
                         "-I", str(root / "codegen"), "-c", str(src), "-o", str(obj)],
                        check=True, capture_output=True, text=True)
         disassembly.append(subprocess.run(["arm-none-eabi-objdump", "-d", str(obj)], check=True,
