@@ -26,6 +26,7 @@ CMakeLists.txt and P.mk are printed from it, and aot/cmake/aot.cmake
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 from importlib import resources
 import io
 import json
@@ -125,26 +126,47 @@ def _hex(value: int) -> str:
     return f"0x{value:08x}"
 
 
-def board_defines(board) -> list[str]:
-    """The board facts a real board's port is compiled with, as ``-D`` flags.
+def _symbol(text: str) -> str:
+    """``st/nucleo-l4r5zi`` -> ``ST_NUCLEO_L4R5ZI``: a board fact as part of a C macro name."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").upper()
 
-    ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
+
+def board_defines(board) -> list[str]:
+    """The board facts a port is compiled with, as ``-D`` flags.
+
+    ``AOT_BOARD_FACTS`` says that the facts below are given (ports check
+    them against what they implement), ``AOT_BOARD_<TAG>`` names the board (``st/nucleo-l4r5zi`` ->
     ``AOT_BOARD_ST_NUCLEO_L4R5ZI``) so that a port serving several boards
     (stm32) picks that board's pins and clock registers;
-    ``AOT_CONSOLE_BASE``/``AOT_CONSOLE_BAUD`` come from ``[console]`` and
-    ``AOT_CPU_HZ`` from ``clock_hz``.  Empty for emulated boards and the host,
-    whose ports take their facts from port.mk (so their builds stay as they are).
+    ``AOT_CONSOLE_BASE``/``AOT_CONSOLE_BAUD``/``AOT_CONSOLE_KIND_<KIND>`` come
+    from ``[console]``, ``AOT_CPU_HZ`` from ``clock_hz``,
+    ``AOT_TIMER_KIND_<KIND>`` from ``[timer]``, and for a SysTick counted
+    under QEMU's ``-icount`` ``AOT_TICK_INSNS_NUM``/``AOT_TICK_INSNS_DEN``
+    (``icount_instructions_per_tick`` = NUM / DEN, DEN a power of two).
+    Empty for the host, whose port needs no facts.
     """
-    if board.platform != "hardware":
+    if board.platform == "host":
         return []
-    ident = re.sub(r"[^A-Za-z0-9]+", "_", board.tag).strip("_").upper()
-    flags = [f"-DAOT_BOARD_{ident}=1"]
+    flags = ["-DAOT_BOARD_FACTS=1", f"-DAOT_BOARD_{_symbol(board.tag)}=1"]
     if board.console is not None:
         if board.console.base is not None:
             flags.append(f"-DAOT_CONSOLE_BASE={_hex(board.console.base)}u")
         flags.append(f"-DAOT_CONSOLE_BAUD={int(board.console.baud)}u")
+        flags.append(f"-DAOT_CONSOLE_KIND_{_symbol(board.console.kind)}=1")
     if board.clock_hz:
         flags.append(f"-DAOT_CPU_HZ={int(board.clock_hz)}u")
+    if board.timer is not None:
+        flags.append(f"-DAOT_TIMER_KIND_{_symbol(board.timer.kind)}=1")
+        per_tick = board.timer.icount_instructions_per_tick
+        if board.timer.kind == "systick" and per_tick:
+            ratio = Fraction(per_tick).limit_denominator(1 << 10)
+            if ratio != per_tick or ratio.denominator & (ratio.denominator - 1):
+                raise ExportError(
+                    f"{board.path or board.tag}: field 'timer.icount_instructions_per_tick' "
+                    f"= {per_tick} is not NUM / DEN with DEN a power of two, which the "
+                    "runtime's SysTick vernier needs (e.g. 40, 31.25, 62.5)")
+            flags += [f"-DAOT_TICK_INSNS_NUM={ratio.numerator}",
+                      f"-DAOT_TICK_INSNS_DEN={ratio.denominator}"]
     return flags
 
 

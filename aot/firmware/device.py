@@ -122,13 +122,19 @@ def _check_identity(client: Client, project: Project) -> None:
 
 @dataclass(frozen=True)
 class BoardRun:
-    """The outputs (one ``[N, *shape]`` array per model output) and per-run timings."""
+    """The outputs (one ``[N, *shape]`` array per model output) and per-run timings.
+
+    ``clock_hz`` is the core clock the firmware reported in INFO (what its
+    clock setup reached, or the reset clock where the setup gave up, as on
+    QEMU's STM32); 0 when the port does not report one.
+    """
 
     outputs: list[np.ndarray]
     timings: list[int]
     unit: TimerUnit
     build: BuildResult
     metadata: dict
+    clock_hz: int = 0
 
     @property
     def per_inference(self) -> int | None:
@@ -147,6 +153,7 @@ class BoardRun:
             key: self.per_inference,
             "timings": list(self.timings),
             "timer_unit": self.unit.name.lower(),
+            "clock_hz": self.clock_hz or None,
             "workspace_bytes": self.metadata["workspace"]["bytes"],
             "state_bytes": self.metadata["sizes"]["state"],
             "flash_bytes": sizes.flash if sizes else None,
@@ -165,6 +172,7 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
     timings: list[int] = []
     unit = TimerUnit.INSTRUCTIONS
     with open_device(project, runner=runner, serial_port=serial_port) as dev:
+        clock_hz = dev.info().clock_hz
         for i in range(n):
             for port, x in zip(meta["inputs"], inputs):
                 dev.write_tensor(port["c_name"], x[i])
@@ -173,7 +181,7 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
             unit = result.unit
             for k, port in enumerate(meta["outputs"]):
                 outputs[k][i] = dev.read_tensor(port["c_name"])
-    return BoardRun(outputs, timings, unit, build, meta)
+    return BoardRun(outputs, timings, unit, build, meta, clock_hz)
 
 
 def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: str | None = None,

@@ -139,7 +139,8 @@ class VerifyReport:
         per = next((f"{v} {k.replace('_per_inference', '')} per inference"
                     for k, v in report.items() if k.endswith("_per_inference")), None)
         if per:
-            lines.append(f"  {per}")
+            clock = report.get("clock_hz")
+            lines.append(f"  {per}" + (f" (core clock {clock / 1e6:g} MHz)" if clock else ""))
         if self.run.build.sizes is not None:
             lines.append(f"  {self.run.build.sizes}")
         return "\n".join(lines)

@@ -49,6 +49,7 @@ class DeviceInfo:
     capabilities: Capability = Capability(0)
     code_origin: int = 0     # the RAM loader's region (Capability.RAM_LOADER only)
     code_size: int = 0
+    clock_hz: int = 0        # the core clock the firmware runs at; 0: not reported
 
 
 @dataclass(frozen=True)
@@ -121,13 +122,15 @@ class Client:
             r = _Reader(self.session.call(Command.INFO), "INFO")
             head = r.take("<HHHHHBBI")
             strings = [r.string() for _ in range(4)]
-            caps, origin, size = Capability(0), 0, 0
+            caps, origin, size, clock = Capability(0), 0, 0, 0
             if r.pos < len(r.data):  # firmware older than the capabilities word ends here
                 caps = Capability(r.take("<I"))
                 if caps & Capability.RAM_LOADER:
                     origin, size = r.take("<II")
+                if caps & Capability.CLOCK:
+                    clock = r.take("<I")
             self._info = DeviceInfo(*head[:5], TimerUnit(head[5]), *head[6:], *strings,
-                                    caps, origin, size)
+                                    caps, origin, size, clock)
         return self._info
 
     def tensors(self) -> dict[str, TensorInfo]:

@@ -50,6 +50,7 @@ class Capability(enum.IntFlag):
     """Bits of the capabilities word at the end of the INFO reply."""
 
     RAM_LOADER = 0x01
+    CLOCK = 0x02       # the device reports its core clock (DeviceInfo.clock_hz)
 
 
 class Dtype(enum.IntEnum):

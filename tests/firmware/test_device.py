@@ -22,7 +22,10 @@ HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
 BOARDS = ["qemu/mps2-an386", "qemu/sifive-e",
           pytest.param("qemu/mps2-an385", marks=pytest.mark.slow),
           pytest.param("qemu/mps2-an500", marks=pytest.mark.slow),
-          pytest.param("qemu/mps3-an547", marks=pytest.mark.slow)]
+          pytest.param("qemu/mps3-an547", marks=pytest.mark.slow),
+          pytest.param("qemu/mps2-an505", marks=pytest.mark.slow),
+          pytest.param("qemu/netduinoplus2", marks=pytest.mark.slow),
+          pytest.param("qemu/microbit", marks=pytest.mark.slow)]
 
 
 def _sequence(tflm_inputs: list[list[np.ndarray]]) -> list[np.ndarray]:

@@ -204,3 +204,28 @@ def test_a_late_copy_of_the_opening_hello_keeps_the_session(device):
     first = hello(0x1234567)
     assert hello(0x1234567) == first
     assert hello(0x7654321) not in (0, first)
+
+
+def test_info_reads_the_clock_after_the_loader_fields():
+    """INFO's optional fields follow the capabilities word in bit order."""
+    from aot.rpc.client import Client
+    from aot.rpc.protocol import Capability
+
+    def reply(caps: int, *extra: int) -> bytes:
+        head = struct.pack("<HHHHHBBI", 1, 512, 32, 0, 0, 1, 6, 0)
+        strings = b"".join(bytes([len(s)]) + s for s in (b"b", b"id", b"m", b"h"))
+        return head + strings + struct.pack(f"<I{len(extra)}I", caps, *extra)
+
+    class FakeSession:
+        def __init__(self, payload):
+            self.payload = payload
+
+        def call(self, command):
+            assert command is Command.INFO
+            return self.payload
+
+    both = Client(FakeSession(reply(3, 0x20000000, 4096, 16_000_000))).info()
+    assert (both.code_origin, both.code_size, both.clock_hz) == (0x20000000, 4096, 16_000_000)
+    assert both.capabilities == Capability.RAM_LOADER | Capability.CLOCK
+    assert Client(FakeSession(reply(2, 168_000_000))).info().clock_hz == 168_000_000
+    assert Client(FakeSession(reply(0))).info().clock_hz == 0  # the host port: unknown

@@ -41,6 +41,7 @@ def test_scalars_match_the_c_headers():
     assert C["AOT_RPC_WHOLE_MODEL"] == p.WHOLE_MODEL
     assert C["AOT_RPC_LOADED_KERNEL"] == p.LOADED_KERNEL
     assert C["AOT_RPC_CAP_RAM_LOADER"] == p.Capability.RAM_LOADER
+    assert C["AOT_RPC_CAP_CLOCK"] == p.Capability.CLOCK
     assert C["AOT_TENSOR_WRITABLE"] == p.TENSOR_WRITABLE
     assert C["AOT_FRAME_HEADER"] == p.HEADER_SIZE
     assert C["AOT_FRAME_CRC"] == p.CRC_SIZE

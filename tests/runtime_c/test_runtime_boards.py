@@ -6,19 +6,29 @@ from support.firmware import fw
 
 from aot.rpc import connect
 from aot.rpc.protocol import TimerUnit
+from aot.target import load_board
 from flash.qemu import QemuConfig, QemuRunner
 
 
 @pytest.mark.slow
 @pytest.mark.qemu
-@pytest.mark.parametrize("tag", sorted(fw.BOARDS))
+@pytest.mark.parametrize("tag", sorted(fw.BOARDS) + fw.RECORD_BOARDS)
 def test_fixture_model_runs_bit_exact_with_deterministic_counts(tag, tmp_path):
-    board = fw.BOARDS[tag]
-    if not fw.have(board.cc, board.qemu):
-        pytest.skip(f"needs {board.cc} and {board.qemu}")
-    elf = fw.build_board(tmp_path, tag, extra_cflags="-DAOT_FIXTURE_NOP_KERNELS")
+    if tag in fw.BOARDS:
+        board = fw.BOARDS[tag]
+        cc, qemu, machine = board.cc, board.qemu, board.machine
+    else:
+        record = load_board(tag)
+        cc, qemu = record.toolchain.tool("gcc"), record.qemu.system
+        machine = record.qemu.machine
+    if not fw.have(cc, qemu):
+        pytest.skip(f"needs {cc} and {qemu}")
+    if tag in fw.BOARDS:
+        elf = fw.build_board(tmp_path, tag, extra_cflags="-DAOT_FIXTURE_NOP_KERNELS")
+    else:
+        elf = fw.build_from_record(tmp_path, tag, extra_cflags="-DAOT_FIXTURE_NOP_KERNELS")
     x = np.random.default_rng(1).integers(-128, 128, (1, 64), dtype=np.int8)
-    with QemuRunner(QemuConfig(elf=elf, machine=board.machine, qemu=board.qemu)) as url:
+    with QemuRunner(QemuConfig(elf=elf, machine=machine, qemu=qemu)) as url:
         with connect(url, timeout=5) as client:
             assert client.info().board_tag == tag
             client.write_tensor("input", x)

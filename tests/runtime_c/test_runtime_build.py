@@ -25,13 +25,20 @@ TOOLCHAINS = {
     "host": ("gcc", [], ["host"]),
     "cortex-m3": (ARM, ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], ["cortex-m", "mps2"]),
     "cortex-m0plus": (ARM, ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
-                      ["cortex-m", "rp2040"]),
+                      ["cortex-m", "rp2040", "nrf51"]),
+    "cortex-m0": (ARM, ["-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft",
+                        *board_defines(load_board("qemu/microbit"))], ["nrf51"]),
     "cortex-m4f": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
                    ["cortex-m", "mps2", "nrf52", "stm32"]),
     # stm32 as the NUCLEO-L4R5ZI project compiles it (LPUART1, VDDIO2).
     "cortex-m4f-l4r5zi": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
                                 "-mfpu=fpv4-sp-d16",
                                 *board_defines(load_board("st/nucleo-l4r5zi"))], ["stm32"]),
+    # stm32 as the qemu/netduinoplus2 project compiles it (F4 USART, TIM2 timer).
+    "cortex-m4f-netduinoplus2": (ARM, ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                                       "-mfpu=fpv4-sp-d16",
+                                       *board_defines(load_board("qemu/netduinoplus2"))],
+                                 ["stm32"]),
     "cortex-m7": (ARM, ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
                   ["cortex-m", "mps2", "stm32"]),
     "cortex-m55": (ARM, ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], ["cortex-m", "mps2"]),
@@ -196,12 +203,33 @@ def test_l4r5zi_build_uses_its_own_console_not_the_f746_defaults(tmp_path):
         assert proc.returncode == 1 and "#error" in proc.stderr
 
 
-def test_only_real_boards_get_board_defines():
-    assert board_defines(load_board("qemu/mps2-an386")) == []
+def test_board_defines_carry_the_records_facts():
     assert board_defines(load_board("host/native")) == []
     assert board_defines(load_board("raspberrypi/pico")) == [
-        "-DAOT_BOARD_RASPBERRYPI_PICO=1", "-DAOT_CONSOLE_BASE=0x40034000u",
-        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CPU_HZ=125000000u"]
+        "-DAOT_BOARD_FACTS=1", "-DAOT_BOARD_RASPBERRYPI_PICO=1", "-DAOT_CONSOLE_BASE=0x40034000u",
+        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CONSOLE_KIND_PL011=1", "-DAOT_CPU_HZ=125000000u",
+        "-DAOT_TIMER_KIND_SYSTICK=1"]
+    # Emulated boards too: the UART, the clock and SysTick's instructions per
+    # tick as NUM / DEN for the vernier (31.25 = 125 / 4).
+    assert board_defines(load_board("qemu/mps3-an547")) == [
+        "-DAOT_BOARD_FACTS=1", "-DAOT_BOARD_QEMU_MPS3_AN547=1", "-DAOT_CONSOLE_BASE=0x59303000u",
+        "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CONSOLE_KIND_CMSDK_UART=1",
+        "-DAOT_CPU_HZ=32000000u", "-DAOT_TIMER_KIND_SYSTICK=1", "-DAOT_TICK_INSNS_NUM=125",
+        "-DAOT_TICK_INSNS_DEN=4"]
+    assert board_defines(load_board("qemu/netduinoplus2"))[-2:] == [
+        "-DAOT_CPU_HZ=168000000u", "-DAOT_TIMER_KIND_STM32_TIM2=1"]
+
+
+def test_a_tick_ratio_the_vernier_cannot_use_is_refused(tmp_path):
+    text = (load_board("qemu/mps2-an386").path.read_text()
+            .replace("icount_instructions_per_tick = 40", "icount_instructions_per_tick = 41.3"))
+    (tmp_path / "qemu").mkdir()
+    (tmp_path / "qemu" / "mps2-an386.toml").write_text(text)
+    from aot.export import ExportError
+    from aot.target import load_board_file
+    board = load_board_file(tmp_path / "qemu" / "mps2-an386.toml")
+    with pytest.raises(ExportError, match=r"mps2-an386.toml: field 'timer.icount_instructions_per_tick' = 41.3 .*power of two"):
+        board_defines(board)
 
 
 @pytest.mark.parametrize("tag", ["nordic/nrf52840dk", "raspberrypi/pico",
@@ -274,3 +302,37 @@ def test_cmake_snippet_cross_builds_for_mps2(tmp_path):
                         "-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY",
                         "-DAOT_ARCH_FLAGS=-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16")
     assert (build / "fixture.elf").is_file()
+
+
+@pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+def test_the_stm32_port_times_with_the_timer_its_record_names(tmp_path):
+    """One port, two timers chosen by [timer].kind: CYCCNT on the NUCLEO, TIM2 under QEMU."""
+    dwt, tim2 = "0xe0001000", "0x40000000"  # the register blocks (CYCCNT, CNT at offsets)
+    for tag, uses, not_uses in [("st/nucleo-f746zg", dwt, tim2),
+                                ("qemu/netduinoplus2", tim2, dwt)]:
+        elf = build_for_board(tmp_path / tag.replace("/", "_"), tag)
+        # Literal-pool words and immediates both show as 0x... in the disassembly.
+        text = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)], check=True,
+                              capture_output=True, text=True).stdout.lower()
+        assert uses in text and not_uses not in text, tag
+
+
+@pytest.mark.parametrize("tag, source", [
+    ("st/nucleo-f746zg", "cortex-m/dwt.c"), ("qemu/mps2-an386", "cortex-m/icount.c"),
+    ("raspberrypi/pico", "rp2040/port.c"), ("qemu/sifive-e", "sifive_e/port.c"),
+    ("espressif/esp32c3-devkitm", "esp32c3/port.c")])
+def test_a_port_refuses_a_timer_kind_it_does_not_implement(tag, source, tmp_path):
+    board = load_board(tag)
+    cc = board.toolchain.tool("gcc")
+    if not fw.have(cc):
+        pytest.skip(f"{cc} is not installed")
+    defines = board_defines(board)
+    kind = next(d for d in defines if d.startswith("-DAOT_TIMER_KIND_"))
+    for flags, ok in [(defines, True),
+                      ([d for d in defines if d != kind] + ["-DAOT_TIMER_KIND_OTHER=1"], False)]:
+        libc = ["--specs=picolibc.specs"] if board.target.family == "riscv" else []
+        proc = subprocess.run([cc, *STRICT, *board.toolchain.cpu_flags, *libc, *flags,
+                               str(RUNTIME / "ports" / source), "-o", str(tmp_path / "t.o")],
+                              capture_output=True, text=True)
+        assert (proc.returncode == 0) == ok, proc.stderr
+        assert ok or "names another timer" in proc.stderr

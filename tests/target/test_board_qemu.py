@@ -5,6 +5,8 @@ A minimal firmware is built from nothing but a board record (toolchain flags,
 and arguments.  It writes and reads back both ends of every extra memory pool,
 times a loop of a known number of instructions with the record's timer,
 prints through the console and exits with status 0 through semihosting.
+The UART and the timer are the record's kinds (CMSDK, STM32F4 USART, nRF51
+UART; SysTick, STM32 TIM2; SiFive and rdinstret on RISC-V).
 This checks the data, not the runtime ports.
 """
 
@@ -34,8 +36,18 @@ extern uint32_t __stack_top;
 void reset(void);
 __attribute__((section(".vectors"), used))
 const void *vectors[2] = {&__stack_top, (const void *)reset};
-#define UART ((volatile uint32_t *)UART_BASE)          /* CMSDK APB UART */
+#define UART ((volatile uint32_t *)UART_BASE)
+#if defined(CONSOLE_CMSDK_UART)                        /* CMSDK APB UART */
 static void put(char c) { while (UART[1] & 1u) {} UART[0] = (uint32_t)c; }
+static void init_uart(void) { UART[4] = 16u; UART[2] = 1u; }  /* BAUDDIV, TX enable */
+#elif defined(CONSOLE_STM32F4_USART)                   /* SR DR BRR CR1 */
+static void put(char c) { while (!(UART[0] & 0x80u)) {} UART[1] = (uint32_t)c; }
+static void init_uart(void) { UART[3] = (1u << 13) | (1u << 3); }  /* UE, TE */
+#elif defined(CONSOLE_NRF_UART)                        /* nRF51 UART: tasks, events */
+static void put(char c) { UART[0x11C / 4] = 0; UART[0x51C / 4] = (uint8_t)c;
+                          while (!UART[0x11C / 4]) {} }  /* TXD, EVENTS_TXDRDY */
+static void init_uart(void) { UART[0x500 / 4] = 4u; UART[0x008 / 4] = 1u; }  /* ENABLE, STARTTX */
+#endif
 static void semihost_exit(uint32_t code) {
   static uint32_t block[2];
   block[0] = 0x20026u; block[1] = code;                /* ADP_Stopped_ApplicationExit */
@@ -43,15 +55,26 @@ static void semihost_exit(uint32_t code) {
   register uint32_t *r1 __asm__("r1") = block;
   __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
 }
+#define LOOP(n) __asm__ volatile(".syntax unified\n1: subs %0, %0, #1\n bne 1b" : "+l"(n) : : "cc")
+#if defined(TIMER_SYSTICK)
 static uint32_t timed_loop(uint32_t n) {
   volatile uint32_t *syst = (volatile uint32_t *)0xE000E010u;  /* CSR RVR CVR */
   syst[1] = 0x00FFFFFFu; syst[2] = 0; syst[0] = 5u;    /* processor clock, enabled */
   uint32_t start = syst[2];
-  __asm__ volatile("1: subs %0, %0, #1\n bne 1b" : "+l"(n) : : "cc");
+  LOOP(n);
   uint32_t end = syst[2];
   return (start - end) & 0x00FFFFFFu;                  /* SysTick counts down */
 }
-static void init_uart(void) { UART[4] = 16u; UART[2] = 1u; }  /* BAUDDIV, TX enable */
+#elif defined(TIMER_STM32_TIM2)
+static uint32_t timed_loop(uint32_t n) {
+  volatile uint32_t *tim2 = (volatile uint32_t *)0x40000000u;
+  *(volatile uint32_t *)0x40023840u |= 1u;             /* RCC_APB1ENR.TIM2EN */
+  tim2[10] = 0; tim2[11] = 0xFFFFFFFFu; tim2[0] = 1u;  /* PSC, ARR, CR1.CEN */
+  uint32_t start = tim2[9];                            /* CNT counts up */
+  LOOP(n);
+  return tim2[9] - start;
+}
+#endif
 void reset(void) { run(); }
 """
 
@@ -121,10 +144,12 @@ def test_emulated_board_boots_from_its_record(board, tmp_path):
     words = [w for p in board.memory.pools for w in (p.origin, p.end - 4)]
     cmd = [
         gcc, *board.toolchain.cpu_flags, "-O2", "-ffreestanding", "-nostdlib", "-nostartfiles",
-        f"-DUART_BASE=0x{board.console.base:x}u",
+        f"-DUART_BASE=0x{board.console.base:x}u", f"-DCONSOLE_{board.console.kind.upper()}",
+        f"-DTIMER_{board.timer.kind.upper()}",
         "-DPOOL_WORDS=" + "".join(f"0x{w:x}u," for w in words),
         f"-DLOOP_ITERATIONS={LOOP_ITERATIONS}u",
         "-T", "link.ld", "main.c", "-o", "fw.elf",
+        "-lgcc",  # division on cores without a divide instruction (Cortex-M0)
     ]  # fmt: skip
     built = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr

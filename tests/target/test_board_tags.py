@@ -17,10 +17,13 @@ from aot.target import (
 )
 
 EMULATED = [
+    "qemu/microbit",
     "qemu/mps2-an385",
     "qemu/mps2-an386",
     "qemu/mps2-an500",
+    "qemu/mps2-an505",
     "qemu/mps3-an547",
+    "qemu/netduinoplus2",
     "qemu/sifive-e",
 ]
 REAL = [

@@ -78,10 +78,13 @@ def test_composite_has_no_processor_facts():
 
 # The boards' facts, as their datasheets state them.
 BOARD_FACTS = {
+    "qemu/microbit": ("thumbv6m", False, False, False, 4),
     "qemu/mps2-an385": ("thumbv7m", False, False, False, 4),
     "qemu/mps2-an386": ("thumbv7em", True, True, False, 4),
     "qemu/mps2-an500": ("thumbv7em", True, True, False, 4),
+    "qemu/mps2-an505": ("thumbv8m.main", True, True, False, 4),
     "qemu/mps3-an547": ("thumbv8.1m.main", True, True, True, 16),
+    "qemu/netduinoplus2": ("thumbv7em", True, True, False, 4),
     "qemu/sifive-e": ("rv32imac", False, False, False, 4),
     "st/nucleo-f746zg": ("thumbv7em", True, True, False, 4),
     "st/nucleo-l4r5zi": ("thumbv7em", True, True, False, 4),

@@ -83,6 +83,8 @@ typedef struct {
 static aot_status_t cmd_info(aot_rpc_server_t *srv, const in_t *in, out_t *out)
 {
     const aot_model_t *m = srv->model;
+    uint32_t clock_hz;
+    uint32_t caps;
     if (in->len != 0) {
         return AOT_ERR_BAD_LENGTH;
     }
@@ -98,14 +100,21 @@ static aot_status_t cmd_info(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     put_str(out, srv->device->build_id);
     put_str(out, m->name);
     put_str(out, m->target_hash);
-    /* Appended in a backward-compatible way: older hosts stop reading above. */
+    /* Appended in a backward-compatible way: older hosts stop reading above.
+     * The capabilities say which of the optional fields follow, in order. */
+    clock_hz = aot_port_clock_hz();
+    caps = clock_hz != 0 ? AOT_RPC_CAP_CLOCK : 0u;
 #if AOT_RPC_LOADER_BYTES > 0
-    put_u32(out, AOT_RPC_CAP_RAM_LOADER);
+    caps |= AOT_RPC_CAP_RAM_LOADER;
+#endif
+    put_u32(out, caps);
+#if AOT_RPC_LOADER_BYTES > 0
     put_u32(out, aot_loader_origin());
     put_u32(out, aot_loader_size());
-#else
-    put_u32(out, 0);
 #endif
+    if (clock_hz != 0) {
+        put_u32(out, clock_hz);
+    }
     return AOT_OK;
 }
 

@@ -35,6 +35,7 @@ void aot_port_timer_start(void) { fake_clock = 0; }
 uint64_t aot_port_timer_stop(void) { return fake_clock += 17; }
 uint8_t aot_port_timer_unit(void) { return AOT_TIMER_CYCLES; }
 uint32_t aot_port_entropy(void) { return 1234; }
+uint32_t aot_port_clock_hz(void) { return 48000000u; }
 void aot_port_exit(int code) { exit(code); }
 
 void aot_port_write(const uint8_t *data, size_t len)

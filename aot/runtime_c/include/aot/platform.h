@@ -37,6 +37,12 @@ uint64_t aot_port_timer_stop(void);
 /* One of AOT_TIMER_*: the unit of aot_port_timer_stop(). */
 uint8_t aot_port_timer_unit(void);
 
+/* The core clock in Hz the firmware really runs at (after the port's clock
+ * setup, or the reset clock where that setup gave up), or 0 where the port
+ * does not know it (the host).  Sent to the host in INFO, so that cycle
+ * counts can be turned into time. */
+uint32_t aot_port_clock_hz(void);
+
 /* A value that differs between boots when the hardware allows it (used to mix
  * session ids, not for security).  Returning a constant is allowed: the host
  * nonce alone already separates sessions of one boot. */

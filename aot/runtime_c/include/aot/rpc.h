@@ -29,6 +29,7 @@
 
 /* Bits of the capabilities word at the end of the INFO reply. */
 #define AOT_RPC_CAP_RAM_LOADER 0x01u /* LOAD_CODE / COMMIT_CODE (built with AOT_RPC_LOADER) */
+#define AOT_RPC_CAP_CLOCK 0x02u      /* a u32 core clock in Hz follows (aot_port_clock_hz) */
 
 /* Command codes (requests); see docs/runtime.md for payloads. */
 enum {

@@ -48,6 +48,12 @@
 #error "esp32c3 port: the UART keeps the boot loader's 115200 baud"
 #endif
 
+/* The timer is the board record's choice ([timer] kind, AOT_TIMER_KIND_<KIND>
+ * from aot.firmware.project.board_defines): refuse one this code does not have. */
+#if defined(AOT_BOARD_FACTS) && !defined(AOT_TIMER_KIND_ESP32_MPCCR)
+#error "esp32c3 port: it times with the mpccr cycle counter; the board record names another timer kind"
+#endif
+
 #define REG(addr) (*(volatile uint32_t *)(addr))
 
 /* The app descriptor (layout of ESP-IDF's esp_app_desc_t, 256 bytes). */
@@ -167,6 +173,11 @@ uint64_t aot_port_timer_stop(void)
 uint8_t aot_port_timer_unit(void)
 {
     return AOT_TIMER_CYCLES;
+}
+
+uint32_t aot_port_clock_hz(void)
+{
+    return 0; /* whatever the ESP boot loader set up: not known here */
 }
 
 uint32_t aot_port_entropy(void)

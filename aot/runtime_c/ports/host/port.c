@@ -122,6 +122,11 @@ uint8_t aot_port_timer_unit(void)
     return AOT_TIMER_NANOSECONDS;
 }
 
+uint32_t aot_port_clock_hz(void)
+{
+    return 0; /* the host's clock is not the firmware's to know */
+}
+
 uint32_t aot_port_entropy(void)
 {
     return (uint32_t)now_ns() ^ ((uint32_t)getpid() << 16);

@@ -1,7 +1,9 @@
-# mps2 port (Cortex-M3/M4/M7 on QEMU's mps2-an385/an386/an500).
-# Board parameters: AOT_UART_BASE, AOT_TICK_INSNS_NUM/DEN (defaults: mps2).
+# mps2 port (Cortex-M3/M4/M7/M33 on QEMU's mps2-an385/an386/an500/an505).
+# Board parameters: AOT_UART_BASE or AOT_CONSOLE_BASE, AOT_TICK_INSNS_NUM/DEN
+# (defaults: mps2; aot projects pass the record's).
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/mps2
-AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c $(AOT_PORT_DIR)/port.c
+AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c \
+                 $(AOT_RUNTIME_DIR)/ports/cortex-m/icount.c $(AOT_PORT_DIR)/port.c
 AOT_PORT_LDSCRIPT_IN := $(AOT_RUNTIME_DIR)/ports/cortex-m/link.ld.in
 AOT_PORT_CFLAGS := -mthumb -ffunction-sections -fdata-sections
 AOT_PORT_LDFLAGS := -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections

@@ -39,6 +39,12 @@
 #define AOT_CPU_HZ 125000000u
 #endif
 
+/* The timer is the board record's choice ([timer] kind, AOT_TIMER_KIND_<KIND>
+ * from aot.firmware.project.board_defines): refuse one this code does not have. */
+#if defined(AOT_BOARD_FACTS) && !defined(AOT_TIMER_KIND_SYSTICK)
+#error "rp2040 port: it times with SysTick; the board record names another timer kind"
+#endif
+
 #if AOT_CONSOLE_BASE != 0x40034000u
 #error "rp2040 port: only UART0 (0x40034000) on GP0/GP1 is set up"
 #endif
@@ -230,6 +236,11 @@ uint64_t aot_port_timer_stop(void)
 uint8_t aot_port_timer_unit(void)
 {
     return AOT_TIMER_CYCLES;
+}
+
+uint32_t aot_port_clock_hz(void)
+{
+    return AOT_CPU_HZ; /* clocks_init() always reaches it or hangs waiting */
 }
 
 uint32_t aot_port_entropy(void)
