@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
+from aot.commands.compile import add_codegen_argument
 from aot.commands.interpret import load_inputs
 from aot.firmware import FirmwareError, verify_model
 from aot.firmware.verify import FLOAT_TOLERANCE
@@ -30,6 +31,7 @@ HELP = "run a model on a board and on the reference; exit 0 only when bit-exact"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
+    add_codegen_argument(parser)
     parser.add_argument("--input", type=Path,
                         help="inputs instead of the sample file: .npy ([N, *shape]) or .npz")
     parser.add_argument("--random", type=int, default=2, metavar="N",
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if args.random < 0:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
     inputs = load_inputs(load_model(args.model), args.input) if args.input else None
-    report = verify_model(args.model, args.board, inputs=inputs, random_count=args.random,
+    report = verify_model(args.model, args.board, codegen=args.codegen, inputs=inputs,
+                          random_count=args.random,
                           seed=args.seed, float_tolerance=args.float_tolerance,
                           runner=args.runner, serial_port=args.port,
                           cache_dir=cache_dir(args))
