@@ -735,7 +735,8 @@ def unit_of_kernel(kernel, headers: dict[str, str]) -> Unit:
     ops = ", ".join(dict.fromkeys(kernel.op_names))
     if kernel.func is None:
         raise BuildError(f"not supported yet by the llvm codegen: {ops} (kernel {kernel.name} "
-                         "is hand-written C); compile this model for target 'c'")
+                         "is hand-written C); compile this model for target 'c' (for a "
+                         "board: --codegen c)")
     if kernel.scratch_bytes:
         raise BuildError(f"not supported yet by the llvm codegen: kernel {kernel.name} ({ops}) "
                          "takes a workspace scratch argument")
