@@ -49,6 +49,7 @@ support headers or ``import_c`` code), see :mod:`aot.codegen.llvm_jit`.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -156,13 +157,25 @@ class Unit:
 
 @dataclass(frozen=True)
 class External:
-    """A function a module calls but does not define, and who calls it."""
+    """A function a module calls but does not define, and who calls it.
+
+    ``name`` is the symbol the IR calls.  A call specialised on its integer
+    constants (objects: :attr:`_FuncEmitter.specialize`) calls ``callee``
+    (the C function) with ``fixed`` (argument position, value) filled in by
+    the wrapper that defines ``name``; ``args`` are the remaining ones.
+    """
 
     name: str
     ret: str                  # aot.tir dtype of the result
-    args: tuple[str, ...]     # aot.tir dtypes of the arguments
+    args: tuple[str, ...]     # aot.tir dtypes of the arguments passed
     value_used: bool          # False when every call is a statement (result ignored)
     unit: str                 # label of the first unit calling it
+    callee: str = ""          # the C function (default: name)
+    fixed: tuple = ()         # ((position, dtype, value), ...) the wrapper passes
+
+    @property
+    def c_name(self) -> str:
+        return self.callee or self.name
 
 
 class _FuncEmitter:
@@ -176,6 +189,10 @@ class _FuncEmitter:
         # (aot.codegen.llvm_object); the host JIT uses the C convention of this machine.
         self.cconv = machine.calling_convention if machine is not None else ""
         self.libm_rounding = machine is not None and machine.libm_rounding
+        # Objects call C helpers through wrappers specialised on the calls'
+        # integer constants (shapes, strides), so the board's compiler inlines
+        # and unrolls each helper for its shape as it does in the C path.
+        self.specialize = machine is not None
         types = [PTR] * len(unit.params)
         self.fn = ir.Function(module, ir.FunctionType(I32, types), unit.name)
         self.fn.calling_convention = self.cconv
@@ -480,27 +497,38 @@ class _FuncEmitter:
 
     def call_external(self, e, value_used: bool):
         """A call of a C function: bools cross the boundary as C's one-byte ``_Bool``."""
+        fixed = tuple((i, a.dtype, int(a.value)) for i, a in enumerate(e.args)
+                      if isinstance(a, E.IntImm) and a.dtype in _INT_TYPES
+                      and a.dtype != "bool") if self.specialize else ()
+        skip = {i for i, _, _ in fixed}
+        passed = [a for i, a in enumerate(e.args) if i not in skip]
         args = [self.to_memory(self.expr(a), a.dtype, 1) if a.dtype == "bool"
-                else self.expr(a) for a in e.args]
-        result = self.b.call(self.external(e, value_used), args)
+                else self.expr(a) for a in passed]
+        result = self.b.call(self.external(e, value_used, fixed), args)
         return self.from_memory(result, e.dtype, 1)
 
-    def external(self, e, value_used: bool) -> ir.Function:
-        args = tuple(a.dtype for a in e.args)
-        if any(E.lanes_of(t) != 1 for t in (*args, e.dtype)):
+    def external(self, e, value_used: bool, fixed: tuple = ()) -> ir.Function:
+        skip = {i for i, _, _ in fixed}
+        args = tuple(a.dtype for i, a in enumerate(e.args) if i not in skip)
+        if any(E.lanes_of(a.dtype) != 1 for a in e.args) or E.lanes_of(e.dtype) != 1:
             raise self.error(f"the call of {e.name} passes vectors: not supported yet by the "
                              "llvm codegen")
-        known = self.externals.get(e.name)
+        name = e.name
+        if fixed:  # one symbol per helper and set of constants, stable across runs
+            digest = hashlib.sha256(repr(fixed).encode()).hexdigest()[:10]
+            name = f"{e.name}__{digest}"
+        known = self.externals.get(name)
         if known is not None and (known.ret, known.args) != (e.dtype, args):
             raise self.error(f"{e.name} is called as {e.dtype}({', '.join(args)}) here and "
                              f"as {known.ret}({', '.join(known.args)}) in {known.unit}")
-        self.externals[e.name] = External(e.name, e.dtype, args,
-                                          value_used or (known is not None and known.value_used),
-                                          known.unit if known else self.unit.label)
-        if e.name in self.module.globals:
-            return self.module.globals[e.name]
+        self.externals[name] = External(name, e.dtype, args,
+                                        value_used or (known is not None and known.value_used),
+                                        known.unit if known else self.unit.label,
+                                        e.name if fixed else "", fixed)
+        if name in self.module.globals:
+            return self.module.globals[name]
         fn = ir.Function(self.module, ir.FunctionType(
-            memory_type(e.dtype), [memory_type(t) for t in args]), e.name)
+            memory_type(e.dtype), [memory_type(t) for t in args]), name)
         fn.attributes.add("nounwind")
         fn.calling_convention = self.cconv
         # The C ABI extends narrow integers; say how, as clang does.

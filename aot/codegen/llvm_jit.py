@@ -214,10 +214,16 @@ def helper_source(module, prefix: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 def _wrapper(ext, symbol: str) -> str:
-    """An exported C function ``symbol`` calling the (usually static inline) ``ext.name``."""
+    """An exported C function ``symbol`` calling the (usually static inline)
+    ``ext.c_name``, with the constants of a specialised call (``ext.fixed``)
+    written in, so the compiler inlines the helper for them."""
     params = ", ".join(f"{C_TYPES[t]} a{i}" for i, t in enumerate(ext.args)) or "void"
-    args = ", ".join(f"a{i}" for i in range(len(ext.args)))
+    fixed = {i: f"({C_TYPES[t]})" + (str(v) if v != -(1 << 31) else "(-2147483647 - 1)")
+             for i, t, v in ext.fixed}
+    passed = iter(f"a{i}" for i in range(len(ext.args)))
+    args = ", ".join(fixed[i] if i in fixed else next(passed)
+                     for i in range(len(ext.args) + len(fixed)))
     ret = C_TYPES[ext.ret]
-    body = (f"return {ext.name}({args});" if ext.value_used
-            else f"(void){ext.name}({args});\n  return ({ret})0;")
+    body = (f"return {ext.c_name}({args});" if ext.value_used
+            else f"(void){ext.c_name}({args});\n  return ({ret})0;")
     return f"{ret} {symbol}({params});\n{ret} {symbol}({params}) {{\n  {body}\n}}"
