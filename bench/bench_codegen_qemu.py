@@ -38,20 +38,27 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from aot.compile import compile_model  # noqa: E402
+from aot.compile import compile_model, resolve_target  # noqa: E402
 from aot.firmware.build import build_project  # noqa: E402
 from aot.firmware.device import run_project  # noqa: E402
 from aot.firmware.project import create_project  # noqa: E402
 from aot.firmware.verify import random_inputs, sample_path  # noqa: E402
+from aot.target import Target  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 MLPERF = ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
           "mlperf_ad_fc_autoencoder"]
 
 
-def one_path(path: Path, board: str, codegen: str, inputs, work: Path, cache: Path) -> dict:
+def llvm_target(board: str, opt: int | None) -> Target:
+    """The board's target with the kind llvm (``--codegen llvm``), at ``opt``."""
+    target, _ = resolve_target(board, "llvm")
+    return target if opt is None else Target({**target.to_dict(), "opt-level": opt})
+
+
+def one_path(path: Path, where, inputs, work: Path, cache: Path) -> dict:
     start = time.perf_counter()
-    compiled = compile_model(path, board, codegen=codegen, measure_code=False)
+    compiled = compile_model(path, where, measure_code=False)
     t_compile = time.perf_counter() - start
     project = create_project(compiled.write(work / "artifact"), compiled.board,
                              work / "project")
@@ -65,16 +72,16 @@ def one_path(path: Path, board: str, codegen: str, inputs, work: Path, cache: Pa
             "outputs": run.outputs}
 
 
-def bench_model(path: Path, board: str, repeat: int, cache: Path) -> dict:
+def bench_model(path: Path, board: str, repeat: int, cache: Path, opt: int | None) -> dict:
     graph = compile_model(path, board, measure_code=False).graph
     inputs = ([np.load(sample_path(path))[:1]] if sample_path(path).is_file()
               else random_inputs(graph, 1, seed=0))
     row = {"model": path.stem, "board": board}
-    for codegen in ("c", "llvm"):
+    for codegen, where in (("c", board), ("llvm", llvm_target(board, opt))):
         runs = []
         for _ in range(repeat):
             with tempfile.TemporaryDirectory(prefix="aot-bench-") as tmp:
-                runs.append(one_path(path, board, codegen, inputs, Path(tmp), cache))
+                runs.append(one_path(path, where, inputs, Path(tmp), cache))
         first = runs[0]
         row[codegen] = {"compile_s": statistics.median(r["compile_s"] for r in runs),
                         "build_s": statistics.median(r["build_s"] for r in runs),
@@ -108,13 +115,15 @@ def main() -> int:
     ap.add_argument("--board", default="qemu/mps2-an386")
     ap.add_argument("--model", action="append", default=[])
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--llvm-opt-level", type=int, metavar="N",
+                    help="the llvm target's -opt-level (default: the kind's default)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="aot-bench-cache-") as cache:
         for name in args.model or MLPERF:
             row = bench_model(MODELS_DIR / f"{name}.tflite", args.board, args.repeat,
-                              Path(cache))
+                              Path(cache), args.llvm_opt_level)
             print(f"{name}: {json.dumps(row)}", file=sys.stderr)
             rows.append(row)
     print(table(rows))

@@ -54,7 +54,7 @@ def test_codegen_llvm_keeps_everything_the_board_says_but_the_kind():
     target, board = resolve_target("qemu/mps2-an386", "llvm")
     assert board.tag == "qemu/mps2-an386"
     assert str(target) == ("llvm -keys=arm_cpu,cpu -mcpu=cortex-m4 -mfloat-abi=hard "
-                           "-mfpu=fpv4-sp-d16 -tag=qemu/mps2-an386")
+                           "-mfpu=fpv4-sp-d16 -opt-level=2 -tag=qemu/mps2-an386")
     assert resolve_target(str(target)) == (target, board)
     assert resolve_target("qemu/mps2-an386", "c")[0] == board.target
     with pytest.raises(CompileError, match="--codegen rust: a c target takes c or llvm"):
