@@ -161,7 +161,7 @@ def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target,
         switched = {**target.to_dict(), "kind": codegen}
         if codegen == "llvm":
             # The board's C is built -O2; LLVM's -O3 unrolls the kernels' constant
-            # loops into 1.5-2.6x the code for no fewer instructions (docs/codegen.md).
+            # loops into up to 2.6x the code for no fewer instructions (docs/codegen.md).
             switched["opt-level"] = 2
         target = Target(switched)
     return target, board
