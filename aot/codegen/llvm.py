@@ -72,7 +72,7 @@ I1, I8, I32, I64 = (_INT_TYPES[t] for t in ("bool", "int8", "int32", "int64"))
 F32 = ir.FloatType()
 PTR = ir.PointerType()
 _NARROW = ("int8", "uint8", "int16")
-#: Scratch buffers and constant arrays are aligned to this many bytes.
+#: Scratch buffers (on this machine) and constant arrays are aligned to this many bytes.
 ALIGN = 16
 _FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _LIBM = {"exp": "expf", "tanh": "tanhf"}
@@ -189,6 +189,9 @@ class _FuncEmitter:
         # (aot.codegen.llvm_object); the host JIT uses the C convention of this machine.
         self.cconv = machine.calling_convention if machine is not None else ""
         self.libm_rounding = machine is not None and machine.libm_rounding
+        # On a microcontroller, scratch takes the stack's own alignment (8, AAPCS):
+        # more would make every kernel realign sp and give up r7 as frame pointer.
+        self.scratch_align = ALIGN if machine is None else 8
         # Objects call C helpers through wrappers specialised on the calls'
         # integer constants (shapes, strides), so the board's compiler inlines
         # and unrolls each helper for its shape as it does in the C path.
@@ -645,7 +648,7 @@ class _FuncEmitter:
         t = ir.ArrayType(memory_type(buf.dtype), size)
         # In the entry block: one stack slot for the whole call, not one per iteration.
         slot = self.allocas.alloca(t, name=c_identifier(buf.name))
-        slot.align = ALIGN
+        slot.align = self.scratch_align
         slot.type = PTR  # an opaque pointer: loads and stores of any element type
         self.buffers[id(buf.data)] = slot
 
