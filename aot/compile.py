@@ -89,7 +89,8 @@ class CompiledModel:
             "kernels": [{"name": k.name, "ops": list(k.op_names), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
                          "file": f"codegen/{self.name}_kernels_{i}"
-                                 + (".o" if self.llvm is not None else ".c")}
+                                 + (".o" if self.llvm is not None and k.func is not None
+                                    else ".c")}
                         for i, k in enumerate(self.kernels)],
             "sizes": self.sizes.to_json(),
             "workspace": {"bytes": lay.workspace_bytes, "alignment": lay.alignment,
@@ -266,7 +267,13 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
 
     module = None
     if target.kind == "llvm":
-        module = build_kernels(kernels, target, library.support_files(target))
+        # Objects leave the hand-written kernels (SVDF, LSTM) to the board's
+        # compiler: their C is their only form (the JIT refuses them).
+        compiled_by_llvm = kernels if jit else [k for k in kernels if k.func is not None]
+        if not compiled_by_llvm:
+            raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
+                               "C): nothing for the llvm codegen; use --codegen c")
+        module = build_kernels(compiled_by_llvm, target, library.support_files(target))
     if module is not None and module.machine is None:
         program = entry.entry_program(name, annotated, groups, kernels, plan)
         lap("codegen")
@@ -287,7 +294,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         for support_name, text in library.support_files(target).items():
             files[f"codegen/{support_name}"] = text
     else:
-        files.update(_llvm_files(name, kernels, module))
+        files.update(_llvm_files(name, kernels, module, library.support_files(target)))
     lap("codegen")
 
     code, note = _code_bytes(files, name, target, board) if measure_code \
@@ -302,14 +309,19 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                          sizes, timings, llvm=module)
 
 
-def _llvm_files(name: str, kernels, module: LLVMModule) -> dict[str, str | bytes]:
+def _llvm_files(name: str, kernels, module: LLVMModule,
+                support: dict[str, str]) -> dict[str, str | bytes]:
     """The artifact's files made by LLVM for a microcontroller: one object per
-    kernel (``codegen/P_kernels_<i>.o``, the symbol the entry function calls)
-    and, when the kernels call C helpers of the support headers (the int8
-    row helpers, softmax's exp), ``codegen/P_llvm_helpers.c`` defining each
-    as ``P_c_<helper>`` (compiled by the board's compiler like the entry
-    function), with the headers it includes."""
+    loop-IR kernel (``codegen/P_kernels_<i>.o``, the symbol the entry function
+    calls) and, when the kernels call C helpers of the support headers (the
+    int8 row helpers, softmax's exp), ``codegen/P_llvm_helpers.c`` defining
+    each as ``P_c_<helper>`` (compiled by the board's compiler like the entry
+    function), with the headers it includes.  A hand-written kernel (SVDF,
+    LSTM) keeps its C file ``codegen/P_kernels_<i>.c`` beside the objects."""
     files: dict[str, str | bytes] = {}
+    if any(k.func is None for k in kernels):
+        for header, htext in support.items():
+            files[f"codegen/{header}"] = htext
     rename = {}
     if module.externals:
         prefix = f"{name}_c_"
@@ -328,7 +340,10 @@ def _llvm_files(name: str, kernels, module: LLVMModule) -> dict[str, str | bytes
         rename = {n: prefix + n for n in module.externals}
     objects = module.objects(rename)
     for i, k in enumerate(kernels):
-        files[f"codegen/{name}_kernels_{i}.o"] = objects[k.name]
+        if k.func is None:
+            files[f"codegen/{name}_kernels_{i}.c"] = k.source
+        else:
+            files[f"codegen/{name}_kernels_{i}.o"] = objects[k.name]
     return files
 
 

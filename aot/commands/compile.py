@@ -106,6 +106,11 @@ def run(args: argparse.Namespace) -> int:
         path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
     print(f"compiled {compiled.graph.name} for {where} into {path}")
+    hand_written = [f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
+                    for k in compiled.kernels if compiled.llvm is not None and k.func is None]
+    if hand_written:
+        print(f"  note: hand-written C kernels, compiled by the board's compiler beside the "
+              f"LLVM objects: {', '.join(hand_written)}")
     print(f"  {compiled.sizes}")
     if tuned is not None:
         print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "

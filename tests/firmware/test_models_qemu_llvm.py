@@ -7,8 +7,8 @@ kernels' code compiled by LLVM.  Samples and seeded random inputs run as one
 sequence from a fresh state; integer outputs must be bit-exact with the
 reference (which is bit-exact with TFLM), floats within
 :data:`aot.firmware.verify.FLOAT_TOLERANCE`, as ``aot verify`` demands.
-Models with hand-written C kernels (SVDF, LSTM) are refused by name
-(tests/codegen/test_llvm_objects.py).
+The hand-written C kernels (SVDF, LSTM) are compiled by the board's gcc
+beside the other kernels' objects.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from aot.compile import compile_model
 from aot.firmware import run_on_board
 from aot.firmware.verify import FLOAT_TOLERANCE, compare, reference_outputs
 
-HAND_WRITTEN = {"tflm_keyword_scrambled_int16", "tflm_mnist_lstm_int8"}
 BOARDS = ["qemu/mps2-an386", "qemu/mps3-an547"]
 CASES = [pytest.param(board, m, id=f"{board.split('/')[1]}-{m['name']}")
-         for board in BOARDS for m in MODELS if m["name"] not in HAND_WRITTEN]
+         for board in BOARDS for m in MODELS]
 
 
 @pytest.mark.slow
@@ -34,7 +33,8 @@ def test_model_through_llvm_objects_equals_the_reference(board, entry, object_ca
     path = MODELS_DIR / entry["file"]
     compiled = compile_model(path, board, codegen="llvm", measure_code=False)
     assert compiled.target.kind == "llvm" and compiled.board.tag == board
-    assert not any(p.endswith(".c") and "_kernels_" in p for p in compiled.files)
+    assert all(p.endswith(".o") == (k.func is not None) for p, k in
+               zip((k["file"] for k in compiled.metadata()["kernels"]), compiled.kernels))
     sequence = model_sequence(entry, compiled.graph)
     inputs = [np.stack([inv[k] for inv in sequence]) for k in range(len(compiled.graph.inputs))]
     run = run_on_board(compiled, inputs, workdir=tmp_path, cache_dir=object_cache)
