@@ -175,3 +175,16 @@ def test_hand_written_kernels_stay_c_beside_the_objects(model, op):
     with pytest.raises(BuildError, match=f"not supported yet by the llvm codegen: {op}.*"
                                          "hand-written C"):
         compile_model(MODELS_DIR / f"{model}.tflite", "llvm", measure_code=False)
+
+
+@arm_tools
+def test_rounding_calls_libm_with_the_vfp_convention_on_a_hard_float_core(tmp_path):
+    a = te.placeholder((8,), "float32", "A")
+    b = te.compute((8,), lambda i: te.floor(a[i]), name="B")
+    s = te.create_schedule(b.op)
+    s[b].vectorize(b.op.axis[0])
+    obj = tmp_path / "floor.o"
+    obj.write_bytes(aot.build(s, [a, b], target=M4, name="vfloor").objects()["vfloor"])
+    text = tool("objdump", "-d", obj)
+    assert text.count("bl\t0 <floorf>") == 8  # lane by lane, arguments in s0
+    assert "vmov\tr0, s" not in text
