@@ -198,6 +198,10 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
 
+    ``codegen`` (``"c"`` or ``"llvm"``) switches the kind of the board's (or
+    target's) target, :func:`resolve_target`: ``compile_model(m,
+    "qemu/mps2-an386", codegen="llvm")`` makes the kernels LLVM objects.
+
     Raises an :class:`AotError` for anything the user can change: unknown
     passes or target, an unsupported kernel (``aot.kernels.KernelError``), a
     model that does not fit the board (``MemoryPlanError`` naming both sizes
