@@ -10,9 +10,11 @@ and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 
 The target's kind picks the backend of the last steps: ``c`` generates the
 artifact's C (kernels and the entry function); ``llvm`` compiles the kernels
-into one LLVM module for this machine and keeps the entry program as data,
-which :meth:`CompiledModel.jit` runs (docs/codegen.md).  An ``llvm`` model
-has no artifact yet.
+with LLVM: for this machine into one module whose entry program
+:meth:`CompiledModel.jit` runs (no artifact), for a Cortex-M board (``llvm
+-mcpu=cortex-m4 ...``, or ``codegen="llvm"`` with the board) into one object
+per kernel beside the same C entry function, header and RPC descriptor
+(docs/codegen.md).
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from aot import kernels as default_kernels
 from aot.codegen.cc import CCompiler
 from aot.codegen.llvm import LLVMModule, build_kernels
 from aot.codegen.llvm_jit import check_target as check_llvm_target
+from aot.codegen.llvm_jit import helper_source
+from aot.codegen.llvm_object import text_bytes
 from aot.errors import AotError, BuildError
-from aot.executor import check_fits_board, codegen, plan_memory, workspace_alignment
+from aot.executor import check_fits_board, plan_memory, workspace_alignment
+from aot.executor import codegen as entry
 from aot.executor.jit import JitModel
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import artifact_metadata, build_settings, write_artifact
@@ -56,18 +61,24 @@ class CompiledModel:
     board: Board | None
     kernels: list
     plan: MemoryPlan
-    files: dict[str, str]        # generated C by artifact path
+    files: dict[str, str | bytes]  # generated C (and llvm objects) by artifact path
     sizes: Sizes
     # Seconds per stage; kept out of the metadata so the artifact is reproducible.
     timings: list[tuple[str, float]] = field(default_factory=list)
-    # The llvm target: the kernels' LLVM module and the entry program (files is empty).
+    # The llvm target: the kernels' LLVM module; for this machine also the entry
+    # program the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
-    program: codegen.EntryProgram | None = None
+    program: entry.EntryProgram | None = None
+
+    @property
+    def is_jit(self) -> bool:
+        """Compiled for this machine's LLVM JIT (no artifact; :meth:`jit` runs it)."""
+        return self.llvm is not None and self.llvm.machine is None
 
     def metadata(self) -> dict:
         """The artifact's metadata.json (see docs/compile.md)."""
-        inputs, outputs = codegen.ports(self.name, self.graph, self.plan)
-        lay = codegen.layout(self.plan, self.kernels)
+        inputs, outputs = entry.ports(self.name, self.graph, self.plan)
+        lay = entry.layout(self.plan, self.kernels)
         return {
             **artifact_metadata(self.name, self.graph.name, self.source, self.target,
                                 self.board),
@@ -77,7 +88,9 @@ class CompiledModel:
                        "bytes": t.type.nbytes} for t in self.graph.variables()],
             "kernels": [{"name": k.name, "ops": list(k.op_names), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
-                         "file": f"codegen/{self.name}_kernels_{i}.c"}
+                         "file": f"codegen/{self.name}_kernels_{i}"
+                                 + (".o" if self.llvm is not None and k.func is not None
+                                    else ".c")}
                         for i, k in enumerate(self.kernels)],
             "sizes": self.sizes.to_json(),
             "workspace": {"bytes": lay.workspace_bytes, "alignment": lay.alignment,
@@ -92,22 +105,22 @@ class CompiledModel:
 
     def write(self, out_dir, *, tar: bool = False) -> Path:
         """Write the artifact (:func:`aot.export.write_artifact`); returns its path."""
-        if self.llvm is not None:
+        if self.is_jit:
             raise CompileError(
-                f"not supported yet: an artifact for the target {str(self.target)!r} (artifacts "
-                "hold C; object files from LLVM come later). Run the model on this machine "
+                f"not supported yet: an artifact for the target {str(self.target)!r} (LLVM "
+                "objects are made for Cortex-M boards). Run the model on this machine "
                 "through the LLVM JIT with `aot run MODEL --target llvm --input X --output Y`, "
-                "or compile it for 'c' or a board to get an artifact")
+                "or compile it for 'c' or a board (--codegen llvm) to get an artifact")
         return write_artifact(out_dir, self.name, self.files, self.metadata(), tar=tar)
 
 
     def jit(self) -> JitModel:
         """The model running on this machine (target kind ``llvm``): kernels
         compiled by MCJIT, entry program run on one numpy workspace."""
-        if self.llvm is None:
-            raise CompileError(f"{self.name} was compiled for {str(self.target)!r}, which "
-                               "generates C: compile it for the target 'llvm' to run it through "
-                               "the LLVM JIT")
+        if not self.is_jit:
+            raise CompileError(f"{self.name} was compiled for {str(self.target)!r}, not for "
+                               "this machine's LLVM JIT: compile it for the target 'llvm' to "
+                               "run it through the LLVM JIT")
         return JitModel(self.program, self.kernels, self.llvm)
 
 
@@ -118,17 +131,41 @@ def _port_json(p) -> dict:
             "quantization": q.to_json() if q is not None else None}
 
 
-def resolve_target(target_or_board) -> tuple[Target, Board | None]:
+#: The code generators a board's target can be switched to (``--codegen``).
+CODEGENS = ("c", "llvm")
+
+
+def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target, Board | None]:
     """A :class:`Target`, a :class:`Board`, or a string naming either (a board tag
-    such as ``qemu/mps2-an386`` or a target such as ``c -mcpu=cortex-m4``)."""
+    such as ``qemu/mps2-an386`` or a target such as ``c -mcpu=cortex-m4``).
+
+    ``codegen`` (``c`` or ``llvm``) replaces the target's kind and keeps
+    everything else it says: ``qemu/mps2-an386`` with ``codegen="llvm"`` is
+    ``llvm -keys=arm_cpu,cpu -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16
+    -opt-level=2 -tag=qemu/mps2-an386``, the same kernels with their code from
+    LLVM at the optimisation level of the board's gcc builds.
+    """
     if isinstance(target_or_board, Board):
-        return target_or_board.target, target_or_board
-    if isinstance(target_or_board, str) and re.fullmatch(r"[\w.-]+/[\w.-]+(:v?\d+)?",
-                                                         target_or_board):
+        target, board = target_or_board.target, target_or_board
+    elif isinstance(target_or_board, str) and re.fullmatch(r"[\w.-]+/[\w.-]+(:v?\d+)?",
+                                                           target_or_board):
         board = load_board(target_or_board)
-        return board.target, board
-    target = target_or_board if isinstance(target_or_board, Target) else Target(target_or_board)
-    return target, load_board(target.tag) if target.tag else None
+        target = board.target
+    else:
+        target = (target_or_board if isinstance(target_or_board, Target)
+                  else Target(target_or_board))
+        board = load_board(target.tag) if target.tag else None
+    if codegen is not None and codegen != target.kind:
+        if codegen not in CODEGENS or target.kind not in CODEGENS:
+            raise CompileError(f"--codegen {codegen}: a {target.kind} target takes "
+                               f"{' or '.join(CODEGENS)}")
+        switched = {**target.to_dict(), "kind": codegen}
+        if codegen == "llvm":
+            # The board's C is built -O2; LLVM's -O3 unrolls the kernels' constant
+            # loops into up to 2.6x the code for no fewer instructions (docs/codegen.md).
+            switched["opt-level"] = 2
+        target = Target(switched)
+    return target, board
 
 
 def check_target(target: Target) -> None:
@@ -153,15 +190,19 @@ def check_target(target: Target) -> None:
             raise CompileError(f"-{attr}={value}: use a power of two from 1 to 4096")
 
 
-def compile_model(model, target_or_board="host/native", *, name: str = "model",
-                  input_shapes=None, opt_level: int = 2, disabled_pass=(), required_pass=(),
-                  config=None, dump_after: str | None = None, dump_stream: TextIO | None = None,
+def compile_model(model, target_or_board="host/native", *, codegen: str | None = None,
+                  name: str = "model", input_shapes=None, opt_level: int = 2,
+                  disabled_pass=(), required_pass=(), config=None,
+                  dump_after: str | None = None, dump_stream: TextIO | None = None,
                   io_in_workspace: bool = False, inplace: bool = True,
                   measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
 
     ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
     leaves open (:func:`aot.frontend.load_model`; model files only).
+    ``codegen`` (``"c"`` or ``"llvm"``) switches the kind of the board's (or
+    target's) target, :func:`resolve_target`: ``compile_model(m,
+    "qemu/mps2-an386", codegen="llvm")`` makes the kernels LLVM objects.
 
     Raises an :class:`AotError` for anything the user can change: unknown
     passes or target, an unsupported kernel (``aot.kernels.KernelError``), a
@@ -184,24 +225,23 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         timings.append((stage, now - clock))
         clock = now
 
-    codegen.check_name(name)
+    entry.check_name(name)
     library = kernel_library if kernel_library is not None else default_kernels
     if isinstance(model, Graph) and input_shapes:
         raise CompileError("input_shapes applies to model files; this Graph has its shapes "
                            "already")
     graph = model if isinstance(model, Graph) else load_model(model, input_shapes)
     source = graph.name if isinstance(model, Graph) else str(model)
-    target, board = resolve_target(target_or_board)
+    target, board = resolve_target(target_or_board, codegen)
     check_target(target)
     if target.kind == "llvm":
-        if board is not None:
+        # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
+        jit = check_llvm_target(target)["machine"] is None
+        if jit and board is not None:
             raise CompileError(
-                f"not supported yet: the llvm codegen for the board {board.tag} (board builds "
-                "compile C; objects from LLVM for boards come later). Compile for the board "
-                "with a 'c' target (the board records shipped with aot have one), or for the "
-                "target 'llvm' without a board to run the model on this machine through the "
-                "LLVM JIT")
-        check_llvm_target(target)  # this machine only, options it honours
+                f"the llvm codegen for {board.tag}: this machine runs LLVM's code through "
+                "its JIT without a board; use --target llvm (aot run MODEL --target llvm), "
+                "or a Cortex-M board with --codegen llvm")
     lap("load")
 
     instruments = []
@@ -234,9 +274,17 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
     kernels = [_bind_inplace(k, plan) for k in kernels]
     lap("memory")
 
+    module = None
     if target.kind == "llvm":
-        program = codegen.entry_program(name, annotated, groups, kernels, plan)
-        module = build_kernels(kernels, target, library.support_files(target))
+        # Objects leave the hand-written kernels (SVDF, LSTM) to the board's
+        # compiler: their C is their only form (the JIT refuses them).
+        compiled_by_llvm = kernels if jit else [k for k in kernels if k.func is not None]
+        if not compiled_by_llvm:
+            raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
+                               "C): nothing for the llvm codegen; use --codegen c")
+        module = build_kernels(compiled_by_llvm, target, library.support_files(target))
+    if module is not None and module.machine is None:
+        program = entry.entry_program(name, annotated, groups, kernels, plan)
         lap("codegen")
         code, note = (module.object_text_bytes(), "") if measure_code else (None, "not measured")
         sizes = Sizes(workspace=program.layout.workspace_bytes,
@@ -247,12 +295,15 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
                              timings, llvm=module, program=program)
 
-    generated = codegen.generate(name, annotated, groups, kernels, plan, target=str(target),
+    generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,
                                  target_hash=target.digest())
-    files = dict(generated.files)
-    for support_name, text in library.support_files(target).items():
-        files[f"codegen/{support_name}"] = text
+    files: dict[str, str | bytes] = dict(generated.files)
+    if module is None:
+        for support_name, text in library.support_files(target).items():
+            files[f"codegen/{support_name}"] = text
+    else:
+        files.update(_llvm_files(name, kernels, module, library.support_files(target)))
     lap("codegen")
 
     code, note = _code_bytes(files, name, target, board) if measure_code \
@@ -264,7 +315,45 @@ def compile_model(model, target_or_board="host/native", *, name: str = "model",
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
-                         sizes, timings)
+                         sizes, timings, llvm=module)
+
+
+def _llvm_files(name: str, kernels, module: LLVMModule,
+                support: dict[str, str]) -> dict[str, str | bytes]:
+    """The artifact's files made by LLVM for a microcontroller: one object per
+    loop-IR kernel (``codegen/P_kernels_<i>.o``, the symbol the entry function
+    calls) and, when the kernels call C helpers of the support headers (the
+    int8 row helpers, softmax's exp), ``codegen/P_llvm_helpers.c`` defining
+    each as ``P_c_<helper>`` (compiled by the board's compiler like the entry
+    function), with the headers it includes.  A hand-written kernel (SVDF,
+    LSTM) keeps its C file ``codegen/P_kernels_<i>.c`` beside the objects."""
+    files: dict[str, str | bytes] = {}
+    if any(k.func is None for k in kernels):
+        for header, htext in support.items():
+            files[f"codegen/{header}"] = htext
+    rename = {}
+    if module.externals:
+        prefix = f"{name}_c_"
+        text, headers = helper_source(module, prefix)
+        files[f"codegen/{name}_llvm_helpers.c"] = (
+            f"/* Generated by aot: the C helpers the LLVM objects of {name} call\n"
+            f"   ({', '.join(sorted(module.externals))}), each as {prefix}<helper>. */\n"
+            # A wrapper whose pixel count is an argument lets GCC imagine a
+            # count so large that an index overflows and warn (-Werror); the
+            # kernels pass the counts of their own loops.
+            "#if defined(__GNUC__) && !defined(__clang__)\n"
+            "#pragma GCC diagnostic ignored \"-Waggressive-loop-optimizations\"\n"
+            "#endif\n" + text)
+        for header, htext in headers:
+            files[f"codegen/{header}"] = htext
+        rename = {n: prefix + n for n in module.externals}
+    objects = module.objects(rename)
+    for i, k in enumerate(kernels):
+        if k.func is None:
+            files[f"codegen/{name}_kernels_{i}.c"] = k.source
+        else:
+            files[f"codegen/{name}_kernels_{i}.o"] = objects[k.name]
+    return files
 
 
 def _bind_inplace(kernel, plan: MemoryPlan):
@@ -301,12 +390,14 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
     with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
         for rel, text in files.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(text)
+            if isinstance(text, str):
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(text)
         sources = [root / p for p in files if p.startswith("codegen/")
                    and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
+        objects = sum(text_bytes(data) for rel, data in files.items() if rel.endswith(".o"))
         try:
-            return cc.text_bytes(sources, [f"-I{root / 'include'}"]), ""
+            return cc.text_bytes(sources, [f"-I{root / 'include'}"]) + objects, ""
         except BuildError as err:
             errors = [line for line in str(err).splitlines() if "error" in line]
             reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"

@@ -141,12 +141,15 @@ def test_llvm_target_compiles_the_kernels_with_llvm_and_no_c():
         compiled.write("unused")
 
 
-def test_the_c_entry_function_is_not_printed_for_llvm():
+def test_the_entry_function_for_llvm_objects_calls_the_kernels_and_prints_none():
     compiled = compile_model(HELLO, "llvm", name="hello", measure_code=False)
-    with pytest.raises(CodegenError, match="the entry function is C, and target 'llvm' is not"):
-        codegen.generate("hello", compiled.graph, compiled.graph.annotations.groups,
-                         compiled.kernels, compiled.plan, target="llvm", board=None,
-                         version="0", target_hash="0")
+    generated = codegen.generate("hello", compiled.graph, compiled.graph.annotations.groups,
+                                 compiled.kernels, compiled.plan, target="llvm", board=None,
+                                 version="0", target_hash="0")
+    assert sorted(generated.files) == ["codegen/hello.c", "codegen/hello_rpc.c",
+                                       "include/hello.h"]
+    for k in compiled.kernels:
+        assert k.prototype in generated.files["codegen/hello.c"]
 
 
 def test_a_c_model_has_no_jit():
@@ -157,21 +160,24 @@ def test_a_c_model_has_no_jit():
 
 @pytest.mark.parametrize("where, message", [
     ("llvm -mtriple=x86_64-linux-gnu -tag=host/native",
-     "not supported yet: the llvm codegen for the board host/native"),
-    ("llvm -mcpu=cortex-m4", "not supported yet: the llvm codegen compiles for this machine"),
+     "the llvm codegen for host/native: this machine runs LLVM's code through its JIT"),
+    ("llvm -march=rv32imac", "not supported yet: llvm objects for rv32imac"),
 ])
-def test_llvm_for_a_board_or_another_cpu_is_refused(where, message):
+def test_llvm_for_the_host_board_or_another_cpu_is_refused(where, message):
     with pytest.raises(AotError, match=message):
         compile_model(HELLO, where, name="hello", measure_code=False)
 
 
-def test_a_board_whose_target_is_llvm_is_refused_by_name():
+def test_a_board_whose_target_is_llvm_compiles_to_objects():
     board = load_board("qemu/mps2-an386")
     board = dataclasses.replace(board, target=Target(
         "llvm -mcpu=cortex-m4 -mfloat-abi=hard -tag=qemu/mps2-an386"))
-    with pytest.raises(CompileError, match=r"not supported yet: the llvm codegen for the board "
-                                           r"qemu/mps2-an386 .* with a 'c' target"):
-        compile_model(HELLO, board, name="hello", measure_code=False)
+    compiled = compile_model(HELLO, board, name="hello", measure_code=False)
+    assert compiled.board is board and not compiled.is_jit
+    assert compiled.metadata()["build"]["objects"] == [
+        f"codegen/hello_kernels_{i}.o" for i in range(len(compiled.kernels))]
+    assert not any(p.startswith("codegen/hello_kernels_") and p.endswith(".c")
+                   for p in compiled.files)
 
 
 def test_llvm_kernels_written_in_place_drop_noalias_for_that_pair_only():

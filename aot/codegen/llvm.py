@@ -49,6 +49,7 @@ support headers or ``import_c`` code), see :mod:`aot.codegen.llvm_jit`.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,6 +59,7 @@ from aot.codegen import llvm_fixedpoint
 from aot.codegen.c import KernelModule, c_identifier, resolve_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
+from aot.codegen.llvm_object import emit_object, text_bytes
 from aot.errors import BuildError
 from aot.target import Target
 from aot.tir import expr as E
@@ -70,12 +72,14 @@ I1, I8, I32, I64 = (_INT_TYPES[t] for t in ("bool", "int8", "int32", "int64"))
 F32 = ir.FloatType()
 PTR = ir.PointerType()
 _NARROW = ("int8", "uint8", "int16")
-#: Scratch buffers and constant arrays are aligned to this many bytes.
+#: Scratch buffers (on this machine) and constant arrays are aligned to this many bytes.
 ALIGN = 16
 _FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _LIBM = {"exp": "expf", "tanh": "tanhf"}
 _FLOAT_INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "round": "llvm.round",
                      "abs": "llvm.fabs"}
+#: Builtins called in libm on hard-float microcontrollers (see llvm_object).
+_LIBM_ROUNDING = {"floor": "floorf", "round": "roundf"}
 
 
 def scalar_type(dtype: str) -> ir.Type:
@@ -153,24 +157,48 @@ class Unit:
 
 @dataclass(frozen=True)
 class External:
-    """A function a module calls but does not define, and who calls it."""
+    """A function a module calls but does not define, and who calls it.
+
+    ``name`` is the symbol the IR calls.  A call specialised on its integer
+    constants (objects: :attr:`_FuncEmitter.specialize`) calls ``callee``
+    (the C function) with ``fixed`` (argument position, value) filled in by
+    the wrapper that defines ``name``; ``args`` are the remaining ones.
+    """
 
     name: str
     ret: str                  # aot.tir dtype of the result
-    args: tuple[str, ...]     # aot.tir dtypes of the arguments
+    args: tuple[str, ...]     # aot.tir dtypes of the arguments passed
     value_used: bool          # False when every call is a statement (result ignored)
     unit: str                 # label of the first unit calling it
+    callee: str = ""          # the C function (default: name)
+    fixed: tuple = ()         # ((position, dtype, value), ...) the wrapper passes
+
+    @property
+    def c_name(self) -> str:
+        return self.callee or self.name
 
 
 class _FuncEmitter:
     """Emit one :class:`Unit` into ``module``."""
 
     def __init__(self, module: ir.Module, unit: Unit, externals: dict[str, External],
-                 constants_align: int):
+                 constants_align: int, machine=None):
         self.module, self.unit, self.externals = module, unit, externals
         self.func = unit.func
+        # Objects for a hard-float core: functions that may pass floats use AAPCS-VFP
+        # (aot.codegen.llvm_object); the host JIT uses the C convention of this machine.
+        self.cconv = machine.calling_convention if machine is not None else ""
+        self.libm_rounding = machine is not None and machine.libm_rounding
+        # On a microcontroller, scratch takes the stack's own alignment (8, AAPCS):
+        # more would make every kernel realign sp and give up r7 as frame pointer.
+        self.scratch_align = ALIGN if machine is None else 8
+        # Objects call C helpers through wrappers specialised on the calls'
+        # integer constants (shapes, strides), so the board's compiler inlines
+        # and unrolls each helper for its shape as it does in the C path.
+        self.specialize = machine is not None
         types = [PTR] * len(unit.params)
         self.fn = ir.Function(module, ir.FunctionType(I32, types), unit.name)
+        self.fn.calling_convention = self.cconv
         self.fn.attributes.add("nounwind")
         self.buffers: dict[int, ir.Value] = {}
         for arg, b in zip(self.fn.args, unit.params):
@@ -472,28 +500,40 @@ class _FuncEmitter:
 
     def call_external(self, e, value_used: bool):
         """A call of a C function: bools cross the boundary as C's one-byte ``_Bool``."""
+        fixed = tuple((i, a.dtype, int(a.value)) for i, a in enumerate(e.args)
+                      if isinstance(a, E.IntImm) and a.dtype in _INT_TYPES
+                      and a.dtype != "bool") if self.specialize else ()
+        skip = {i for i, _, _ in fixed}
+        passed = [a for i, a in enumerate(e.args) if i not in skip]
         args = [self.to_memory(self.expr(a), a.dtype, 1) if a.dtype == "bool"
-                else self.expr(a) for a in e.args]
-        result = self.b.call(self.external(e, value_used), args)
+                else self.expr(a) for a in passed]
+        result = self.b.call(self.external(e, value_used, fixed), args)
         return self.from_memory(result, e.dtype, 1)
 
-    def external(self, e, value_used: bool) -> ir.Function:
-        args = tuple(a.dtype for a in e.args)
-        if any(E.lanes_of(t) != 1 for t in (*args, e.dtype)):
+    def external(self, e, value_used: bool, fixed: tuple = ()) -> ir.Function:
+        skip = {i for i, _, _ in fixed}
+        args = tuple(a.dtype for i, a in enumerate(e.args) if i not in skip)
+        if any(E.lanes_of(a.dtype) != 1 for a in e.args) or E.lanes_of(e.dtype) != 1:
             raise self.error(f"the call of {e.name} passes vectors: not supported yet by the "
                              "llvm codegen")
-        known = self.externals.get(e.name)
+        name = e.name
+        if fixed:  # one symbol per helper and set of constants, stable across runs
+            digest = hashlib.sha256(repr(fixed).encode()).hexdigest()[:10]
+            name = f"{e.name}__{digest}"
+        known = self.externals.get(name)
         if known is not None and (known.ret, known.args) != (e.dtype, args):
             raise self.error(f"{e.name} is called as {e.dtype}({', '.join(args)}) here and "
                              f"as {known.ret}({', '.join(known.args)}) in {known.unit}")
-        self.externals[e.name] = External(e.name, e.dtype, args,
-                                          value_used or (known is not None and known.value_used),
-                                          known.unit if known else self.unit.label)
-        if e.name in self.module.globals:
-            return self.module.globals[e.name]
+        self.externals[name] = External(name, e.dtype, args,
+                                        value_used or (known is not None and known.value_used),
+                                        known.unit if known else self.unit.label,
+                                        e.name if fixed else "", fixed)
+        if name in self.module.globals:
+            return self.module.globals[name]
         fn = ir.Function(self.module, ir.FunctionType(
-            memory_type(e.dtype), [memory_type(t) for t in args]), e.name)
+            memory_type(e.dtype), [memory_type(t) for t in args]), name)
         fn.attributes.add("nounwind")
+        fn.calling_convention = self.cconv
         # The C ABI extends narrow integers; say how, as clang does.
         for arg, t in zip(fn.args, args):
             if t in _NARROW or t == "bool":
@@ -516,15 +556,33 @@ class _FuncEmitter:
             return self.b.select(self.b.icmp_signed("<", x, _const(x.type, 0)), neg, x)
         if not E.is_float(e.dtype):
             raise self.error(f"the builtin {e.name} needs float32, got {e.dtype}")
+        if e.name in _LIBM_ROUNDING and self.libm_rounding:
+            return self.per_lane(self.libm(_LIBM_ROUNDING[e.name]), x)
         if e.name in _FLOAT_INTRINSICS:
             fn = self.module.declare_intrinsic(_FLOAT_INTRINSICS[e.name], [x.type])
             return self.b.call(fn, [x])
         if e.name in _LIBM and E.lanes_of(e.dtype) == 1:
-            name = _LIBM[e.name]
-            fn = self.module.globals.get(name) or ir.Function(
-                self.module, ir.FunctionType(F32, [F32]), name)
-            return self.b.call(fn, [x])
+            return self.b.call(self.libm(_LIBM[e.name]), [x])
         raise self.error(f"no LLVM form for the builtin {e.name} on {e.dtype}")
+
+    def libm(self, name: str) -> ir.Function:
+        """The declaration of libm's ``float name(float)``."""
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(F32, [F32]), name)
+            fn.attributes.add("nounwind")
+            fn.calling_convention = self.cconv
+        return fn
+
+    def per_lane(self, fn: ir.Function, x):
+        """``fn`` applied to the scalar ``x`` or to each lane of the vector ``x``."""
+        if not isinstance(x.type, ir.VectorType):
+            return self.b.call(fn, [x])
+        out = ir.Constant(x.type, ir.Undefined)
+        for i in range(x.type.count):
+            lane = self.b.call(fn, [self.b.extract_element(x, I32(i))])
+            out = self.b.insert_element(out, lane, I32(i))
+        return out
 
     # -- statements ---------------------------------------------------------------------
     def stmt(self, s) -> None:
@@ -590,7 +648,7 @@ class _FuncEmitter:
         t = ir.ArrayType(memory_type(buf.dtype), size)
         # In the entry block: one stack slot for the whole call, not one per iteration.
         slot = self.allocas.alloca(t, name=c_identifier(buf.name))
-        slot.align = ALIGN
+        slot.align = self.scratch_align
         slot.type = PTR  # an opaque pointer: loads and stores of any element type
         self.buffers[id(buf.data)] = slot
 
@@ -662,13 +720,15 @@ def _constant_global(module: ir.Module, name: str, data: np.ndarray,
     return g
 
 
-def emit_unit(unit: Unit, externals: dict[str, External], constants_align: int = ALIGN
-              ) -> ir.Module:
+def emit_unit(unit: Unit, externals: dict[str, External], constants_align: int = ALIGN,
+              machine=None) -> ir.Module:
     """A module holding ``unit``'s function (plus the helpers and constants it
-    uses); ``externals`` collects the functions it calls but does not define."""
+    uses); ``externals`` collects the functions it calls but does not define.
+    ``machine`` is the :class:`~aot.codegen.llvm_object.CrossMachine` of
+    objects for a microcontroller (None: this machine)."""
     module = ir.Module(name=unit.name)
     try:
-        _FuncEmitter(module, unit, externals, constants_align).emit()
+        _FuncEmitter(module, unit, externals, constants_align, machine).emit()
     except (TypeError, ValueError, KeyError, AssertionError) as err:
         # llvmlite refusing what the emitter built is a bug of the emitter:
         # say where, keep what was built, never show a traceback.
@@ -706,7 +766,8 @@ def unit_of_kernel(kernel, headers: dict[str, str]) -> Unit:
     ops = ", ".join(dict.fromkeys(kernel.op_names))
     if kernel.func is None:
         raise BuildError(f"not supported yet by the llvm codegen: {ops} (kernel {kernel.name} "
-                         "is hand-written C); compile this model for target 'c'")
+                         "is hand-written C); compile this model for target 'c' (for a "
+                         "board: --codegen c)")
     if kernel.scratch_bytes:
         raise BuildError(f"not supported yet by the llvm codegen: kernel {kernel.name} ({ops}) "
                          "takes a workspace scratch argument")
@@ -730,6 +791,8 @@ class LLVMModule(KernelModule):
     calling the module (or ``module[name]``) on numpy arrays runs a kernel
     with the convention and checks of every :class:`aot.codegen.c.KernelModule`,
     compiled on first use by LLVM's MCJIT (:mod:`aot.codegen.llvm_jit`).
+    For a microcontroller target (``machine``), :meth:`objects` compiles each
+    unit to an ELF object instead (:mod:`aot.codegen.llvm_object`).
     Each unit's IR is verified when the module is built; an invalid one is
     a :class:`BuildError` naming the kernel and a file holding its IR.
     """
@@ -737,18 +800,20 @@ class LLVMModule(KernelModule):
     def __init__(self, units: list[Unit], target: Target):
         self.target = target
         self.options = check_target(target)
+        self.machine = self.options["machine"]
         self.units = {u.name: u for u in units}
         self.params_of = {name: u.params for name, u in self.units.items()}
         if len(self.units) != len(units):
             raise BuildError("two functions of one module have the same name")
         self.entry_name = units[0].name
         self.externals: dict[str, External] = {}
-        self.modules_text = [str(emit_unit(u, self.externals, self.options["constants_align"]))
-                             for u in units]
+        self.modules_text = [str(emit_unit(u, self.externals, self.options["constants_align"],
+                                           self.machine)) for u in units]
         for text, u in zip(self.modules_text, units):
             verify(text, u.label, u.name)
         self.source = "\n".join(self.modules_text)
         self._jit = None
+        self._objects: dict[tuple, dict[str, bytes]] = {}
 
     def invoke(self, name: str, addresses: list[int]) -> int:
         return self.function(name)(*addresses)
@@ -760,13 +825,45 @@ class LLVMModule(KernelModule):
     def compile(self):
         """Compile the module with the host JIT (once); returns the
         :class:`aot.codegen.llvm_jit.HostJit`."""
+        if self.machine is not None:
+            raise BuildError(f"the module was compiled for {self.machine.describe()} "
+                             f"({str(self.target)!r}), not for this machine: link its objects "
+                             "(.objects()) into firmware for that core instead of calling it")
         if self._jit is None:
             self._jit = HostJit(self)
         return self._jit
 
+    def objects(self, rename=None) -> dict[str, bytes]:
+        """Each unit compiled to an ELF object for the target's microcontroller,
+        by unit name; ``rename`` maps called functions to the symbols that define
+        them.  LLVM failing is a :class:`BuildError` naming the unit and the
+        file its IR was written to."""
+        if self.machine is None:
+            raise BuildError(f"{str(self.target)!r} is this machine's target (the JIT): "
+                             "objects are made for microcontroller targets "
+                             "('llvm -mcpu=cortex-m4 ...' or a board with --codegen llvm)")
+        key = tuple(sorted((rename or {}).items()))
+        if key not in self._objects:
+            out = {}
+            for text, u in zip(self.modules_text, self.units.values()):
+                try:
+                    out[u.name] = emit_object(text, self.machine, self.options["opt"],
+                                              rename=rename)
+                except RuntimeError as err:
+                    path = invalid_ir_file(u.name, text)
+                    first = str(err).strip().splitlines()[0] if str(err).strip() else "no message"
+                    raise BuildError(f"{u.label}: compiling the object for "
+                                     f"{self.machine.triple} failed in LLVM ({first}); the IR "
+                                     f"is in {path}; please report it") from None
+            self._objects[key] = out
+        return self._objects[key]
+
     def object_text_bytes(self) -> int:
         """Bytes of machine code (``.text`` sections) of the module compiled for
-        this machine at the target's opt level."""
+        its machine (this one, or the microcontroller's objects) at the target's
+        opt level."""
+        if self.machine is not None:
+            return sum(text_bytes(obj) for obj in self.objects().values())
         return object_text_bytes(self)
 
 

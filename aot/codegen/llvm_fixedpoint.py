@@ -13,7 +13,8 @@ extension, whose results it equals):
 ``aot_shl32``      ``(uint32)x << left``
 ``aot_mbqm``       ``rdbpot(srdhm(shl32(x, max(shift, 0)), m), max(-shift, 0))``
 ``aot_mbqm64``     the int16x8 requantization (Q15 multiplier, one rounding)
-``aot_requant``    the merged one-rounding requantization (64-bit sum, shift)
+``aot_requant``    the merged one-rounding requantization (64-bit sum, shift; the
+                   sign correction added to the constant in halves: one SMLAL on Arm)
 ``aot_clamp_s8``   ``min(max(v, lo), hi)``
 ``aot_min_i32``,   ``aot_max_i32``
 =================  ===========================================================
@@ -72,9 +73,16 @@ def _mbqm64(b: ir.IRBuilder, x, multiplier, shift):
 
 
 def _requant(b: ir.IRBuilder, x, m, k_lo, k_hi, e1):
-    k = b.or_(b.shl(b.zext(k_hi, I64), I64(32)), b.zext(k_lo, I64))
-    sign = b.zext(b.lshr(x, I32(31)), I64)  # (int32)((uint32)x >> 31): 0 or 1
-    q = b.add(b.add(b.mul(b.sext(x, I64), b.sext(m, I64)), k), b.mul(sign, I64(INT32_MIN)))
+    # q = x*m + k + [x < 0] * INT32_MIN, the header's sum modulo 2^64.  The
+    # correction (-2^31 when x < 0) is added to k in 32-bit halves with an
+    # explicit carry, so that k + correction is one addend pair and the Arm
+    # backend folds it into the accumulator of one SMLAL: and, adds, adc,
+    # smlal, asr on a Cortex-M4 (the 64-bit form left k_hi out: seven).
+    low = b.add(b.zext(k_lo, I64), b.zext(b.and_(x, I32(INT32_MIN)), I64))
+    carry = b.trunc(b.lshr(low, I64(32)), I32)
+    high = b.add(b.add(k_hi, b.ashr(x, I32(31))), carry)
+    k = b.or_(b.shl(b.zext(high, I64), I64(32)), b.zext(b.trunc(low, I32), I64))
+    q = b.add(b.mul(b.sext(x, I64), b.sext(m, I64)), k)
     return b.ashr(b.trunc(b.ashr(q, I64(32)), I32), e1)
 
 

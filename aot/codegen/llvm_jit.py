@@ -3,8 +3,9 @@
 :func:`check_target` is the one place that decides which ``llvm`` targets
 this version serves: code for the machine running aot, compiled for its
 own CPU (LLVM's host CPU name and features) at the target's
-``-opt-level``.  Every other option is refused by name rather than
-ignored (cross targets come with the next milestone).
+``-opt-level``, or objects for an Arm Cortex-M core
+(:mod:`aot.codegen.llvm_object`).  Every other option is refused by name
+rather than ignored.
 
 :class:`HostJit` links a module's per-function IR, runs LLVM's optimisation
 pipeline and compiles it with MCJIT.  Calls of C functions the backend does
@@ -30,6 +31,7 @@ import llvmlite.binding as llvm
 
 from aot.codegen.c import C_TYPES
 from aot.codegen.cc import CCompiler
+from aot.codegen.llvm_object import cross_machine
 from aot.errors import BuildError
 from aot.target import Target, native_target, runs_on_host
 
@@ -37,6 +39,8 @@ from aot.target import Target, native_target, runs_on_host
 #: (informative, or used by the memory planner and the kernel library).
 _NEUTRAL = {"device", "model", "mtriple", "workspace-byte-alignment",
             "constants-byte-alignment", "opt-level"}
+#: Attributes that say which microcontroller objects are for (llvm_object.cross_machine).
+_CROSS = {"mcpu", "march", "mfloat-abi", "mfpu", "mattr"}
 
 
 @functools.cache
@@ -49,32 +53,30 @@ def _initialize() -> None:
 
 
 def check_target(target: Target) -> dict:
-    """The options of an ``llvm`` target this version serves (``opt``:
-    the opt level, ``constants_align``), or a :class:`BuildError` naming
-    the option that is not supported yet."""
+    """The options of an ``llvm`` target this version serves, or a
+    :class:`BuildError` naming the option that is not supported yet:
+    ``opt`` (the opt level), ``constants_align``, and ``machine``: None for
+    this machine (the JIT), else the :class:`~aot.codegen.llvm_object.CrossMachine`
+    of an Arm Cortex-M target (objects, :mod:`aot.codegen.llvm_object`)."""
     if target.kind != "llvm":
         raise BuildError(f"target {str(target)!r} is not an llvm target")
-    if not runs_on_host(target):
-        example = "c" + "".join(f" -{k}={target.attrs[k]}" for k in ("mcpu", "march", "mtriple")
-                                if target.attrs.get(k))
-        raise BuildError(
-            f"not supported yet: the llvm codegen compiles for this machine "
-            f"({native_target().isa}) only; {str(target)!r} is for {target.isa}. Cross "
-            f"objects come later: use the 'c' target ({example!r}) or a board tag")
+    machine = None if runs_on_host(target) else cross_machine(target)
+    neutral = _NEUTRAL | (_CROSS if machine is not None else set())
     for name, value in target.attrs.items():
         default = target.kind_spec.attr(name).default
-        if name in _NEUTRAL or value == default:
+        if name in neutral or value == default:
             continue
         written = f"-{name}" if value is True else f"-{name}=" + (
             ",".join(value) if isinstance(value, (list, tuple)) else str(value))
+        what = ("compiles for this machine's own CPU, without fast-math or a system library"
+                if machine is None else "makes objects without fast-math or a system library")
         raise BuildError(
-            f"not supported yet by the llvm codegen: {written} (it compiles for this "
-            f"machine's own CPU, without fast-math or a system library); remove the option, "
-            f"or use the 'c' target")
+            f"not supported yet by the llvm codegen: {written} (it {what}); remove the "
+            "option, or use the 'c' target")
     opt = target.attrs["opt-level"]
     if opt not in (0, 1, 2, 3):
         raise BuildError(f"-opt-level={opt}: the llvm codegen takes 0, 1, 2 or 3")
-    return {"opt": opt,
+    return {"opt": opt, "machine": machine,
             "constants_align": max(16, target.attrs["constants-byte-alignment"] or 16)}
 
 
@@ -181,12 +183,10 @@ class HostJit:
                                      "nor any C code of the kernel defines (declare it with "
                                      "the import_c pragma)")
             return
-        texts = list(dict.fromkeys(u.support.text for u in supported))
-        headers = dict(h for u in supported for h in u.support.headers)
-        source = "\n".join(texts + [_wrapper(ext) for ext in externals.values()]) + "\n"
+        source, headers = helper_source(self.module, "aotjit_")
         labels = sorted({ext.unit for ext in externals.values()})
         path = CCompiler.host().shared_object(
-            source, headers=sorted(headers.items()),
+            source, headers=headers,
             what=f"building the C helpers ({', '.join(sorted(externals))}) that "
                  f"{', '.join(labels)} call{'s' if len(labels) == 1 else ''} for the llvm JIT")
         lib = ctypes.CDLL(str(path))
@@ -199,11 +199,31 @@ class HostJit:
                                                 ctypes.c_void_p).value)
 
 
-def _wrapper(ext) -> str:
-    """An exported C function calling the (usually static inline) ``ext.name``."""
+def helper_source(module, prefix: str) -> tuple[str, list[tuple[str, str]]]:
+    """The C defining what ``module``'s units call and the backend does not
+    implement: the units' C support (support headers, ``import_c`` code)
+    followed by one exported wrapper ``<prefix><name>`` per called function;
+    and the support headers it includes, as ``(file name, text)`` pairs.
+    The host JIT compiles it with the host compiler; objects for a
+    microcontroller take it into their artifact (the board's compiler)."""
+    supported = [u for u in module.units.values() if u.support.text]
+    texts = list(dict.fromkeys(u.support.text for u in supported))
+    headers = dict(h for u in supported for h in u.support.headers)
+    wrappers = [_wrapper(ext, prefix + ext.name) for ext in module.externals.values()]
+    return "\n".join(texts + wrappers) + "\n", sorted(headers.items())
+
+
+def _wrapper(ext, symbol: str) -> str:
+    """An exported C function ``symbol`` calling the (usually static inline)
+    ``ext.c_name``, with the constants of a specialised call (``ext.fixed``)
+    written in, so the compiler inlines the helper for them."""
     params = ", ".join(f"{C_TYPES[t]} a{i}" for i, t in enumerate(ext.args)) or "void"
-    args = ", ".join(f"a{i}" for i in range(len(ext.args)))
+    fixed = {i: f"({C_TYPES[t]})" + (str(v) if v != -(1 << 31) else "(-2147483647 - 1)")
+             for i, t, v in ext.fixed}
+    passed = iter(f"a{i}" for i in range(len(ext.args)))
+    args = ", ".join(fixed[i] if i in fixed else next(passed)
+                     for i in range(len(ext.args) + len(fixed)))
     ret = C_TYPES[ext.ret]
-    body = (f"return {ext.name}({args});" if ext.value_used
-            else f"(void){ext.name}({args});\n  return ({ret})0;")
-    return f"{ret} aotjit_{ext.name}({params});\n{ret} aotjit_{ext.name}({params}) {{\n  {body}\n}}"
+    body = (f"return {ext.c_name}({args});" if ext.value_used
+            else f"(void){ext.c_name}({args});\n  return ({ret})0;")
+    return f"{ret} {symbol}({params});\n{ret} {symbol}({params}) {{\n  {body}\n}}"

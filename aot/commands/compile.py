@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aot.compile import CompileError, compile_model, resolve_target
+from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.frontend import ModelError
@@ -25,6 +25,14 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None)
     where.add_argument("--target", help="a target string, e.g. 'c -mcpu=cortex-m4'")
     where.add_argument("--board", default=board_default,
                        help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)")
+    add_codegen_argument(parser)
+
+
+def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--codegen", choices=CODEGENS,
+                        help="the code generator of the kernels (default: the board's or "
+                        "target's kind, c for the board records); llvm makes one object per "
+                        "kernel for a Cortex-M board (docs/codegen.md)")
 
 
 def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -92,9 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
-    return compile_model(args.model, args.board or args.target, name=args.name,
-                         input_shapes=input_shapes(args), opt_level=args.opt_level,
-                         disabled_pass=args.disabled_pass,
+    return compile_model(args.model, args.board or args.target, codegen=args.codegen,
+                         name=args.name, input_shapes=input_shapes(args),
+                         opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
                          io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
                          kernel_library=kernel_library)
@@ -120,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
     if args.project and args.tar:
         raise CompileError("--tar writes an artifact's archive; with --project, archive the "
                            "project folder yourself")
+    if args.project and compiled.llvm is not None:
+        raise CompileError(f"not supported yet: --project {args.project} with the llvm "
+                           "codegen (the SDK layouts build C sources only); drop --project "
+                           "and link the artifact's objects, or use --codegen c")
     if args.project:
         path = write_sdk_project(args.project, args.output, compiled.name, compiled.files,
                                  compiled.metadata())
@@ -127,6 +139,11 @@ def run(args: argparse.Namespace) -> int:
         path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
     print(f"compiled {compiled.graph.name} for {where} into {path}")
+    hand_written = [f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
+                    for k in compiled.kernels if compiled.llvm is not None and k.func is None]
+    if hand_written:
+        print(f"  note: hand-written C kernels, compiled by the board's compiler beside the "
+              f"LLVM objects: {', '.join(hand_written)}")
     print(f"  {compiled.sizes}")
     if tuned is not None:
         print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
     """Build ``compiled`` with the host gcc and run the ``[N, ...]`` ``inputs``; the outputs.
     A model compiled for the ``llvm`` target runs through the LLVM JIT instead."""
-    if compiled.llvm is not None:
+    if compiled.is_jit:
         if sanitize:
             raise CompileError("--sanitize builds the C with gcc's sanitizers: not supported "
                                "with the llvm target; drop --sanitize or use --board "
@@ -79,8 +79,13 @@ def run(args: argparse.Namespace) -> int:
                            f"(this machine through the LLVM JIT), not {args.target!r}; use "
                            f"--board {HOST_BOARD}")
     tag = args.target if args.target is not None else load_board(args.board).tag
+    if args.codegen == "llvm" and tag == HOST_BOARD:
+        raise CompileError(f"--codegen llvm makes objects for a Cortex-M board; on this "
+                           f"machine the llvm codegen runs through its JIT: use --target llvm "
+                           f"instead of --board {HOST_BOARD}")
     tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None
-    compiled = compile_model(args.model, tag, name=args.name, input_shapes=input_shapes(args),
+    compiled = compile_model(args.model, tag, codegen=args.codegen, name=args.name,
+                             input_shapes=input_shapes(args),
                              opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                              io_in_workspace=args.io_in_workspace, measure_code=False,
@@ -89,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)
     inputs = load_inputs(compiled.graph, args.input)
-    if compiled.llvm is None and tag != HOST_BOARD:
+    if not compiled.is_jit and tag != HOST_BOARD:
         return run_command(args, compiled, inputs)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
     try:

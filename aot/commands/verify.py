@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
-from aot.commands.compile import add_model_arguments, input_shapes
+from aot.commands.compile import add_codegen_argument, add_model_arguments, input_shapes
 from aot.commands.interpret import load_inputs
 from aot.firmware import FirmwareError, verify_model
 from aot.firmware.verify import FLOAT_TOLERANCE
@@ -31,6 +31,7 @@ HELP = "run a model on a board and on the reference; exit 0 only when bit-exact"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
+    add_codegen_argument(parser)
     parser.add_argument("--input", type=Path,
                         help="inputs instead of the sample file: .npy ([N, *shape]) or .npz")
     parser.add_argument("--random", type=int, default=2, metavar="N",
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
     shapes = input_shapes(args)
     inputs = load_inputs(load_model(args.model, shapes), args.input) if args.input else None
-    report = verify_model(args.model, args.board, inputs=inputs, input_shapes=shapes,
+    report = verify_model(args.model, args.board, codegen=args.codegen, inputs=inputs,
+                          input_shapes=shapes,
                           random_count=args.random,
                           seed=args.seed, float_tolerance=args.float_tolerance,
                           runner=args.runner, serial_port=args.port,

@@ -10,7 +10,8 @@ plan.  Output: C text per file of the artifact (:func:`generate`):
   each argument a caller pointer or ``workspace + planned offset`` (a view
   is its source's bytes, so it costs no code); state tensors as static
   zero-initialized arrays;
-* ``codegen/P_kernels_<i>.c``: the kernels' own translation units;
+* ``codegen/P_kernels_<i>.c``: the kernels' own translation units (for a
+  ``c`` target; an ``llvm`` target's kernels are objects, :mod:`aot.compile`);
 * ``codegen/P_rpc.c``: the ``aot_rpc_model`` descriptor for RPC firmware,
   with the whole model and each kernel alone (``P_run_kernel``: the same
   call as in the entry function, for timing kernels one by one).
@@ -508,11 +509,15 @@ class Generated:
 
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str) -> Generated:
-    """All generated C of the artifact (see the module docstring)."""
-    if resolve_target(target)[1].kind != "c":
-        raise CodegenError(f"the entry function is C, and target {target!r} is not a C "
-                           "target: its backend runs the entry program itself "
-                           "(aot.executor.jit for llvm)")
+    """All generated C of the artifact (see the module docstring).
+
+    For an ``llvm`` target (objects for a microcontroller) the kernels are
+    not C: the files are the entry function, header and RPC descriptor,
+    which call the kernels' symbols, and the caller adds the objects."""
+    kind = resolve_target(target)[1].kind
+    if kind not in ("c", "llvm"):
+        raise CodegenError(f"the entry function is C, and target {target!r} is neither a C "
+                           "nor an llvm target")
     program = entry_program(name, graph, groups, kernels, plan)
     inputs, outputs, lay = program.inputs, program.outputs, program.layout
     printer = _CPrinter(program, inputs, outputs)
@@ -548,8 +553,9 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(
             **common, rpc_tensors=rpc_tensors, rpc_kernel_table=rpc_kernel_table),
     }
-    for i, k in enumerate(kernels):
-        files[f"codegen/{name}_kernels_{i}.c"] = k.source
+    if kind == "c":
+        for i, k in enumerate(kernels):
+            files[f"codegen/{name}_kernels_{i}.c"] = k.source
     return Generated(files, lay, constant_bytes, common["state_bytes"])
 
 

@@ -192,9 +192,12 @@ def board_build(board) -> dict | None:
 
 
 def build_settings(name: str, files, board) -> dict:
-    """metadata.json's ``build``: the library's C sources, the RPC descriptor's,
-    the include folders (relative to the artifact) and :func:`board_build`."""
+    """metadata.json's ``build``: the library's C sources, its prebuilt objects
+    (the kernels of an ``llvm`` target, compiled by LLVM for the board's core:
+    link them as they are), the RPC descriptor's sources, the include folders
+    (relative to the artifact) and :func:`board_build`."""
     return {"sources": library_sources(files, name),
+            "objects": sorted(p for p in files if p.startswith("codegen/") and p.endswith(".o")),
             "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
             "include_dirs": ["include"],
             "board": board_build(board)}
@@ -242,7 +245,7 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
     artifact, whose codegen/, include/ and runtime/ are replaced (never a folder
     holding anything else, so ``-o .`` cannot wipe a project's include/).
 
-    ``files`` are the generated texts by relative path; ``metadata["build"]``
+    ``files`` are the generated texts (or bytes: objects) by relative path; ``metadata["build"]``
     (:func:`build_settings`) says which runtime port to include.  Files whose
     bytes do not change keep their time stamps.  With ``tar``, also
     writes ``<out_dir>.tar`` holding the same tree under ``<name>/`` and
@@ -257,7 +260,8 @@ def write_artifact(out_dir, name: str, files: dict[str, str], metadata: dict, *,
             raise ExportError(f"{out} is not empty and holds no aot artifact: write the "
                               "artifact to a new or empty directory")
         out.mkdir(parents=True, exist_ok=True)
-        texts = {rel: text.encode() for rel, text in files.items()}
+        texts = {rel: text if isinstance(text, bytes) else text.encode()
+                 for rel, text in files.items()}
         texts["CMakeLists.txt"] = cmake_lists(name, build).encode()
         texts[f"{name}.mk"] = make_fragment(name, build).encode()
         texts["metadata.json"] = (json.dumps(metadata, indent=2, sort_keys=False)

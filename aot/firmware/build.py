@@ -25,7 +25,7 @@ from aot.firmware.project import Project, load_project
 from aot.firmware.sizes import FirmwareSizes, read_sizes
 
 # project.json fields that name the model; everything else shapes runtime objects.
-_MODEL_FIELDS = {"name", "model", "model_sources"}
+_MODEL_FIELDS = {"name", "model", "model_sources", "model_objects"}
 
 
 @dataclass(frozen=True)

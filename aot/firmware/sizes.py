@@ -12,7 +12,9 @@ object file of every input section that survived ``--gc-sections``:
   reserved ``.stack`` section), ``runtime`` (everything else).
 
 Model objects are recognized by the name ``runtime.mk`` gives them
-(``model_codegen_<file>.o``); the descriptor is ``<name>_rpc.o``.
+(``model_codegen_<file>.o``), prebuilt ones (the kernels of the ``llvm``
+codegen) by their path in the project (``model/codegen/``); the descriptor
+is ``<name>_rpc.o``.
 """
 
 from __future__ import annotations
@@ -64,9 +66,12 @@ class FirmwareSizes:
 
 
 def _owner(obj: str, name: str) -> str:
-    base = Path(obj.split("(")[0]).name
+    path = obj.split("(")[0]
+    base = Path(path).name
     if base.startswith("model_codegen_"):
         return "io" if base == f"model_codegen_{name}_rpc.o" else "model"
+    if path.startswith("model/codegen/"):  # prebuilt objects (kernels from LLVM)
+        return "model"
     return "runtime"
 
 

@@ -170,7 +170,8 @@ def compare(graph: Graph, got: list[np.ndarray], want: list[np.ndarray], *,
     return checks
 
 
-def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
+def verify_model(model, board, *, codegen: str | None = None,
+                 inputs: list[np.ndarray] | None = None,
                  random_count: int = 2, seed: int = 0, name: str = "model",
                  input_shapes=None,
                  float_tolerance: float = FLOAT_TOLERANCE,
@@ -178,7 +179,9 @@ def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
                  cache_dir: Path | None = None) -> VerifyReport:
     """Run ``model`` on ``board`` and on the reference; compare bit for bit.
 
-    ``inputs`` (one ``[N, *shape]`` array per model input) replaces the
+    ``codegen`` (``c``, ``llvm``) overrides the board's code generator
+    (:func:`aot.compile.resolve_target`).  ``inputs`` (one ``[N, *shape]``
+    array per model input) replaces the
     sample file; ``random_count`` seeded random invocations follow.  Integer
     outputs must be bit-exact; float outputs may differ by
     ``float_tolerance`` (the board's libm and FPU round differently from
@@ -201,7 +204,7 @@ def verify_model(model, board, *, inputs: list[np.ndarray] | None = None,
         parts.append(random_inputs(graph, count, seed))
         sources.append(f"{count} seeded random (seed {seed})")
     sequence = [np.concatenate(arrays) for arrays in zip(*parts)]
-    compiled = compile_model(model, board, name=name, input_shapes=input_shapes,
+    compiled = compile_model(model, board, codegen=codegen, name=name, input_shapes=input_shapes,
                              measure_code=False)
     run = run_on_board(compiled, sequence, workdir=workdir, runner=runner,
                        serial_port=serial_port, cache_dir=cache_dir)

@@ -125,13 +125,14 @@ class Kernel:
 
     @cached_property
     def source(self) -> str:
-        """The kernel's C translation unit (kernels lowered for a C target only:
-        an ``llvm`` kernel's code is :mod:`aot.codegen.llvm`'s)."""
+        """The kernel's C translation unit: a hand-written kernel's C whatever the
+        target (it has no other form), a loop-IR kernel's printed C for a C
+        target only (an ``llvm`` kernel's code is :mod:`aot.codegen.llvm`'s)."""
+        if self.func is None:
+            return "".join(self.prelude) + self.c_source
         if Target(self.target).kind != "c":
             raise KernelError(f"kernel {self.name} was lowered for {self.target!r}, whose code "
                               "is not C: aot.codegen.llvm builds it (docs/codegen.md)")
-        if self.func is None:
-            return "".join(self.prelude) + self.c_source
         return kernel_source(self)
 
     @property

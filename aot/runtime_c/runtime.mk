@@ -4,6 +4,7 @@
 #   AOT_RUNTIME_DIR   path to aot/runtime_c/ (required)
 #   AOT_PORT          a folder under aot/runtime_c/ports/ (required): host, mps2, ...
 #   AOT_APP_SRCS      the model sources, one of which defines `aot_rpc_model`
+#   AOT_APP_OBJS      prebuilt model objects linked as they are (kernels compiled by LLVM)
 #   AOT_FIRMWARE      output file (default: build/firmware.elf)
 #   AOT_BUILD_DIR     object directory (default: build)
 #   CC                the (cross) compiler, e.g. arm-none-eabi-gcc
@@ -43,7 +44,7 @@ $(foreach s,$(aot_srcs),$(eval $(call aot_compile_rule,$(s))))
 $(AOT_BUILD_DIR)/obj:
 	mkdir -p $@
 
-$(AOT_FIRMWARE): $(aot_objs) $(AOT_LDSCRIPT)
-	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(AOT_LDSCRIPT_FLAGS) $(AOT_PORT_LDFLAGS) -o $@
+$(AOT_FIRMWARE): $(aot_objs) $(AOT_APP_OBJS) $(AOT_LDSCRIPT)
+	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(AOT_APP_OBJS) $(AOT_LDSCRIPT_FLAGS) $(AOT_PORT_LDFLAGS) -o $@
 
 -include $(aot_objs:.o=.d)

@@ -171,7 +171,8 @@ KINDS.register(
             AttrSpec("system-lib", "bool", False, help="register functions in a system library"),
         ),
         default_keys=("cpu",),
-        help="LLVM IR compiled by MCJIT for this machine (docs/codegen.md; boards: not yet)",
+        help="LLVM IR compiled by MCJIT for this machine, or to objects for Cortex-M boards "
+             "(docs/codegen.md)",
     )
 )
 KINDS.register(

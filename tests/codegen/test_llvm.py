@@ -149,9 +149,9 @@ def test_parallel_loops_are_refused_by_name():
 
 
 @pytest.mark.parametrize("target, message", [
-    ("llvm -mcpu=cortex-m4", (r"not supported yet: the llvm codegen compiles for this machine "
-                              r"\(x86_64\) only; .* is for thumbv7em. Cross objects come later: "
-                              r"use the 'c' target \('c -mcpu=cortex-m4'\)")),
+    ("llvm -march=rv32imac", (r"not supported yet: llvm objects for rv32imac .*; the llvm "
+                              r"codegen makes objects for Arm Cortex-M cores")),
+    ("llvm -mcpu=cortex-m4 -fast-math", r"not supported yet by the llvm codegen: -fast-math \("),
     ("llvm -fast-math", r"not supported yet by the llvm codegen: -fast-math \("),
     ("llvm -system-lib", r"not supported yet by the llvm codegen: -system-lib \("),
     ("llvm -mattr=+avx2", r"not supported yet by the llvm codegen: -mattr=\+avx2 \("),

@@ -1,0 +1,214 @@
+"""Object files for microcontrollers from the LLVM backend's IR.
+
+Two things live here, each once:
+
+* :func:`cross_machine`: what LLVM is told about a Cortex-M target (the
+  triple, the CPU, the features, the float ABI), derived from the target's
+  facts (``-mcpu``, ``-mfpu``, ``-mfloat-abi``, ``-mattr``;
+  :mod:`aot.target.facts`), the same facts the C path's compiler flags and
+  the kernel library's strategies come from;
+* :func:`emit_object`: one unit's IR optimised and compiled to an ELF
+  object for that machine.
+
+The float ABI.  llvmlite cannot set LLVM's ``FloatABIType``, so LLVM
+compiles for the soft-float procedure call standard and marks the object
+so; ``ld`` then refuses to link it into ``-mfloat-abi=hard`` firmware.  On a
+hard-float target the emitter therefore gives every function that can pass
+a float across an object boundary (the kernels' externals, libm) the
+``arm_aapcs_vfpcc`` convention (:attr:`CrossMachine.calling_convention`),
+calls the libm functions itself where LLVM would otherwise emit a libcall
+with the soft convention (``floorf``, ``roundf``: :attr:`CrossMachine.libm_rounding`),
+and :func:`mark_hard_float` records ``Tag_ABI_VFP_args`` (VFP registers) in
+the object's ``.ARM.attributes``, which is then true.
+
+Only Arm M-profile cores are served; other machines are refused by name.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from aot.errors import BuildError
+
+#: The FPUs of the Arm cores aot knows (-mfpu, GCC's names) as LLVM features.
+_FPU_FEATURES = {
+    "fpv4-sp-d16": ("+vfp4d16sp",),
+    "fpv5-sp-d16": ("+fp-armv8d16sp",),
+    "fpv5-d16": ("+fp-armv8d16",),
+    "fp-armv8-fullfp16-d16": ("+fp-armv8d16", "+fullfp16"),
+}
+
+
+@dataclass(frozen=True)
+class CrossMachine:
+    """LLVM's view of a microcontroller target: ``triple``, ``cpu`` and
+    ``features`` for its target machine, and how functions pass floats."""
+
+    triple: str
+    cpu: str
+    features: tuple[str, ...]
+    hard_float: bool
+
+    @property
+    def calling_convention(self) -> str:
+        """The convention of functions that may pass floats (AAPCS-VFP on hard float)."""
+        return "arm_aapcs_vfpcc" if self.hard_float else ""
+
+    @property
+    def libm_rounding(self) -> bool:
+        """Whether ``floor``/``round`` are calls of libm's ``floorf``/``roundf``
+        made by the emitter (with the right convention) rather than LLVM intrinsics
+        that a core without VRINT would turn into soft-float libcalls."""
+        return self.hard_float
+
+    def describe(self) -> str:
+        return f"{self.triple} -mcpu={self.cpu} {','.join(self.features)}"
+
+
+def cross_machine(target) -> CrossMachine:
+    """The :class:`CrossMachine` of an ``llvm`` target for an Arm M-profile core
+    (``llvm -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16``), or a
+    :class:`BuildError` naming what is not supported yet."""
+    facts = target.facts
+    if facts.family != "arm" or not (facts.isa or "").startswith("thumbv"):
+        raise BuildError(
+            f"not supported yet: llvm objects for {facts.isa or 'an unknown processor'} "
+            f"({str(target)!r}); the llvm codegen makes objects for Arm Cortex-M cores "
+            "(-mcpu=cortex-m4, cortex-m55...). Use the 'c' target for this processor")
+    cpu = (target.attrs.get("mcpu") or "").split("+", 1)[0].lower()
+    features = ["+thumb-mode", "+dsp" if facts.has_dsp else "-dsp"]
+    if facts.has_mve:
+        features.append("+mve.fp" if facts.fpu is not None else "+mve")
+    elif facts.isa.startswith("thumbv8.1m"):
+        features += ["-mve", "-mve.fp"]
+    if facts.fpu is None:
+        features.append("-fpregs")
+    else:
+        try:
+            features += _FPU_FEATURES[facts.fpu]
+        except KeyError:
+            raise BuildError(f"not supported yet by the llvm codegen: -mfpu={facts.fpu} "
+                             f"(known: {', '.join(_FPU_FEATURES)}, none)") from None
+    features += [f for f in target.attrs.get("mattr") or () if f not in features]
+    return CrossMachine(facts.triple, cpu, tuple(features), facts.float_abi == "hard")
+
+
+def target_machine(machine: CrossMachine, opt: int):
+    """An LLVM target machine for ``machine``: static relocation, small code model."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    try:
+        t = llvm.Target.from_triple(machine.triple)
+    except RuntimeError as err:
+        raise BuildError(f"LLVM has no target for {machine.triple}: {err}") from None
+    return t.create_target_machine(cpu=machine.cpu, features=",".join(machine.features),
+                                   opt=opt, reloc="static", codemodel="small")
+
+
+def emit_object(text: str, machine: CrossMachine, opt: int, *, rename=None) -> bytes:
+    """The IR ``text`` of one unit optimised at ``opt`` and compiled to an ELF
+    object for ``machine``; ``rename`` maps functions it calls to the
+    symbols that define them.  LLVM's own failures propagate as
+    ``RuntimeError`` (the caller names the kernel and keeps the IR)."""
+    tm = target_machine(machine, opt)
+    mod = llvm.parse_assembly(text)
+    mod.triple = machine.triple
+    mod.data_layout = str(tm.target_data)
+    for old, new in (rename or {}).items():
+        fn = next((f for f in mod.functions if f.name == old), None)
+        if fn is not None:
+            fn.name = new
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    obj = tm.emit_object(mod)
+    return mark_hard_float(obj) if machine.hard_float else obj
+
+
+def text_bytes(obj: bytes) -> int:
+    """Bytes of machine code (``.text*`` sections) of an object."""
+    ref = llvm.ObjectFileRef.from_data(obj)
+    return sum(s.size() for s in ref.sections() if s.is_text())
+
+
+# -- .ARM.attributes -------------------------------------------------------------------
+_SHT_ARM_ATTRIBUTES = 0x70000003
+_TAG_FILE = 1
+_TAG_ABI_VFP_ARGS = 28  # value 1: arguments in VFP registers (AAPCS-VFP)
+
+
+def mark_hard_float(obj: bytes) -> bytes:
+    """``obj`` (a little-endian ELF32 object) with ``Tag_ABI_VFP_args`` = VFP
+    registers added to the ``aeabi`` file attributes.
+
+    The new attributes section is written at the end of the file and its
+    header pointed there (a relocatable object does not need its sections
+    in order), so nothing else moves.
+    """
+    if obj[:6] != b"\x7fELF\x01\x01":
+        raise BuildError("mark_hard_float: not a little-endian ELF32 object")
+    shoff, = struct.unpack_from("<I", obj, 0x20)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x2E)
+    for i in range(shnum):
+        header = shoff + i * shentsize
+        sh_type, = struct.unpack_from("<I", obj, header + 4)
+        if sh_type != _SHT_ARM_ATTRIBUTES:
+            continue
+        offset, size = struct.unpack_from("<II", obj, header + 16)
+        section = _with_vfp_args(obj[offset:offset + size])
+        out = bytearray(obj)
+        struct.pack_into("<II", out, header + 16, len(out), len(section))
+        return bytes(out + section)
+    raise BuildError("the object has no .ARM.attributes section to mark as hard-float")
+
+
+def _with_vfp_args(section: bytes) -> bytes:
+    """The attributes section with Tag_ABI_VFP_args=1 appended to aeabi's File
+    attributes (lengths updated; an existing value is left as it is)."""
+    if section[:1] != b"A":
+        raise BuildError("unknown .ARM.attributes format version")
+    out, pos = bytearray(b"A"), 1
+    while pos < len(section):
+        length, = struct.unpack_from("<I", section, pos)
+        sub = bytearray(section[pos:pos + length])
+        pos += length
+        vendor_end = sub.index(0, 4) + 1
+        if bytes(sub[4:vendor_end - 1]) == b"aeabi" and sub[vendor_end] == _TAG_FILE:
+            file_len, = struct.unpack_from("<I", sub, vendor_end + 1)
+            body = sub[vendor_end + 5:vendor_end + file_len]
+            if not _has_tag(body, _TAG_ABI_VFP_ARGS):
+                insert = vendor_end + file_len
+                sub[insert:insert] = bytes([_TAG_ABI_VFP_ARGS, 1])
+                struct.pack_into("<I", sub, vendor_end + 1, file_len + 2)
+                struct.pack_into("<I", sub, 0, len(sub))
+        out += sub
+    return bytes(out)
+
+
+def _has_tag(body: bytes, wanted: int) -> bool:
+    """Whether the aeabi attribute list ``body`` sets ``wanted`` (tags and
+    values are ULEB128; odd tags above 32 and tags 4, 5, 67 are strings)."""
+    pos = 0
+    while pos < len(body):
+        tag, pos = _uleb(body, pos)
+        if tag == wanted:
+            return True
+        if tag in (4, 5, 67) or (tag > 32 and tag % 2):
+            pos = body.index(0, pos) + 1
+        else:
+            _, pos = _uleb(body, pos)
+    return False
+
+
+def _uleb(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos

@@ -1,0 +1,190 @@
+"""Objects for Cortex-M from the LLVM backend, checked from outside: the
+machine LLVM is told about, the objects' symbols, attributes and
+disassembly, and that the board's toolchain links them.  Running whole models
+on QEMU is tests/firmware/test_models_qemu_llvm.py (slow)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.models import MODELS_DIR
+
+import aot
+from aot import te
+from aot.codegen import llvm_object
+from aot.codegen.llvm_object import cross_machine, mark_hard_float
+from aot.compile import CompileError, compile_model, resolve_target
+from aot.errors import BuildError
+from aot.target import Target
+
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
+M4 = "llvm -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+arm_tools = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
+                               reason="needs the arm-none-eabi toolchain")
+
+
+def tool(name: str, *args) -> str:
+    proc = subprocess.run([f"arm-none-eabi-{name}", *map(str, args)], capture_output=True,
+                          text=True, check=True)
+    return proc.stdout
+
+
+@pytest.mark.parametrize("target, triple, cpu, features, hard", [
+    (M4, "thumbv7em-none-eabihf", "cortex-m4", {"+dsp", "+vfp4d16sp"}, True),
+    ("llvm -mcpu=cortex-m55 -mfloat-abi=hard", "thumbv8.1m.main-none-eabihf", "cortex-m55",
+     {"+dsp", "+mve.fp", "+fp-armv8d16", "+fullfp16"}, True),
+    ("llvm -mcpu=cortex-m55+nomve -mfloat-abi=hard", "thumbv8.1m.main-none-eabihf",
+     "cortex-m55", {"-mve", "-mve.fp"}, True),
+    ("llvm -mcpu=cortex-m3", "thumbv7m-none-eabi", "cortex-m3", {"-dsp", "-fpregs"}, False),
+    ("llvm -mcpu=cortex-m4 -mfloat-abi=softfp", "thumbv7em-none-eabi", "cortex-m4",
+     {"+dsp", "+vfp4d16sp"}, False),
+])
+def test_the_machine_comes_from_the_targets_facts(target, triple, cpu, features, hard):
+    m = cross_machine(Target(target))
+    assert (m.triple, m.cpu, m.hard_float) == (triple, cpu, hard)
+    assert features <= set(m.features)
+    assert m.calling_convention == ("arm_aapcs_vfpcc" if hard else "")
+
+
+def test_codegen_llvm_keeps_everything_the_board_says_but_the_kind():
+    target, board = resolve_target("qemu/mps2-an386", "llvm")
+    assert board.tag == "qemu/mps2-an386"
+    assert str(target) == ("llvm -keys=arm_cpu,cpu -mcpu=cortex-m4 -mfloat-abi=hard "
+                           "-mfpu=fpv4-sp-d16 -opt-level=2 -tag=qemu/mps2-an386")
+    assert resolve_target(str(target)) == (target, board)
+    assert resolve_target("qemu/mps2-an386", "c")[0] == board.target
+    with pytest.raises(CompileError, match="--codegen rust: a c target takes c or llvm"):
+        resolve_target("qemu/mps2-an386", "rust")
+
+
+def vexp():
+    a = te.placeholder((16,), "float32", "A")
+    b = te.compute((16,), lambda i: te.exp(a[i]) + a[i], name="B")
+    return te.create_schedule(b.op), [a, b]
+
+
+def test_a_module_for_a_microcontroller_is_not_run_here():
+    s, args = vexp()
+    mod = aot.build(s, args, target=M4, name="vexp")
+    with pytest.raises(BuildError, match="compiled for thumbv7em-none-eabihf .* link its "
+                                         "objects"):
+        mod.compile()
+    with pytest.raises(BuildError, match="objects are made for microcontroller targets"):
+        aot.build(s, args, target="llvm", name="vexp").objects()
+
+
+@arm_tools
+def test_floats_cross_a_hard_float_object_in_vfp_registers(tmp_path):
+    s, args = vexp()
+    obj = tmp_path / "vexp.o"
+    obj.write_bytes(aot.build(s, args, target=M4, name="vexp").objects()["vexp"])
+    assert "Tag_ABI_VFP_args: VFP registers" in tool("readelf", "-A", obj)
+    # expf's argument goes in s0: the call is preceded by a load into s0, no vmov to r0
+    text = tool("objdump", "-d", obj)
+    assert "bl\t0 <expf>" in text and "vmov\tr0, s0" not in text
+    main = tmp_path / "main.c"
+    main.write_text("#include <stdint.h>\nint32_t vexp(float *a, float *b);\n"
+                    "float a[16], b[16];\nint main(void) { return vexp(a, b); }\n")
+    tool("gcc", *M4_FLAGS, "--specs=nosys.specs", main, obj, "-lm", "-o", tmp_path / "fw.elf")
+
+
+def test_marking_hard_float_adds_the_tag_once():
+    s, args = vexp()
+    m3 = aot.build(s, args, target="llvm -mcpu=cortex-m3", name="vexp").objects()["vexp"]
+    marked = mark_hard_float(m3)
+    section = marked[len(m3):]  # the new attributes, appended
+    assert section.endswith(b"\x1c\x01") and len(section) > 2
+    assert mark_hard_float(marked)[len(marked):] == section  # marked once, whatever happens
+
+
+@arm_tools
+def test_kernel_objects_call_the_helpers_the_artifact_compiles(tmp_path):
+    compiled = compile_model(HELLO, "qemu/mps2-an386", codegen="llvm", name="hello",
+                             measure_code=False)
+    art = compiled.write(tmp_path / "art")
+    helpers = art / "codegen" / "hello_llvm_helpers.c"
+    tool("gcc", *M4_FLAGS, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-c", helpers,
+         "-o", tmp_path / "helpers.o")
+    defined = tool("nm", tmp_path / "helpers.o")
+    assert " T hello_c_aot_dense_s8__" in defined
+    for i, k in enumerate(compiled.kernels):
+        symbols = tool("nm", art / "codegen" / f"hello_kernels_{i}.o")
+        assert f" T {k.name}" in symbols
+        assert " U hello_c_aot_dense_s8__" in symbols
+        assert "aot_requant" not in symbols  # written in IR and inlined
+    meta = compiled.metadata()
+    assert meta["build"]["sources"] == ["codegen/hello.c", "codegen/hello_llvm_helpers.c"]
+    assert [k["file"] for k in meta["kernels"]] == meta["build"]["objects"]
+
+
+@arm_tools
+def test_the_artifacts_makefile_puts_the_objects_in_the_library(tmp_path):
+    compiled = compile_model(HELLO, "qemu/mps2-an386", codegen="llvm", name="hello",
+                             measure_code=False)
+    art = compiled.write(tmp_path / "art")
+    mk = (art / "hello.mk").read_text()
+    assert "HELLO_PREBUILT_OBJS := $(HELLO_DIR)/codegen/hello_kernels_0.o" in mk
+    cmake = (art / "CMakeLists.txt").read_text()
+    assert "${CMAKE_CURRENT_LIST_DIR}/codegen/hello_kernels_0.o" in cmake
+    (tmp_path / "Makefile").write_text(
+        f"HELLO_DIR := {art}/\ninclude {art}/hello.mk\nall: $(HELLO_LIB)\n")
+    subprocess.run(["make", "-s", "-C", tmp_path, "CC=arm-none-eabi-gcc",
+                    "AR=arm-none-eabi-ar"], check=True, capture_output=True)
+    members = tool("ar", "t", tmp_path / "build" / "hello" / "libhello.a").split()
+    assert {f"hello_kernels_{i}.o" for i in range(len(compiled.kernels))} <= set(members)
+    assert "hello_llvm_helpers.o" in members
+
+
+def test_llvm_failing_on_an_object_names_the_kernel_and_keeps_the_ir(monkeypatch):
+    compiled = compile_model(HELLO, "qemu/mps2-an386", codegen="llvm", name="hello",
+                             measure_code=False)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("LLVM ERROR: something broke\nmore")
+
+    monkeypatch.setattr(llvm_object.llvm.TargetMachine, "emit_object", fail, raising=False)
+    module = type(compiled.llvm)(list(compiled.llvm.units.values()), compiled.target)
+    with pytest.raises(BuildError, match=r"kernel hello_k0 \(dense\): compiling the "
+                                         r"object for thumbv7em-none-eabihf failed in LLVM "
+                                         r"\(LLVM ERROR: something broke\); the IR is in (\S+); "
+                                         r"please report it") as info:
+        module.objects()
+    path = Path(str(info.value).split("the IR is in ")[1].split(";")[0])
+    assert path.read_text().startswith("; ModuleID")
+    path.unlink()
+    path.parent.rmdir()
+
+
+@pytest.mark.parametrize("model, op", [("tflm_keyword_scrambled_int16", "svdf"),
+                                       ("tflm_mnist_lstm_int8", "lstm")])
+def test_hand_written_kernels_stay_c_beside_the_objects(model, op):
+    compiled = compile_model(MODELS_DIR / f"{model}.tflite", "qemu/mps2-an386",
+                             codegen="llvm", measure_code=False)
+    files = {k["file"]: k["ops"] for k in compiled.metadata()["kernels"]}
+    c_files = [f for f in files if f.endswith(".c")]
+    assert c_files and all(op in files[f] for f in c_files)
+    assert all(isinstance(compiled.files[f], str) for f in c_files)
+    assert all(isinstance(compiled.files[f], bytes) for f in files if f.endswith(".o"))
+    assert set(compiled.metadata()["build"]["objects"]) == {f for f in files
+                                                            if f.endswith(".o")}
+    # the JIT has no C compiler for kernels: it still refuses them by name
+    with pytest.raises(BuildError, match=f"not supported yet by the llvm codegen: {op}.*"
+                                         "hand-written C"):
+        compile_model(MODELS_DIR / f"{model}.tflite", "llvm", measure_code=False)
+
+
+@arm_tools
+def test_rounding_calls_libm_with_the_vfp_convention_on_a_hard_float_core(tmp_path):
+    a = te.placeholder((8,), "float32", "A")
+    b = te.compute((8,), lambda i: te.floor(a[i]), name="B")
+    s = te.create_schedule(b.op)
+    s[b].vectorize(b.op.axis[0])
+    obj = tmp_path / "floor.o"
+    obj.write_bytes(aot.build(s, [a, b], target=M4, name="vfloor").objects()["vfloor"])
+    text = tool("objdump", "-d", obj)
+    assert text.count("bl\t0 <floorf>") == 8  # lane by lane, arguments in s0
+    assert "vmov\tr0, s" not in text
