@@ -190,3 +190,20 @@ def test_included_from_a_subdirectory_and_called_from_above_with_a_target_string
     assert app.returncode == 0, app.stderr
     want = reference_run(load_model(model), [np.array([[17]], np.int8)])[0]
     assert int(app.stdout) == int(want.ravel()[0])
+
+
+@needs_cmake
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_kernels_from_the_llvm_codegen_are_linked_as_objects(tmp_path, tflm):  # noqa: F811
+    model = tmp_path / "net.tflite"
+    model.write_bytes(net_model(seed=3))
+    out = tmp_path / "build"
+    done = configure(out, "Ninja" if shutil.which("ninja") else "Unix Makefiles", model,
+                     aot_program(tmp_path), "-DNET_OPTIONS=--codegen;llvm")
+    assert done.returncode == 0, done.stdout + done.stderr
+    output = build(out)
+    assert "net_kernels_0.o" in output and "net_kernels_0.c" not in output
+    x = np.random.default_rng(5).integers(-128, 128, (1, 8, 8, 3)).astype(np.int8)
+    np.testing.assert_array_equal(run_on_qemu(out / "firmware.elf", x),
+                                  tflm.run(net_model(seed=3), [[x]])[0][0].ravel())
