@@ -12,8 +12,14 @@ emulated board: one traced run of the whole model, split per kernel
 (``aot profile``).
 """
 
-from aot.cycles.cores import (CoreTiming, MemoryTiming, core_for_board, cores, get_core,
-                              memory_for_board)
+from aot.cycles.cores import (
+                              CoreTiming,
+                              MemoryTiming,
+                              core_for_board,
+                              cores,
+                              get_core,
+                              memory_for_board,
+)
 from aot.cycles.errors import CycleModelError
 from aot.cycles.model import CostModel, Estimate
 from aot.cycles.program import Block, Insn, Program

@@ -179,9 +179,9 @@ class CostModel:
         out = list(costs)
         for k in range(1, len(insns)):
             a, b = insns[k - 1].cls, insns[k].cls
-            if a.startswith("mve") and b.startswith("mve"):
-                if (a in ("mve_load", "mve_store")) != (b in ("mve_load", "mve_store")):
-                    out[k] = max(out[k] - self.core.mve_overlap, 1)
+            memory_a, memory_b = a in ("mve_load", "mve_store"), b in ("mve_load", "mve_store")
+            if a.startswith("mve") and b.startswith("mve") and memory_a != memory_b:
+                out[k] = max(out[k] - self.core.mve_overlap, 1)
         return out
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import capstone
@@ -102,6 +101,7 @@ class Program:
         self._cs = capstone.Cs(capstone.CS_ARCH_ARM,
                                capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self._cs.detail = True
+        self._blocks: dict[tuple[int, int], Block] = {}
 
     def address_of(self, name: str) -> int:
         """The (Thumb bit cleared) address of function ``name``."""
@@ -132,9 +132,14 @@ class Program:
         raise CycleModelError(f"the trace executed 0x{address:08x}, which is not in the code "
                               f"of {self.path}: was the trace taken of another firmware?")
 
-    @lru_cache(maxsize=None)
     def block(self, address: int, limit: int = 512) -> Block:
         """The translation block QEMU runs from ``address`` (at most ``limit`` instructions)."""
+        block = self._blocks.get((address, limit))
+        if block is None:
+            block = self._blocks[address, limit] = self._decode_block(address, limit)
+        return block
+
+    def _decode_block(self, address: int, limit: int) -> Block:
         insns: list[Insn] = []
         pos = address
         page_end = (address & ~(PAGE - 1)) + PAGE

@@ -133,7 +133,7 @@ class TraceReader(threading.Thread):
             with open(self.path, "rb", buffering=1 << 20) as log:
                 for line in log:
                     self.parser.feed(line)
-        except BaseException as err:  # reported by wait_windows
+        except (OSError, CycleModelError) as err:  # reported by wait_windows
             self.error = err
 
     def wait_windows(self, count: int, timeout: float) -> list[Window]:

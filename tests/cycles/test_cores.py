@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from aot.cycles import CycleModelError, MemoryTiming, core_for_board, cores, memory_for_board
+from aot.cycles import (
+    CycleModelError,
+    MemoryTiming,
+    core_for_board,
+    cores,
+    memory_for_board,
+)
 from aot.cycles.isa import CLASSES, classify
 from aot.target import load_board
 
