@@ -30,9 +30,11 @@ inside the block (docs/cycles.md gives the sources):
 8. Helium overlap (``mve_overlap``): a vector instruction after one that used
    the other unit (load/store against arithmetic) overlaps it by that much.
 
-Every instruction takes at least one cycle.  Blocks never interact (the
-first instruction of a block has no predecessor): a taken branch empties
-the pipeline anyway, and a fall-through at a page end is rare.
+Every instruction takes at least one cycle (unless its table entry is 0).
+Blocks interact only where QEMU split straight-line code (a page end, its
+block length limit): the rules between the two instructions at the seam are
+applied as if there were no seam.  After a taken branch the pipeline starts
+empty anyway.  (Dual issue and Helium overlap are not paired across a seam.)
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class CostModel:
         self.core = core
         self.memory = memory or MemoryTiming()
         self._cache: dict[tuple[int, int, int], tuple[int, tuple[tuple[str, float], ...]]] = {}
+        self._seams: dict[tuple[int, int, int], tuple[tuple[str, float], ...]] = {}
 
     def estimate(self, edges: Counter) -> Estimate:
         """Cycles of a trace window's ``(block, limit, next address) -> count`` histogram."""
@@ -85,6 +88,8 @@ class CostModel:
             total.instructions += n * count
             for cls, cycles in costs:
                 by_class[cls] += cycles * count
+            for cls, delta in self._seam(pc, limit, nxt):
+                by_class[cls] += delta * count
         total.by_class = by_class
         total.cycles = sum(by_class.values())
         return total
@@ -103,6 +108,23 @@ class CostModel:
             wide_target = taken and nxt % 4 == 2 and self.program.is_wide(nxt)
             costs = self.block_costs(block, taken, wide_target)
             hit = self._cache[key] = (len(block.insns), tuple(costs))
+        return hit
+
+    def _seam(self, pc: int, limit: int, nxt: int) -> tuple[tuple[str, float], ...]:
+        """Corrections where QEMU split straight-line code between ``pc``'s block and the next."""
+        key = (pc, limit, nxt)
+        hit = self._seams.get(key)
+        if hit is None:
+            a = self.program.block(pc, limit)
+            hit = ()
+            if nxt == a.end and not a.insns[-1].ends_block:
+                b = self.program.block(nxt).insns
+                before = a.insns[-2] if len(a.insns) > 1 else None
+                last, first = a.insns[-1], b[0]
+                after = b[1] if len(b) > 1 else None
+                hit = ((last.cls, self._insn(last, before, first) - self._insn(last, before, None)),
+                       (first.cls, self._insn(first, last, after) - self._insn(first, None, after)))
+            self._seams[key] = hit
         return hit
 
     def block_costs(self, block: Block, taken: bool,
@@ -127,7 +149,7 @@ class CostModel:
     def _insn(self, i: Insn, prev: Insn | None, nxt: Insn | None) -> float:
         core = self.core
         try:
-            c = core.cycles[i.cls]
+            base = c = core.cycles[i.cls]
         except KeyError:
             raise CycleModelError(f"{core.name} has no timing for {i.text!r} (class {i.cls}) "
                                   f"at 0x{i.address:08x}: is the firmware built for this core "
@@ -150,7 +172,7 @@ class CostModel:
         if i.cls in _MEMORY and self.memory.data_wait_states:
             c += self.memory.data_wait_states * (i.words if i.cls in ("ldm", "stm", "vldm", "vstm")
                                                  else 2 if i.cls in ("ldrd", "strd") else 1)
-        return max(c, 1)
+        return max(c, min(base, 1))  # a table's 0 (a folded IT) stays 0
 
     def _dual_issue(self, insns, costs: list[float]) -> list[float]:
         out = list(costs)

@@ -84,3 +84,15 @@ def test_every_core_prices_the_m4_loop_without_error(loops_m4, core):
     program = Program(loops_m4)
     est = CostModel(program, get_core(core)).estimate(_loop_edges(program, "loads_loop", 10))
     assert est.instructions == 80 and est.cycles >= 40  # at most dual issue: 2 per cycle
+
+
+def test_a_block_qemu_split_costs_what_the_whole_block_costs(loops_m4):
+    # QEMU ends blocks at 1 KiB pages and at its length limit; the pipeline does not.
+    # Cut the loop after its first LDR: the second LDR still pipelines behind it.
+    program = Program(loops_m4)
+    start = program.address_of("loads_loop")
+    end = program.block(start).end
+    model = CostModel(program, get_core("cortex-m4"))
+    whole = model.estimate(Counter({(start, 512, end): 1}))
+    split = model.estimate(Counter({(start, 1, start + 2): 1, (start + 2, 512, end): 1}))
+    assert (split.instructions, split.cycles) == (whole.instructions, whole.cycles) == (8, M4_LAST)
