@@ -64,7 +64,7 @@ def classify(name: str, op_str: str = "") -> str:
         return "mul_long"
     if name in ("sdiv", "udiv"):
         return "div"
-    if name in ("b", "cbz", "cbnz"):
+    if name in ("b", "cbz", "cbnz", "wls", "wlstp"):
         return "branch"
     if name == "bl":
         return "branch_call"
@@ -74,7 +74,7 @@ def classify(name: str, op_str: str = "") -> str:
         return "branch_table"
     if name in ("le", "letp", "lctp"):
         return "branch_loop"
-    if name in ("dls", "dlstp", "wls", "wlstp"):
+    if name in ("dls", "dlstp"):
         return "loop_start"
     if name == "it":
         return "it"

@@ -98,7 +98,7 @@ class CostModel:
         key = (pc, limit, nxt)
         hit = self._cache.get(key)
         if hit is None:
-            block = self.program.block(pc, limit)
+            block = self.program.block(pc, limit, nxt)
             taken = nxt != block.end
             if taken and not block.insns[-1].ends_block:
                 raise CycleModelError(
@@ -115,10 +115,10 @@ class CostModel:
         key = (pc, limit, nxt)
         hit = self._seams.get(key)
         if hit is None:
-            a = self.program.block(pc, limit)
+            a = self.program.block(pc, limit, nxt)
             hit = ()
             if nxt == a.end and not a.insns[-1].ends_block:
-                b = self.program.block(nxt).insns
+                b = self.program.block(nxt).insns  # its own end does not matter here
                 before = a.insns[-2] if len(a.insns) > 1 else None
                 last, first = a.insns[-1], b[0]
                 after = b[1] if len(b) > 1 else None

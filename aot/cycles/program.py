@@ -30,8 +30,9 @@ from aot.cycles.isa import classify
 _ENDS_BLOCK = {"svc", "bkpt", "wfi", "wfe", "udf", "isb", "cpsid", "cpsie", "msr"}
 #: QEMU's guest page on Arm M-profile cores: a block never runs past one.
 PAGE = 1024
-#: Low-overhead loop instructions (Armv8.1-M) branch without naming the PC.
-_LOOP_BRANCHES = {"le", "letp", "wls", "wlstp", "dls", "dlstp", "lctp"}
+#: Low-overhead loop instructions (Armv8.1-M) that branch without naming the PC
+#: (DLS and DLSTP only set the loop count up: QEMU runs on past them).
+_LOOP_BRANCHES = {"le", "letp", "wls", "wlstp"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Insn:
     address_regs: frozenset[str]   # base and index registers of a memory operand
     words: int                     # 32-bit words moved by a load/store multiple
     register_offset: bool          # a memory operand with an index register
-    conditional: bool              # carries a condition (inside IT or a Bcc)
+    target: int | None = None      # where a direct branch goes when taken
 
     @property
     def writes_pc(self) -> bool:
@@ -98,10 +99,11 @@ class Program:
         self._starts = [a for a, _, _ in funcs]
         self._funcs = funcs
         self._by_name = {name: a for a, _, name in funcs}
-        self._cs = capstone.Cs(capstone.CS_ARCH_ARM,
-                               capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+        # V8: Armv8-M and Armv8.1-M (Helium, low-overhead loops) encodings too.
+        self._cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB
+                               | capstone.CS_MODE_MCLASS | capstone.CS_MODE_V8)
         self._cs.detail = True
-        self._blocks: dict[tuple[int, int], Block] = {}
+        self._blocks: dict[tuple[int, int, int | None], Block] = {}
 
     def address_of(self, name: str) -> int:
         """The (Thumb bit cleared) address of function ``name``."""
@@ -132,31 +134,55 @@ class Program:
         raise CycleModelError(f"the trace executed 0x{address:08x}, which is not in the code "
                               f"of {self.path}: was the trace taken of another firmware?")
 
-    def block(self, address: int, limit: int = 512) -> Block:
-        """The translation block QEMU runs from ``address`` (at most ``limit`` instructions)."""
-        block = self._blocks.get((address, limit))
+    def block(self, address: int, limit: int = 512, next_address: int | None = None) -> Block:
+        """The translation block QEMU runs from ``address`` (at most ``limit`` instructions).
+
+        With ``next_address`` (what ran next), a block whose static end cannot
+        lead there (not its fall-through, not its direct branch's target) ends
+        where its straight-line code reaches that address instead.
+        """
+        key = (address, limit, next_address)
+        block = self._blocks.get(key)
         if block is None:
-            block = self._blocks[address, limit] = self._decode_block(address, limit)
+            block = self._decode_block(address, limit, None)
+            last = block.insns[-1]
+            reachable = (next_address is None or next_address == block.end
+                         or (last.ends_block and (last.target is None
+                                                  or last.target == next_address)))
+            if not reachable and address < next_address < block.end:
+                block = self._decode_block(address, limit, next_address)
+            self._blocks[key] = block
         return block
 
-    def _decode_block(self, address: int, limit: int) -> Block:
+    def _decode_block(self, address: int, limit: int, next_address: int | None) -> Block:
         insns: list[Insn] = []
         pos = address
         page_end = (address & ~(PAGE - 1)) + PAGE
-        while len(insns) < limit and pos < page_end:
+        while len(insns) < limit and pos < page_end and (not insns or pos != next_address):
             if insns and pos == page_end - 2 and _is_32bit(self._bytes(pos, 2)):
                 break  # QEMU starts a new block with an instruction that crosses the page
             code = self._bytes(pos, 4)
             decoded = next(self._cs.disasm(code, pos, 1), None)
             if decoded is None:
-                raise CycleModelError(f"cannot decode the instruction at 0x{pos:08x} of "
-                                      f"{self.path}")
+                raise CycleModelError(
+                    f"cannot decode the instruction at 0x{pos:08x} of {self.path} "
+                    f"(bytes {code.hex()}) with capstone {capstone.__version__}; Helium (MVE) "
+                    "code needs capstone 6 or later")
             insn = _insn(decoded)
             insns.append(insn)
             pos += insn.size
             if insn.ends_block:
                 break
         return Block(address, tuple(insns))
+
+
+#: Capstone 6 names the special registers by number.
+_ALIASES = {"r13": "sp", "r14": "lr", "r15": "pc"}
+
+
+def _reg(i, reg: int) -> str:
+    name = i.reg_name(reg)
+    return _ALIASES.get(name, name)
 
 
 def _is_32bit(halfword: bytes) -> bool:
@@ -166,22 +192,26 @@ def _is_32bit(halfword: bytes) -> bool:
 
 def _insn(i) -> Insn:
     read, written = i.regs_access()
-    reads = frozenset(i.reg_name(r) for r in read)
-    writes = frozenset(i.reg_name(r) for r in written)
+    reads = frozenset(_reg(i, r) for r in read)
+    writes = frozenset(_reg(i, r) for r in written)
     address_regs: set[str] = set()
     register_offset = False
     list_regs = 0
     for op in i.operands:
         if op.type == cs_arm.ARM_OP_MEM:
             if op.mem.base:
-                address_regs.add(i.reg_name(op.mem.base))
+                address_regs.add(_reg(i, op.mem.base))
             if op.mem.index:
-                address_regs.add(i.reg_name(op.mem.index))
+                address_regs.add(_reg(i, op.mem.index))
                 register_offset = True
         elif op.type == cs_arm.ARM_OP_REG:
-            list_regs += 2 if i.reg_name(op.reg).startswith("d") else 1
+            list_regs += 2 if _reg(i, op.reg).startswith("d") else 1
     name = i.insn_name()
     cls = classify(name, i.op_str)
+    target = None
+    if cls in ("branch", "branch_call", "branch_loop") and i.operands:
+        last = i.operands[-1]
+        target = last.imm if last.type == cs_arm.ARM_OP_IMM else None
     words = 0
     if cls in ("ldm", "stm", "vldm", "vstm"):
         # PUSH/POP/VPUSH/VPOP list only registers; LDM/STM/VLDM/VSTM name the base first.
@@ -189,5 +219,4 @@ def _insn(i) -> Insn:
     return Insn(address=i.address, size=i.size, name=name,
                 text=f"{i.mnemonic} {i.op_str}".strip(), cls=cls, reads=reads, writes=writes,
                 address_regs=frozenset(address_regs), words=max(words, 1),
-                register_offset=register_offset,
-                conditional=i.cc not in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID))
+                register_offset=register_offset, target=target)

@@ -37,3 +37,8 @@ def loops_m4(tmp_path_factory):
 @pytest.fixture(scope="session")
 def loop_m0plus(tmp_path_factory):
     return assemble("loops_m0plus.s", "cortex-m0plus", tmp_path_factory.mktemp("m0plus"))
+
+
+@pytest.fixture(scope="session")
+def helium_m55(tmp_path_factory):
+    return assemble("helium_m55.s", "cortex-m55", tmp_path_factory.mktemp("m55"))

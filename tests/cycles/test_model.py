@@ -96,3 +96,20 @@ def test_a_block_qemu_split_costs_what_the_whole_block_costs(loops_m4):
     whole = model.estimate(Counter({(start, 512, end): 1}))
     split = model.estimate(Counter({(start, 1, start + 2): 1, (start + 2, 512, end): 1}))
     assert (split.instructions, split.cycles) == (whole.instructions, whole.cycles) == (8, M4_LAST)
+
+
+def test_helium_blocks_end_where_the_trace_says(helium_m55):
+    # QEMU ends a block after an instruction that writes VPR only when it translated the
+    # block without predication in use: the address executed next decides.
+    program = Program(helium_m55)
+    start = program.address_of("helium")
+    names = [i.name for i in program.block(start).insns]
+    assert names == ["dls", "vldrw", "vcmp", "vpst", "vadd", "le"]
+    after_vcmp = start + 4 + 4 + 4
+    cut = program.block(start, 512, after_vcmp)
+    assert [i.name for i in cut.insns] == ["dls", "vldrw", "vcmp"]
+    # The loop end's own target is a branch, not a cut.
+    loop = program.block(start + 4, 512, start + 4)
+    assert loop.insns[-1].name == "le" and loop.insns[-1].target == start + 4
+    est = CostModel(program, get_core("cortex-m55")).estimate(Counter({(start + 4, 512, start + 4): 1}))
+    assert est.by_class["mve_load"] == 2 and est.by_class["branch_loop"] == 1  # LE predicted
