@@ -44,6 +44,10 @@ RUN_TIMEOUT = 600.0
 ENTRY_ROW = "(entry)"
 #: The port's function that ends the RPC's measurement (aot/runtime_c/ports/*/port.c).
 TIMER_STOP = "aot_port_timer_stop"
+#: How far the traced count may be from the RPC's before the report warns: the RPC's call
+#: sequence around the measured function differs from the traced window by a few instructions
+#: (2 on every board tried); more means QEMU ran code the trace did not show.
+TRACE_TOLERANCE = 16
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,11 @@ class Profile:
     def macs(self) -> int:
         return sum(r.macs for r in self.rows)
 
+    @property
+    def trace_complete(self) -> bool:
+        """Whether the trace accounts for the RPC's exact count (docs/cycles.md)."""
+        return abs(self.rpc_instructions - self.instructions) <= TRACE_TOLERANCE
+
     def kernels(self) -> tuple[KernelProfile, ...]:
         return tuple(r for r in self.rows if r.symbol is not None)
 
@@ -101,6 +110,7 @@ class Profile:
             "clock_hz": self.clock_hz,
             "instructions": self.instructions,
             "rpc_instructions": self.rpc_instructions,
+            "trace_complete": self.trace_complete,
             "cycles": round(total),
             "ms": self.ms(),
             "macs": self.macs,
@@ -141,6 +151,10 @@ class Profile:
                  f"{self.memory.data_wait_states})")
         out = [title, fmt(head), fmt(["-" * w for w in widths])]
         out += [fmt(r) for r in lines]
+        if not self.trace_complete:
+            out.append(f"warning: the trace holds {self.instructions:,} instructions but the "
+                       f"RPC counted {self.rpc_instructions:,}: QEMU ran code the trace does "
+                       "not show, the estimate misses it (report it with the QEMU version)")
         ms = self.ms()
         if ms is not None:
             out.append(f"{ms:.4g} ms at {self.clock_hz / 1e6:g} MHz; exact instruction count "

@@ -46,6 +46,14 @@ def test_the_json_and_table_add_up():
     assert data["kernels"][1]["cycles_per_mac"] == round(420 / 256, 3)
     assert data["ms"] == round(584 / 25e6 * 1e3, 6)
     assert "total" in p.table() and "0.02336 ms at 25 MHz" in p.table()
+    assert data["trace_complete"] and "warning" not in p.table()
+
+
+def test_a_trace_that_misses_code_is_reported():
+    p = _profile()
+    short = Profile(p.model, p.board, p.core, p.memory, p.clock_hz, 5_000, p.rows, p.by_class)
+    assert not short.to_json()["trace_complete"]
+    assert "warning: the trace holds 410 instructions but the RPC counted 5,000" in short.table()
 
 
 @pytest.mark.parametrize("board", ["qemu/sifive-e", "host/native"])
@@ -79,7 +87,7 @@ def test_profile_on_qemu(tmp_path, capsys):
     # The rows add up to the traced whole-model run ...
     assert sum(k["instructions"] for k in data["kernels"]) == data["instructions"]
     # ... which is the RPC's exact count but for the few instructions of its call sequence.
-    assert 0 <= data["rpc_instructions"] - data["instructions"] <= 8
+    assert 0 <= data["rpc_instructions"] - data["instructions"] <= 8 and data["trace_complete"]
     # A kernel run alone (the RPC's own wrapper around it) executes at least as much.
     assert all(k["instructions"] <= k["instructions_alone"] for k in kernels)
     assert data["cycles"] > data["instructions"]  # loads take two cycles on an M4
