@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.input is not None:
         inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input)]
     profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
-                            cache_dir=cache_dir(args))
+                            cache_dir=cache_dir(args), jobs=args.jobs)
     if args.chart is not None:
         try:
             args.chart.write_text(profile_svg(profile))
