@@ -24,7 +24,7 @@ LAYERS = (
     ("kernels", "executor", "export"),
     ("compile",),
     ("firmware",),
-    ("tune",),
+    ("tune", "cycles"),
     ("commands",),
     ("cli",),
     ("__main__", "west_commands"),

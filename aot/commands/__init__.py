@@ -6,7 +6,7 @@ Add a command by writing a module with ``NAME``, ``HELP``,
 
 from aot.commands import boards, compile, inspect, interpret, operators, run, target
 from aot.commands import build, config, flash, project, verify
-from aot.commands import tune
+from aot.commands import profile, tune
 
 COMMANDS: list = [inspect, operators, interpret, compile, run, boards, target, project, build, flash,
-                  verify, tune, config]
+                  verify, profile, tune, config]

@@ -1,0 +1,60 @@
+"""``aot profile MODEL --board TAG``: where the cycles go, kernel by kernel.
+
+Compiles the model for an emulated board, runs one inference under QEMU
+with its execution log on and prices every executed instruction with the
+board's core timing table (:mod:`aot.cycles`, docs/cycles.md).  Prints per
+kernel the executed instructions (exact), the estimated cycles, MACs,
+cycles per MAC, the activation RAM live while it runs and its share of the
+total; ``--json`` prints the same as JSON and ``--chart FILE.svg`` writes a
+bar chart.  Boards whose CPU has no timing table are refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from aot.commands.build import add_cache_arguments, cache_dir
+from aot.commands.interpret import load_inputs
+from aot.cycles import CycleModelError
+from aot.cycles.chart import profile_svg
+from aot.cycles.profile import profile_model
+from aot.frontend import load_model
+
+NAME = "profile"
+HELP = "estimate cycles per kernel on an emulated Cortex-M board (instructions, MACs, RAM)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    parser.add_argument("--board", required=True, help="an emulated board, e.g. qemu/mps2-an386")
+    parser.add_argument("--input", type=Path,
+                        help="the invocation to profile: .npy ([1, *shape]) or .npz "
+                             "(default: one seeded random input)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    parser.add_argument("--json", action="store_true", help="print the profile as JSON")
+    parser.add_argument("--chart", type=Path, metavar="FILE.svg",
+                        help="also write a bar chart of the cycles per kernel")
+    add_cache_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs = None
+    if args.input is not None:
+        inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input)]
+    profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
+                            cache_dir=cache_dir(args), jobs=args.jobs)
+    if args.chart is not None:
+        try:
+            args.chart.write_text(profile_svg(profile))
+        except OSError as err:
+            raise CycleModelError(f"cannot write the chart {args.chart}: "
+                                  f"{err.strerror or err}") from None
+    if args.json:
+        print(json.dumps(profile.to_json(), indent=2))
+    else:
+        print(profile.table())
+        if args.chart is not None:
+            print(f"  chart written to {args.chart}")
+    return 0

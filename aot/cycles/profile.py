@@ -1,0 +1,254 @@
+"""Per-kernel profile of a model on an emulated board: instructions, cycles, MACs, RAM.
+
+The recipe of ``aot profile``::
+
+    compile -> project -> build            (aot.compile, aot.firmware)
+    QEMU with -d exec,nochain              (aot.cycles.session)
+      RUN whole model once  -> one trace window, split per kernel at each kernel's entry
+      RUN each kernel alone -> its exact instruction count from the RPC
+    CostModel(core of the board).estimate  (aot.cycles.model)
+
+The whole-model window is split into segments at the entry of each kernel
+function (``metadata.json``'s kernel names): everything executed from one
+kernel's entry to the next one's (its helpers and C library calls included)
+is that kernel's; blocks of the entry function and the RPC wrapper are the
+"(entry)" row, so the rows add up to the traced total exactly.  The traced
+total agrees with the RPC's exact count of the same run up to the timer's
+constant (a few instructions, reported as ``rpc_instructions``).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from aot.compile import compile_model
+from aot.cycles.cores import CoreTiming, MemoryTiming, core_for_board, memory_for_board
+from aot.cycles.errors import CycleModelError
+from aot.cycles.model import CostModel
+from aot.cycles.program import Program
+from aot.cycles.session import check_emulated, traced_device
+from aot.cycles.trace import TraceParser
+from aot.firmware import build_project, create_project
+from aot.firmware.verify import random_inputs
+from aot.inputs import check_inputs
+from aot.target import load_board
+
+#: Seconds for one RUN under QEMU with the execution log on (several times slower).
+RUN_TIMEOUT = 600.0
+ENTRY_ROW = "(entry)"
+#: The port's function that ends the RPC's measurement (aot/runtime_c/ports/*/port.c).
+TIMER_STOP = "aot_port_timer_stop"
+#: How far the traced count may be from the RPC's before the report warns: the RPC's call
+#: sequence around the measured function differs from the traced window by a few instructions
+#: (2 on every board tried); more means QEMU ran code the trace did not show.
+TRACE_TOLERANCE = 16
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """One row: a kernel (or the entry function's own code)."""
+
+    name: str                      # the RPC's kernel name, e.g. fused_0_conv2d
+    symbol: str | None             # the kernel's C function
+    ops: tuple[str, ...]
+    instructions: int              # executed within the whole-model run (trace)
+    instructions_alone: int | None  # the RPC's exact count running the kernel alone
+    cycles: float
+    macs: int
+    activation_bytes: int | None   # tensors live while it runs, plus its scratch
+
+    @property
+    def cycles_per_mac(self) -> float | None:
+        return self.cycles / self.macs if self.macs else None
+
+
+@dataclass(frozen=True)
+class Profile:
+    model: str
+    board: str
+    core: CoreTiming
+    memory: MemoryTiming
+    clock_hz: int | None
+    rpc_instructions: int          # the RPC's exact count of the whole model
+    rows: tuple[KernelProfile, ...]
+    by_class: dict[str, float]
+
+    @property
+    def instructions(self) -> int:
+        return sum(r.instructions for r in self.rows)
+
+    @property
+    def cycles(self) -> float:
+        return sum(r.cycles for r in self.rows)
+
+    @property
+    def macs(self) -> int:
+        return sum(r.macs for r in self.rows)
+
+    @property
+    def trace_complete(self) -> bool:
+        """Whether the trace accounts for the RPC's exact count (docs/cycles.md)."""
+        return abs(self.rpc_instructions - self.instructions) <= TRACE_TOLERANCE
+
+    def kernels(self) -> tuple[KernelProfile, ...]:
+        return tuple(r for r in self.rows if r.symbol is not None)
+
+    def to_json(self) -> dict:
+        total = self.cycles
+        return {
+            "model": self.model, "board": self.board, "core": self.core.name,
+            "core_model": "approximate" if self.core.approximate else "TRM tables",
+            "memory": {"fetch_wait_states": self.memory.fetch_wait_states,
+                       "data_wait_states": self.memory.data_wait_states,
+                       "note": self.memory.note},
+            "clock_hz": self.clock_hz,
+            "instructions": self.instructions,
+            "rpc_instructions": self.rpc_instructions,
+            "trace_complete": self.trace_complete,
+            "cycles": round(total),
+            "ms": self.ms(),
+            "macs": self.macs,
+            "cycles_by_class": {k: round(v) for k, v in sorted(self.by_class.items())},
+            "kernels": [{
+                "name": r.name, "function": r.symbol, "ops": list(r.ops),
+                "instructions": r.instructions, "instructions_alone": r.instructions_alone,
+                "cycles": round(r.cycles), "macs": r.macs,
+                "cycles_per_mac": None if r.cycles_per_mac is None else round(r.cycles_per_mac, 3),
+                "activation_bytes": r.activation_bytes,
+                "share": round(r.cycles / total, 4) if total else 0.0,
+            } for r in self.rows],
+        }
+
+    def ms(self, clock_hz: int | None = None) -> float | None:
+        clock = clock_hz or self.clock_hz
+        return round(self.cycles / clock * 1e3, 6) if clock else None
+
+    def table(self) -> str:
+        """The human-readable report of ``aot profile``."""
+        total = self.cycles or 1
+        head = ("kernel", "instructions", "cycles", "MACs", "cycles/MAC", "act. RAM", "share")
+        lines = [[r.name, f"{r.instructions:,}", f"{round(r.cycles):,}", f"{r.macs:,}",
+                  "" if r.cycles_per_mac is None else f"{r.cycles_per_mac:.2f}",
+                  "" if r.activation_bytes is None else f"{r.activation_bytes:,}",
+                  f"{100 * r.cycles / total:.1f}%"] for r in self.rows]
+        per_mac = f"{self.cycles / self.macs:.2f}" if self.macs else ""
+        lines.append(["total", f"{self.instructions:,}", f"{round(self.cycles):,}",
+                      f"{self.macs:,}", per_mac, "", "100.0%"])
+        widths = [max(len(str(x[k])) for x in [head, *lines]) for k in range(len(head))]
+
+        def fmt(row) -> str:
+            return "  ".join(str(c).ljust(w) if k == 0 else str(c).rjust(w)
+                             for k, (c, w) in enumerate(zip(row, widths)))
+        kind = "approximate model" if self.core.approximate else "TRM timings"
+        title = (f"{self.model} on {self.board}: {self.core.name} cycle estimate ({kind}; "
+                 f"fetch/data wait states {self.memory.fetch_wait_states}/"
+                 f"{self.memory.data_wait_states})")
+        out = [title, fmt(head), fmt(["-" * w for w in widths])]
+        out += [fmt(r) for r in lines]
+        if not self.trace_complete:
+            out.append(f"warning: the trace holds {self.instructions:,} instructions but the "
+                       f"RPC counted {self.rpc_instructions:,}: QEMU ran code the trace does "
+                       "not show, the estimate misses it (report it with the QEMU version)")
+        ms = self.ms()
+        if ms is not None:
+            out.append(f"{ms:.4g} ms at {self.clock_hz / 1e6:g} MHz; exact instruction count "
+                       f"from the RPC: {self.rpc_instructions:,}")
+        return "\n".join(out)
+
+
+def profile_model(model, board: str, *, inputs: list[np.ndarray] | None = None, seed: int = 0,
+                  name: str = "model", workdir=None, cache_dir: Path | None = None,
+                  jobs: int | None = None) -> Profile:
+    """Compile ``model`` for the emulated ``board``, run it traced, and profile it."""
+    record = load_board(board)
+    core = core_for_board(record)      # refuse before compiling anything
+    check_emulated(record)
+    compiled = compile_model(model, record.tag, name=name, measure_code=False)
+    graph = compiled.graph
+    if inputs is None:
+        inputs = random_inputs(graph, 1, seed)
+    inputs = check_inputs(graph, inputs)
+    with tempfile.TemporaryDirectory(prefix="aot-profile-", dir=workdir) as tmp:
+        root = Path(tmp)
+        project = create_project(compiled.write(root / "artifact"), record, root / "project")
+        build_project(project, cache_dir=cache_dir, jobs=jobs)
+        return profile_project(project, core, memory_for_board(record.tag),
+                               [x[0] for x in inputs], model_name=graph.name)
+
+
+def profile_project(project, core: CoreTiming, memory: MemoryTiming, inputs, *,
+                    model_name: str) -> Profile:
+    """Profile a built project (one invocation with ``inputs``, one array per model input)."""
+    meta = project.metadata
+    name = meta["name"]
+    program = Program(project.elf)
+    kernels = meta["kernels"]
+    run_fn = _function(program, f"{name}_rpc_run")
+    markers = {_function(program, k["name"]): k["name"] for k in kernels}
+    glue = {f"{name}_rpc_run", meta["entry"]["run"], meta["entry"]["run_with_workspace"]}
+    parser = TraceParser({run_fn: "model"}, _function(program, TIMER_STOP), markers)
+    with traced_device(project, parser) as (dev, reader):
+        for port, x in zip(meta["inputs"], inputs):
+            dev.write_tensor(port["c_name"], x)
+        rpc_names = dev.kernels()
+        if len(rpc_names) != len(kernels):
+            raise CycleModelError(f"the device lists {len(rpc_names)} kernels, metadata.json "
+                                  f"{len(kernels)}: was the project built from this artifact?")
+        whole = dev.run(1, timeout=RUN_TIMEOUT).timings[0]
+        (window,) = reader.wait_windows(1, RUN_TIMEOUT)
+        alone = [dev.run(1, kernel=k, timeout=RUN_TIMEOUT).timings[0] for k in rpc_names]
+    cost = CostModel(program, core, memory)
+    segments: dict[str, Counter] = {}
+    for label, edges in window.segments.items():
+        for edge, count in edges.items():
+            row = ENTRY_ROW if program.function_at(edge[0]) in glue else label
+            segments.setdefault(row, Counter())[edge] += count
+    by_class: Counter = Counter()
+    rows = []
+    live = _live_bytes(meta)
+    for k, (kernel, rpc_name) in enumerate(zip(kernels, rpc_names)):
+        est = cost.estimate(segments.pop(kernel["name"], Counter()))
+        by_class.update(est.by_class)
+        step = _step(rpc_name)
+        rows.append(KernelProfile(
+            name=rpc_name, symbol=kernel["name"], ops=tuple(kernel.get("ops", ())),
+            instructions=est.instructions, instructions_alone=alone[k], cycles=est.cycles,
+            macs=int(kernel.get("macs") or 0),
+            activation_bytes=None if step is None else live(step) + kernel.get("scratch_bytes", 0)))
+    rest: Counter = Counter()
+    for edges in segments.values():  # the entry's own code, before the first kernel too
+        rest.update(edges)
+    est = cost.estimate(rest)
+    by_class.update(est.by_class)
+    rows.append(KernelProfile(ENTRY_ROW, None, (), est.instructions, None, est.cycles, 0, None))
+    return Profile(model=model_name, board=project.board.tag, core=core, memory=memory,
+                   clock_hz=project.board.clock_hz, rpc_instructions=whole, rows=tuple(rows),
+                   by_class=dict(by_class))
+
+
+def _function(program: Program, symbol: str) -> int:
+    if not program.has_function(symbol):
+        raise CycleModelError(f"the firmware {program.path} has no function {symbol!r}: the "
+                              "profile needs RPC firmware built by aot (aot build)")
+    return program.address_of(symbol)
+
+
+def _step(rpc_name: str) -> int | None:
+    """The fused group index in a kernel's RPC name (``fused_3_conv2d`` -> 3)."""
+    m = re.search(r"_(\d+)(?:_|$)", rpc_name)
+    return int(m.group(1)) if m else None
+
+
+def _live_bytes(meta: dict):
+    """Bytes of the planned buffers (workspace and caller i/o) live at a step."""
+    buffers = meta["memory_plan"]["buffers"]
+
+    def live(step: int) -> int:
+        return sum(b["bytes"] for b in buffers if b["first_step"] <= step <= b["last_step"])
+    return live

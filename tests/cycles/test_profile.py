@@ -1,0 +1,96 @@
+"""``aot profile``: refusals, the chart, and one real profile on QEMU."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+from support.models import MODELS_DIR
+
+from aot.cli import main
+from aot.cycles import CycleModelError, get_core
+from aot.cycles.chart import profile_svg
+from aot.cycles.cores import MemoryTiming
+from aot.cycles.profile import ENTRY_ROW, KernelProfile, Profile, profile_model
+from aot.cycles.session import check_emulated
+from aot.target import load_board
+
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _profile() -> Profile:
+    rows = (KernelProfile("fused_0_dense", "m_k0", ("dense",), 100, 104, 150.0, 16, 64),
+            KernelProfile("fused_1_dense", "m_k1", ("dense",), 300, 302, 420.0, 256, 96),
+            KernelProfile(ENTRY_ROW, None, (), 10, None, 14.0, 0, None))
+    return Profile("m", "qemu/mps2-an386", get_core("cortex-m4"), MemoryTiming(), 25_000_000,
+                   412, rows, {"alu": 584.0})
+
+
+def test_the_chart_has_one_bar_per_kernel():
+    root = ET.fromstring(profile_svg(_profile()))
+    bars = [r for r in root.iter(f"{SVG}rect") if r.get("class") == "bar"]
+    assert len(bars) == 2
+    widths = [float(b.get("width")) for b in bars]
+    assert widths[1] > widths[0]  # the longer kernel has the longer bar
+    assert "fused_1_dense: 420 cycles" in bars[1].find(f"{SVG}title").text
+
+
+def test_the_json_and_table_add_up():
+    p = _profile()
+    data = p.to_json()
+    assert data["cycles"] == 584 and data["instructions"] == 410
+    assert sum(k["share"] for k in data["kernels"]) == pytest.approx(1, abs=1e-3)
+    assert data["kernels"][1]["cycles_per_mac"] == round(420 / 256, 3)
+    assert data["ms"] == round(584 / 25e6 * 1e3, 6)
+    assert "total" in p.table() and "0.02336 ms at 25 MHz" in p.table()
+    assert data["trace_complete"] and "warning" not in p.table()
+
+
+def test_a_trace_that_misses_code_is_reported():
+    p = _profile()
+    short = Profile(p.model, p.board, p.core, p.memory, p.clock_hz, 5_000, p.rows, p.by_class)
+    assert not short.to_json()["trace_complete"]
+    assert "warning: the trace holds 410 instructions but the RPC counted 5,000" in short.table()
+
+
+@pytest.mark.parametrize("board", ["qemu/sifive-e", "host/native"])
+def test_a_board_without_a_cycle_model_is_refused(board, capsys):
+    assert main(["profile", str(HELLO), "--board", board]) == 2
+    assert f"{board} has no cycle model" in capsys.readouterr().err
+
+
+def test_a_real_board_is_refused_it_has_no_trace():
+    with pytest.raises(CycleModelError, match="st/nucleo-l4r5zi is not emulated"):
+        profile_model(HELLO, "st/nucleo-l4r5zi")
+
+
+def test_a_missing_qemu_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr("aot.cycles.session.shutil.which", lambda name: None)
+    with pytest.raises(CycleModelError, match="qemu-system-arm is not installed"):
+        check_emulated(load_board("qemu/mps2-an386"))
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_profile_on_qemu(tmp_path, capsys):
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    chart = tmp_path / "p.svg"
+    assert main(["profile", str(HELLO), "--board", "qemu/mps2-an386", "--json",
+                 "--chart", str(chart)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    kernels = [k for k in data["kernels"] if k["function"] is not None]
+    assert len(kernels) == 3 and all(k["ops"] == ["dense"] for k in kernels)
+    # The rows add up to the traced whole-model run ...
+    assert sum(k["instructions"] for k in data["kernels"]) == data["instructions"]
+    # ... which is the RPC's exact count but for the few instructions of its call sequence.
+    assert 0 <= data["rpc_instructions"] - data["instructions"] <= 8 and data["trace_complete"]
+    # A kernel run alone (the RPC's own wrapper around it) executes at least as much.
+    assert all(k["instructions"] <= k["instructions_alone"] for k in kernels)
+    assert data["cycles"] > data["instructions"]  # loads take two cycles on an M4
+    assert sum(k["macs"] for k in kernels) == 288
+    bars = [r for r in ET.parse(chart).getroot().iter(f"{SVG}rect") if r.get("class") == "bar"]
+    assert len(bars) == 3
