@@ -20,10 +20,9 @@ from pathlib import Path
 
 from aot.cycles.errors import CycleModelError
 from aot.cycles.trace import TraceParser, TraceReader
-from aot.firmware.device import qemu_extra_args
 from aot.rpc import Client, connect
 from flash import QemuConfig
-from flash.qemu import QemuRunner
+from flash.qemu import QemuRunner, qemu_extra_args
 
 #: Options that make QEMU log every executed translation block (docs/cycles.md).
 TRACE_ARGS = ("-d", "exec,nochain")
