@@ -121,6 +121,17 @@ uint8_t aot_port_timer_unit(void)
 #endif
 }
 
+uint32_t aot_port_clock_hz(void)
+{
+#if defined(CONFIG_AOT_TIMER_HW_CYCLES)
+    /* The system timer counts CPU cycles (the Cortex-M SysTick): its rate is
+     * the core clock. */
+    return (uint32_t)sys_clock_hw_cycles_per_sec();
+#else
+    return 0; /* the system timer's rate says nothing of the core clock */
+#endif
+}
+
 uint32_t aot_port_entropy(void)
 {
     /* Boot time in timer cycles: differs between boots only as much as the
