@@ -19,6 +19,8 @@ have riscv64-unknown-elf-gcc || need_pkgs+=(gcc-riscv64-unknown-elf)
 have make || need_pkgs+=(make)
 have gcc || need_pkgs+=(gcc)
 have cmake || need_pkgs+=(cmake)
+# tests/cmake builds an out-of-tree firmware with the Ninja generator as well as Make.
+have ninja || need_pkgs+=(ninja-build)
 # clang with its sanitizer and libFuzzer runtime: the runtime's frame decoder is fuzzed.
 have clang || need_pkgs+=(clang)
 [ -d /usr/lib/llvm-14/lib/clang ] && ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 \
