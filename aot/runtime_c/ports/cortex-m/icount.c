@@ -21,6 +21,7 @@
 
 #include "aot/platform.h"
 #include "icount.h"
+#include "semihost.h"
 
 #ifndef AOT_TICK_INSNS_NUM /* plain integers: they also go into assembly */
 #define AOT_TICK_INSNS_NUM 40
@@ -210,13 +211,5 @@ uint32_t aot_port_entropy(void)
 
 void aot_port_exit(int code)
 {
-    /* Semihosting SYS_EXIT_EXTENDED: {ADP_Stopped_ApplicationExit, code}. */
-    static volatile uint32_t block[2];
-    register uint32_t r0 __asm__("r0") = 0x20u;
-    register volatile uint32_t *r1 __asm__("r1") = block;
-    block[0] = 0x20026u;
-    block[1] = (uint32_t)code;
-    __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
-    for (;;) {
-    }
+    aot_semihost_exit(code);
 }

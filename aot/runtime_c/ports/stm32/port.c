@@ -327,6 +327,8 @@ static void pin_af(uint32_t pin)
 #define TIM2_PSC REG(0x40000028u)
 #define TIM2_ARR REG(0x4000002Cu)
 
+#include "../cortex-m/semihost.h"
+
 static uint32_t timer_origin;
 
 static void timer_init(void)
@@ -367,15 +369,7 @@ uint32_t aot_port_entropy(void)
 
 void aot_port_exit(int code)
 {
-    /* Semihosting SYS_EXIT_EXTENDED: the QEMU process ends with `code`. */
-    static volatile uint32_t block[2];
-    register uint32_t r0 __asm__("r0") = 0x20u;
-    register volatile uint32_t *r1 __asm__("r1") = block;
-    block[0] = 0x20026u;
-    block[1] = (uint32_t)code;
-    __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
-    for (;;) {
-    }
+    aot_semihost_exit(code);  /* the QEMU process ends with `code` */
 }
 #else
 #include "../cortex-m/dwt.h"
