@@ -74,19 +74,7 @@ def test_stm32_port_links_with_vectors_at_the_start_of_flash(tmp_path):
 def build_for_board(out_dir: Path, tag: str) -> Path:
     """The fixture firmware built as an aot project for ``tag`` builds it: the board's
     toolchain, CPU flags, memory map and board defines, through runtime.mk."""
-    board = load_board(tag)
-    tc, mem = board.toolchain, board.memory
-    elf = out_dir / "fixture.elf"
-    cflags = " ".join([*tc.cflags, *board_defines(board)])
-    subprocess.run(["make", "-s", "-C", str(fw.HERE), f"AOT_PORT={runtime_port(board)}",
-                    f"CC={tc.tool('gcc')}", f"AOT_ARCH_FLAGS={' '.join(tc.cpu_flags)}",
-                    f"AOT_BUILD_DIR={out_dir}", f"AOT_FIRMWARE={elf}", f"AOT_BOARD_TAG={tag}",
-                    "AOT_BUILD_ID=fixture-1", f"AOT_EXTRA_CFLAGS={cflags}",
-                    f"AOT_FLASH_ORIGIN={mem.flash.origin:#x}",
-                    f"AOT_FLASH_LENGTH={mem.flash.length:#x}",
-                    f"AOT_RAM_ORIGIN={mem.ram.origin:#x}", f"AOT_RAM_LENGTH={mem.ram.length:#x}"],
-                   check=True, env={**os.environ, "MAKEFLAGS": ""})
-    return elf
+    return fw.build_from_record(out_dir, tag)
 
 
 def sections(elf: Path, prefix: str) -> dict[str, tuple[int, int]]:
