@@ -31,7 +31,6 @@ from importlib import resources
 import io
 import json
 import re
-import shutil
 import tarfile
 from pathlib import Path
 

@@ -1,6 +1,5 @@
 """The C runtime builds warning-free on every toolchain and checks descriptors."""
 
-import os
 import struct
 import subprocess
 from pathlib import Path
@@ -11,7 +10,6 @@ from support.firmware import fw
 from support.models import MODELS_DIR
 
 from aot.export import board_defines
-from aot.firmware.project import runtime_port
 from aot.target import load_board
 
 RUNTIME = fw.ROOT / "aot" / "runtime_c"
