@@ -73,6 +73,7 @@ BUILTIN_CODES = {
     "FLOOR": 8, "EXP": 47, "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76,
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
+    "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -483,6 +484,10 @@ def _plain(ir_op: str, count: int):
     def convert(ctx: _OpContext):
         return ir_op, ctx.inputs(count), {}
     return convert
+
+
+def _cast(ctx: _OpContext):
+    return "cast", [ctx.input(0)], {"dtype": ctx.output_type().dtype}
 
 
 def _unquantized(ir_op: str, activation_slot: int | None = None):
@@ -949,6 +954,10 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SIN": (_float_unary("sin"), ("sin",)),
     "COS": (_float_unary("cos"), ("cos",)),
     "SQUARE": (_float_unary("square"), ("square",)),
+    "CAST": (_cast, ("cast",)),
+    "PRELU": (_plain("prelu", 2), ("prelu",)),
+    "ZEROS_LIKE": (_plain("zeros_like", 1), ("zeros_like",)),
+    "ELU": (_unary("elu"), ("elu",)),
     "DIV": (_unquantized("div", 0), ("div",)),
     "SQUARED_DIFFERENCE": (_unquantized("squared_difference"), ("squared_difference",)),
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),

@@ -442,6 +442,34 @@ def _unary(ts, attrs, where):
 for _name in ("logistic", "tanh", "relu", "relu6", "hard_swish"):
     register(_name, "elementwise", ("data",))(_unary)
 register("leaky_relu", "elementwise", ("data",), {"alpha": Attr("float")})(_unary)
+register("elu", "elementwise", ("data",))(_unary)
+
+
+@register("prelu", "broadcast", ("data", "alpha"))
+def _prelu(ts, attrs, where):
+    """``x >= 0 ? x : alpha * x`` with ``alpha`` broadcast to ``x`` (usually per channel)."""
+    data, alpha = ts
+    _need(alpha.dtype == data.dtype, where,
+          f"alpha must be {data.dtype} like the data, got {alpha.dtype}")
+    shape = _broadcast_shape([data.shape, alpha.shape], where)
+    _need(tuple(shape) == tuple(data.shape), where,
+          f"alpha {list(alpha.shape)} must broadcast to the data {list(data.shape)}")
+    return _out(data.shape, data.dtype)
+
+
+@register("cast", "elementwise", ("data",),
+          {"dtype": Attr("str", choices=("float32", "int8", "uint8", "int16", "int32", "bool"))})
+def _cast(ts, attrs, where):
+    """C's conversion of each value to ``dtype`` (quantization is ignored, as TFLM does)."""
+    (data,) = ts
+    return _out(data.shape, attrs["dtype"])
+
+
+@register("zeros_like", "elementwise", ("data",))
+def _zeros_like(ts, attrs, where):
+    """Zeros of the input's shape and type."""
+    (data,) = ts
+    return [TensorType(data.shape, data.dtype, data.quant)]
 
 
 @register("softmax", "opaque", ("data",),

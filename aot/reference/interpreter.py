@@ -306,7 +306,7 @@ def _softmax(node: Node, args: list) -> list:
                     **_quant_args(x, y))]
 
 
-@kernel("relu", "relu6", "leaky_relu", "hard_swish", "logistic", "tanh")
+@kernel("relu", "relu6", "leaky_relu", "hard_swish", "logistic", "tanh", "elu")
 def _activation(node: Node, args: list) -> list:
     x, y = node.inputs[0], node.outputs[0]
     extra = dict(_quant_args(x, y))
@@ -314,6 +314,28 @@ def _activation(node: Node, args: list) -> list:
         extra["alpha"] = node.attrs["alpha"]
     # relu6 ignores the output quantization: TFLM clamps on the input's scale.
     return [getattr(activations, node.op)(args[0], **extra)]
+
+
+@kernel("prelu")
+def _prelu(node: Node, args: list) -> list:
+    x, alpha = node.inputs
+    extra = {}
+    if x.dtype != "float32":
+        extra = {**_quant_args(x, node.outputs[0]), "alpha_scale": _scale(alpha),
+                 "alpha_zero_point": _zp(alpha)}
+    return [activations.prelu(args[0], args[1], **extra)]
+
+
+@kernel("cast")
+def _cast(node: Node, args: list) -> list:
+    # numpy's conversions are C's: truncation toward zero, wrap-around, nonzero -> true
+    with np.errstate(invalid="ignore"):
+        return [np.asarray(args[0]).astype(node.outputs[0].type.np_dtype)]
+
+
+@kernel("zeros_like")
+def _zeros_like(node: Node, args: list) -> list:
+    return [np.zeros_like(args[0])]
 
 
 @kernel("quantize")

@@ -185,6 +185,7 @@ ceil = _float_intrin("ceil")
 log = _float_intrin("log")
 sin = _float_intrin("sin")
 cos = _float_intrin("cos")
+expm1 = _float_intrin("expm1")
 
 
 def fmod(x, y):

@@ -21,7 +21,8 @@ EXPECTED_OPS = {
     "resize_nearest", "reduce_max", "reduce_min", "equal", "not_equal", "greater",
     "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not", "select",
     "abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "square",
-    "div", "squared_difference", "floor_div", "floor_mod", "add_n",
+    "div", "squared_difference", "floor_div", "floor_mod", "add_n", "elu", "prelu", "cast",
+    "zeros_like",
 }
 
 

@@ -1,4 +1,4 @@
-"""Unary activations: LOGISTIC, TANH, LEAKY_RELU and HARD_SWISH.
+"""Unary activations: LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH and ELU; PRELU.
 
 * int8: every one of the 256 inputs is mapped through the reference
   interpreter's own arithmetic for this node (:mod:`aot.reference.ops.activations`,
@@ -20,6 +20,7 @@ import numpy as np
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
+from aot.quant.arith import quantize_multiplier
 from aot.reference.interpreter import evaluate
 from aot.tir import expr as E
 
@@ -34,6 +35,8 @@ def _float(node, x):
     if node.op == "leaky_relu":
         alpha = E.const(float(np.float32(node.attrs["alpha"])), "float32")
         return lambda *i: te.if_then_else(x[i] >= zero, x[i], alpha * x[i])
+    if node.op == "elu":
+        return lambda *i: te.if_then_else(x[i] < zero, te.expm1(x[i]), x[i])
     three, six = E.const(3.0, "float32"), E.const(6.0, "float32")
     return lambda *i: x[i] * E.min_(E.max_(x[i] + three, zero), six) / six
 
@@ -58,5 +61,40 @@ def _activation(ctx, node) -> Computed:
                                name="y"))
 
 
-for _op in ("logistic", "tanh", "leaky_relu", "hard_swish"):
+for _op in ("logistic", "tanh", "leaky_relu", "hard_swish", "elu"):
     compute_rule(_op)(_activation)
+
+
+@compute_rule("prelu")
+def prelu(ctx, node) -> Computed:
+    """``x >= 0 ? x : alpha * x``; int8 as the reference's
+    :func:`aot.reference.ops.activations.prelu` (two multipliers)."""
+    x_t, a_t = node.inputs
+    y_t = node.outputs[0]
+    x, a = ctx.value(x_t), ctx.value(a_t)
+    shape = tuple(y_t.shape)
+    lead = len(shape) - len(a_t.shape)
+
+    def alpha(i):
+        return a[tuple(0 if int(d) == 1 else i[lead + k] for k, d in enumerate(a_t.shape))]
+    if y_t.dtype == "float32":
+        zero = E.const(0.0, "float32")
+        return Computed(te.compute(shape, lambda *i: te.if_then_else(
+            x[i] >= zero, x[i], x[i] * alpha(i)), name="y"))
+    if (x_t.dtype, y_t.dtype) != ("int8", "int8") or any(
+            t.quant is None or t.quant.is_per_axis for t in (x_t, a_t, y_t)):
+        raise KernelError(f"prelu ({node.name}): int8 with per-tensor quantization and float32 "
+                          "only")
+    m1, s1 = quantize_multiplier(float(x_t.quant.scale[0]) / float(y_t.quant.scale[0]))
+    m2, s2 = quantize_multiplier(float(x_t.quant.scale[0]) * float(a_t.quant.scale[0])
+                                 / float(y_t.quant.scale[0]))
+    x_zp, a_zp = int(x_t.quant.zero_point[0]), int(a_t.quant.zero_point[0])
+    y_zp = int(y_t.quant.zero_point[0])
+
+    def body(*i):
+        v = x[i].astype("int32") - x_zp
+        neg = v * (alpha(i).astype("int32") - a_zp)
+        raw = te.if_then_else(v >= 0, te.call_pure("int32", "aot_mbqm", v, m1, s1),
+                              te.call_pure("int32", "aot_mbqm", neg, m2, s2))
+        return E.cast("int8", E.max_(E.min_(raw + y_zp, E.const(127)), E.const(-128)))
+    return Computed(te.compute(shape, body, name="y"))

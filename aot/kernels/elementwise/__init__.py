@@ -203,6 +203,21 @@ for _op in ("div", "squared_difference", "floor_div", "floor_mod"):
     compute_rule(_op)(_float_binary)
 
 
+@compute_rule("cast")
+def cast(ctx, node) -> Computed:
+    """C's conversion (truncation toward zero, wrap-around, nonzero is true)."""
+    x = ctx.value(node.inputs[0])
+    dtype = node.outputs[0].dtype
+    return Computed(te.compute(x.shape, lambda *i: x[i].astype(dtype), name="y"))
+
+
+@compute_rule("zeros_like")
+def zeros_like(ctx, node) -> Computed:
+    y_t = node.outputs[0]
+    zero = E.const(0.0 if y_t.dtype == "float32" else 0, y_t.dtype)
+    return Computed(te.compute(tuple(y_t.shape), lambda *i: zero, name="y"))
+
+
 @compute_rule("add_n")
 def add_n(ctx, node) -> Computed:
     """The inputs summed left to right (float32)."""

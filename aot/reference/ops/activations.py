@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from aot.quant import arith as quant
-from aot.quant import fixedpoint
+from aot.quant import fixedpoint, libm
 from aot.quant.params import f32, log2_rounded
 from aot.quant.sigmoid_table import SIGMOID_TABLE_UINT16
 
@@ -85,6 +85,43 @@ def leaky_relu(x, *, alpha, x_scale=1.0, x_zero_point=0, y_scale=1.0, y_zero_poi
     v = x.astype(np.int64) - int(x_zero_point)
     y = np.where(v >= 0, quant.multiply_by_quantized_multiplier(v, m_id, s_id),
                  quant.multiply_by_quantized_multiplier(v, m_alpha, s_alpha))
+    lo, hi = quant.qrange(x.dtype)
+    return quant.clamp_cast(y + int(y_zero_point), lo, hi, x.dtype)
+
+
+def elu(x, *, x_scale=1.0, x_zero_point=0, y_scale=1.0, y_zero_point=0):
+    """ELU: ``x < 0 ? expm1f(x) : x``.  int8 as TFLM's table: each input
+    dequantized, transformed and requantized in float32 (``roundf``, half away
+    from zero), clamped."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return np.where(x < 0, libm.call("expm1f", x), x).astype(np.float32)
+    f = np.float32
+    real = f(x_scale) * (x.astype(np.float32) - f(x_zero_point))
+    real = real.astype(np.float32)
+    transformed = np.where(real < 0, libm.call("expm1f", real), real).astype(np.float32)
+    scaled = (transformed * (f(1) / f(y_scale))).astype(np.float32)
+    q = quant.round_half_away(scaled).astype(np.float32) + f(y_zero_point)
+    lo, hi = quant.qrange(x.dtype)
+    return np.clip(q.astype(np.int64), lo, hi).astype(x.dtype)
+
+
+def prelu(x, alpha, *, x_scale=1.0, x_zero_point=0, alpha_scale=1.0, alpha_zero_point=0,
+          y_scale=1.0, y_zero_point=0):
+    """PRELU: ``x >= 0 ? x : alpha * x`` with ``alpha`` broadcast.  int8 (TFLM):
+    ``v = x - zp`` requantized by ``QM(s_x / s_y)`` when ``v >= 0``, else
+    ``v * (alpha - zp_alpha)`` by ``QM(s_x s_alpha / s_y)`` (doubles of the
+    float scales), plus ``zp_y``, clamped."""
+    x, alpha = np.asarray(x), np.asarray(alpha)
+    if x.dtype == np.float32:
+        return np.where(x >= 0, x, x * alpha).astype(np.float32)
+    m1, s1 = quant.quantize_multiplier(float(x_scale) / float(y_scale))
+    m2, s2 = quant.quantize_multiplier(float(x_scale) * float(alpha_scale) / float(y_scale))
+    v = x.astype(np.int64) - int(x_zero_point)
+    a = alpha.astype(np.int64) - int(alpha_zero_point)
+    v, a = np.broadcast_arrays(v, a)
+    y = np.where(v >= 0, quant.multiply_by_quantized_multiplier(v, m1, s1),
+                 quant.multiply_by_quantized_multiplier(quant.wrap_int32(v * a), m2, s2))
     lo, hi = quant.qrange(x.dtype)
     return quant.clamp_cast(y + int(y_zero_point), lo, hi, x.dtype)
 
