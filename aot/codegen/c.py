@@ -85,6 +85,19 @@ class _FileState:
                                    f"aligned({E.bits(elem) // 8}), may_alias));")
         return name
 
+    def unsigned_vector(self, dtype: str) -> str:
+        """The unsigned twin of a signed narrow vector type: arithmetic on it
+        wraps by definition, where signed vector overflow would be undefined
+        (and GCC folds ``x < x + x`` to ``0 < x``)."""
+        name = _vector_type(dtype) + "_u"
+        if name not in self.typedefs:
+            elem, lanes = E.split_dtype(dtype)
+            size = lanes * E.bits(elem) // 8
+            self.typedefs[name] = (f"typedef u{C_TYPES[elem]} {name} __attribute__(("
+                                   f"vector_size({size}), aligned({E.bits(elem) // 8}), "
+                                   "may_alias));")
+        return name
+
     def vector_blend(self, op: str, dtype: str, a: str, b: str, cond: str = "") -> str:
         """Choose lanes by a comparison mask (GCC vector comparisons give
         -1/0 lanes as wide as the compared elements).  A GNU statement
@@ -217,6 +230,10 @@ class _FuncGen:
                 # two's complement: the low bits are the floor remainder
                 return f"(({C_TYPES[elem]})({a} & {e.b.value - 1}))"
             return f"{self.state.helper(e.op, elem)}({a}, {b})"
+        if lanes > 1 and e.op in _WRAPPING and elem in ("int8", "int16"):
+            # The IR's narrow results wrap; signed vector overflow is undefined in C.
+            ut, vt = self.state.unsigned_vector(e.a.dtype), self.state.vector(e.a.dtype)
+            return f"(({vt})(({ut}){a} {_C_OPS[e.op]} ({ut}){b}))"
         text = f"({a} {_C_OPS[e.op]} {b})"
         if lanes == 1 and e.op in _WRAPPING and elem in ("int8", "uint8", "int16"):
             return f"(({C_TYPES[elem]}){text})"

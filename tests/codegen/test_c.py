@@ -205,3 +205,19 @@ def test_a_broadcast_float_keeps_the_sign_of_zero():
     out = np.ones(8, np.float32)
     aot.build(s, [A, D], name="negzero")(np.zeros(8, np.float32), out)
     assert np.signbit(out).all(), out
+
+
+def test_narrow_vector_arithmetic_wraps_like_the_scalar_code():
+    """int8 lanes wrap (89 + 89 is -78), so ``x < x + x`` is false for 89: on
+    signed vectors the overflow would be undefined and GCC folds the
+    comparison to ``0 < x``; the C does the arithmetic on unsigned lanes."""
+    X = te.placeholder((4,), "int8", "X")
+    Y = te.compute((4,), lambda i: te.if_then_else(X[i] < X[i] + X[i], X[i],
+                                                   te.const(0, "int8")), name="Y")
+    s = te.create_schedule(Y.op)
+    o, i = s[Y].split(Y.op.axis[0], factor=2)
+    s[Y].vectorize(i)
+    out = np.zeros(4, np.int8)
+    aot.build(s, [X, Y], name="wraps")(np.array([89, 5, -100, 64], np.int8), out)
+    # 89+89 -> -78, 5+5 = 10, -100-100 -> 56, 64+64 -> -128
+    np.testing.assert_array_equal(out, [0, 5, -100, 0])
