@@ -73,7 +73,7 @@ BUILTIN_CODES = {
     "FLOOR": 8, "EXP": 47, "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76,
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
-    "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111,
+    "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -483,6 +483,18 @@ def _plain(ir_op: str, count: int):
     """An operator whose inputs pass through and that has no options."""
     def convert(ctx: _OpContext):
         return ir_op, ctx.inputs(count), {}
+    return convert
+
+
+def _arg_extreme(ir_op: str):
+    """ARG_MAX, ARG_MIN: one constant axis, int32 indices."""
+    def convert(ctx: _OpContext):
+        axis = ctx.const(1, "axis").reshape(-1)
+        if axis.size != 1:
+            raise ctx.fail("axis must hold one value")
+        if ctx.output_type().dtype != "int32":
+            raise ctx.fail(f"{ctx.output_type().dtype} output: not supported yet (int32 only)")
+        return ir_op, [ctx.input(0)], {"axis": int(axis[0])}
     return convert
 
 
@@ -955,6 +967,8 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "COS": (_float_unary("cos"), ("cos",)),
     "SQUARE": (_float_unary("square"), ("square",)),
     "CAST": (_cast, ("cast",)),
+    "ARG_MAX": (_arg_extreme("arg_max"), ("arg_max",)),
+    "ARG_MIN": (_arg_extreme("arg_min"), ("arg_min",)),
     "PRELU": (_plain("prelu", 2), ("prelu",)),
     "ZEROS_LIKE": (_plain("zeros_like", 1), ("zeros_like",)),
     "ELU": (_unary("elu"), ("elu",)),

@@ -668,6 +668,17 @@ def _mean(ts, attrs, where):
     return _out(_reduced_shape(data, attrs, where), data.dtype)
 
 
+@register("arg_max", "reduction", ("data",),
+          {"axis": Attr("int"), "dtype": Attr("str", "int32", ("int32",))})
+@register("arg_min", "reduction", ("data",),
+          {"axis": Attr("int"), "dtype": Attr("str", "int32", ("int32",))})
+def _arg_extreme(ts, attrs, where):
+    """The index of the first largest (smallest) element along ``axis``, which is removed."""
+    (data,) = ts
+    axis = _axis(attrs["axis"], data.rank, where)
+    return _out([d for i, d in enumerate(data.shape) if i != axis], attrs["dtype"])
+
+
 @register("reduce_max", "reduction", ("data",), _REDUCE)
 @register("reduce_min", "reduction", ("data",), _REDUCE)
 def _reduce_extreme(ts, attrs, where):

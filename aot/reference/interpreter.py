@@ -371,6 +371,15 @@ def _reduce_extreme(node: Node, args: list) -> list:
     return [reduce(args[0], axis=axes, keepdims=node.attrs["keepdims"])]
 
 
+@kernel("arg_max", "arg_min")
+def _arg_extreme(node: Node, args: list) -> list:
+    # numpy's argmax/argmin return the first index of the extreme, as TFLM's
+    # strict comparison does; raw values compare as the real ones (one scale).
+    pick = np.argmax if node.op == "arg_max" else np.argmin
+    axis = node.attrs["axis"] % args[0].ndim
+    return [pick(args[0], axis=axis).astype(node.outputs[0].type.np_dtype)]
+
+
 # ---------------------------------------------------------------------- stateful
 
 @kernel("svdf")

@@ -72,6 +72,8 @@ OPTIONS = {
     "SPACE_TO_DEPTH": "SpaceToDepthOptions",
     "DEPTH_TO_SPACE": "DepthToSpaceOptions",
     "MIRROR_PAD": "MirrorPadOptions",
+    "ARG_MAX": "ArgMaxOptions",
+    "ARG_MIN": "ArgMinOptions",
     "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
     "DEQUANTIZE": "DequantizeOptions",
 }

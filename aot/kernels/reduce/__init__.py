@@ -57,6 +57,34 @@ def reduce_extreme(ctx, node) -> Computed:
     return Computed(acc, {"acc": acc})
 
 
+@compute_rule("arg_max")
+@compute_rule("arg_min")
+def arg_extreme(ctx, node) -> Computed:
+    """Two reductions along ``axis``: the extreme value ``m``, then the least
+    index ``k`` with ``x[k] == m`` (the first one, as TFLM's strict comparison)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    rank = len(x_t.shape)
+    axis = int(node.attrs["axis"]) % rank
+    x = ctx.value(x_t)
+    n = int(x_t.shape[axis])
+    shape = tuple(y_t.shape)
+    r1 = te.reduce_axis((0, n), "r")
+    r2 = te.reduce_axis((0, n), "k")
+
+    def at(i, r):
+        idx = list(i)
+        idx.insert(axis, r)
+        return x[tuple(idx)]
+    reducer = te.max if node.op == "arg_max" else te.min
+    m = te.compute(shape, lambda *i: reducer(at(i, r1), axis=[r1]), name="acc")
+    dtype = y_t.dtype
+
+    def first(*i):
+        hit = at(i, r2).equal(m[i])
+        return te.min(te.if_then_else(hit, r2.var.astype(dtype), E.const(n, dtype)), axis=[r2])
+    return Computed(te.compute(shape, first, name="y"), {"acc": m})
+
+
 @compute_rule("mean")
 def mean(ctx, node) -> Computed:
     x_t, y_t = node.inputs[0], node.outputs[0]
@@ -88,6 +116,8 @@ def mean(ctx, node) -> Computed:
     return Computed(y, {"acc": acc})
 
 
+@strategy("arg_max")
+@strategy("arg_min")
 @strategy("reduce_max")
 @strategy("reduce_min")
 @strategy("mean")
