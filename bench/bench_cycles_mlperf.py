@@ -27,8 +27,6 @@ sys.path.insert(0, str(ROOT))
 from aot.cycles.profile import profile_model  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
-if not MODELS_DIR.is_dir():
-    MODELS_DIR = Path("/work/shared/models")
 L4R5_HZ = 120_000_000
 
 #: Best published results on a Cortex-M4 (STM32L4R5 at 120 MHz), as quoted in issue 21:

@@ -41,8 +41,6 @@ from aot.cycles.session import trace_elf  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "cycles_validation"
 CMSIS_NN = ROOT.parent / "shared" / "third_party" / "CMSIS-NN"
-if not CMSIS_NN.is_dir():  # a git worktree beside the main checkout
-    CMSIS_NN = Path("/work/shared/third_party/CMSIS-NN")
 FLAGS = ["-O2", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
          "-ffunction-sections", "-fdata-sections", "-std=c11"]
 FUNCTIONS = ["arm_convolve_wrapper_s8", "arm_depthwise_conv_wrapper_s8", "arm_avgpool_s8",
