@@ -423,19 +423,27 @@ def _fold_constant_of_shape(ctx, shape: np.ndarray) -> np.ndarray:
     return np.full(dims, fill[0], dtype=fill.dtype)
 
 
-def _fold_reduce_prod(ctx, x: np.ndarray) -> np.ndarray:
+def _reduce_attrs(ctx) -> tuple[list[int] | None, bool, bool]:
+    """A Reduce* node's ``(axes, keepdims, noop)``: the axes are an attribute
+    before opset 18 and input 1 from it (None: all axes); ``noop`` is
+    ``noop_with_empty_axes`` when no axes are given."""
     if ctx.opset < 18:
         a = ctx.attrs(axes=None, keepdims=1)
-        axes = a["axes"]
-    else:
-        a = ctx.attrs(keepdims=1, noop_with_empty_axes=0)
-        axes = None
-        if ctx.value(1, optional=True) is not None:
-            axes = ctx.const(1, "axes").reshape(-1).tolist() or None
-        if axes is None and a["noop_with_empty_axes"]:
-            return x
-    axis = None if axes is None else tuple(int(v) % max(x.ndim, 1) for v in axes)
-    return np.prod(x, axis=axis, keepdims=bool(a["keepdims"])).astype(x.dtype)
+        axes = None if a["axes"] is None else [int(v) for v in a["axes"]]
+        return axes, bool(a["keepdims"]), False
+    a = ctx.attrs(keepdims=1, noop_with_empty_axes=0)
+    axes = None
+    if ctx.value(1, optional=True) is not None:
+        axes = [int(v) for v in ctx.const(1, "axes").reshape(-1)] or None
+    return axes, bool(a["keepdims"]), axes is None and bool(a["noop_with_empty_axes"])
+
+
+def _fold_reduce_prod(ctx, x: np.ndarray) -> np.ndarray:
+    axes, keepdims, noop = _reduce_attrs(ctx)
+    if noop:
+        return x
+    axis = None if axes is None else tuple(v % max(x.ndim, 1) for v in axes)
+    return np.prod(x, axis=axis, keepdims=keepdims).astype(x.dtype)
 
 
 def _axes(ctx, name: str, optional: bool = False):
@@ -1298,16 +1306,9 @@ def _pad(ctx) -> Value:
 
 
 def _reduce_mean(ctx) -> Value | None:
-    if ctx.opset < 18:
-        a = ctx.attrs(axes=None, keepdims=1)
-        axes = a["axes"]
-    else:
-        a = ctx.attrs(keepdims=1, noop_with_empty_axes=0)
-        axes = None
-        if ctx.value(1, optional=True) is not None:
-            axes = [int(v) for v in ctx.const(1, "axes").reshape(-1)] or None
-        if axes is None and a["noop_with_empty_axes"]:
-            raise ctx.fail("noop_with_empty_axes=1 without axes is not supported")
+    axes, keep, noop = _reduce_attrs(ctx)
+    if noop:
+        raise ctx.fail("noop_with_empty_axes=1 without axes is not supported")
     x = ctx.value(0)
     rank = len(ctx.shape(x))
     axes = sorted({int(v) % rank for v in (axes if axes is not None else range(rank))})
@@ -1318,7 +1319,6 @@ def _reduce_mean(ctx) -> Value | None:
     t = ctx.in_layout(src, layout, rank)
     order = list(layout) if layout is not None else list(range(rank))
     ir_axes = tuple(order.index(a) for a in axes)
-    keep = bool(a["keepdims"])
     attrs = {"axes": ir_axes, "keepdims": keep}
     out_layout = layout
     if not keep and layout is not None:
