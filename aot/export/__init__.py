@@ -39,7 +39,8 @@ import jinja2
 from aot import __version__
 from aot.errors import AotError
 
-_ENV = jinja2.Environment(
+#: The templates of aot/export/templates (artifact build files, SDK layouts).
+TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("aot.export", "templates"),
     trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     undefined=jinja2.StrictUndefined, autoescape=False)
@@ -223,13 +224,13 @@ def runtime_config() -> dict[str, int]:
 def cmake_lists(name: str, build: dict) -> str:
     """A CMakeLists.txt with the static library ``name`` and the object library
     ``name_rpc``, printed from metadata.json's ``build`` (:func:`build_settings`)."""
-    return _ENV.get_template("CMakeLists.txt.j2").render(name=name, **build)
+    return TEMPLATES.get_template("CMakeLists.txt.j2").render(name=name, **build)
 
 
 def make_fragment(name: str, build: dict) -> str:
     """A Makefile fragment: variables for the sources and flags, and a libP.a
     rule, printed from metadata.json's ``build`` (:func:`build_settings`)."""
-    return _ENV.get_template("model.mk.j2").render(name=name, UP=name.upper(), **build)
+    return TEMPLATES.get_template("model.mk.j2").render(name=name, UP=name.upper(), **build)
 
 
 def library_sources(files: dict[str, str], name: str) -> list[str]:

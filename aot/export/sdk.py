@@ -18,19 +18,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
-
 from aot import __version__
-from aot.export import METADATA_FORMAT, ExportError, write_artifact
+from aot.codegen.c import C_TYPES
+from aot.export import METADATA_FORMAT, TEMPLATES, ExportError, write_artifact
 
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("aot.export", "templates"),
-    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-    undefined=jinja2.StrictUndefined, autoescape=False)
-
-_C_TYPES = {"int8": ("int8_t", "%d", "(int)"), "uint8": ("uint8_t", "%u", "(unsigned)"),
-            "int16": ("int16_t", "%d", "(int)"), "int32": ("int32_t", "%ld", "(long)"),
-            "float32": ("float", "%g", "(double)")}
+#: printf conversion and argument cast of each element type main.c prints.
+_PRINTF = {"int8": ("%d", "(int)"), "uint8": ("%u", "(unsigned)"), "int16": ("%d", "(int)"),
+           "int32": ("%ld", "(long)"), "float32": ("%g", "(double)")}
 
 
 @dataclass(frozen=True)
@@ -71,10 +65,11 @@ def _component_version(version: str) -> str:
 
 
 def _port(p: dict) -> dict:
-    if p["dtype"] not in _C_TYPES:
+    if p["dtype"] not in _PRINTF:
         raise ExportError(f"not supported yet: the Pico SDK example for a {p['dtype']} "
                           f"tensor ({p['name']})")
-    ctype, fmt, cast = _C_TYPES[p["dtype"]]
+    ctype = C_TYPES[p["dtype"]]
+    fmt, cast = _PRINTF[p["dtype"]]
     count = 1
     for d in p["shape"]:
         count *= d
@@ -113,7 +108,7 @@ def write_sdk_project(kind: str, out_dir, name: str, files: dict[str, str],
                       outputs=[_port(p) for p in metadata["outputs"]])
     try:
         for rel, template in sdk.templates.items():
-            (out / rel).write_text(_ENV.get_template(template).render(**values))
+            (out / rel).write_text(TEMPLATES.get_template(template).render(**values))
     except OSError as err:
         raise ExportError(f"cannot write the {kind} project to {out}: "
                           f"{err.strerror or err}") from None
