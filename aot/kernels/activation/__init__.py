@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
+from aot.kernels.common import requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
 from aot.quant.arith import quantize_multiplier
@@ -94,7 +95,6 @@ def prelu(ctx, node) -> Computed:
     def body(*i):
         v = x[i].astype("int32") - x_zp
         neg = v * (alpha(i).astype("int32") - a_zp)
-        raw = te.if_then_else(v >= 0, te.call_pure("int32", "aot_mbqm", v, m1, s1),
-                              te.call_pure("int32", "aot_mbqm", neg, m2, s2))
-        return E.cast("int8", E.max_(E.min_(raw + y_zp, E.const(127)), E.const(-128)))
+        return te.if_then_else(v >= 0, requantize(v, m1, s1, y_zp, (-128, 127), "int8"),
+                               requantize(neg, m2, s2, y_zp, (-128, 127), "int8"))
     return Computed(te.compute(shape, body, name="y"))
