@@ -517,13 +517,17 @@ class Sizes:
 
 def check_fits_board(plan: MemoryPlan, graph: Graph, board, *, sizes: Sizes | None = None,
                      kernels=()) -> None:
-    """:func:`check_fits` against an :class:`aot.target.Board`'s RAM and flash.
-    Boards without a memory map (the host) always fit."""
-    if board.memory is None:
+    """:func:`check_fits` against an :class:`aot.target.Board`'s flash and the
+    RAM its firmware leaves once the stack is reserved
+    (``Memory.model_ram_bytes``).  Boards without a memory map (the host)
+    always fit."""
+    mem = board.memory
+    if mem is None:
         return
-    check_fits(plan, graph, ram_bytes=board.memory.ram.length,
-               flash_bytes=board.memory.flash.length, where=board.tag, sizes=sizes,
-               kernels=kernels)
+    check_fits(plan, graph, ram_bytes=mem.model_ram_bytes, flash_bytes=mem.flash.length,
+               where=board.tag, sizes=sizes, kernels=kernels,
+               ram_detail=f" ({mem.ram.length} bytes of RAM less its {mem.stack_bytes}-byte "
+                          "stack)")
 
 
 def _largest(plan: MemoryPlan, n: int = 3) -> str:
@@ -543,7 +547,7 @@ def _largest_constants(graph: Graph, kernels, n: int = 3) -> str:
 
 def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
                flash_bytes: int | None = None, where: str = "the target",
-               sizes: Sizes | None = None, kernels=()) -> None:
+               sizes: Sizes | None = None, kernels=(), ram_detail: str = "") -> None:
     """Raise :class:`MemoryPlanError` if the model needs more RAM or flash than given.
 
     RAM holds the workspace, the state and (with caller buffers) the
@@ -551,7 +555,8 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
     are the model's sizes so far (by default what the plan fixes, with the
     constants of ``kernels`` when given); the compiler checks once after
     planning and again with the scratch and the measured code.  The message
-    names both sizes, each part, and the largest tensors or constants.
+    names both sizes, each part, and the largest tensors or constants;
+    ``ram_detail`` says where ``ram_bytes`` comes from.
     """
     if sizes is None:
         sizes = Sizes.of_plan(plan, sum(k.constant_bytes for k in kernels) if kernels else None)
@@ -560,7 +565,7 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
         raise MemoryPlanError(
             f"model {graph.name!r} needs {sizes.ram} bytes of RAM (workspace "
             f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}) "
-            f"but {where} has {ram_bytes}; largest tensors: {_largest(plan)}. "
+            f"but {where} has {ram_bytes}{ram_detail}; largest tensors: {_largest(plan)}. "
             "Try a board with more RAM or a smaller model.")
     if flash_bytes is not None and sizes.flash > flash_bytes:
         code = f", code {sizes.code}" if sizes.code is not None else ""

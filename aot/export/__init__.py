@@ -185,7 +185,8 @@ def board_build(board) -> dict | None:
         memory = {"flash_origin": _hex(board.memory.flash.origin),
                   "flash_length": _hex(board.memory.flash.length),
                   "ram_origin": _hex(board.memory.ram.origin),
-                  "ram_length": _hex(board.memory.ram.length)}
+                  "ram_length": _hex(board.memory.ram.length),
+                  "stack_size": _hex(board.memory.stack_bytes)}
     return {"tag": board.tag, "port": port, "cc": tc.tool("gcc"),
             "cpu_flags": list(tc.cpu_flags), "cflags": list(tc.cflags),
             "defines": board_defines(board), "ldflags": list(tc.ldflags), "memory": memory}

@@ -55,13 +55,27 @@ class Region:
         return self.origin + self.length
 
 
+#: Bytes a bare-metal port's linker script reserves for the stack at the top
+#: of ``ram`` unless the board record says otherwise (``memory.stack_bytes``);
+#: runtime_c/board.mk and runtime.cmake default to the same for port-only builds.
+DEFAULT_STACK_BYTES = 0x2000
+
+
 @dataclass(frozen=True)
 class Memory:
-    """Where code and constants go (``flash``), the main ``ram``, extra pools."""
+    """Where code and constants go (``flash``), the main ``ram``, extra pools,
+    and the stack the firmware reserves at the top of ``ram``."""
 
     flash: Region
     ram: Region
     pools: tuple[Region, ...] = ()
+    stack_bytes: int = DEFAULT_STACK_BYTES
+
+    @property
+    def model_ram_bytes(self) -> int:
+        """The part of ``ram`` left for a model (and the rest of the firmware's
+        static data) once the stack is reserved."""
+        return self.ram.length - self.stack_bytes
 
     def regions(self) -> tuple[Region, ...]:
         return (self.flash, self.ram, *self.pools)
@@ -294,7 +308,11 @@ def load_board_file(path: str | Path) -> Board:
             flash=Region("flash", **mem["flash"]),
             ram=Region("ram", **mem["ram"]),
             pools=tuple(Region(**p) for p in mem.get("pools", ())),
+            stack_bytes=mem.get("stack_bytes", DEFAULT_STACK_BYTES),
         )
+        if memory.stack_bytes >= memory.ram.length:
+            raise BoardError(f"{path}: field 'memory.stack_bytes': {memory.stack_bytes} bytes "
+                             f"of stack leave nothing of the {memory.ram.length} bytes of RAM")
         names = [r.name for r in memory.regions()]
         if len(set(names)) != len(names):
             raise BoardError(f"{path}: field 'memory.pools': a pool name is used twice")

@@ -29,11 +29,23 @@ def test_project_holds_model_runtime_port_and_build_files(hello_artifact, tmp_pa
         in makefile
     assert "AOT_RAM_ORIGIN := 0x20000000" in makefile
     assert "AOT_RAM_LENGTH := 0x00400000" in makefile
+    assert "AOT_STACK_SIZE := 0x00002000" in makefile  # the default of every port
     assert "model/codegen/hello_rpc.c" in makefile
     assert "FLASH_ORIGIN 0x00000000" in (root / "CMakeLists.txt").read_text()
     data = json.loads((root / "project.json").read_text())
     assert data["board"] == "qemu/mps2-an386" and data["port"] == "mps2"
     assert load_project(root).name == "hello"
+
+
+def test_the_boards_stack_reaches_the_linker_script(tmp_path):
+    # The micro:bit keeps 4 KiB of its 16 KiB for the stack (board record), and
+    # the compiler checked the model against the 12 KiB left.
+    compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "qemu/microbit",
+                             measure_code=False)
+    project = create_project(compiled.write(tmp_path / "a"), "qemu/microbit", tmp_path / "p")
+    assert "AOT_STACK_SIZE := 0x00001000" in (project.path / "Makefile").read_text()
+    meta = json.loads((tmp_path / "a" / "metadata.json").read_text())
+    assert meta["build"]["board"]["memory"]["stack_size"] == "0x00001000"
 
 
 def test_board_port_names_map_to_runtime_folders():

@@ -207,6 +207,11 @@ def test_a_copy_of_a_good_record_loads(tmp_path):
         ("[console]\n", '[image]\nformat = "hex"\n[console]\n',
          r"field 'image.format': 'hex' is not one of"),
         ("[memory]", "[memory\n", r"not valid TOML"),
+        ("[memory]\n", "[memory]\nstack_bytes = 100\n",
+         r"field 'memory.stack_bytes': 100 is less than the minimum of 256"),
+        ("[memory]\n", "[memory]\nstack_bytes = 0x0040_0000\n",
+         r"field 'memory.stack_bytes': 4194304 bytes of stack leave nothing of the 4194304 "
+         r"bytes of RAM"),
     ],
 )
 def test_schema_rejects_broken_files(tmp_path, old, new, message):
