@@ -194,7 +194,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   name: str = "model", input_shapes=None, opt_level: int = 2,
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
-                  io_in_workspace: bool = False, inplace: bool = True,
+                  io_in_workspace: bool = False, inplace: bool = True, overlap: bool = True,
                   measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
 
@@ -214,7 +214,11 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     ``inplace`` lets a kernel write its output over an input that dies there
     (``docs/memory.md``) where the kernel's loop nest allows it
     (``Kernel.inplace_allowed``); a library whose kernels list no allowed
-    pairs gets no in-place writes.
+    pairs gets no in-place writes.  ``overlap`` lets a kernel's output start
+    before the end of an input that dies there and grow over the bytes the
+    kernel has finished reading, within the limit its loop nest proves
+    (``Kernel.overlap_allowed``, :mod:`aot.kernels.overlap`); ``inplace=False``
+    turns both off.
     """
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter()
@@ -265,10 +269,14 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     # kernel); the pairs the plan takes are then bound in the kernels.
     allowed = {(k.params[i].tensor, k.params[j].tensor)
                for k in kernels for i, j in getattr(k, "inplace_allowed", ())}
+    limits = {(k.params[i].tensor, k.params[j].tensor): d
+              for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
     plan = plan_memory(annotated, alignment=workspace_alignment(target),
                        io_in_workspace=io_in_workspace,
                        inplace=(lambda out, src: (src.name, out.name) in allowed)
-                       if inplace else False)
+                       if inplace else False,
+                       overlap=(lambda out, src: limits.get((src.name, out.name)))
+                       if inplace and overlap else None)
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
@@ -358,12 +366,14 @@ def _llvm_files(name: str, kernels, module: LLVMModule,
 
 def _bind_inplace(kernel, plan: MemoryPlan):
     """``kernel`` with the in-place pairs of ``plan`` bound (their arguments share a buffer)."""
-    allowed = getattr(kernel, "inplace_allowed", ())
+    allowed = set(getattr(kernel, "inplace_allowed", ()))
+    allowed |= {(i, j) for i, j, _ in getattr(kernel, "overlap_allowed", ())}
     if not allowed:
         return kernel
     names = [p.tensor for p in kernel.params]
-    aliased = {(out, src) for out, src, how in plan.aliases if how == "in place"}
-    return kernel.with_inplace([(i, j) for i, j in allowed if (names[j], names[i]) in aliased])
+    aliased = {(out, src) for out, src, how in plan.aliases if how in ("in place", "overlap")}
+    return kernel.with_inplace([(i, j) for i, j in sorted(allowed)
+                                if (names[j], names[i]) in aliased])
 
 
 def _code_bytes(files: dict[str, str], name: str, target: Target,

@@ -181,9 +181,12 @@ def _ratio(ours, theirs) -> float | None:
     return None if ours is None or not theirs else ours / theirs
 
 
-def bench_model(path: Path, board: str, workdir: Path, cache: Path) -> dict:
+def bench_model(path: Path, board: str, workdir: Path, cache: Path,
+                compile_options: dict | None = None) -> dict:
+    """One model on one board; ``compile_options`` go to ``compile_model``
+    (bench_memory.py compares memory plans this way)."""
     baseline = BASELINES.get(board, NO_BASELINE)
-    compiled = compile_model(path, board, measure_code=False)
+    compiled = compile_model(path, board, measure_code=False, **(compile_options or {}))
     graph = compiled.graph
     if sample_path(path).is_file():
         inputs = [np.load(sample_path(path))]

@@ -79,7 +79,10 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="place inputs and outputs inside the workspace")
     parser.add_argument("--no-inplace", action="store_true",
                         help="never let a kernel write its output over an input that dies "
-                        "there (more workspace; see docs/memory.md)")
+                        "there, in place or overlapping (more workspace; see docs/memory.md)")
+    parser.add_argument("--no-overlap", action="store_true",
+                        help="keep in-place writes but never let an output overlap part of an "
+                        "input (the overlap each kernel's loop nest proves; docs/memory.md)")
     parser.add_argument("--tuning-records", metavar="FILE",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target")
@@ -105,6 +108,7 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
                          opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
                          io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
+                         overlap=not args.no_overlap,
                          kernel_library=kernel_library)
 
 

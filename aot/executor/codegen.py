@@ -448,23 +448,27 @@ def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings) -> li
 
 
 def _check_overlap(k, tensors: dict[str, Tensor], plan) -> None:
-    """Two arguments of one call share bytes only as a pair the kernel accepts
-    (``Kernel.inplace``: declared without ``restrict``, checked loop nest)."""
+    """Two arguments of one call share bytes (one address, or overlapping
+    workspace ranges) only as a pair the kernel accepts (``Kernel.inplace``:
+    declared without ``restrict``, loop nest checked)."""
     accepted = set(getattr(k, "inplace", ()))
-    seen: dict[int, list[int]] = {}
+    seen: list[tuple[int, object, int, int]] = []
     for j, p in enumerate(k.params):
         t = tensors[p.tensor]
         if t.kind not in ("input", "activation"):
             continue
-        same = seen.setdefault(id(plan.buffer_of(t)), [])
-        for i in same:
+        b = plan.buffer_of(t)
+        lo = b.offset if b.offset is not None else 0
+        for i, other, olo, ohi in seen:
+            shared = other is b or (b.offset is not None and other.offset is not None
+                                    and olo < lo + t.type.nbytes and lo < ohi)
             writes = (k.params[i].role, p.role) != ("input", "input")  # readers may share
-            if writes and (i, j) not in accepted:
+            if shared and writes and (i, j) not in accepted:
                 raise CodegenError(
-                    f"the plan puts {k.params[i].tensor!r} and {p.tensor!r} at one address, "
+                    f"the plan puts {k.params[i].tensor!r} and {p.tensor!r} on shared bytes, "
                     f"but kernel {k.name} declares them restrict: plan with the kernels' "
                     "consent (compile_model does) or inplace=False")
-        same.append(j)
+        seen.append((j, b, lo, lo + t.type.nbytes))
 
 
 def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):

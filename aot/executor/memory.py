@@ -74,7 +74,13 @@ class MemoryPlanError(AotError):
 
 @dataclass(eq=False)
 class Buffer:
-    """Storage shared by one or more tensors; ``offset`` is None for caller buffers."""
+    """Storage shared by one or more tensors; ``offset`` is None for caller buffers.
+
+    ``over`` maps ``id(x)`` to ``(x, D, (y tensor, x tensor))`` for each buffer ``x`` that dies at
+    the step writing this one, whose kernel proved it may start at
+    ``x.offset + d`` for any ``d <= D`` (:mod:`aot.kernels.overlap`);
+    ``under`` is the same relation seen from ``x``.
+    """
 
     tensors: list[Tensor]
     size: int
@@ -82,6 +88,8 @@ class Buffer:
     end: int
     external: bool = False
     offset: int | None = None
+    over: dict[int, tuple[Buffer, int, tuple[str, str]]] = field(default_factory=dict)
+    under: dict[int, tuple[Buffer, int, tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -89,6 +97,41 @@ class Buffer:
 
     def conflicts(self, other: Buffer) -> bool:
         return self.start <= other.end and other.start <= self.end
+
+    def forbidden(self, placed: Buffer, top_down: bool = False,
+                  alignment: int = 1) -> tuple[int, int]:
+        """The open interval of offsets where this buffer may not start, given
+        a conflicting buffer already placed: overlapping bytes, unless the
+        two are an overlap pair placed within its limit.
+
+        ``top_down``: offsets count down from the top of the workspace, and
+        each buffer takes its size rounded up to ``alignment`` (so that the
+        offsets stay aligned once turned back, :func:`_place`).
+        """
+        if not top_down:
+            lo, hi = placed.offset - self.size, placed.offset + placed.size
+            if id(placed) in self.over:      # this may start at placed + d, d <= D
+                lo = max(lo, placed.offset + self.over[id(placed)][1])
+            elif id(placed) in self.under:   # placed may start at this + d, d <= D
+                hi = min(hi, placed.offset - self.under[id(placed)][1])
+            return lo, hi
+        mine, theirs = _align(self.size, alignment), _align(placed.size, alignment)
+        lo, hi = placed.offset - mine, placed.offset + theirs
+        # Counted from the top, y at x + d (d <= D) is y' >= x' + |x| - |y| - D.
+        if id(placed) in self.over:
+            hi = min(hi, placed.offset + theirs - mine - self.over[id(placed)][1])
+        elif id(placed) in self.under:
+            lo = max(lo, placed.offset - (mine - theirs - self.under[id(placed)][1]))
+        return lo, hi
+
+    def overlap_ok(self, other: Buffer) -> bool:
+        """Whether this buffer and ``other``, alive together and sharing bytes,
+        are an overlap pair within its limit."""
+        if id(other) in self.over:
+            return self.offset - other.offset <= self.over[id(other)][1]
+        if id(other) in self.under:
+            return other.offset - self.offset <= self.under[id(other)][1]
+        return False
 
 
 @dataclass
@@ -178,7 +221,7 @@ class _Classes:
             self.members[ra] += self.members.pop(rb)
 
 
-def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace):
+def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=None):
     inputs = {id(t) for t in graph.inputs}
     outputs = {id(t) for t in graph.outputs}
     last = len(steps) - 1
@@ -260,7 +303,33 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace):
         size = max(m.type.nbytes for m in members)
         buffers.append(Buffer(members, size, start, end, external))
     buffers.sort(key=lambda b: (b.start, b.end, b.name))
+    if overlap:
+        _pair_overlaps(buffers, step_io, overlap)
     return buffers, aliases
+
+
+def _pair_overlaps(buffers: list[Buffer], step_io, overlap) -> None:
+    """Record the overlap pairs: a step's one output ``y`` and each workspace
+    input ``x`` that dies at that step and is read there through one tensor
+    only, where ``overlap(y, x)`` gives the kernel's proved limit ``D``."""
+    of = {id(t): b for b in buffers for t in b.tensors}
+    for i, (reads, writes) in enumerate(step_io):
+        if len(writes) != 1:
+            continue
+        y = writes[0]
+        by = of[id(y)]
+        if by.external or by.start != i:
+            continue
+        for x in reads:
+            bx = of[id(x)]
+            if bx.external or bx is by or bx.end != i:
+                continue
+            if sum(1 for m in reads if of[id(m)] is bx) != 1:
+                continue
+            limit = overlap(y, x)
+            if limit is not None and limit > -by.size:
+                by.over[id(bx)] = (bx, limit, (y.name, x.name))
+                bx.under[id(by)] = (by, limit, (y.name, x.name))
 
 
 def _view_nodes(graph: Graph) -> frozenset[Node]:
@@ -309,52 +378,70 @@ def _align(x: int, alignment: int) -> int:
     return -(-x // alignment) * alignment
 
 
-def _lowest_fit(buf: Buffer, placed: list[Buffer], alignment: int) -> int:
-    """Lowest aligned offset where ``buf`` overlaps no conflicting placed buffer."""
-    busy = sorted((b.offset, b.offset + b.size) for b in placed if b.conflicts(buf))
+def _forbidden(buf: Buffer, placed: list[Buffer], alignment: int,
+               top_down: bool) -> list[tuple[int, int]]:
+    """Open intervals of offsets where ``buf`` may not start, sorted by their start."""
+    spans = (buf.forbidden(b, top_down, alignment) for b in placed if b.conflicts(buf))
+    return sorted((lo, hi) for lo, hi in spans if lo < hi)
+
+
+def _lowest_fit(buf: Buffer, placed: list[Buffer], alignment: int, top_down: bool) -> int:
+    """Lowest aligned offset where ``buf`` overlaps no conflicting placed buffer
+    (but an overlap pair within its limit)."""
     offset = 0
-    for lo, hi in busy:
-        if offset + buf.size <= lo:
+    for lo, hi in _forbidden(buf, placed, alignment, top_down):
+        if offset <= lo:
             break
         offset = max(offset, _align(hi, alignment))
     return offset
 
 
-def _best_fit(buf: Buffer, placed: list[Buffer], alignment: int) -> int:
+def _best_fit(buf: Buffer, placed: list[Buffer], alignment: int, top_down: bool) -> int:
     """Smallest gap between conflicting placed buffers that holds ``buf``, else on top."""
-    busy = sorted((b.offset, b.offset + b.size) for b in placed if b.conflicts(buf))
     best, best_gap, cursor = None, None, 0
-    for lo, hi in busy:
-        if lo - cursor >= buf.size and (best_gap is None or lo - cursor < best_gap):
+    for lo, hi in _forbidden(buf, placed, alignment, top_down):
+        if cursor <= lo and (best_gap is None or lo - cursor < best_gap):
             best, best_gap = cursor, lo - cursor
         cursor = max(cursor, _align(hi, alignment))
     return best if best is not None else cursor
 
 
-def _place(buffers: list[Buffer], order: list[Buffer], fit, alignment: int) -> int:
+def _place(buffers: list[Buffer], order: list[Buffer], fit, alignment: int,
+           top_down: bool) -> int:
+    """Place ``order`` one by one with ``fit``; the aligned workspace size.
+
+    Top down, offsets are first counted from the top (each buffer rounded up
+    to ``alignment``), then turned into offsets from the bottom.  An overlap
+    pair needs its output *below* its input; counting from the top, the
+    output goes above the input, which lowest-fit placement finds naturally.
+    """
     placed: list[Buffer] = []
     for b in order:
-        b.offset = fit(b, placed, alignment)
+        b.offset = fit(b, placed, alignment, top_down)
         placed.append(b)
-    top = max((b.offset + b.size for b in placed), default=0)
-    return _align(top, alignment)
+    if not top_down:
+        return _align(max((b.offset + b.size for b in placed), default=0), alignment)
+    top = max((b.offset + _align(b.size, alignment) for b in placed), default=0)
+    for b in placed:
+        b.offset = top - b.offset - _align(b.size, alignment)
+    return top
 
 
-def greedy_by_size(buffers: list[Buffer], alignment: int) -> int:
+def greedy_by_size(buffers: list[Buffer], alignment: int, top_down: bool = False) -> int:
     order = sorted(buffers, key=lambda b: (-b.size, b.start, b.end))
-    return _place(buffers, order, _lowest_fit, alignment)
+    return _place(buffers, order, _lowest_fit, alignment, top_down)
 
 
-def greedy_by_conflicts(buffers: list[Buffer], alignment: int) -> int:
+def greedy_by_conflicts(buffers: list[Buffer], alignment: int, top_down: bool = False) -> int:
     weight = {id(b): sum(o.size for o in buffers if o is not b and o.conflicts(b))
               for b in buffers}
     order = sorted(buffers, key=lambda b: (-(weight[id(b)] + b.size), -b.size, b.start))
-    return _place(buffers, order, _lowest_fit, alignment)
+    return _place(buffers, order, _lowest_fit, alignment, top_down)
 
 
-def best_fit_by_lifetime(buffers: list[Buffer], alignment: int) -> int:
+def best_fit_by_lifetime(buffers: list[Buffer], alignment: int, top_down: bool = False) -> int:
     order = sorted(buffers, key=lambda b: (b.start, -b.size, b.end))
-    return _place(buffers, order, _best_fit, alignment)
+    return _place(buffers, order, _best_fit, alignment, top_down)
 
 
 #: Placement algorithms: name -> function(buffers, alignment) -> workspace bytes.
@@ -366,15 +453,27 @@ ALGORITHMS: dict[str, Callable[[list[Buffer], int], int]] = {
 
 
 def lower_bound(buffers: list[Buffer], n_steps: int) -> int:
-    """Most bytes of buffers alive at one step."""
-    return max((sum(b.size for b in buffers if b.start <= s <= b.end)
-                for s in range(max(n_steps, 1))), default=0)
+    """Most bytes of buffers alive at one step, less what each overlap pair born
+    at that step can share at best (its limit ``D``: a pair needs at least
+    ``max(|x| + max(-D, 0), |y|)`` bytes)."""
+    def alive(s: int) -> int:
+        total = 0
+        for b in buffers:
+            if b.start <= s <= b.end:
+                total += b.size
+                if b.start == s:
+                    for x, limit, _ in b.over.values():
+                        pair = max(x.size + max(-limit, 0), b.size)
+                        total -= max(x.size + b.size - pair, 0)
+        return total
+    return max((alive(s) for s in range(max(n_steps, 1))), default=0)
 
 
 # ------------------------------------------------------------------------- driver
 
 def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = False,
                 inplace: bool | Callable[[Tensor, Tensor], bool] = True,
+                overlap: Callable[[Tensor, Tensor], int | None] | None = None,
                 algorithms: tuple[str, ...] | None = None) -> MemoryPlan:
     """Plan the workspace of ``graph`` (see the module docstring); the plan is checked.
 
@@ -385,6 +484,11 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
     asked about each of those and may refuse it (the kernel writing ``out``
     cannot honour it).  Each in-place write is
     in :attr:`MemoryPlan.aliases` as ``(out, in, "in place")``.
+
+    ``overlap(out, in)`` returns the kernel's proved limit ``D`` (bytes:
+    ``out`` may start at ``in``'s offset plus any ``d <= D``,
+    :mod:`aot.kernels.overlap`) or None; each pair the placement makes
+    share bytes is in :attr:`MemoryPlan.aliases` as ``(out, in, "overlap")``.
     """
     if alignment < 1 or alignment & (alignment - 1):
         raise MemoryPlanError(f"alignment must be a power of two, got {alignment}")
@@ -396,16 +500,26 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
     if not names:
         raise MemoryPlanError("no placement algorithm given")
     steps = _steps(graph)
-    buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace)
+    buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace, overlap)
     inner = [b for b in buffers if not b.external]
     candidates: dict[str, int] = {}
     offsets: dict[str, list[int]] = {}
+    # Overlap pairs put each output below its input, which placing from the
+    # top finds; without pairs both directions give the same sizes.
+    directions = (False, True) if any(b.over for b in inner) else (False,)
     for name in names:
-        candidates[name] = ALGORITHMS[name](inner, alignment)
-        offsets[name] = [b.offset for b in inner]
+        for top_down in directions:
+            key = f"{name} (top down)" if top_down else name
+            candidates[key] = ALGORITHMS[name](inner, alignment, top_down)
+            offsets[key] = [b.offset for b in inner]
+    names = tuple(candidates)
     best = min(names, key=lambda n: candidates[n])  # min keeps the first of equals
     for b, off in zip(inner, offsets[best]):
         b.offset = off
+    for y in inner:
+        for x, _, (out, src) in y.over.values():
+            if x.offset < y.offset + y.size and y.offset < x.offset + x.size:
+                aliases.append((out, src, "overlap"))
     tensors = graph.tensors()
     plan = MemoryPlan(
         steps=[name for name, _ in steps],
@@ -454,7 +568,7 @@ def check_plan(plan: MemoryPlan) -> None:
         for b in inner[i + 1:]:
             if b.offset >= a.offset + a.size:
                 break
-            if a.conflicts(b) and a.size and b.size:
+            if a.conflicts(b) and a.size and b.size and not a.overlap_ok(b):
                 raise MemoryPlanError(
                     f"buffers {a.name!r} [{a.offset}, {a.offset + a.size}) steps "
                     f"{a.start}-{a.end} and {b.name!r} [{b.offset}, {b.offset + b.size}) "
@@ -605,8 +719,8 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
         where = "caller" if b.external else str(b.offset)
         lines.append(f"{mark:<3}{names:<32}{b.size:>9}{where:>9}  {b.start}-{b.end}")
     for out, src, how in plan.aliases:
-        lines.append(f"{how + ':':<10}{_short(out)} {'over' if how == 'in place' else 'of'} "
-                     f"{_short(src)}")
+        link = {"in place": "over", "overlap": "over part of"}.get(how, "of")
+        lines.append(f"{how + ':':<10}{_short(out)} {link} {_short(src)}")
     lines.append("")
     total = max(plan.workspace_bytes, 1)
     per = -(-total // width)

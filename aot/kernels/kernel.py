@@ -33,6 +33,7 @@ from aot.codegen.kernel import c_array, ir_dtype, kernel_signature, kernel_sourc
 from aot.errors import AotError
 from aot.ir import Tensor
 from aot.kernels.inplace import in_place_problem
+from aot.kernels.overlap import overlap_limit
 from aot.kernels.support import HEADER_NAME
 from aot.target import Target
 from aot.tir.stmt import PrimFunc
@@ -92,9 +93,12 @@ class Kernel:
     ``inplace_allowed`` lists ``(input index, output index)`` pairs of
     ``params`` whose loop nest reads each input element before the output
     element at the same index overwrites it (:mod:`aot.kernels.inplace`);
-    ``inplace`` the pairs the caller actually binds to one address, which
-    are declared without ``restrict``.  Every other pair of arguments must
-    not overlap.
+    ``overlap_allowed`` lists ``(input index, output index, D)``: the output
+    may start ``d <= D`` bytes after the input's start, overlapping it
+    (:mod:`aot.kernels.overlap`, proved from the loop nest's addresses).
+    ``inplace`` the pairs the caller actually binds to shared bytes (one
+    address or an overlap), which are declared without ``restrict``.  Every
+    other pair of arguments must not overlap.
     """
 
     name: str
@@ -111,6 +115,7 @@ class Kernel:
     c_source: str | None = None
     c_prototype: str | None = None
     inplace_allowed: tuple[tuple[int, int], ...] = ()
+    overlap_allowed: tuple[tuple[int, int, int], ...] = ()
     inplace: tuple[tuple[int, int], ...] = ()
 
     @property
@@ -142,13 +147,15 @@ class Kernel:
         return kernel_signature(self, self.arg_names) + ";"
 
     def with_inplace(self, pairs) -> Kernel:
-        """This kernel with the ``(input, output)`` index ``pairs`` bound to one address."""
+        """This kernel with the ``(input, output)`` index ``pairs`` bound to shared
+        bytes (in place, or overlapping within ``overlap_allowed``)."""
         pairs = tuple(sorted(set(pairs)))
-        refused = set(pairs) - set(self.inplace_allowed)
+        allowed = set(self.inplace_allowed) | {(i, j) for i, j, _ in self.overlap_allowed}
+        refused = set(pairs) - allowed
         if refused:
             raise KernelError(f"kernel {self.name} cannot write in place for the argument "
                               f"pairs {sorted(refused)}: its loop nest allows "
-                              f"{list(self.inplace_allowed) or 'none'}")
+                              f"{sorted(allowed) or 'none'}")
         return self if pairs == self.inplace else replace(self, inplace=pairs)
 
 
@@ -205,11 +212,14 @@ class KernelBuilder:
         allowed = tuple((i, n_in + j) for i in range(n_in) for j in range(len(outputs))
                         if in_place_problem(func, func.params[i],
                                             func.params[first_out + j]) is None)
+        limits = ((i, n_in + j, overlap_limit(func, func.params[i], func.params[first_out + j]))
+                  for i in range(n_in) for j in range(len(outputs)))
         return Kernel(self.name, tuple(params), 0, int(macs), tuple(op_names),
                       target=str(self.target), func=func,
                       constants=tuple(KernelConstant(cname, data)
                                       for cname, data, _ in self._consts),
                       includes=(HEADER_NAME,), inplace_allowed=allowed,
+                      overlap_allowed=tuple((i, j, d) for i, j, d in limits if d is not None),
                       constant_alignment=constant_alignment(self.target))
 
 

@@ -112,9 +112,9 @@ def _project(tmp_path: Path, call: str) -> Path:
      "aot_add_model(app): unexpected arguments 'FAST'"),
     ("aot_add_model(app MODEL {model} BOARD acme/nothing)",
      "aot_add_model(app): aot compile: error: unknown board tag 'acme/nothing'"),
-    ("aot_add_model(app MODEL {kws} BOARD qemu/microbit)",
-     "aot_add_model(app): aot compile: error: model 'mlperf_kws_dscnn' needs 16502 bytes of RAM "
-     "(workspace 16000, state 0, inputs/outputs 502) but qemu/microbit has 16384"),
+    ("aot_add_model(app MODEL {big} BOARD qemu/microbit)",
+     "aot_add_model(app): aot compile: error: model 'mlperf_ic_resnet8' needs 35850 bytes of "
+     "RAM (workspace 32768, state 0, inputs/outputs 3082) but qemu/microbit has 12288"),
     ("aot_add_model(app MODEL main.c BOARD qemu/mps2-an386)",
      "aot_add_model(app): aot compile: error: {src}/main.c: unknown model format"),
     ("aot_add_model(app MODEL {model} BOARD qemu/mps2-an386)",
@@ -123,8 +123,8 @@ def _project(tmp_path: Path, call: str) -> Path:
 def test_bad_calls_fail_at_configure_time_with_the_compilers_message(call, message, tmp_path):
     model = tmp_path / "net.tflite"
     model.write_bytes(net_model(seed=1))
-    kws = ROOT.parent / "shared" / "models" / "mlperf_kws_dscnn.tflite"
-    src = _project(tmp_path, call.format(model=model, kws=kws))
+    big = ROOT.parent / "shared" / "models" / "mlperf_ic_resnet8.tflite"
+    src = _project(tmp_path, call.format(model=model, big=big))
     done = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"),
                            f"-Daot_DIR={cmake_dir()}", f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
                           capture_output=True, text=True)

@@ -129,7 +129,7 @@ def test_a_kernel_that_does_not_accept_the_alias_is_refused(tmp_path):
 
 
 class _Refusing:
-    """The kernel library, but no kernel allows an in-place pair."""
+    """The kernel library, but no kernel allows an in-place pair or an overlap."""
 
     def __init__(self):
         self.withheld = []
@@ -138,7 +138,7 @@ class _Refusing:
         kernel = lower_group(group, ag, target, name=name)
         self.withheld += [(kernel.params[i].tensor, kernel.params[j].tensor)
                           for i, j in kernel.inplace_allowed]
-        return dataclasses.replace(kernel, inplace_allowed=())
+        return dataclasses.replace(kernel, inplace_allowed=(), overlap_allowed=())
 
     @staticmethod
     def support_files(target):

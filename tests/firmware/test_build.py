@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import subprocess
 
 import pytest
@@ -27,7 +29,8 @@ def test_make_build_reports_sizes_by_part(hello_artifact, tmp_path):
     # hello's constants are 420 bytes of weights; gc-sections keeps what is used.
     assert 0 < s.weights <= 448
     assert s.model_code > 0 and s.runtime_flash > s.model_code
-    assert s.workspace >= 32 and s.io == 2 and s.stack == 0x2000
+    planned = json.loads((hello_artifact / "metadata.json").read_text())["sizes"]["workspace"]
+    assert s.workspace == planned > 0 and s.io == 2 and s.stack == 0x2000
     size = subprocess.run(["arm-none-eabi-size", "-A", str(result.elf)], capture_output=True,
                           text=True, check=True).stdout
     sections = {line.split()[0]: int(line.split()[1]) for line in size.splitlines()
@@ -71,10 +74,12 @@ def test_cmake_builds_the_same_project(hello_artifact, tmp_path):
 
 
 def _small_board(tmp_path, ram: int):
-    """qemu/mps2-an386 with only ``ram`` bytes of RAM (a record file of the same tag)."""
+    """qemu/mps2-an386 with only ``ram`` bytes of RAM, all but 256 of them reserved for
+    the stack (a record file of the same tag)."""
     text = load_board("qemu/mps2-an386").path.read_text()
     text = text.replace("ram = { origin = 0x2000_0000, length = 0x0040_0000 }",
-                        f"ram = {{ origin = 0x2000_0000, length = {ram} }}")
+                        f"ram = {{ origin = 0x2000_0000, length = {ram} }}\n"
+                        f"stack_bytes = {ram - 256}")
     path = tmp_path / "mps2-an386.toml"
     path.write_text(text)
     return load_board_file(path)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aot.codegen.c import C_TYPES
+from aot.codegen.c import C_TYPES, NP_TYPES
 from aot.kernels import Kernel, support_files
 
 SANITIZE = ("-O1", "-g", "-std=c99", "-Wall", "-Wextra", "-Werror",
@@ -191,3 +191,41 @@ def seeded_inputs(graph, seed: int) -> list[np.ndarray]:
             info = np.iinfo(t.type.np_dtype)
             out.append(rng.integers(info.min, info.max + 1, t.shape).astype(t.type.np_dtype))
     return out
+
+
+SHARED_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O3",
+                "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+
+
+def run_with_shared_bytes(kernel: Kernel, x_index: int, y_index: int, shift: int,
+                          inputs: dict[str, np.ndarray], directory: Path) -> np.ndarray:
+    """Run ``kernel`` with output ``y_index`` at input ``x_index``'s address +
+    ``shift`` bytes, both in one allocation (0: in place); built -O3, where GCC
+    would exploit a wrong ``restrict``, under ASan/UBSan.  ``inputs`` by tensor
+    name; returns the output."""
+    px, py = kernel.params[x_index], kernel.params[y_index]
+    base_x = max(0, -shift)
+    total = max(base_x + px.nbytes, base_x + shift + py.nbytes)
+    cx, cy = C_TYPES[px.dtype], C_TYPES[py.dtype]
+    decls = [f"  unsigned char* arena = (unsigned char*)malloc({total});",
+             f"  {cx}* p{x_index} = ({cx}*)(arena + {base_x});",
+             f"  {cy}* p{y_index} = ({cy}*)(arena + {base_x + shift});"]
+    decls += [f"  {C_TYPES[p.dtype]}* p{i} = ({C_TYPES[p.dtype]}*)malloc({p.nbytes});"
+              for i, p in enumerate(kernel.params) if i not in (x_index, y_index)]
+    reads = [f"  if (fread(p{i}, 1, {p.nbytes}, stdin) != {p.nbytes}) return 2;"
+             for i, p in enumerate(kernel.params) if p.role == "input"]
+    main = _MAIN.format(prototype=kernel.prototype, decls="\n".join(decls),
+                        reads="\n".join(reads), name=kernel.name,
+                        args=", ".join(f"p{i}" for i in range(len(kernel.params))),
+                        writes=f"  fwrite(p{y_index}, 1, {py.nbytes}, stdout);")
+    _write_support(directory)
+    (directory / "k.c").write_text(kernel.source)
+    (directory / "main.c").write_text(main)
+    subprocess.run(["gcc", *SHARED_FLAGS, "-I", str(directory), "-o", str(directory / "exe"),
+                    str(directory / "k.c"), str(directory / "main.c"), "-lm"], check=True)
+    data = b"".join(np.ascontiguousarray(inputs[p.tensor]).tobytes()
+                    for p in kernel.params if p.role == "input")
+    proc = subprocess.run([str(directory / "exe")], input=data, capture_output=True,
+                          check=False, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    return np.frombuffer(proc.stdout, dtype=NP_TYPES[py.dtype])

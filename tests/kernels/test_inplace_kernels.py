@@ -11,22 +11,16 @@ allow are refused and keep their ``restrict``.
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import numpy as np
 import pytest
 from graphs import Q, binary_graph, conv_graph, per_axis, weights_int8
-from kernel_checks import all_values, seeded_inputs
+from kernel_checks import all_values, run_with_shared_bytes, seeded_inputs
 
-from aot.codegen.c import C_TYPES, NP_TYPES
 from aot.ir import GraphBuilder, TensorType
-from aot.kernels import lower_group, support_files
+from aot.kernels import lower_group
 from aot.passes import annotations, optimize
 
 ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
-FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-O3", "-fsanitize=address,undefined",
-         "-fno-sanitize-recover=all")
 
 
 def dense_residual_graph(*, seed=0, rows=2, depth=24, units=9):
@@ -97,38 +91,6 @@ def _lowered(graph, overwritten, target):
     return ag, kernel.with_inplace(wanted)
 
 
-def run_in_place(kernel, inputs: dict[str, np.ndarray], tmp_path) -> np.ndarray:
-    """Run ``kernel`` with its accepted pair at one address; returns the output."""
-    (x_index, y_index), = kernel.inplace
-    decls, args = [], []
-    for i, p in enumerate(kernel.params):
-        ctype = C_TYPES[p.dtype]
-        if i == y_index:
-            args.append(f"({ctype}*)p{x_index}")
-            continue
-        decls.append(f"  {ctype}* p{i} = ({ctype}*)malloc({p.nbytes});")
-        decls.append(f"  if (fread(p{i}, 1, {p.nbytes}, stdin) != {p.nbytes}) return 2;")
-        args.append(f"p{i}")
-    main = "\n".join([
-        "#include <stdio.h>", "#include <stdlib.h>", "#include <stdint.h>", kernel.prototype,
-        "int main(void) {", *decls,
-        f"  if ({kernel.name}({', '.join(args)}) != 0) return 3;",
-        f"  fwrite(p{x_index}, 1, {kernel.params[y_index].nbytes}, stdout);",
-        "  return 0;", "}", ""])
-    for name, text in support_files(None).items():
-        (tmp_path / name).write_text(text)
-    (tmp_path / "k.c").write_text(kernel.source)
-    (tmp_path / "main.c").write_text(main)
-    subprocess.run(["gcc", *FLAGS, "-I", str(tmp_path), "-o", str(tmp_path / "exe"),
-                    str(tmp_path / "k.c"), str(tmp_path / "main.c"), "-lm"], check=True)
-    data = b"".join(np.ascontiguousarray(inputs[p.tensor]).tobytes()
-                    for i, p in enumerate(kernel.params) if i != y_index)
-    proc = subprocess.run([str(tmp_path / "exe")], input=data, capture_output=True,
-                          env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    return np.frombuffer(proc.stdout, dtype=NP_TYPES[kernel.params[y_index].dtype])
-
-
 @pytest.mark.parametrize("build, overwritten, target", _cases())
 def test_kernel_writing_over_its_input_matches_the_reference(build, overwritten, target,
                                                              tmp_path):
@@ -148,7 +110,7 @@ def test_kernel_writing_over_its_input_matches_the_reference(build, overwritten,
     inputs = seeded_inputs(ag, 7)
     values = all_values(ag, inputs, steps=1)
     named = {t.name: v for t, v in zip(ag.inputs, inputs)}
-    got = run_in_place(k, named, tmp_path)
+    got = run_with_shared_bytes(k, x_index, y_index, 0, named, tmp_path)
     want = np.asarray(values[id(ag.outputs[0])]).reshape(-1)
     if want.dtype == np.float32:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,116 @@
+"""How far a kernel's output may overlap its input (aot.kernels.overlap).
+
+Toy loop nests whose limit is worked out by hand, the cases where nothing
+can be proved, the limits of the convolution kernels, and every kind of
+kernel run with its output placed exactly at its limit over its input in
+one allocation (built -O3 under ASan/UBSan): the output equals the
+reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from graphs import conv_graph, dense_graph, pool_graph
+from kernel_checks import all_values, run_with_shared_bytes, seeded_inputs
+
+from aot import te
+from aot.codegen.build import lower
+from aot.codegen.c import NP_TYPES
+from aot.kernels import lower_group
+from aot.kernels.overlap import overlap_limit
+from aot.passes import annotations, optimize
+
+ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
+
+
+def _limit(build, dtype="int8", n=8):
+    x = te.placeholder((n,), dtype, "x")
+    y = build(x)
+    func = lower(te.create_schedule(y.op), [x, y], name="f")
+    return overlap_limit(func, func.params[0], func.params[1])
+
+
+def test_limits_of_toy_loop_nests_match_the_hand_worked_values():
+    # y[i] = x[i]: each byte is read by the statement that overwrites it.
+    assert _limit(lambda x: te.compute((8,), lambda i: x[i], name="y")) == 0
+    # y[i] = x[i+1]: y may start one byte later, on the byte just read.
+    assert _limit(lambda x: te.compute((7,), lambda i: x[i + 1], name="y")) == 1
+    # y[i] = x[i] + x[i+1]: y[i] may land on x[i], which no later step reads.
+    assert _limit(lambda x: te.compute((7,), lambda i: x[i] + x[i + 1], name="y")) == 0
+    # Reversed: only y's last byte, y[7] = x[0], may land on x[0] (same statement).
+    assert _limit(lambda x: te.compute((8,), lambda i: x[7 - i], name="y")) == -7
+    # Widening int8 -> int16: y (16 bytes) may end where x ends.
+    assert _limit(lambda x: te.compute((8,), lambda i: x[i].astype("int16"), name="y")) == -8
+    # A sum accumulated in y itself: y is first written (zeroed) before x is
+    # read, so y must end where x starts.
+    k = te.reduce_axis((0, 8), "k")
+    assert _limit(lambda x: te.compute((1,), lambda i: te.sum(x[k].astype("int32"), axis=k),
+                                       name="y")) == -4
+
+
+def test_nothing_is_proved_for_data_dependent_indices():
+    x = te.placeholder((8,), "int8", "x")
+    idx = te.placeholder((4,), "int32", "idx")
+    y = te.compute((4,), lambda i: x[idx[i]], name="y")
+    func = lower(te.create_schedule(y.op), [x, idx, y], name="gather")
+    assert overlap_limit(func, func.params[0], func.params[2]) is None
+
+
+def _lowered(graph, target):
+    ag = optimize(graph)
+    groups = [g for g in annotations(ag).groups if g.kind != "view"]
+    assert len(groups) == 1, [g.name for g in groups]
+    return ag, lower_group(groups[0], ag, target, name="k")
+
+
+def _limit_of(kernel, x_index=0):
+    y_index = next(i for i, p in enumerate(kernel.params) if p.role == "output")
+    return next(d for i, j, d in kernel.overlap_allowed if (i, j) == (x_index, y_index))
+
+
+def test_a_3x3_depthwise_row_kernel_needs_one_row_of_slack():
+    # arm_cpu: one aot_depthwise_s8 call per output row over three padded input
+    # rows; output row r is written before input row r is read for row r+1.
+    _, k = _lowered(conv_graph("depthwise_conv2d", hw=(25, 5), cin=64), ARM)
+    assert _limit_of(k) == -5 * 64
+    # A 1x1 convolution reads its input row into accumulators before writing.
+    _, k = _lowered(conv_graph("conv2d", hw=(25, 5), cin=64, cout=64, k=(1, 1),
+                               padding=(0, 0, 0, 0)), ARM)
+    assert _limit_of(k) == 0
+
+
+CASES = [
+    ("conv3x3", lambda: conv_graph("conv2d", seed=1, hw=(9, 7), cin=8, cout=8)),
+    ("conv1x1-widen", lambda: conv_graph("conv2d", seed=2, hw=(6, 5), cin=8, cout=16, k=(1, 1),
+                                         padding=(0, 0, 0, 0))),
+    ("conv-stride2", lambda: conv_graph("conv2d", seed=3, hw=(10, 8), cin=4, cout=8,
+                                        strides=(2, 2))),
+    ("depthwise", lambda: conv_graph("depthwise_conv2d", seed=4, hw=(8, 6), cin=12)),
+    ("depthwise-stride2", lambda: conv_graph("depthwise_conv2d", seed=5, hw=(9, 9), cin=8,
+                                             strides=(2, 2))),
+    ("dense", lambda: dense_graph(seed=6, rows=1, depth=40, units=10)),
+    ("avg_pool", lambda: pool_graph("avg_pool2d", seed=7, hw=(8, 8), c=8)),
+    ("max_pool", lambda: pool_graph("max_pool2d", seed=8, hw=(8, 8), c=8)),
+]
+
+
+@pytest.mark.parametrize("target", ["c", ARM], ids=["generic", "arm"])
+@pytest.mark.parametrize("name, build", CASES, ids=[c[0] for c in CASES])
+def test_a_kernel_run_with_its_output_at_the_limit_matches_the_reference(name, build, target,
+                                                                         tmp_path):
+    ag, k = _lowered(build(), target)
+    y_index = next(i for i, p in enumerate(k.params) if p.role == "output")
+    limit = _limit_of(k)
+    # The tightest placement the planner may choose: the limit, in elements,
+    # not past the input's end (beyond it the buffers no longer overlap).
+    size = np.dtype(NP_TYPES[k.params[y_index].dtype]).itemsize
+    shift = min(limit - limit % size, k.params[0].nbytes - size)
+    assert shift < k.params[0].nbytes and shift + k.params[y_index].nbytes > 0  # they overlap
+    bound = k.with_inplace([(0, y_index)])
+    assert bound.prototype.count("restrict") == k.prototype.count("restrict") - 2
+    inputs = seeded_inputs(ag, 11)
+    values = all_values(ag, inputs, steps=1)
+    named = {t.name: v for t, v in zip(ag.inputs, inputs)}
+    got = run_with_shared_bytes(bound, 0, y_index, shift, named, tmp_path)
+    np.testing.assert_array_equal(got, np.asarray(values[id(ag.outputs[0])]).reshape(-1))
