@@ -194,7 +194,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   name: str = "model", input_shapes=None, opt_level: int = 2,
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
-                  io_in_workspace: bool = False, inplace: bool = True, overlap: bool = True,
+                  io_in_workspace: bool = True, inplace: bool = True, overlap: bool = True,
                   measure_code: bool = True, kernel_library=None) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
 
@@ -210,6 +210,13 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     and the largest tensors).  ``kernel_library`` replaces :mod:`aot.kernels`
     (tests use it to exercise the executor alone;
     :class:`aot.tune.session.TunedKernels` applies tuning records).
+
+    ``io_in_workspace`` (the default) places the inputs and outputs in the
+    workspace, as TFLM's arena does: the header's ``P_input_<name>()`` and
+    ``P_output_<name>()`` point into it, ``P_run`` copies a caller's buffer in
+    and out unless it is that pointer, and an input's bytes are reused once
+    the layers are done with it.  ``False`` keeps them in the caller's
+    buffers (the workspace then holds activations only).
 
     ``inplace`` lets a kernel write its output over an input that dies there
     (``docs/memory.md``) where the kernel's loop nest allows it

@@ -14,9 +14,10 @@ under QEMU with ``-icount shift=0``, and report the columns of issue 8:
   (``../shared/docs/BASELINE.md``; below 1 means we execute fewer), only
   where the baseline was measured on the board's core, else "n/a";
 * peak activation RAM: the planned workspace, the model's input/output
-  buffers and the deepest stack of one inference (kernel scratch lives on the
-  stack), against TFLM's arena, which holds the same three kinds of data
-  (tensors incl. input and output, scratch buffers, plus its bookkeeping);
+  buffers outside it (none by default: they live in the workspace) and the
+  deepest stack of one inference (kernel scratch lives on the stack), against
+  TFLM's arena, which holds the same three kinds of data (tensors incl. input
+  and output, scratch buffers, plus its bookkeeping);
 * the RAM of the whole RPC firmware: the runtime's own (frame buffers,
   .data/.bss of the server and port) and everything used (workspace, i/o,
   the deepest stack of the server with an inference under it, runtime);
@@ -209,7 +210,11 @@ def bench_model(path: Path, board: str, workdir: Path, cache: Path,
     objects = flash_by_object(project.map_file.read_text(errors="replace"), ram_origin,
                               ram_origin + int(mem["ram_length"], 16))
     standalone = standalone_flash(objects, project.name)
-    activations = s.workspace + s.io + stack.model
+    # The model's own caller buffers (none with i/o in the workspace, the
+    # default): the RPC firmware's copies of inputs and outputs belong to the
+    # harness and are counted in its RAM below.
+    io = compiled.sizes.io
+    activations = s.workspace + io + stack.model
     name = graph.name
     return {
         "model": name, "board": board, "inputs": source, "invocations": len(run.timings),
@@ -222,7 +227,7 @@ def bench_model(path: Path, board: str, workdir: Path, cache: Path,
         "tflm_reference": baseline.reference.get(name),
         "vs_tflm_cmsis_nn": _ratio(instr, baseline.cmsis_nn.get(name)),
         "vs_tflm_reference": _ratio(instr, baseline.reference.get(name)),
-        "activation_ram": {"workspace": s.workspace, "io": s.io, "inference_stack": stack.model,
+        "activation_ram": {"workspace": s.workspace, "io": io, "inference_stack": stack.model,
                            "total": activations, "stack_bounded": stack.bounded,
                            "tflm_arena": baseline.arena.get(name),
                            "vs_tflm_arena": _ratio(activations, baseline.arena.get(name))},

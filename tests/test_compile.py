@@ -59,12 +59,16 @@ def test_dump_after_and_disabled_pass():
 
 
 def test_sizes_add_up():
-    compiled = compile_model(KWS, "qemu/mps2-an386", name="kws")
+    compiled = compile_model(KWS, "qemu/mps2-an386", name="kws", io_in_workspace=False)
     s = compiled.sizes
     assert s.workspace >= compiled.plan.workspace_bytes >= compiled.plan.lower_bound
     assert s.constants == sum(k.constant_bytes for k in compiled.kernels)
     assert s.code > 0 and s.state == 0
     assert s.io == 49 * 10 + 12  # the int8 input and output live in the caller's buffers
+    # By default they live in the workspace, which the input's bytes share
+    # with the first layer's output (docs/memory.md): no byte more.
+    inside = compile_model(KWS, "qemu/mps2-an386", name="kws", measure_code=False).sizes
+    assert inside.io == 0 and inside.workspace == s.workspace
     header = compiled.files["include/kws.h"]
     assert f"#define KWS_WORKSPACE_BYTES {s.workspace}u" in header
     assert f"#define KWS_CONSTANT_BYTES {s.constants}u" in header

@@ -75,8 +75,10 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="turn a graph pass off (repeatable)")
     parser.add_argument("--dump-after", metavar="PASS",
                         help="print the graph after the pass PASS")
-    parser.add_argument("--io-in-workspace", action="store_true",
-                        help="place inputs and outputs inside the workspace")
+    parser.add_argument("--io-in-workspace", action=argparse.BooleanOptionalAction,
+                        default=True,
+                        help="place inputs and outputs inside the workspace (the default, as "
+                        "TFLM's arena); --no-io-in-workspace keeps them in the caller's buffers")
     parser.add_argument("--no-inplace", action="store_true",
                         help="never let a kernel write its output over an input that dies "
                         "there, in place or overlapping (more workspace; see docs/memory.md)")

@@ -529,7 +529,9 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     prologue = [line for c in program.prologue for line in printer.copy(c)]
     epilogue = [line for c in program.epilogue for line in printer.copy(c)]
     states = list(program.states)
-    kernel_calls = [{"comment": s.comment, "expr": s.call} for s in steps if s.call]
+    kernel_calls = [{"comment": s.comment, "expr": s.call,
+                     **_port_copies(printer, program, kernels[c.kernel], graph, plan)}
+                    for s, c in zip(steps, program.steps) if s.call]
     rpc_kernels = [s.group[:_MAX_RPC_NAME] for s in steps if s.call]
     constant_bytes = sum(k.constant_bytes for k in kernels) + program.constant_arg_bytes
     common = dict(
@@ -561,6 +563,26 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         for i, k in enumerate(kernels):
             files[f"codegen/{name}_kernels_{i}.c"] = k.source
     return Generated(files, lay, constant_bytes, common["state_bytes"])
+
+
+def _port_copies(printer, program: EntryProgram, kernel, graph: Graph, plan) -> dict:
+    """The copies one kernel run alone (``P_run_kernel``) needs with inputs and
+    outputs in the workspace: in, the graph inputs it reads (their bytes may
+    hold other activations since the last full run); out, the graph outputs it
+    writes.  Empty with caller buffers, which the kernels read directly."""
+    if not plan.io_in_workspace:
+        return {"before": [], "after": []}
+    tensors = _tensor_map(graph)
+    planned = [(p.role, plan.buffer_of(tensors[p.tensor])) for p in kernel.params
+               if tensors[p.tensor].kind in ("input", "activation")]  # not state
+    reads = {id(b) for role, b in planned if role == "input"}
+    writes = {id(b) for role, b in planned if role == "output"}
+
+    def lines(ports, copies, wanted):
+        return [line for port, c in zip(ports, copies)
+                if id(plan.buffer_of(port.tensor)) in wanted for line in printer.copy(c)]
+    return {"before": lines(program.inputs, program.prologue, reads),
+            "after": lines(program.outputs, program.epilogue, writes)}
 
 
 def host_main(name: str, graph: Graph, plan, *, version: str) -> str:

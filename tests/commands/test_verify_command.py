@@ -53,7 +53,7 @@ def test_verify_on_a_board_the_model_does_not_fit(tmp_path, capsys):
     assert main(["verify", str(MODELS_DIR / "mlperf_ic_resnet8.tflite"), "--board",
                  "qemu/sifive-e", "--report", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err
-    assert "needs 35850 bytes of RAM" in err and "Traceback" not in err
+    assert "needs 32768 bytes of RAM" in err and "Traceback" not in err
 
 
 def test_verify_refuses_wrong_inputs_before_compiling(tmp_path, monkeypatch, capsys):
