@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
+from aot.executor.memory_chart import memory_svg
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.frontend import ModelError
 from aot.tune.session import TunedKernels
@@ -101,7 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "SDK application holding the artifact in model/ (docs/integration.md)")
     add_compile_arguments(parser)
     parser.add_argument("--memory-report", action="store_true",
-                        help="print the memory plan as a table and a chart")
+                        help="print the memory plan as a table and a chart, and draw it in "
+                        "memory.svg beside the artifact (docs/memory.md)")
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
@@ -129,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
     if args.tuning_records:
         tuned = tuned_kernels(args.tuning_records, args.board or args.target)
     compiled = compile_from_args(args, tuned)
-    if args.memory_report:
-        print(format_memory_report(compiled.plan), end="")
     if args.project and args.tar:
         raise CompileError("--tar writes an artifact's archive; with --project, archive the "
                            "project folder yourself")
@@ -144,6 +145,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
+    if args.memory_report:
+        print(format_memory_report(compiled.plan), end="")
+        chart = Path(path) / "memory.svg" if Path(path).is_dir() else \
+            Path(path).with_suffix(".memory.svg")
+        chart.write_text(memory_svg(compiled.plan, f"{compiled.graph.name} on {where}: "
+                                    f"{compiled.plan.workspace_bytes:,}-byte workspace"))
+        print(f"memory chart: {chart}")
     print(f"compiled {compiled.graph.name} for {where} into {path}")
     hand_written = [f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
                     for k in compiled.kernels if compiled.llvm is not None and k.func is None]

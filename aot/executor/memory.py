@@ -692,6 +692,22 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
 
 # ------------------------------------------------------------------------- report
 
+def alive_bytes(plan: MemoryPlan) -> list[int]:
+    """Workspace bytes held at each step (a buffer counts whole while alive)."""
+    inner = [b for b in plan.buffers if not b.external]
+    return [sum(b.size for b in inner if b.start <= s <= b.end) for s in range(len(plan.steps))]
+
+
+def peak_step(plan: MemoryPlan) -> tuple[int, int]:
+    """``(step, bytes)`` of the step that holds the most workspace bytes (the
+    first of equals); ``(0, 0)`` without steps."""
+    alive = alive_bytes(plan)
+    if not alive:
+        return 0, 0
+    step = max(range(len(alive)), key=lambda s: (alive[s], -s))
+    return step, alive[step]
+
+
 _MARKS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
@@ -739,4 +755,8 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
     lines.append(f"workspace {plan.workspace_bytes} bytes ({plan.algorithm}; {cands})")
     lines.append(f"lower bound {plan.lower_bound} bytes   constants {plan.constant_bytes} "
                  f"bytes   state {plan.state_bytes} bytes   caller i/o {plan.io_bytes} bytes")
+    if plan.steps:
+        step, held = peak_step(plan)
+        lines.append(f"peak: step {step} {plan.steps[step]} holds {held} bytes of buffers"
+                     + (" (some overlapping)" if held > plan.workspace_bytes else ""))
     return "\n".join(lines) + "\n"
