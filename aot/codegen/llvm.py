@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 
-from aot.codegen import llvm_dsp, llvm_fixedpoint
+from aot.codegen import llvm_fixedpoint
 from aot.codegen.c import KernelModule, c_identifier, resolve_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
@@ -196,8 +196,6 @@ class _FuncEmitter:
         # integer constants (shapes, strides), so the board's compiler inlines
         # and unrolls each helper for its shape as it does in the C path.
         self.specialize = machine is not None
-        # ... except the int8 dense row, written in IR with the DSP intrinsics.
-        self.dsp_helpers = llvm_dsp.available(machine)
         types = [PTR] * len(unit.params)
         self.fn = ir.Function(module, ir.FunctionType(I32, types), unit.name)
         self.fn.calling_convention = self.cconv
@@ -502,12 +500,6 @@ class _FuncEmitter:
 
     def call_external(self, e, value_used: bool):
         """A call of a C function: bools cross the boundary as C's one-byte ``_Bool``."""
-        if (self.dsp_helpers and e.name == "aot_dense_s8" and len(e.args) == 5
-                and all(isinstance(a, E.IntImm) for a in e.args[3:])
-                and all(a.dtype == "handle" for a in e.args[:3])):
-            units, depth = (int(a.value) for a in e.args[3:])
-            return self.b.call(llvm_dsp.define_dense(self.module, units, depth),
-                               [self.expr(a) for a in e.args[:3]])
         fixed = tuple((i, a.dtype, int(a.value)) for i, a in enumerate(e.args)
                       if isinstance(a, E.IntImm) and a.dtype in _INT_TYPES
                       and a.dtype != "bool") if self.specialize else ()
