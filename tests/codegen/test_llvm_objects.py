@@ -295,3 +295,23 @@ def test_a_model_compiles_to_riscv_objects_for_the_sifive_board(tmp_path):
     art = compiled.write(tmp_path / "art")
     symbols = tool("nm", art / "codegen" / "hello_kernels_0.o", prefix="riscv64-unknown-elf-")
     assert " T hello_k0" in symbols
+
+
+@riscv_tools
+@pytest.mark.parametrize("march, mabi, flags", [
+    ("rv32imac", "ilp32", "0x1, RVC, soft-float ABI"),
+    ("rv32emc", "ilp32e", "0x9, RVC, RVE, soft-float ABI"),
+    ("rv32im", "ilp32", "0x0"),
+])
+def test_riscv_objects_have_the_e_flags_of_gccs_for_the_same_march(march, mabi, flags, tmp_path):
+    s, args = vmix()
+    obj = tmp_path / "vmix.o"
+    obj.write_bytes(aot.build(s, args, target=f"llvm -march={march} -mabi={mabi}", name="vmix")
+                    .objects()["vmix"])
+    c = tmp_path / "f.c"
+    c.write_text("int f(int a, int b) { return a / b; }\n")
+    tool("gcc", f"-march={march}", f"-mabi={mabi}", "-c", c, "-o", tmp_path / "f.o",
+         prefix="riscv64-unknown-elf-")
+    for path in (obj, tmp_path / "f.o"):
+        header = tool("readelf", "-h", path, prefix="riscv64-unknown-elf-")
+        assert f"Flags:                             {flags}\n" in header
