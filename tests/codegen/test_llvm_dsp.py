@@ -1,6 +1,6 @@
 """The depthwise row in LLVM IR with the DSP intrinsics (aot.codegen.llvm_dsp).
 
-Objects for a DSP core without Helium define ``aot_depthwise_s8`` in IR (a
+Objects for an Armv7E-M core with DSP (M4, M7) define ``aot_depthwise_s8`` in IR (a
 local function per shape); the others keep the header's C through a wrapper.  The IR cannot
 run on this machine (Arm intrinsics), so its results are checked on the
 emulated Cortex-M4 (slow): depthwise layers with the shapes that take each
@@ -73,8 +73,8 @@ def test_a_dsp_core_runs_the_ir_row(tmp_path):
 
 
 @arm_tools
-@pytest.mark.parametrize("board", ["qemu/mps3-an547", "qemu/microbit"])
-def test_helium_and_armv6m_keep_the_headers_row(board, tmp_path):
+@pytest.mark.parametrize("board", ["qemu/mps3-an547", "qemu/microbit", "qemu/mps2-an505"])
+def test_other_cores_keep_the_headers_row(board, tmp_path):
     (obj,) = _depthwise_kernel_objects(board)
     symbols, _ = _symbols_and_code(obj, tmp_path)
     assert " U aot_depthwise_s8__" in symbols  # the wrapper of the header's C
