@@ -11,7 +11,7 @@ and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 The target's kind picks the backend of the last steps: ``c`` generates the
 artifact's C (kernels and the entry function); ``llvm`` compiles the kernels
 with LLVM: for this machine into one module whose entry program
-:meth:`CompiledModel.jit` runs (no artifact), for a Cortex-M board (``llvm
+:meth:`CompiledModel.jit` runs (no artifact), for a Cortex-M or RISC-V board (``llvm
 -mcpu=cortex-m4 ...``, or ``codegen="llvm"`` with the board) into one object
 per kernel beside the same C entry function, header and RPC descriptor
 (docs/codegen.md).
@@ -108,7 +108,7 @@ class CompiledModel:
         if self.is_jit:
             raise CompileError(
                 f"not supported yet: an artifact for the target {str(self.target)!r} (LLVM "
-                "objects are made for Cortex-M boards). Run the model on this machine "
+                "objects are made for Cortex-M and RISC-V boards). Run the model on this machine "
                 "through the LLVM JIT with `aot run MODEL --target llvm --input X --output Y`, "
                 "or compile it for 'c' or a board (--codegen llvm) to get an artifact")
         return write_artifact(out_dir, self.name, self.files, self.metadata(), tar=tar)
@@ -252,7 +252,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
             raise CompileError(
                 f"the llvm codegen for {board.tag}: this machine runs LLVM's code through "
                 "its JIT without a board; use --target llvm (aot run MODEL --target llvm), "
-                "or a Cortex-M board with --codegen llvm")
+                "or a Cortex-M or RISC-V board with --codegen llvm")
     lap("load")
 
     instruments = []

@@ -165,7 +165,7 @@ def test_a_c_model_has_no_jit():
 @pytest.mark.parametrize("where, message", [
     ("llvm -mtriple=x86_64-linux-gnu -tag=host/native",
      "the llvm codegen for host/native: this machine runs LLVM's code through its JIT"),
-    ("llvm -march=rv32imac", "not supported yet: llvm objects for rv32imac"),
+    ("llvm -march=rv64imac", "not supported yet: llvm objects for rv64imac"),
 ])
 def test_llvm_for_the_host_board_or_another_cpu_is_refused(where, message):
     with pytest.raises(AotError, match=message):

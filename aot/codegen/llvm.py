@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 
-from aot.codegen import llvm_fixedpoint
+from aot.codegen import llvm_dsp, llvm_fixedpoint
 from aot.codegen.c import KernelModule, c_identifier, resolve_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
@@ -196,6 +196,8 @@ class _FuncEmitter:
         # integer constants (shapes, strides), so the board's compiler inlines
         # and unrolls each helper for its shape as it does in the C path.
         self.specialize = machine is not None
+        # ... except the int8 depthwise row, written in IR with the DSP intrinsics.
+        self.dsp_helpers = llvm_dsp.available(machine)
         types = [PTR] * len(unit.params)
         self.fn = ir.Function(module, ir.FunctionType(I32, types), unit.name)
         self.fn.calling_convention = self.cconv
@@ -500,6 +502,14 @@ class _FuncEmitter:
 
     def call_external(self, e, value_used: bool):
         """A call of a C function: bools cross the boundary as C's one-byte ``_Bool``."""
+        if self.dsp_helpers and e.name == "aot_depthwise_s8" and len(e.args) == 13:
+            pointers = [e.args[i] for i in (0, 2, 5)]
+            shape = [a for i, a in enumerate(e.args) if i not in (0, 2, 5)]
+            if (all(a.dtype == "handle" for a in pointers)
+                    and all(isinstance(a, E.IntImm) for a in shape)):
+                fn = llvm_dsp.define_depthwise(self.module, dict(zip(
+                    llvm_dsp.DEPTHWISE_SHAPE, (int(a.value) for a in shape))))
+                return self.b.call(fn, [self.expr(a) for a in pointers])
         fixed = tuple((i, a.dtype, int(a.value)) for i, a in enumerate(e.args)
                       if isinstance(a, E.IntImm) and a.dtype in _INT_TYPES
                       and a.dtype != "bool") if self.specialize else ()

@@ -3,7 +3,7 @@
 :func:`check_target` is the one place that decides which ``llvm`` targets
 this version serves: code for the machine running aot, compiled for its
 own CPU (LLVM's host CPU name and features) at the target's
-``-opt-level``, or objects for an Arm Cortex-M core
+``-opt-level``, or objects for an Arm Cortex-M or 32-bit RISC-V core
 (:mod:`aot.codegen.llvm_object`).  Every other option is refused by name
 rather than ignored.
 
@@ -40,7 +40,7 @@ from aot.target import Target, native_target, runs_on_host
 _NEUTRAL = {"device", "model", "mtriple", "workspace-byte-alignment",
             "constants-byte-alignment", "opt-level"}
 #: Attributes that say which microcontroller objects are for (llvm_object.cross_machine).
-_CROSS = {"mcpu", "march", "mfloat-abi", "mfpu", "mattr"}
+_CROSS = {"mcpu", "march", "mfloat-abi", "mfpu", "mattr", "mabi"}
 
 
 @functools.cache
@@ -57,7 +57,7 @@ def check_target(target: Target) -> dict:
     :class:`BuildError` naming the option that is not supported yet:
     ``opt`` (the opt level), ``constants_align``, and ``machine``: None for
     this machine (the JIT), else the :class:`~aot.codegen.llvm_object.CrossMachine`
-    of an Arm Cortex-M target (objects, :mod:`aot.codegen.llvm_object`)."""
+    of an Arm Cortex-M or RISC-V target (objects, :mod:`aot.codegen.llvm_object`)."""
     if target.kind != "llvm":
         raise BuildError(f"target {str(target)!r} is not an llvm target")
     machine = None if runs_on_host(target) else cross_machine(target)

@@ -21,7 +21,12 @@ with the soft convention (``floorf``, ``roundf``: :attr:`CrossMachine.libm_round
 and :func:`mark_hard_float` records ``Tag_ABI_VFP_args`` (VFP registers) in
 the object's ``.ARM.attributes``, which is then true.
 
-Only Arm M-profile cores are served; other machines are refused by name.
+Arm M-profile cores and 32-bit RISC-V cores with the soft-float ABI
+(``ilp32``: rv32i/e with M, A, C) are served; other machines are refused by
+name.  On RISC-V nothing needs marking: ``ilp32`` is LLVM's default ABI for
+a core without F/D, which gives the object the e_flags GCC's ``-mabi=ilp32``
+objects have (no float ABI bits, RVC when C is there), and ``ld`` merges the
+``.riscv.attributes`` of both compilers.
 """
 
 from __future__ import annotations
@@ -70,14 +75,21 @@ class CrossMachine:
 
 def cross_machine(target) -> CrossMachine:
     """The :class:`CrossMachine` of an ``llvm`` target for an Arm M-profile core
-    (``llvm -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16``), or a
+    (``llvm -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16``) or a 32-bit
+    RISC-V core without FPU (``llvm -march=rv32imac -mabi=ilp32``), or a
     :class:`BuildError` naming what is not supported yet."""
     facts = target.facts
+    if facts.family == "riscv" and (facts.isa or "").startswith(("rv32i", "rv32e")):
+        return _riscv_machine(target)
     if facts.family != "arm" or not (facts.isa or "").startswith("thumbv"):
         raise BuildError(
             f"not supported yet: llvm objects for {facts.isa or 'an unknown processor'} "
             f"({str(target)!r}); the llvm codegen makes objects for Arm Cortex-M cores "
-            "(-mcpu=cortex-m4, cortex-m55...). Use the 'c' target for this processor")
+            "(-mcpu=cortex-m4, cortex-m55...) and 32-bit RISC-V cores without FPU "
+            "(-march=rv32imac -mabi=ilp32). Use the 'c' target for this processor")
+    if target.attrs.get("mabi"):
+        raise BuildError(f"-mabi={target.attrs['mabi']} is a RISC-V option; the Arm float "
+                         "ABI is -mfloat-abi")
     cpu = (target.attrs.get("mcpu") or "").split("+", 1)[0].lower()
     features = ["+thumb-mode", "+dsp" if facts.has_dsp else "-dsp"]
     if facts.has_mve:
@@ -94,6 +106,38 @@ def cross_machine(target) -> CrossMachine:
                              f"(known: {', '.join(_FPU_FEATURES)}, none)") from None
     features += [f for f in target.attrs.get("mattr") or () if f not in features]
     return CrossMachine(facts.triple, cpu, tuple(features), facts.float_abi == "hard")
+
+
+#: RISC-V extensions (letters of -march after rv32i/e) LLVM is told about.
+_RISCV_EXTENSIONS = "mac"
+
+
+def _riscv_machine(target) -> CrossMachine:
+    """A 32-bit RISC-V core: its base and standard extensions from ``-march``,
+    linker relaxation on (as GCC's objects), the ``ilp32``/``ilp32e`` ABI.
+
+    llvmlite cannot set LLVM's ABI name, so only the ABI LLVM picks by itself
+    for a core without F/D is served; ``-mabi`` must say that one."""
+    facts = target.facts
+    isa = facts.isa
+    letters = isa[5:]
+    unknown = sorted(set(letters) - set(_RISCV_EXTENSIONS))
+    if facts.fpu is not None or unknown:
+        raise BuildError(
+            f"not supported yet: llvm objects for {isa} ({str(target)!r}): the llvm codegen "
+            f"serves the RISC-V extensions {', '.join(_RISCV_EXTENSIONS.upper())} and the "
+            "soft-float ABI (llvmlite cannot set LLVM's float ABI); use the 'c' target for "
+            "this processor")
+    abi = "ilp32e" if isa.startswith("rv32e") else "ilp32"
+    mabi = target.attrs.get("mabi")
+    if mabi not in (None, abi):
+        raise BuildError(f"not supported yet by the llvm codegen: -mabi={mabi} for {isa} "
+                         f"(it makes {abi} objects)")
+    features = ["+e"] if isa.startswith("rv32e") else []
+    features += [f"+{x}" if x in letters else f"-{x}" for x in _RISCV_EXTENSIONS]
+    features.append("+relax")
+    features += [f for f in target.attrs.get("mattr") or () if f not in features]
+    return CrossMachine(facts.triple, "generic-rv32", tuple(features), False)
 
 
 def target_machine(machine: CrossMachine, opt: int):
@@ -125,6 +169,8 @@ def emit_object(text: str, machine: CrossMachine, opt: int, *, rename=None) -> b
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     obj = tm.emit_object(mod)
+    if machine.triple.startswith("thumb"):
+        obj = rename_undefined(obj, RTABI_NAMES)
     return mark_hard_float(obj) if machine.hard_float else obj
 
 
@@ -132,6 +178,67 @@ def text_bytes(obj: bytes) -> int:
     """Bytes of machine code (``.text*`` sections) of an object."""
     ref = llvm.ObjectFileRef.from_data(obj)
     return sum(s.size() for s in ref.sections() if s.is_text())
+
+
+# -- Run-time helper names --------------------------------------------------------------
+#: LLVM's names of the soft-float helpers -> the Arm run-time ABI's (RTABI) names of the
+#: same functions (same arguments, same results).  LLVM (as llvmlite drives it) calls the
+#: GNU names, which libgcc defines beside the RTABI ones on Armv7-M but not on Armv6-M
+#: (whose libgcc has only ``__aeabi_fmul``...); gcc calls the RTABI names on every core.
+#: The GNU comparisons (``__eqsf2``...) return other values than the RTABI ones, exist in
+#: every libgcc and are kept.
+RTABI_NAMES = {
+    "__addsf3": "__aeabi_fadd", "__subsf3": "__aeabi_fsub", "__mulsf3": "__aeabi_fmul",
+    "__divsf3": "__aeabi_fdiv", "__fixsfsi": "__aeabi_f2iz", "__fixunssfsi": "__aeabi_f2uiz",
+    "__floatsisf": "__aeabi_i2f", "__floatunsisf": "__aeabi_ui2f",
+    "__unordsf2": "__aeabi_fcmpun",
+    "__adddf3": "__aeabi_dadd", "__subdf3": "__aeabi_dsub", "__muldf3": "__aeabi_dmul",
+    "__divdf3": "__aeabi_ddiv", "__fixdfsi": "__aeabi_d2iz", "__fixunsdfsi": "__aeabi_d2uiz",
+    "__floatsidf": "__aeabi_i2d", "__floatunsidf": "__aeabi_ui2d",
+    "__extendsfdf2": "__aeabi_f2d", "__truncdfsf2": "__aeabi_d2f",
+    "__unorddf2": "__aeabi_dcmpun",
+}
+
+_SHT_SYMTAB = 2
+
+
+def rename_undefined(obj: bytes, names: dict[str, str]) -> bytes:
+    """``obj`` (a little-endian ELF32 object) with its undefined symbols named
+    as ``names`` says.
+
+    Relocations refer to symbols by index, so renaming a symbol is pointing
+    its ``st_name`` at a new string: the new names are appended to a copy of
+    the string table written at the end of the file (as :func:`mark_hard_float`
+    writes its section), so nothing else moves."""
+    if obj[:6] != b"\x7fELF\x01\x01":
+        raise BuildError("rename_undefined: not a little-endian ELF32 object")
+    shoff, = struct.unpack_from("<I", obj, 0x20)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x2E)
+    headers = [shoff + i * shentsize for i in range(shnum)]
+    symtab = next((h for h in headers if struct.unpack_from("<I", obj, h + 4)[0] == _SHT_SYMTAB),
+                  None)
+    if symtab is None:
+        return obj
+    sym_off, sym_size, link = struct.unpack_from("<III", obj, symtab + 16)
+    strtab = headers[link]
+    str_off, str_size = struct.unpack_from("<II", obj, strtab + 16)
+    strings = bytearray(obj[str_off:str_off + str_size])
+    out = bytearray(obj)
+    renamed = False
+    for sym in range(sym_off, sym_off + sym_size, 16):
+        st_name, = struct.unpack_from("<I", obj, sym)
+        st_shndx, = struct.unpack_from("<H", obj, sym + 14)
+        if st_shndx != 0 or st_name == 0:
+            continue
+        name = obj[str_off + st_name:obj.index(0, str_off + st_name)].decode()
+        if name in names:
+            struct.pack_into("<I", out, sym, len(strings))
+            strings += names[name].encode() + b"\0"
+            renamed = True
+    if not renamed:
+        return obj
+    struct.pack_into("<II", out, strtab + 16, len(out), len(strings))
+    return bytes(out + strings)
 
 
 # -- .ARM.attributes -------------------------------------------------------------------

@@ -34,7 +34,7 @@ def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--codegen", choices=CODEGENS,
                         help="the code generator of the kernels (default: the board's or "
                         "target's kind, c for the board records); llvm makes one object per "
-                        "kernel for a Cortex-M board (docs/codegen.md)")
+                        "kernel for a Cortex-M or RISC-V board (docs/codegen.md)")
 
 
 def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                            f"--board {HOST_BOARD}")
     tag = args.target if args.target is not None else load_board(args.board).tag
     if args.codegen == "llvm" and tag == HOST_BOARD:
-        raise CompileError(f"--codegen llvm makes objects for a Cortex-M board; on this "
+        raise CompileError(f"--codegen llvm makes objects for a microcontroller board; on this "
                            f"machine the llvm codegen runs through its JIT: use --target llvm "
                            f"instead of --board {HOST_BOARD}")
     tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None

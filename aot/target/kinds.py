@@ -171,7 +171,7 @@ KINDS.register(
             AttrSpec("system-lib", "bool", False, help="register functions in a system library"),
         ),
         default_keys=("cpu",),
-        help="LLVM IR compiled by MCJIT for this machine, or to objects for Cortex-M boards "
+        help="LLVM IR compiled by MCJIT for this machine, or to objects for Cortex-M and RISC-V boards "
              "(docs/codegen.md)",
     )
 )

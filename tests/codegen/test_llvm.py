@@ -149,7 +149,7 @@ def test_parallel_loops_are_refused_by_name():
 
 
 @pytest.mark.parametrize("target, message", [
-    ("llvm -march=rv32imac", (r"not supported yet: llvm objects for rv32imac .*; the llvm "
+    ("llvm -march=rv64imac", (r"not supported yet: llvm objects for rv64imac .*; the llvm "
                               r"codegen makes objects for Arm Cortex-M cores")),
     ("llvm -mcpu=cortex-m4 -fast-math", r"not supported yet by the llvm codegen: -fast-math \("),
     ("llvm -fast-math", r"not supported yet by the llvm codegen: -fast-math \("),

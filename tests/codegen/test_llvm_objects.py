@@ -23,12 +23,16 @@ from aot.target import Target
 HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
 M4 = "llvm -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+RV32 = "llvm -keys=riscv,cpu -march=rv32imac -mabi=ilp32"
+RV32_FLAGS = ["-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs"]
 arm_tools = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
                                reason="needs the arm-none-eabi toolchain")
+riscv_tools = pytest.mark.skipif(shutil.which("riscv64-unknown-elf-gcc") is None,
+                                 reason="needs the riscv64-unknown-elf toolchain")
 
 
-def tool(name: str, *args) -> str:
-    proc = subprocess.run([f"arm-none-eabi-{name}", *map(str, args)], capture_output=True,
+def tool(name: str, *args, prefix: str = "arm-none-eabi-") -> str:
+    proc = subprocess.run([f"{prefix}{name}", *map(str, args)], capture_output=True,
                           text=True, check=True)
     return proc.stdout
 
@@ -42,12 +46,38 @@ def tool(name: str, *args) -> str:
     ("llvm -mcpu=cortex-m3", "thumbv7m-none-eabi", "cortex-m3", {"-dsp", "-fpregs"}, False),
     ("llvm -mcpu=cortex-m4 -mfloat-abi=softfp", "thumbv7em-none-eabi", "cortex-m4",
      {"+dsp", "+vfp4d16sp"}, False),
+    ("llvm -mcpu=cortex-m0 -mfloat-abi=soft", "thumbv6m-none-eabi", "cortex-m0",
+     {"-dsp", "-fpregs"}, False),
+    ("llvm -mcpu=cortex-m0plus", "thumbv6m-none-eabi", "cortex-m0plus", {"-dsp", "-fpregs"},
+     False),
+    ("llvm -mcpu=cortex-m7 -mfloat-abi=hard -mfpu=fpv5-d16", "thumbv7em-none-eabihf",
+     "cortex-m7", {"+dsp", "+fp-armv8d16"}, True),
+    ("llvm -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16", "thumbv8m.main-none-eabihf",
+     "cortex-m33", {"+dsp", "+fp-armv8d16sp"}, True),
+    (RV32, "riscv32-unknown-elf", "generic-rv32", {"+m", "+a", "+c", "+relax"}, False),
+    ("llvm -march=rv32imc", "riscv32-unknown-elf", "generic-rv32", {"+m", "-a", "+c"}, False),
 ])
 def test_the_machine_comes_from_the_targets_facts(target, triple, cpu, features, hard):
     m = cross_machine(Target(target))
     assert (m.triple, m.cpu, m.hard_float) == (triple, cpu, hard)
     assert features <= set(m.features)
     assert m.calling_convention == ("arm_aapcs_vfpcc" if hard else "")
+
+
+@pytest.mark.parametrize("target, message", [
+    ("llvm -march=rv32imafc -mabi=ilp32f",
+     r"not supported yet: llvm objects for rv32imafc .*the soft-float ABI"),
+    ("llvm -march=rv32imac -mabi=ilp32f",
+     r"not supported yet by the llvm codegen: -mabi=ilp32f for rv32imac \(it makes ilp32"),
+    ("llvm -march=rv32imacb", r"not supported yet: llvm objects for rv32imacb"),
+    ("llvm -march=rv64imac -mabi=lp64",
+     r"not supported yet: llvm objects for rv64imac .*32-bit RISC-V cores without FPU"),
+    ("llvm -mcpu=cortex-m4 -mabi=ilp32",
+     r"-mabi=ilp32 is a RISC-V option; the Arm float ABI is -mfloat-abi"),
+])
+def test_machines_the_objects_cannot_serve_are_refused(target, message):
+    with pytest.raises(BuildError, match=message):
+        cross_machine(Target(target))
 
 
 def test_codegen_llvm_keeps_everything_the_board_says_but_the_kind():
@@ -188,3 +218,100 @@ def test_rounding_calls_libm_with_the_vfp_convention_on_a_hard_float_core(tmp_pa
     text = tool("objdump", "-d", obj)
     assert text.count("bl\t0 <floorf>") == 8  # lane by lane, arguments in s0
     assert "vmov\tr0, s" not in text
+
+
+def vmix():
+    """Float arithmetic and conversions: soft-float helper calls on a core without FPU."""
+    a = te.placeholder((16,), "float32", "A")
+    n = te.placeholder((16,), "int32", "N")
+    b = te.compute((16,), lambda i: (a[i] * a[i] + n[i].astype("float32")).astype("int32")
+                   // (n[i] | 1), name="B")
+    return te.create_schedule(b.op), [a, n, b]
+
+
+@arm_tools
+def test_armv6m_objects_call_the_helpers_its_libgcc_defines(tmp_path):
+    s, args = vmix()
+    obj = tmp_path / "vmix.o"
+    obj.write_bytes(aot.build(s, args, target="llvm -mcpu=cortex-m0", name="vmix")
+                    .objects()["vmix"])
+    undefined = {line.split()[-1] for line in tool("nm", "-u", obj).splitlines()}
+    # the Arm run-time ABI's names, as gcc calls them; Armv6-M's libgcc has no __mulsf3
+    assert {"__aeabi_fmul", "__aeabi_fadd", "__aeabi_i2f", "__aeabi_f2iz"} <= undefined
+    assert not undefined & set(llvm_object.RTABI_NAMES)
+    mnemonics = {line.split("\t")[2].split()[0] for line in tool("objdump", "-d", obj)
+                 .splitlines() if line.count("\t") >= 2}
+    assert not mnemonics & {"sdiv", "udiv", "smlad", "sxtb16", "ssat"}
+    main = tmp_path / "main.c"
+    main.write_text("#include <stdint.h>\nint32_t vmix(float *a, int32_t *n, int32_t *b);\n"
+                    "float a[16]; int32_t n[16], b[16];\n"
+                    "int main(void) { return vmix(a, n, b); }\n")
+    tool("gcc", "-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft", "--specs=nosys.specs", main,
+         obj, "-o", tmp_path / "fw.elf")
+
+
+@arm_tools
+def test_renaming_undefined_symbols_leaves_defined_ones(tmp_path):
+    s, args = vmix()
+    obj = aot.build(s, args, target="llvm -mcpu=cortex-m3", name="vmix").objects()["vmix"]
+    assert llvm_object.rename_undefined(obj, {"vmix": "other"}) == obj
+    path = tmp_path / "renamed.o"
+    path.write_bytes(llvm_object.rename_undefined(obj, {"__aeabi_fmul": "my_fmul"}))
+    symbols = tool("nm", path)
+    assert " U my_fmul" in symbols and "__aeabi_fmul" not in symbols
+    assert " T vmix" in symbols and " U __aeabi_fadd" in symbols
+    relocations = [line.split() for line in tool("objdump", "-r", path).splitlines()]
+    assert ["R_ARM_THM_CALL", "my_fmul"] in [r[1:] for r in relocations if len(r) == 3]
+
+
+@riscv_tools
+def test_riscv_objects_have_the_abi_of_gccs_and_link_with_them(tmp_path):
+    s, args = vmix()
+    obj = tmp_path / "vmix.o"
+    obj.write_bytes(aot.build(s, args, target=RV32, name="vmix").objects()["vmix"])
+    main = tmp_path / "main.c"
+    main.write_text("#include <stdint.h>\nint32_t vmix(float *a, int32_t *n, int32_t *b);\n"
+                    "float a[16]; int32_t n[16], b[16];\n"
+                    "int main(void) { return vmix(a, n, b); }\n")
+    tool("gcc", *RV32_FLAGS, "-c", main, "-o", tmp_path / "main.o", prefix="riscv64-unknown-elf-")
+
+    def flags(path):
+        header = tool("readelf", "-h", path, prefix="riscv64-unknown-elf-")
+        return next(line.split(":", 1)[1].strip() for line in header.splitlines()
+                    if line.strip().startswith("Flags:"))
+
+    assert flags(obj) == flags(tmp_path / "main.o") == "0x1, RVC, soft-float ABI"
+    assert "Tag_RISCV_arch: \"rv32i2p1_m2p0_a2p1_c2p0" in tool(
+        "readelf", "-A", obj, prefix="riscv64-unknown-elf-")
+    tool("gcc", *RV32_FLAGS, "-nostartfiles", "-Wl,--entry=main", tmp_path / "main.o", obj,
+         "-o", tmp_path / "fw.elf", prefix="riscv64-unknown-elf-")
+
+
+@riscv_tools
+def test_a_model_compiles_to_riscv_objects_for_the_sifive_board(tmp_path):
+    compiled = compile_model(HELLO, "qemu/sifive-e", codegen="llvm", name="hello",
+                             measure_code=False)
+    assert str(compiled.target).startswith("llvm -keys=riscv,cpu -mabi=ilp32 -march=rv32imac")
+    art = compiled.write(tmp_path / "art")
+    symbols = tool("nm", art / "codegen" / "hello_kernels_0.o", prefix="riscv64-unknown-elf-")
+    assert " T hello_k0" in symbols
+
+
+@riscv_tools
+@pytest.mark.parametrize("march, mabi, flags", [
+    ("rv32imac", "ilp32", "0x1, RVC, soft-float ABI"),
+    ("rv32emc", "ilp32e", "0x9, RVC, RVE, soft-float ABI"),
+    ("rv32im", "ilp32", "0x0"),
+])
+def test_riscv_objects_have_the_e_flags_of_gccs_for_the_same_march(march, mabi, flags, tmp_path):
+    s, args = vmix()
+    obj = tmp_path / "vmix.o"
+    obj.write_bytes(aot.build(s, args, target=f"llvm -march={march} -mabi={mabi}", name="vmix")
+                    .objects()["vmix"])
+    c = tmp_path / "f.c"
+    c.write_text("int f(int a, int b) { return a / b; }\n")
+    tool("gcc", f"-march={march}", f"-mabi={mabi}", "-c", c, "-o", tmp_path / "f.o",
+         prefix="riscv64-unknown-elf-")
+    for path in (obj, tmp_path / "f.o"):
+        header = tool("readelf", "-h", path, prefix="riscv64-unknown-elf-")
+        assert f"Flags:                             {flags}\n" in header

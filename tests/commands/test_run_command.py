@@ -177,7 +177,7 @@ def test_run_with_the_llvm_target_uses_the_jit_and_equals_the_c_build(tmp_path, 
     (["--target", "c"], "aot run takes a board, or the target 'llvm'"),
     (["--target", "llvm", "--sanitize"], "--sanitize builds the C with gcc's sanitizers"),
     (["--target", "llvm -mcpu=cortex-m4"], "running on a device needs a board"),
-    (["--codegen", "llvm"], "--codegen llvm makes objects for a Cortex-M board; on this "
+    (["--codegen", "llvm"], "--codegen llvm makes objects for a microcontroller board; on this "
                             "machine the llvm codegen runs through its JIT: use --target llvm"),
 ])
 def test_run_refuses_what_it_cannot_do_in_one_line(extra, message, tmp_path, capsys):

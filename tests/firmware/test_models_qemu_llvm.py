@@ -1,5 +1,5 @@
-"""Every shared model through the LLVM objects on the emulated Cortex-M4 and
-Cortex-M55, against aot.reference (slow).
+"""Every shared model through the LLVM objects on the emulated Cortex-M0, M4,
+M7, M33, M55 and rv32imac cores, against aot.reference (slow).
 
 The board's target with its kind switched to ``llvm`` (``--codegen llvm``):
 the same kernels, memory plan and C entry function as the C path, the
@@ -8,7 +8,9 @@ sequence from a fresh state; integer outputs must be bit-exact with the
 reference (which is bit-exact with TFLM), floats within
 :data:`aot.firmware.verify.FLOAT_TOLERANCE`, as ``aot verify`` demands.
 The hand-written C kernels (SVDF, LSTM) are compiled by the board's gcc
-beside the other kernels' objects.
+beside the other kernels' objects.  On the boards with 16 KiB of RAM only the
+models that fit run (the others are refused with their sizes, as on the C
+path: tests/firmware/test_closest_silicon.py).
 """
 
 from __future__ import annotations
@@ -21,9 +23,22 @@ from aot.compile import compile_model
 from aot.firmware import run_on_board
 from aot.firmware.verify import FLOAT_TOLERANCE, compare, reference_outputs
 
-BOARDS = ["qemu/mps2-an386", "qemu/mps3-an547"]
+#: Models too large for 16 KiB of RAM (the compiler or the linker refuses them).
+_SMALL_RAM = {"mlperf_ic_resnet8", "mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025",
+              "onnx_mnist8", "tflm_magic_wand_float"}
+#: board (its core) -> the shared models that do not fit it.
+BOARDS = {
+    "qemu/mps2-an386": set(),                # Cortex-M4F
+    "qemu/mps3-an547": set(),                # Cortex-M55 with Helium
+    "qemu/mps2-an500": set(),                # Cortex-M7, double-precision FPU
+    "qemu/mps2-an505": set(),                # Cortex-M33, Armv8-M mainline
+    # Cortex-M0 (Armv6-M: no DSP, no divide, no FPU); 256 KiB of flash for the autoencoder's
+    # 270,880 bytes of weights
+    "qemu/microbit": _SMALL_RAM | {"mlperf_ad_fc_autoencoder"},
+    "qemu/sifive-e": _SMALL_RAM,             # rv32imac, ilp32
+}
 CASES = [pytest.param(board, m, id=f"{board.split('/')[1]}-{m['name']}")
-         for board in BOARDS for m in MODELS]
+         for board, too_big in BOARDS.items() for m in MODELS if m["name"] not in too_big]
 
 
 @pytest.mark.slow
