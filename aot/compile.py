@@ -135,9 +135,15 @@ def _port_json(p) -> dict:
 CODEGENS = ("c", "llvm")
 
 
-def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target, Board | None]:
+def resolve_target(target_or_board, codegen: str | None = None, *,
+                   refine=None) -> tuple[Target, Board | None]:
     """A :class:`Target`, a :class:`Board`, or a string naming either (a board tag
     such as ``qemu/mps2-an386`` or a target such as ``c -mcpu=cortex-m4``).
+
+    ``refine`` (a target string or :class:`Target`; ``--target`` given with
+    ``--board``) adds to the board's target what it says, such as
+    ``-libs=cmsis-nn``, and may not contradict it
+    (:meth:`aot.target.Target.refined_by`, docs/targets.md).
 
     ``codegen`` (``c`` or ``llvm``) replaces the target's kind and keeps
     everything else it says: ``qemu/mps2-an386`` with ``codegen="llvm"`` is
@@ -155,6 +161,11 @@ def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target,
         target = (target_or_board if isinstance(target_or_board, Target)
                   else Target(target_or_board))
         board = load_board(target.tag) if target.tag else None
+    if refine is not None:
+        if board is None:
+            raise CompileError(f"--target {refine} refines a board's target: give --board "
+                               "too, or give the whole target without --board")
+        target = target.refined_by(refine, where=f"the board {board.tag} ({target})")
     if codegen is not None and codegen != target.kind:
         if codegen not in CODEGENS or target.kind not in CODEGENS:
             raise CompileError(f"--codegen {codegen}: a {target.kind} target takes "

@@ -21,11 +21,30 @@ HELP = "compile a model to C: an artifact with sources, header, metadata and bui
 
 
 def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None) -> None:
-    where = parser.add_mutually_exclusive_group(required=board_default is None)
-    where.add_argument("--target", help="a target string, e.g. 'c -mcpu=cortex-m4'")
-    where.add_argument("--board", default=board_default,
-                       help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)")
+    """``--target`` and ``--board``; given together, the target refines the
+    board's (:func:`target_from_args`).  ``board_default`` is the board when
+    neither is given (the caller applies it: ``args.board`` stays None)."""
+    parser.add_argument("--target", help="a target string, e.g. 'c -mcpu=cortex-m4'; with "
+                        "--board it refines the board's target, e.g. adds -libs=cmsis-nn "
+                        "(docs/targets.md)")
+    parser.add_argument("--board",
+                        help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)"
+                        + (f"; default {board_default}" if board_default else ""))
     add_codegen_argument(parser)
+
+
+def target_from_args(args: argparse.Namespace, default_board: str | None = None):
+    """What ``--board`` and ``--target`` name together: a board tag, a target, or
+    the board's target refined by ``--target`` (a :class:`aot.target.Target`
+    carrying the board's tag)."""
+    if args.board is not None and args.target is not None:
+        return resolve_target(args.board, refine=args.target)[0]
+    if args.board is None and args.target is None:
+        if default_board is None:
+            raise CompileError("give --board (a board tag, see `aot boards`) or --target "
+                               "(a target string, docs/targets.md)")
+        return default_board
+    return args.board if args.board is not None else args.target
 
 
 def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
-    return compile_model(args.model, args.board or args.target, codegen=args.codegen,
+    return compile_model(args.model, target_from_args(args), codegen=args.codegen,
                          name=args.name, input_shapes=input_shapes(args),
                          opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
@@ -121,7 +140,7 @@ def tuned_kernels(path, target_or_board):
 def run(args: argparse.Namespace) -> int:
     tuned = None
     if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, args.board or args.target)
+        tuned = tuned_kernels(args.tuning_records, target_from_args(args))
     compiled = compile_from_args(args, tuned)
     if args.memory_report:
         print(format_memory_report(compiled.plan), end="")

@@ -94,3 +94,14 @@ def test_codegen_llvm_refuses_the_sdk_layouts(tmp_path, capsys):
                  "--project", "pico-sdk", "-o", str(tmp_path / "p")]) == 2
     assert "not supported yet: --project pico-sdk with the llvm codegen" in \
         capsys.readouterr().err
+
+
+def test_target_with_board_refines_the_board(tmp_path, capsys):
+    out = tmp_path / "art"
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -mcpu=cortex-m4", "-o", str(out)]) == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["board"] == "qemu/mps2-an386"
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -mcpu=cortex-m0plus", "-o", str(out)]) == 2
+    assert "-mcpu=cortex-m0plus but the board qemu/mps2-an386" in capsys.readouterr().err
