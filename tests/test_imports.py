@@ -22,6 +22,7 @@ LAYERS = (
     ("te",),
     ("codegen",),
     ("kernels", "executor", "export"),
+    ("byoc",),
     ("compile",),
     ("firmware",),
     ("tune", "cycles"),
