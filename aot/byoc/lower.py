@@ -94,9 +94,12 @@ def _check_code(code, function: ExternalFunction, where: str) -> None:
                 or data.dtype.name not in C_TYPES or data.size == 0:
             raise ExternalCodegenError(f"{where}: constant {cname!r} must be a non-empty "
                                        f"numpy array of {', '.join(C_TYPES)} under a C name")
-    if (code.sources or code.include_dirs) and code.root is None:
-        raise ExternalCodegenError(f"{where}: sources and include folders are relative to "
-                                   "root, which is not set")
+    if (code.sources or code.include_dirs or code.defines) and code.root is None:
+        raise ExternalCodegenError(f"{where}: sources, include folders and defines belong to "
+                                   "a library folder (root), which is not set")
+    if code.root is not None and not code.root_variable:
+        raise ExternalCodegenError(f"{where}: a library folder (root) needs the name of the "
+                                   "build variable that points at it (root_variable)")
     if code.root is not None:
         for rel in (*code.sources, *code.include_dirs):
             if not (Path(code.root) / rel).exists():
@@ -109,6 +112,8 @@ def build_info(codes: list[ExternalCode], codegens: list[str]) -> list[dict]:
     defines, merged over its functions."""
     merged: dict[str, dict] = {}
     for name, code in zip(codegens, codes):
+        if code.root is None:  # C of its own only: nothing to add to the build
+            continue
         entry = merged.setdefault(name, {"codegen": name, "root": code.root,
                                          "variable": code.root_variable, "sources": [],
                                          "include_dirs": [], "defines": []})

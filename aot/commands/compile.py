@@ -14,6 +14,7 @@ from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.frontend import ModelError
+from aot.passes import DEFAULT_PIPELINE
 from aot.tune.session import TunedKernels
 
 NAME = "compile"
@@ -99,12 +100,33 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-inplace", action="store_true",
                         help="never let a kernel write its output over an input that dies "
                         "there (more workspace; see docs/memory.md)")
+    parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
+                        help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
+                        "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
+                        "docs/byoc.md)")
     parser.add_argument("--tuning-records", metavar="FILE",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target")
 
 
+class _PrintPasses(argparse.Action):
+    """``--print-passes``: the graph passes in pipeline order, then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        width = max(len(p.name) for p in DEFAULT_PIPELINE)
+        for p in DEFAULT_PIPELINE:
+            first = p.doc.split("\n", 1)[0]
+            print(f"{p.name:<{width}}  level {p.opt_level}  {first}")
+        parser.exit()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--print-passes", action=_PrintPasses,
+                        help="list the graph passes in pipeline order (names for "
+                        "--dump-after and --disabled-pass) and exit")
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     add_target_arguments(parser)
     parser.add_argument("-o", "--output", required=True, help="the artifact directory")
@@ -118,13 +140,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the memory plan as a table and a chart")
 
 
+def codegen_options(args: argparse.Namespace) -> dict:
+    """The external codegens' options given on the command line (``--cmsis-nn``)."""
+    return {"cmsis-nn": {"path": args.cmsis_nn}} if args.cmsis_nn else {}
+
+
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
     return compile_model(args.model, target_from_args(args), codegen=args.codegen,
                          name=args.name, input_shapes=input_shapes(args),
                          opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
                          io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
-                         kernel_library=kernel_library)
+                         kernel_library=kernel_library, codegen_options=codegen_options(args))
+
+
+def format_layers(compiled) -> str:
+    """Who implements each layer (printed when the target names ``-libs``)."""
+    layers = compiled.layers()
+    by: dict[str, int] = {}
+    for layer in layers:
+        by[layer["by"]] = by.get(layer["by"], 0) + 1
+    lines = ["  layers: " + ", ".join(f"{n} by {who}" for who, n in by.items())]
+    width = max(len(", ".join(layer["nodes"])) for layer in layers) if layers else 0
+    for layer in layers:
+        note = f"  ({'; '.join(layer['declined'])})" if "declined" in layer else ""
+        lines.append(f"    {', '.join(layer['nodes']):<{width}}  {'+'.join(layer['ops'])}: "
+                     f"{layer['by']}{note}")
+    return "\n".join(lines) + "\n"
 
 
 def tuned_kernels(path, target_or_board):
@@ -147,6 +189,10 @@ def run(args: argparse.Namespace) -> int:
     if args.project and args.tar:
         raise CompileError("--tar writes an artifact's archive; with --project, archive the "
                            "project folder yourself")
+    if args.project and compiled.external:
+        raise CompileError(f"not supported yet: --project {args.project} with -libs (the SDK "
+                           "layouts do not compile external libraries yet); drop --project "
+                           "and use the artifact's CMakeLists.txt, which does")
     if args.project and compiled.llvm is not None:
         raise CompileError(f"not supported yet: --project {args.project} with the llvm "
                            "codegen (the SDK layouts build C sources only); drop --project "
@@ -164,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note: hand-written C kernels, compiled by the board's compiler beside the "
               f"LLVM objects: {', '.join(hand_written)}")
     print(f"  {compiled.sizes}")
+    if compiled.target.attrs.get("libs"):
+        print(format_layers(compiled), end="")
     if tuned is not None:
         print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels")

@@ -17,7 +17,8 @@ import tempfile
 from pathlib import Path
 
 from aot.commands.compile import (
-    add_compile_arguments, add_target_arguments, input_shapes, target_from_args, tuned_kernels,
+    add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
+    target_from_args, tuned_kernels,
 )
 from aot.commands.interpret import load_inputs, save_outputs
 from aot.commands.run_board import add_board_arguments, run_command
@@ -95,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
                              opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                              io_in_workspace=args.io_in_workspace, measure_code=False,
-                             inplace=not args.no_inplace, kernel_library=tuned)
+                             inplace=not args.no_inplace, kernel_library=tuned,
+                             codegen_options=codegen_options(args))
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)
