@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from aot.commands.build import default_cache_dir
 from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.frontend import ModelError
 from aot.passes import DEFAULT_PIPELINE
+from aot.tune.layers import choose_layers
 from aot.tune.session import TunedKernels
 
 NAME = "compile"
@@ -138,6 +140,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_compile_arguments(parser)
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart")
+    parser.add_argument("--choose-layers", action="store_true",
+                        help="per layer, keep whichever of aot's kernels and the -libs "
+                        "codegens runs faster, measured on the board (builds and runs both "
+                        "firmware images; docs/byoc.md)")
 
 
 def codegen_options(args: argparse.Namespace) -> dict:
@@ -146,12 +152,34 @@ def codegen_options(args: argparse.Namespace) -> dict:
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
+    if getattr(args, "choose_layers", False):
+        return choose_from_args(args, kernel_library)
     return compile_model(args.model, target_from_args(args), codegen=args.codegen,
                          name=args.name, input_shapes=input_shapes(args),
                          opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                          dump_after=args.dump_after, dump_stream=sys.stdout,
                          io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
                          kernel_library=kernel_library, codegen_options=codegen_options(args))
+
+
+def choose_from_args(args: argparse.Namespace, kernel_library=None):
+    """``--choose-layers``: measure both kernel libraries per layer on the board
+    (:func:`aot.tune.layers.choose_layers`), print the table, return the choice."""
+    if args.board is None or args.target is None:
+        raise CompileError("--choose-layers measures aot's kernels against the -libs codegens "
+                           "on a board: give --board and --target 'c -libs=cmsis-nn'")
+    if args.codegen is not None:
+        raise CompileError("not supported yet: --choose-layers with --codegen")
+    choice = choose_layers(args.model, args.board, args.target,
+                           codegen_options=codegen_options(args),
+                           cache_dir=default_cache_dir(), name=args.name,
+                           input_shapes=input_shapes(args), opt_level=args.opt_level,
+                           disabled_pass=args.disabled_pass,
+                           io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
+                           kernel_library=kernel_library)
+    print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
+    print(choice.table())
+    return choice.compiled
 
 
 def format_layers(compiled) -> str:
