@@ -201,7 +201,7 @@ def resolve_target(target_or_board, codegen: str | None = None, *,
 def check_target(target: Target) -> None:
     """Refuse what the target says that compilation would not honour.
 
-    A composite target is not supported yet; ``-libs`` must name registered
+    A composite target and a ``-host`` are not supported yet; ``-libs`` must name registered
     external codegens (:mod:`aot.byoc`; their options are checked by
     :func:`aot.byoc.configure`); the alignments must be powers of two.
     Everything else a ``c`` target states is either used (keys, CPU facts,
@@ -211,6 +211,10 @@ def check_target(target: Target) -> None:
         members = ", ".join(repr(str(t)) for t in target.targets)
         raise CompileError(f"not supported yet: composite targets (several devices in one "
                            f"model); compile for one of its members instead: {members}")
+    if target.host is not None:
+        raise CompileError(f"not supported yet: -host={{{target.host}}} (the target of code "
+                           "that would run on a host beside the device: aot generates device "
+                           "code only); remove -host")
     for lib in target.attrs.get("libs") or ():
         byoc.get(lib)
     for attr in ("workspace-byte-alignment", "constants-byte-alignment"):

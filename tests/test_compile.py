@@ -110,6 +110,8 @@ def test_model_too_big_for_flash_counts_code_too():
                          r"registered: cmsis-nn"),
     ("composite -targets={c},{c -mcpu=cortex-m4}",
      r"not supported yet: composite targets .*'c -keys=cpu', 'c -keys=arm_cpu,cpu"),
+    ("c -mcpu=cortex-m4 -host={c -mtriple=x86_64-linux-gnu}",
+     r"not supported yet: -host=\{c .*remove -host"),
     ("c -workspace-byte-alignment=24", r"-workspace-byte-alignment=24: use a power of two"),
     ("c -constants-byte-alignment=0", r"-constants-byte-alignment=0: use a power of two"),
 ])
