@@ -217,10 +217,6 @@ def run(args: argparse.Namespace) -> int:
     if args.project and args.tar:
         raise CompileError("--tar writes an artifact's archive; with --project, archive the "
                            "project folder yourself")
-    if args.project and compiled.external:
-        raise CompileError(f"not supported yet: --project {args.project} with -libs (the SDK "
-                           "layouts do not compile external libraries yet); drop --project "
-                           "and use the artifact's CMakeLists.txt, which does")
     if args.project and compiled.llvm is not None:
         raise CompileError(f"not supported yet: --project {args.project} with the llvm "
                            "codegen (the SDK layouts build C sources only); drop --project "
