@@ -89,8 +89,8 @@ class CompiledModel:
             "outputs": [_port_json(p) for p in outputs],
             "state": [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
                        "bytes": t.type.nbytes} for t in self.graph.variables()],
-            "kernels": [{"name": k.name, "ops": list(k.op_names), "codegen": k.codegen,
-                         "macs": k.macs,
+            "kernels": [{"name": k.name, "ops": list(k.op_names),
+                         "codegen": getattr(k, "codegen", "aot"), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
                          "file": f"codegen/{self.name}_kernels_{i}"
                                  + (".o" if self.llvm is not None and k.func is not None
@@ -117,8 +117,10 @@ class CompiledModel:
         out = []
         for g, k in zip(groups, self.kernels, strict=True):
             why = [declined[n] for n in g.nodes if n in declined]
+            # A kernel library other than aot.kernels (tests, tuned) may not say.
+            by = getattr(k, "codegen", "aot")
             out.append({"kernel": k.name, "ops": [n.op for n in g.nodes],
-                        "nodes": [n.name for n in g.nodes], "by": k.codegen,
+                        "nodes": [n.name for n in g.nodes], "by": by,
                         **({"declined": why} if why else {})})
         return out
 

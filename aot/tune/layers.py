@@ -121,7 +121,7 @@ def choose_layers(model, board: str, libs: str = "c -libs=cmsis-nn", *, codegen_
                                             key=lambda u: min(order.get(n, 0) for n in u[0])):
         a = sum(cost_ours[k] for k in ks_ours)
         b = sum(cost_theirs[k] for k in ks_theirs)
-        by = sorted({theirs.kernels[k].codegen for k in ks_theirs})
+        by = sorted({theirs.layers()[k]["by"] for k in ks_theirs})
         chosen = "aot" if a <= b or by == ["aot"] else "+".join(by)
         if chosen == "aot":
             keep.update(nodes)
