@@ -304,6 +304,10 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     if dump_after is not None and not instruments[0].seen:
         dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
     groups = list(annotated.annotations.groups)
+    unknown = sorted(set(keep_with_aot) - {n.name for n in annotated.nodes})
+    if unknown:
+        raise CompileError(f"keep_with_aot names {', '.join(map(repr, unknown[:3]))}, which "
+                           f"the optimized graph of {graph.name} does not have")
     lap("passes")
 
     kernels, codes = [], []

@@ -16,7 +16,7 @@ from aot.executor import format_memory_report
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.frontend import ModelError
 from aot.passes import DEFAULT_PIPELINE
-from aot.tune.layers import choose_layers
+from aot.tune.layers import check_costs_match, choose_layers, read_costs, write_costs
 from aot.tune.session import TunedKernels
 
 NAME = "compile"
@@ -144,6 +144,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="per layer, keep whichever of aot's kernels and the -libs "
                         "codegens runs faster, measured on the board (builds and runs both "
                         "firmware images; docs/byoc.md)")
+    parser.add_argument("--layer-costs", metavar="FILE",
+                        help="with --choose-layers: write the measured costs to FILE; without: "
+                        "apply the choice FILE holds (measured for this model and target) "
+                        "without measuring again")
 
 
 def codegen_options(args: argparse.Namespace) -> dict:
@@ -154,12 +158,19 @@ def codegen_options(args: argparse.Namespace) -> dict:
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
     if getattr(args, "choose_layers", False):
         return choose_from_args(args, kernel_library)
-    return compile_model(args.model, target_from_args(args), codegen=args.codegen,
-                         name=args.name, input_shapes=input_shapes(args),
-                         opt_level=args.opt_level, disabled_pass=args.disabled_pass,
-                         dump_after=args.dump_after, dump_stream=sys.stdout,
-                         io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
-                         kernel_library=kernel_library, codegen_options=codegen_options(args))
+    target = target_from_args(args)
+    costs = getattr(args, "layer_costs", None)
+    keep = read_costs(costs, resolve_target(target, args.codegen)[0]) if costs else ()
+    compiled = compile_model(args.model, target, codegen=args.codegen,
+                             name=args.name, input_shapes=input_shapes(args),
+                             opt_level=args.opt_level, disabled_pass=args.disabled_pass,
+                             dump_after=args.dump_after, dump_stream=sys.stdout,
+                             io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
+                             kernel_library=kernel_library,
+                             codegen_options=codegen_options(args), keep_with_aot=keep)
+    if costs:
+        check_costs_match(costs, compiled)
+    return compiled
 
 
 def choose_from_args(args: argparse.Namespace, kernel_library=None):
@@ -179,6 +190,10 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            kernel_library=kernel_library)
     print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
     print(choice.table())
+    if args.layer_costs:
+        write_costs(choice, args.layer_costs)
+        print(f"  costs written to {args.layer_costs} (--layer-costs without --choose-layers "
+              "applies them)")
     return choice.compiled
 
 

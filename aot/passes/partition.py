@@ -101,6 +101,23 @@ def _chain(node: Node, ops: tuple[str, ...], users, outputs) -> tuple[Node, ...]
     return tuple(chain)
 
 
+def _check(table: PatternTable, pattern: Pattern, chain, graph) -> str | None:
+    """The pattern's predicate on ``chain``; a predicate that fails is an error
+    naming the codegen, the pattern and the node (never a traceback)."""
+    if pattern.check is None:
+        return None
+    try:
+        reason = pattern.check(chain, graph)
+    except Exception as err:  # a bug in a codegen's predicate
+        raise PassError(f"pattern {pattern.name!r} of codegen {table.codegen!r} failed on "
+                        f"{chain[0].op} {chain[0].name!r}: {type(err).__name__}: {err}") from err
+    if reason is not None and not isinstance(reason, str):
+        raise PassError(f"pattern {pattern.name!r} of codegen {table.codegen!r} returned "
+                        f"{reason!r} for {chain[0].name!r}: a predicate returns None to accept "
+                        "or a reason (str) to decline")
+    return reason
+
+
 def _region_name(i: int, codegen: str, nodes) -> str:
     ident = "".join(c if c.isalnum() else "_" for c in codegen)
     return f"external_{i}_{ident}_" + "_".join(n.op for n in nodes)
@@ -134,7 +151,7 @@ def annotate_external(graph: Graph) -> Graph:
                 chain = _chain(node, pattern.ops, users, outputs)
                 if chain is None or any(n in claimed or n in ann.views for n in chain):
                     continue
-                reason = pattern.check(chain, graph) if pattern.check is not None else None
+                reason = _check(table, pattern, chain, graph)
                 if reason is None:
                     found = (table, pattern, chain)
                     break

@@ -23,6 +23,7 @@ slower than either library alone, up to the data dependence of the counts
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,13 @@ class LayerChoice:
     # The two measured compilations: aot's kernels only, every supported layer to -libs.
     ours: CompiledModel | None = None
     theirs: CompiledModel | None = None
+
+    def to_json(self) -> dict:
+        """The cost table: what :func:`read_costs` reads back (``--layer-costs FILE``)."""
+        c = self.compiled
+        return {"format": "aot-layer-costs", "version": 1, "model": c.graph.name,
+                "board": c.board.tag if c.board else None, "target": str(c.target),
+                "totals": self.totals, "units": self.units}
 
     def table(self) -> str:
         lines = [f"{'layer':<32} {'aot':>12} {'libs':>12}  chosen"]
@@ -131,3 +139,38 @@ def choose_layers(model, board: str, libs: str = "c -libs=cmsis-nn", *, codegen_
     choice.compiled = compile_model(model, mixed, codegen_options=codegen_options,
                                     keep_with_aot=choice.keep_with_aot, **compile_args)
     return choice
+
+
+def write_costs(choice: LayerChoice, path) -> None:
+    """Write the measured cost table of ``choice`` to ``path`` (JSON)."""
+    try:
+        Path(path).write_text(json.dumps(choice.to_json(), indent=2) + "\n")
+    except OSError as err:
+        raise TuneError(f"cannot write the layer costs to {path}: {err.strerror or err}") from None
+
+
+def read_costs(path, target) -> frozenset[str]:
+    """The nodes a cost table written by :func:`write_costs` keeps with aot, for
+    ``target`` (the refined board target it was measured for, else an error)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise TuneError(f"cannot read the layer costs {path}: {err}") from None
+    if not isinstance(data, dict) or data.get("format") != "aot-layer-costs" \
+            or data.get("version") != 1:
+        raise TuneError(f"{path} is not an aot layer cost table (aot compile --choose-layers "
+                        "--layer-costs FILE writes one)")
+    if data["target"] != str(target):
+        raise TuneError(f"{path} was measured for the target {data['target']!r}, not "
+                        f"{str(target)!r}: measure again with --choose-layers")
+    return frozenset(n for u in data["units"] if u["chosen"] == "aot" for n in u["nodes"])
+
+
+def check_costs_match(path, compiled: CompiledModel) -> None:
+    """Refuse a cost table measured on another model (its nodes are not all there)."""
+    data = json.loads(Path(path).read_text())
+    names = {n.name for n in compiled.graph.nodes}
+    missing = sorted({n for u in data["units"] for n in u["nodes"]} - names)
+    if data.get("model") != compiled.graph.name or missing:
+        raise TuneError(f"{path} was measured for the model {data.get('model')!r}, not "
+                        f"{compiled.graph.name!r}: measure again with --choose-layers")

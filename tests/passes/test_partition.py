@@ -113,3 +113,12 @@ def test_partitioning_can_be_disabled_by_name():
     graph = optimize(_net(), ctx)
     assert all(isinstance(g, FusedGroup) and g.kind != "external"
                for g in annotations(graph).groups)
+
+
+def test_a_failing_predicate_is_an_error_naming_codegen_pattern_and_node():
+    def broken(nodes, graph):
+        return nodes[0].attrs["no_such_attribute"]
+    table = PatternTable("lib", (Pattern("soft", ("softmax",), broken),))
+    with pytest.raises(PassError, match=r"pattern 'soft' of codegen 'lib' failed on softmax "
+                                        r"'soft': KeyError"):
+        _optimized(table)
