@@ -195,7 +195,8 @@ def _conv(f, node, qp, cname) -> tuple[str, dict, int, int]:
     x0, y0 = f.arg_names[0], f.arg_names[-1]
     body = f"""  const cmsis_nn_context ctx = {{{'scratch' if scratch else 'NULL'}, {scratch}}};
   {params}
-  const cmsis_nn_per_channel_quant_params quant = {{(int32_t *){cname}_mult, (int32_t *){cname}_shift}};
+  const cmsis_nn_per_channel_quant_params quant = {{(int32_t *){cname}_mult,
+                                                    (int32_t *){cname}_shift}};
   const cmsis_nn_dims input_dims = {_dims(n, ih, iw, ic)};
   const cmsis_nn_dims filter_dims = {filt};
   const cmsis_nn_dims bias_dims = {_dims(1, 1, 1, oc)};
@@ -207,15 +208,17 @@ def _conv(f, node, qp, cname) -> tuple[str, dict, int, int]:
 
 
 def _dense(f, node, qp, cname) -> tuple[str, dict, int, int]:
-    w, y = node.inputs[1], node.outputs[0]
+    w = node.inputs[1]
     units, depth = w.shape
     rows = node.inputs[0].type.size // depth
     lo, hi = qp.clamp
     consts = {f"{cname}_weights": np.asarray(w.data, np.int8),
               f"{cname}_bias": _bias(node, units)}
+    weight_offset = qp.extra.get("weight_offset", 0)
     x0, y0 = f.arg_names[0], f.arg_names[-1]
     body = f"""  const cmsis_nn_context ctx = {{NULL, 0}};
-  const cmsis_nn_fc_params params = {{{qp.input_offset}, {qp.extra.get('weight_offset', 0)}, {qp.output_offset}, {{{lo}, {hi}}}}};
+  const cmsis_nn_fc_params params = {{{qp.input_offset}, {weight_offset}, {qp.output_offset},
+                                     {{{lo}, {hi}}}}};
   const cmsis_nn_per_tensor_quant_params quant = {{{int(qp.multiplier[0])}, {int(qp.shift[0])}}};
   const cmsis_nn_dims input_dims = {_dims(rows, 1, 1, depth)};
   const cmsis_nn_dims filter_dims = {_dims(depth, 1, 1, units)};
