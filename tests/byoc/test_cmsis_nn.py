@@ -91,3 +91,60 @@ def test_models_through_cmsis_nn_on_the_host_equal_tflm(entry, tflm, tmp_path): 
     by = {layer["by"] for layer in compiled.layers()}
     if entry["name"].startswith("mlperf_"):
         assert by == {"cmsis-nn"}, compiled.layers()
+
+
+def _q(scale, zp=0, axis=None, n=1):
+    from aot.ir import Quantization
+
+    if axis is None:
+        return Quantization.per_tensor(scale, zp)
+    return Quantization(tuple(scale * (1 + 0.1 * i) for i in range(n)), (0,) * n, axis)
+
+
+def _odd_shapes_graph():
+    """Layers off the models' beaten path: dilation, stride 2 with asymmetric padding,
+    a batch of 2, depthwise multiplier 2, max pool with padding, mul, add."""
+    from aot.ir import GraphBuilder
+
+    rng = np.random.default_rng(7)
+    b = GraphBuilder("odd")
+    sx = 0.05
+    x = b.input("x", (2, 9, 9, 3), "int8", _q(sx, 3))
+
+    def weights(name, shape, axis, n):
+        return b.constant(name, rng.integers(-127, 128, shape).astype(np.int8),
+                          quant=_q(0.02, axis=axis, n=n))
+
+    def bias(name, n, sw):
+        return b.constant(name, rng.integers(-500, 500, n).astype(np.int32),
+                          quant=_q(sx * sw, axis=0, n=n) if n > 1 else _q(sx * sw))
+    from aot.ir import TensorType
+
+    def out(shape, scale, zp):
+        return TensorType(shape, "int8", _q(scale, zp))
+    y = b.op("conv2d", [x, weights("w0", (4, 3, 3, 3), 0, 4), bias("b0", 4, 0.02)],
+             out((2, 5, 5, 4), 0.1, -5), strides=(2, 2), padding=(1, 1, 1, 1),
+             activation="relu", name="conv_s2")
+    y = b.op("conv2d", [y, weights("w1", (4, 3, 3, 4), 0, 4), bias("b1", 4, 0.02)],
+             out((2, 1, 1, 4), 0.1, 2), dilation=(2, 2), name="conv_dil")
+    z = b.op("depthwise_conv2d", [x, weights("w2", (1, 3, 3, 6), 3, 6), bias("b2", 6, 0.02)],
+             out((2, 5, 5, 6), 0.08, 1), strides=(2, 2), padding=(0, 0, 2, 2),
+             depth_multiplier=2, name="dw_mult2")
+    z = b.op("max_pool2d", [z], out((2, 3, 3, 6), 0.08, 1), pool_size=(3, 3), strides=(2, 2),
+             padding=(1, 1, 1, 1), name="maxpool_pad")
+    w = b.op("mul", [z, z], out((2, 3, 3, 6), 0.05, -1), name="square")
+    w = b.op("add", [w, z], out((2, 3, 3, 6), 0.1, 0), name="residual")
+    return b.build([y, w])
+
+
+def test_layers_off_the_beaten_path_equal_the_reference_on_the_host(tmp_path):
+    from aot.firmware.verify import random_inputs, reference_outputs
+
+    graph = _odd_shapes_graph()
+    compiled = compile_model(graph, _host(), codegen_options=OPTIONS, measure_code=False)
+    by = {layer["nodes"][0]: layer["by"] for layer in compiled.layers()}
+    assert set(by.values()) == {"cmsis-nn"}, compiled.layers()
+    inputs = random_inputs(graph, 3, 1)
+    got = run_on_host(compiled, inputs, workdir=tmp_path)
+    for g, w in zip(got, reference_outputs(graph, inputs)):
+        np.testing.assert_array_equal(g, w)
