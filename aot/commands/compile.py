@@ -8,12 +8,14 @@ artifact and how firmware builds use it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from aot.commands.build import default_cache_dir
 from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
+from aot.errors import AotError
 from aot.frontend import ModelError
 from aot.passes import DEFAULT_PIPELINE
 from aot.tune.layers import check_costs_match, choose_layers, read_costs, write_costs
@@ -105,7 +107,7 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
-                        "docs/byoc.md)")
+                        "docs/byoc.md); default: $CMSIS_NN_PATH")
     parser.add_argument("--tuning-records", metavar="FILE",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target")
@@ -151,8 +153,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def codegen_options(args: argparse.Namespace) -> dict:
-    """The external codegens' options given on the command line (``--cmsis-nn``)."""
-    return {"cmsis-nn": {"path": args.cmsis_nn}} if args.cmsis_nn else {}
+    """The external codegens' options given on the command line: ``--cmsis-nn``,
+    else ``$CMSIS_NN_PATH`` when the target's -libs names cmsis-nn."""
+    if args.cmsis_nn:
+        return {"cmsis-nn": {"path": args.cmsis_nn}}
+    if os.environ.get("CMSIS_NN_PATH") and "cmsis-nn" in _libs(args):
+        return {"cmsis-nn": {"path": os.environ["CMSIS_NN_PATH"]}}
+    return {}
+
+
+def _libs(args: argparse.Namespace) -> tuple[str, ...]:
+    try:
+        target = resolve_target(target_from_args(args), getattr(args, "codegen", None))[0]
+    except AotError:
+        return ()  # the compilation reports the bad target itself
+    return tuple(target.attrs.get("libs") or ())
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):

@@ -133,3 +133,15 @@ def test_choose_layers_needs_a_board_and_libs(tmp_path, capsys):
     assert main(["compile", HELLO, "--target", "c -libs=cmsis-nn", "--choose-layers",
                  "-o", str(tmp_path / "a")]) == 2
     assert "give --board and --target 'c -libs=cmsis-nn'" in capsys.readouterr().err
+
+
+def test_cmsis_nn_path_from_the_environment_serves_only_targets_asking_for_it(
+        tmp_path, capsys, monkeypatch):
+    from support.models import CMSIS_NN_DIR
+
+    monkeypatch.setenv("CMSIS_NN_PATH", str(CMSIS_NN_DIR))
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -libs=cmsis-nn", "-o", str(tmp_path / "a")]) == 0
+    assert "layers: 3 by cmsis-nn" in capsys.readouterr().out
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "-o",
+                 str(tmp_path / "b")]) == 0

@@ -131,7 +131,8 @@ def configure(target: Target, options: Mapping[str, Any]) -> Mapping[str, Any]:
     if not path:
         raise ExternalCodegenError(
             "cmsis-nn needs Arm's CMSIS-NN source tree: give its folder with --cmsis-nn PATH "
-            "(compile_model(..., codegen_options={'cmsis-nn': {'path': PATH}}))")
+            "or $CMSIS_NN_PATH (compile_model(..., codegen_options={'cmsis-nn': "
+            "{'path': PATH}}))")
     return {"path": check_tree(path)}
 
 
