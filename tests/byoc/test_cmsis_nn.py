@@ -148,3 +148,23 @@ def test_layers_off_the_beaten_path_equal_the_reference_on_the_host(tmp_path):
     got = run_on_host(compiled, inputs, workdir=tmp_path)
     for g, w in zip(got, reference_outputs(graph, inputs)):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("x_dtype, y_dtype", [("int16", "int16"), ("int8", "int16")])
+def test_softmax_with_int16_equals_the_reference_on_the_host(x_dtype, y_dtype, tmp_path):
+    from aot.firmware.verify import random_inputs, reference_outputs
+    from aot.ir import GraphBuilder, TensorType
+
+    b = GraphBuilder("soft16")
+    x = b.input("x", (3, 10), x_dtype, _q(0.002 if x_dtype == "int16" else 0.1, 0))
+    zp = 0 if x_dtype == "int16" else -32768
+    scale = 1 / 32768 if x_dtype == "int16" else 1 / 65536
+    y = b.op("softmax", [x], TensorType((3, 10), y_dtype, _q(scale, zp)), name="soft",
+             out_dtype=y_dtype)
+    graph = b.build([y])
+    compiled = compile_model(graph, _host(), codegen_options=OPTIONS, measure_code=False)
+    assert [layer["by"] for layer in compiled.layers()] == ["cmsis-nn"]
+    inputs = random_inputs(graph, 4, 2)
+    (got,) = run_on_host(compiled, inputs, workdir=tmp_path)
+    (want,) = reference_outputs(graph, inputs)
+    np.testing.assert_array_equal(got, want)

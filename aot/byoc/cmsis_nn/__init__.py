@@ -1,4 +1,4 @@
-"""``-libs=cmsis-nn``: layers handed to Arm's CMSIS-NN library (int8).
+"""``-libs=cmsis-nn``: layers handed to Arm's CMSIS-NN library (int8; int16 softmax).
 
 Each supported layer becomes one C function that fills CMSIS-NN's
 parameter structs with compile-time numbers and calls one CMSIS-NN entry
@@ -14,7 +14,8 @@ depthwise_conv2d    ``arm_depthwise_conv_wrapper_s8``         as conv2d
 dense               ``arm_fully_connected_s8``                per-channel weights
 avg_pool2d          ``arm_avgpool_s8``                        input and output scales differ
 max_pool2d          ``arm_max_pool_s8``                       as avg_pool2d
-softmax             ``arm_softmax_s8``                        not int8 to int8
+softmax             ``arm_softmax_s8`` / ``_s8_s16`` /        float, or not int8 to int8 or int16,
+                    ``arm_softmax_s16``                       or int16 to int16
 add, mul            ``arm_elementwise_add_s8`` / ``_mul_s8``  broadcasting or a constant operand
 =================== ========================================= ============================
 
@@ -35,7 +36,8 @@ import numpy as np
 from aot.byoc.cmsis_nn.tree import INCLUDE_DIRS, check_tree, sources_for
 from aot.byoc.contract import ExternalCode, ExternalCodegen, ExternalCodegenError
 from aot.passes import Pattern, PatternTable
-from aot.quant.params import softmax_params_int8
+from aot.quant import lut
+from aot.quant.params import softmax_params_int8, softmax_params_int16
 from aot.target import Target
 
 NAME = "cmsis-nn"
@@ -89,7 +91,13 @@ def _pool(nodes, graph) -> str | None:
 
 
 def _softmax(nodes, graph) -> str | None:
-    return _int8(nodes[0], 1)
+    node = nodes[0]
+    x, y = node.inputs[0], node.outputs[0]
+    if x.quant is None or y.quant is None:
+        return "a float softmax (CMSIS-NN's are quantized)"
+    if (x.dtype, y.dtype) in (("int8", "int8"), ("int8", "int16"), ("int16", "int16")):
+        return None
+    return f"{x.dtype} to {y.dtype} (CMSIS-NN has int8 to int8 or int16, int16 to int16)"
 
 
 def _binary(nodes, graph) -> str | None:
@@ -259,9 +267,20 @@ def _softmax_c(f, node, qp, cname) -> tuple[str, dict, int, int]:
     x = node.inputs[0]
     depth = x.shape[-1]
     rows = x.type.size // depth
-    mult, shift, diff_min = softmax_params_int8(x.quant.scale[0], node.attrs["beta"])
     x0, y0 = f.arg_names[0], f.arg_names[-1]
-    body = f"""  arm_softmax_s8({x0}, {rows}, {depth}, {mult}, {shift}, {diff_min}, {y0});
+    if x.dtype == "int16":
+        # The two 513-entry tables TFLM's Prepare builds, here at compile time.
+        mult, shift = softmax_params_int16(x.quant.scale[0], node.attrs["beta"])
+        consts = {f"{cname}_exp": lut.exp_lut_int16().astype(np.int16),
+                  f"{cname}_recip": lut.one_over_one_plus_x_lut_int16().astype(np.int16)}
+        body = f"""  const cmsis_nn_softmax_lut_s16 luts = {{{cname}_exp, {cname}_recip}};
+  return arm_softmax_s16({x0}, {rows}, {depth}, {mult}, {shift}, &luts,
+                         {y0}) == ARM_CMSIS_NN_SUCCESS ? 0 : -1;
+"""
+        return body, consts, 0, rows * depth
+    mult, shift, diff_min = softmax_params_int8(x.quant.scale[0], node.attrs["beta"])
+    call = "arm_softmax_s8" if node.outputs[0].dtype == "int8" else "arm_softmax_s8_s16"
+    body = f"""  {call}({x0}, {rows}, {depth}, {mult}, {shift}, {diff_min}, {y0});
   return 0;
 """
     return body, {}, 0, rows * depth
@@ -300,11 +319,16 @@ def generate(f) -> ExternalCode:
     (node,) = f.nodes
     qp = f.quant.get(node)
     body, consts, scratch, macs = _EMIT[node.op](f, node, qp, f.name)
+    entry = _ENTRY[node.op]
+    if node.op == "softmax" and node.inputs[0].dtype == "int16":
+        entry = "arm_softmax_s16"
+    elif node.op == "softmax" and node.outputs[0].dtype == "int16":
+        entry = "arm_softmax_s8_s16"
     root = f.options["path"]
     source = ('#include <stddef.h>\n#include "arm_nnfunctions.h"\n\n'
               f"{f.signature(scratch > 0)}\n{{\n{body}}}\n")
     return ExternalCode(source, consts, scratch, macs, root=str(root), root_variable=VARIABLE,
-                        sources=sources_for(root, (_ENTRY[node.op],)),
+                        sources=sources_for(root, (entry,)),
                         include_dirs=INCLUDE_DIRS)
 
 
