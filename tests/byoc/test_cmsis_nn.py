@@ -43,9 +43,22 @@ def test_a_tree_of_the_wrong_layout_is_refused(tmp_path):
         compile_model(HELLO, _host(), codegen_options={"cmsis-nn": {"path": tmp_path}})
 
 
-def test_helium_cores_are_refused_for_now():
-    with pytest.raises(ExternalCodegenError, match="not supported yet: cmsis-nn on a Helium"):
-        compile_model(HELLO, "c -mcpu=cortex-m55 -libs=cmsis-nn", codegen_options=OPTIONS)
+def test_helium_cores_get_the_fully_connected_row_sums_at_compile_time():
+    """arm_fully_connected_s8 on Helium reads bias + input_offset * row sum from its
+    context; elsewhere the context is empty."""
+    m55 = compile_model(HELLO, "c -mcpu=cortex-m55 -libs=cmsis-nn", codegen_options=OPTIONS,
+                        measure_code=False)
+    m4 = compile_model(HELLO, "c -mcpu=cortex-m4 -libs=cmsis-nn", codegen_options=OPTIONS,
+                       measure_code=False)
+    kernel = m55.kernels[0]
+    sums = next(c.data for c in kernel.constants if c.name.endswith("_sums"))
+    weights = next(c.data for c in kernel.constants if c.name.endswith("_weights"))
+    bias = next(c.data for c in kernel.constants if c.name.endswith("_bias"))
+    x = m55.graph.nodes[0].inputs[0]
+    offset = -x.quant.zero_point[0]
+    np.testing.assert_array_equal(sums, bias + offset * weights.astype(np.int64).sum(axis=1))
+    assert "_sums, " in kernel.source
+    assert "{NULL, 0}" in m4.kernels[0].source
 
 
 def test_only_the_sources_the_calls_need_are_compiled():

@@ -43,6 +43,21 @@ def test_models_through_cmsis_nn_on_cortex_m4_equal_tflm(entry, tflm, object_cac
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("name", ["mlperf_ad_fc_autoencoder", "mlperf_kws_dscnn"])
+def test_helium_paths_on_cortex_m55_equal_the_reference(name, object_cache, tmp_path):
+    """qemu/mps3-an547: CMSIS-NN's MVE code, with the row sums of the fully
+    connected layers and the Helium scratch sizes computed at compile time."""
+    from aot.firmware.verify import reference_outputs
+
+    path = MODELS_DIR / f"{name}.tflite"
+    target = resolve_target("qemu/mps3-an547", refine="c -libs=cmsis-nn")[0]
+    compiled = compile_model(path, target, codegen_options=OPTIONS, measure_code=False)
+    x = np.load(MODELS_DIR / "samples" / f"{name}.npy")[:2]
+    run = run_on_board(compiled, [x], workdir=tmp_path, cache_dir=object_cache)
+    for got, want in zip(run.outputs, reference_outputs(compiled.graph, [x])):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_the_per_layer_choice_is_no_slower_than_either_library(object_cache, tmp_path):
     path = MODELS_DIR / "mlperf_ad_fc_autoencoder.tflite"
     choice = choose_layers(path, BOARD, codegen_options=OPTIONS, cache_dir=object_cache,

@@ -21,9 +21,9 @@ add, mul            ``arm_elementwise_add_s8`` / ``_mul_s8``  broadcasting or a 
 
 Options: ``path``, the CMSIS-NN source tree (``aot compile --cmsis-nn PATH``);
 it is checked before anything is compiled (:mod:`aot.byoc.cmsis_nn.tree`).
-Scratch sizes follow CMSIS-NN's ``*_get_buffer_size`` rules for the DSP
-and portable paths (the larger of the two); Helium (MVE) cores are refused
-for now.
+Scratch sizes follow CMSIS-NN's ``*_get_buffer_size`` rules (the largest
+of the portable, DSP and Helium paths); on Helium cores the fully connected
+layers' row sums (``arm_vector_sum_s8``) are compile-time constants too.
 """
 
 from __future__ import annotations
@@ -130,11 +130,7 @@ TABLE = PatternTable(NAME, (
 # --------------------------------------------------------------------------- configure
 
 def configure(target: Target, options: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Check the tree (``path``) and the core before anything is compiled."""
-    if target.has_mve:
-        raise ExternalCodegenError(
-            f"not supported yet: cmsis-nn on a Helium (MVE) core ({target.attrs['mcpu']}): "
-            "its scratch sizes differ; use a DSP or scalar core, or drop -libs=cmsis-nn")
+    """Check the tree (``path``) before anything is compiled."""
     path = options.get("path")
     if not path:
         raise ExternalCodegenError(
@@ -166,6 +162,14 @@ def _align4(n: int) -> int:
     return (n + 3) // 4 * 4
 
 
+def _align16(n: int) -> int:
+    return (n + 15) // 16 * 16
+
+
+#: CH_IN_BLOCK_MVE of arm_nnsupportfunctions.h: channels per block of the Helium depthwise.
+_MVE_CH_BLOCK = 124
+
+
 def _conv(f, node, qp, cname) -> tuple[str, dict, int, int]:
     x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
     n, ih, iw, ic = _nhwc(x)
@@ -182,7 +186,11 @@ def _conv(f, node, qp, cname) -> tuple[str, dict, int, int]:
         _, kh, kw, _ = w.shape
         one_by_one = kh == kw == 1 and (top, left, bottom, right) == (0, 0, 0, 0) \
             and (dh, dw) == (1, 1)
-        scratch = 4 * ic if one_by_one else 4 * _align4(kh * kw * ic)
+        # The largest of CMSIS-NN's rules for the portable, DSP and Helium paths
+        # (im2col of two columns of int16; four of int8 in 16-byte lanes; the 1xN row).
+        cols = kh * kw * ic
+        scratch = 4 * ic if one_by_one else max(4 * _align4(cols), 4 * _align16(cols),
+                                                (kw + left + 1) * ic)
         macs = n * oh * ow * oc * kh * kw * ic
         params = (f"const cmsis_nn_conv_params params = {{{qp.input_offset}, "
                   f"{qp.output_offset}, {{{sw}, {sh}}}, {{{left}, {top}}}, {{{dw}, {dh}}}, "
@@ -194,7 +202,13 @@ def _conv(f, node, qp, cname) -> tuple[str, dict, int, int]:
         mult = node.attrs["depth_multiplier"]
         fast = mult == 1 and n == 1 and (dh, dw) == (1, 1)
         three = kh == kw == 3 and top <= 1 and left <= 1
-        scratch = 2 * ic * kh * kw if fast and not three else 0
+        if f.target.has_mve:
+            # Helium: the blocked path's buffer; one input channel may run as a conv.
+            scratch = 4 * _MVE_CH_BLOCK * kw * kh if fast else 0
+            if ic == 1:
+                scratch += 4 * _align16(kh * kw) + (kw + left + 1) + kh * kw * oc
+        else:
+            scratch = 2 * ic * kh * kw if fast and not three else 0
         macs = n * oh * ow * oc * kh * kw
         params = (f"const cmsis_nn_dw_conv_params params = {{{qp.input_offset}, "
                   f"{qp.output_offset}, {mult}, {{{sw}, {sh}}}, {{{left}, {top}}}, "
@@ -221,11 +235,21 @@ def _dense(f, node, qp, cname) -> tuple[str, dict, int, int]:
     units, depth = w.shape
     rows = node.inputs[0].type.size // depth
     lo, hi = qp.clamp
-    consts = {f"{cname}_weights": np.asarray(w.data, np.int8),
-              f"{cname}_bias": _bias(node, units)}
+    weights = np.asarray(w.data, np.int8).reshape(units, depth)
+    consts = {f"{cname}_weights": weights, f"{cname}_bias": _bias(node, units)}
     weight_offset = qp.extra.get("weight_offset", 0)
+    ctx = "NULL, 0"
+    if f.target.has_mve:
+        # Helium reads per row bias + input_offset * (sum of the row + depth *
+        # weight_offset) from the context: arm_vector_sum_s8, done here.
+        sums = consts[f"{cname}_bias"].astype(np.int64)
+        if qp.input_offset:
+            rows_sum = weights.astype(np.int64).sum(axis=1) + depth * weight_offset
+            sums = sums + qp.input_offset * rows_sum
+        consts[f"{cname}_sums"] = sums.astype(np.int32)
+        ctx = f"(void *){cname}_sums, {4 * units}"
     x0, y0 = f.arg_names[0], f.arg_names[-1]
-    body = f"""  const cmsis_nn_context ctx = {{NULL, 0}};
+    body = f"""  const cmsis_nn_context ctx = {{{ctx}}};
   const cmsis_nn_fc_params params = {{{qp.input_offset}, {weight_offset}, {qp.output_offset},
                                      {{{lo}, {hi}}}}};
   const cmsis_nn_per_tensor_quant_params quant = {{{int(qp.multiplier[0])}, {int(qp.shift[0])}}};
