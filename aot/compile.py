@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from aot import __version__
+from aot import byoc
 from aot import kernels as default_kernels
 from aot.codegen.cc import CCompiler
 from aot.codegen.llvm import LLVMModule, build_kernels
@@ -69,6 +70,8 @@ class CompiledModel:
     # program the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
     program: entry.EntryProgram | None = None
+    # The libraries external codegens call (metadata.json's build.external).
+    external: list[dict] = field(default_factory=list)
 
     @property
     def is_jit(self) -> bool:
@@ -86,7 +89,8 @@ class CompiledModel:
             "outputs": [_port_json(p) for p in outputs],
             "state": [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
                        "bytes": t.type.nbytes} for t in self.graph.variables()],
-            "kernels": [{"name": k.name, "ops": list(k.op_names), "macs": k.macs,
+            "kernels": [{"name": k.name, "ops": list(k.op_names),
+                         "codegen": getattr(k, "codegen", "aot"), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
                          "file": f"codegen/{self.name}_kernels_{i}"
                                  + (".o" if self.llvm is not None and k.func is not None
@@ -100,8 +104,25 @@ class CompiledModel:
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
-            "build": build_settings(self.name, self.files, self.board),
+            "build": build_settings(self.name, self.files, self.board, self.external),
+            "layers": self.layers(),
         }
+
+    def layers(self) -> list[dict]:
+        """Who implements each layer: per kernel, its operators, the model's node
+        names, ``by`` (``aot`` or an external codegen of ``-libs``) and, for a
+        layer an external codegen matched but declined, why."""
+        declined = self.graph.annotations.declined
+        groups = [g for g in self.graph.annotations.groups if g.kind != "view"]
+        out = []
+        for g, k in zip(groups, self.kernels, strict=True):
+            why = [declined[n] for n in g.nodes if n in declined]
+            # A kernel library other than aot.kernels (tests, tuned) may not say.
+            by = getattr(k, "codegen", "aot")
+            out.append({"kernel": k.name, "ops": [n.op for n in g.nodes],
+                        "nodes": [n.name for n in g.nodes], "by": by,
+                        **({"declined": why} if why else {})})
+        return out
 
     def write(self, out_dir, *, tar: bool = False) -> Path:
         """Write the artifact (:func:`aot.export.write_artifact`); returns its path."""
@@ -135,9 +156,15 @@ def _port_json(p) -> dict:
 CODEGENS = ("c", "llvm")
 
 
-def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target, Board | None]:
+def resolve_target(target_or_board, codegen: str | None = None, *,
+                   refine=None) -> tuple[Target, Board | None]:
     """A :class:`Target`, a :class:`Board`, or a string naming either (a board tag
     such as ``qemu/mps2-an386`` or a target such as ``c -mcpu=cortex-m4``).
+
+    ``refine`` (a target string or :class:`Target`; ``--target`` given with
+    ``--board``) adds to the board's target what it says, such as
+    ``-libs=cmsis-nn``, and may not contradict it
+    (:meth:`aot.target.Target.refined_by`, docs/targets.md).
 
     ``codegen`` (``c`` or ``llvm``) replaces the target's kind and keeps
     everything else it says: ``qemu/mps2-an386`` with ``codegen="llvm"`` is
@@ -155,6 +182,11 @@ def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target,
         target = (target_or_board if isinstance(target_or_board, Target)
                   else Target(target_or_board))
         board = load_board(target.tag) if target.tag else None
+    if refine is not None:
+        if board is None:
+            raise CompileError(f"--target {refine} refines a board's target: give --board "
+                               "too, or give the whole target without --board")
+        target = target.refined_by(refine, where=f"the board {board.tag} ({target})")
     if codegen is not None and codegen != target.kind:
         if codegen not in CODEGENS or target.kind not in CODEGENS:
             raise CompileError(f"--codegen {codegen}: a {target.kind} target takes "
@@ -171,19 +203,22 @@ def resolve_target(target_or_board, codegen: str | None = None) -> tuple[Target,
 def check_target(target: Target) -> None:
     """Refuse what the target says that compilation would not honour.
 
-    A composite target and ``-libs`` (external libraries) are not supported
-    yet; the alignments must be powers of two.  Everything else a ``c``
-    target states is either used (keys, CPU facts, alignments) or only
-    informative (``-model``, ``-device``).
+    A composite target and a ``-host`` are not supported yet; ``-libs`` must name registered
+    external codegens (:mod:`aot.byoc`; their options are checked by
+    :func:`aot.byoc.configure`); the alignments must be powers of two.
+    Everything else a ``c`` target states is either used (keys, CPU facts,
+    alignments, libs) or only informative (``-model``, ``-device``).
     """
     if target.kind == "composite":
         members = ", ".join(repr(str(t)) for t in target.targets)
         raise CompileError(f"not supported yet: composite targets (several devices in one "
                            f"model); compile for one of its members instead: {members}")
-    if target.attrs.get("libs"):
-        libs = ",".join(target.attrs["libs"])
-        raise CompileError(f"not supported yet: -libs={libs} (handing layers to external "
-                           "libraries); remove -libs to compile with aot's own kernels")
+    if target.host is not None:
+        raise CompileError(f"not supported yet: -host={{{target.host}}} (the target of code "
+                           "that would run on a host beside the device: aot generates device "
+                           "code only); remove -host")
+    for lib in target.attrs.get("libs") or ():
+        byoc.get(lib)
     for attr in ("workspace-byte-alignment", "constants-byte-alignment"):
         value = target.attrs.get(attr)
         if value is not None and (value < 1 or value & (value - 1) or value > 4096):
@@ -195,7 +230,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
                   io_in_workspace: bool = True, inplace: bool = True, overlap: bool = True,
-                  measure_code: bool = True, kernel_library=None) -> CompiledModel:
+                  measure_code: bool = True, kernel_library=None,
+                  codegen_options=None, keep_with_aot=()) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
 
     ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
@@ -226,6 +262,12 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     kernel has finished reading, within the limit its loop nest proves
     (``Kernel.overlap_allowed``, :mod:`aot.kernels.overlap`); ``inplace=False``
     turns both off.
+
+    The target's ``-libs`` hands the layers its external codegens support to
+    them (:mod:`aot.byoc`, docs/byoc.md); ``codegen_options`` gives each its
+    options (``{"cmsis-nn": {"path": TREE}}``), checked before anything is
+    compiled.  ``keep_with_aot`` names nodes that stay with aot's kernels
+    although a codegen supports them (the per-layer choice).
     """
     timings: list[tuple[str, float]] = []
     clock = time.perf_counter()
@@ -245,6 +287,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board, codegen)
     check_target(target)
+    external_options = byoc.configure(target, codegen_options)
     if target.kind == "llvm":
         # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
         jit = check_llvm_target(target)["machine"] is None
@@ -259,16 +302,35 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     if dump_after is not None:
         dump_stream = dump_stream or sys.stdout
         instruments.append(DumpAfter(dump_after, dump_stream))
+    config = dict(config or {})
+    if external_options:
+        config.setdefault("partition.tables", byoc.tables(target))
+        config.setdefault("partition.exclude", frozenset(keep_with_aot))
+    elif keep_with_aot:
+        raise CompileError("keep_with_aot names layers to keep from external codegens, but "
+                           "the target has no -libs")
     ctx = PassContext(opt_level=opt_level, required_pass=required_pass,
                       disabled_pass=disabled_pass, config=config, instruments=instruments)
     annotated = optimize(graph, ctx)
     if dump_after is not None and not instruments[0].seen:
         dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
     groups = list(annotated.annotations.groups)
+    unknown = sorted(set(keep_with_aot) - {n.name for n in annotated.nodes})
+    if unknown:
+        raise CompileError(f"keep_with_aot names {', '.join(map(repr, unknown[:3]))}, which "
+                           f"the optimized graph of {graph.name} does not have")
     lap("passes")
 
-    kernels = [library.lower_group(g, annotated, target, name=f"{name}_k{i}")
-               for i, g in enumerate(groups) if g.kind != "view"]
+    kernels, codes = [], []
+    for i, g in enumerate(groups):
+        if g.kind == "external":
+            kernel, code = byoc.lower_external(g, annotated, target, name=f"{name}_k{i}",
+                                               options=external_options[g.codegen])
+            codes.append((g.codegen, code))
+            kernels.append(kernel)
+        elif g.kind != "view":
+            kernels.append(library.lower_group(g, annotated, target, name=f"{name}_k{i}"))
+    external = byoc.build_info([c for _, c in codes], [n for n, _ in codes])
     lap("kernels")
 
     # The planner may put an output over an input that dies at its kernel
@@ -290,6 +352,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     lap("memory")
 
     module = None
+    if target.kind == "llvm" and jit and external:
+        raise CompileError("not supported yet: -libs with the llvm JIT (external codegens "
+                           "write C); compile for a board or a 'c' target")
     if target.kind == "llvm":
         # Objects leave the hand-written kernels (SVDF, LSTM) to the board's
         # compiler: their C is their only form (the JIT refuses them).
@@ -321,7 +386,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         files.update(_llvm_files(name, kernels, module, library.support_files(target)))
     lap("codegen")
 
-    code, note = _code_bytes(files, name, target, board) if measure_code \
+    code, note = _code_bytes(files, name, target, board, external) if measure_code \
         else (None, "not measured")
     sizes = Sizes(workspace=generated.layout.workspace_bytes,
                   constants=generated.constant_bytes, state=generated.state_bytes,
@@ -330,7 +395,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
-                         sizes, timings, llvm=module)
+                         sizes, timings, llvm=module, external=external)
 
 
 def _llvm_files(name: str, kernels, module: LLVMModule,
@@ -384,7 +449,7 @@ def _bind_inplace(kernel, plan: MemoryPlan):
 
 
 def _code_bytes(files: dict[str, str], name: str, target: Target,
-                board: Board | None) -> tuple[int | None, str]:
+                board: Board | None, external=()) -> tuple[int | None, str]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
     -O2 with the board's toolchain (the host compiler for host targets), or None and why.
 
@@ -412,9 +477,14 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
                 (root / rel).write_text(text)
         sources = [root / p for p in files if p.startswith("codegen/")
                    and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
+        flags = [f"-I{root / 'include'}"]
+        for lib in external:  # the external codegens' library sources count as model code
+            sources += [Path(lib["root"]) / s for s in lib["sources"]]
+            flags += [f"-I{Path(lib['root']) / d}" for d in lib["include_dirs"]]
+            flags += [f"-D{d}" for d in lib["defines"]]
         objects = sum(text_bytes(data) for rel, data in files.items() if rel.endswith(".o"))
         try:
-            return cc.text_bytes(sources, [f"-I{root / 'include'}"]) + objects, ""
+            return cc.text_bytes(sources, flags) + objects, ""
         except BuildError as err:
             errors = [line for line in str(err).splitlines() if "error" in line]
             reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"

@@ -110,14 +110,17 @@ def test_model_too_big_for_flash_counts_code_too():
 
 
 @pytest.mark.parametrize("target, message", [
-    ("c -libs=cmsis-nn", r"not supported yet: -libs=cmsis-nn .*remove -libs"),
+    ("c -libs=acme-npu", r"-libs=acme-npu: no external codegen is called 'acme-npu'.*"
+                         r"registered: cmsis-nn"),
     ("composite -targets={c},{c -mcpu=cortex-m4}",
      r"not supported yet: composite targets .*'c -keys=cpu', 'c -keys=arm_cpu,cpu"),
+    ("c -mcpu=cortex-m4 -host={c -mtriple=x86_64-linux-gnu}",
+     r"not supported yet: -host=\{c .*remove -host"),
     ("c -workspace-byte-alignment=24", r"-workspace-byte-alignment=24: use a power of two"),
     ("c -constants-byte-alignment=0", r"-constants-byte-alignment=0: use a power of two"),
 ])
 def test_target_attributes_that_would_be_ignored_are_refused(target, message):
-    with pytest.raises(CompileError, match=message):
+    with pytest.raises(AotError, match=message):
         compile_model(HELLO, target, measure_code=False)
 
 

@@ -22,6 +22,7 @@ LAYERS = (
     ("te",),
     ("codegen",),
     ("kernels", "executor", "export"),
+    ("byoc",),
     ("compile",),
     ("firmware",),
     ("tune", "cycles"),
@@ -89,4 +90,4 @@ def test_an_upward_import_hidden_in_a_function_is_found(tmp_path):
         "from aot.compile import compile_model\n\n\ndef f():\n"
         "    from aot.commands.build import default_cache_dir\n")
     assert _upward(tmp_path) == [
-        "aot/firmware/x.py:5: firmware (layer 8) imports commands (layer 10)"]
+        "aot/firmware/x.py:5: firmware (layer 9) imports commands (layer 11)"]

@@ -8,14 +8,19 @@ artifact and how firmware builds use it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from aot.commands.build import default_cache_dir
 from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.executor.memory_chart import memory_svg
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
+from aot.errors import AotError
 from aot.frontend import ModelError
+from aot.passes import DEFAULT_PIPELINE
+from aot.tune.layers import check_costs_match, choose_layers, read_costs, write_costs
 from aot.tune.session import TunedKernels
 
 NAME = "compile"
@@ -23,11 +28,30 @@ HELP = "compile a model to C: an artifact with sources, header, metadata and bui
 
 
 def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None) -> None:
-    where = parser.add_mutually_exclusive_group(required=board_default is None)
-    where.add_argument("--target", help="a target string, e.g. 'c -mcpu=cortex-m4'")
-    where.add_argument("--board", default=board_default,
-                       help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)")
+    """``--target`` and ``--board``; given together, the target refines the
+    board's (:func:`target_from_args`).  ``board_default`` is the board when
+    neither is given (the caller applies it: ``args.board`` stays None)."""
+    parser.add_argument("--target", help="a target string, e.g. 'c -mcpu=cortex-m4'; with "
+                        "--board it refines the board's target, e.g. adds -libs=cmsis-nn "
+                        "(docs/targets.md)")
+    parser.add_argument("--board",
+                        help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)"
+                        + (f"; default {board_default}" if board_default else ""))
     add_codegen_argument(parser)
+
+
+def target_from_args(args: argparse.Namespace, default_board: str | None = None):
+    """What ``--board`` and ``--target`` name together: a board tag, a target, or
+    the board's target refined by ``--target`` (a :class:`aot.target.Target`
+    carrying the board's tag)."""
+    if args.board is not None and args.target is not None:
+        return resolve_target(args.board, refine=args.target)[0]
+    if args.board is None and args.target is None:
+        if default_board is None:
+            raise CompileError("give --board (a board tag, see `aot boards`) or --target "
+                               "(a target string, docs/targets.md)")
+        return default_board
+    return args.board if args.board is not None else args.target
 
 
 def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
@@ -87,12 +111,33 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-overlap", action="store_true",
                         help="keep in-place writes but never let an output overlap part of an "
                         "input (the overlap each kernel's loop nest proves; docs/memory.md)")
+    parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
+                        help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
+                        "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
+                        "docs/byoc.md); default: $CMSIS_NN_PATH")
     parser.add_argument("--tuning-records", metavar="FILE",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target")
 
 
+class _PrintPasses(argparse.Action):
+    """``--print-passes``: the graph passes in pipeline order, then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        width = max(len(p.name) for p in DEFAULT_PIPELINE)
+        for p in DEFAULT_PIPELINE:
+            first = p.doc.split("\n", 1)[0]
+            print(f"{p.name:<{width}}  level {p.opt_level}  {first}")
+        parser.exit()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--print-passes", action=_PrintPasses,
+                        help="list the graph passes in pipeline order (names for "
+                        "--dump-after and --disabled-pass) and exit")
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     add_target_arguments(parser)
     parser.add_argument("-o", "--output", required=True, help="the artifact directory")
@@ -105,16 +150,89 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart, and draw it in "
                         "memory.svg beside the artifact (docs/memory.md)")
+    parser.add_argument("--choose-layers", action="store_true",
+                        help="per layer, keep whichever of aot's kernels and the -libs "
+                        "codegens runs faster, measured on the board (builds and runs both "
+                        "firmware images; docs/byoc.md)")
+    parser.add_argument("--layer-costs", metavar="FILE",
+                        help="with --choose-layers: write the measured costs to FILE; without: "
+                        "apply the choice FILE holds (measured for this model and target) "
+                        "without measuring again")
+
+
+def codegen_options(args: argparse.Namespace) -> dict:
+    """The external codegens' options given on the command line: ``--cmsis-nn``,
+    else ``$CMSIS_NN_PATH`` when the target's -libs names cmsis-nn."""
+    if args.cmsis_nn:
+        return {"cmsis-nn": {"path": args.cmsis_nn}}
+    if os.environ.get("CMSIS_NN_PATH") and "cmsis-nn" in _libs(args):
+        return {"cmsis-nn": {"path": os.environ["CMSIS_NN_PATH"]}}
+    return {}
+
+
+def _libs(args: argparse.Namespace) -> tuple[str, ...]:
+    try:
+        target = resolve_target(target_from_args(args), getattr(args, "codegen", None))[0]
+    except AotError:
+        return ()  # the compilation reports the bad target itself
+    return tuple(target.attrs.get("libs") or ())
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
-    return compile_model(args.model, args.board or args.target, codegen=args.codegen,
-                         name=args.name, input_shapes=input_shapes(args),
-                         opt_level=args.opt_level, disabled_pass=args.disabled_pass,
-                         dump_after=args.dump_after, dump_stream=sys.stdout,
-                         io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
-                         overlap=not args.no_overlap,
-                         kernel_library=kernel_library)
+    if getattr(args, "choose_layers", False):
+        return choose_from_args(args, kernel_library)
+    target = target_from_args(args)
+    costs = getattr(args, "layer_costs", None)
+    keep = read_costs(costs, resolve_target(target, args.codegen)[0]) if costs else ()
+    compiled = compile_model(args.model, target, codegen=args.codegen,
+                             name=args.name, input_shapes=input_shapes(args),
+                             opt_level=args.opt_level, disabled_pass=args.disabled_pass,
+                             dump_after=args.dump_after, dump_stream=sys.stdout,
+                             io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
+                             overlap=not args.no_overlap, kernel_library=kernel_library,
+                             codegen_options=codegen_options(args), keep_with_aot=keep)
+    if costs:
+        check_costs_match(costs, compiled)
+    return compiled
+
+
+def choose_from_args(args: argparse.Namespace, kernel_library=None):
+    """``--choose-layers``: measure both kernel libraries per layer on the board
+    (:func:`aot.tune.layers.choose_layers`), print the table, return the choice."""
+    if args.board is None or args.target is None:
+        raise CompileError("--choose-layers measures aot's kernels against the -libs codegens "
+                           "on a board: give --board and --target 'c -libs=cmsis-nn'")
+    if args.codegen is not None:
+        raise CompileError("not supported yet: --choose-layers with --codegen")
+    choice = choose_layers(args.model, args.board, args.target,
+                           codegen_options=codegen_options(args),
+                           cache_dir=default_cache_dir(), name=args.name,
+                           input_shapes=input_shapes(args), opt_level=args.opt_level,
+                           disabled_pass=args.disabled_pass,
+                           io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
+                           overlap=not args.no_overlap, kernel_library=kernel_library)
+    print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
+    print(choice.table())
+    if args.layer_costs:
+        write_costs(choice, args.layer_costs)
+        print(f"  costs written to {args.layer_costs} (--layer-costs without --choose-layers "
+              "applies them)")
+    return choice.compiled
+
+
+def format_layers(compiled) -> str:
+    """Who implements each layer (printed when the target names ``-libs``)."""
+    layers = compiled.layers()
+    by: dict[str, int] = {}
+    for layer in layers:
+        by[layer["by"]] = by.get(layer["by"], 0) + 1
+    lines = ["  layers: " + ", ".join(f"{n} by {who}" for who, n in by.items())]
+    width = max(len(", ".join(layer["nodes"])) for layer in layers) if layers else 0
+    for layer in layers:
+        note = f"  ({'; '.join(layer['declined'])})" if "declined" in layer else ""
+        lines.append(f"    {', '.join(layer['nodes']):<{width}}  {'+'.join(layer['ops'])}: "
+                     f"{layer['by']}{note}")
+    return "\n".join(lines) + "\n"
 
 
 def tuned_kernels(path, target_or_board):
@@ -130,7 +248,7 @@ def tuned_kernels(path, target_or_board):
 def run(args: argparse.Namespace) -> int:
     tuned = None
     if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, args.board or args.target)
+        tuned = tuned_kernels(args.tuning_records, target_from_args(args))
     compiled = compile_from_args(args, tuned)
     if args.project and args.tar:
         raise CompileError("--tar writes an artifact's archive; with --project, archive the "
@@ -159,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note: hand-written C kernels, compiled by the board's compiler beside the "
               f"LLVM objects: {', '.join(hand_written)}")
     print(f"  {compiled.sizes}")
+    if compiled.target.attrs.get("libs"):
+        print(format_layers(compiled), end="")
     if tuned is not None:
         print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels")

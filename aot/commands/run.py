@@ -17,16 +17,17 @@ import tempfile
 from pathlib import Path
 
 from aot.commands.compile import (
-    add_compile_arguments, add_target_arguments, input_shapes, tuned_kernels,
+    add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
+    target_from_args, tuned_kernels,
 )
 from aot.commands.interpret import load_inputs, save_outputs
 from aot.commands.run_board import add_board_arguments, run_command
-from aot.compile import CompileError, compile_model
+from aot.compile import CompileError, compile_model, resolve_target
 from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
 from aot.inputs import check_inputs
 from aot.reference.interpreter import InterpretError
-from aot.target import Target, load_board
+from aot.target import Target
 
 NAME = "run"
 HELP = "compile a model, build it and run it on a board (emulated, real or the host)"
@@ -74,12 +75,18 @@ def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.target is not None and Target(args.target).kind != "llvm":
-        raise CompileError(f"not supported yet: aot run takes a board, or the target 'llvm' "
-                           f"(this machine through the LLVM JIT), not {args.target!r}; use "
-                           f"--board {HOST_BOARD}")
-    tag = args.target if args.target is not None else load_board(args.board).tag
-    if args.codegen == "llvm" and tag == HOST_BOARD:
+    if args.board is None and args.target is not None:
+        if Target(args.target).kind != "llvm":
+            raise CompileError(f"not supported yet: aot run takes a board, or the target 'llvm' "
+                               f"(this machine through the LLVM JIT), not {args.target!r}; use "
+                               f"--board {HOST_BOARD} (a --target given with --board refines "
+                               "the board's target)")
+        tag = args.target
+    else:
+        tag = target_from_args(args, HOST_BOARD)
+    board = resolve_target(tag)[1]
+    on_host = board is not None and board.tag == HOST_BOARD
+    if args.codegen == "llvm" and on_host:
         raise CompileError(f"--codegen llvm makes objects for a microcontroller board; on this "
                            f"machine the llvm codegen runs through its JIT: use --target llvm "
                            f"instead of --board {HOST_BOARD}")
@@ -90,12 +97,12 @@ def run(args: argparse.Namespace) -> int:
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                              io_in_workspace=args.io_in_workspace, measure_code=False,
                              inplace=not args.no_inplace, overlap=not args.no_overlap,
-                             kernel_library=tuned)
+                             kernel_library=tuned, codegen_options=codegen_options(args))
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)
     inputs = load_inputs(compiled.graph, args.input)
-    if not compiled.is_jit and tag != HOST_BOARD:
+    if not compiled.is_jit and not on_host:
         return run_command(args, compiled, inputs)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
     try:

@@ -192,16 +192,37 @@ def board_build(board) -> dict | None:
             "defines": board_defines(board), "ldflags": list(tc.ldflags), "memory": memory}
 
 
-def build_settings(name: str, files, board) -> dict:
+def build_settings(name: str, files, board, external=()) -> dict:
     """metadata.json's ``build``: the library's C sources, its prebuilt objects
     (the kernels of an ``llvm`` target, compiled by LLVM for the board's core:
     link them as they are), the RPC descriptor's sources, the include folders
-    (relative to the artifact) and :func:`board_build`."""
+    (relative to the artifact), :func:`board_build`, and ``external``: per
+    external codegen (``-libs``) the library folder it calls (``root``, also
+    the CMake/Make variable ``variable``) with the sources, include folders
+    (relative to it) and defines every build of the model adds."""
     return {"sources": library_sources(files, name),
             "objects": sorted(p for p in files if p.startswith("codegen/") and p.endswith(".o")),
             "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
             "include_dirs": ["include"],
-            "board": board_build(board)}
+            "board": board_build(board),
+            "external": [dict(e) for e in external]}
+
+
+def external_build(build: dict) -> tuple[list[str], list[str]]:
+    """The absolute sources and the compiler flags (``-I``, ``-D``) of metadata.json's
+    ``build.external`` (:func:`build_settings`); an error naming the codegen when
+    its library folder is gone."""
+    sources, flags = [], []
+    for lib in build.get("external", []):
+        root = Path(lib["root"])
+        if not root.is_dir():
+            raise ExportError(f"the external codegen {lib['codegen']!r} calls the library in "
+                              f"{root}, which does not exist any more: compile the model "
+                              "again with the library's folder")
+        sources += [str(root / s) for s in lib["sources"]]
+        flags += [f"-I{root / d}" for d in lib["include_dirs"]]
+        flags += [f"-D{d}" for d in lib["defines"]]
+    return sources, flags
 
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?\s*(?:/\*.*)?$",

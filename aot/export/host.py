@@ -15,7 +15,7 @@ import numpy as np
 
 from aot.codegen.cc import CCompiler
 from aot.errors import AotError
-from aot.export import library_sources
+from aot.export import external_build, library_sources, read_metadata
 from aot.inputs import check_inputs
 
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -34,7 +34,10 @@ def build_program(artifact: Path, name: str, main_source: str, out: Path, *,
     main_c.write_text(main_source)
     files = {str(p.relative_to(artifact)): "" for p in (artifact / "codegen").glob("*.c")}
     sources = [str(artifact / s) for s in library_sources(files, name)]
-    flags = [opt, f"-I{artifact / 'include'}", *(SANITIZE_FLAGS if sanitize else ())]
+    extra_sources, extra_flags = external_build(read_metadata(artifact).get("build", {}))
+    flags = [opt, f"-I{artifact / 'include'}", *extra_flags,
+             *(SANITIZE_FLAGS if sanitize else ())]
+    sources += extra_sources
     return CCompiler.host().executable([*sources, main_c], out, flags,
                                        what=f"the host build of {name}")
 

@@ -86,6 +86,12 @@ def write_sdk_project(kind: str, out_dir, name: str, files: dict[str, str],
     except KeyError:
         raise ExportError(f"unknown --project {kind!r}; known: "
                           f"{', '.join(sorted(SDK_PROJECTS))}") from None
+    if metadata["build"].get("external"):
+        codegens = ", ".join(lib["codegen"] for lib in metadata["build"]["external"])
+        raise ExportError(f"not supported yet: --project {kind} with layers handed to "
+                          f"external codegens ({codegens}; the SDK layouts do not compile their "
+                          "libraries yet): use the artifact's CMakeLists.txt, which does, or "
+                          "drop -libs")
     board = metadata["build"]["board"]
     if board is None or board["port"] not in sdk.ports:
         where = metadata.get("board") or metadata.get("target")

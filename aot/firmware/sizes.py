@@ -12,7 +12,8 @@ object file of every input section that survived ``--gc-sections``:
   reserved ``.stack`` section), ``runtime`` (everything else).
 
 Model objects are recognized by the name ``runtime.mk`` gives them
-(``model_codegen_<file>.o``), prebuilt ones (the kernels of the ``llvm``
+(``model_codegen_<file>.o``; an external codegen's library, compiled from
+its absolute path, ``_<path>.o``), prebuilt ones (the kernels of the ``llvm``
 codegen) by their path in the project (``model/codegen/``); the descriptor
 is ``<name>_rpc.o``.
 """
@@ -71,6 +72,10 @@ def _owner(obj: str, name: str) -> str:
     if base.startswith("model_codegen_"):
         return "io" if base == f"model_codegen_{name}_rpc.o" else "model"
     if path.startswith("model/codegen/"):  # prebuilt objects (kernels from LLVM)
+        return "model"
+    if base.startswith("_"):
+        # runtime.mk names an object after its source's path with "/" as "_": only the
+        # libraries of external codegens (-libs) are compiled from absolute paths.
         return "model"
     return "runtime"
 

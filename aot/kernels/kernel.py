@@ -87,8 +87,10 @@ class Kernel:
     or, for a hand-written kernel, a finished C file (``c_source`` with its
     ``c_prototype``).  ``source`` and ``prototype`` are the C either way;
     the file includes ``includes`` (see :func:`aot.kernels.support_files`).
-    ``scratch_bytes`` > 0 would add a last ``void* scratch`` argument; the
-    kernels here keep their scratch on the stack, so it is 0.
+    ``scratch_bytes`` > 0 adds a last ``void* scratch`` argument (the
+    workspace's shared scratch area); aot's own kernels keep their scratch on
+    the stack, so it is 0 for them, and an external codegen's function
+    (``codegen``, :mod:`aot.byoc`) may ask for some.
 
     ``inplace_allowed`` lists ``(input index, output index)`` pairs of
     ``params`` whose loop nest reads each input element before the output
@@ -117,6 +119,7 @@ class Kernel:
     inplace_allowed: tuple[tuple[int, int], ...] = ()
     overlap_allowed: tuple[tuple[int, int, int], ...] = ()
     inplace: tuple[tuple[int, int], ...] = ()
+    codegen: str = "aot"               # who implements it: aot, or an external codegen (-libs)
 
     @property
     def constant_bytes(self) -> int:

@@ -3,7 +3,8 @@
 The pipeline (:data:`DEFAULT_PIPELINE`, run by :func:`optimize`)::
 
     check_layout -> remove_dead_code -> fold_constants -> simplify_inference
-    -> canonicalize -> fold_pad -> legalize_quantized -> fuse_ops
+    -> canonicalize -> fold_pad -> legalize_quantized -> annotate_external
+    -> merge_external -> partition_external -> fuse_ops
 
 Its result is an :class:`AnnotatedGraph`: the same operators plus views,
 fused groups and folded requantization constants, which the lowering and
@@ -19,6 +20,8 @@ from aot.passes.context import (CONFIG_OPTIONS, DumpAfter, Pass, PassContext, Pa
 from aot.passes.fuse import fuse_ops
 from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized, quant_params
+from aot.passes.partition import (Pattern, PatternTable, annotate_external, merge_external,
+                                  partition_external)
 from aot.passes.printer import format_annotated
 from aot.passes.registry import DEFAULT_PIPELINE, PASSES, default_pipeline, optimize
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
@@ -26,7 +29,8 @@ from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 __all__ = [
     "CONFIG_OPTIONS", "DEFAULT_PIPELINE", "PASSES", "AnnotatedGraph", "Annotations",
     "DumpAfter", "FusedGroup", "Pass", "PassContext", "PassError", "PassInstrument",
-    "PassTimer", "QuantParams", "Sequential", "annotations", "canonicalize", "check_layout",
+    "PassTimer", "Pattern", "PatternTable", "QuantParams", "annotate_external",
+    "merge_external", "partition_external", "Sequential", "annotations", "canonicalize", "check_layout",
     "default_pipeline", "fold_constants", "fold_pad", "format_annotated", "fuse_ops",
     "graph_pass", "legalize_quantized", "optimize", "quant_params", "rebuild",
     "remove_dead_code", "simplify_inference", "substitute",

@@ -38,14 +38,19 @@ class FusedGroup:
 
     ``anchor`` is the heavy node (conv, dense, pool, reduction) the others
     fused around, or None for a group of elementwise/injective nodes.
-    ``kind`` is ``"fused"``, ``"opaque"`` (a node that fuses with nothing) or
-    ``"view"`` (a reshape that is a view: no kernel at all).
+    ``kind`` is ``"fused"``, ``"opaque"`` (a node that fuses with nothing),
+    ``"view"`` (a reshape that is a view: no kernel at all) or
+    ``"external"`` (a function an external codegen generates: ``codegen``
+    names it, ``pattern`` the pattern of its table that matched;
+    :mod:`aot.passes.partition`).
     """
 
     name: str
     nodes: tuple[Node, ...]
     anchor: Node | None
     kind: str = "fused"
+    codegen: str | None = None   # kind "external": the external codegen that implements it
+    pattern: str | None = None   # kind "external": the name of the pattern it matched
 
     def outputs(self, graph: Graph) -> list[Tensor]:
         """Tensors the group writes that something outside it reads (or graph outputs)."""
@@ -111,15 +116,20 @@ class Annotations:
     views: frozenset[Node] = frozenset()
     groups: tuple[FusedGroup, ...] = ()
     quant: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    # External codegens (aot.passes.partition): the regions they claimed, and
+    # per node the reason the codegens that matched it gave for declining it.
+    regions: tuple[FusedGroup, ...] = ()
+    declined: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def restrict(self, nodes: list[Node]) -> Annotations:
-        """Drop facts about nodes not in ``nodes``; drop groups that lost a node."""
+        """Drop facts about nodes not in ``nodes``; drop groups and regions that lost a node."""
         alive = set(nodes)
-        groups = tuple(g for g in self.groups if all(n in alive for n in g.nodes))
         return Annotations(
             views=frozenset(n for n in self.views if n in alive),
-            groups=groups,
+            groups=tuple(g for g in self.groups if all(n in alive for n in g.nodes)),
             quant=MappingProxyType({n: q for n, q in self.quant.items() if n in alive}),
+            regions=tuple(g for g in self.regions if all(n in alive for n in g.nodes)),
+            declined=MappingProxyType({n: r for n, r in self.declined.items() if n in alive}),
         )
 
 
@@ -151,8 +161,9 @@ def rebuild(graph: Graph, nodes: list[Node] | None = None, *,
     ``groups=``, ``quant=``) before they are restricted to the new nodes.
     """
     ann = annotations(graph)
-    if "quant" in changes and not isinstance(changes["quant"], MappingProxyType):
-        changes["quant"] = MappingProxyType(dict(changes["quant"]))
+    for key in ("quant", "declined"):
+        if key in changes and not isinstance(changes[key], MappingProxyType):
+            changes[key] = MappingProxyType(dict(changes[key]))
     if changes:
         ann = replace(ann, **changes)
     return AnnotatedGraph(

@@ -68,6 +68,12 @@ CONFIG_OPTIONS: dict[str, ConfigOption] = {
     "fuse.injective": ConfigOption(
         bool, True, "let injective ops (pad, transpose, slices) fuse into their consumer"),
     "layout": ConfigOption(str, "NHWC", "the activation layout kernels expect (only NHWC)"),
+    "partition.tables": ConfigOption(
+        tuple, (), "pattern tables of the external codegens of -libs, in order "
+        "(aot.passes.partition.PatternTable; the compiler sets them from the target)"),
+    "partition.exclude": ConfigOption(
+        frozenset, frozenset(), "names of nodes that stay with aot's kernels although an "
+        "external codegen matched them (the per-layer choice)"),
 }
 
 

@@ -26,6 +26,8 @@ def fuse_ops(graph: Graph) -> Graph:
       and only when ``fuse.injective`` is on (when off, injective nodes
       stand alone and nothing joins them).
 
+    Groups of kind ``external`` (made by :func:`partition_external`) stay
+    as they are: no node joins them and their nodes join nothing else.
     Anchors (conv, dense, pool, mean) always start a group; opaque nodes
     (softmax, svdf, lstm) are groups of one; reshapes marked as views by
     ``canonicalize`` are groups of kind ``view`` that lower to nothing.  A
@@ -40,13 +42,27 @@ def fuse_ops(graph: Graph) -> Graph:
     max_depth = ctx.get("fuse.max_depth")
     injective = ctx.get("fuse.injective")
     views = annotations(graph).views
+    external = {n: g for g in annotations(graph).groups if g.kind == "external"
+                for n in g.nodes}
     outputs = {id(t) for t in graph.outputs}
     users = graph.consumers()
     producer: dict[int, int] = {}  # tensor id -> index of the group that made it
     groups: list[dict] = []
+    placed: dict[int, int] = {}  # id of an external group -> index in groups
     for node in graph.nodes:
         pattern = get_op(node.op).pattern
         target = None
+        if node in external:
+            ext = external[node]
+            if id(ext) not in placed:
+                groups.append({"nodes": [], "anchor": ext.anchor, "kind": "external",
+                               "closed": True, "external": ext})
+                placed[id(ext)] = len(groups) - 1
+            target = placed[id(ext)]
+            groups[target]["nodes"].append(node)
+            for t in node.outputs:
+                producer[id(t)] = target
+            continue
         if node not in views and (pattern in _EPILOGUE
                                   or (pattern == "injective" and injective)):
             for t in node.inputs:
@@ -73,7 +89,9 @@ def fuse_ops(graph: Graph) -> Graph:
     records = []
     for i, g in enumerate(groups):
         ops = "_".join(n.op for n in g["nodes"])
+        ext = g.get("external")
         records.append(FusedGroup(f"{g['kind']}_{i}_{ops}", tuple(g["nodes"]), g["anchor"],
-                                  g["kind"]))
+                                  g["kind"], codegen=ext.codegen if ext else None,
+                                  pattern=ext.pattern if ext else None))
     nodes: list[Node] = [n for g in records for n in g.nodes]
     return rebuild(graph, nodes, groups=tuple(records))

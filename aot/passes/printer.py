@@ -19,17 +19,24 @@ def format_annotated(graph: Graph) -> str:
     head, body, tail = text[:1 + extra], text[1 + extra:1 + extra + len(graph.nodes)], \
         text[1 + extra + len(graph.nodes):]
     lines = {}
+    region_of = {n: r for r in ann.regions for n in r.nodes}
     for node, line in zip(graph.nodes, body, strict=True):
         notes = []
         if node in ann.views:
             notes.append("view")
         if node in ann.quant:
             notes.append(str(ann.quant[node]))
+        if node in region_of and not ann.groups:
+            notes.append(f"region {region_of[node].name} for {region_of[node].codegen}")
+        if node in ann.declined:
+            notes.append(f"declined by {ann.declined[node]}")
         lines[node] = line + ("  # " + "; ".join(notes) if notes else "")
     out = list(head)
     if ann.groups:
         for g in ann.groups:
             anchor = f" anchor={g.anchor.op}" if g.anchor is not None else ""
+            if g.codegen is not None:
+                anchor += f" codegen={g.codegen} pattern={g.pattern}"
             out.append(f"  group {g.name} {g.kind}{anchor} {{")
             out += ["  " + lines[n] for n in g.nodes]
             out.append("  }")

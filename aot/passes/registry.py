@@ -15,6 +15,7 @@ from aot.passes.context import Pass, PassContext, Sequential
 from aot.passes.fuse import fuse_ops
 from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized
+from aot.passes.partition import annotate_external, merge_external, partition_external
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 
 
@@ -28,7 +29,8 @@ def build_registry(passes: Iterable[Pass]) -> dict[str, Pass]:
     return registry
 
 
-#: The default pipeline, in order: checks, cleanups, rewrites, then grouping.
+#: The default pipeline, in order: checks, cleanups, rewrites, then partitioning for the
+#: external codegens of ``-libs`` (nothing without them) and grouping.
 DEFAULT_PIPELINE: tuple[Pass, ...] = (
     check_layout,
     remove_dead_code,
@@ -37,6 +39,9 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (
     canonicalize,
     fold_pad,
     legalize_quantized,
+    annotate_external,
+    merge_external,
+    partition_external,
     fuse_ops,
 )
 

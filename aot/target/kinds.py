@@ -143,8 +143,8 @@ _CPU_ATTRS = (
     ),
     AttrSpec("mfpu", "str", help="Arm FPU, as for -mfpu (fpv4-sp-d16)"),
     AttrSpec("mattr", "list[str]", (), help="extra features, LLVM style (+dsp,-mve,+avx2)"),
-    AttrSpec("libs", "list[str]", (), help="external libraries the generated code may call "
-             "(not supported yet: compilation refuses a non-empty list)"),
+    AttrSpec("libs", "list[str]", (), help="external codegens that implement the layers "
+             "they support, in order of preference (cmsis-nn; docs/byoc.md)"),
     AttrSpec("workspace-byte-alignment", "int",
              help="alignment of the planned workspace's buffers (default: the vector width, "
                   "else 16)"),

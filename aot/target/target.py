@@ -167,6 +167,40 @@ class Target:
         new._init(self._kind, list(self._keys), dict(self._set), self._host, tag)
         return new
 
+    def refined_by(self, other: str | Mapping | Target, *, where: str = "the board") -> Target:
+        """This target (a board's) with what ``other`` adds (``--board B --target T``).
+
+        ``other`` must be of the same kind and may not contradict it: every
+        attribute it sets is either unset here (added, e.g. ``-libs``) or set
+        to the same value (``-mcpu=cortex-m4`` on a Cortex-M4 board); keys it
+        names that this target lacks go first.  A host or tag of its own is
+        refused (the board fixes both).  ``where`` names this target in errors.
+        """
+        other = other if isinstance(other, Target) else Target(other)
+        if other.kind != self.kind:
+            raise TargetError(f"--target {other} is a {other.kind!r} target and {where} is "
+                              f"{self.kind!r}: a --target given with --board refines the "
+                              f"board's target and keeps its kind (use --codegen to switch "
+                              f"the code generator)")
+        if other._host is not None or other._tag is not None:
+            raise TargetError(f"--target {other}: a target refining {where} cannot set "
+                              "-host or -tag")
+        values = dict(self._set)
+        for name, value in other._set.items():
+            mine = self._set.get(name)
+            if mine is not None and mine != value:
+                spec = self._kind.attr(name)
+                raise TargetError(
+                    f"--target sets -{name}={_value_to_text(spec, value)} but {where} has "
+                    f"-{name}={_value_to_text(spec, mine)}: a --target given with --board "
+                    "may add attributes, not change them (drop --board to compile for "
+                    "another processor)")
+            values[name] = value
+        keys = [k for k in other._keys if k not in self._keys] + list(self._keys)
+        new = object.__new__(Target)
+        new._init(self._kind, keys, values, self._host, self._tag)
+        return new
+
     # -- derived facts ------------------------------------------------------
     @property
     def facts(self) -> Facts:

@@ -211,3 +211,37 @@ def test_kernels_from_the_llvm_codegen_are_linked_as_objects(tmp_path, tflm):  #
     x = np.random.default_rng(5).integers(-128, 128, (1, 8, 8, 3)).astype(np.int8)
     np.testing.assert_array_equal(run_on_qemu(out / "firmware.elf", x),
                                   tflm.run(net_model(seed=3), [[x]])[0][0].ravel())
+
+
+@needs_cmake
+def test_an_external_codegen_library_is_compiled_in_place(tmp_path):
+    """aot_add_model with TARGET "c -libs=cmsis-nn": the CMSIS-NN sources the
+    artifact lists are compiled from the shared tree (host compiler, portable C)."""
+    from support.models import CMSIS_NN_DIR
+
+    if not CMSIS_NN_DIR.is_dir():
+        pytest.skip(f"no CMSIS-NN source tree at {CMSIS_NN_DIR}")
+    src = tmp_path / "app"
+    src.mkdir()
+    model = ROOT.parent / "shared" / "models" / "tflm_hello_world_int8.tflite"
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.19)\nproject(app C)\n"
+        f'include("{cmake_dir()}/aot.cmake")\nadd_executable(app main.c)\n'
+        f'aot_add_model(app MODEL {model} TARGET "c -libs=cmsis-nn" NAME hello '
+        f"OPTIONS --cmsis-nn {CMSIS_NN_DIR})\n")
+    (src / "main.c").write_text(
+        '#include <stdio.h>\n#include "hello.h"\n'
+        "int main(void) {\n  int8_t x = 17, y;\n"
+        "  struct hello_inputs in = {&x};\n  struct hello_outputs out = {&y};\n"
+        '  if (hello_run(&in, &out) != 0) return 1;\n  printf("%d\\n", y);\n  return 0;\n}\n')
+    build = tmp_path / "build"
+    for argv in (["cmake", "-S", str(src), "-B", str(build),
+                  f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
+                 ["cmake", "--build", str(build), "--", "VERBOSE=1"]):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "arm_fully_connected_s8.c" in done.stdout
+    app = subprocess.run([str(build / "app")], capture_output=True, text=True)
+    assert app.returncode == 0, app.stderr
+    want = reference_run(load_model(model), [np.array([[17]], np.int8)])[0]
+    assert int(app.stdout) == int(want.ravel()[0])

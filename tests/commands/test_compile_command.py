@@ -96,3 +96,54 @@ def test_codegen_llvm_refuses_the_sdk_layouts(tmp_path, capsys):
                  "--project", "pico-sdk", "-o", str(tmp_path / "p")]) == 2
     assert "not supported yet: --project pico-sdk with the llvm codegen" in \
         capsys.readouterr().err
+
+
+def test_target_with_board_refines_the_board(tmp_path, capsys):
+    out = tmp_path / "art"
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -mcpu=cortex-m4", "-o", str(out)]) == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["board"] == "qemu/mps2-an386"
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -mcpu=cortex-m0plus", "-o", str(out)]) == 2
+    assert "-mcpu=cortex-m0plus but the board qemu/mps2-an386" in capsys.readouterr().err
+
+
+def test_print_passes_lists_the_pipeline_with_the_partitioning_passes(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as done:
+        main(["compile", "--print-passes"])
+    assert done.value.code == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names[-4:] == ["annotate_external", "merge_external", "partition_external",
+                          "fuse_ops"]
+
+
+def test_libs_print_who_implements_each_layer(tmp_path, capsys):
+    from support.models import CMSIS_NN_DIR
+
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -libs=cmsis-nn", "--cmsis-nn", str(CMSIS_NN_DIR), "-o",
+                 str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "layers: 3 by cmsis-nn" in out
+    assert "dense: cmsis-nn" in out
+
+
+def test_choose_layers_needs_a_board_and_libs(tmp_path, capsys):
+    assert main(["compile", HELLO, "--target", "c -libs=cmsis-nn", "--choose-layers",
+                 "-o", str(tmp_path / "a")]) == 2
+    assert "give --board and --target 'c -libs=cmsis-nn'" in capsys.readouterr().err
+
+
+def test_cmsis_nn_path_from_the_environment_serves_only_targets_asking_for_it(
+        tmp_path, capsys, monkeypatch):
+    from support.models import CMSIS_NN_DIR
+
+    monkeypatch.setenv("CMSIS_NN_PATH", str(CMSIS_NN_DIR))
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "--target",
+                 "c -libs=cmsis-nn", "-o", str(tmp_path / "a")]) == 0
+    assert "layers: 3 by cmsis-nn" in capsys.readouterr().out
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "-o",
+                 str(tmp_path / "b")]) == 0

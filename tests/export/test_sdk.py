@@ -175,3 +175,13 @@ def test_a_folder_holding_something_else_is_not_overwritten(tmp_path, capsys):
                  "-o", str(tmp_path / "p")]) == 2
     assert "is not empty and holds no aot pico-sdk project" in capsys.readouterr().err
     assert (tmp_path / "p" / "notes.txt").read_text() == "mine"
+
+
+def test_sdk_layouts_refuse_external_codegens_rather_than_drop_their_library(tmp_path, capsys):
+    from support.models import CMSIS_NN_DIR
+
+    assert main(["compile", str(MODEL), "--board", "raspberrypi/pico", "--target",
+                 "c -libs=cmsis-nn", "--cmsis-nn", str(CMSIS_NN_DIR), "--project", "pico-sdk",
+                 "-o", str(tmp_path / "p")]) == 2
+    assert "not supported yet: --project pico-sdk with layers handed to external codegens " \
+           "(cmsis-nn" in capsys.readouterr().err

@@ -71,3 +71,8 @@ def model_sequence(entry: dict, graph) -> list[list]:
     sample = MODELS_DIR / "samples" / f"{entry['name']}.npy"
     sequence = [[x] for x in np.load(sample)] if sample.exists() else []
     return sequence + random_inputs(graph, seed=len(entry["name"]))
+
+
+#: Arm's CMSIS-NN source tree beside the project (unmodified, Apache-2.0): the
+#: cmsis-nn codegen's tests compile it in place, never copy it.
+CMSIS_NN_DIR = ROOT.parent / "shared" / "third_party" / "CMSIS-NN"
