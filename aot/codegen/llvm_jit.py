@@ -199,6 +199,36 @@ class HostJit:
                                                 ctypes.c_void_p).value)
 
 
+class HostCKernels:
+    """Hand-written kernels (C only: SVDF, LSTM) of a model run through the JIT,
+    compiled by the host compiler into shared objects (one per kernel, cached)
+    and called through ctypes beside the JIT-compiled ones.  These kernels have
+    no loop IR for LLVM to compile; their C is the same the ``c`` target builds,
+    and ``aot run`` says which kernels run this way."""
+
+    def __init__(self, kernels, support: dict[str, str]):
+        self.kernels = {k.name: k for k in kernels}
+        self._support = support
+        self._libraries: dict[str, ctypes.CDLL] = {}
+        self._functions: dict[str, object] = {}
+
+    def function(self, name: str):
+        """The kernel ``name`` as a ctypes function of data addresses."""
+        if name not in self._functions:
+            k = self.kernels[name]
+            headers = sorted(self._support.items())  # the kernel's includes and theirs
+            ops = ", ".join(dict.fromkeys(k.op_names))
+            path = CCompiler.host().shared_object(
+                k.source, headers=headers,
+                what=f"building the hand-written C kernel {name} ({ops}) for the llvm JIT")
+            lib = self._libraries.setdefault(name, ctypes.CDLL(str(path)))
+            fn = getattr(lib, name)
+            fn.restype = ctypes.c_int32
+            fn.argtypes = [ctypes.c_void_p] * len(k.params)
+            self._functions[name] = fn
+        return self._functions[name]
+
+
 def helper_source(module, prefix: str) -> tuple[str, list[tuple[str, str]]]:
     """The C defining what ``module``'s units call and the backend does not
     implement: the units' C support (support headers, ``import_c`` code)

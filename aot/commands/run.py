@@ -101,6 +101,11 @@ def run(args: argparse.Namespace) -> int:
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)
+    if compiled.host_c is not None:
+        names = ", ".join(f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
+                          for k in compiled.host_c.kernels.values())
+        print(f"note: hand-written C kernels, compiled by this machine's C compiler beside the "
+              f"LLVM JIT: {names}", file=sys.stderr)
     inputs = load_inputs(compiled.graph, args.input)
     if not compiled.is_jit and not on_host:
         return run_command(args, compiled, inputs)

@@ -1,7 +1,8 @@
 """Run a model compiled for the ``llvm`` target on this machine.
 
 The kernels come from one :class:`aot.codegen.llvm.LLVMModule` compiled by
-MCJIT; the entry sequence is the model's :class:`~aot.executor.codegen.EntryProgram`,
+MCJIT (hand-written C kernels, which have no loop IR, from the host
+compiler: :class:`aot.codegen.llvm_jit.HostCKernels`); the entry sequence is the model's :class:`~aot.executor.codegen.EntryProgram`,
 the same data the C entry function is printed from, run here step by step on
 one numpy workspace laid out by the memory plan (so the plan, the in-place
 pairs, views, copies and state are exercised exactly as in the C).  State
@@ -25,10 +26,13 @@ __all__ = ["JitModel"]
 class JitModel:
     """A compiled model's entry program over JIT-compiled kernels."""
 
-    def __init__(self, program: EntryProgram, kernels, module) -> None:
+    def __init__(self, program: EntryProgram, kernels, module, host_c=None) -> None:
         self.program = program
         self.kernels = list(kernels)
-        self.functions = [module.function(k.name) for k in self.kernels]
+        # Loop-IR kernels from MCJIT; hand-written ones (C only) from host_c
+        # (aot.codegen.llvm_jit.HostCKernels).
+        self.functions = [module.function(k.name) if k.func is not None
+                          else host_c.function(k.name) for k in self.kernels]
         lay = program.layout
         raw = np.zeros(max(lay.workspace_bytes, 1) + lay.alignment, np.uint8)
         skip = -raw.ctypes.data % lay.alignment
