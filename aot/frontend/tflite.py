@@ -74,6 +74,7 @@ BUILTIN_CODES = {
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
+    "SUM": 74,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -587,7 +588,7 @@ def _pad(ctx: _OpContext):
 
 
 def _reduce(ir_op: str):
-    """MEAN, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
+    """MEAN, SUM, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
         axes = ctx.const(1, "axes").reshape(-1)
@@ -977,6 +978,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
     "ADD_N": (_unquantized("add_n"), ("add_n",)),
+    "SUM": (_reduce("sum"), ("sum",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),

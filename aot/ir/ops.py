@@ -668,6 +668,15 @@ def _mean(ts, attrs, where):
     return _out(_reduced_shape(data, attrs, where), data.dtype)
 
 
+@register("sum", "reduction", ("data",), _REDUCE)
+def _sum(ts, attrs, where):
+    """The sum over ``axes``, requantized from the input's scale to the output's."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8", "int16"), where,
+          f"{data.dtype} data is not supported (float32, int8 or int16, as TFLM)")
+    return _out(_reduced_shape(data, attrs, where), data.dtype)
+
+
 @register("arg_max", "reduction", ("data",),
           {"axis": Attr("int"), "dtype": Attr("str", "int32", ("int32",))})
 @register("arg_min", "reduction", ("data",),

@@ -59,6 +59,7 @@ OPTIONS = {
     "MEAN": "ReducerOptions",
     "REDUCE_MAX": "ReducerOptions",
     "REDUCE_MIN": "ReducerOptions",
+    "SUM": "ReducerOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",

@@ -1,4 +1,4 @@
-"""MEAN over any set of axes (TFLM's reduce-mean arithmetic), and REDUCE_MAX
+"""MEAN and SUM over any set of axes (TFLM's arithmetic), and REDUCE_MAX
 and REDUCE_MIN (values of the input, so no arithmetic: TFLM requires one
 quantization for input and output).
 
@@ -6,7 +6,8 @@ int8/int16: ``acc = sum(x - x_zp)`` in int32, then one
 ``MultiplyByQuantizedMultiplier`` with the reference's own multiplier for
 the count (``aot.quant.params.mean_multiplier``), plus the output
 zero point, clamped;
-float32: the sum divided by the count.  Global average pooling exported as
+float32: the sum divided by the count.  SUM is the same sum requantized
+with ``QM(s_in / s_out)`` (float32: added in the input's order).  Global average pooling exported as
 MEAN over H and W is the common case.
 """
 
@@ -19,7 +20,8 @@ from aot.kernels.common import requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant.arith import qrange
-from aot.quant.params import mean_multiplier
+from aot.quant import arith as quant
+from aot.quant.params import f32, mean_multiplier
 from aot.tir import expr as E
 
 
@@ -116,6 +118,29 @@ def mean(ctx, node) -> Computed:
     return Computed(y, {"acc": acc})
 
 
+@compute_rule("sum")
+def reduce_sum(ctx, node) -> Computed:
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    rank = len(x_t.shape)
+    axes = sorted({int(a) % rank for a in node.attrs["axes"]})
+    read, red = _reader(ctx.value(x_t), rank, axes, bool(node.attrs["keepdims"]), x_t.shape)
+    shape, raxes = tuple(y_t.shape), list(red.values())
+    if y_t.dtype == "float32":
+        acc = te.compute(shape, lambda *i: te.sum(read(i), axis=raxes), name="acc")
+        return Computed(acc, {"acc": acc})
+    if any(t.quant is None or t.quant.is_per_axis for t in (x_t, y_t)):
+        raise KernelError(f"sum ({node.name}): needs per-tensor quantization")
+    x_zp = int(x_t.quant.zero_point[0])
+    acc = te.compute(shape, lambda *i: te.sum(read(i).astype("int32") - x_zp, axis=raxes),
+                     name="acc")
+    mult, shift = quant.quantize_multiplier(f32(x_t.quant.scale[0]) / f32(y_t.quant.scale[0]))
+    y_zp = int(y_t.quant.zero_point[0])
+    y = te.compute(shape, lambda *i: requantize(acc[i], mult, shift, y_zp, qrange(y_t.dtype),
+                                                y_t.dtype), name="y")
+    return Computed(y, {"acc": acc})
+
+
+@strategy("sum")
 @strategy("arg_max")
 @strategy("arg_min")
 @strategy("reduce_max")
