@@ -74,7 +74,7 @@ BUILTIN_CODES = {
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
-    "SUM": 74,
+    "SUM": 74, "GATHER": 36,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -889,6 +889,22 @@ def _resize_nearest(ctx: _OpContext):
         "half_pixel_centers": bool(ctx.opt(1, "?", False))}
 
 
+def _gather(ctx: _OpContext):
+    """GATHER(data, indices): float32 or int8 data, int32 indices (TFLM's types)."""
+    data, indices = ctx.inputs(2)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM gathers float32 and int8)")
+    if indices.dtype != "int32":
+        raise ctx.fail(f"{indices.dtype} indices: not supported (TFLM takes int32)")
+    axis = ctx.opt(0, "i", 0)
+    if indices.kind == "constant" and indices.data.size and -data.type.rank <= axis < data.type.rank:
+        size = data.shape[axis]
+        bad = indices.data[(indices.data < 0) | (indices.data >= size)].reshape(-1)
+        if bad.size:
+            raise ctx.fail(f"index {int(bad[0])} is out of range for an axis of size {size}")
+    return "gather", [data, indices], {"axis": axis, "batch_dims": ctx.opt(1, "i", 0)}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -996,6 +1012,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "BROADCAST_TO": (_broadcast_to, ("broadcast_to",)),
     "RESIZE_NEAREST_NEIGHBOR": (_resize_nearest, ("resize_nearest",)),
     "TRANSPOSE": (_transpose, ("transpose",)),
+    "GATHER": (_gather, ("gather",)),
     "SVDF": (_svdf, ("svdf",)),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }

@@ -634,6 +634,27 @@ def _resize_nearest(ts, attrs, where):
     return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
 
 
+@register("gather", "injective", ("data", "indices"),
+          {"axis": Attr("int", 0), "batch_dims": Attr("int", 0)})
+def _gather(ts, attrs, where):
+    """``data`` indexed along ``axis`` by the int32 ``indices``, whose first
+    ``batch_dims`` axes match data's: the output is ``data.shape[:axis] +
+    indices.shape[batch_dims:] + data.shape[axis + 1:]``, values copied raw."""
+    data, indices = ts
+    _need(indices.dtype == "int32", where, f"indices must be int32, got {indices.dtype}")
+    axis = _axis(attrs["axis"], data.rank, where)
+    bd = attrs["batch_dims"]
+    bd = bd + indices.rank if bd < 0 else bd
+    _need(0 <= bd <= min(axis, indices.rank), where,
+          f"batch_dims {attrs['batch_dims']} must lie in [0, {min(axis, indices.rank)}] "
+          f"(at most the axis {axis} and the indices' rank {indices.rank})")
+    _need(data.shape[:bd] == indices.shape[:bd], where,
+          f"the first {bd} axes of data {list(data.shape)} and indices "
+          f"{list(indices.shape)} must match")
+    shape = data.shape[:axis] + indices.shape[bd:] + data.shape[axis + 1:]
+    return [TensorType(shape, data.dtype, data.quant)]
+
+
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",

@@ -514,6 +514,16 @@ def _resize_nearest(node: Node, args: list) -> list:
                                      half_pixel_centers=a["half_pixel_centers"])]
 
 
+@kernel("gather")
+def _gather(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    try:
+        return [shape_ops.gather(args[0], args[1], axis=node.attrs["axis"],
+                                 batch_dims=node.attrs["batch_dims"])]
+    except IndexError as err:
+        raise InterpretError(f"{node.label()}: {err} (TFLM fails the invocation)") from None
+
+
 def _int_range(dtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)

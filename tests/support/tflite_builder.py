@@ -60,6 +60,7 @@ OPTIONS = {
     "REDUCE_MAX": "ReducerOptions",
     "REDUCE_MIN": "ReducerOptions",
     "SUM": "ReducerOptions",
+    "GATHER": "GatherOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",
@@ -127,7 +128,7 @@ class ModelBuilder:
             q.quantizedDimension = axis
             t.quantization = q
         if data is not None:
-            arr = np.ascontiguousarray(np.asarray(data, dtype=DTYPES[dtype][1]))
+            arr = np.asarray(data, dtype=DTYPES[dtype][1])  # tobytes() is C order; 0-d stays 0-d
             if tuple(arr.shape) != tuple(t.shape):
                 raise ValueError(f"{name}: data shape {arr.shape} != {t.shape}")
             b = fb.BufferT()

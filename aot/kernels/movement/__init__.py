@@ -1,5 +1,5 @@
 """Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE, PAD, MIRROR_PAD,
-BROADCAST_TO and nearest-neighbour resizing.
+BROADCAST_TO, GATHER and nearest-neighbour resizing.
 
 Each output element is one input element (or PAD's constant): the values
 are copied raw, so every operand shares one quantization, as the reference
@@ -21,10 +21,12 @@ from aot.reference.ops.shape import nearest_indices
 from aot.tir import expr as E
 
 
-def _same_quant(node) -> None:
+def _same_quant(node, tensors=None) -> None:
+    """Refuse operands (``tensors``, by default all) quantized differently."""
+    tensors = [*node.inputs, *node.outputs] if tensors is None else tensors
     quants = {None if t.quant is None else (tuple(np.asarray(t.quant.scale, np.float32)),
                                             tuple(np.asarray(t.quant.zero_point)))
-              for t in [*node.inputs, *node.outputs] if t is not None}
+              for t in tensors if t is not None}
     if len(quants) > 1:
         raise KernelError(f"{node.op} ({node.name}): operands with different quantization: "
                           "not supported yet (the values are copied raw)")
@@ -224,4 +226,29 @@ def resize_nearest(ctx, node) -> Computed:
 
     def body(n, r, c, k):
         return x[n, index(r, maps[0]), index(c, maps[1]), k]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("gather")
+def gather(ctx, node) -> Computed:
+    """``y[o, c, n] = x[o, idx[b, c], n]`` with ``o`` the output axes before
+    ``axis`` (the first ``batch_dims`` of them are ``b``), ``c`` those of the
+    indices after the batch axes, ``n`` the rest.  An index out of range
+    (TFLM fails the invocation) is clamped into it, so nothing is read
+    outside ``x``."""
+    x_t, i_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
+    _same_quant(node, [x_t, y_t])
+    x, idx = ctx.value(x_t), ctx.value(i_t)
+    rank, irank = len(x_t.shape), len(i_t.shape)
+    axis = node.attrs["axis"] % rank
+    bd = node.attrs["batch_dims"]
+    bd = bd + irank if bd < 0 else bd
+    coords = irank - bd
+    size = int(x_t.shape[axis])
+
+    def body(*i):
+        at = tuple(i[:bd]) + tuple(i[axis:axis + coords])
+        pos = idx[at if at or not idx.shape else (0,)]  # a constant scalar has shape [1]
+        j = te.clamp(pos, 0, size - 1)
+        return x[tuple(i[:axis]) + (j,) + tuple(i[axis + coords:])]
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))

@@ -1,5 +1,5 @@
 """Data movement: CONCATENATION, PAD, MIRROR_PAD, STRIDED_SLICE, TRANSPOSE,
-RESHAPE, RESIZE_NEAREST_NEIGHBOR.
+RESHAPE, RESIZE_NEAREST_NEIGHBOR, GATHER.
 
 These never change values: quantized operands share one scale and zero
 point (TFLM requires it), so the kernels work on raw values of any dtype.
@@ -113,3 +113,22 @@ def resize_nearest(x, size, *, align_corners: bool = False, half_pixel_centers: 
     cols = nearest_indices(x.shape[2], size[1], align_corners=align_corners,
                            half_pixel_centers=half_pixel_centers)
     return x[:, rows][:, :, cols]
+
+
+def gather(x, indices, *, axis: int, batch_dims: int = 0):
+    """GATHER: ``x`` indexed along ``axis`` by ``indices`` (each in range, as
+    TFLM checks), the first ``batch_dims`` axes of both walked together."""
+    x, indices = np.asarray(x), np.asarray(indices)
+    axis %= x.ndim
+    bd = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
+    if indices.size and (indices.min() < 0 or indices.max() >= x.shape[axis]):
+        bad = indices[(indices < 0) | (indices >= x.shape[axis])].reshape(-1)[0]
+        raise IndexError(f"index {int(bad)} is out of range for axis {axis} of size "
+                         f"{x.shape[axis]}")
+    if bd == 0:
+        return np.take(x, indices, axis=axis)
+    batch = x.shape[:bd]
+    xb = x.reshape((-1,) + x.shape[bd:])
+    ib = indices.reshape((-1,) + indices.shape[bd:])
+    out = np.stack([np.take(xb[k], ib[k], axis=axis - bd) for k in range(xb.shape[0])])
+    return out.reshape(batch + out.shape[1:])
