@@ -74,7 +74,7 @@ BUILTIN_CODES = {
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
-    "SUM": 74, "GATHER": 36,
+    "SUM": 74, "GATHER": 36, "GATHER_ND": 107,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -905,6 +905,23 @@ def _gather(ctx: _OpContext):
     return "gather", [data, indices], {"axis": axis, "batch_dims": ctx.opt(1, "i", 0)}
 
 
+def _gather_nd(ctx: _OpContext):
+    """GATHER_ND(data, indices): float32 or int8 data, int32 indices (TFLM's types)."""
+    data, indices = ctx.inputs(2)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM gathers float32 and int8)")
+    if indices.dtype != "int32":
+        raise ctx.fail(f"{indices.dtype} indices: not supported (TFLM takes int32)")
+    if indices.kind == "constant" and indices.data.size and indices.type.rank >= 1:
+        for k in range(min(indices.shape[-1], data.type.rank)):
+            col = indices.data[..., k]
+            if col.min() < 0 or col.max() >= data.shape[k]:
+                bad = col[(col < 0) | (col >= data.shape[k])].reshape(-1)[0]
+                raise ctx.fail(f"index {int(bad)} is out of range for axis {k} of size "
+                               f"{data.shape[k]}")
+    return "gather_nd", [data, indices], {}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -1013,6 +1030,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "RESIZE_NEAREST_NEIGHBOR": (_resize_nearest, ("resize_nearest",)),
     "TRANSPOSE": (_transpose, ("transpose",)),
     "GATHER": (_gather, ("gather",)),
+    "GATHER_ND": (_gather_nd, ("gather_nd",)),
     "SVDF": (_svdf, ("svdf",)),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }

@@ -655,6 +655,22 @@ def _gather(ts, attrs, where):
     return [TensorType(shape, data.dtype, data.quant)]
 
 
+@register("gather_nd", "injective", ("data", "indices"))
+def _gather_nd(ts, attrs, where):
+    """Slices of ``data`` picked by the rows of the int32 ``indices`` (its
+    last axis, ``nd`` long, indexes data's first ``nd`` axes): the output is
+    ``indices.shape[:-1] + data.shape[nd:]``, values copied raw."""
+    data, indices = ts
+    _need(indices.dtype == "int32", where, f"indices must be int32, got {indices.dtype}")
+    _need(data.rank >= 1 and indices.rank >= 1, where,
+          "data and indices must have at least one axis each")
+    nd = indices.shape[-1]
+    _need(1 <= nd <= min(data.rank, 5), where,
+          f"the indices' last axis ({nd}) must lie in [1, {min(data.rank, 5)}] (data rank "
+          f"{data.rank}, at most 5 as TFLM)")
+    return [TensorType(indices.shape[:-1] + data.shape[nd:], data.dtype, data.quant)]
+
+
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",

@@ -524,6 +524,15 @@ def _gather(node: Node, args: list) -> list:
         raise InterpretError(f"{node.label()}: {err} (TFLM fails the invocation)") from None
 
 
+@kernel("gather_nd")
+def _gather_nd(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    try:
+        return [shape_ops.gather_nd(args[0], args[1])]
+    except IndexError as err:
+        raise InterpretError(f"{node.label()}: {err} (TFLM fails the invocation)") from None
+
+
 def _int_range(dtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)

@@ -74,3 +74,48 @@ def test_constant_index_out_of_range_is_refused_at_import(tmp_path):
     with pytest.raises(ModelError, match=r"operator 0 \(GATHER\): index 4 is out of range for "
                                          r"an axis of size 4"):
         load_model(path)
+
+
+def _nd_model(dtype, shape, ind_shape, indices=None) -> bytes:
+    q = Q if dtype == "int8" else {}
+    mb = ModelBuilder()
+    x = mb.input("x", list(shape), dtype, **q)
+    i = mb.input("i", list(ind_shape), "int32") if indices is None else \
+        mb.const("i", indices, "int32")
+    out = list(ind_shape[:-1]) + list(shape[ind_shape[-1]:])
+    y = mb.output("y", out, dtype, **q)
+    mb.op("GATHER_ND", [x, i], [y])
+    return mb.finish()
+
+
+@pytest.mark.parametrize("shape, ind_shape", [
+    ((5, 4), (3, 2)),                # single elements
+    ((5, 4, 3), (2, 1)),             # rows
+    ((3, 4, 2), (2, 3, 2)),          # a grid of index pairs, slices of 2
+    ((2, 3, 2, 2), (4,)),            # one full index
+])
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("const", [False, True])
+def test_gather_nd_matches_tflm(shape, ind_shape, dtype, const, tflm, tmp_path):  # noqa: F811
+    rng = np.random.default_rng(8)
+    nd = ind_shape[-1]
+    indices = np.stack([rng.integers(0, shape[k], ind_shape[:-1]) for k in range(nd)],
+                       axis=-1).astype(np.int32)
+    if dtype == "int8":
+        x = rng.integers(-128, 128, shape).astype(np.int8)
+    else:
+        x = rng.normal(size=shape).astype(np.float32)
+    model = _nd_model(dtype, shape, ind_shape, indices if const else None)
+    assert_matches_tflm(tflm, model, [x] if const else [x, indices], tmp_path)
+
+
+def test_gather_nd_index_longer_than_rank_is_refused(tmp_path):
+    mb = ModelBuilder()
+    x = mb.input("x", [4, 3], "float32")
+    y = mb.output("y", [1], "float32")
+    mb.op("GATHER_ND", [x, mb.input("i", [1, 3], "int32")], [y])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(GATHER_ND\).*last axis \(3\) must lie "
+                                         r"in \[1, 2\]"):
+        load_model(path)

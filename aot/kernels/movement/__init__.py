@@ -1,5 +1,5 @@
 """Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE, PAD, MIRROR_PAD,
-BROADCAST_TO, GATHER and nearest-neighbour resizing.
+BROADCAST_TO, GATHER, GATHER_ND and nearest-neighbour resizing.
 
 Each output element is one input element (or PAD's constant): the values
 are copied raw, so every operand shares one quantization, as the reference
@@ -251,4 +251,22 @@ def gather(ctx, node) -> Computed:
         pos = idx[at if at or not idx.shape else (0,)]  # a constant scalar has shape [1]
         j = te.clamp(pos, 0, size - 1)
         return x[tuple(i[:axis]) + (j,) + tuple(i[axis + coords:])]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("gather_nd")
+def gather_nd(ctx, node) -> Computed:
+    """``y[r, s] = x[idx[r, 0], ..., idx[r, nd-1], s]`` with ``r`` the index
+    rows and ``s`` the slice axes; each index is clamped into its axis (TFLM
+    reads whatever lies there), so nothing is read outside ``x``."""
+    x_t, i_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
+    _same_quant(node, [x_t, y_t])
+    x, idx = ctx.value(x_t), ctx.value(i_t)
+    nd = int(i_t.shape[-1])
+    rows = len(i_t.shape) - 1
+
+    def body(*i):
+        picks = tuple(te.clamp(idx[tuple(i[:rows]) + (k,)], 0, int(x_t.shape[k]) - 1)
+                      for k in range(nd))
+        return x[picks + tuple(i[rows:])]
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))

@@ -1,5 +1,5 @@
 """Data movement: CONCATENATION, PAD, MIRROR_PAD, STRIDED_SLICE, TRANSPOSE,
-RESHAPE, RESIZE_NEAREST_NEIGHBOR, GATHER.
+RESHAPE, RESIZE_NEAREST_NEIGHBOR, GATHER, GATHER_ND.
 
 These never change values: quantized operands share one scale and zero
 point (TFLM requires it), so the kernels work on raw values of any dtype.
@@ -132,3 +132,17 @@ def gather(x, indices, *, axis: int, batch_dims: int = 0):
     ib = indices.reshape((-1,) + indices.shape[bd:])
     out = np.stack([np.take(xb[k], ib[k], axis=axis - bd) for k in range(xb.shape[0])])
     return out.reshape(batch + out.shape[1:])
+
+
+def gather_nd(x, indices):
+    """GATHER_ND: each row ``r`` of ``indices`` (its last axis) selects
+    ``x[r[0], ..., r[nd-1]]``, a slice of the remaining axes."""
+    x, indices = np.asarray(x), np.asarray(indices)
+    nd = indices.shape[-1]
+    for k in range(nd):
+        col = indices[..., k]
+        if col.size and (col.min() < 0 or col.max() >= x.shape[k]):
+            bad = col[(col < 0) | (col >= x.shape[k])].reshape(-1)[0]
+            raise IndexError(f"index {int(bad)} is out of range for axis {k} of size "
+                             f"{x.shape[k]}")
+    return x[tuple(indices[..., k] for k in range(nd))]
