@@ -75,6 +75,8 @@ BUILTIN_CODES = {
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107,
+    # Folded into constants at import (see "folded at import" below).
+    "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
@@ -136,6 +138,10 @@ class _Importer:
         outputs = [self._tensor(int(i), role="subgraph output") for i in _ints(sub, 2)]
         if not outputs:
             raise ModelError("the model has no outputs")
+        for t in outputs:
+            if t.kind == "constant":
+                raise ModelError(f"model output {t.name!r} is a constant (folded at import, "
+                                 "e.g. the result of SHAPE): not supported yet as an output")
         try:
             return Graph(inputs, outputs, nodes, name=_identifier(self.name))
         except IRError as err:
@@ -269,8 +275,8 @@ class _Importer:
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
             converted = _CONVERTERS[op_name][0](ctx)
-            if converted is None:  # lowered into several nodes (ctx.emit)
-                if not ctx.steps:
+            if converted is None:  # lowered into several nodes (ctx.emit) or folded
+                if not ctx.steps and not ctx.folded:
                     raise ctx.fail("the converter emitted nothing")
                 return ctx.steps
             ir_op, inputs, attrs = converted
@@ -322,6 +328,7 @@ class _OpContext:
         self.out_idx = out_idx
         self.where = f"operator {index} ({op_name})"
         self.steps: list[Node] = []
+        self.folded = False
 
     def emit(self, ir_op: str, inputs, attrs, *, output: int | None = None) -> Tensor:
         """Lower the operator into IR nodes one at a time: a node of ``ir_op``
@@ -341,6 +348,24 @@ class _OpContext:
                               "activation")]
         self.steps.append(self.imp._make_node(self, ir_op, inputs, attrs, outputs, name))
         return outputs[0]
+
+    def fold(self, output: int, value: np.ndarray) -> None:
+        """Make the operator's output ``output`` a constant holding ``value``
+        (computed at import: shapes are static here).  A converter that
+        folds every output returns None."""
+        ttype = self.output_type(output)
+        i = self.out_idx[output]
+        if i in self.imp.produced:
+            raise self.fail(f"output tensor {i} is produced twice")
+        value = np.asarray(value)
+        if value.size != ttype.size:
+            raise self.fail(f"computes {value.size} values but output {output} holds "
+                            f"{ttype.size} ({ttype})")
+        old = self.imp.tensors[i]
+        self.imp.tensors[i] = Tensor(old.name, ttype, "constant",
+                                     value.astype(ttype.np_dtype).reshape(ttype.shape))
+        self.imp.produced.add(i)
+        self.folded = True
 
     def fail(self, message: str) -> ModelError:
         return ModelError(f"{self.where}: {message}")
@@ -922,6 +947,60 @@ def _gather_nd(ctx: _OpContext):
     return "gather_nd", [data, indices], {}
 
 
+# ------------------------------------------------------- folded at import
+# Shapes are static here, so operators that compute shapes (and FILL with a
+# constant value) give constants: the converter folds its output and emits
+# no node.  Their consumers (RESHAPE, BROADCAST_TO) read the constants.
+
+def _shape(ctx: _OpContext):
+    """SHAPE: the input's dimensions, int32 (the one output type TFLM writes)."""
+    data = ctx.input(0)
+    out = ctx.output_type().dtype
+    if out != "int32":
+        raise ctx.fail(f"{out} output: not supported (TFLM writes int32 shapes)")
+    ctx.fold(0, np.array(data.shape, np.int32))
+
+
+def _broadcast_args(ctx: _OpContext):
+    """BROADCAST_ARGS(s0, s1): the broadcast of two constant shapes."""
+    a, b = ctx.inputs(2)
+    for t in (a, b):
+        if t.dtype not in ("int32", "int64") or t.type.rank != 1:
+            raise ctx.fail(f"shapes must be 1-D int32 or int64 tensors, got {t.type}")
+        if t.kind != "constant":
+            raise ctx.fail(f"shape {t.name!r} is computed at run time: not supported yet "
+                           "(dynamic shapes; only constant shapes are folded)")
+    sa, sb = (tuple(int(v) for v in t.data) for t in (a, b))
+    try:
+        out = np.broadcast_shapes(sa, sb)
+    except ValueError:
+        raise ctx.fail(f"shapes {list(sa)} and {list(sb)} do not broadcast") from None
+    ctx.fold(0, np.array(out))
+
+
+def _fill(ctx: _OpContext):
+    """FILL(dims, value): the output's shape filled with the scalar ``value``
+    (a constant: folded; computed at run time: a broadcast of it)."""
+    dims, value = ctx.inputs(2)
+    out = ctx.output_type()
+    if value.dtype not in ("float32", "int32", "int8") or value.dtype != out.dtype:
+        raise ctx.fail(f"{value.dtype} value to {out.dtype} output: not supported (TFLM "
+                       "fills float32, int32 and int8, of the value's type)")
+    if value.type.rank != 0:
+        raise ctx.fail(f"the value must be a scalar, got shape {list(value.shape)}")
+    if dims.kind == "constant" and [int(d) for d in dims.data.reshape(-1)] != list(out.shape):
+        raise ctx.fail(f"dims {dims.data.reshape(-1).tolist()} differ from the output's "
+                       f"shape {list(out.shape)}")
+    if value.quant != out.quant:
+        raise ctx.fail("value and output quantized differently: not supported (FILL copies "
+                       "the raw value)")
+    if value.kind == "constant":
+        ctx.fold(0, np.full(out.shape, value.data))
+        return None
+    ctx.emit("broadcast_to", [value], {"shape": out.shape}, output=0)
+    return None
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -1031,6 +1110,9 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "TRANSPOSE": (_transpose, ("transpose",)),
     "GATHER": (_gather, ("gather",)),
     "GATHER_ND": (_gather_nd, ("gather_nd",)),
+    "SHAPE": (_shape, ()),
+    "BROADCAST_ARGS": (_broadcast_args, ()),
+    "FILL": (_fill, ("broadcast_to",)),
     "SVDF": (_svdf, ("svdf",)),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }
@@ -1038,6 +1120,7 @@ assert set(_CONVERTERS) == set(BUILTIN_CODES)
 
 
 def lowering(builtin: str) -> tuple[str, ...]:
-    """The IR operators the TFLite builtin ``builtin`` is imported as (a
-    KeyError for builtins that are refused at import)."""
+    """The IR operators the TFLite builtin ``builtin`` is imported as (none:
+    always folded into a constant at import; a KeyError for builtins that
+    are refused at import)."""
     return _CONVERTERS[builtin][1]

@@ -61,6 +61,7 @@ OPTIONS = {
     "REDUCE_MIN": "ReducerOptions",
     "SUM": "ReducerOptions",
     "GATHER": "GatherOptions",
+    "SHAPE": "ShapeOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",
