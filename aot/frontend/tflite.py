@@ -74,7 +74,7 @@ BUILTIN_CODES = {
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
-    "SUM": 74, "GATHER": 36, "GATHER_ND": 107,
+    "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -947,6 +947,34 @@ def _gather_nd(ctx: _OpContext):
     return "gather_nd", [data, indices], {}
 
 
+def _embedding_lookup(ctx: _OpContext):
+    """EMBEDDING_LOOKUP(ids, table): rows of the table (a GATHER on axis 0);
+    an int8 table read into a float32 output is dequantized (zero point 0)."""
+    ids, table = ctx.inputs(2)
+    out = ctx.output_type()
+    if ids.dtype != "int32" or ids.type.rank != 1:
+        raise ctx.fail(f"the ids must be a 1-D int32 tensor, got {ids.type}")
+    if table.type.rank < 2:
+        raise ctx.fail(f"the table must have at least 2 axes, got {list(table.shape)}")
+    pairs = {("float32", "float32"), ("int8", "int8"), ("int8", "float32")}
+    if (table.dtype, out.dtype) not in pairs:
+        raise ctx.fail(f"{table.dtype} table to {out.dtype} output: not supported (TFLM "
+                       "reads float32 and int8 tables, into their own type or float32)")
+    if table.dtype == "int8" and out.dtype == "float32":
+        q = table.quant
+        if q is None or q.is_per_axis or q.zero_point[0] != 0:
+            raise ctx.fail("an int8 table read as float32 needs one scale and zero point 0 "
+                           "(as TFLM)")
+        rows = ctx.emit("gather", [table, ids], {"axis": 0})
+        ctx.emit("dequantize", [rows], {}, output=0)
+        return None
+    if table.quant != out.quant:
+        raise ctx.fail("table and output quantized differently: not supported (the rows are "
+                       "copied raw)")
+    ctx.emit("gather", [table, ids], {"axis": 0}, output=0)
+    return None
+
+
 # ------------------------------------------------------- folded at import
 # Shapes are static here, so operators that compute shapes (and FILL with a
 # constant value) give constants: the converter folds its output and emits
@@ -1110,6 +1138,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "TRANSPOSE": (_transpose, ("transpose",)),
     "GATHER": (_gather, ("gather",)),
     "GATHER_ND": (_gather_nd, ("gather_nd",)),
+    "EMBEDDING_LOOKUP": (_embedding_lookup, ("gather", "dequantize")),
     "SHAPE": (_shape, ()),
     "BROADCAST_ARGS": (_broadcast_args, ()),
     "FILL": (_fill, ("broadcast_to",)),

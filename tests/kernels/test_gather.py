@@ -119,3 +119,37 @@ def test_gather_nd_index_longer_than_rank_is_refused(tmp_path):
     with pytest.raises(ModelError, match=r"operator 0 \(GATHER_ND\).*last axis \(3\) must lie "
                                          r"in \[1, 2\]"):
         load_model(path)
+
+
+@pytest.mark.parametrize("table, out", [("float32", "float32"), ("int8", "int8"),
+                                        ("int8", "float32")])
+@pytest.mark.parametrize("const", [False, True])
+def test_embedding_lookup_matches_tflm(table, out, const, tflm, tmp_path):  # noqa: F811
+    rng = np.random.default_rng(9)
+    qt = {"scale": 0.03, "zero_point": 0} if table == "int8" else {}
+    qy = qt if out == "int8" else {}
+    if table == "int8":
+        values = rng.integers(-128, 128, (6, 3, 2)).astype(np.int8)
+    else:
+        values = rng.normal(size=(6, 3, 2)).astype(np.float32)
+    ids = np.array([5, 0, 0, 3], np.int32)
+    mb = ModelBuilder()
+    i = mb.const("ids", ids, "int32") if const else mb.input("ids", [4], "int32")
+    t = mb.input("t", [6, 3, 2], table, **qt) if const else \
+        mb.const("t", values, table, **qt)
+    y = mb.output("y", [4, 3, 2], out, **qy)
+    mb.op("EMBEDDING_LOOKUP", [i, t], [y])
+    assert_matches_tflm(tflm, mb.finish(), [values] if const else [ids], tmp_path)
+
+
+def test_embedding_lookup_dequantizing_a_zero_point_is_refused(tmp_path):
+    mb = ModelBuilder()
+    i = mb.input("ids", [2], "int32")
+    t = mb.const("t", np.zeros((4, 3), np.int8), "int8", scale=0.1, zero_point=3)
+    y = mb.output("y", [2, 3], "float32")
+    mb.op("EMBEDDING_LOOKUP", [i, t], [y])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(EMBEDDING_LOOKUP\): an int8 table read "
+                                         r"as float32 needs one scale and zero point 0"):
+        load_model(path)
