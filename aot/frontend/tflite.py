@@ -74,7 +74,7 @@ BUILTIN_CODES = {
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
-    "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7,
+    "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -522,6 +522,18 @@ def _arg_extreme(ir_op: str):
             raise ctx.fail(f"{ctx.output_type().dtype} output: not supported yet (int32 only)")
         return ir_op, [ctx.input(0)], {"axis": int(axis[0])}
     return convert
+
+
+def _cumsum(ctx: _OpContext):
+    """CUMSUM(data, axis): float32 or int8, a constant axis, CumsumOptions."""
+    data = ctx.input(0)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM sums float32 and int8)")
+    axis = ctx.const(1, "axis").reshape(-1)
+    if axis.size != 1:
+        raise ctx.fail("axis must hold one value")
+    return "cumsum", [data], {"axis": int(axis[0]), "exclusive": bool(ctx.opt(0, "?", False)),
+                              "reverse": bool(ctx.opt(1, "?", False))}
 
 
 def _cast(ctx: _OpContext):
@@ -1119,6 +1131,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
     "ADD_N": (_unquantized("add_n"), ("add_n",)),
     "SUM": (_reduce("sum"), ("sum",)),
+    "CUMSUM": (_cumsum, ("cumsum",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),

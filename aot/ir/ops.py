@@ -725,6 +725,18 @@ def _arg_extreme(ts, attrs, where):
     return _out([d for i, d in enumerate(data.shape) if i != axis], attrs["dtype"])
 
 
+@register("cumsum", "reduction", ("data",),
+          {"axis": Attr("int"), "exclusive": Attr("bool", False), "reverse": Attr("bool", False)})
+def _cumsum(ts, attrs, where):
+    """Running sums along ``axis`` (from its end when ``reverse``; each
+    excluding its own element when ``exclusive``), requantized when quantized."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where,
+          f"{data.dtype} data is not supported (float32 or int8, as TFLM)")
+    _axis(attrs["axis"], data.rank, where)
+    return _out(data.shape, data.dtype)
+
+
 @register("reduce_max", "reduction", ("data",), _REDUCE)
 @register("reduce_min", "reduction", ("data",), _REDUCE)
 def _reduce_extreme(ts, attrs, where):

@@ -39,6 +39,20 @@ def mean_multiplier(n: int, x_scale, y_scale) -> tuple[int, int]:
     return (m << k) // n, s - k
 
 
+#: CUMSUM's int8 path: inputs scaled to Q(20) before they are added.
+CUMSUM_LEFT_SHIFT = 20
+
+
+def cumsum_params_int8(x_scale, y_scale) -> tuple[int, int, int, int]:
+    """(input multiplier, input shift, output multiplier, output shift) of
+    the int8 CUMSUM: the input halved (its scale over twice itself), the sum
+    brought from ``2 s_in / 2**20`` to the output's scale."""
+    twice = 2 * f32(x_scale)
+    im, ishift = quant.quantize_multiplier(f32(x_scale) / twice)
+    om, oshift = quant.quantize_multiplier(twice / ((1 << CUMSUM_LEFT_SHIFT) * f32(y_scale)))
+    return im, ishift, om, oshift
+
+
 def softmax_params_int8(x_scale: float, beta: float = 1.0):
     """(input_multiplier, input_left_shift, diff_min) as TFLM's Prepare computes them."""
     real = min(float(beta) * f32(x_scale) * (1 << (31 - SOFTMAX_DIFF_BITS)), (1 << 31) - 1.0)

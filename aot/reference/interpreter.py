@@ -33,7 +33,7 @@ from aot.reference.ops import shape as shape_ops
 from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.lstm import unidirectional_sequence_lstm
 from aot.reference.ops.quantize import dequantize, quantize
-from aot.reference.ops.reduce import mean, reduce_sum
+from aot.reference.ops.reduce import cumsum, mean, reduce_sum
 from aot.reference.ops.softmax import softmax
 from aot.reference.ops.svdf import svdf
 
@@ -368,6 +368,13 @@ def _sum(node: Node, args: list) -> list:
     x, y = node.inputs[0], node.outputs[0]
     return [reduce_sum(args[0], node.attrs["axes"], keep_dims=node.attrs["keepdims"],
                        **_quant_args(x, y))]
+
+
+@kernel("cumsum")
+def _cumsum(node: Node, args: list) -> list:
+    a = node.attrs
+    return [cumsum(args[0], a["axis"], exclusive=a["exclusive"], reverse=a["reverse"],
+                   **_quant_args(node.inputs[0], node.outputs[0]))]
 
 
 @kernel("reduce_max", "reduce_min")

@@ -62,6 +62,7 @@ OPTIONS = {
     "SUM": "ReducerOptions",
     "GATHER": "GatherOptions",
     "SHAPE": "ShapeOptions",
+    "CUMSUM": "CumsumOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",

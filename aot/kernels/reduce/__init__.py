@@ -21,7 +21,7 @@ from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant.arith import qrange
 from aot.quant import arith as quant
-from aot.quant.params import f32, mean_multiplier
+from aot.quant.params import CUMSUM_LEFT_SHIFT, cumsum_params_int8, f32, mean_multiplier
 from aot.tir import expr as E
 
 
@@ -140,6 +140,57 @@ def reduce_sum(ctx, node) -> Computed:
     return Computed(y, {"acc": acc})
 
 
+@compute_rule("cumsum")
+def cumsum(ctx, node) -> Computed:
+    """``y[k] = start + sum of t(x[j])`` over the ``j`` before ``k`` along the
+    axis (after it when ``reverse``; ``k`` itself unless ``exclusive``): a
+    reduction over the whole axis whose terms outside the range are 0.  The
+    reduction walks the axis in TFLM's order (backwards when ``reverse``), so
+    float32 rounds as TFLM's running sum.  int8: ``t(v) = QM(2**20 (v - zp))``
+    with the halving multiplier and ``start = t(0)`` (TFLM's starting value),
+    then the sum is requantized to the output."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    rank = len(x_t.shape)
+    axis = int(node.attrs["axis"]) % rank
+    n = int(x_t.shape[axis])
+    exclusive, reverse = bool(node.attrs["exclusive"]), bool(node.attrs["reverse"])
+    shape = tuple(y_t.shape)
+    r = te.reduce_axis((0, n), "r")
+    quantized = y_t.dtype != "float32"
+    if quantized:
+        if any(t.quant is None or t.quant.is_per_axis for t in (x_t, y_t)):
+            raise KernelError(f"cumsum ({node.name}): needs per-tensor quantization")
+        x_zp = int(x_t.quant.zero_point[0])
+        im, ishift, om, oshift = cumsum_params_int8(x_t.quant.scale[0], y_t.quant.scale[0])
+        start = int(quant.multiply_by_quantized_multiplier(
+            quant.wrap_int32(-x_zp << CUMSUM_LEFT_SHIFT), im, ishift))
+
+    def term(i):
+        j = (n - 1) - r.var if reverse else r.var
+        idx = list(i)
+        idx[axis] = j
+        v = x[tuple(idx)]
+        if quantized:
+            shifted = (v.astype("int32") - x_zp) * (1 << CUMSUM_LEFT_SHIFT)
+            v = te.call_pure("int32", "aot_mbqm", shifted, im, ishift)
+        k = i[axis]
+        if reverse:
+            inside = j > k if exclusive else j >= k
+        else:
+            inside = j < k if exclusive else j <= k
+        return te.if_then_else(inside, v, E.const(0 if quantized else 0.0,
+                                                  "int32" if quantized else "float32"))
+    acc = te.compute(shape, lambda *i: te.sum(term(i), axis=[r]), name="acc")
+    if not quantized:
+        return Computed(acc, {"acc": acc})
+    y_zp = int(y_t.quant.zero_point[0])
+    y = te.compute(shape, lambda *i: requantize(acc[i] + start, om, oshift, y_zp,
+                                                qrange(y_t.dtype), y_t.dtype), name="y")
+    return Computed(y, {"acc": acc})
+
+
+@strategy("cumsum")
 @strategy("sum")
 @strategy("arg_max")
 @strategy("arg_min")

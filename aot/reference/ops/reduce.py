@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.quant import arith as quant
-from aot.quant.params import f32, mean_multiplier
+from aot.quant.params import CUMSUM_LEFT_SHIFT, cumsum_params_int8, f32, mean_multiplier
 
 
 def mean(x, axis, *, keep_dims=False, x_scale=1.0, x_zero_point=0, y_scale=1.0,
@@ -58,3 +58,39 @@ def reduce_sum(x, axis, *, keep_dims=False, x_scale=1.0, x_zero_point=0, y_scale
         y = quant.clamp_cast(y + int(y_zero_point), lo, hi, x.dtype)
     y = np.asarray(y).reshape([x.shape[a] for a in kept])
     return y.reshape(out_shape) if keep_dims else y
+
+
+def cumsum(x, axis: int, *, exclusive=False, reverse=False, x_scale=1.0, x_zero_point=0,
+           y_scale=1.0, y_zero_point=0):
+    """CUMSUM along ``axis``, element by element in TFLM's order.
+
+    int8: each ``x - zp_in`` is shifted left by 20 and halved (one
+    multiplier), the running int32 sum starts from the scaled ``-zp_in``
+    (TFLM's starting value), and each sum is requantized to the output."""
+    x = np.asarray(x)
+    axis %= x.ndim
+    order = range(x.shape[axis] - 1, -1, -1) if reverse else range(x.shape[axis])
+    out = np.empty(x.shape, x.dtype)
+    quantized = x.dtype != np.float32
+    if quantized:
+        im, ishift, om, oshift = cumsum_params_int8(x_scale, y_scale)
+
+        def scaled(v):
+            shifted = quant.wrap_int32(np.asarray(v, np.int64) << CUMSUM_LEFT_SHIFT)
+            return quant.multiply_by_quantized_multiplier(shifted, im, ishift)
+        start = scaled(-int(x_zero_point))
+    rest = x.shape[:axis] + x.shape[axis + 1:]
+    acc = np.full(rest, start, np.int64) if quantized else np.zeros(rest, np.float32)
+    for k in order:
+        v = np.take(x, k, axis=axis)
+        term = scaled(v.astype(np.int64) - int(x_zero_point)) if quantized else v
+        before = acc
+        acc = quant.wrap_int32(acc + term) if quantized else acc + term
+        res = before if exclusive else acc
+        if quantized:
+            y = quant.multiply_by_quantized_multiplier(res, om, oshift) + int(y_zero_point)
+            res = np.clip(y, -128, 127)
+        idx = [slice(None)] * x.ndim
+        idx[axis] = k
+        out[tuple(idx)] = res
+    return out
