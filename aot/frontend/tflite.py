@@ -75,6 +75,7 @@ BUILTIN_CODES = {
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
+    "BATCH_MATMUL": 126,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -483,6 +484,23 @@ def _dense(ctx: _OpContext):
         raise ctx.fail("shuffled weights format is not supported")
     keep = bool(ctx.opt(2, "?", False))
     return "dense", [data, weight, bias], {"activation": ctx.activation(0), "keep_num_dims": keep}
+
+
+def _batch_matmul(ctx: _OpContext):
+    """BATCH_MATMUL(lhs, rhs): float32, int8 or int16 (zero points 0) as TFLM."""
+    lhs, rhs = ctx.inputs(2)
+    out = ctx.output_type()
+    if lhs.dtype not in ("float32", "int8", "int16") or rhs.dtype != lhs.dtype \
+            or out.dtype != lhs.dtype:
+        raise ctx.fail(f"{lhs.dtype} x {rhs.dtype} -> {out.dtype}: not supported (TFLM "
+                       "multiplies float32, int8 or int16 operands into their own type)")
+    if lhs.dtype == "int16" and any(t.quant is not None and any(t.quant.zero_point)
+                                    for t in (lhs, rhs, out)):
+        raise ctx.fail("int16 operands need zero points 0 (as TFLM)")
+    if ctx.opt(2, "?", False):
+        raise ctx.fail("asymmetric_quantize_inputs (hybrid) is not supported")
+    return "batch_matmul", [lhs, rhs], {"adj_x": bool(ctx.opt(0, "?", False)),
+                                        "adj_y": bool(ctx.opt(1, "?", False))}
 
 
 def _pool(ir_op: str):
@@ -1074,6 +1092,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "CONV_2D": (_conv2d, ("conv2d",)),
     "DEPTHWISE_CONV_2D": (_depthwise_conv2d, ("depthwise_conv2d",)),
     "FULLY_CONNECTED": (_dense, ("dense",)),
+    "BATCH_MATMUL": (_batch_matmul, ("batch_matmul",)),
     "AVERAGE_POOL_2D": (_pool("avg_pool2d"), ("avg_pool2d",)),
     "MAX_POOL_2D": (_pool("max_pool2d"), ("max_pool2d",)),
     "ADD": (_binary("add", True), ("add",)),

@@ -349,6 +349,29 @@ def _dense(ts, attrs, where):
     return _out((data.size // depth, units), data.dtype)
 
 
+@register("batch_matmul", "out_elemwise_fusable", ("lhs", "rhs"),
+          {"adj_x": Attr("bool", False), "adj_y": Attr("bool", False)})
+def _batch_matmul(ts, attrs, where):
+    """``lhs @ rhs`` over the last two axes (each transposed first when
+    ``adj_x`` / ``adj_y``), the leading axes broadcast; rank 2 to 5, float32,
+    int8 or int16 operands of one type (per-tensor quantization)."""
+    lhs, rhs = ts
+    dtype = _same_dtype(ts, where)
+    _need(dtype in ("float32", "int8", "int16"), where,
+          f"{dtype} operands are not supported (float32, int8 or int16)")
+    for name, t in (("lhs", lhs), ("rhs", rhs)):
+        _need(2 <= t.rank <= 5, where, f"{name} must have rank 2 to 5, got {list(t.shape)}")
+        _need(t.quant is None or not t.quant.is_per_axis, where,
+              f"{name} must be quantized per tensor")
+    rows, depth = lhs.shape[-2:][::-1] if attrs["adj_x"] else lhs.shape[-2:]
+    depth_r, cols = rhs.shape[-2:][::-1] if attrs["adj_y"] else rhs.shape[-2:]
+    _need(depth == depth_r, where,
+          f"lhs {list(lhs.shape)} and rhs {list(rhs.shape)} do not multiply (inner sizes "
+          f"{depth} and {depth_r})")
+    batch = _broadcast_shape([lhs.shape[:-2], rhs.shape[:-2]], where)
+    return _out(tuple(batch) + (rows, cols), dtype)
+
+
 def _pool(ts, attrs, where):
     (data,) = ts
     _rank(data, 4, where, "data")

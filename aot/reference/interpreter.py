@@ -30,6 +30,7 @@ from aot.ir.ops import FLOAT_BINARY, FLOAT_UNARY
 from aot.reference.ops import activations, conv, elementwise, pool
 from aot.reference.ops import compare as compare_ops
 from aot.reference.ops import shape as shape_ops
+from aot.reference.ops.batch_matmul import batch_matmul
 from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.lstm import unidirectional_sequence_lstm
 from aot.reference.ops.quantize import dequantize, quantize
@@ -213,6 +214,18 @@ def _conv(node: Node, args: list) -> list:
         return [conv.conv2d(args[0], args[1], args[2], **common)]
     return [conv.depthwise_conv2d(args[0], args[1], args[2],
                                   depth_multiplier=a["depth_multiplier"], **common)]
+
+
+@kernel("batch_matmul")
+def _batch_matmul(node: Node, args: list) -> list:
+    a, b = node.inputs
+    y = node.outputs[0]
+    q = {}
+    if a.dtype != "float32":
+        q = {"lhs_scale": _scale(a), "lhs_zero_point": _zp(a), "rhs_scale": _scale(b),
+             "rhs_zero_point": _zp(b), "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    return [batch_matmul(args[0], args[1], adj_x=node.attrs["adj_x"],
+                         adj_y=node.attrs["adj_y"], **q)]
 
 
 @kernel("dense")

@@ -63,6 +63,7 @@ OPTIONS = {
     "GATHER": "GatherOptions",
     "SHAPE": "ShapeOptions",
     "CUMSUM": "CumsumOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",
