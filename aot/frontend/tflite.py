@@ -75,7 +75,7 @@ BUILTIN_CODES = {
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
-    "BATCH_MATMUL": 126,
+    "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -484,6 +484,40 @@ def _dense(ctx: _OpContext):
         raise ctx.fail("shuffled weights format is not supported")
     keep = bool(ctx.opt(2, "?", False))
     return "dense", [data, weight, bias], {"activation": ctx.activation(0), "keep_num_dims": keep}
+
+
+def _transpose_conv(ctx: _OpContext):
+    """TRANSPOSE_CONV(output_shape, weights, data, bias?): the output tensor's
+    shape is authoritative (TFLM ignores input 0 too); padding is TFLM's,
+    computed from the output's size as if it were a convolution's input."""
+    weight, data = ctx.input(1), ctx.input(2)
+    bias = ctx.input(3, optional=True)
+    out = ctx.output_type()
+    _weights(ctx, weight)
+    if data.type.rank != 4 or out.rank != 4:
+        raise ctx.fail(f"data and output must be 4-D NHWC, got {list(data.shape)} and "
+                       f"{list(out.shape)}")
+    if ctx.activation(3) != "none":
+        raise ctx.fail(f"fused activation {ctx.activation(3)}: not supported yet")
+    if data.dtype == "int16" and bias is not None and bias.dtype != "int64":
+        raise ctx.fail(f"an int16 layer needs an int64 bias here, got {bias.dtype}")
+    if weight.quant is not None and any(weight.quant.zero_point):
+        raise ctx.fail("weights must have zero point 0 (symmetric), as TFLM requires")
+    padding = ctx.opt(0, "b", 0)
+    sw, sh = ctx.opt(1, "i", 1), ctx.opt(2, "i", 1)
+    if sw < 1 or sh < 1:
+        raise ctx.fail(f"strides must be at least 1, got {sh}x{sw}")
+    pads = []
+    for size, k, s in ((out.shape[1], weight.shape[1], sh), (out.shape[2], weight.shape[2], sw)):
+        if padding == 0:  # SAME
+            conv_out = (size + s - 1) // s
+        elif padding == 1:  # VALID
+            conv_out = (size - k + s) // s
+        else:
+            raise ctx.fail(f"unknown padding kind {padding}")
+        pads.append(max((conv_out - 1) * s + k - size, 0) // 2)
+    return "transpose_conv2d", [data, weight, bias], {
+        "strides": (sh, sw), "padding": tuple(pads), "output_size": tuple(out.shape[1:3])}
 
 
 def _batch_matmul(ctx: _OpContext):
@@ -1093,6 +1127,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "DEPTHWISE_CONV_2D": (_depthwise_conv2d, ("depthwise_conv2d",)),
     "FULLY_CONNECTED": (_dense, ("dense",)),
     "BATCH_MATMUL": (_batch_matmul, ("batch_matmul",)),
+    "TRANSPOSE_CONV": (_transpose_conv, ("transpose_conv2d",)),
     "AVERAGE_POOL_2D": (_pool("avg_pool2d"), ("avg_pool2d",)),
     "MAX_POOL_2D": (_pool("max_pool2d"), ("max_pool2d",)),
     "ADD": (_binary("add", True), ("add",)),

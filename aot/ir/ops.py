@@ -349,6 +349,29 @@ def _dense(ts, attrs, where):
     return _out((data.size // depth, units), data.dtype)
 
 
+@register("transpose_conv2d", "out_elemwise_fusable", ("data", "weight", "bias?"),
+          {"strides": Attr("ints", (1, 1), length=2), "padding": Attr("ints", (0, 0), length=2),
+           "output_size": Attr("ints", length=2)})
+def _transpose_conv2d(ts, attrs, where):
+    """Transposed 2-D convolution, NHWC data, OHWI weights: input pixel
+    ``(y, x)`` adds its products to output pixels ``(y s_h - pad_top + ky,
+    x s_w - pad_left + kx)``; ``output_size`` (H, W) is the output's, as the
+    model states it (the inverse of a strided convolution is ambiguous)."""
+    data, weight, bias = (ts + [None])[:3]
+    _rank(data, 4, where, "data")
+    _rank(weight, 4, where, "weight")
+    _check_weights(data, weight, bias, where)
+    oc, kh, kw, ic = weight.shape
+    _need(ic == data.shape[3], where,
+          f"weight expects {ic} input channels, data has {data.shape[3]}")
+    _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")
+    _need(min(attrs["strides"]) >= 1, where, "strides must be at least 1")
+    _need(min(attrs["padding"]) >= 0, where, "padding must not be negative")
+    oh, ow = attrs["output_size"]
+    _need(oh >= 1 and ow >= 1, where, f"output size {[oh, ow]} must be positive")
+    return _out((data.shape[0], oh, ow, oc), data.dtype)
+
+
 @register("batch_matmul", "out_elemwise_fusable", ("lhs", "rhs"),
           {"adj_x": Attr("bool", False), "adj_y": Attr("bool", False)})
 def _batch_matmul(ts, attrs, where):

@@ -216,6 +216,19 @@ def _conv(node: Node, args: list) -> list:
                                   depth_multiplier=a["depth_multiplier"], **common)]
 
 
+@kernel("transpose_conv2d")
+def _transpose_conv2d(node: Node, args: list) -> list:
+    x, w, _ = node.inputs
+    if _zp(w):
+        raise InterpretError(f"{node.label()}: convolution weights must have zero point 0 "
+                             "(symmetric quantization), as TFLM requires")
+    a = node.attrs
+    return [conv.transpose_conv2d(args[0], args[1], args[2], stride=a["strides"],
+                                  padding=a["padding"], output_size=a["output_size"],
+                                  out_dtype=node.outputs[0].type.np_dtype,
+                                  **_quant_args(x, node.outputs[0], w))]
+
+
 @kernel("batch_matmul")
 def _batch_matmul(node: Node, args: list) -> list:
     a, b = node.inputs

@@ -64,6 +64,7 @@ OPTIONS = {
     "SHAPE": "ShapeOptions",
     "CUMSUM": "CumsumOptions",
     "BATCH_MATMUL": "BatchMatMulOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",

@@ -10,7 +10,7 @@ float32.  Integer kernels reproduce TFLM's fixed-point arithmetic exactly
 
 Kernels by module:
 
-* ``conv``: ``conv2d``, ``depthwise_conv2d``
+* ``conv``: ``conv2d``, ``depthwise_conv2d``, ``transpose_conv2d``
 * ``fully_connected``: ``fully_connected``
 * ``batch_matmul``: ``batch_matmul``
 * ``pool``: ``average_pool2d``, ``max_pool2d``
