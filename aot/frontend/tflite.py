@@ -75,7 +75,7 @@ BUILTIN_CODES = {
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
-    "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67,
+    "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -1093,6 +1093,22 @@ def _fill(ctx: _OpContext):
     return None
 
 
+def _resize_bilinear(ctx: _OpContext):
+    data = ctx.input(0)
+    size = [int(d) for d in ctx.const(1, "size").reshape(-1)]
+    if len(size) != 2:
+        raise ctx.fail(f"size must hold (height, width), got {size}")
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM resizes float32 and int8)")
+    if data.quant != ctx.output_type().quant:
+        raise ctx.fail("input and output quantized differently: not supported (TFLM "
+                       "interpolates the raw values)")
+    # slots 0 and 1 hold the deprecated new_height and new_width
+    return "resize_bilinear", [data], {
+        "size": tuple(size), "align_corners": bool(ctx.opt(2, "?", False)),
+        "half_pixel_centers": bool(ctx.opt(3, "?", False))}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -1202,6 +1218,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "MIRROR_PAD": (_mirror_pad, ("mirror_pad",)),
     "BROADCAST_TO": (_broadcast_to, ("broadcast_to",)),
     "RESIZE_NEAREST_NEIGHBOR": (_resize_nearest, ("resize_nearest",)),
+    "RESIZE_BILINEAR": (_resize_bilinear, ("resize_bilinear",)),
     "TRANSPOSE": (_transpose, ("transpose",)),
     "GATHER": (_gather, ("gather",)),
     "GATHER_ND": (_gather_nd, ("gather_nd",)),

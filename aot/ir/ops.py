@@ -717,6 +717,24 @@ def _gather_nd(ts, attrs, where):
     return [TensorType(indices.shape[:-1] + data.shape[nd:], data.dtype, data.quant)]
 
 
+@register("resize_bilinear", "injective", ("data",),
+          {"size": Attr("ints", length=2), "align_corners": Attr("bool", False),
+           "half_pixel_centers": Attr("bool", False)})
+def _resize_bilinear(ts, attrs, where):
+    """NHWC bilinear resize of H and W to ``size`` (TFLite's arithmetic,
+    :func:`aot.reference.ops.shape.bilinear_taps`); float32 or int8, the
+    output quantized as the input."""
+    (data,) = ts
+    _rank(data, 4, where, "data")
+    _need(data.dtype in ("float32", "int8"), where,
+          f"{data.dtype} data is not supported (float32 or int8, as TFLM)")
+    h, w = attrs["size"]
+    _need(h >= 1 and w >= 1, where, f"size {[h, w]} must be positive")
+    _need(not (attrs["align_corners"] and attrs["half_pixel_centers"]), where,
+          "align_corners and half_pixel_centers exclude each other")
+    return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
+
+
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",

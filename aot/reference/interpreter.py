@@ -566,6 +566,14 @@ def _gather_nd(node: Node, args: list) -> list:
         raise InterpretError(f"{node.label()}: {err} (TFLM fails the invocation)") from None
 
 
+@kernel("resize_bilinear")
+def _resize_bilinear(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    a = node.attrs
+    return [shape_ops.resize_bilinear(args[0], a["size"], align_corners=a["align_corners"],
+                                      half_pixel_centers=a["half_pixel_centers"])]
+
+
 def _int_range(dtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)

@@ -65,6 +65,7 @@ OPTIONS = {
     "CUMSUM": "CumsumOptions",
     "BATCH_MATMUL": "BatchMatMulOptions",
     "TRANSPOSE_CONV": "TransposeConvOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",

@@ -1,5 +1,5 @@
 """Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE, PAD, MIRROR_PAD,
-BROADCAST_TO, GATHER, GATHER_ND and nearest-neighbour resizing.
+BROADCAST_TO, GATHER, GATHER_ND and nearest-neighbour and bilinear resizing.
 
 Each output element is one input element (or PAD's constant): the values
 are copied raw, so every operand shares one quantization, as the reference
@@ -17,7 +17,7 @@ import numpy as np
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
-from aot.reference.ops.shape import nearest_indices
+from aot.reference.ops.shape import bilinear_taps, nearest_indices
 from aot.tir import expr as E
 
 
@@ -269,4 +269,47 @@ def gather_nd(ctx, node) -> Computed:
         picks = tuple(te.clamp(idx[tuple(i[:rows]) + (k,)], 0, int(x_t.shape[k]) - 1)
                       for k in range(nd))
         return x[picks + tuple(i[rows:])]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("resize_bilinear")
+def resize_bilinear(ctx, node) -> Computed:
+    """``y = x[y0,x0] wy0 wx0 + x[y1,x0] wy1 wx0 + x[y0,x1] wy0 wx1 + x[y1,x1] wy1 wx1``
+    with the taps and weights of :func:`aot.reference.ops.shape.bilinear_taps`
+    as constant tables per output row and column (the float32 ones computed
+    as TFLite computes them, so the sum rounds the same).  int8: the sum in
+    int64 Q20, rounded half away from zero, cast without a clamp (TFLite's)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    a = node.attrs
+    integer = x_t.dtype != "float32"
+    tables = []
+    for axis, (in_size, out_size) in enumerate(zip(x_t.shape[1:3], a["size"])):
+        lo, hi, w_lo, w_hi = bilinear_taps(int(in_size), int(out_size),
+                                           align_corners=a["align_corners"],
+                                           half_pixel_centers=a["half_pixel_centers"],
+                                           integer=integer)
+        wtype = np.int32 if integer else np.float32
+        tables.append([ctx.const(f"{node.name}_{'yx'[axis]}{k}", v.astype(t)) for k, v, t in
+                       (("lo", lo, np.int32), ("hi", hi, np.int32), ("wlo", w_lo, wtype),
+                        ("whi", w_hi, wtype))])
+    (y0, y1, wy0, wy1), (x0, x1, wx0, wx1) = tables
+
+    def body(n, r, c, k):
+        taps = [(x[n, y0[r], x0[c], k], wy0[r], wx0[c]), (x[n, y1[r], x0[c], k], wy1[r], wx0[c]),
+                (x[n, y0[r], x1[c], k], wy0[r], wx1[c]), (x[n, y1[r], x1[c], k], wy1[r], wx1[c])]
+        if not integer:
+            total = None
+            for v, wy, wx in taps:
+                term = v * wy * wx
+                total = term if total is None else total + term
+            return total + E.const(0.0, "float32")
+        total = None
+        for v, wy, wx in taps:
+            term = v.astype("int64") * wy.astype("int64") * wx.astype("int64")
+            total = term if total is None else total + term
+        half = te.if_then_else(total > E.const(0, "int64"), E.const(1 << 19, "int64"),
+                               E.const(-(1 << 19), "int64"))
+        return te.truncdiv(total + half, E.const(1 << 20, "int64")).astype(y_t.dtype)
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))
