@@ -76,6 +76,7 @@ BUILTIN_CODES = {
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
     "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
+    "L2_POOL_2D": 12,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -547,6 +548,13 @@ def _pool(ir_op: str):
         attrs.update(pool_size=(kh, kw), activation=ctx.activation(5))
         return ir_op, [data], attrs
     return convert
+
+
+def _l2_pool(ctx: _OpContext):
+    data = ctx.input(0)
+    if data.dtype != "float32":
+        raise ctx.fail(f"{data.dtype} input: not supported (TFLM pools float32 only)")
+    return _pool("l2_pool2d")(ctx)
 
 
 def _binary(ir_op: str, has_activation: bool):
@@ -1146,6 +1154,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "TRANSPOSE_CONV": (_transpose_conv, ("transpose_conv2d",)),
     "AVERAGE_POOL_2D": (_pool("avg_pool2d"), ("avg_pool2d",)),
     "MAX_POOL_2D": (_pool("max_pool2d"), ("max_pool2d",)),
+    "L2_POOL_2D": (_l2_pool, ("l2_pool2d",)),
     "ADD": (_binary("add", True), ("add",)),
     "SUB": (_binary("sub", True), ("sub",)),
     "MUL": (_binary("mul", True), ("mul",)),

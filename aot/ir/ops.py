@@ -408,6 +408,13 @@ register("avg_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)(_pool)
 register("max_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)(_pool)
 
 
+@register("l2_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)
+def _l2_pool(ts, attrs, where):
+    """``sqrt(mean of x^2)`` over each window's covered pixels (float32 only, as TFLM)."""
+    _need(ts[0].dtype == "float32", where, f"float32 only, got {ts[0].dtype}")
+    return _pool(ts, attrs, where)
+
+
 # --------------------------------------------------------------------------- elementwise
 
 def _binary(ts, attrs, where):

@@ -262,6 +262,13 @@ def _pool(node: Node, args: list) -> list:
                padding=_padding(node.attrs), activation=_ACT[node.attrs["activation"]], **extra)]
 
 
+@kernel("l2_pool2d")
+def _l2_pool(node: Node, args: list) -> list:
+    return [pool.l2_pool2d(args[0], node.attrs["pool_size"], stride=node.attrs["strides"],
+                           padding=_padding(node.attrs),
+                           activation=_ACT[node.attrs["activation"]])]
+
+
 # ---------------------------------------------------------------------- elementwise
 
 @kernel("add", "sub", "mul")

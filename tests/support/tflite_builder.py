@@ -45,6 +45,7 @@ OPTIONS = {
     "FULLY_CONNECTED": "FullyConnectedOptions",
     "AVERAGE_POOL_2D": "Pool2DOptions",
     "MAX_POOL_2D": "Pool2DOptions",
+    "L2_POOL_2D": "Pool2DOptions",
     "ADD": "AddOptions",
     "SUB": "SubOptions",
     "DIV": "DivOptions",
