@@ -76,7 +76,7 @@ BUILTIN_CODES = {
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
     "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
-    "L2_POOL_2D": 12,
+    "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -1117,6 +1117,18 @@ def _resize_bilinear(ctx: _OpContext):
         "half_pixel_centers": bool(ctx.opt(3, "?", False))}
 
 
+def _dynamic_update_slice(ctx: _OpContext):
+    """DYNAMIC_UPDATE_SLICE(data, update, start): float32, int8, int32 (TFLM's types)."""
+    data, update, start = ctx.inputs(3)
+    if data.dtype not in ("float32", "int8", "int32"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM updates float32, int8 and "
+                       "int32)")
+    if not data.quant == update.quant == ctx.output_type().quant:
+        raise ctx.fail("data, update and output quantized differently: not supported (the "
+                       "values are copied raw)")
+    return "dynamic_update_slice", [data, update, start], {}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -1231,6 +1243,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "TRANSPOSE": (_transpose, ("transpose",)),
     "GATHER": (_gather, ("gather",)),
     "GATHER_ND": (_gather_nd, ("gather_nd",)),
+    "DYNAMIC_UPDATE_SLICE": (_dynamic_update_slice, ("dynamic_update_slice",)),
     "EMBEDDING_LOOKUP": (_embedding_lookup, ("gather", "dequantize")),
     "SHAPE": (_shape, ()),
     "BROADCAST_ARGS": (_broadcast_args, ()),

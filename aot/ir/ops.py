@@ -742,6 +742,21 @@ def _resize_bilinear(ts, attrs, where):
     return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
 
 
+@register("dynamic_update_slice", "injective", ("data", "update", "start"))
+def _dynamic_update_slice(ts, attrs, where):
+    """``data`` with ``update`` written at ``start`` (int32 or int64, one
+    index per axis, given at run time), each start clamped to ``[0, size -
+    update size]`` as TFLM clamps it; values copied raw."""
+    data, update, start = ts
+    _need(update.dtype == data.dtype, where,
+          f"update must be {data.dtype} like the data, got {update.dtype}")
+    _need(update.rank == data.rank and all(u <= d for u, d in zip(update.shape, data.shape)),
+          where, f"update {list(update.shape)} does not fit data {list(data.shape)}")
+    _need(start.dtype in ("int32", "int64") and start.shape == (data.rank,), where,
+          f"start must be an int32 or int64 vector of {data.rank}, got {start}")
+    return [TensorType(data.shape, data.dtype, data.quant)]
+
+
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",

@@ -581,6 +581,12 @@ def _resize_bilinear(node: Node, args: list) -> list:
                                       half_pixel_centers=a["half_pixel_centers"])]
 
 
+@kernel("dynamic_update_slice")
+def _dynamic_update_slice(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.inputs[1], node.outputs[0]])
+    return [shape_ops.dynamic_update_slice(args[0], args[1], args[2])]
+
+
 def _int_range(dtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)

@@ -1,5 +1,6 @@
 """Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE, PAD, MIRROR_PAD,
-BROADCAST_TO, GATHER, GATHER_ND and nearest-neighbour and bilinear resizing.
+BROADCAST_TO, GATHER, GATHER_ND, DYNAMIC_UPDATE_SLICE and nearest-neighbour
+and bilinear resizing.
 
 Each output element is one input element (or PAD's constant): the values
 are copied raw, so every operand shares one quantization, as the reference
@@ -312,4 +313,26 @@ def resize_bilinear(ctx, node) -> Computed:
         half = te.if_then_else(total > E.const(0, "int64"), E.const(1 << 19, "int64"),
                                E.const(-(1 << 19), "int64"))
         return te.truncdiv(total + half, E.const(1 << 20, "int64")).astype(y_t.dtype)
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("dynamic_update_slice")
+def dynamic_update_slice(ctx, node) -> Computed:
+    """``y[i] = u[i - s]`` where ``s <= i < s + shape(u)``, else ``x[i]``, with
+    ``s[k] = clamp(start[k], 0, size_k - usize_k)`` (TFLM's clamp)."""
+    x_t, u_t, s_t = node.inputs
+    y_t = node.outputs[0]
+    _same_quant(node, [x_t, u_t, y_t])
+    x, u, start = ctx.value(x_t), ctx.value(u_t), ctx.value(s_t)
+    sizes = [(int(d), int(e)) for d, e in zip(x_t.shape, u_t.shape)]
+
+    def body(*i):
+        conds, idx = [], []
+        for k, (d, e) in enumerate(sizes):
+            s = te.clamp(start[k], 0, d - e)
+            if s_t.dtype != "int32":
+                s = s.astype("int32")
+            conds += [i[k] >= s, i[k] < s + e]
+            idx.append(i[k] - s)
+        return te.if_then_else(te.all(*conds), u[tuple(idx)], x[i])
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))

@@ -1,5 +1,6 @@
 """Data movement: CONCATENATION, PAD, MIRROR_PAD, STRIDED_SLICE, TRANSPOSE,
-RESHAPE, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR, GATHER, GATHER_ND.
+RESHAPE, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR, GATHER, GATHER_ND,
+DYNAMIC_UPDATE_SLICE.
 
 These never change values: quantized operands share one scale and zero
 point (TFLM requires it), so the kernels work on raw values of any dtype.
@@ -205,3 +206,14 @@ def gather_nd(x, indices):
             raise IndexError(f"index {int(bad)} is out of range for axis {k} of size "
                              f"{x.shape[k]}")
     return x[tuple(indices[..., k] for k in range(nd))]
+
+
+def dynamic_update_slice(x, update, start):
+    """DYNAMIC_UPDATE_SLICE: a copy of ``x`` with ``update`` at ``start``,
+    each start clamped to ``[0, size - update size]``."""
+    out = np.array(x, copy=True)
+    update = np.asarray(update)
+    begin = [min(max(0, int(s)), d - u) for s, d, u in zip(np.asarray(start).reshape(-1),
+                                                          out.shape, update.shape)]
+    out[tuple(slice(b, b + u) for b, u in zip(begin, update.shape))] = update
+    return out
