@@ -76,7 +76,7 @@ BUILTIN_CODES = {
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
     "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
-    "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151,
+    "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151, "REDUCE_ALL": 140,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -685,7 +685,7 @@ def _pad(ctx: _OpContext):
 
 
 def _reduce(ir_op: str):
-    """MEAN, SUM, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
+    """MEAN, SUM, REDUCE_ALL, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
         axes = ctx.const(1, "axes").reshape(-1)
@@ -1222,6 +1222,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
     "ADD_N": (_unquantized("add_n"), ("add_n",)),
     "SUM": (_reduce("sum"), ("sum",)),
+    "REDUCE_ALL": (_reduce("reduce_all"), ("reduce_all",)),
     "CUMSUM": (_cumsum, ("cumsum",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),

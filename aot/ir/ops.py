@@ -823,6 +823,14 @@ def _cumsum(ts, attrs, where):
     return _out(data.shape, data.dtype)
 
 
+@register("reduce_all", "reduction", ("data",), _REDUCE)
+def _reduce_all(ts, attrs, where):
+    """Whether every bool element over ``axes`` is true (true over no elements)."""
+    (data,) = ts
+    _need(data.dtype == "bool", where, f"bool data only, got {data.dtype}")
+    return _out(_reduced_shape(data, attrs, where), "bool")
+
+
 @register("reduce_max", "reduction", ("data",), _REDUCE)
 @register("reduce_min", "reduction", ("data",), _REDUCE)
 def _reduce_extreme(ts, attrs, where):

@@ -410,6 +410,12 @@ def _cumsum(node: Node, args: list) -> list:
                    **_quant_args(node.inputs[0], node.outputs[0]))]
 
 
+@kernel("reduce_all")
+def _reduce_all(node: Node, args: list) -> list:
+    axes = tuple(int(a) % args[0].ndim for a in node.attrs["axes"])
+    return [np.all(args[0], axis=axes, keepdims=node.attrs["keepdims"])]
+
+
 @kernel("reduce_max", "reduce_min")
 def _reduce_extreme(node: Node, args: list) -> list:
     _same_quant(node, [node.inputs[0], node.outputs[0]])

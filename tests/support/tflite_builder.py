@@ -61,6 +61,7 @@ OPTIONS = {
     "REDUCE_MAX": "ReducerOptions",
     "REDUCE_MIN": "ReducerOptions",
     "SUM": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions",
     "GATHER": "GatherOptions",
     "SHAPE": "ShapeOptions",
     "CUMSUM": "CumsumOptions",

@@ -1,4 +1,4 @@
-"""MEAN and SUM over any set of axes (TFLM's arithmetic), and REDUCE_MAX
+"""MEAN and SUM over any set of axes (TFLM's arithmetic), REDUCE_ALL, and REDUCE_MAX
 and REDUCE_MIN (values of the input, so no arithmetic: TFLM requires one
 quantization for input and output).
 
@@ -57,6 +57,20 @@ def reduce_extreme(ctx, node) -> Computed:
     acc = te.compute(tuple(y_t.shape), lambda *i: reducer(read(i), axis=list(red.values())),
                      name="acc")
     return Computed(acc, {"acc": acc})
+
+
+@compute_rule("reduce_all")
+def reduce_all(ctx, node) -> Computed:
+    """The minimum of the bools read as int8 (1 unless some element is 0)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    rank = len(x_t.shape)
+    axes = sorted({int(a) % rank for a in node.attrs["axes"]})
+    read, red = _reader(ctx.value(x_t), rank, axes, bool(node.attrs["keepdims"]), x_t.shape)
+    shape = tuple(y_t.shape)
+    acc = te.compute(shape, lambda *i: te.min(read(i).astype("int8"), axis=list(red.values())),
+                     name="acc")
+    y = te.compute(shape, lambda *i: acc[i].astype("bool"), name="y")
+    return Computed(y, {"acc": acc})
 
 
 @compute_rule("arg_max")
@@ -190,6 +204,7 @@ def cumsum(ctx, node) -> Computed:
     return Computed(y, {"acc": acc})
 
 
+@strategy("reduce_all")
 @strategy("cumsum")
 @strategy("sum")
 @strategy("arg_max")

@@ -1,6 +1,6 @@
-"""SUM: imported, run by the reference and compiled to C on the host, bit for
-bit as TFLM runs it (int8 and int16 requantized to another scale, float32
-added in the input's order)."""
+"""SUM and REDUCE_ALL: imported, run by the reference and compiled to C on the
+host, bit for bit as TFLM runs them (SUM: int8 and int16 requantized to
+another scale, float32 added in the input's order; REDUCE_ALL: bool)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from aot.frontend import load_model
 from aot.frontend.errors import ModelError
 from aot.reference import run as reference_run
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.parity import assert_matches_tflm
 from support.tflite_builder import ModelBuilder
 
 _QUANT = {"int8": ({"scale": 0.05, "zero_point": 3}, {"scale": 0.4, "zero_point": -7}),
@@ -67,3 +68,17 @@ def test_int32_data_is_refused_at_import(tmp_path):
     with pytest.raises(ModelError, match=r"operator 0 \(SUM\).*int32 data is not supported "
                                          r"\(float32, int8 or int16"):
         load_model(path)
+
+
+@pytest.mark.parametrize("shape, axes, keep", [((2, 5, 3), [1], False), ((4, 3), [0, 1], True),
+                                               ((3, 4, 2), [-1, 0], False)])
+def test_reduce_all_matches_tflm(shape, axes, keep, tflm, tmp_path):  # noqa: F811
+    mb = ModelBuilder()
+    x = mb.input("x", list(shape), "bool")
+    kept = {a % len(shape) for a in axes}
+    out = [1 if i in kept else d for i, d in enumerate(shape)] if keep else \
+        [d for i, d in enumerate(shape) if i not in kept]
+    y = mb.output("y", out, "bool")
+    mb.op("REDUCE_ALL", [x, mb.const("axes", np.array(axes), "int32")], [y], keep_dims=keep)
+    xv = np.random.default_rng(3).random(shape) < 0.8
+    assert_matches_tflm(tflm, mb.finish(), [xv], tmp_path)
