@@ -77,6 +77,7 @@ BUILTIN_CODES = {
     "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
     "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
     "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151, "REDUCE_ALL": 140,
+    "LOG_SOFTMAX": 50, "L2_NORMALIZATION": 11,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -655,6 +656,19 @@ def _softmax(ctx: _OpContext):
                                "out_dtype": "same" if out == data.dtype else out}
 
 
+def _row_normalization(ir_op: str, activation_slot: int | None):
+    """LOG_SOFTMAX, L2_NORMALIZATION: float32 here (int8 not yet)."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        if data.dtype != "float32":
+            raise ctx.fail(f"{data.dtype} input: not supported yet (float32 only)")
+        if activation_slot is not None and ctx.activation(activation_slot) != "none":
+            raise ctx.fail(f"fused activation {ctx.activation(activation_slot)}: not supported "
+                           "(TFLite requires none)")
+        return ir_op, [data], {}
+    return convert
+
+
 def _leaky_relu(ctx: _OpContext):
     return "leaky_relu", [ctx.input(0)], {"alpha": ctx.opt(0, "f", 0.0)}
 
@@ -1176,6 +1190,8 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SQUEEZE": (_squeeze, ("squeeze",)),
     "EXPAND_DIMS": (_expand_dims, ("expand_dims",)),
     "SOFTMAX": (_softmax, ("softmax",)),
+    "LOG_SOFTMAX": (_row_normalization("log_softmax", None), ("log_softmax",)),
+    "L2_NORMALIZATION": (_row_normalization("l2_normalization", 0), ("l2_normalization",)),
     "LOGISTIC": (_unary("logistic"), ("logistic",)),
     "TANH": (_unary("tanh"), ("tanh",)),
     "RELU": (_unary("relu"), ("relu",)),

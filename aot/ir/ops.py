@@ -537,6 +537,22 @@ def _softmax(ts, attrs, where):
     return _out(data.shape, out)
 
 
+@register("log_softmax", "opaque", ("data",))
+def _log_softmax(ts, attrs, where):
+    """``x - max - log(sum(exp(x - max)))`` over the last axis (float32 here)."""
+    (data,) = ts
+    _need(data.dtype == "float32", where, f"float32 only, got {data.dtype}")
+    return _out(data.shape, data.dtype)
+
+
+@register("l2_normalization", "opaque", ("data",))
+def _l2_normalization(ts, attrs, where):
+    """``x / max(sqrt(sum(x^2)), 1e-6)`` over the last axis (float32 here)."""
+    (data,) = ts
+    _need(data.dtype == "float32", where, f"float32 only, got {data.dtype}")
+    return _out(data.shape, data.dtype)
+
+
 @register("quantize", "elementwise", ("data",),
           {"out_dtype": Attr("str", choices=("int8", "uint8", "int16", "int32"))})
 def _quantize(ts, attrs, where):

@@ -35,7 +35,7 @@ from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.lstm import unidirectional_sequence_lstm
 from aot.reference.ops.quantize import dequantize, quantize
 from aot.reference.ops.reduce import cumsum, mean, reduce_sum
-from aot.reference.ops.softmax import softmax
+from aot.reference.ops.softmax import l2_normalization, log_softmax, softmax
 from aot.reference.ops.svdf import svdf
 
 Kernel = Callable[[Node, list], list]
@@ -408,6 +408,16 @@ def _cumsum(node: Node, args: list) -> list:
     a = node.attrs
     return [cumsum(args[0], a["axis"], exclusive=a["exclusive"], reverse=a["reverse"],
                    **_quant_args(node.inputs[0], node.outputs[0]))]
+
+
+@kernel("log_softmax")
+def _log_softmax(node: Node, args: list) -> list:
+    return [log_softmax(args[0])]
+
+
+@kernel("l2_normalization")
+def _l2_normalization(node: Node, args: list) -> list:
+    return [l2_normalization(args[0])]
 
 
 @kernel("reduce_all")

@@ -53,6 +53,7 @@ OPTIONS = {
     "MAXIMUM": "MaximumMinimumOptions",
     "MINIMUM": "MaximumMinimumOptions",
     "SOFTMAX": "SoftmaxOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
     "LEAKY_RELU": "LeakyReluOptions",
     "HARD_SWISH": "HardSwishOptions",
     "CONCATENATION": "ConcatenationOptions",

@@ -15,6 +15,10 @@ normalized output.
   1/(1+x) on [0, 1]) generated at compile time, indexed with 9 bits and
   interpolated with 7.
 * float32: ``exp(beta * (x - max)) / sum`` with ``expf``.
+
+LOG_SOFTMAX (``(x - max) - logf(sum of expf(x - max))``) and
+L2_NORMALIZATION (``x / max(sqrtf(sum of x^2), 1e-6)``), float32, share the
+row structure; their sums run left to right as TFLite's.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant import lut
 from aot.quant.arith import qrange
 from aot.quant.params import softmax_params_int16, softmax_params_int8
+from aot.reference.ops.softmax import L2_EPSILON
 from aot.tir import expr as E
 
 _SCALED_DIFF_BITS = 5
@@ -137,6 +142,44 @@ def softmax(ctx, node) -> Computed:
     if x_t.dtype == "int16" and y_t.dtype == "int16":
         return _softmax_int16(ctx, node)
     raise KernelError(f"softmax ({node.name}) from {x_t.dtype} to {y_t.dtype}: not supported yet")
+
+
+@compute_rule("log_softmax")
+def log_softmax(ctx, node) -> Computed:
+    x, rows, depth, mx = _rows(ctx, node)
+    k = te.reduce_axis((0, depth), "k")
+    total = te.compute((rows,), lambda r: te.sum(te.exp(x[r, k] - mx[r]), axis=k),
+                       name="exp_sum")
+    y = te.compute((rows, depth), lambda r, i: (x[r, i] - mx[r]) - te.log(total[r]), name="y")
+    return Computed(y, {"max": mx, "sum": total}, rows * depth)
+
+
+@compute_rule("l2_normalization")
+def l2_normalization(ctx, node) -> Computed:
+    x_t = node.inputs[0]
+    depth = x_t.shape[-1]
+    rows = x_t.type.size // depth
+    x = ctx.value(x_t, (rows, depth))
+    k = te.reduce_axis((0, depth), "k")
+    total = te.compute((rows,), lambda r: te.sum(x[r, k] * x[r, k], axis=k), name="sq_sum")
+    eps = E.const(float(L2_EPSILON), "float32")
+    y = te.compute((rows, depth), lambda r, i: x[r, i] / E.max_(te.sqrt(total[r]), eps),
+                   name="y")
+    return Computed(y, {"sum": total}, rows * depth)
+
+
+@strategy("log_softmax")
+def schedule_log_softmax_generic(s, final, stages) -> None:
+    """Row by row: the maximum and the sum inside the row loop."""
+    row = final.op.axis[0]
+    s[stages["sum"]].compute_at(s[final], row)
+    s[stages["max"]].compute_at(s[final], row)
+
+
+@strategy("l2_normalization")
+def schedule_l2_normalization_generic(s, final, stages) -> None:
+    """Row by row: the sum of squares inside the row loop."""
+    s[stages["sum"]].compute_at(s[final], final.op.axis[0])
 
 
 @strategy("softmax")

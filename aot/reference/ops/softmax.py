@@ -15,6 +15,8 @@ int16 input: look-up tables (:mod:`aot.quant.lut`) for exp on
 [-10, 0] and 1/(1+x) on [0, 1], as TFLM's ``SoftmaxInt16``.
 
 float32: ``exp(beta * (x - max)) / sum``.
+
+LOG_SOFTMAX and L2_NORMALIZATION (float32) work on the same rows.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.quant import arith as quant
-from aot.quant import fixedpoint, lut
+from aot.quant import fixedpoint, libm, lut
 from aot.quant.params import SOFTMAX_DIFF_BITS, softmax_params_int8, softmax_params_int16
 
 _SCALED_DIFF_BITS = SOFTMAX_DIFF_BITS
@@ -79,3 +81,35 @@ def _softmax_int16(x, beta, x_scale):
     right_shift = 31 - headroom_plus_one
     y = (e * recip + (np.int64(1) << (right_shift - 1))) >> right_shift
     return np.clip(y, 0, 32767).astype(np.int16)
+
+
+def _rows_of(x):
+    x = np.asarray(x, np.float32)
+    return x.reshape(-1, x.shape[-1]), x.shape
+
+
+def log_softmax(x):
+    """LOG_SOFTMAX over the last axis, float32 as TFLite: per row the maximum,
+    the sum of ``expf(x - max)`` added left to right, then
+    ``(x - max) - logf(sum)``."""
+    rows, shape = _rows_of(x)
+    mx = rows.max(axis=1, keepdims=True)
+    e = libm.call("expf", rows - mx)
+    total = np.zeros((rows.shape[0], 1), np.float32)
+    for c in range(rows.shape[1]):
+        total = total + e[:, c:c + 1]
+    return ((rows - mx) - libm.call("logf", total)).reshape(shape)
+
+
+L2_EPSILON = np.float32(1e-6)
+
+
+def l2_normalization(x):
+    """L2_NORMALIZATION over the last axis, float32 as TFLite: the squares
+    added left to right, ``sqrtf``, at least 1e-6, then each value divided."""
+    rows, shape = _rows_of(x)
+    total = np.zeros((rows.shape[0], 1), np.float32)
+    for c in range(rows.shape[1]):
+        total = total + rows[:, c:c + 1] * rows[:, c:c + 1]
+    norm = np.maximum(np.sqrt(total), L2_EPSILON)
+    return (rows / norm).reshape(shape)
