@@ -5,8 +5,9 @@ table slot numbers and enum values below are those of TFLite's public
 ``schema.fbs`` (schema version 3), the file format's specification.  No
 TensorFlow and no generated schema module is needed.
 
-Only the first subgraph is imported (control flow such as CALL or WHILE is
-not supported).  Each TFLite operator maps to one IR node:
+The first subgraph is imported, and the init subgraphs CALL_ONCE names
+(resource variables' start values); control flow such as IF or WHILE is
+refused.  Each TFLite operator maps to one IR node:
 
 ===========================  =====================================
 TFLite                       IR
@@ -78,10 +79,19 @@ BUILTIN_CODES = {
     "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
     "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151, "REDUCE_ALL": 140,
     "LOG_SOFTMAX": 50, "L2_NORMALIZATION": 11,
+    "VAR_HANDLE": 142, "READ_VARIABLE": 143, "ASSIGN_VARIABLE": 144, "CALL_ONCE": 129,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
+
+#: TFLM builtins refused at import, and why (docs/operators.md prints it).
+REFUSED = {
+    "IF": "control flow between subgraphs is not supported yet; only CALL_ONCE's init "
+          "subgraph is read",
+    "WHILE": "control flow between subgraphs is not supported yet; only CALL_ONCE's init "
+             "subgraph is read",
+}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
 
 _ACTIVATIONS = {0: "none", 1: "relu", 2: "relu_n1_to_1", 3: "relu6", 4: "tanh", 5: "sign_bit"}
@@ -131,10 +141,11 @@ class _Importer:
         subgraphs = model.tables(2, "subgraph")
         if not subgraphs:
             raise ModelError("the model has no subgraph")
+        self.subgraphs = subgraphs
+        self.variables: dict[tuple[str, str], Tensor] = {}  # resource variables by key
+        self.called_once: set[int] = set()
         sub = subgraphs[0]
-        self.raw_tensors = sub.tables(0, "tensor")
-        self.tensors: dict[int, Tensor] = {}
-        self.produced: set[int] = set()
+        self._enter_subgraph(sub)
         inputs = [self._tensor(int(i), role="input") for i in _ints(sub, 1)]
         inputs = [t for t in inputs if t.kind == "input"]
         nodes = [n for i, op in enumerate(sub.tables(3, "operator")) for n in self._node(i, op)]
@@ -149,6 +160,70 @@ class _Importer:
             return Graph(inputs, outputs, nodes, name=_identifier(self.name))
         except IRError as err:
             raise ModelError(f"inconsistent model: {err}") from None
+
+    def _enter_subgraph(self, sub: Table) -> None:
+        """Make ``sub`` the subgraph whose tensor indices operators use."""
+        self.raw_tensors = sub.tables(0, "tensor")
+        self.tensors: dict[int, Tensor] = {}
+        self.produced: set[int] = set()
+        self.resources: dict[int, tuple[str, str]] = {}  # VAR_HANDLE outputs -> variable key
+
+    def run_init_subgraph(self, index: int, where: str) -> None:
+        """CALL_ONCE's subgraph ``index``: only VAR_HANDLE and ASSIGN_VARIABLE
+        of constants, which must equal the variable's start value here (its
+        zero point, as a fresh TFLM interpreter and this executor start from)."""
+        if not 0 < index < len(self.subgraphs):
+            raise ModelError(f"{where}: init subgraph {index} does not exist (the model has "
+                             f"{len(self.subgraphs)} subgraphs; 0 is the main one)")
+        if index in self.called_once:
+            return
+        self.called_once.add(index)
+        saved = (self.raw_tensors, self.tensors, self.produced, self.resources)
+        self._enter_subgraph(self.subgraphs[index])
+        try:
+            for i, op in enumerate(self.subgraphs[index].tables(3, "operator")):
+                code, op_name = self.opcodes[op.scalar(0, "I", 0)] \
+                    if op.scalar(0, "I", 0) < len(self.opcodes) else (None, "?")
+                here = f"{where}: init subgraph {index} operator {i} ({op_name})"
+                ins, outs = [int(v) for v in _ints(op, 1)], [int(v) for v in _ints(op, 2)]
+                ctx = _OpContext(self, i, op_name, op, ins, outs)
+                if op_name == "VAR_HANDLE":
+                    _var_handle(ctx)
+                elif op_name == "ASSIGN_VARIABLE":
+                    key = self.resource_key(ctx, 0)
+                    value = ctx.input(1)
+                    if value.kind != "constant":
+                        raise ModelError(f"{here}: assigns a computed value: not supported yet "
+                                         "(init subgraphs may assign constants only)")
+                    var = self.variable(ctx, key, value.type)
+                    zp = var.quant.zero_point[0] if var.quant is not None else 0
+                    if np.any(value.data != zp):
+                        raise ModelError(f"{here}: variable {key[1]!r} starts from a constant "
+                                         f"other than {zp}: not supported yet (state starts at "
+                                         "its zero point here)")
+                else:
+                    raise ModelError(f"{here}: not supported yet in an init subgraph (only "
+                                     "VAR_HANDLE and ASSIGN_VARIABLE of constants)")
+        finally:
+            self.raw_tensors, self.tensors, self.produced, self.resources = saved
+
+    def resource_key(self, ctx: _OpContext, i: int) -> tuple[str, str]:
+        """The variable that input ``i`` (a VAR_HANDLE output) names."""
+        if i >= len(ctx.in_idx) or ctx.in_idx[i] not in self.resources:
+            raise ctx.fail(f"input {i} is not a resource made by VAR_HANDLE in this subgraph")
+        return self.resources[ctx.in_idx[i]]
+
+    def variable(self, ctx: _OpContext, key: tuple[str, str], ttype: TensorType) -> Tensor:
+        """The variable tensor of resource ``key``, created with ``ttype`` on first use."""
+        var = self.variables.get(key)
+        if var is None:
+            var = Tensor(f"var_{_identifier(key[1] or key[0] or str(len(self.variables)))}",
+                         ttype, "variable")
+            self.variables[key] = var
+        elif var.type != ttype:
+            raise ctx.fail(f"variable {key[1]!r} is {var.type} elsewhere but {ttype} here: "
+                           "not supported (one type per variable)")
+        return var
 
     # ------------------------------------------------------------------ tables
 
@@ -268,6 +343,8 @@ class _Importer:
             raise ModelError(f"operator {index} uses opcode {opcode_index}, which does not exist")
         code, op_name = self.opcodes[opcode_index]
         where = f"operator {index} ({op_name})"
+        if op_name in REFUSED:
+            raise ModelError(f"{where}: {REFUSED[op_name]}")
         if code not in _CODE_NAMES:
             raise ModelError(
                 f"{where} is not supported; supported operators: "
@@ -1061,6 +1138,40 @@ def _embedding_lookup(ctx: _OpContext):
     return None
 
 
+# ------------------------------------------------- resource variables
+# A VAR_HANDLE names a variable by (container, shared_name); it becomes a
+# variable tensor (state kept between invocations, starting at its zero
+# point).  READ_VARIABLE copies the state out, ASSIGN_VARIABLE copies a value
+# in; both are opaque nodes, so they run where the model puts them.
+# CALL_ONCE runs an init subgraph at import (assignments of start values).
+
+def _var_handle(ctx: _OpContext):
+    if len(ctx.out_idx) != 1:
+        raise ctx.fail(f"has {len(ctx.out_idx)} outputs, expected 1")
+    table = ctx.options()
+    container = (table.string(0) if table is not None else None) or ""
+    shared = (table.string(1) if table is not None else None) or ""
+    ctx.imp.resources[ctx.out_idx[0]] = (container, shared)
+    ctx.folded = True
+
+
+def _read_variable(ctx: _OpContext):
+    var = ctx.imp.variable(ctx, ctx.imp.resource_key(ctx, 0), ctx.output_type())
+    return "read_variable", [var], {}
+
+
+def _assign_variable(ctx: _OpContext):
+    value = ctx.input(1)
+    var = ctx.imp.variable(ctx, ctx.imp.resource_key(ctx, 0), value.type)
+    ctx.emit("assign_variable", [var, value], {})
+    return None
+
+
+def _call_once(ctx: _OpContext):
+    ctx.imp.run_init_subgraph(ctx.opt(0, "i", 0), ctx.where)
+    ctx.folded = True
+
+
 # ------------------------------------------------------- folded at import
 # Shapes are static here, so operators that compute shapes (and FILL with a
 # constant value) give constants: the converter folds its output and emits
@@ -1263,6 +1374,10 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "DYNAMIC_UPDATE_SLICE": (_dynamic_update_slice, ("dynamic_update_slice",)),
     "EMBEDDING_LOOKUP": (_embedding_lookup, ("gather", "dequantize")),
     "SHAPE": (_shape, ()),
+    "VAR_HANDLE": (_var_handle, ()),
+    "CALL_ONCE": (_call_once, ()),
+    "READ_VARIABLE": (_read_variable, ("read_variable",)),
+    "ASSIGN_VARIABLE": (_assign_variable, ("assign_variable",)),
     "BROADCAST_ARGS": (_broadcast_args, ()),
     "FILL": (_fill, ("broadcast_to",)),
     "SVDF": (_svdf, ("svdf",)),

@@ -879,6 +879,25 @@ def _svdf(ts, attrs, where):
     return _out((batch, units), data.dtype)
 
 
+@register("read_variable", "opaque", ("state",))
+def _read_variable(ts, attrs, where):
+    """A copy of the variable's value as it is at this point of the run."""
+    (state,) = ts
+    return [TensorType(state.shape, state.dtype, state.quant)]
+
+
+@register("assign_variable", "opaque", ("state", "value"))
+def _assign_variable(ts, attrs, where):
+    """Write ``value`` into the variable (the next reads, in this run and the
+    following ones, see it); the output is a copy of ``value``."""
+    state, value = ts
+    _need(value.shape == state.shape and value.dtype == state.dtype, where,
+          f"value {value} does not match the variable {state}")
+    _need(value.quant == state.quant, where,
+          "value and variable quantized differently: not supported (raw values are stored)")
+    return [TensorType(value.shape, value.dtype, value.quant)]
+
+
 LSTM_INPUTS = (
     "data",
     "input_to_input_weights?", "input_to_forget_weights", "input_to_cell_weights",

@@ -445,6 +445,17 @@ def _arg_extreme(node: Node, args: list) -> list:
 
 # ---------------------------------------------------------------------- stateful
 
+@kernel("read_variable")
+def _read_variable(node: Node, args: list) -> list:
+    return [np.array(args[0], copy=True)]  # later assignments must not change it
+
+
+@kernel("assign_variable")
+def _assign_variable(node: Node, args: list) -> list:
+    args[0][...] = args[1]  # the session's state array, updated in place
+    return [np.array(args[1], copy=True)]
+
+
 @kernel("svdf")
 def _svdf(node: Node, args: list) -> list:
     x, wf, wt, _, state = node.inputs

@@ -35,6 +35,7 @@ DTYPES = {
     "int32": (fb.TensorType.INT32, np.int32),
     "int64": (fb.TensorType.INT64, np.int64),
     "bool": (fb.TensorType.BOOL, np.bool_),
+    "resource": (fb.TensorType.RESOURCE, None),  # VAR_HANDLE's output; never has data
 }
 
 # Builtin operator -> name of its options table (None: the operator has none
@@ -86,6 +87,8 @@ OPTIONS = {
     "ARG_MIN": "ArgMinOptions",
     "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
     "DEQUANTIZE": "DequantizeOptions",
+    "VAR_HANDLE": "VarHandleOptions",
+    "CALL_ONCE": "CallOnceOptions",
 }
 
 ENUMS = {
@@ -111,6 +114,25 @@ class ModelBuilder:
         self.opcodes: list[str] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
+        self.done: list[fb.SubGraphT] = []  # subgraphs finished by next_subgraph()
+
+    def next_subgraph(self) -> int:
+        """Close the current subgraph and start the next one (tensors, operators,
+        inputs and outputs are per subgraph; buffers and operator codes are
+        shared); returns the new subgraph's index."""
+        self.done.append(self._subgraph("main" if not self.done else
+                                        f"subgraph{len(self.done)}"))
+        self.tensors, self.operators, self.inputs, self.outputs = [], [], [], []
+        return len(self.done)
+
+    def _subgraph(self, name: str) -> fb.SubGraphT:
+        sg = fb.SubGraphT()
+        sg.tensors = self.tensors
+        sg.operators = self.operators
+        sg.inputs = self.inputs
+        sg.outputs = self.outputs
+        sg.name = name
+        return sg
 
     def tensor(self, name: str, shape: Sequence[int], dtype: str, *,
                scale=None, zero_point=0, axis: int = 0,
@@ -198,17 +220,13 @@ class ModelBuilder:
 
     def finish(self) -> bytes:
         """Serialize the model (file identifier ``TFL3``)."""
-        sg = fb.SubGraphT()
-        sg.tensors = self.tensors
-        sg.operators = self.operators
-        sg.inputs = self.inputs
-        sg.outputs = self.outputs
-        sg.name = "main"
+        subgraphs = self.done + [self._subgraph("main" if not self.done else
+                                                f"subgraph{len(self.done)}")]
         m = fb.ModelT()
         m.version = 3
         m.description = self.description
         m.buffers = self.buffers
-        m.subgraphs = [sg]
+        m.subgraphs = subgraphs
         m.operatorCodes = []
         for name in self.opcodes:
             c = fb.OperatorCodeT()

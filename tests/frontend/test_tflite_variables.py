@@ -1,0 +1,112 @@
+"""Resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) and
+CALL_ONCE with an init subgraph, as streaming models use them: the variable
+is state kept between invocations, and a sequence of invocations runs bit
+for bit as TFLM runs it, through the reference and the host build.  What
+is not supported yet is refused at import, naming the operator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aot.commands.run import run_on_host
+from aot.compile import compile_model
+from aot.frontend import load_model
+from aot.frontend.errors import ModelError
+from aot.reference import Session
+from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.tflite_builder import ModelBuilder
+
+
+def _streaming_model(dtype="float32", init_value=0, shape=(1, 4), op="ADD") -> bytes:
+    """y = op(x, v); v := y, with v starting at ``init_value`` (CALL_ONCE)."""
+    q = {"scale": 0.25, "zero_point": -3} if dtype == "int8" else {}
+    mb = ModelBuilder()
+    x = mb.input("x", list(shape), dtype, **q)
+    h = mb.tensor("h", [], "resource")
+    v = mb.tensor("v", list(shape), dtype, **q)
+    y = mb.output("y", list(shape), dtype, **q)
+    mb.op("CALL_ONCE", [], [], init_subgraph_index=1)
+    mb.op("VAR_HANDLE", [], [h], container="", shared_name="acc")
+    mb.op("READ_VARIABLE", [h], [v])
+    mb.op(op, [x, v], [y])
+    mb.op("ASSIGN_VARIABLE", [h, y], [])
+    mb.next_subgraph()
+    h1 = mb.tensor("h", [], "resource")
+    zero = mb.const("zero", np.full(shape, init_value), dtype, **q)
+    mb.op("VAR_HANDLE", [], [h1], container="", shared_name="acc")
+    mb.op("ASSIGN_VARIABLE", [h1, zero], [])
+    return mb.finish()
+
+
+@pytest.mark.parametrize("dtype, op", [("float32", "ADD"), ("int8", "ADD"),
+                                       ("float32", "MAXIMUM")])
+def test_state_carries_across_invocations_as_in_tflm(dtype, op, tflm, tmp_path):  # noqa: F811
+    zero = -3 if dtype == "int8" else 0
+    model = _streaming_model(dtype, zero, op=op)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    rng = np.random.default_rng(0)
+    if dtype == "int8":
+        xs = [rng.integers(-20, 20, (1, 4)).astype(np.int8) for _ in range(4)]
+    else:
+        xs = [rng.normal(size=(1, 4)).astype(np.float32) for _ in range(4)]
+    want = [outs[0] for outs in tflm.run(model, [[x] for x in xs])]
+    assert not np.array_equal(want[0], want[-1])  # the state did change
+    session = Session(load_model(path))
+    got = [session.invoke([x])[0] for x in xs]
+    np.testing.assert_array_equal(np.stack(got), np.stack(want))
+    compiled = compile_model(path, "host/native", name="m", measure_code=False)
+    host = run_on_host(compiled, [np.stack(xs)], workdir=tmp_path)[0]
+    np.testing.assert_array_equal(host, np.stack(want))
+
+
+def test_a_nonzero_start_value_is_refused(tmp_path):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_streaming_model("float32", 1.5))
+    with pytest.raises(ModelError, match=r"operator 0 \(CALL_ONCE\): init subgraph 1 operator 1 "
+                                         r"\(ASSIGN_VARIABLE\): variable 'acc' starts from a "
+                                         r"constant other than 0: not supported yet"):
+        load_model(path)
+
+
+def test_read_of_an_unknown_resource_is_refused(tmp_path):
+    mb = ModelBuilder()
+    x = mb.input("x", [2], "float32")
+    v = mb.output("v", [2], "float32")
+    mb.op("READ_VARIABLE", [x], [v])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(READ_VARIABLE\): input 0 is not a "
+                                         r"resource made by VAR_HANDLE"):
+        load_model(path)
+
+
+def test_control_flow_is_refused_with_its_reason(tmp_path):
+    mb = ModelBuilder()
+    c = mb.input("c", [], "bool")
+    x = mb.input("x", [2], "float32")
+    y = mb.output("y", [2], "float32")
+    mb.op("IF", [c, x], [y])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(IF\): control flow between subgraphs is "
+                                         r"not supported yet; only CALL_ONCE's init subgraph"):
+        load_model(path)
+
+
+def test_an_init_subgraph_computing_values_is_refused(tmp_path):
+    mb = ModelBuilder()
+    x = mb.input("x", [2], "float32")
+    y = mb.output("y", [2], "float32")
+    mb.op("CALL_ONCE", [], [], init_subgraph_index=1)
+    mb.op("RELU", [x], [y])
+    mb.next_subgraph()
+    a = mb.const("a", np.zeros(2, np.float32))
+    b = mb.tensor("b", [2], "float32")
+    mb.op("RELU", [a], [b])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(CALL_ONCE\): init subgraph 1 operator 0 "
+                                         r"\(RELU\): not supported yet in an init subgraph"):
+        load_model(path)
