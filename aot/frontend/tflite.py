@@ -734,7 +734,7 @@ def _softmax(ctx: _OpContext):
 
 
 def _row_normalization(ir_op: str, activation_slot: int | None):
-    """LOG_SOFTMAX, L2_NORMALIZATION: float32 here (int8 not yet)."""
+    """LOG_SOFTMAX (and float32 L2_NORMALIZATION): float32 here (int8 not yet)."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
         if data.dtype != "float32":
@@ -744,6 +744,21 @@ def _row_normalization(ir_op: str, activation_slot: int | None):
                            "(TFLite requires none)")
         return ir_op, [data], {}
     return convert
+
+
+def _l2_normalization(ctx: _OpContext):
+    """L2_NORMALIZATION: float32, or int8 into scale 1/128 and zero point 0 (TFLM's rule)."""
+    data = ctx.input(0)
+    if data.dtype == "int8":
+        q = ctx.output_type().quant
+        if q is None or q.is_per_axis or np.float32(q.scale[0]) != np.float32(1 / 128) \
+                or q.zero_point[0] != 0:
+            raise ctx.fail("an int8 output needs scale 1/128 and zero point 0 (as TFLM)")
+        if ctx.activation(0) != "none":
+            raise ctx.fail(f"fused activation {ctx.activation(0)}: not supported (TFLite "
+                           "requires none)")
+        return "l2_normalization", [data], {}
+    return _row_normalization("l2_normalization", 0)(ctx)
 
 
 def _leaky_relu(ctx: _OpContext):
@@ -1302,7 +1317,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "EXPAND_DIMS": (_expand_dims, ("expand_dims",)),
     "SOFTMAX": (_softmax, ("softmax",)),
     "LOG_SOFTMAX": (_row_normalization("log_softmax", None), ("log_softmax",)),
-    "L2_NORMALIZATION": (_row_normalization("l2_normalization", 0), ("l2_normalization",)),
+    "L2_NORMALIZATION": (_l2_normalization, ("l2_normalization",)),
     "LOGISTIC": (_unary("logistic"), ("logistic",)),
     "TANH": (_unary("tanh"), ("tanh",)),
     "RELU": (_unary("relu"), ("relu",)),

@@ -547,9 +547,10 @@ def _log_softmax(ts, attrs, where):
 
 @register("l2_normalization", "opaque", ("data",))
 def _l2_normalization(ts, attrs, where):
-    """``x / max(sqrt(sum(x^2)), 1e-6)`` over the last axis (float32 here)."""
+    """``x / max(sqrt(sum(x^2)), 1e-6)`` over the last axis: float32, or int8
+    with TFLM's fixed-point inverse square root (output scale 1/128)."""
     (data,) = ts
-    _need(data.dtype == "float32", where, f"float32 only, got {data.dtype}")
+    _need(data.dtype in ("float32", "int8"), where, f"float32 or int8 only, got {data.dtype}")
     return _out(data.shape, data.dtype)
 
 

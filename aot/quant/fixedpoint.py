@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.quant.arith import (INT32_MAX, saturating_rounding_multiply_by_pot, srdhm,
-                                     wrap_int32)
+from aot.quant.arith import (INT32_MAX, rounding_divide_by_pot,
+                             saturating_rounding_multiply_by_pot, srdhm, wrap_int32)
 
 
 def rescale(raw, src_bits: int, dst_bits: int):
@@ -116,3 +116,38 @@ def get_reciprocal(x, x_integer_digits: int):
     num_bits_over_unit = x_integer_digits - headroom_plus_one
     shifted_sum_minus_one = wrap_int32(((x << headroom_plus_one) & 0xFFFFFFFF) - (1 << 31))
     return one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one), num_bits_over_unit
+
+
+#: 1/sqrt(2) as an F0 raw value.
+_HALF_SQRT_2 = 1518500250
+
+
+def inv_sqrt_multiplier_exp(acc: int, reverse_shift: int) -> tuple[int, int]:
+    """``GetInvSqrtQuantizedMultiplierExp``: ``1/sqrt(acc)`` as a multiplier and
+    a shift (times ``reverse_shift``) for ``acc >= 0``.
+
+    ``acc`` is scaled by powers of four into [2^26, 2^29) (the shift counts
+    them from 11), then five Newton steps ``x <- 3/2 x - acc/2 x^3`` in F3
+    from x = 1, a multiply by 1/sqrt(2), and a negative shift folded into the
+    multiplier.  0 and 1 give the largest multiplier and shift 0."""
+    acc = int(acc)
+    if acc <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while acc >= 1 << 29:
+        acc //= 4
+        shift += 1
+    pairs = (int(count_leading_zeros32(acc)) - 1) // 2 - 1
+    shift -= pairs
+    acc <<= 2 * pairs
+    half_input = int(rounding_divide_by_pot(acc >> 1, 1))
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28
+    for _ in range(5):
+        x3 = int(rescale(srdhm(srdhm(x, x), x), 9, 3))
+        x = int(rescale(wrap_int32(int(srdhm(half_three, x)) - int(srdhm(half_input, x3))), 6, 3))
+    x = int(srdhm(x, _HALF_SQRT_2))
+    if shift < 0:
+        x = int(wrap_int32(x << -shift))
+        shift = 0
+    return x, shift * reverse_shift

@@ -417,7 +417,7 @@ def _log_softmax(node: Node, args: list) -> list:
 
 @kernel("l2_normalization")
 def _l2_normalization(node: Node, args: list) -> list:
-    return [l2_normalization(args[0])]
+    return [l2_normalization(args[0], x_zero_point=_zp(node.inputs[0]))]
 
 
 @kernel("reduce_all")

@@ -1,7 +1,7 @@
 """Operators imported for TFLM parity (issue 19) run on an emulated
 Cortex-M4F (qemu/mps2-an386) bit for bit as TFLM runs them on the host:
 the device C is the host C, built by the cross compiler.  One chain of
-int8 operators, one of float32 operators (no libm call but sqrtf, which
+int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), and a streaming model whose resource variable
 keeps state between invocations on one boot."""
 
@@ -40,8 +40,10 @@ def _int8_chain(rng) -> bytes:
     m = mb.tensor("m", [1, 5, 3], "int8", **_q(0.5, 4))
     rhs = mb.const("rhs", rng.integers(-128, 128, (4, 3)), "int8", **_q(0.02, -2))
     mb.op("BATCH_MATMUL", [s, rhs], [m])
-    y = mb.output("y", [1, 3, 3], "int8", **_q(0.5, 4))
-    mb.op("GATHER", [m, mb.const("i", np.array([4, 0, 2]), "int32")], [y], axis=1)
+    g = mb.tensor("g", [1, 3, 3], "int8", **_q(0.5, 4))
+    mb.op("GATHER", [m, mb.const("i", np.array([4, 0, 2]), "int32")], [g], axis=1)
+    y = mb.output("y", [1, 3, 3], "int8", **_q(1 / 128, 0))
+    mb.op("L2_NORMALIZATION", [g], [y])
     return mb.finish()
 
 

@@ -1,6 +1,6 @@
-"""LOG_SOFTMAX and L2_NORMALIZATION (float32): imported, run by the reference
-and compiled to C on the host, bit for bit as TFLM runs them; their int8
-variants are refused at import (not supported yet)."""
+"""LOG_SOFTMAX (float32) and L2_NORMALIZATION (float32 and int8): imported,
+run by the reference and compiled to C on the host, bit for bit as TFLM
+runs them; int8 LOG_SOFTMAX is refused at import (not supported yet)."""
 
 from __future__ import annotations
 
@@ -34,14 +34,40 @@ def test_l2_normalization_of_zeros_divides_by_epsilon(tflm, tmp_path):  # noqa: 
     assert_matches_tflm(tflm, mb.finish(), [xv], tmp_path)
 
 
-@pytest.mark.parametrize("op", ["LOG_SOFTMAX", "L2_NORMALIZATION"])
-def test_int8_is_refused_at_import(op, tmp_path):
+@pytest.mark.parametrize("shape, zp, spread", [
+    ((3, 10), 5, 128), ((2, 4, 7), -20, 128), ((1, 33), 0, 2),  # sums of 0 and 1 included
+    ((4, 300), 1, 128),                                       # sums of 2^22 and more
+])
+def test_l2_normalization_int8_matches_tflm(shape, zp, spread, tflm, tmp_path):  # noqa: F811
+    mb = ModelBuilder()
+    x = mb.input("x", list(shape), "int8", scale=0.07, zero_point=zp)
+    y = mb.output("y", list(shape), "int8", scale=1 / 128, zero_point=0)
+    mb.op("L2_NORMALIZATION", [x], [y])
+    rng = np.random.default_rng(8)
+    xv = np.clip(zp + rng.integers(-spread, spread, shape), -128, 127).astype(np.int8)
+    xv.reshape(-1, shape[-1])[0] = zp  # a row of zeros
+    assert_matches_tflm(tflm, mb.finish(), [xv], tmp_path)
+
+
+def test_int8_log_softmax_is_refused_at_import(tmp_path):
     mb = ModelBuilder()
     x = mb.input("x", [2, 4], "int8", scale=0.1)
-    y = mb.output("y", [2, 4], "int8", scale=1 / 128)
-    mb.op(op, [x], [y])
+    y = mb.output("y", [2, 4], "int8", scale=16 / 256, zero_point=127)
+    mb.op("LOG_SOFTMAX", [x], [y])
     path = tmp_path / "m.tflite"
     path.write_bytes(mb.finish())
-    with pytest.raises(ModelError, match=rf"operator 0 \({op}\): int8 input: not supported yet "
-                                         r"\(float32 only\)"):
+    with pytest.raises(ModelError, match=r"operator 0 \(LOG_SOFTMAX\): int8 input: not supported "
+                                         r"yet \(float32 only\)"):
+        load_model(path)
+
+
+def test_int8_l2_normalization_needs_tflms_output_scale(tmp_path):
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 4], "int8", scale=0.1)
+    y = mb.output("y", [2, 4], "int8", scale=0.01)
+    mb.op("L2_NORMALIZATION", [x], [y])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(L2_NORMALIZATION\): an int8 output "
+                                         r"needs scale 1/128 and zero point 0"):
         load_model(path)

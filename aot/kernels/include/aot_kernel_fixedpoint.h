@@ -213,4 +213,55 @@ static inline int32_t aot_reciprocal_bits(int32_t x, int32_t integer_digits) {
   return integer_digits - aot_clz32((uint32_t)x);
 }
 
+/* GetInvSqrtQuantizedMultiplierExp with reverse shift -1: 1/sqrt(acc) as a
+   multiplier (*mult) and a shift (*shift, <= 0) for acc >= 0.  acc is scaled
+   by powers of four into [2^26, 2^29), then five Newton steps
+   x <- 3/2 x - acc/2 x^3 in Q3.28 from x = 1, times 1/sqrt(2); a negative
+   shift is folded into the multiplier.  0 and 1 give (INT32_MAX, 0). */
+static inline void aot_inv_sqrt_q(int32_t acc, int32_t *mult, int32_t *shift) {
+  int32_t s = 11;
+  int32_t pairs;
+  int32_t half_input;
+  int32_t x = (int32_t)1 << 28;
+  int32_t i;
+  if (acc <= 1) {
+    *mult = INT32_MAX;
+    *shift = 0;
+    return;
+  }
+  while (acc >= ((int32_t)1 << 29)) {
+    acc /= 4;
+    ++s;
+  }
+  pairs = (aot_clz32((uint32_t)acc) - 1) / 2 - 1;
+  s -= pairs;
+  acc = aot_shl32(acc, 2 * pairs);
+  half_input = aot_rdbpot(acc >> 1, 1);
+  for (i = 0; i < 5; ++i) {
+    const int32_t x3 = aot_srmbpot(aot_srdhm(aot_srdhm(x, x), x), 6);
+    const int32_t d = (int32_t)((uint32_t)aot_srdhm(((int32_t)1 << 28) + ((int32_t)1 << 27), x)
+                                - (uint32_t)aot_srdhm(half_input, x3));
+    x = aot_srmbpot(d, 3);
+  }
+  x = aot_srdhm(x, 1518500250);
+  if (s < 0) {
+    x = aot_shl32(x, -s);
+    s = 0;
+  }
+  *mult = x;
+  *shift = -s;
+}
+
+/* Both results of aot_inv_sqrt_q in one value (one stage of a kernel):
+   the multiplier in the low 32 bits, the shift in the high ones. */
+static inline int64_t aot_inv_sqrt_packed(int32_t acc) {
+  int32_t mult;
+  int32_t shift;
+  aot_inv_sqrt_q(acc, &mult, &shift);
+  return (int64_t)(((uint64_t)(uint32_t)shift << 32) | (uint32_t)mult);
+}
+
+static inline int32_t aot_lo32(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v); }
+static inline int32_t aot_hi32(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v >> 32); }
+
 #endif /* AOT_KERNEL_FIXEDPOINT_H */

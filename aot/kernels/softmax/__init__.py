@@ -161,11 +161,36 @@ def l2_normalization(ctx, node) -> Computed:
     rows = x_t.type.size // depth
     x = ctx.value(x_t, (rows, depth))
     k = te.reduce_axis((0, depth), "k")
+    if x_t.dtype == "int8":
+        return _l2_normalization_int8(node, x, rows, depth, k)
     total = te.compute((rows,), lambda r: te.sum(x[r, k] * x[r, k], axis=k), name="sq_sum")
     eps = E.const(float(L2_EPSILON), "float32")
     y = te.compute((rows, depth), lambda r, i: x[r, i] / E.max_(te.sqrt(total[r]), eps),
                    name="y")
     return Computed(y, {"sum": total}, rows * depth)
+
+
+def _l2_normalization_int8(node, x, rows, depth, k) -> Computed:
+    """TFLM's int8 path: ``acc = sum (x - zp)^2`` per row, its inverse square
+    root as a multiplier and shift (``aot_inv_sqrt_packed``, once per row), then
+    ``clamp(MultiplyByQuantizedMultiplier(x - zp, M, s + 7))``."""
+    zp = int(node.inputs[0].quant.zero_point[0])
+
+    def diff(r, i):
+        return x[r, i].astype("int32") - zp
+    total = te.compute((rows,), lambda r: te.sum(diff(r, k) * diff(r, k), axis=k),
+                       name="sq_sum")
+    # multiplier and shift packed in one int64, so each row computes them once
+    inv = te.compute((rows,), lambda r: te.call_pure("int64", "aot_inv_sqrt_packed", total[r]),
+                     name="inv_sqrt")
+
+    def out(r, i):
+        mult = te.call_pure("int32", "aot_lo32", inv[r])
+        shift = te.call_pure("int32", "aot_hi32", inv[r])
+        v = te.call_pure("int32", "aot_mbqm", diff(r, i), mult, shift + 7)
+        return te.clamp(v, -128, 127).astype("int8")
+    y = te.compute((rows, depth), out, name="y")
+    return Computed(y, {"sum": total, "inv": inv}, rows * depth)
 
 
 @strategy("log_softmax")
@@ -178,8 +203,14 @@ def schedule_log_softmax_generic(s, final, stages) -> None:
 
 @strategy("l2_normalization")
 def schedule_l2_normalization_generic(s, final, stages) -> None:
-    """Row by row: the sum of squares inside the row loop."""
-    s[stages["sum"]].compute_at(s[final], final.op.axis[0])
+    """Row by row: the sum of squares (and for int8 its inverse square root)
+    inside the row loop."""
+    row = final.op.axis[0]
+    if "inv" in stages:
+        s[stages["inv"]].compute_at(s[final], row)
+        s[stages["sum"]].compute_at(s[stages["inv"]], stages["inv"].op.axis[0])
+    else:
+        s[stages["sum"]].compute_at(s[final], row)
 
 
 @strategy("softmax")

@@ -104,9 +104,20 @@ def log_softmax(x):
 L2_EPSILON = np.float32(1e-6)
 
 
-def l2_normalization(x):
+def l2_normalization(x, *, x_zero_point=0):
     """L2_NORMALIZATION over the last axis, float32 as TFLite: the squares
-    added left to right, ``sqrtf``, at least 1e-6, then each value divided."""
+    added left to right, ``sqrtf``, at least 1e-6, then each value divided.
+    int8 as TFLM: ``acc = sum (x - zp)^2``, ``(M, s) =
+    GetInvSqrtQuantizedMultiplierExp(acc, -1)``, ``y = clamp(
+    MultiplyByQuantizedMultiplier(x - zp, M, s + 7))`` (output scale 1/128)."""
+    x = np.asarray(x)
+    if x.dtype == np.int8:
+        d = x.reshape(-1, x.shape[-1]).astype(np.int64) - int(x_zero_point)
+        out = np.empty(d.shape, np.int64)
+        for r, row in enumerate(d):
+            mult, shift = fixedpoint.inv_sqrt_multiplier_exp(int((row * row).sum()), -1)
+            out[r] = quant.multiply_by_quantized_multiplier(row, mult, shift + 7)
+        return quant.clamp_cast(out, -128, 127, np.int8).reshape(x.shape)
     rows, shape = _rows_of(x)
     total = np.zeros((rows.shape[0], 1), np.float32)
     for c in range(rows.shape[1]):
