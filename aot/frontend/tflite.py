@@ -734,7 +734,7 @@ def _softmax(ctx: _OpContext):
 
 
 def _row_normalization(ir_op: str, activation_slot: int | None):
-    """LOG_SOFTMAX (and float32 L2_NORMALIZATION): float32 here (int8 not yet)."""
+    """LOG_SOFTMAX, L2_NORMALIZATION in float32 (other types not yet)."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
         if data.dtype != "float32":
@@ -744,6 +744,18 @@ def _row_normalization(ir_op: str, activation_slot: int | None):
                            "(TFLite requires none)")
         return ir_op, [data], {}
     return convert
+
+
+def _log_softmax(ctx: _OpContext):
+    """LOG_SOFTMAX: float32, or int8 into scale 16/256 and zero point 127 (TFLM's rule)."""
+    data = ctx.input(0)
+    if data.dtype == "int8":
+        q = ctx.output_type().quant
+        if q is None or q.is_per_axis or np.float32(q.scale[0]) != np.float32(16 / 256) \
+                or q.zero_point[0] != 127:
+            raise ctx.fail("an int8 output needs scale 16/256 and zero point 127 (as TFLM)")
+        return "log_softmax", [data], {}
+    return _row_normalization("log_softmax", None)(ctx)
 
 
 def _l2_normalization(ctx: _OpContext):
@@ -1316,7 +1328,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SQUEEZE": (_squeeze, ("squeeze",)),
     "EXPAND_DIMS": (_expand_dims, ("expand_dims",)),
     "SOFTMAX": (_softmax, ("softmax",)),
-    "LOG_SOFTMAX": (_row_normalization("log_softmax", None), ("log_softmax",)),
+    "LOG_SOFTMAX": (_log_softmax, ("log_softmax",)),
     "L2_NORMALIZATION": (_l2_normalization, ("l2_normalization",)),
     "LOGISTIC": (_unary("logistic"), ("logistic",)),
     "TANH": (_unary("tanh"), ("tanh",)),

@@ -539,9 +539,10 @@ def _softmax(ts, attrs, where):
 
 @register("log_softmax", "opaque", ("data",))
 def _log_softmax(ts, attrs, where):
-    """``x - max - log(sum(exp(x - max)))`` over the last axis (float32 here)."""
+    """``x - max - log(sum(exp(x - max)))`` over the last axis: float32, or
+    int8 with TFLM's fixed-point exp and log (output scale 16/256, zero point 127)."""
     (data,) = ts
-    _need(data.dtype == "float32", where, f"float32 only, got {data.dtype}")
+    _need(data.dtype in ("float32", "int8"), where, f"float32 or int8 only, got {data.dtype}")
     return _out(data.shape, data.dtype)
 
 

@@ -62,6 +62,16 @@ def softmax_params_int8(x_scale: float, beta: float = 1.0):
     return mult, shift, -math.floor(max_input_rescaled)
 
 
+def log_softmax_params_int8(x_scale: float) -> tuple[int, int, int, int, int]:
+    """(input_multiplier, input_left_shift, diff_min, reverse_scaling_divisor,
+    reverse_scaling_shift) of TFLM's int8 LOG_SOFTMAX: the softmax's scaling
+    (beta 1) plus its inverse, ``2^(31 - left_shift) / multiplier``, as a
+    multiplier and a (non-positive) shift."""
+    mult, shift, diff_min = softmax_params_int8(x_scale, 1.0)
+    rev_div, rev_shift = quant.quantize_multiplier((1 << (31 - shift)) / float(mult))
+    return mult, shift, diff_min, rev_div, rev_shift
+
+
 def softmax_params_int16(x_scale: float, beta: float = 1.0):
     """(input_multiplier, input_left_shift) of the int16 softmax: the input
     difference is scaled so that [-65535, 0] covers [-10, 0]."""

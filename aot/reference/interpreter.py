@@ -412,7 +412,7 @@ def _cumsum(node: Node, args: list) -> list:
 
 @kernel("log_softmax")
 def _log_softmax(node: Node, args: list) -> list:
-    return [log_softmax(args[0])]
+    return [log_softmax(args[0], x_scale=_scale(node.inputs[0]))]
 
 
 @kernel("l2_normalization")

@@ -1,7 +1,8 @@
 """Operators imported for TFLM parity (issue 19) run on an emulated
 Cortex-M4F (qemu/mps2-an386) bit for bit as TFLM runs them on the host:
 the device C is the host C, built by the cross compiler.  One chain of
-int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root), one of float32 operators (no libm call but sqrtf, which
+int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
+int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), and a streaming model whose resource variable
 keeps state between invocations on one boot."""
 
@@ -71,6 +72,14 @@ def _float_chain(rng) -> bytes:
     return mb.finish()
 
 
+def _log_softmax(rng) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", [3, 20], "int8", **_q(0.06, 1))
+    y = mb.output("y", [3, 20], "int8", **_q(16 / 256, 127))
+    mb.op("LOG_SOFTMAX", [x], [y])
+    return mb.finish()
+
+
 def _streaming(rng) -> bytes:
     q = _q(0.25, -3)
     mb = ModelBuilder()
@@ -115,3 +124,8 @@ def test_float_operators_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # no
 def test_resource_variable_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("stream", _streaming, lambda r: r.integers(-30, 30, (1, 6)).astype(np.int8),
            tflm, object_cache, tmp_path, n=4)
+
+
+def test_int8_log_softmax_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("logsm", _log_softmax, lambda r: r.integers(-128, 128, (3, 20)).astype(np.int8),
+           tflm, object_cache, tmp_path)

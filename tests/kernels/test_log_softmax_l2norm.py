@@ -1,6 +1,7 @@
-"""LOG_SOFTMAX (float32) and L2_NORMALIZATION (float32 and int8): imported,
-run by the reference and compiled to C on the host, bit for bit as TFLM
-runs them; int8 LOG_SOFTMAX is refused at import (not supported yet)."""
+"""LOG_SOFTMAX and L2_NORMALIZATION (float32 and int8, TFLM's fixed-point
+exp, log and inverse square root): imported, run by the reference and
+compiled to C on the host, bit for bit as TFLM runs them; int8 outputs
+quantized otherwise than TFLM requires are refused at import."""
 
 from __future__ import annotations
 
@@ -49,15 +50,30 @@ def test_l2_normalization_int8_matches_tflm(shape, zp, spread, tflm, tmp_path): 
     assert_matches_tflm(tflm, mb.finish(), [xv], tmp_path)
 
 
-def test_int8_log_softmax_is_refused_at_import(tmp_path):
+@pytest.mark.parametrize("shape, scale, zp, spread", [
+    ((3, 10), 0.1, 5, 128), ((2, 4, 7), 0.02, -20, 128), ((1, 40), 0.5, 0, 128),
+    ((2, 5), 0.05, 3, 2),                    # near-equal rows: large sums of exponentials
+    ((1, 1, 1, 300), 0.08, -1, 128),
+])
+def test_log_softmax_int8_matches_tflm(shape, scale, zp, spread, tflm, tmp_path):  # noqa: F811
+    mb = ModelBuilder()
+    x = mb.input("x", list(shape), "int8", scale=scale, zero_point=zp)
+    y = mb.output("y", list(shape), "int8", scale=16 / 256, zero_point=127)
+    mb.op("LOG_SOFTMAX", [x], [y])
+    rng = np.random.default_rng(9)
+    xv = np.clip(zp + rng.integers(-spread, spread, shape), -128, 127).astype(np.int8)
+    assert_matches_tflm(tflm, mb.finish(), [xv], tmp_path)
+
+
+def test_int8_log_softmax_needs_tflms_output_quantization(tmp_path):
     mb = ModelBuilder()
     x = mb.input("x", [2, 4], "int8", scale=0.1)
-    y = mb.output("y", [2, 4], "int8", scale=16 / 256, zero_point=127)
+    y = mb.output("y", [2, 4], "int8", scale=1 / 256, zero_point=-128)
     mb.op("LOG_SOFTMAX", [x], [y])
     path = tmp_path / "m.tflite"
     path.write_bytes(mb.finish())
-    with pytest.raises(ModelError, match=r"operator 0 \(LOG_SOFTMAX\): int8 input: not supported "
-                                         r"yet \(float32 only\)"):
+    with pytest.raises(ModelError, match=r"operator 0 \(LOG_SOFTMAX\): an int8 output needs "
+                                         r"scale 16/256 and zero point 127"):
         load_model(path)
 
 

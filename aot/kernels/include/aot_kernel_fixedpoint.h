@@ -213,6 +213,52 @@ static inline int32_t aot_reciprocal_bits(int32_t x, int32_t integer_digits) {
   return integer_digits - aot_clz32((uint32_t)x);
 }
 
+static inline int32_t aot_sat32(int64_t v) {
+  return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
+}
+
+static inline int32_t aot_add32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* log(x) for fixed-point x >= 1 with `input_bits` integer bits, as a raw
+   value with `output_bits` (TFLite's log_x_for_x_greater_than_or_equal_to_1):
+   x = 2^z r two ways (from x and from x / sqrt 2), the smaller mantissa kept,
+   log r by a rational approximation around sqrt(sqrt(1/2)), z log 2 + log r
+   accumulated with output_bits + 1 integer bits.  Same steps as
+   aot.quant.fixedpoint.log_x_for_x_greater_than_or_equal_to_1. */
+static inline int32_t aot_log_x_ge_1(int32_t x, int32_t input_bits, int32_t output_bits) {
+  const int32_t acc_bits = output_bits + 1;
+  const int32_t sqrt_sqrt_half = 1805811301;
+  const int32_t quarter = aot_srmbpot(536870912, -acc_bits);
+  const int32_t za_head = aot_clz32((uint32_t)x);
+  const int32_t r_a = aot_srmbpot(aot_srdhm(aot_srmbpot(x, za_head - 1), 1518500250), 1);
+  const int32_t za_adj = aot_sat32(
+      (int64_t)aot_srmbpot(input_bits - za_head, 31 - acc_bits) + quarter);
+  const int32_t z_b = aot_srdhm(x, 1518500250);
+  const int32_t zb_head = aot_clz32((uint32_t)z_b) - 1;
+  const int32_t r_b = aot_srmbpot(x, zb_head);
+  const int32_t zb_adj = aot_sat32(
+      (int64_t)aot_srmbpot(input_bits - zb_head, 31 - acc_bits) - quarter);
+  const int32_t r = r_a < r_b ? r_a : r_b;
+  const int32_t z_adj = za_adj > zb_adj ? za_adj : zb_adj;
+  const int32_t p = aot_rounding_half_sum(r, sqrt_sqrt_half);
+  int32_t q = aot_add32(r, -sqrt_sqrt_half);
+  int32_t sq;
+  int32_t num;
+  int32_t denom;
+  q = aot_add32(q, q);
+  sq = aot_srdhm(q, q);
+  num = aot_add32(aot_srdhm(q, r), aot_srdhm(aot_srdhm(q, sq), 117049297));
+  denom = aot_add32(
+      aot_srdhm(p, aot_add32(aot_add32(1057819769, q), aot_srdhm(127690142, sq))),
+      aot_srdhm(638450708, q));
+  return aot_srmbpot(
+      aot_add32(aot_srdhm(z_adj, 1488522236),
+                aot_srdhm(aot_srmbpot(num, -acc_bits), aot_one_over_one_plus_x(denom))),
+      acc_bits - output_bits);
+}
+
 /* GetInvSqrtQuantizedMultiplierExp with reverse shift -1: 1/sqrt(acc) as a
    multiplier (*mult) and a shift (*shift, <= 0) for acc >= 0.  acc is scaled
    by powers of four into [2^26, 2^29), then five Newton steps

@@ -16,9 +16,10 @@ normalized output.
   interpolated with 7.
 * float32: ``exp(beta * (x - max)) / sum`` with ``expf``.
 
-LOG_SOFTMAX (``(x - max) - logf(sum of expf(x - max))``) and
-L2_NORMALIZATION (``x / max(sqrtf(sum of x^2), 1e-6)``), float32, share the
-row structure; their sums run left to right as TFLite's.
+LOG_SOFTMAX (``(x - max) - logf(sum of expf(x - max))``; int8 with TFLM's
+fixed-point exp and log) and L2_NORMALIZATION (``x / max(sqrtf(sum of
+x^2), 1e-6)``; int8 with its fixed-point inverse square root) share the row
+structure; their float sums run left to right as TFLite's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant import lut
 from aot.quant.arith import qrange
-from aot.quant.params import softmax_params_int16, softmax_params_int8
+from aot.quant.params import log_softmax_params_int8, softmax_params_int16, softmax_params_int8
 from aot.reference.ops.softmax import L2_EPSILON
 from aot.tir import expr as E
 
@@ -144,8 +145,51 @@ def softmax(ctx, node) -> Computed:
     raise KernelError(f"softmax ({node.name}) from {x_t.dtype} to {y_t.dtype}: not supported yet")
 
 
+def _log_softmax_int8(ctx, node) -> Computed:
+    """TFLM's int8 LOG_SOFTMAX: the softmax's Q5.26 differences and Q12 sum
+    of exponentials (taps below ``diff_min`` add nothing), ``aot_log_x_ge_1``
+    of the sum in Q5.26 once per row, then ``RoundingDivideByPOT(d - log, 22)
+    + 127`` where ``d`` exceeds ``max(diff_min - 1, (log - 2^31)`` scaled
+    back by the reverse multiplier), else -128."""
+    x, rows, depth, mx = _rows(ctx, node)
+    mult, left, diff_min, rev_div, rev_shift = log_softmax_params_int8(
+        node.inputs[0].quant.scale[0])
+
+    def diff(r, i):
+        return x[r, i].astype("int32") - mx[r].astype("int32")
+
+    def in_q5(d):
+        return te.call_pure("int32", "aot_mbqm", d, _i32(mult), _i32(left))
+
+    def term(r, i):
+        d = diff(r, i)
+        e = te.call_pure("int32", "aot_exp_on_negative_values", in_q5(d), _i32(_SCALED_DIFF_BITS))
+        return te.if_then_else(d >= diff_min, te.call_pure("int32", "aot_rdbpot", e,
+                                                           _i32(_ACCUM_BITS)), _i32(0))
+    k = te.reduce_axis((0, depth), "k")
+    total = te.compute((rows,), lambda r: te.sum(term(r, k), axis=k), name="exp_sum")
+    log = te.compute((rows,), lambda r: te.call_pure(
+        "int32", "aot_log_x_ge_1", total[r], _i32(_ACCUM_BITS), _i32(_SCALED_DIFF_BITS)),
+        name="log_sum")
+
+    def out(r, i):
+        d = diff(r, i)
+        back = te.call_pure("int32", "aot_mbqm",
+                            te.call_pure("int32", "aot_add32", log[r], _i32(-(1 << 31))),
+                            _i32(rev_div), _i32(rev_shift))
+        adjusted = E.max_(_i32(diff_min - 1), back)
+        v = te.call_pure("int32", "aot_rdbpot",
+                         te.call_pure("int32", "aot_add32", in_q5(d), -log[r]),
+                         _i32(31 - _SCALED_DIFF_BITS - 4)) + 127
+        return te.if_then_else(d > adjusted, te.clamp(v, -128, 127), _i32(-128)).astype("int8")
+    y = te.compute((rows, depth), out, name="y")
+    return Computed(y, {"max": mx, "sum": total, "log": log}, rows * depth)
+
+
 @compute_rule("log_softmax")
 def log_softmax(ctx, node) -> Computed:
+    if node.inputs[0].dtype == "int8":
+        return _log_softmax_int8(ctx, node)
     x, rows, depth, mx = _rows(ctx, node)
     k = te.reduce_axis((0, depth), "k")
     total = te.compute((rows,), lambda r: te.sum(te.exp(x[r, k] - mx[r]), axis=k),
@@ -195,9 +239,13 @@ def _l2_normalization_int8(node, x, rows, depth, k) -> Computed:
 
 @strategy("log_softmax")
 def schedule_log_softmax_generic(s, final, stages) -> None:
-    """Row by row: the maximum and the sum inside the row loop."""
+    """Row by row: the maximum and the sum (int8: inside the row's log) in the row loop."""
     row = final.op.axis[0]
-    s[stages["sum"]].compute_at(s[final], row)
+    if "log" in stages:
+        s[stages["log"]].compute_at(s[final], row)
+        s[stages["sum"]].compute_at(s[stages["log"]], stages["log"].op.axis[0])
+    else:
+        s[stages["sum"]].compute_at(s[final], row)
     s[stages["max"]].compute_at(s[final], row)
 
 

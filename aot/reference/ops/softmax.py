@@ -25,7 +25,8 @@ import numpy as np
 
 from aot.quant import arith as quant
 from aot.quant import fixedpoint, libm, lut
-from aot.quant.params import SOFTMAX_DIFF_BITS, softmax_params_int8, softmax_params_int16
+from aot.quant.params import (SOFTMAX_DIFF_BITS, log_softmax_params_int8, softmax_params_int8,
+                              softmax_params_int16)
 
 _SCALED_DIFF_BITS = SOFTMAX_DIFF_BITS
 _ACCUM_BITS = 12
@@ -88,10 +89,21 @@ def _rows_of(x):
     return x.reshape(-1, x.shape[-1]), x.shape
 
 
-def log_softmax(x):
+#: LOG_SOFTMAX int8: Q5.26 differences, a Q12 sum of exponentials, Q4 output bits.
+_LOG_OUTPUT_BITS = 4
+
+
+def log_softmax(x, *, x_scale=1.0):
     """LOG_SOFTMAX over the last axis, float32 as TFLite: per row the maximum,
     the sum of ``expf(x - max)`` added left to right, then
-    ``(x - max) - logf(sum)``."""
+    ``(x - max) - logf(sum)``.  int8 as TFLM (output scale 16/256, zero
+    point 127): the softmax's Q5.26 differences and Q12 sum of exponentials,
+    its fixed-point log in Q5.26, then ``RoundingDivideByPOT(d - log, 22) +
+    127`` for differences above ``max(diff_min - 1, log rescaled back)``,
+    -128 below."""
+    x = np.asarray(x)
+    if x.dtype == np.int8:
+        return _log_softmax_int8(x, x_scale)
     rows, shape = _rows_of(x)
     mx = rows.max(axis=1, keepdims=True)
     e = libm.call("expf", rows - mx)
@@ -99,6 +111,26 @@ def log_softmax(x):
     for c in range(rows.shape[1]):
         total = total + e[:, c:c + 1]
     return ((rows - mx) - libm.call("logf", total)).reshape(shape)
+
+
+def _log_softmax_int8(x, x_scale):
+    mult, left, diff_min, rev_div, rev_shift = log_softmax_params_int8(x_scale)
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    out = np.empty(rows.shape, np.int64)
+    for r, row in enumerate(rows):
+        d = row - row.max()
+        in_q5 = quant.multiply_by_quantized_multiplier(d, mult, left)
+        e = quant.rounding_divide_by_pot(
+            fixedpoint.exp_on_negative_values(in_q5, _SCALED_DIFF_BITS), _ACCUM_BITS)
+        total = int(quant.wrap_int32(np.where(d >= diff_min, e, 0).sum()))
+        log = fixedpoint.log_x_for_x_greater_than_or_equal_to_1(total, _ACCUM_BITS,
+                                                                 _SCALED_DIFF_BITS)
+        adjusted = max(diff_min - 1, int(quant.multiply_by_quantized_multiplier(
+            quant.wrap_int32(log + quant.INT32_MIN), rev_div, rev_shift)))
+        shift = 31 - _SCALED_DIFF_BITS - _LOG_OUTPUT_BITS
+        y = quant.rounding_divide_by_pot(quant.wrap_int32(in_q5 - log), shift) + 127
+        out[r] = np.where(d > adjusted, np.clip(y, -128, 127), -128)
+    return out.astype(np.int8).reshape(x.shape)
 
 
 L2_EPSILON = np.float32(1e-6)
