@@ -170,8 +170,8 @@ class _Importer:
 
     def run_init_subgraph(self, index: int, where: str) -> None:
         """CALL_ONCE's subgraph ``index``: only VAR_HANDLE and ASSIGN_VARIABLE
-        of constants, which must equal the variable's start value here (its
-        zero point, as a fresh TFLM interpreter and this executor start from)."""
+        of constants, which become the variables' start values (the state's
+        reset writes them)."""
         if not 0 < index < len(self.subgraphs):
             raise ModelError(f"{where}: init subgraph {index} does not exist (the model has "
                              f"{len(self.subgraphs)} subgraphs; 0 is the main one)")
@@ -195,12 +195,11 @@ class _Importer:
                     if value.kind != "constant":
                         raise ModelError(f"{here}: assigns a computed value: not supported yet "
                                          "(init subgraphs may assign constants only)")
-                    var = self.variable(ctx, key, value.type)
-                    zp = var.quant.zero_point[0] if var.quant is not None else 0
-                    if np.any(value.data != zp):
-                        raise ModelError(f"{here}: variable {key[1]!r} starts from a constant "
-                                         f"other than {zp}: not supported yet (state starts at "
-                                         "its zero point here)")
+                    if key in self.variables:
+                        raise ModelError(f"{here}: variable {key[1]!r} is used before this "
+                                         "assignment of its start value: not supported yet "
+                                         "(CALL_ONCE first, one assignment per variable)")
+                    self.variable(ctx, key, value.type, start=value.data)
                 else:
                     raise ModelError(f"{here}: not supported yet in an init subgraph (only "
                                      "VAR_HANDLE and ASSIGN_VARIABLE of constants)")
@@ -213,12 +212,14 @@ class _Importer:
             raise ctx.fail(f"input {i} is not a resource made by VAR_HANDLE in this subgraph")
         return self.resources[ctx.in_idx[i]]
 
-    def variable(self, ctx: _OpContext, key: tuple[str, str], ttype: TensorType) -> Tensor:
-        """The variable tensor of resource ``key``, created with ``ttype`` on first use."""
+    def variable(self, ctx: _OpContext, key: tuple[str, str], ttype: TensorType,
+                 start: np.ndarray | None = None) -> Tensor:
+        """The variable tensor of resource ``key``, created with ``ttype`` (and
+        the ``start`` values an init subgraph assigns) on first use."""
         var = self.variables.get(key)
         if var is None:
             var = Tensor(f"var_{_identifier(key[1] or key[0] or str(len(self.variables)))}",
-                         ttype, "variable")
+                         ttype, "variable", start)
             self.variables[key] = var
         elif var.type != ttype:
             raise ctx.fail(f"variable {key[1]!r} is {var.type} elsewhere but {ttype} here: "
@@ -1168,9 +1169,10 @@ def _embedding_lookup(ctx: _OpContext):
 # ------------------------------------------------- resource variables
 # A VAR_HANDLE names a variable by (container, shared_name); it becomes a
 # variable tensor (state kept between invocations, starting at its zero
-# point).  READ_VARIABLE copies the state out, ASSIGN_VARIABLE copies a value
-# in; both are opaque nodes, so they run where the model puts them.
-# CALL_ONCE runs an init subgraph at import (assignments of start values).
+# point or at the value CALL_ONCE's init subgraph assigns).  READ_VARIABLE
+# copies the state out, ASSIGN_VARIABLE copies a value in; both are opaque
+# nodes, so they run where the model puts them.  CALL_ONCE's init subgraph is
+# read at import: its constant assignments become start values.
 
 def _var_handle(ctx: _OpContext):
     if len(ctx.out_idx) != 1:

@@ -90,9 +90,13 @@ class Session:
         self.reset()
 
     def reset(self) -> None:
-        """Zero every variable tensor, as a fresh TFLM interpreter does."""
+        """Every variable tensor back to its start values: its zero point, as a
+        fresh TFLM interpreter, or the values a model gives it (``Tensor.data``)."""
         self.state = {}
         for t in self.graph.variables():
+            if t.data is not None:
+                self.state[id(t)] = np.array(t.data, copy=True)
+                continue
             zero = t.quant.zero_point[0] if t.quant is not None else 0
             self.state[id(t)] = np.full(t.shape, zero, dtype=t.type.np_dtype)
 

@@ -4,7 +4,8 @@ the device C is the host C, built by the cross compiler.  One chain of
 int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), and a streaming model whose resource variable
-keeps state between invocations on one boot."""
+(with start values from its init subgraph) keeps state between invocations
+on one boot."""
 
 from __future__ import annotations
 
@@ -95,7 +96,8 @@ def _streaming(rng) -> bytes:
     mb.next_subgraph()
     h1 = mb.tensor("h", [], "resource")
     mb.op("VAR_HANDLE", [], [h1], shared_name="acc")
-    mb.op("ASSIGN_VARIABLE", [h1, mb.const("z", np.full((1, 6), -3), "int8", **q)], [])
+    start = np.array([[-3, 5, -40, 0, 12, 100]])  # start values other than the zero point
+    mb.op("ASSIGN_VARIABLE", [h1, mb.const("z", start, "int8", **q)], [])
     return mb.finish()
 
 

@@ -61,13 +61,25 @@ def test_state_carries_across_invocations_as_in_tflm(dtype, op, tflm, tmp_path):
     np.testing.assert_array_equal(host, np.stack(want))
 
 
-def test_a_nonzero_start_value_is_refused(tmp_path):
+@pytest.mark.parametrize("dtype, start", [("float32", 1.5), ("int8", 7)])
+def test_start_values_from_the_init_subgraph_as_in_tflm(dtype, start, tflm,  # noqa: F811
+                                                         tmp_path):
+    model = _streaming_model(dtype, start)
     path = tmp_path / "m.tflite"
-    path.write_bytes(_streaming_model("float32", 1.5))
-    with pytest.raises(ModelError, match=r"operator 0 \(CALL_ONCE\): init subgraph 1 operator 1 "
-                                         r"\(ASSIGN_VARIABLE\): variable 'acc' starts from a "
-                                         r"constant other than 0: not supported yet"):
-        load_model(path)
+    path.write_bytes(model)
+    rng = np.random.default_rng(1)
+    if dtype == "int8":
+        xs = [rng.integers(-20, 20, (1, 4)).astype(np.int8) for _ in range(3)]
+    else:
+        xs = [rng.normal(size=(1, 4)).astype(np.float32) for _ in range(3)]
+    want = np.stack([outs[0] for outs in tflm.run(model, [[x] for x in xs])])
+    session = Session(load_model(path))
+    np.testing.assert_array_equal(np.stack([session.invoke([x])[0] for x in xs]), want)
+    session.reset()  # back to the start values
+    np.testing.assert_array_equal(session.invoke([xs[0]])[0], want[0])
+    compiled = compile_model(path, "host/native", name="m", measure_code=False)
+    np.testing.assert_array_equal(run_on_host(compiled, [np.stack(xs)], workdir=tmp_path)[0],
+                                  want)
 
 
 def test_read_of_an_unknown_resource_is_refused(tmp_path):
