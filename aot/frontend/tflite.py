@@ -5,9 +5,9 @@ table slot numbers and enum values below are those of TFLite's public
 ``schema.fbs`` (schema version 3), the file format's specification.  No
 TensorFlow and no generated schema module is needed.
 
-The first subgraph is imported, and the init subgraphs CALL_ONCE names
-(resource variables' start values); control flow such as IF or WHILE is
-refused.  Each TFLite operator maps to one IR node:
+The first subgraph is imported, the init subgraphs CALL_ONCE names
+(resource variables' start values) and IF's branches (both imported in
+place, a select picks the taken one); WHILE is refused.  Each TFLite operator maps to one IR node:
 
 ===========================  =====================================
 TFLite                       IR
@@ -80,6 +80,7 @@ BUILTIN_CODES = {
     "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151, "REDUCE_ALL": 140,
     "LOG_SOFTMAX": 50, "L2_NORMALIZATION": 11,
     "VAR_HANDLE": 142, "READ_VARIABLE": 143, "ASSIGN_VARIABLE": 144, "CALL_ONCE": 129,
+    "IF": 118,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
@@ -87,10 +88,8 @@ _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 
 #: TFLM builtins refused at import, and why (docs/operators.md prints it).
 REFUSED = {
-    "IF": "control flow between subgraphs is not supported yet; only CALL_ONCE's init "
-          "subgraph is read",
-    "WHILE": "control flow between subgraphs is not supported yet; only CALL_ONCE's init "
-             "subgraph is read",
+    "WHILE": "a loop whose trip count is known at run time only is not supported yet "
+             "(IF and CALL_ONCE are imported)",
 }
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
 
@@ -144,6 +143,8 @@ class _Importer:
         self.subgraphs = subgraphs
         self.variables: dict[tuple[str, str], Tensor] = {}  # resource variables by key
         self.called_once: set[int] = set()
+        self.prefix = ""  # of node names inside an inlined subgraph
+        self.inlining: list[int] = []
         sub = subgraphs[0]
         self._enter_subgraph(sub)
         inputs = [self._tensor(int(i), role="input") for i in _ints(sub, 1)]
@@ -206,6 +207,39 @@ class _Importer:
         finally:
             self.raw_tensors, self.tensors, self.produced, self.resources = saved
 
+    def inline_subgraph(self, index: int, args: list[Tensor], where: str,
+                        prefix: str) -> tuple[list[Node], list[Tensor]]:
+        """Subgraph ``index`` imported in place, its inputs bound to ``args``:
+        its nodes (names prefixed with ``prefix``) and its output tensors."""
+        if not 0 < index < len(self.subgraphs):
+            raise ModelError(f"{where}: subgraph {index} does not exist (the model has "
+                             f"{len(self.subgraphs)} subgraphs; 0 is the main one)")
+        if index in self.inlining:
+            raise ModelError(f"{where}: subgraph {index} calls itself: not supported")
+        sub = self.subgraphs[index]
+        saved = (self.raw_tensors, self.tensors, self.produced, self.resources, self.prefix)
+        self._enter_subgraph(sub)
+        self.prefix = prefix
+        self.inlining.append(index)
+        try:
+            ins = [int(i) for i in _ints(sub, 1)]
+            if len(ins) != len(args):
+                raise ModelError(f"{where}: subgraph {index} takes {len(ins)} inputs, the "
+                                 f"operator passes {len(args)}")
+            for k, (i, t) in enumerate(zip(ins, args)):
+                declared = self._tensor(i, role=f"subgraph {index} input {k}").type
+                if (declared.shape, declared.dtype) != (t.type.shape, t.type.dtype):
+                    raise ModelError(f"{where}: subgraph {index} input {k} is {declared}, the "
+                                     f"operator passes {t.type}")
+                self.tensors[i] = t
+            nodes = [n for i, op in enumerate(sub.tables(3, "operator")) for n in self._node(i, op)]
+            outs = [self._tensor(int(i), role=f"subgraph {index} output")
+                    for i in _ints(sub, 2)]
+        finally:
+            self.inlining.pop()
+            self.raw_tensors, self.tensors, self.produced, self.resources, self.prefix = saved
+        return nodes, outs
+
     def resource_key(self, ctx: _OpContext, i: int) -> tuple[str, str]:
         """The variable that input ``i`` (a VAR_HANDLE output) names."""
         if i >= len(ctx.in_idx) or ctx.in_idx[i] not in self.resources:
@@ -245,7 +279,8 @@ class _Importer:
                 f"{role} refers to tensor {index}, but the model has {len(self.raw_tensors)}"
             )
         raw = self.raw_tensors[index]
-        name = raw.string(3) or f"tensor{index}"
+        # tensors of an inlined subgraph are prefixed: names stay unique
+        name = self.prefix + (raw.string(3) or f"tensor{index}")
         where = f"tensor {index} ({name!r})"
         code = raw.scalar(1, "b", 0)
         if code not in _DTYPES:
@@ -363,7 +398,7 @@ class _Importer:
             ir_op, inputs, attrs = converted
             return [self._make_node(ctx, ir_op, inputs, attrs,
                                     [self._claim_output(ctx, i) for i in range(len(out_idx))],
-                                    f"{index}:{op_name.lower()}")]
+                                    f"{self.prefix}{index}:{op_name.lower()}")]
         except IRError as err:
             raise ModelError(f"{where}: {err}") from None
 
@@ -417,7 +452,7 @@ class _OpContext:
         (its type inferred, quantization included) when ``output`` is None.
         Returns the tensor written.  A converter that emits returns None."""
         step = len(self.steps)
-        name = f"{self.index}:{self.op_name.lower()}.{step}"
+        name = f"{self.imp.prefix}{self.index}:{self.op_name.lower()}.{step}"
         if output is not None:
             outputs = [self.imp._claim_output(self, output)]
         else:
@@ -425,8 +460,8 @@ class _OpContext:
             normalized = opdef.normalize_attrs(attrs, self.where)
             (ttype,) = opdef.infer_types([t.type if t is not None else None for t in inputs],
                                          normalized, self.where)
-            outputs = [Tensor(f"{self.op_name.lower()}_{self.index}.{step}", ttype,
-                              "activation")]
+            outputs = [Tensor(f"{self.imp.prefix}{self.op_name.lower()}_{self.index}.{step}",
+                              ttype, "activation")]
         self.steps.append(self.imp._make_node(self, ir_op, inputs, attrs, outputs, name))
         return outputs[0]
 
@@ -1196,6 +1231,35 @@ def _assign_variable(ctx: _OpContext):
     return None
 
 
+def _if(ctx: _OpContext):
+    """IF(cond, args...): both branch subgraphs are imported in place and each
+    output selects the taken branch's value (``select``), so both branches
+    run; they must not assign variables (their effects would both happen)."""
+    cond = ctx.input(0)
+    if cond.dtype != "bool" or cond.type.size != 1:
+        raise ctx.fail(f"the condition must be one bool, got {cond.type}")
+    args = [ctx.input(i) for i in range(1, len(ctx.in_idx))]
+    branches = []
+    for slot, name in ((0, "then"), (1, "else")):
+        nodes, outs = ctx.imp.inline_subgraph(ctx.opt(slot, "i", 0), args, ctx.where,
+                                              f"{ctx.imp.prefix}{ctx.index}.{name}/")
+        if any(n.op == "assign_variable" for n in nodes):
+            raise ctx.fail(f"the {name} branch assigns a variable: not supported (both "
+                           "branches run here)")
+        if len(outs) != len(ctx.out_idx):
+            raise ctx.fail(f"the {name} branch gives {len(outs)} outputs, the operator has "
+                           f"{len(ctx.out_idx)}")
+        ctx.steps.extend(nodes)
+        branches.append(outs)
+    for k, (a, b) in enumerate(zip(*branches)):
+        out = ctx.output_type(k)
+        if not a.type == b.type == out:
+            raise ctx.fail(f"output {k}: the branches give {a.type} and {b.type}, the operator "
+                           f"declares {out}: not supported (one type and quantization)")
+        ctx.emit("select", [cond, a, b], {}, output=k)
+    return None
+
+
 def _call_once(ctx: _OpContext):
     ctx.imp.run_init_subgraph(ctx.opt(0, "i", 0), ctx.where)
     ctx.folded = True
@@ -1405,6 +1469,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SHAPE": (_shape, ()),
     "VAR_HANDLE": (_var_handle, ()),
     "CALL_ONCE": (_call_once, ()),
+    "IF": (_if, ("select",)),
     "READ_VARIABLE": (_read_variable, ("read_variable",)),
     "ASSIGN_VARIABLE": (_assign_variable, ("assign_variable",)),
     "BROADCAST_ARGS": (_broadcast_args, ()),

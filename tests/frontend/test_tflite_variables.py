@@ -1,8 +1,9 @@
-"""Resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) and
-CALL_ONCE with an init subgraph, as streaming models use them: the variable
-is state kept between invocations, and a sequence of invocations runs bit
-for bit as TFLM runs it, through the reference and the host build.  What
-is not supported yet is refused at import, naming the operator."""
+"""Several subgraphs: resource variables (VAR_HANDLE, READ_VARIABLE,
+ASSIGN_VARIABLE) with CALL_ONCE's init subgraph, as streaming models use
+them (the variable is state kept between invocations), and IF's branches.
+Sequences of invocations run bit for bit as TFLM runs them, through the
+reference and the host build.  What is not supported yet (WHILE, init
+subgraphs that compute) is refused at import, naming the operator."""
 
 from __future__ import annotations
 
@@ -94,16 +95,60 @@ def test_read_of_an_unknown_resource_is_refused(tmp_path):
         load_model(path)
 
 
-def test_control_flow_is_refused_with_its_reason(tmp_path):
+def _if_model(dtype="float32") -> bytes:
+    """y = IF(c, x, w): then-branch min(x, w) + w, else-branch max(x, w) (both
+    subgraphs take x and w)."""
+    q = {"scale": 0.1, "zero_point": 2} if dtype == "int8" else {}
     mb = ModelBuilder()
-    c = mb.input("c", [], "bool")
+    c = mb.input("c", [1], "bool")
+    x = mb.input("x", [2, 3], dtype, **q)
+    w = mb.input("w", [2, 3], dtype, **q)
+    y = mb.output("y", [2, 3], dtype, **q)
+    mb.op("IF", [c, x, w], [y], then_subgraph_index=1, else_subgraph_index=2)
+    for branch in ("then", "else"):
+        mb.next_subgraph()
+        bx = mb.input("x", [2, 3], dtype, **q)
+        bw = mb.input("w", [2, 3], dtype, **q)
+        by = mb.output("y", [2, 3], dtype, **q)
+        if branch == "then":
+            r = mb.tensor("r", [2, 3], dtype, **q)
+            mb.op("MINIMUM", [bx, bw], [r])
+            mb.op("ADD", [r, bw], [by])
+        else:
+            mb.op("MAXIMUM", [bx, bw], [by])
+    return mb.finish()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_if_runs_the_taken_branch_as_tflm(dtype, tflm, tmp_path):  # noqa: F811
+    model = _if_model(dtype)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    rng = np.random.default_rng(2)
+
+    def values():
+        if dtype == "int8":
+            return rng.integers(-60, 60, (2, 3)).astype(np.int8)
+        return rng.normal(size=(2, 3)).astype(np.float32)
+    seq = [[np.array([flag]), values(), values()] for flag in (True, False, True)]
+    want = np.stack([outs[0] for outs in tflm.run(model, seq)])
+    graph = load_model(path)
+    session = Session(graph)
+    np.testing.assert_array_equal(np.stack([session.invoke(s)[0] for s in seq]), want)
+    compiled = compile_model(path, "host/native", name="m", measure_code=False)
+    host = run_on_host(compiled, [np.stack(a) for a in zip(*seq)], workdir=tmp_path)[0]
+    np.testing.assert_array_equal(host, want)
+
+
+def test_while_is_refused_with_its_reason(tmp_path):
+    mb = ModelBuilder()
     x = mb.input("x", [2], "float32")
     y = mb.output("y", [2], "float32")
-    mb.op("IF", [c, x], [y])
+    mb.op("WHILE", [x], [y])
     path = tmp_path / "m.tflite"
     path.write_bytes(mb.finish())
-    with pytest.raises(ModelError, match=r"operator 0 \(IF\): control flow between subgraphs is "
-                                         r"not supported yet; only CALL_ONCE's init subgraph"):
+    with pytest.raises(ModelError, match=r"operator 0 \(WHILE\): a loop whose trip count is "
+                                         r"known at run time only is not supported yet"):
         load_model(path)
 
 

@@ -89,6 +89,7 @@ OPTIONS = {
     "DEQUANTIZE": "DequantizeOptions",
     "VAR_HANDLE": "VarHandleOptions",
     "CALL_ONCE": "CallOnceOptions",
+    "IF": "IfOptions",
 }
 
 ENUMS = {
