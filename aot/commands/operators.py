@@ -71,8 +71,9 @@ def markdown() -> str:
         "own (DSP, Helium, RISC-V); the others use the generic one. A builtin *resolved at "
         "import* leaves nothing to run: shapes are static, so SHAPE, BROADCAST_ARGS (and FILL "
         "of a constant) become constants, VAR_HANDLE names a variable and CALL_ONCE's init "
-        "subgraph gives start values (IF imports both branches and selects). A builtin marked *refused at import* stops `aot "
-        "compile` with its name, index and reason before anything is built; element types "
+        "subgraph gives start values; IF imports both branch subgraphs and selects the taken "
+        "one's outputs. A builtin marked *refused at import* stops `aot compile` with its "
+        "name, index and reason before anything is built; element types "
         "a builtin's kernels lack are refused the same way (docs/models.md lists them).",
         "",
         "| " + " | ".join(_HEADER) + " |",

@@ -614,8 +614,14 @@ def _transpose_conv(ctx: _OpContext):
                        f"{list(out.shape)}")
     if ctx.activation(3) != "none":
         raise ctx.fail(f"fused activation {ctx.activation(3)}: not supported yet")
+    if data.dtype == "int16" and bias is not None and bias.dtype == "int16" \
+            and bias.kind == "constant":
+        # TFLM widens an int16 bias of a 16x8 layer to int64 before use
+        bias = Tensor(bias.name, TensorType(bias.shape, "int64", bias.quant), "constant",
+                      bias.data.astype(np.int64))
     if data.dtype == "int16" and bias is not None and bias.dtype != "int64":
-        raise ctx.fail(f"an int16 layer needs an int64 bias here, got {bias.dtype}")
+        raise ctx.fail(f"an int16 layer needs an int64 (or constant int16) bias, got "
+                       f"{bias.dtype}")
     if weight.quant is not None and any(weight.quant.zero_point):
         raise ctx.fail("weights must have zero point 0 (symmetric), as TFLM requires")
     padding = ctx.opt(0, "b", 0)
@@ -1148,7 +1154,8 @@ def _gather(ctx: _OpContext):
     if indices.dtype != "int32":
         raise ctx.fail(f"{indices.dtype} indices: not supported (TFLM takes int32)")
     axis = ctx.opt(0, "i", 0)
-    if indices.kind == "constant" and indices.data.size and -data.type.rank <= axis < data.type.rank:
+    rank = data.type.rank
+    if indices.kind == "constant" and indices.data.size and -rank <= axis < rank:
         size = data.shape[axis]
         bad = indices.data[(indices.data < 0) | (indices.data >= size)].reshape(-1)
         if bad.size:

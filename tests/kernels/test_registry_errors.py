@@ -24,7 +24,9 @@ def test_the_registries_list_every_operator_with_a_generic_strategy():
         "resize_nearest", "select", "softmax", "strided_slice", "sub", "tanh", "transpose",
         "abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin", "cos",
         "square", "div", "squared_difference", "floor_div", "floor_mod", "add_n", "elu",
-        "prelu", "cast", "zeros_like", "arg_max", "arg_min", "sum", "gather", "gather_nd", "cumsum", "batch_matmul", "transpose_conv2d", "resize_bilinear", "l2_pool2d", "dynamic_update_slice", "reduce_all", "log_softmax", "l2_normalization"])
+        "prelu", "cast", "zeros_like", "arg_max", "arg_min", "sum", "gather", "gather_nd",
+        "cumsum", "batch_matmul", "transpose_conv2d", "resize_bilinear", "l2_pool2d",
+        "dynamic_update_slice", "reduce_all", "log_softmax", "l2_normalization"])
     assert sorted(HANDWRITTEN) == ["assign_variable", "lstm", "read_variable", "svdf"]
     anchors = {"conv2d", "depthwise_conv2d", "dense", "avg_pool2d", "max_pool2d", "softmax",
                "mean", "reduce_max", "reduce_min", "arg_max", "arg_min", "sum", "cumsum",

@@ -15,7 +15,8 @@ from support.parity import assert_matches_tflm
 from support.tflite_builder import ModelBuilder
 
 
-def _model(rng, dtype, in_hw, out_hw, k, stride, padding, cin=3, cout=4, bias=True):
+def _model(rng, dtype, in_hw, out_hw, k, stride, padding, cin=3, cout=4, bias=True,
+           bias_type=None):
     mb = ModelBuilder()
     n = 1
     wv = rng.integers(-127, 128, (cout, k[0], k[1], cin)).astype(np.int8)
@@ -29,7 +30,7 @@ def _model(rng, dtype, in_hw, out_hw, k, stride, padding, cin=3, cout=4, bias=Tr
         ws = rng.uniform(0.002, 0.01, cout).astype(np.float32)
         x = mb.input("x", [n, *in_hw, cin], dtype, **xq)
         w = mb.const("w", wv, "int8", scale=ws, zero_point=0, axis=0)
-        bt = "int32" if dtype == "int8" else "int64"
+        bt = bias_type or ("int32" if dtype == "int8" else "int64")
         b = mb.const("b", rng.integers(-3000, 3000, cout), bt, scale=0.05 * ws, zero_point=0,
                      axis=0) if bias else -1
         y = mb.output("y", [n, *out_hw, cout], dtype, scale=0.08,
@@ -74,4 +75,21 @@ def test_fused_activation_is_refused_at_import(tmp_path):
     path.write_bytes(mb.finish())
     with pytest.raises(ModelError, match=r"operator 0 \(TRANSPOSE_CONV\): fused activation "
                                          r"relu: not supported yet"):
+        load_model(path)
+
+
+def test_int16_with_an_int16_bias_matches_tflm(tflm, tmp_path):  # noqa: F811
+    rng = np.random.default_rng(22)
+    model = _model(rng, "int16", (4, 4), (8, 8), (3, 3), (2, 2), "SAME", bias_type="int16")
+    x = rng.integers(-32768, 32768, (1, 4, 4, 3)).astype(np.int16)
+    assert_matches_tflm(tflm, model, [x], tmp_path)
+
+
+def test_int16_with_an_int32_bias_is_refused_at_import(tmp_path):
+    rng = np.random.default_rng(22)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_model(rng, "int16", (4, 4), (8, 8), (3, 3), (2, 2), "SAME",
+                            bias_type="int32"))
+    with pytest.raises(ModelError, match=r"operator 0 \(TRANSPOSE_CONV\): an int16 layer needs "
+                                         r"an int64 \(or constant int16\) bias, got int32"):
         load_model(path)

@@ -27,7 +27,8 @@ from aot.tir import expr as E
 
 
 def _taps(o, pad: int, k: int, s: int, size: int, r):
-    """Input index ``i`` and tap ``t`` for output ``o`` and step ``r``, and whether both are in range."""
+    """Input index ``i`` and tap ``t`` for output ``o`` and step ``r``, and
+    whether ``i < size`` and ``t`` is a tap of the filter."""
     i = (o + (pad - k + s)) // s + r
     t = o + pad - i * s
     return i, t, te.all(i < size, t >= 0, t < k)
