@@ -144,6 +144,7 @@ class _Importer:
         self.variables: dict[tuple[str, str], Tensor] = {}  # resource variables by key
         self.called_once: set[int] = set()
         self.prefix = ""  # of node names inside an inlined subgraph
+        self.names: set[str] = set()  # tensor names given so far
         self.inlining: list[int] = []
         sub = subgraphs[0]
         self._enter_subgraph(sub)
@@ -279,8 +280,15 @@ class _Importer:
                 f"{role} refers to tensor {index}, but the model has {len(self.raw_tensors)}"
             )
         raw = self.raw_tensors[index]
-        # tensors of an inlined subgraph are prefixed: names stay unique
+        # Names are made unique (an inlined subgraph's get its prefix, a repeated
+        # one the tensor index): the compiler matches kernels' in-place
+        # consent to tensors by name, and TFLite does not require unique names.
         name = self.prefix + (raw.string(3) or f"tensor{index}")
+        if name in self.names:
+            name = f"{name}_{index}"
+            while name in self.names:
+                name += "_"
+        self.names.add(name)
         where = f"tensor {index} ({name!r})"
         code = raw.scalar(1, "b", 0)
         if code not in _DTYPES:

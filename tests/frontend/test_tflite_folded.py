@@ -118,3 +118,24 @@ def test_a_folded_model_output_is_refused(tmp_path):
     with pytest.raises(ModelError, match=r"model output 's' is a constant \(folded at import, "
                                          r"e.g. the result of SHAPE\): not supported yet"):
         _load(mb.finish(), tmp_path)
+
+
+def test_tensors_sharing_a_name_compile_and_run_as_tflm(tflm, tmp_path):  # noqa: F811
+    # TFLite does not require unique tensor names; three tensors named "y"
+    # in different kernels must not be taken for one another.
+    mb = ModelBuilder()
+    c = mb.input("c", [1], "bool")
+    x = mb.input("x", [2, 3], "float32")
+    w = mb.input("w", [2, 3], "float32")
+    r = mb.tensor("r", [2, 3], "float32")
+    mb.op("MINIMUM", [x, w], [r])
+    a = mb.tensor("y", [2, 3], "float32")
+    mb.op("ADD", [r, w], [a])
+    b = mb.tensor("y", [2, 3], "float32")
+    mb.op("MAXIMUM", [x, w], [b])
+    y = mb.output("y", [2, 3], "float32")
+    mb.op("SELECT_V2", [c, a, b], [y])
+    rng = np.random.default_rng(3)
+    inputs = [np.array([False]), rng.normal(size=(2, 3)).astype(np.float32),
+              rng.normal(size=(2, 3)).astype(np.float32)]
+    assert_matches_tflm(tflm, mb.finish(), inputs, tmp_path)
