@@ -4,7 +4,8 @@
   int16), rescaled to ``2 * max(s1, s2)`` with their own multipliers, summed,
   and requantized to the output; mul: one multiplier for the product.  The
   constants are those ``legalize_quantized`` folded.
-* float32 add/sub/mul/maximum/minimum and relu/relu6/relu_n1_to_1.
+* float32 add/sub/mul/maximum/minimum and relu/relu6/relu_n1_to_1; int8
+  relu/relu6 as a table of the reference's arithmetic.
 * quantize (float or integer in, integer out) and dequantize.
 * comparisons (bool out; quantized operands on a common scale, as the
   reference's :mod:`aot.reference.ops.compare`), logical and/or/not, select.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 
 from aot import te
+from aot.kernels.activation import int8_table
 from aot.kernels.common import float_activation, requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
@@ -240,8 +242,15 @@ def select(ctx, node) -> Computed:
         _broadcast(c, i), _broadcast(a, i), _broadcast(b, i)), name="y"))
 
 def _relu(ctx, node) -> Computed:
-    _float_only(node)
+    """float32: a clamp. int8: a 256-entry table of the reference's
+    arithmetic for this node (RELU requantizes, RELU6 clamps on the input's
+    scale as TFLM does), one load per element."""
     x = ctx.value(node.inputs[0])
+    if (node.inputs[0].dtype, node.outputs[0].dtype) == ("int8", "int8"):
+        table = ctx.const(f"{node.name}_table", int8_table(node))
+        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                                   name="y"))
+    _float_only(node)
     return Computed(te.compute(x.shape, lambda *i: float_activation(x[i], node.op),
                                name="y"))
 
