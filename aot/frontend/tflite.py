@@ -756,6 +756,16 @@ def _unary(ir_op: str):
     return convert
 
 
+def _relu(ir_op: str):
+    """RELU, RELU6: float32 and int8 (int16, which TFLM also runs, has no kernel yet)."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        if data.dtype not in ("float32", "int8"):
+            raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+        return ir_op, [data], {}
+    return convert
+
+
 def _reshape(ctx: _OpContext):
     # The output tensor's shape is authoritative (the shape input may hold -1).
     return "reshape", [ctx.input(0)], {"newshape": ctx.output_type().shape}
@@ -1413,8 +1423,8 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "L2_NORMALIZATION": (_l2_normalization, ("l2_normalization",)),
     "LOGISTIC": (_unary("logistic"), ("logistic",)),
     "TANH": (_unary("tanh"), ("tanh",)),
-    "RELU": (_unary("relu"), ("relu",)),
-    "RELU6": (_unary("relu6"), ("relu6",)),
+    "RELU": (_relu("relu"), ("relu",)),
+    "RELU6": (_relu("relu6"), ("relu6",)),
     "LEAKY_RELU": (_leaky_relu, ("leaky_relu",)),
     "HARD_SWISH": (_unary("hard_swish"), ("hard_swish",)),
     "QUANTIZE": (_quantize, ("quantize",)),
