@@ -834,7 +834,10 @@ def _l2_normalization(ctx: _OpContext):
 
 
 def _leaky_relu(ctx: _OpContext):
-    return "leaky_relu", [ctx.input(0)], {"alpha": ctx.opt(0, "f", 0.0)}
+    data = ctx.input(0)
+    if data.dtype not in ("float32", "int8"):  # TFLM also runs int16: no kernel yet
+        raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+    return "leaky_relu", [data], {"alpha": ctx.opt(0, "f", 0.0)}
 
 
 def _quantize(ctx: _OpContext):

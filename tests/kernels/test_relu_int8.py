@@ -27,13 +27,14 @@ def test_matches_tflm(op, qx, qy, tflm, tmp_path):  # noqa: F811
     assert_matches_tflm(tflm, mb.finish(), [xv], tmp_path)
 
 
-def test_int16_is_refused_at_import(tmp_path):
+@pytest.mark.parametrize("op", ["RELU", "RELU6", "LEAKY_RELU"])
+def test_int16_is_refused_at_import(op, tmp_path):
     mb = ModelBuilder()
     x = mb.input("x", [4], "int16", scale=0.1)
     y = mb.output("y", [4], "int16", scale=0.1)
-    mb.op("RELU", [x], [y])
+    mb.op(op, [x], [y])
     path = tmp_path / "m.tflite"
     path.write_bytes(mb.finish())
-    with pytest.raises(ModelError, match=r"operator 0 \(RELU\): int16 input: not supported yet "
+    with pytest.raises(ModelError, match=rf"operator 0 \({op}\): int16 input: not supported yet "
                                          r"\(float32 and int8\)"):
         load_model(path)

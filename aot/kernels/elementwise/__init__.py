@@ -65,6 +65,8 @@ def _arith(ctx, node) -> Computed:
         out = te.compute(shape, lambda *i: float_activation(
             fn(_broadcast(a, i), _broadcast(b, i)), act), name="y")
         return Computed(out)
+    if y_t.dtype == "int32":
+        return _arith_int32(node, a, b, shape, act)
     if y_t.dtype not in ("int8", "int16"):
         raise KernelError(f"{node.op} ({node.name}) on {y_t.dtype}: not supported yet")
     qp = ctx.quant(node)
@@ -85,6 +87,27 @@ def _arith(ctx, node) -> Computed:
         v = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
         raw = u + v if node.op == "add" else u - v
         return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
+    return Computed(te.compute(shape, body, name="y"))
+
+
+#: The clamp of a fused activation on int32 results (CalculateActivationRange).
+_INT32_ACT = {"none": None, "relu": (0, None), "relu6": (0, 6), "relu_n1_to_1": (-1, 1)}
+
+
+def _arith_int32(node, a, b, shape, act) -> Computed:
+    """int32 ADD, SUB, MUL as TFLM: the plain result, wrapping, then the
+    fused activation's clamp, which TFLM's int32 ADD leaves out
+    (quantization is ignored)."""
+    helper = {"add": "aot_add32", "sub": "aot_sub32", "mul": "aot_mul32"}[node.op]
+    bounds = None if node.op == "add" else _INT32_ACT[act]
+
+    def body(*i):
+        v = te.call_pure("int32", helper, _broadcast(a, i), _broadcast(b, i))
+        if bounds is not None:
+            v = E.max_(v, E.const(bounds[0], "int32"))
+            if bounds[1] is not None:
+                v = E.min_(v, E.const(bounds[1], "int32"))
+        return v
     return Computed(te.compute(shape, body, name="y"))
 
 

@@ -217,8 +217,18 @@ static inline int32_t aot_sat32(int64_t v) {
   return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
 }
 
+/* int32 arithmetic that wraps (through uint32), as TFLM's int32 ADD, SUB
+   and MUL do in practice; signed overflow is undefined in C. */
 static inline int32_t aot_add32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t aot_sub32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+static inline int32_t aot_mul32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a * (uint32_t)b);
 }
 
 /* log(x) for fixed-point x >= 1 with `input_bits` integer bits, as a raw
