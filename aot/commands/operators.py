@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from aot.frontend.tflite import REFUSED, lowering
+from aot.frontend.tflite import REFUSED, RESOLVED, lowering
 from aot.frontend.tflm_builtins import TFLM_BUILTINS
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
 from aot.passes.simplify import RESHAPES
@@ -43,7 +43,8 @@ def rows() -> list[tuple[str, ...]]:
             out.append((builtin, f"refused at import: {why}", "", "", ""))
             continue
         if not ops:
-            out.append((builtin, "resolved at import (no run-time work)", "yes", "yes", ""))
+            what = RESOLVED.get(builtin, "resolved at import (no run-time work)")
+            out.append((builtin, what, "yes", "yes", ""))
             continue
         # reshape, squeeze and expand_dims are views or index remaps, never kernels of their own
         kernels = all(op in COMPUTES or op in HANDWRITTEN or op in RESHAPES for op in ops)
@@ -72,7 +73,8 @@ def markdown() -> str:
         "import* leaves nothing to run: shapes are static, so SHAPE, BROADCAST_ARGS (and FILL "
         "of a constant) become constants, VAR_HANDLE names a variable and CALL_ONCE's init "
         "subgraph gives start values; IF imports both branch subgraphs and selects the taken "
-        "one's outputs. A builtin marked *refused at import* stops `aot compile` with its "
+        "one's outputs; WHILE is unrolled when its trip count is known at import (loops "
+        "bounded at run time are refused). A builtin marked *refused at import* stops `aot compile` with its "
         "name, index and reason before anything is built; element types "
         "a builtin's kernels lack are refused the same way (docs/models.md lists them).",
         "",

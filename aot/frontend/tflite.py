@@ -6,8 +6,9 @@ table slot numbers and enum values below are those of TFLite's public
 TensorFlow and no generated schema module is needed.
 
 The first subgraph is imported, the init subgraphs CALL_ONCE names
-(resource variables' start values) and IF's branches (both imported in
-place, a select picks the taken one); WHILE is refused.  Each TFLite operator maps to one IR node:
+(resource variables' start values), IF's branches (both imported in
+place, a select picks the taken one) and WHILE's condition and body (the
+loop unrolled at import when its trip count is known there).  Each TFLite operator maps to one IR node:
 
 ===========================  =====================================
 TFLite                       IR
@@ -80,16 +81,19 @@ BUILTIN_CODES = {
     "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151, "REDUCE_ALL": 140,
     "LOG_SOFTMAX": 50, "L2_NORMALIZATION": 11,
     "VAR_HANDLE": 142, "READ_VARIABLE": 143, "ASSIGN_VARIABLE": 144, "CALL_ONCE": 129,
-    "IF": 118,
+    "IF": 118, "WHILE": 119,
     # Folded into constants at import (see "folded at import" below).
     "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
 
 #: TFLM builtins refused at import, and why (docs/operators.md prints it).
-REFUSED = {
-    "WHILE": "a loop whose trip count is known at run time only is not supported yet "
-             "(IF and CALL_ONCE are imported)",
+REFUSED: dict[str, str] = {}
+
+#: What happens at import to builtins that become no operator of their own.
+RESOLVED = {
+    "WHILE": "unrolled at import into its body's operators (its trip count must be known "
+             "there)",
 }
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
 
@@ -155,6 +159,10 @@ class _Importer:
         if not outputs:
             raise ModelError("the model has no outputs")
         for t in outputs:
+            if t.kind == "input":
+                raise ModelError(f"model output {t.name!r} is a model input passed through "
+                                 "unchanged: not supported yet (the compiled model would not "
+                                 "copy it)")
             if t.kind == "constant":
                 raise ModelError(f"model output {t.name!r} is a constant (folded at import, "
                                  "e.g. the result of SHAPE): not supported yet as an output")
@@ -488,6 +496,21 @@ class _OpContext:
         old = self.imp.tensors[i]
         self.imp.tensors[i] = Tensor(old.name, ttype, "constant",
                                      value.astype(ttype.np_dtype).reshape(ttype.shape))
+        self.imp.produced.add(i)
+        self.folded = True
+
+    def alias(self, output: int, tensor: Tensor) -> None:
+        """Make the operator's output ``output`` the existing ``tensor`` (its
+        type must be the declared one); a converter that aliases every
+        output returns None."""
+        ttype = self.output_type(output)
+        i = self.out_idx[output]
+        if i in self.imp.produced:
+            raise self.fail(f"output tensor {i} is produced twice")
+        if tensor.type != ttype:
+            raise self.fail(f"output {output} is declared {ttype} but the loop gives "
+                            f"{tensor.type}: not supported (one type and quantization)")
+        self.imp.tensors[i] = tensor
         self.imp.produced.add(i)
         self.folded = True
 
@@ -1288,6 +1311,85 @@ def _if(ctx: _OpContext):
     return None
 
 
+#: Iterations a WHILE loop may be unrolled to at import.
+MAX_UNROLL = 256
+
+#: IR operators the import-time evaluator folds when all their inputs are
+#: unquantized constants (the arithmetic of a loop's counter and condition).
+_FOLDABLE = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "logical_not": np.logical_not, "minimum": np.minimum, "maximum": np.maximum,
+}
+
+
+def _fold_nodes(nodes: list[Node], outs: list[Tensor]) -> tuple[list[Node], list[Tensor]]:
+    """``nodes`` with those of :data:`_FOLDABLE` whose inputs are all
+    unquantized int32, bool or float32 constants replaced by constants (int32
+    wrapping as in C); ``outs`` mapped the same way."""
+    mapping: dict[int, Tensor] = {}
+    kept = []
+    for node in nodes:
+        ins = [mapping.get(id(t), t) if t is not None else None for t in node.inputs]
+        fn = _FOLDABLE.get(node.op)
+        if (fn is not None and node.attrs.get("activation", "none") == "none"
+                and all(t is not None and t.kind == "constant" and t.quant is None
+                        and t.dtype in ("int32", "bool", "float32") for t in ins)):
+            y = node.outputs[0]
+            with np.errstate(over="ignore"):
+                value = fn(*[t.data.astype(np.int64) if t.dtype == "int32" else t.data
+                             for t in ins])
+            value = np.asarray(value)
+            if y.dtype == "int32":
+                value = (value + (1 << 31)) % (1 << 32) - (1 << 31)
+            mapping[id(y)] = Tensor(y.name, y.type, "constant",
+                                    value.astype(y.type.np_dtype).reshape(y.shape))
+            continue
+        kept.append(Node(node.op, ins, node.outputs, node.attrs, node.name)
+                    if any(a is not b for a, b in zip(ins, node.inputs)) else node)
+    return kept, [mapping.get(id(t), t) for t in outs]
+
+
+def _while(ctx: _OpContext):
+    """WHILE(vars...): unrolled at import when its trip count is known there:
+    the condition subgraph, imported in place with the loop's current
+    values, must fold to a constant (its counter arithmetic on constants,
+    :data:`_FOLDABLE`); the body subgraph is imported once per iteration
+    (at most :data:`MAX_UNROLL`), its outputs becoming the next values."""
+    cond_i, body_i = ctx.opt(0, "i", 0), ctx.opt(1, "i", 0)
+    values = [ctx.input(i) for i in range(len(ctx.in_idx))]
+    prefix = f"{ctx.imp.prefix}{ctx.index}"
+    for it in range(MAX_UNROLL + 1):
+        nodes, outs = ctx.imp.inline_subgraph(cond_i, values, ctx.where, f"{prefix}.cond{it}/")
+        if any(n.op == "assign_variable" for n in nodes):
+            raise ctx.fail("the loop condition assigns a variable: not supported")
+        _, outs = _fold_nodes(nodes, outs)
+        if len(outs) != 1 or outs[0].kind != "constant" or outs[0].dtype != "bool" \
+                or outs[0].type.size != 1:
+            raise ctx.fail("the loop's condition depends on run-time values: not supported "
+                           "yet (a loop is unrolled at import, so its trip count must be "
+                           "known there)")
+        if not bool(outs[0].data.reshape(-1)[0]):
+            break
+        if it == MAX_UNROLL:
+            raise ctx.fail(f"the loop runs more than {MAX_UNROLL} times: not supported (it "
+                           "is unrolled at import)")
+        nodes, values = ctx.imp.inline_subgraph(body_i, values, ctx.where,
+                                                f"{prefix}.body{it}/")
+        if any(n.op == "assign_variable" for n in nodes):
+            raise ctx.fail("the loop body assigns a variable: not supported yet")
+        nodes, values = _fold_nodes(nodes, values)
+        ctx.steps.extend(nodes)
+    if len(values) != len(ctx.out_idx):
+        raise ctx.fail(f"the loop gives {len(values)} values, the operator has "
+                       f"{len(ctx.out_idx)} outputs")
+    for k, v in enumerate(values):
+        ctx.alias(k, v)
+    return None
+
+
 def _call_once(ctx: _OpContext):
     ctx.imp.run_init_subgraph(ctx.opt(0, "i", 0), ctx.where)
     ctx.folded = True
@@ -1498,6 +1600,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "VAR_HANDLE": (_var_handle, ()),
     "CALL_ONCE": (_call_once, ()),
     "IF": (_if, ("select",)),
+    "WHILE": (_while, ()),
     "READ_VARIABLE": (_read_variable, ("read_variable",)),
     "ASSIGN_VARIABLE": (_assign_variable, ("assign_variable",)),
     "BROADCAST_ARGS": (_broadcast_args, ()),

@@ -2,8 +2,10 @@
 ASSIGN_VARIABLE) with CALL_ONCE's init subgraph, as streaming models use
 them (the variable is state kept between invocations), and IF's branches.
 Sequences of invocations run bit for bit as TFLM runs them, through the
-reference and the host build.  What is not supported yet (WHILE, init
-subgraphs that compute) is refused at import, naming the operator."""
+reference and the host build; WHILE is unrolled at import when its trip
+count is known there.  What is not supported yet (loops bounded at run
+time, init subgraphs that compute) is refused at import, naming the
+operator."""
 
 from __future__ import annotations
 
@@ -140,15 +142,65 @@ def test_if_runs_the_taken_branch_as_tflm(dtype, tflm, tmp_path):  # noqa: F811
     np.testing.assert_array_equal(host, want)
 
 
-def test_while_is_refused_with_its_reason(tmp_path):
+def _while_model(n: int, runtime_bound: bool = False) -> bytes:
+    """(i, limit, x) -> WHILE i < limit: i + 1, limit, x * 1.5 + x; y is x."""
     mb = ModelBuilder()
-    x = mb.input("x", [2], "float32")
-    y = mb.output("y", [2], "float32")
-    mb.op("WHILE", [x], [y])
+    x = mb.input("x", [2, 3], "float32")
+    i0 = mb.const("i0", np.array(0, np.int32), "int32")
+    lim = mb.input("n", [], "int32") if runtime_bound else \
+        mb.const("n", np.array(n, np.int32), "int32")
+    i_out = mb.tensor("i_out", [], "int32")
+    n_out = mb.tensor("n_out", [], "int32")
+    y = mb.output("y", [2, 3], "float32")
+    mb.op("WHILE", [i0, lim, x], [i_out, n_out, y], cond_subgraph_index=1,
+          body_subgraph_index=2)
+    mb.next_subgraph()  # condition
+    ci, cn = mb.input("i", [], "int32"), mb.input("n", [], "int32")
+    mb.input("x", [2, 3], "float32")
+    c = mb.output("c", [], "bool")
+    mb.op("LESS", [ci, cn], [c])
+    mb.next_subgraph()  # body
+    bi, bn = mb.input("i", [], "int32"), mb.input("n", [], "int32")
+    bx = mb.input("x", [2, 3], "float32")
+    i2 = mb.output("i2", [], "int32")
+    mb.op("ADD", [bi, mb.const("one", np.array(1, np.int32), "int32")], [i2])
+    mb.outputs.append(bn)
+    t = mb.tensor("t", [2, 3], "float32")
+    mb.op("MUL", [bx, mb.const("k", np.full((2, 3), 1.5, np.float32))], [t])
+    x2 = mb.output("x2", [2, 3], "float32")
+    mb.op("ADD", [t, bx], [x2])
+    return mb.finish()
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_while_with_a_known_trip_count_is_unrolled_as_tflm(n, tflm, tmp_path):  # noqa: F811
+    model = _while_model(n)
     path = tmp_path / "m.tflite"
-    path.write_bytes(mb.finish())
-    with pytest.raises(ModelError, match=r"operator 0 \(WHILE\): a loop whose trip count is "
-                                         r"known at run time only is not supported yet"):
+    path.write_bytes(model)
+    assert [nd.op for nd in load_model(path).nodes] == ["mul", "add"] * n
+    x = np.random.default_rng(5).normal(size=(2, 3)).astype(np.float32)
+    want = tflm.run(model, [[x]])[0][-1]
+    got = Session(load_model(path)).invoke([x])[0]
+    np.testing.assert_array_equal(got, want)
+    compiled = compile_model(path, "host/native", name="m", measure_code=False)
+    np.testing.assert_array_equal(run_on_host(compiled, [x[None]], workdir=tmp_path)[0][0],
+                                  want)
+
+
+def test_a_loop_that_never_runs_passing_an_input_to_an_output_is_refused(tmp_path):
+    # the compiled model would not copy a model input to a model output
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_while_model(0))
+    with pytest.raises(ModelError, match=r"model output 'x' is a model input passed through "
+                                         r"unchanged: not supported yet"):
+        load_model(path)
+
+
+def test_while_with_a_runtime_trip_count_is_refused(tmp_path):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_while_model(0, runtime_bound=True))
+    with pytest.raises(ModelError, match=r"operator 0 \(WHILE\): the loop's condition depends "
+                                         r"on run-time values: not supported yet"):
         load_model(path)
 
 

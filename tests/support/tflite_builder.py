@@ -90,6 +90,7 @@ OPTIONS = {
     "VAR_HANDLE": "VarHandleOptions",
     "CALL_ONCE": "CallOnceOptions",
     "IF": "IfOptions",
+    "WHILE": "WhileOptions",
 }
 
 ENUMS = {
