@@ -407,8 +407,8 @@ class _Importer:
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
             converted = _CONVERTERS[op_name][0](ctx)
-            if converted is None:  # lowered into several nodes (ctx.emit) or folded
-                if not ctx.steps and not ctx.folded:
+            if converted is None:  # lowered into nodes (ctx.emit) or resolved at import
+                if not ctx.steps and not ctx.resolved:
                     raise ctx.fail("the converter emitted nothing")
                 return ctx.steps
             ir_op, inputs, attrs = converted
@@ -460,7 +460,7 @@ class _OpContext:
         self.out_idx = out_idx
         self.where = f"operator {index} ({op_name})"
         self.steps: list[Node] = []
-        self.folded = False
+        self.resolved = False  # outputs folded or aliased, or nothing to produce
 
     def emit(self, ir_op: str, inputs, attrs, *, output: int | None = None) -> Tensor:
         """Lower the operator into IR nodes one at a time: a node of ``ir_op``
@@ -497,7 +497,7 @@ class _OpContext:
         self.imp.tensors[i] = Tensor(old.name, ttype, "constant",
                                      value.astype(ttype.np_dtype).reshape(ttype.shape))
         self.imp.produced.add(i)
-        self.folded = True
+        self.resolved = True
 
     def alias(self, output: int, tensor: Tensor) -> None:
         """Make the operator's output ``output`` the existing ``tensor`` (its
@@ -512,7 +512,7 @@ class _OpContext:
                             f"{tensor.type}: not supported (one type and quantization)")
         self.imp.tensors[i] = tensor
         self.imp.produced.add(i)
-        self.folded = True
+        self.resolved = True
 
     def fail(self, message: str) -> ModelError:
         return ModelError(f"{self.where}: {message}")
@@ -1267,7 +1267,7 @@ def _var_handle(ctx: _OpContext):
     container = (table.string(0) if table is not None else None) or ""
     shared = (table.string(1) if table is not None else None) or ""
     ctx.imp.resources[ctx.out_idx[0]] = (container, shared)
-    ctx.folded = True
+    ctx.resolved = True
 
 
 def _read_variable(ctx: _OpContext):
@@ -1392,7 +1392,7 @@ def _while(ctx: _OpContext):
 
 def _call_once(ctx: _OpContext):
     ctx.imp.run_init_subgraph(ctx.opt(0, "i", 0), ctx.where)
-    ctx.folded = True
+    ctx.resolved = True
 
 
 # ------------------------------------------------------- folded at import
@@ -1613,6 +1613,6 @@ assert set(_CONVERTERS) == set(BUILTIN_CODES)
 
 def lowering(builtin: str) -> tuple[str, ...]:
     """The IR operators the TFLite builtin ``builtin`` is imported as (none:
-    always folded into a constant at import; a KeyError for builtins that
-    are refused at import)."""
+    resolved at import, :data:`RESOLVED` says how when it is not a constant;
+    a KeyError for builtins that are refused at import)."""
     return _CONVERTERS[builtin][1]
