@@ -1466,11 +1466,11 @@ def _resize_bilinear(ctx: _OpContext):
 
 
 def _dynamic_update_slice(ctx: _OpContext):
-    """DYNAMIC_UPDATE_SLICE(data, update, start): float32, int8, int32 (TFLM's types)."""
+    """DYNAMIC_UPDATE_SLICE(data, update, start): float32, int8, int16, int32 (TFLM's types)."""
     data, update, start = ctx.inputs(3)
-    if data.dtype not in ("float32", "int8", "int32"):
-        raise ctx.fail(f"{data.dtype} data: not supported (TFLM updates float32, int8 and "
-                       "int32)")
+    if data.dtype not in ("float32", "int8", "int16", "int32"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM updates float32, int8, int16 "
+                       "and int32)")
     if not data.quant == update.quant == ctx.output_type().quant:
         raise ctx.fail("data, update and output quantized differently: not supported (the "
                        "values are copied raw)")

@@ -20,10 +20,11 @@ from support.tflite_builder import ModelBuilder
     ((2, 4, 6), (1, 4, 2), (1, 0, 3)),
     ((8,), (3,), (7,)),
 ])
-@pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "int32"])
 @pytest.mark.parametrize("const", [False, True])
 def test_matches_tflm(shape, ushape, start, dtype, const, tflm, tmp_path):  # noqa: F811
-    q = {"scale": 0.2, "zero_point": 1} if dtype == "int8" else {}
+    q = {"int8": {"scale": 0.2, "zero_point": 1},
+         "int16": {"scale": 0.01, "zero_point": 0}}.get(dtype, {})
     rng = np.random.default_rng(6)
     if dtype == "float32":
         x, u = (rng.normal(size=s).astype(np.float32) for s in (shape, ushape))
@@ -39,14 +40,14 @@ def test_matches_tflm(shape, ushape, start, dtype, const, tflm, tmp_path):  # no
     assert_matches_tflm(tflm, mb.finish(), [x, u] if const else [x, u, s], tmp_path)
 
 
-def test_int16_is_refused_at_import(tmp_path):
+def test_bool_is_refused_at_import(tmp_path):
     mb = ModelBuilder()
-    x = mb.input("x", [4], "int16", scale=0.1)
-    u = mb.input("u", [2], "int16", scale=0.1)
-    y = mb.output("y", [4], "int16", scale=0.1)
+    x = mb.input("x", [4], "bool")
+    u = mb.input("u", [2], "bool")
+    y = mb.output("y", [4], "bool")
     mb.op("DYNAMIC_UPDATE_SLICE", [x, u, mb.const("s", np.array([1]), "int32")], [y])
     path = tmp_path / "m.tflite"
     path.write_bytes(mb.finish())
-    with pytest.raises(ModelError, match=r"operator 0 \(DYNAMIC_UPDATE_SLICE\): int16 data: "
-                                         r"not supported"):
+    with pytest.raises(ModelError, match=r"operator 0 \(DYNAMIC_UPDATE_SLICE\): bool data: "
+                                         r"not supported \(TFLM updates float32, int8, int16"):
         load_model(path)
