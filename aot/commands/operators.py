@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from aot.frontend.tflite import lowering
+from aot.frontend.tflite import REFUSED, RESOLVED, lowering
 from aot.frontend.tflm_builtins import TFLM_BUILTINS
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
 from aot.passes.simplify import RESHAPES
@@ -39,7 +39,12 @@ def rows() -> list[tuple[str, ...]]:
         try:
             ops = lowering(builtin)
         except KeyError:
-            out.append((builtin, "refused at import (not supported yet)", "", "", ""))
+            why = REFUSED.get(builtin, "not supported yet")
+            out.append((builtin, f"refused at import: {why}", "", "", ""))
+            continue
+        if not ops:
+            what = RESOLVED.get(builtin, "resolved at import (no run-time work)")
+            out.append((builtin, what, "yes", "yes", ""))
             continue
         # reshape, squeeze and expand_dims are views or index remaps, never kernels of their own
         kernels = all(op in COMPUTES or op in HANDWRITTEN or op in RESHAPES for op in ops)
@@ -64,8 +69,14 @@ def markdown() -> str:
         "loop nest). *reference*: the reference interpreter runs it (bit-exact with TFLM, "
         "docs/reference.md). *C kernels*: the kernel library generates C for it, the same C on "
         "the host and on every board. *tuned schedules*: target keys with a schedule of their "
-        "own (DSP, Helium, RISC-V); the others use the generic one. A builtin marked *refused "
-        "at import* stops `aot compile` with its name and index before anything is built.",
+        "own (DSP, Helium, RISC-V); the others use the generic one. A builtin *resolved at "
+        "import* leaves nothing to run: shapes are static, so SHAPE, BROADCAST_ARGS (and FILL "
+        "of a constant) become constants, VAR_HANDLE names a variable and CALL_ONCE's init "
+        "subgraph gives start values; IF imports both branch subgraphs and selects the taken "
+        "one's outputs; WHILE is unrolled when its trip count is known at import (loops "
+        "bounded at run time are refused). A builtin marked *refused at import* stops `aot compile` with its "
+        "name, index and reason before anything is built; element types "
+        "a builtin's kernels lack are refused the same way (docs/models.md lists them).",
         "",
         "| " + " | ".join(_HEADER) + " |",
         "|" + "---|" * len(_HEADER),

@@ -177,6 +177,15 @@ class _Array:
         q = self.tensor.quant
         return int(q.zero_point[0]) if q is not None else 0
 
+    @property
+    def start(self) -> str:
+        """C initializer of the state's start values when the model gives some
+        other than its zero point everywhere ("" otherwise)."""
+        data = self.tensor.data
+        if self.tensor.kind != "variable" or data is None or np.all(data == self.zero):
+            return ""
+        return _c_values(self.tensor)
+
 
 @dataclass
 class _Step:
@@ -542,7 +551,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         state_bytes=sum(s.nbytes for s in states), constant_bytes=constant_bytes,
         # Static arrays start at zero; state with another zero point is set
         # by the first run (or by P_reset).
-        lazy_reset=any(s.zero != 0 for s in states),
+        lazy_reset=any(s.zero != 0 or s.start for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
         target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels)
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",

@@ -361,13 +361,17 @@ def _epilogue(nodes: tuple[Node, ...], y: Tensor) -> set[Node]:
 
 
 def _step_outputs(graph: Graph, nodes: tuple[Node, ...]) -> list[Tensor]:
+    """The tensors a step writes for others: read by later steps, graph
+    outputs, or read by nobody (the output of a node kept for its effect on
+    state, e.g. ASSIGN_VARIABLE: its kernel still writes it somewhere)."""
     inside = {id(n) for n in nodes}
     users = graph.consumers()
     outs = {id(t) for t in graph.outputs}
     result = []
     for n in nodes:
         for t in n.outputs:
-            if id(t) in outs or any(id(u) not in inside for u in users.get(id(t), [])):
+            readers = users.get(id(t), [])
+            if id(t) in outs or not readers or any(id(u) not in inside for u in readers):
                 result.append(t)
     return result
 

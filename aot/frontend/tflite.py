@@ -5,8 +5,10 @@ table slot numbers and enum values below are those of TFLite's public
 ``schema.fbs`` (schema version 3), the file format's specification.  No
 TensorFlow and no generated schema module is needed.
 
-Only the first subgraph is imported (control flow such as CALL or WHILE is
-not supported).  Each TFLite operator maps to one IR node:
+The first subgraph is imported, the init subgraphs CALL_ONCE names
+(resource variables' start values), IF's branches (both imported in
+place, a select picks the taken one) and WHILE's condition and body (the
+loop unrolled at import when its trip count is known there).  Each TFLite operator maps to one IR node:
 
 ===========================  =====================================
 TFLite                       IR
@@ -74,8 +76,25 @@ BUILTIN_CODES = {
     "SQUARE": 92, "ABS": 101, "CEIL": 104, "COS": 108, "ROUND": 116,
     "DIV": 42, "FLOOR_DIV": 90, "FLOOR_MOD": 95, "SQUARED_DIFFERENCE": 99, "ADD_N": 106,
     "CAST": 53, "PRELU": 54, "ZEROS_LIKE": 93, "ELU": 111, "ARG_MAX": 56, "ARG_MIN": 79,
+    "SUM": 74, "GATHER": 36, "GATHER_ND": 107, "EMBEDDING_LOOKUP": 7, "CUMSUM": 128,
+    "BATCH_MATMUL": 126, "TRANSPOSE_CONV": 67, "RESIZE_BILINEAR": 23,
+    "L2_POOL_2D": 12, "DYNAMIC_UPDATE_SLICE": 151, "REDUCE_ALL": 140,
+    "LOG_SOFTMAX": 50, "L2_NORMALIZATION": 11,
+    "VAR_HANDLE": 142, "READ_VARIABLE": 143, "ASSIGN_VARIABLE": 144, "CALL_ONCE": 129,
+    "IF": 118, "WHILE": 119,
+    # Folded into constants at import (see "folded at import" below).
+    "SHAPE": 77, "BROADCAST_ARGS": 145, "FILL": 94,
 }
 _CODE_NAMES = {v: k for k, v in BUILTIN_CODES.items()}
+
+#: TFLM builtins refused at import, and why (docs/operators.md prints it).
+REFUSED: dict[str, str] = {}
+
+#: What happens at import to builtins that become no operator of their own.
+RESOLVED = {
+    "WHILE": "unrolled at import into its body's operators (its trip count must be known "
+             "there)",
+}
 SUPPORTED_OPERATORS = tuple(sorted(BUILTIN_CODES))
 
 _ACTIVATIONS = {0: "none", 1: "relu", 2: "relu_n1_to_1", 3: "relu6", 4: "tanh", 5: "sign_bit"}
@@ -125,20 +144,130 @@ class _Importer:
         subgraphs = model.tables(2, "subgraph")
         if not subgraphs:
             raise ModelError("the model has no subgraph")
+        self.subgraphs = subgraphs
+        self.variables: dict[tuple[str, str], Tensor] = {}  # resource variables by key
+        self.called_once: set[int] = set()
+        self.prefix = ""  # of node names inside an inlined subgraph
+        self.names: set[str] = set()  # tensor names given so far
+        self.inlining: list[int] = []
         sub = subgraphs[0]
-        self.raw_tensors = sub.tables(0, "tensor")
-        self.tensors: dict[int, Tensor] = {}
-        self.produced: set[int] = set()
+        self._enter_subgraph(sub)
         inputs = [self._tensor(int(i), role="input") for i in _ints(sub, 1)]
         inputs = [t for t in inputs if t.kind == "input"]
         nodes = [n for i, op in enumerate(sub.tables(3, "operator")) for n in self._node(i, op)]
         outputs = [self._tensor(int(i), role="subgraph output") for i in _ints(sub, 2)]
         if not outputs:
             raise ModelError("the model has no outputs")
+        for t in outputs:
+            if t.kind == "input":
+                raise ModelError(f"model output {t.name!r} is a model input passed through "
+                                 "unchanged: not supported yet (the compiled model would not "
+                                 "copy it)")
+            if t.kind == "constant":
+                raise ModelError(f"model output {t.name!r} is a constant (folded at import, "
+                                 "e.g. the result of SHAPE): not supported yet as an output")
         try:
             return Graph(inputs, outputs, nodes, name=_identifier(self.name))
         except IRError as err:
             raise ModelError(f"inconsistent model: {err}") from None
+
+    def _enter_subgraph(self, sub: Table) -> None:
+        """Make ``sub`` the subgraph whose tensor indices operators use."""
+        self.raw_tensors = sub.tables(0, "tensor")
+        self.tensors: dict[int, Tensor] = {}
+        self.produced: set[int] = set()
+        self.resources: dict[int, tuple[str, str]] = {}  # VAR_HANDLE outputs -> variable key
+
+    def run_init_subgraph(self, index: int, where: str) -> None:
+        """CALL_ONCE's subgraph ``index``: only VAR_HANDLE and ASSIGN_VARIABLE
+        of constants, which become the variables' start values (the state's
+        reset writes them)."""
+        if not 0 < index < len(self.subgraphs):
+            raise ModelError(f"{where}: init subgraph {index} does not exist (the model has "
+                             f"{len(self.subgraphs)} subgraphs; 0 is the main one)")
+        if index in self.called_once:
+            return
+        self.called_once.add(index)
+        saved = (self.raw_tensors, self.tensors, self.produced, self.resources)
+        self._enter_subgraph(self.subgraphs[index])
+        try:
+            for i, op in enumerate(self.subgraphs[index].tables(3, "operator")):
+                code, op_name = self.opcodes[op.scalar(0, "I", 0)] \
+                    if op.scalar(0, "I", 0) < len(self.opcodes) else (None, "?")
+                here = f"{where}: init subgraph {index} operator {i} ({op_name})"
+                ins, outs = [int(v) for v in _ints(op, 1)], [int(v) for v in _ints(op, 2)]
+                ctx = _OpContext(self, i, op_name, op, ins, outs)
+                if op_name == "VAR_HANDLE":
+                    _var_handle(ctx)
+                elif op_name == "ASSIGN_VARIABLE":
+                    key = self.resource_key(ctx, 0)
+                    value = ctx.input(1)
+                    if value.kind != "constant":
+                        raise ModelError(f"{here}: assigns a computed value: not supported yet "
+                                         "(init subgraphs may assign constants only)")
+                    if key in self.variables:
+                        raise ModelError(f"{here}: variable {key[1]!r} is used before this "
+                                         "assignment of its start value: not supported yet "
+                                         "(CALL_ONCE first, one assignment per variable)")
+                    self.variable(ctx, key, value.type, start=value.data)
+                else:
+                    raise ModelError(f"{here}: not supported yet in an init subgraph (only "
+                                     "VAR_HANDLE and ASSIGN_VARIABLE of constants)")
+        finally:
+            self.raw_tensors, self.tensors, self.produced, self.resources = saved
+
+    def inline_subgraph(self, index: int, args: list[Tensor], where: str,
+                        prefix: str) -> tuple[list[Node], list[Tensor]]:
+        """Subgraph ``index`` imported in place, its inputs bound to ``args``:
+        its nodes (names prefixed with ``prefix``) and its output tensors."""
+        if not 0 < index < len(self.subgraphs):
+            raise ModelError(f"{where}: subgraph {index} does not exist (the model has "
+                             f"{len(self.subgraphs)} subgraphs; 0 is the main one)")
+        if index in self.inlining:
+            raise ModelError(f"{where}: subgraph {index} calls itself: not supported")
+        sub = self.subgraphs[index]
+        saved = (self.raw_tensors, self.tensors, self.produced, self.resources, self.prefix)
+        self._enter_subgraph(sub)
+        self.prefix = prefix
+        self.inlining.append(index)
+        try:
+            ins = [int(i) for i in _ints(sub, 1)]
+            if len(ins) != len(args):
+                raise ModelError(f"{where}: subgraph {index} takes {len(ins)} inputs, the "
+                                 f"operator passes {len(args)}")
+            for k, (i, t) in enumerate(zip(ins, args)):
+                declared = self._tensor(i, role=f"subgraph {index} input {k}").type
+                if (declared.shape, declared.dtype) != (t.type.shape, t.type.dtype):
+                    raise ModelError(f"{where}: subgraph {index} input {k} is {declared}, the "
+                                     f"operator passes {t.type}")
+                self.tensors[i] = t
+            nodes = [n for i, op in enumerate(sub.tables(3, "operator")) for n in self._node(i, op)]
+            outs = [self._tensor(int(i), role=f"subgraph {index} output")
+                    for i in _ints(sub, 2)]
+        finally:
+            self.inlining.pop()
+            self.raw_tensors, self.tensors, self.produced, self.resources, self.prefix = saved
+        return nodes, outs
+
+    def resource_key(self, ctx: _OpContext, i: int) -> tuple[str, str]:
+        """The variable that input ``i`` (a VAR_HANDLE output) names."""
+        if i >= len(ctx.in_idx) or ctx.in_idx[i] not in self.resources:
+            raise ctx.fail(f"input {i} is not a resource made by VAR_HANDLE in this subgraph")
+        return self.resources[ctx.in_idx[i]]
+
+    def variable(self, ctx: _OpContext, key: tuple[str, str], ttype: TensorType,
+                 start: np.ndarray | None = None) -> Tensor:
+        """The variable tensor of resource ``key``, created with ``ttype`` (and
+        the ``start`` values an init subgraph assigns) on first use."""
+        var = self.variables.get(key)
+        if var is None:
+            var = Tensor(f"var_{_identifier(key[1] or key[0] or str(len(self.variables)))}",
+                         ttype, "variable", start)
+            self.variables[key] = var
+        elif var.type != ttype:
+            raise ctx.fail(f"variable {key[1]!r} is {var.type} elsewhere but {ttype} here: "
+                           "not supported (one type per variable)")
+        return var
 
     # ------------------------------------------------------------------ tables
 
@@ -159,7 +288,15 @@ class _Importer:
                 f"{role} refers to tensor {index}, but the model has {len(self.raw_tensors)}"
             )
         raw = self.raw_tensors[index]
-        name = raw.string(3) or f"tensor{index}"
+        # Names are made unique (an inlined subgraph's get its prefix, a repeated
+        # one the tensor index): the compiler matches kernels' in-place
+        # consent to tensors by name, and TFLite does not require unique names.
+        name = self.prefix + (raw.string(3) or f"tensor{index}")
+        if name in self.names:
+            name = f"{name}_{index}"
+            while name in self.names:
+                name += "_"
+        self.names.add(name)
         where = f"tensor {index} ({name!r})"
         code = raw.scalar(1, "b", 0)
         if code not in _DTYPES:
@@ -258,6 +395,8 @@ class _Importer:
             raise ModelError(f"operator {index} uses opcode {opcode_index}, which does not exist")
         code, op_name = self.opcodes[opcode_index]
         where = f"operator {index} ({op_name})"
+        if op_name in REFUSED:
+            raise ModelError(f"{where}: {REFUSED[op_name]}")
         if code not in _CODE_NAMES:
             raise ModelError(
                 f"{where} is not supported; supported operators: "
@@ -268,14 +407,14 @@ class _Importer:
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
             converted = _CONVERTERS[op_name][0](ctx)
-            if converted is None:  # lowered into several nodes (ctx.emit)
-                if not ctx.steps:
+            if converted is None:  # lowered into nodes (ctx.emit) or resolved at import
+                if not ctx.steps and not ctx.resolved:
                     raise ctx.fail("the converter emitted nothing")
                 return ctx.steps
             ir_op, inputs, attrs = converted
             return [self._make_node(ctx, ir_op, inputs, attrs,
                                     [self._claim_output(ctx, i) for i in range(len(out_idx))],
-                                    f"{index}:{op_name.lower()}")]
+                                    f"{self.prefix}{index}:{op_name.lower()}")]
         except IRError as err:
             raise ModelError(f"{where}: {err}") from None
 
@@ -321,6 +460,7 @@ class _OpContext:
         self.out_idx = out_idx
         self.where = f"operator {index} ({op_name})"
         self.steps: list[Node] = []
+        self.resolved = False  # outputs folded or aliased, or nothing to produce
 
     def emit(self, ir_op: str, inputs, attrs, *, output: int | None = None) -> Tensor:
         """Lower the operator into IR nodes one at a time: a node of ``ir_op``
@@ -328,7 +468,7 @@ class _OpContext:
         (its type inferred, quantization included) when ``output`` is None.
         Returns the tensor written.  A converter that emits returns None."""
         step = len(self.steps)
-        name = f"{self.index}:{self.op_name.lower()}.{step}"
+        name = f"{self.imp.prefix}{self.index}:{self.op_name.lower()}.{step}"
         if output is not None:
             outputs = [self.imp._claim_output(self, output)]
         else:
@@ -336,10 +476,43 @@ class _OpContext:
             normalized = opdef.normalize_attrs(attrs, self.where)
             (ttype,) = opdef.infer_types([t.type if t is not None else None for t in inputs],
                                          normalized, self.where)
-            outputs = [Tensor(f"{self.op_name.lower()}_{self.index}.{step}", ttype,
-                              "activation")]
+            outputs = [Tensor(f"{self.imp.prefix}{self.op_name.lower()}_{self.index}.{step}",
+                              ttype, "activation")]
         self.steps.append(self.imp._make_node(self, ir_op, inputs, attrs, outputs, name))
         return outputs[0]
+
+    def fold(self, output: int, value: np.ndarray) -> None:
+        """Make the operator's output ``output`` a constant holding ``value``
+        (computed at import: shapes are static here).  A converter that
+        folds every output returns None."""
+        ttype = self.output_type(output)
+        i = self.out_idx[output]
+        if i in self.imp.produced:
+            raise self.fail(f"output tensor {i} is produced twice")
+        value = np.asarray(value)
+        if value.size != ttype.size:
+            raise self.fail(f"computes {value.size} values but output {output} holds "
+                            f"{ttype.size} ({ttype})")
+        old = self.imp.tensors[i]
+        self.imp.tensors[i] = Tensor(old.name, ttype, "constant",
+                                     value.astype(ttype.np_dtype).reshape(ttype.shape))
+        self.imp.produced.add(i)
+        self.resolved = True
+
+    def alias(self, output: int, tensor: Tensor) -> None:
+        """Make the operator's output ``output`` the existing ``tensor`` (its
+        type must be the declared one); a converter that aliases every
+        output returns None."""
+        ttype = self.output_type(output)
+        i = self.out_idx[output]
+        if i in self.imp.produced:
+            raise self.fail(f"output tensor {i} is produced twice")
+        if tensor.type != ttype:
+            raise self.fail(f"output {output} is declared {ttype} but the loop gives "
+                            f"{tensor.type}: not supported (one type and quantization)")
+        self.imp.tensors[i] = tensor
+        self.imp.produced.add(i)
+        self.resolved = True
 
     def fail(self, message: str) -> ModelError:
         return ModelError(f"{self.where}: {message}")
@@ -459,6 +632,63 @@ def _dense(ctx: _OpContext):
     return "dense", [data, weight, bias], {"activation": ctx.activation(0), "keep_num_dims": keep}
 
 
+def _transpose_conv(ctx: _OpContext):
+    """TRANSPOSE_CONV(output_shape, weights, data, bias?): the output tensor's
+    shape is authoritative (TFLM ignores input 0 too); padding is TFLM's,
+    computed from the output's size as if it were a convolution's input."""
+    weight, data = ctx.input(1), ctx.input(2)
+    bias = ctx.input(3, optional=True)
+    out = ctx.output_type()
+    _weights(ctx, weight)
+    if data.type.rank != 4 or out.rank != 4:
+        raise ctx.fail(f"data and output must be 4-D NHWC, got {list(data.shape)} and "
+                       f"{list(out.shape)}")
+    if ctx.activation(3) != "none":
+        raise ctx.fail(f"fused activation {ctx.activation(3)}: not supported yet")
+    if data.dtype == "int16" and bias is not None and bias.dtype == "int16" \
+            and bias.kind == "constant":
+        # TFLM widens an int16 bias of a 16x8 layer to int64 before use
+        bias = Tensor(bias.name, TensorType(bias.shape, "int64", bias.quant), "constant",
+                      bias.data.astype(np.int64))
+    if data.dtype == "int16" and bias is not None and bias.dtype != "int64":
+        raise ctx.fail(f"an int16 layer needs an int64 (or constant int16) bias, got "
+                       f"{bias.dtype}")
+    if weight.quant is not None and any(weight.quant.zero_point):
+        raise ctx.fail("weights must have zero point 0 (symmetric), as TFLM requires")
+    padding = ctx.opt(0, "b", 0)
+    sw, sh = ctx.opt(1, "i", 1), ctx.opt(2, "i", 1)
+    if sw < 1 or sh < 1:
+        raise ctx.fail(f"strides must be at least 1, got {sh}x{sw}")
+    pads = []
+    for size, k, s in ((out.shape[1], weight.shape[1], sh), (out.shape[2], weight.shape[2], sw)):
+        if padding == 0:  # SAME
+            conv_out = (size + s - 1) // s
+        elif padding == 1:  # VALID
+            conv_out = (size - k + s) // s
+        else:
+            raise ctx.fail(f"unknown padding kind {padding}")
+        pads.append(max((conv_out - 1) * s + k - size, 0) // 2)
+    return "transpose_conv2d", [data, weight, bias], {
+        "strides": (sh, sw), "padding": tuple(pads), "output_size": tuple(out.shape[1:3])}
+
+
+def _batch_matmul(ctx: _OpContext):
+    """BATCH_MATMUL(lhs, rhs): float32, int8 or int16 (zero points 0) as TFLM."""
+    lhs, rhs = ctx.inputs(2)
+    out = ctx.output_type()
+    if lhs.dtype not in ("float32", "int8", "int16") or rhs.dtype != lhs.dtype \
+            or out.dtype != lhs.dtype:
+        raise ctx.fail(f"{lhs.dtype} x {rhs.dtype} -> {out.dtype}: not supported (TFLM "
+                       "multiplies float32, int8 or int16 operands into their own type)")
+    if lhs.dtype == "int16" and any(t.quant is not None and any(t.quant.zero_point)
+                                    for t in (lhs, rhs, out)):
+        raise ctx.fail("int16 operands need zero points 0 (as TFLM)")
+    if ctx.opt(2, "?", False):
+        raise ctx.fail("asymmetric_quantize_inputs (hybrid) is not supported")
+    return "batch_matmul", [lhs, rhs], {"adj_x": bool(ctx.opt(0, "?", False)),
+                                        "adj_y": bool(ctx.opt(1, "?", False))}
+
+
 def _pool(ir_op: str):
     def convert(ctx: _OpContext):
         (data,) = ctx.inputs(1)
@@ -469,6 +699,13 @@ def _pool(ir_op: str):
         attrs.update(pool_size=(kh, kw), activation=ctx.activation(5))
         return ir_op, [data], attrs
     return convert
+
+
+def _l2_pool(ctx: _OpContext):
+    data = ctx.input(0)
+    if data.dtype != "float32":
+        raise ctx.fail(f"{data.dtype} input: not supported (TFLM pools float32 only)")
+    return _pool("l2_pool2d")(ctx)
 
 
 def _binary(ir_op: str, has_activation: bool):
@@ -496,6 +733,18 @@ def _arg_extreme(ir_op: str):
             raise ctx.fail(f"{ctx.output_type().dtype} output: not supported yet (int32 only)")
         return ir_op, [ctx.input(0)], {"axis": int(axis[0])}
     return convert
+
+
+def _cumsum(ctx: _OpContext):
+    """CUMSUM(data, axis): float32 or int8, a constant axis, CumsumOptions."""
+    data = ctx.input(0)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM sums float32 and int8)")
+    axis = ctx.const(1, "axis").reshape(-1)
+    if axis.size != 1:
+        raise ctx.fail("axis must hold one value")
+    return "cumsum", [data], {"axis": int(axis[0]), "exclusive": bool(ctx.opt(0, "?", False)),
+                              "reverse": bool(ctx.opt(1, "?", False))}
 
 
 def _cast(ctx: _OpContext):
@@ -530,6 +779,16 @@ def _unary(ir_op: str):
     return convert
 
 
+def _relu(ir_op: str):
+    """RELU, RELU6: float32 and int8 (int16, which TFLM also runs, has no kernel yet)."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        if data.dtype not in ("float32", "int8"):
+            raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+        return ir_op, [data], {}
+    return convert
+
+
 def _reshape(ctx: _OpContext):
     # The output tensor's shape is authoritative (the shape input may hold -1).
     return "reshape", [ctx.input(0)], {"newshape": ctx.output_type().shape}
@@ -557,8 +816,51 @@ def _softmax(ctx: _OpContext):
                                "out_dtype": "same" if out == data.dtype else out}
 
 
+def _row_normalization(ir_op: str, activation_slot: int | None):
+    """LOG_SOFTMAX, L2_NORMALIZATION in float32 (other types not yet)."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        if data.dtype != "float32":
+            raise ctx.fail(f"{data.dtype} input: not supported yet (float32 only)")
+        if activation_slot is not None and ctx.activation(activation_slot) != "none":
+            raise ctx.fail(f"fused activation {ctx.activation(activation_slot)}: not supported "
+                           "(TFLite requires none)")
+        return ir_op, [data], {}
+    return convert
+
+
+def _log_softmax(ctx: _OpContext):
+    """LOG_SOFTMAX: float32, or int8 into scale 16/256 and zero point 127 (TFLM's rule)."""
+    data = ctx.input(0)
+    if data.dtype == "int8":
+        q = ctx.output_type().quant
+        if q is None or q.is_per_axis or np.float32(q.scale[0]) != np.float32(16 / 256) \
+                or q.zero_point[0] != 127:
+            raise ctx.fail("an int8 output needs scale 16/256 and zero point 127 (as TFLM)")
+        return "log_softmax", [data], {}
+    return _row_normalization("log_softmax", None)(ctx)
+
+
+def _l2_normalization(ctx: _OpContext):
+    """L2_NORMALIZATION: float32, or int8 into scale 1/128 and zero point 0 (TFLM's rule)."""
+    data = ctx.input(0)
+    if data.dtype == "int8":
+        q = ctx.output_type().quant
+        if q is None or q.is_per_axis or np.float32(q.scale[0]) != np.float32(1 / 128) \
+                or q.zero_point[0] != 0:
+            raise ctx.fail("an int8 output needs scale 1/128 and zero point 0 (as TFLM)")
+        if ctx.activation(0) != "none":
+            raise ctx.fail(f"fused activation {ctx.activation(0)}: not supported (TFLite "
+                           "requires none)")
+        return "l2_normalization", [data], {}
+    return _row_normalization("l2_normalization", 0)(ctx)
+
+
 def _leaky_relu(ctx: _OpContext):
-    return "leaky_relu", [ctx.input(0)], {"alpha": ctx.opt(0, "f", 0.0)}
+    data = ctx.input(0)
+    if data.dtype not in ("float32", "int8"):  # TFLM also runs int16: no kernel yet
+        raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+    return "leaky_relu", [data], {"alpha": ctx.opt(0, "f", 0.0)}
 
 
 def _quantize(ctx: _OpContext):
@@ -587,7 +889,7 @@ def _pad(ctx: _OpContext):
 
 
 def _reduce(ir_op: str):
-    """MEAN, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
+    """MEAN, SUM, REDUCE_ALL, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
         axes = ctx.const(1, "axes").reshape(-1)
@@ -888,6 +1190,293 @@ def _resize_nearest(ctx: _OpContext):
         "half_pixel_centers": bool(ctx.opt(1, "?", False))}
 
 
+def _gather(ctx: _OpContext):
+    """GATHER(data, indices): float32 or int8 data, int32 indices (TFLM's types)."""
+    data, indices = ctx.inputs(2)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM gathers float32 and int8)")
+    if indices.dtype != "int32":
+        raise ctx.fail(f"{indices.dtype} indices: not supported (TFLM takes int32)")
+    axis = ctx.opt(0, "i", 0)
+    rank = data.type.rank
+    if indices.kind == "constant" and indices.data.size and -rank <= axis < rank:
+        size = data.shape[axis]
+        bad = indices.data[(indices.data < 0) | (indices.data >= size)].reshape(-1)
+        if bad.size:
+            raise ctx.fail(f"index {int(bad[0])} is out of range for an axis of size {size}")
+    return "gather", [data, indices], {"axis": axis, "batch_dims": ctx.opt(1, "i", 0)}
+
+
+def _gather_nd(ctx: _OpContext):
+    """GATHER_ND(data, indices): float32 or int8 data, int32 indices (TFLM's types)."""
+    data, indices = ctx.inputs(2)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM gathers float32 and int8)")
+    if indices.dtype != "int32":
+        raise ctx.fail(f"{indices.dtype} indices: not supported (TFLM takes int32)")
+    if indices.kind == "constant" and indices.data.size and indices.type.rank >= 1:
+        for k in range(min(indices.shape[-1], data.type.rank)):
+            col = indices.data[..., k]
+            if col.min() < 0 or col.max() >= data.shape[k]:
+                bad = col[(col < 0) | (col >= data.shape[k])].reshape(-1)[0]
+                raise ctx.fail(f"index {int(bad)} is out of range for axis {k} of size "
+                               f"{data.shape[k]}")
+    return "gather_nd", [data, indices], {}
+
+
+def _embedding_lookup(ctx: _OpContext):
+    """EMBEDDING_LOOKUP(ids, table): rows of the table (a GATHER on axis 0);
+    an int8 table read into a float32 output is dequantized (zero point 0)."""
+    ids, table = ctx.inputs(2)
+    out = ctx.output_type()
+    if ids.dtype != "int32" or ids.type.rank != 1:
+        raise ctx.fail(f"the ids must be a 1-D int32 tensor, got {ids.type}")
+    if table.type.rank < 2:
+        raise ctx.fail(f"the table must have at least 2 axes, got {list(table.shape)}")
+    pairs = {("float32", "float32"), ("int8", "int8"), ("int8", "float32")}
+    if (table.dtype, out.dtype) not in pairs:
+        raise ctx.fail(f"{table.dtype} table to {out.dtype} output: not supported (TFLM "
+                       "reads float32 and int8 tables, into their own type or float32)")
+    if table.dtype == "int8" and out.dtype == "float32":
+        q = table.quant
+        if q is None or q.is_per_axis or q.zero_point[0] != 0:
+            raise ctx.fail("an int8 table read as float32 needs one scale and zero point 0 "
+                           "(as TFLM)")
+        rows = ctx.emit("gather", [table, ids], {"axis": 0})
+        ctx.emit("dequantize", [rows], {}, output=0)
+        return None
+    if table.quant != out.quant:
+        raise ctx.fail("table and output quantized differently: not supported (the rows are "
+                       "copied raw)")
+    ctx.emit("gather", [table, ids], {"axis": 0}, output=0)
+    return None
+
+
+# ------------------------------------------------- resource variables
+# A VAR_HANDLE names a variable by (container, shared_name); it becomes a
+# variable tensor (state kept between invocations, starting at its zero
+# point or at the value CALL_ONCE's init subgraph assigns).  READ_VARIABLE
+# copies the state out, ASSIGN_VARIABLE copies a value in; both are opaque
+# nodes, so they run where the model puts them.  CALL_ONCE's init subgraph is
+# read at import: its constant assignments become start values.
+
+def _var_handle(ctx: _OpContext):
+    if len(ctx.out_idx) != 1:
+        raise ctx.fail(f"has {len(ctx.out_idx)} outputs, expected 1")
+    table = ctx.options()
+    container = (table.string(0) if table is not None else None) or ""
+    shared = (table.string(1) if table is not None else None) or ""
+    ctx.imp.resources[ctx.out_idx[0]] = (container, shared)
+    ctx.resolved = True
+
+
+def _read_variable(ctx: _OpContext):
+    var = ctx.imp.variable(ctx, ctx.imp.resource_key(ctx, 0), ctx.output_type())
+    return "read_variable", [var], {}
+
+
+def _assign_variable(ctx: _OpContext):
+    value = ctx.input(1)
+    var = ctx.imp.variable(ctx, ctx.imp.resource_key(ctx, 0), value.type)
+    ctx.emit("assign_variable", [var, value], {})
+    return None
+
+
+def _if(ctx: _OpContext):
+    """IF(cond, args...): both branch subgraphs are imported in place and each
+    output selects the taken branch's value (``select``), so both branches
+    run; they must not assign variables (their effects would both happen)."""
+    cond = ctx.input(0)
+    if cond.dtype != "bool" or cond.type.size != 1:
+        raise ctx.fail(f"the condition must be one bool, got {cond.type}")
+    args = [ctx.input(i) for i in range(1, len(ctx.in_idx))]
+    branches = []
+    for slot, name in ((0, "then"), (1, "else")):
+        nodes, outs = ctx.imp.inline_subgraph(ctx.opt(slot, "i", 0), args, ctx.where,
+                                              f"{ctx.imp.prefix}{ctx.index}.{name}/")
+        if any(n.op == "assign_variable" for n in nodes):
+            raise ctx.fail(f"the {name} branch assigns a variable: not supported (both "
+                           "branches run here)")
+        if len(outs) != len(ctx.out_idx):
+            raise ctx.fail(f"the {name} branch gives {len(outs)} outputs, the operator has "
+                           f"{len(ctx.out_idx)}")
+        ctx.steps.extend(nodes)
+        branches.append(outs)
+    for k, (a, b) in enumerate(zip(*branches)):
+        out = ctx.output_type(k)
+        if not a.type == b.type == out:
+            raise ctx.fail(f"output {k}: the branches give {a.type} and {b.type}, the operator "
+                           f"declares {out}: not supported (one type and quantization)")
+        ctx.emit("select", [cond, a, b], {}, output=k)
+    return None
+
+
+#: Iterations a WHILE loop may be unrolled to at import.
+MAX_UNROLL = 256
+
+#: IR operators the import-time evaluator folds when all their inputs are
+#: unquantized constants (the arithmetic of a loop's counter and condition).
+_FOLDABLE = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "logical_not": np.logical_not, "minimum": np.minimum, "maximum": np.maximum,
+}
+
+
+def _fold_nodes(nodes: list[Node], outs: list[Tensor]) -> tuple[list[Node], list[Tensor]]:
+    """``nodes`` with those of :data:`_FOLDABLE` whose inputs are all
+    unquantized int32, bool or float32 constants replaced by constants (int32
+    wrapping as in C); ``outs`` mapped the same way."""
+    mapping: dict[int, Tensor] = {}
+    kept = []
+    for node in nodes:
+        ins = [mapping.get(id(t), t) if t is not None else None for t in node.inputs]
+        fn = _FOLDABLE.get(node.op)
+        if (fn is not None and node.attrs.get("activation", "none") == "none"
+                and all(t is not None and t.kind == "constant" and t.quant is None
+                        and t.dtype in ("int32", "bool", "float32") for t in ins)):
+            y = node.outputs[0]
+            with np.errstate(over="ignore"):
+                value = fn(*[t.data.astype(np.int64) if t.dtype == "int32" else t.data
+                             for t in ins])
+            value = np.asarray(value)
+            if y.dtype == "int32":
+                value = (value + (1 << 31)) % (1 << 32) - (1 << 31)
+            mapping[id(y)] = Tensor(y.name, y.type, "constant",
+                                    value.astype(y.type.np_dtype).reshape(y.shape))
+            continue
+        kept.append(Node(node.op, ins, node.outputs, node.attrs, node.name)
+                    if any(a is not b for a, b in zip(ins, node.inputs)) else node)
+    return kept, [mapping.get(id(t), t) for t in outs]
+
+
+def _while(ctx: _OpContext):
+    """WHILE(vars...): unrolled at import when its trip count is known there:
+    the condition subgraph, imported in place with the loop's current
+    values, must fold to a constant (its counter arithmetic on constants,
+    :data:`_FOLDABLE`); the body subgraph is imported once per iteration
+    (at most :data:`MAX_UNROLL`), its outputs becoming the next values."""
+    cond_i, body_i = ctx.opt(0, "i", 0), ctx.opt(1, "i", 0)
+    values = [ctx.input(i) for i in range(len(ctx.in_idx))]
+    prefix = f"{ctx.imp.prefix}{ctx.index}"
+    for it in range(MAX_UNROLL + 1):
+        nodes, outs = ctx.imp.inline_subgraph(cond_i, values, ctx.where, f"{prefix}.cond{it}/")
+        if any(n.op == "assign_variable" for n in nodes):
+            raise ctx.fail("the loop condition assigns a variable: not supported")
+        _, outs = _fold_nodes(nodes, outs)
+        if len(outs) != 1 or outs[0].kind != "constant" or outs[0].dtype != "bool" \
+                or outs[0].type.size != 1:
+            raise ctx.fail("the loop's condition depends on run-time values: not supported "
+                           "yet (a loop is unrolled at import, so its trip count must be "
+                           "known there)")
+        if not bool(outs[0].data.reshape(-1)[0]):
+            break
+        if it == MAX_UNROLL:
+            raise ctx.fail(f"the loop runs more than {MAX_UNROLL} times: not supported (it "
+                           "is unrolled at import)")
+        nodes, values = ctx.imp.inline_subgraph(body_i, values, ctx.where,
+                                                f"{prefix}.body{it}/")
+        if any(n.op == "assign_variable" for n in nodes):
+            raise ctx.fail("the loop body assigns a variable: not supported yet")
+        nodes, values = _fold_nodes(nodes, values)
+        ctx.steps.extend(nodes)
+    if len(values) != len(ctx.out_idx):
+        raise ctx.fail(f"the loop gives {len(values)} values, the operator has "
+                       f"{len(ctx.out_idx)} outputs")
+    for k, v in enumerate(values):
+        ctx.alias(k, v)
+    return None
+
+
+def _call_once(ctx: _OpContext):
+    ctx.imp.run_init_subgraph(ctx.opt(0, "i", 0), ctx.where)
+    ctx.resolved = True
+
+
+# ------------------------------------------------------- folded at import
+# Shapes are static here, so operators that compute shapes (and FILL with a
+# constant value) give constants: the converter folds its output and emits
+# no node.  Their consumers (RESHAPE, BROADCAST_TO) read the constants.
+
+def _shape(ctx: _OpContext):
+    """SHAPE: the input's dimensions, int32 (the one output type TFLM writes)."""
+    data = ctx.input(0)
+    out = ctx.output_type().dtype
+    if out != "int32":
+        raise ctx.fail(f"{out} output: not supported (TFLM writes int32 shapes)")
+    ctx.fold(0, np.array(data.shape, np.int32))
+
+
+def _broadcast_args(ctx: _OpContext):
+    """BROADCAST_ARGS(s0, s1): the broadcast of two constant shapes."""
+    a, b = ctx.inputs(2)
+    for t in (a, b):
+        if t.dtype not in ("int32", "int64") or t.type.rank != 1:
+            raise ctx.fail(f"shapes must be 1-D int32 or int64 tensors, got {t.type}")
+        if t.kind != "constant":
+            raise ctx.fail(f"shape {t.name!r} is computed at run time: not supported yet "
+                           "(dynamic shapes; only constant shapes are folded)")
+    sa, sb = (tuple(int(v) for v in t.data) for t in (a, b))
+    try:
+        out = np.broadcast_shapes(sa, sb)
+    except ValueError:
+        raise ctx.fail(f"shapes {list(sa)} and {list(sb)} do not broadcast") from None
+    ctx.fold(0, np.array(out))
+
+
+def _fill(ctx: _OpContext):
+    """FILL(dims, value): the output's shape filled with the scalar ``value``
+    (a constant: folded; computed at run time: a broadcast of it)."""
+    dims, value = ctx.inputs(2)
+    out = ctx.output_type()
+    if value.dtype not in ("float32", "int32", "int8") or value.dtype != out.dtype:
+        raise ctx.fail(f"{value.dtype} value to {out.dtype} output: not supported (TFLM "
+                       "fills float32, int32 and int8, of the value's type)")
+    if value.type.rank != 0:
+        raise ctx.fail(f"the value must be a scalar, got shape {list(value.shape)}")
+    if dims.kind == "constant" and [int(d) for d in dims.data.reshape(-1)] != list(out.shape):
+        raise ctx.fail(f"dims {dims.data.reshape(-1).tolist()} differ from the output's "
+                       f"shape {list(out.shape)}")
+    if value.quant != out.quant:
+        raise ctx.fail("value and output quantized differently: not supported (FILL copies "
+                       "the raw value)")
+    if value.kind == "constant":
+        ctx.fold(0, np.full(out.shape, value.data))
+        return None
+    ctx.emit("broadcast_to", [value], {"shape": out.shape}, output=0)
+    return None
+
+
+def _resize_bilinear(ctx: _OpContext):
+    data = ctx.input(0)
+    size = [int(d) for d in ctx.const(1, "size").reshape(-1)]
+    if len(size) != 2:
+        raise ctx.fail(f"size must hold (height, width), got {size}")
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM resizes float32 and int8)")
+    if data.quant != ctx.output_type().quant:
+        raise ctx.fail("input and output quantized differently: not supported (TFLM "
+                       "interpolates the raw values)")
+    # slots 0 and 1 hold the deprecated new_height and new_width
+    return "resize_bilinear", [data], {
+        "size": tuple(size), "align_corners": bool(ctx.opt(2, "?", False)),
+        "half_pixel_centers": bool(ctx.opt(3, "?", False))}
+
+
+def _dynamic_update_slice(ctx: _OpContext):
+    """DYNAMIC_UPDATE_SLICE(data, update, start): float32, int8, int16, int32 (TFLM's types)."""
+    data, update, start = ctx.inputs(3)
+    if data.dtype not in ("float32", "int8", "int16", "int32"):
+        raise ctx.fail(f"{data.dtype} data: not supported (TFLM updates float32, int8, int16 "
+                       "and int32)")
+    if not data.quant == update.quant == ctx.output_type().quant:
+        raise ctx.fail("data, update and output quantized differently: not supported (the "
+                       "values are copied raw)")
+    return "dynamic_update_slice", [data, update, start], {}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
@@ -921,8 +1510,11 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "CONV_2D": (_conv2d, ("conv2d",)),
     "DEPTHWISE_CONV_2D": (_depthwise_conv2d, ("depthwise_conv2d",)),
     "FULLY_CONNECTED": (_dense, ("dense",)),
+    "BATCH_MATMUL": (_batch_matmul, ("batch_matmul",)),
+    "TRANSPOSE_CONV": (_transpose_conv, ("transpose_conv2d",)),
     "AVERAGE_POOL_2D": (_pool("avg_pool2d"), ("avg_pool2d",)),
     "MAX_POOL_2D": (_pool("max_pool2d"), ("max_pool2d",)),
+    "L2_POOL_2D": (_l2_pool, ("l2_pool2d",)),
     "ADD": (_binary("add", True), ("add",)),
     "SUB": (_binary("sub", True), ("sub",)),
     "MUL": (_binary("mul", True), ("mul",)),
@@ -932,10 +1524,12 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SQUEEZE": (_squeeze, ("squeeze",)),
     "EXPAND_DIMS": (_expand_dims, ("expand_dims",)),
     "SOFTMAX": (_softmax, ("softmax",)),
+    "LOG_SOFTMAX": (_log_softmax, ("log_softmax",)),
+    "L2_NORMALIZATION": (_l2_normalization, ("l2_normalization",)),
     "LOGISTIC": (_unary("logistic"), ("logistic",)),
     "TANH": (_unary("tanh"), ("tanh",)),
-    "RELU": (_unary("relu"), ("relu",)),
-    "RELU6": (_unary("relu6"), ("relu6",)),
+    "RELU": (_relu("relu"), ("relu",)),
+    "RELU6": (_relu("relu6"), ("relu6",)),
     "LEAKY_RELU": (_leaky_relu, ("leaky_relu",)),
     "HARD_SWISH": (_unary("hard_swish"), ("hard_swish",)),
     "QUANTIZE": (_quantize, ("quantize",)),
@@ -977,6 +1571,9 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
     "ADD_N": (_unquantized("add_n"), ("add_n",)),
+    "SUM": (_reduce("sum"), ("sum",)),
+    "REDUCE_ALL": (_reduce("reduce_all"), ("reduce_all",)),
+    "CUMSUM": (_cumsum, ("cumsum",)),
     "REDUCE_MAX": (_reduce("reduce_max"), ("reduce_max",)),
     "REDUCE_MIN": (_reduce("reduce_min"), ("reduce_min",)),
     "SPLIT": (_split, ("strided_slice",)),
@@ -993,7 +1590,21 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "MIRROR_PAD": (_mirror_pad, ("mirror_pad",)),
     "BROADCAST_TO": (_broadcast_to, ("broadcast_to",)),
     "RESIZE_NEAREST_NEIGHBOR": (_resize_nearest, ("resize_nearest",)),
+    "RESIZE_BILINEAR": (_resize_bilinear, ("resize_bilinear",)),
     "TRANSPOSE": (_transpose, ("transpose",)),
+    "GATHER": (_gather, ("gather",)),
+    "GATHER_ND": (_gather_nd, ("gather_nd",)),
+    "DYNAMIC_UPDATE_SLICE": (_dynamic_update_slice, ("dynamic_update_slice",)),
+    "EMBEDDING_LOOKUP": (_embedding_lookup, ("gather", "dequantize")),
+    "SHAPE": (_shape, ()),
+    "VAR_HANDLE": (_var_handle, ()),
+    "CALL_ONCE": (_call_once, ()),
+    "IF": (_if, ("select",)),
+    "WHILE": (_while, ()),
+    "READ_VARIABLE": (_read_variable, ("read_variable",)),
+    "ASSIGN_VARIABLE": (_assign_variable, ("assign_variable",)),
+    "BROADCAST_ARGS": (_broadcast_args, ()),
+    "FILL": (_fill, ("broadcast_to",)),
     "SVDF": (_svdf, ("svdf",)),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }
@@ -1001,6 +1612,7 @@ assert set(_CONVERTERS) == set(BUILTIN_CODES)
 
 
 def lowering(builtin: str) -> tuple[str, ...]:
-    """The IR operators the TFLite builtin ``builtin`` is imported as (a
-    KeyError for builtins that are refused at import)."""
+    """The IR operators the TFLite builtin ``builtin`` is imported as (none:
+    resolved at import, :data:`RESOLVED` says how when it is not a constant;
+    a KeyError for builtins that are refused at import)."""
     return _CONVERTERS[builtin][1]

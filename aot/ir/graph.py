@@ -29,7 +29,8 @@ TENSOR_KINDS = ("input", "constant", "variable", "activation")
 
 @dataclass(eq=False)
 class Tensor:
-    """One value in the graph; ``data`` is set for constants only."""
+    """One value in the graph; ``data`` holds a constant's values, or a
+    variable's start values (None: its zero point everywhere)."""
 
     name: str
     type: TensorType
@@ -39,13 +40,13 @@ class Tensor:
     def __post_init__(self) -> None:
         if self.kind not in TENSOR_KINDS:
             raise IRError(f"tensor {self.name!r}: unknown kind {self.kind!r}")
-        if self.kind == "constant":
-            if self.data is None:
-                raise IRError(f"constant tensor {self.name!r} has no data")
+        if self.kind == "constant" and self.data is None:
+            raise IRError(f"constant tensor {self.name!r} has no data")
+        if self.kind in ("constant", "variable") and self.data is not None:
             data = np.asarray(self.data)
             if tuple(data.shape) != self.type.shape or data.dtype != self.type.np_dtype:
                 raise IRError(
-                    f"constant tensor {self.name!r}: data is {data.dtype}{list(data.shape)}, "
+                    f"{self.kind} tensor {self.name!r}: data is {data.dtype}{list(data.shape)}, "
                     f"its type says {self.type}"
                 )
             data = data.copy()

@@ -349,6 +349,52 @@ def _dense(ts, attrs, where):
     return _out((data.size // depth, units), data.dtype)
 
 
+@register("transpose_conv2d", "out_elemwise_fusable", ("data", "weight", "bias?"),
+          {"strides": Attr("ints", (1, 1), length=2), "padding": Attr("ints", (0, 0), length=2),
+           "output_size": Attr("ints", length=2)})
+def _transpose_conv2d(ts, attrs, where):
+    """Transposed 2-D convolution, NHWC data, OHWI weights: input pixel
+    ``(y, x)`` adds its products to output pixels ``(y s_h - pad_top + ky,
+    x s_w - pad_left + kx)``; ``output_size`` (H, W) is the output's, as the
+    model states it (the inverse of a strided convolution is ambiguous)."""
+    data, weight, bias = (ts + [None])[:3]
+    _rank(data, 4, where, "data")
+    _rank(weight, 4, where, "weight")
+    _check_weights(data, weight, bias, where)
+    oc, kh, kw, ic = weight.shape
+    _need(ic == data.shape[3], where,
+          f"weight expects {ic} input channels, data has {data.shape[3]}")
+    _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")
+    _need(min(attrs["strides"]) >= 1, where, "strides must be at least 1")
+    _need(min(attrs["padding"]) >= 0, where, "padding must not be negative")
+    oh, ow = attrs["output_size"]
+    _need(oh >= 1 and ow >= 1, where, f"output size {[oh, ow]} must be positive")
+    return _out((data.shape[0], oh, ow, oc), data.dtype)
+
+
+@register("batch_matmul", "out_elemwise_fusable", ("lhs", "rhs"),
+          {"adj_x": Attr("bool", False), "adj_y": Attr("bool", False)})
+def _batch_matmul(ts, attrs, where):
+    """``lhs @ rhs`` over the last two axes (each transposed first when
+    ``adj_x`` / ``adj_y``), the leading axes broadcast; rank 2 to 5, float32,
+    int8 or int16 operands of one type (per-tensor quantization)."""
+    lhs, rhs = ts
+    dtype = _same_dtype(ts, where)
+    _need(dtype in ("float32", "int8", "int16"), where,
+          f"{dtype} operands are not supported (float32, int8 or int16)")
+    for name, t in (("lhs", lhs), ("rhs", rhs)):
+        _need(2 <= t.rank <= 5, where, f"{name} must have rank 2 to 5, got {list(t.shape)}")
+        _need(t.quant is None or not t.quant.is_per_axis, where,
+              f"{name} must be quantized per tensor")
+    rows, depth = lhs.shape[-2:][::-1] if attrs["adj_x"] else lhs.shape[-2:]
+    depth_r, cols = rhs.shape[-2:][::-1] if attrs["adj_y"] else rhs.shape[-2:]
+    _need(depth == depth_r, where,
+          f"lhs {list(lhs.shape)} and rhs {list(rhs.shape)} do not multiply (inner sizes "
+          f"{depth} and {depth_r})")
+    batch = _broadcast_shape([lhs.shape[:-2], rhs.shape[:-2]], where)
+    return _out(tuple(batch) + (rows, cols), dtype)
+
+
 def _pool(ts, attrs, where):
     (data,) = ts
     _rank(data, 4, where, "data")
@@ -360,6 +406,13 @@ def _pool(ts, attrs, where):
 _POOL_ATTRS = {**_WINDOW, "pool_size": Attr("ints", length=2), "activation": _ACT}
 register("avg_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)(_pool)
 register("max_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)(_pool)
+
+
+@register("l2_pool2d", "out_elemwise_fusable", ("data",), _POOL_ATTRS)
+def _l2_pool(ts, attrs, where):
+    """``sqrt(mean of x^2)`` over each window's covered pixels (float32 only, as TFLM)."""
+    _need(ts[0].dtype == "float32", where, f"float32 only, got {ts[0].dtype}")
+    return _pool(ts, attrs, where)
 
 
 # --------------------------------------------------------------------------- elementwise
@@ -482,6 +535,24 @@ def _softmax(ts, attrs, where):
     _need(out == data.dtype or (data.dtype, out) == ("int8", "int16"), where,
           f"softmax from {data.dtype} to {out} is not supported")
     return _out(data.shape, out)
+
+
+@register("log_softmax", "opaque", ("data",))
+def _log_softmax(ts, attrs, where):
+    """``x - max - log(sum(exp(x - max)))`` over the last axis: float32, or
+    int8 with TFLM's fixed-point exp and log (output scale 16/256, zero point 127)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where, f"float32 or int8 only, got {data.dtype}")
+    return _out(data.shape, data.dtype)
+
+
+@register("l2_normalization", "opaque", ("data",))
+def _l2_normalization(ts, attrs, where):
+    """``x / max(sqrt(sum(x^2)), 1e-6)`` over the last axis: float32, or int8
+    with TFLM's fixed-point inverse square root (output scale 1/128)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where, f"float32 or int8 only, got {data.dtype}")
+    return _out(data.shape, data.dtype)
 
 
 @register("quantize", "elementwise", ("data",),
@@ -634,6 +705,76 @@ def _resize_nearest(ts, attrs, where):
     return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
 
 
+@register("gather", "injective", ("data", "indices"),
+          {"axis": Attr("int", 0), "batch_dims": Attr("int", 0)})
+def _gather(ts, attrs, where):
+    """``data`` indexed along ``axis`` by the int32 ``indices``, whose first
+    ``batch_dims`` axes match data's: the output is ``data.shape[:axis] +
+    indices.shape[batch_dims:] + data.shape[axis + 1:]``, values copied raw."""
+    data, indices = ts
+    _need(indices.dtype == "int32", where, f"indices must be int32, got {indices.dtype}")
+    axis = _axis(attrs["axis"], data.rank, where)
+    bd = attrs["batch_dims"]
+    bd = bd + indices.rank if bd < 0 else bd
+    _need(0 <= bd <= min(axis, indices.rank), where,
+          f"batch_dims {attrs['batch_dims']} must lie in [0, {min(axis, indices.rank)}] "
+          f"(at most the axis {axis} and the indices' rank {indices.rank})")
+    _need(data.shape[:bd] == indices.shape[:bd], where,
+          f"the first {bd} axes of data {list(data.shape)} and indices "
+          f"{list(indices.shape)} must match")
+    shape = data.shape[:axis] + indices.shape[bd:] + data.shape[axis + 1:]
+    return [TensorType(shape, data.dtype, data.quant)]
+
+
+@register("gather_nd", "injective", ("data", "indices"))
+def _gather_nd(ts, attrs, where):
+    """Slices of ``data`` picked by the rows of the int32 ``indices`` (its
+    last axis, ``nd`` long, indexes data's first ``nd`` axes): the output is
+    ``indices.shape[:-1] + data.shape[nd:]``, values copied raw."""
+    data, indices = ts
+    _need(indices.dtype == "int32", where, f"indices must be int32, got {indices.dtype}")
+    _need(data.rank >= 1 and indices.rank >= 1, where,
+          "data and indices must have at least one axis each")
+    nd = indices.shape[-1]
+    _need(1 <= nd <= min(data.rank, 5), where,
+          f"the indices' last axis ({nd}) must lie in [1, {min(data.rank, 5)}] (data rank "
+          f"{data.rank}, at most 5 as TFLM)")
+    return [TensorType(indices.shape[:-1] + data.shape[nd:], data.dtype, data.quant)]
+
+
+@register("resize_bilinear", "injective", ("data",),
+          {"size": Attr("ints", length=2), "align_corners": Attr("bool", False),
+           "half_pixel_centers": Attr("bool", False)})
+def _resize_bilinear(ts, attrs, where):
+    """NHWC bilinear resize of H and W to ``size`` (TFLite's arithmetic,
+    :func:`aot.reference.ops.shape.bilinear_taps`); float32 or int8, the
+    output quantized as the input."""
+    (data,) = ts
+    _rank(data, 4, where, "data")
+    _need(data.dtype in ("float32", "int8"), where,
+          f"{data.dtype} data is not supported (float32 or int8, as TFLM)")
+    h, w = attrs["size"]
+    _need(h >= 1 and w >= 1, where, f"size {[h, w]} must be positive")
+    _need(not (attrs["align_corners"] and attrs["half_pixel_centers"]), where,
+          "align_corners and half_pixel_centers exclude each other")
+    return [TensorType((data.shape[0], h, w, data.shape[3]), data.dtype, data.quant)]
+
+
+@register("dynamic_update_slice", "injective", ("data", "update", "start"))
+def _dynamic_update_slice(ts, attrs, where):
+    """``data`` with ``update`` written at ``start`` (int32 or int64, one
+    index per axis, given at run time), each start clamped to ``[0, size -
+    update size]`` as TFLM clamps it; values copied raw."""
+    data, update, start = ts
+    _need(update.dtype == data.dtype, where,
+          f"update must be {data.dtype} like the data, got {update.dtype}")
+    _need(update.rank == data.rank and all(u <= d for u, d in zip(update.shape, data.shape)),
+          where, f"update {list(update.shape)} does not fit data {list(data.shape)}")
+    _need(start.dtype in ("int32", "int64") and start.shape == (data.rank,), where,
+          f"start must be an int32 or int64 vector of {data.rank}, got {start}")
+    return [TensorType(data.shape, data.dtype, data.quant)]
+
+
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",
@@ -668,6 +809,15 @@ def _mean(ts, attrs, where):
     return _out(_reduced_shape(data, attrs, where), data.dtype)
 
 
+@register("sum", "reduction", ("data",), _REDUCE)
+def _sum(ts, attrs, where):
+    """The sum over ``axes``, requantized from the input's scale to the output's."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8", "int16"), where,
+          f"{data.dtype} data is not supported (float32, int8 or int16, as TFLM)")
+    return _out(_reduced_shape(data, attrs, where), data.dtype)
+
+
 @register("arg_max", "reduction", ("data",),
           {"axis": Attr("int"), "dtype": Attr("str", "int32", ("int32",))})
 @register("arg_min", "reduction", ("data",),
@@ -677,6 +827,26 @@ def _arg_extreme(ts, attrs, where):
     (data,) = ts
     axis = _axis(attrs["axis"], data.rank, where)
     return _out([d for i, d in enumerate(data.shape) if i != axis], attrs["dtype"])
+
+
+@register("cumsum", "reduction", ("data",),
+          {"axis": Attr("int"), "exclusive": Attr("bool", False), "reverse": Attr("bool", False)})
+def _cumsum(ts, attrs, where):
+    """Running sums along ``axis`` (from its end when ``reverse``; each
+    excluding its own element when ``exclusive``), requantized when quantized."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where,
+          f"{data.dtype} data is not supported (float32 or int8, as TFLM)")
+    _axis(attrs["axis"], data.rank, where)
+    return _out(data.shape, data.dtype)
+
+
+@register("reduce_all", "reduction", ("data",), _REDUCE)
+def _reduce_all(ts, attrs, where):
+    """Whether every bool element over ``axes`` is true (true over no elements)."""
+    (data,) = ts
+    _need(data.dtype == "bool", where, f"bool data only, got {data.dtype}")
+    return _out(_reduced_shape(data, attrs, where), "bool")
 
 
 @register("reduce_max", "reduction", ("data",), _REDUCE)
@@ -709,6 +879,25 @@ def _svdf(ts, attrs, where):
           f"state must have shape [{batch}, {wt.shape[1] * filters}]")
     _need(bias is None or bias.shape == (units,), where, f"bias must have shape [{units}]")
     return _out((batch, units), data.dtype)
+
+
+@register("read_variable", "opaque", ("state",))
+def _read_variable(ts, attrs, where):
+    """A copy of the variable's value as it is at this point of the run."""
+    (state,) = ts
+    return [TensorType(state.shape, state.dtype, state.quant)]
+
+
+@register("assign_variable", "opaque", ("state", "value"))
+def _assign_variable(ts, attrs, where):
+    """Write ``value`` into the variable (the next reads, in this run and the
+    following ones, see it); the output is a copy of ``value``."""
+    state, value = ts
+    _need(value.shape == state.shape and value.dtype == state.dtype, where,
+          f"value {value} does not match the variable {state}")
+    _need(value.quant == state.quant, where,
+          "value and variable quantized differently: not supported (raw values are stored)")
+    return [TensorType(value.shape, value.dtype, value.quant)]
 
 
 LSTM_INPUTS = (

@@ -6,18 +6,20 @@ expression from each node's compute rule (one folder per operator:
 :mod:`~aot.kernels.dense` with compute, schedule templates, intrinsics and
 C headers; :mod:`~aot.kernels.pool`, :mod:`~aot.kernels.elementwise`,
 :mod:`~aot.kernels.activation`, :mod:`~aot.kernels.movement`,
+:mod:`~aot.kernels.batch_matmul`, :mod:`~aot.kernels.transpose_conv2d`,
 :mod:`~aot.kernels.reduce` and :mod:`~aot.kernels.softmax` with their compute
 and fixed schedule), schedules it with the strategy the target's keys select
 (:mod:`aot.kernels.registry`; a template's default for the tunable
 operators) and lowers it to loop IR, which :mod:`aot.codegen` prints.  The stateful operators (SVDF,
 LSTM), whose state is updated in place, render the C template in their
-folder instead (:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`).  Every
+folder instead (:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`,
+:mod:`~aot.kernels.variable`).  Every
 kernel file includes the headers of :func:`support_files`.
 """
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)
-    activation, conv2d, dense, depthwise_conv2d, elementwise, lstm, movement, pool, reduce,
-    softmax, svdf,
+    activation, batch_matmul, conv2d, dense, depthwise_conv2d, elementwise, lstm, movement, pool,
+    reduce, softmax, svdf, transpose_conv2d, variable,
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.quant.arith import (INT32_MAX, saturating_rounding_multiply_by_pot, srdhm,
-                                     wrap_int32)
+from aot.quant.arith import (INT32_MAX, INT32_MIN, rounding_divide_by_pot,
+                             saturating_rounding_multiply_by_pot, srdhm, wrap_int32)
 
 
 def rescale(raw, src_bits: int, dst_bits: int):
@@ -116,3 +116,87 @@ def get_reciprocal(x, x_integer_digits: int):
     num_bits_over_unit = x_integer_digits - headroom_plus_one
     shifted_sum_minus_one = wrap_int32(((x << headroom_plus_one) & 0xFFFFFFFF) - (1 << 31))
     return one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one), num_bits_over_unit
+
+
+#: 1/sqrt(2) as an F0 raw value.
+_HALF_SQRT_2 = 1518500250
+
+
+def inv_sqrt_multiplier_exp(acc: int, reverse_shift: int) -> tuple[int, int]:
+    """``GetInvSqrtQuantizedMultiplierExp``: ``1/sqrt(acc)`` as a multiplier and
+    a shift (times ``reverse_shift``) for ``acc >= 0``.
+
+    ``acc`` is scaled by powers of four into [2^26, 2^29) (the shift counts
+    them from 11), then five Newton steps ``x <- 3/2 x - acc/2 x^3`` in F3
+    from x = 1, a multiply by 1/sqrt(2), and a negative shift folded into the
+    multiplier.  0 and 1 give the largest multiplier and shift 0."""
+    acc = int(acc)
+    if acc <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while acc >= 1 << 29:
+        acc //= 4
+        shift += 1
+    pairs = (int(count_leading_zeros32(acc)) - 1) // 2 - 1
+    shift -= pairs
+    acc <<= 2 * pairs
+    half_input = int(rounding_divide_by_pot(acc >> 1, 1))
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28
+    for _ in range(5):
+        x3 = int(rescale(srdhm(srdhm(x, x), x), 9, 3))
+        x = int(rescale(wrap_int32(int(srdhm(half_three, x)) - int(srdhm(half_input, x3))), 6, 3))
+    x = int(srdhm(x, _HALF_SQRT_2))
+    if shift < 0:
+        x = int(wrap_int32(x << -shift))
+        shift = 0
+    return x, shift * reverse_shift
+
+
+def _sat32(v: int) -> int:
+    return max(INT32_MIN, min(INT32_MAX, int(v)))
+
+
+def log_x_for_x_greater_than_or_equal_to_1(raw: int, input_bits: int, output_bits: int) -> int:
+    """``log(x)`` for a fixed-point ``x >= 1`` with ``input_bits`` integer bits,
+    as a raw value with ``output_bits`` (TFLite's
+    ``log_x_for_x_greater_than_or_equal_to_1``).
+
+    ``x = 2^z * r``: the exponent ``z`` and mantissa ``r`` come two ways (from
+    ``x`` and from ``x / sqrt 2``) and the pair with the smaller mantissa is
+    kept (``z`` adjusted by a quarter); ``log r`` is a rational approximation
+    around ``sqrt(sqrt(1/2))``; the sum ``z log 2 + log r`` is accumulated
+    with one more integer bit than the output."""
+    acc_bits = output_bits + 1
+    log_2, sqrt_sqrt_half, sqrt_half = 1488522236, 1805811301, 1518500250
+    alpha_n, alpha_d, alpha_i, alpha_f = 117049297, 127690142, 1057819769, 638450708
+    quarter = int(rescale(536870912, 0, acc_bits))
+
+    def pot(v, e):
+        return int(saturating_rounding_multiply_by_pot(int(v), int(e)))
+
+    def mul(a, b):
+        return int(srdhm(int(a), int(b)))
+
+    def add(*vs):
+        return int(wrap_int32(sum(int(v) for v in vs)))
+
+    z_a = int(raw)
+    za_head = int(count_leading_zeros32(z_a))
+    r_a = pot(mul(pot(z_a, za_head - 1), sqrt_half), 1)
+    za_adj = _sat32(pot(input_bits - za_head, 31 - acc_bits) + quarter)
+    z_b = mul(z_a, sqrt_half)
+    zb_head = int(count_leading_zeros32(z_b)) - 1
+    r_b = pot(z_a, zb_head)
+    zb_adj = _sat32(pot(input_bits - zb_head, 31 - acc_bits) - quarter)
+    r = min(r_a, r_b)
+    z_adj = max(za_adj, zb_adj)
+    p = int(rounding_half_sum(r, sqrt_sqrt_half))
+    q = add(r, -sqrt_sqrt_half)
+    q = add(q, q)
+    sq = mul(q, q)
+    num = add(mul(q, r), mul(mul(q, sq), alpha_n))
+    denom = add(mul(p, add(alpha_i, q, mul(alpha_d, sq))), mul(alpha_f, q))
+    recip = int(one_over_one_plus_x_for_x_in_0_1(denom))
+    total = add(mul(z_adj, log_2), mul(int(rescale(num, 0, acc_bits)), recip))
+    return int(rescale(total, acc_bits, output_bits))

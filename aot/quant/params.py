@@ -39,6 +39,20 @@ def mean_multiplier(n: int, x_scale, y_scale) -> tuple[int, int]:
     return (m << k) // n, s - k
 
 
+#: CUMSUM's int8 path: inputs scaled to Q(20) before they are added.
+CUMSUM_LEFT_SHIFT = 20
+
+
+def cumsum_params_int8(x_scale, y_scale) -> tuple[int, int, int, int]:
+    """(input multiplier, input shift, output multiplier, output shift) of
+    the int8 CUMSUM: the input halved (its scale over twice itself), the sum
+    brought from ``2 s_in / 2**20`` to the output's scale."""
+    twice = 2 * f32(x_scale)
+    im, ishift = quant.quantize_multiplier(f32(x_scale) / twice)
+    om, oshift = quant.quantize_multiplier(twice / ((1 << CUMSUM_LEFT_SHIFT) * f32(y_scale)))
+    return im, ishift, om, oshift
+
+
 def softmax_params_int8(x_scale: float, beta: float = 1.0):
     """(input_multiplier, input_left_shift, diff_min) as TFLM's Prepare computes them."""
     real = min(float(beta) * f32(x_scale) * (1 << (31 - SOFTMAX_DIFF_BITS)), (1 << 31) - 1.0)
@@ -46,6 +60,16 @@ def softmax_params_int8(x_scale: float, beta: float = 1.0):
     max_input_rescaled = (1.0 * ((1 << SOFTMAX_DIFF_BITS) - 1)
                           * (1 << (31 - SOFTMAX_DIFF_BITS)) / (1 << shift))
     return mult, shift, -math.floor(max_input_rescaled)
+
+
+def log_softmax_params_int8(x_scale: float) -> tuple[int, int, int, int, int]:
+    """(input_multiplier, input_left_shift, diff_min, reverse_scaling_divisor,
+    reverse_scaling_shift) of TFLM's int8 LOG_SOFTMAX: the softmax's scaling
+    (beta 1) plus its inverse, ``2^(31 - left_shift) / multiplier``, as a
+    multiplier and a (non-positive) shift."""
+    mult, shift, diff_min = softmax_params_int8(x_scale, 1.0)
+    rev_div, rev_shift = quant.quantize_multiplier((1 << (31 - shift)) / float(mult))
+    return mult, shift, diff_min, rev_div, rev_shift
 
 
 def softmax_params_int16(x_scale: float, beta: float = 1.0):

@@ -30,11 +30,12 @@ from aot.ir.ops import FLOAT_BINARY, FLOAT_UNARY
 from aot.reference.ops import activations, conv, elementwise, pool
 from aot.reference.ops import compare as compare_ops
 from aot.reference.ops import shape as shape_ops
+from aot.reference.ops.batch_matmul import batch_matmul
 from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.lstm import unidirectional_sequence_lstm
 from aot.reference.ops.quantize import dequantize, quantize
-from aot.reference.ops.reduce import mean
-from aot.reference.ops.softmax import softmax
+from aot.reference.ops.reduce import cumsum, mean, reduce_sum
+from aot.reference.ops.softmax import l2_normalization, log_softmax, softmax
 from aot.reference.ops.svdf import svdf
 
 Kernel = Callable[[Node, list], list]
@@ -89,9 +90,13 @@ class Session:
         self.reset()
 
     def reset(self) -> None:
-        """Zero every variable tensor, as a fresh TFLM interpreter does."""
+        """Every variable tensor back to its start values: its zero point, as a
+        fresh TFLM interpreter, or the values a model gives it (``Tensor.data``)."""
         self.state = {}
         for t in self.graph.variables():
+            if t.data is not None:
+                self.state[id(t)] = np.array(t.data, copy=True)
+                continue
             zero = t.quant.zero_point[0] if t.quant is not None else 0
             self.state[id(t)] = np.full(t.shape, zero, dtype=t.type.np_dtype)
 
@@ -215,6 +220,31 @@ def _conv(node: Node, args: list) -> list:
                                   depth_multiplier=a["depth_multiplier"], **common)]
 
 
+@kernel("transpose_conv2d")
+def _transpose_conv2d(node: Node, args: list) -> list:
+    x, w, _ = node.inputs
+    if _zp(w):
+        raise InterpretError(f"{node.label()}: convolution weights must have zero point 0 "
+                             "(symmetric quantization), as TFLM requires")
+    a = node.attrs
+    return [conv.transpose_conv2d(args[0], args[1], args[2], stride=a["strides"],
+                                  padding=a["padding"], output_size=a["output_size"],
+                                  out_dtype=node.outputs[0].type.np_dtype,
+                                  **_quant_args(x, node.outputs[0], w))]
+
+
+@kernel("batch_matmul")
+def _batch_matmul(node: Node, args: list) -> list:
+    a, b = node.inputs
+    y = node.outputs[0]
+    q = {}
+    if a.dtype != "float32":
+        q = {"lhs_scale": _scale(a), "lhs_zero_point": _zp(a), "rhs_scale": _scale(b),
+             "rhs_zero_point": _zp(b), "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    return [batch_matmul(args[0], args[1], adj_x=node.attrs["adj_x"],
+                         adj_y=node.attrs["adj_y"], **q)]
+
+
 @kernel("dense")
 def _dense(node: Node, args: list) -> list:
     x, w, _ = node.inputs
@@ -234,6 +264,13 @@ def _pool(node: Node, args: list) -> list:
     extra = {} if y.dtype == "float32" else {"y_scale": _scale(y), "y_zero_point": _zp(y)}
     return [fn(args[0], node.attrs["pool_size"], stride=node.attrs["strides"],
                padding=_padding(node.attrs), activation=_ACT[node.attrs["activation"]], **extra)]
+
+
+@kernel("l2_pool2d")
+def _l2_pool(node: Node, args: list) -> list:
+    return [pool.l2_pool2d(args[0], node.attrs["pool_size"], stride=node.attrs["strides"],
+                           padding=_padding(node.attrs),
+                           activation=_ACT[node.attrs["activation"]])]
 
 
 # ---------------------------------------------------------------------- elementwise
@@ -363,6 +400,36 @@ def _mean(node: Node, args: list) -> list:
                  **_quant_args(x, y))]
 
 
+@kernel("sum")
+def _sum(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    return [reduce_sum(args[0], node.attrs["axes"], keep_dims=node.attrs["keepdims"],
+                       **_quant_args(x, y))]
+
+
+@kernel("cumsum")
+def _cumsum(node: Node, args: list) -> list:
+    a = node.attrs
+    return [cumsum(args[0], a["axis"], exclusive=a["exclusive"], reverse=a["reverse"],
+                   **_quant_args(node.inputs[0], node.outputs[0]))]
+
+
+@kernel("log_softmax")
+def _log_softmax(node: Node, args: list) -> list:
+    return [log_softmax(args[0], x_scale=_scale(node.inputs[0]))]
+
+
+@kernel("l2_normalization")
+def _l2_normalization(node: Node, args: list) -> list:
+    return [l2_normalization(args[0], x_zero_point=_zp(node.inputs[0]))]
+
+
+@kernel("reduce_all")
+def _reduce_all(node: Node, args: list) -> list:
+    axes = tuple(int(a) % args[0].ndim for a in node.attrs["axes"])
+    return [np.all(args[0], axis=axes, keepdims=node.attrs["keepdims"])]
+
+
 @kernel("reduce_max", "reduce_min")
 def _reduce_extreme(node: Node, args: list) -> list:
     _same_quant(node, [node.inputs[0], node.outputs[0]])
@@ -381,6 +448,17 @@ def _arg_extreme(node: Node, args: list) -> list:
 
 
 # ---------------------------------------------------------------------- stateful
+
+@kernel("read_variable")
+def _read_variable(node: Node, args: list) -> list:
+    return [np.array(args[0], copy=True)]  # later assignments must not change it
+
+
+@kernel("assign_variable")
+def _assign_variable(node: Node, args: list) -> list:
+    args[0][...] = args[1]  # the session's state array, updated in place
+    return [np.array(args[1], copy=True)]
+
 
 @kernel("svdf")
 def _svdf(node: Node, args: list) -> list:
@@ -505,6 +583,39 @@ def _resize_nearest(node: Node, args: list) -> list:
     a = node.attrs
     return [shape_ops.resize_nearest(args[0], a["size"], align_corners=a["align_corners"],
                                      half_pixel_centers=a["half_pixel_centers"])]
+
+
+@kernel("gather")
+def _gather(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    try:
+        return [shape_ops.gather(args[0], args[1], axis=node.attrs["axis"],
+                                 batch_dims=node.attrs["batch_dims"])]
+    except IndexError as err:
+        raise InterpretError(f"{node.label()}: {err} (TFLM fails the invocation)") from None
+
+
+@kernel("gather_nd")
+def _gather_nd(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    try:
+        return [shape_ops.gather_nd(args[0], args[1])]
+    except IndexError as err:
+        raise InterpretError(f"{node.label()}: {err} (TFLM fails the invocation)") from None
+
+
+@kernel("resize_bilinear")
+def _resize_bilinear(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.outputs[0]])
+    a = node.attrs
+    return [shape_ops.resize_bilinear(args[0], a["size"], align_corners=a["align_corners"],
+                                      half_pixel_centers=a["half_pixel_centers"])]
+
+
+@kernel("dynamic_update_slice")
+def _dynamic_update_slice(node: Node, args: list) -> list:
+    _same_quant(node, [node.inputs[0], node.inputs[1], node.outputs[0]])
+    return [shape_ops.dynamic_update_slice(args[0], args[1], args[2])]
 
 
 def _int_range(dtype: np.dtype) -> tuple[int, int]:

@@ -156,11 +156,11 @@ def test_unsupported_operator_is_named_with_its_index():
     y = mb.tensor("y", [1, 4], "float32")
     z = mb.output("z", [1, 4], "float32")
     mb.op("RELU", [x], [y])
-    mb.op("GATHER_ND", [y], [z])
+    mb.op("TOPK_V2", [y], [z])
     with pytest.raises(ModelError) as err:
         parse_tflite(mb.finish())
     message = str(err.value)
-    assert "operator 1 (GATHER_ND) is not supported" in message
+    assert "operator 1 (TOPK_V2) is not supported" in message
     assert all(name in message for name in SUPPORTED_OPERATORS)
 
 

@@ -35,6 +35,7 @@ DTYPES = {
     "int32": (fb.TensorType.INT32, np.int32),
     "int64": (fb.TensorType.INT64, np.int64),
     "bool": (fb.TensorType.BOOL, np.bool_),
+    "resource": (fb.TensorType.RESOURCE, None),  # VAR_HANDLE's output; never has data
 }
 
 # Builtin operator -> name of its options table (None: the operator has none
@@ -45,6 +46,7 @@ OPTIONS = {
     "FULLY_CONNECTED": "FullyConnectedOptions",
     "AVERAGE_POOL_2D": "Pool2DOptions",
     "MAX_POOL_2D": "Pool2DOptions",
+    "L2_POOL_2D": "Pool2DOptions",
     "ADD": "AddOptions",
     "SUB": "SubOptions",
     "DIV": "DivOptions",
@@ -52,6 +54,7 @@ OPTIONS = {
     "MAXIMUM": "MaximumMinimumOptions",
     "MINIMUM": "MaximumMinimumOptions",
     "SOFTMAX": "SoftmaxOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
     "LEAKY_RELU": "LeakyReluOptions",
     "HARD_SWISH": "HardSwishOptions",
     "CONCATENATION": "ConcatenationOptions",
@@ -59,6 +62,14 @@ OPTIONS = {
     "MEAN": "ReducerOptions",
     "REDUCE_MAX": "ReducerOptions",
     "REDUCE_MIN": "ReducerOptions",
+    "SUM": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions",
+    "GATHER": "GatherOptions",
+    "SHAPE": "ShapeOptions",
+    "CUMSUM": "CumsumOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions",
     "RESHAPE": "ReshapeOptions",
@@ -76,6 +87,10 @@ OPTIONS = {
     "ARG_MIN": "ArgMinOptions",
     "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
     "DEQUANTIZE": "DequantizeOptions",
+    "VAR_HANDLE": "VarHandleOptions",
+    "CALL_ONCE": "CallOnceOptions",
+    "IF": "IfOptions",
+    "WHILE": "WhileOptions",
 }
 
 ENUMS = {
@@ -101,6 +116,25 @@ class ModelBuilder:
         self.opcodes: list[str] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
+        self.done: list[fb.SubGraphT] = []  # subgraphs finished by next_subgraph()
+
+    def next_subgraph(self) -> int:
+        """Close the current subgraph and start the next one (tensors, operators,
+        inputs and outputs are per subgraph; buffers and operator codes are
+        shared); returns the new subgraph's index."""
+        self.done.append(self._subgraph("main" if not self.done else
+                                        f"subgraph{len(self.done)}"))
+        self.tensors, self.operators, self.inputs, self.outputs = [], [], [], []
+        return len(self.done)
+
+    def _subgraph(self, name: str) -> fb.SubGraphT:
+        sg = fb.SubGraphT()
+        sg.tensors = self.tensors
+        sg.operators = self.operators
+        sg.inputs = self.inputs
+        sg.outputs = self.outputs
+        sg.name = name
+        return sg
 
     def tensor(self, name: str, shape: Sequence[int], dtype: str, *,
                scale=None, zero_point=0, axis: int = 0,
@@ -126,7 +160,7 @@ class ModelBuilder:
             q.quantizedDimension = axis
             t.quantization = q
         if data is not None:
-            arr = np.ascontiguousarray(np.asarray(data, dtype=DTYPES[dtype][1]))
+            arr = np.asarray(data, dtype=DTYPES[dtype][1])  # tobytes() is C order; 0-d stays 0-d
             if tuple(arr.shape) != tuple(t.shape):
                 raise ValueError(f"{name}: data shape {arr.shape} != {t.shape}")
             b = fb.BufferT()
@@ -188,17 +222,13 @@ class ModelBuilder:
 
     def finish(self) -> bytes:
         """Serialize the model (file identifier ``TFL3``)."""
-        sg = fb.SubGraphT()
-        sg.tensors = self.tensors
-        sg.operators = self.operators
-        sg.inputs = self.inputs
-        sg.outputs = self.outputs
-        sg.name = "main"
+        subgraphs = self.done + [self._subgraph("main" if not self.done else
+                                                f"subgraph{len(self.done)}")]
         m = fb.ModelT()
         m.version = 3
         m.description = self.description
         m.buffers = self.buffers
-        m.subgraphs = [sg]
+        m.subgraphs = subgraphs
         m.operatorCodes = []
         for name in self.opcodes:
             c = fb.OperatorCodeT()

@@ -4,7 +4,8 @@
   int16), rescaled to ``2 * max(s1, s2)`` with their own multipliers, summed,
   and requantized to the output; mul: one multiplier for the product.  The
   constants are those ``legalize_quantized`` folded.
-* float32 add/sub/mul/maximum/minimum and relu/relu6/relu_n1_to_1.
+* float32 add/sub/mul/maximum/minimum and relu/relu6/relu_n1_to_1; int8
+  relu/relu6 as a table of the reference's arithmetic.
 * quantize (float or integer in, integer out) and dequantize.
 * comparisons (bool out; quantized operands on a common scale, as the
   reference's :mod:`aot.reference.ops.compare`), logical and/or/not, select.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 
 from aot import te
+from aot.kernels.activation import int8_table
 from aot.kernels.common import float_activation, requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
@@ -63,6 +65,8 @@ def _arith(ctx, node) -> Computed:
         out = te.compute(shape, lambda *i: float_activation(
             fn(_broadcast(a, i), _broadcast(b, i)), act), name="y")
         return Computed(out)
+    if y_t.dtype == "int32":
+        return _arith_int32(node, a, b, shape, act)
     if y_t.dtype not in ("int8", "int16"):
         raise KernelError(f"{node.op} ({node.name}) on {y_t.dtype}: not supported yet")
     qp = ctx.quant(node)
@@ -83,6 +87,27 @@ def _arith(ctx, node) -> Computed:
         v = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
         raw = u + v if node.op == "add" else u - v
         return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
+    return Computed(te.compute(shape, body, name="y"))
+
+
+#: The clamp of a fused activation on int32 results (CalculateActivationRange).
+_INT32_ACT = {"none": None, "relu": (0, None), "relu6": (0, 6), "relu_n1_to_1": (-1, 1)}
+
+
+def _arith_int32(node, a, b, shape, act) -> Computed:
+    """int32 ADD, SUB, MUL as TFLM: the plain result, wrapping, then the
+    fused activation's clamp, which TFLM's int32 ADD leaves out
+    (quantization is ignored)."""
+    helper = {"add": "aot_add32", "sub": "aot_sub32", "mul": "aot_mul32"}[node.op]
+    bounds = None if node.op == "add" else _INT32_ACT[act]
+
+    def body(*i):
+        v = te.call_pure("int32", helper, _broadcast(a, i), _broadcast(b, i))
+        if bounds is not None:
+            v = E.max_(v, E.const(bounds[0], "int32"))
+            if bounds[1] is not None:
+                v = E.min_(v, E.const(bounds[1], "int32"))
+        return v
     return Computed(te.compute(shape, body, name="y"))
 
 
@@ -240,8 +265,15 @@ def select(ctx, node) -> Computed:
         _broadcast(c, i), _broadcast(a, i), _broadcast(b, i)), name="y"))
 
 def _relu(ctx, node) -> Computed:
-    _float_only(node)
+    """float32: a clamp. int8: a 256-entry table of the reference's
+    arithmetic for this node (RELU requantizes, RELU6 clamps on the input's
+    scale as TFLM does), one load per element."""
     x = ctx.value(node.inputs[0])
+    if (node.inputs[0].dtype, node.outputs[0].dtype) == ("int8", "int8"):
+        table = ctx.const(f"{node.name}_table", int8_table(node))
+        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                                   name="y"))
+    _float_only(node)
     return Computed(te.compute(x.shape, lambda *i: float_activation(x[i], node.op),
                                name="y"))
 

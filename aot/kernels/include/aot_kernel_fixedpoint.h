@@ -213,4 +213,111 @@ static inline int32_t aot_reciprocal_bits(int32_t x, int32_t integer_digits) {
   return integer_digits - aot_clz32((uint32_t)x);
 }
 
+static inline int32_t aot_sat32(int64_t v) {
+  return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
+}
+
+/* int32 arithmetic that wraps (through uint32), as TFLM's int32 ADD, SUB
+   and MUL do in practice; signed overflow is undefined in C. */
+static inline int32_t aot_add32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t aot_sub32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+static inline int32_t aot_mul32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a * (uint32_t)b);
+}
+
+/* log(x) for fixed-point x >= 1 with `input_bits` integer bits, as a raw
+   value with `output_bits` (TFLite's log_x_for_x_greater_than_or_equal_to_1):
+   x = 2^z r two ways (from x and from x / sqrt 2), the smaller mantissa kept,
+   log r by a rational approximation around sqrt(sqrt(1/2)), z log 2 + log r
+   accumulated with output_bits + 1 integer bits.  Same steps as
+   aot.quant.fixedpoint.log_x_for_x_greater_than_or_equal_to_1. */
+static inline int32_t aot_log_x_ge_1(int32_t x, int32_t input_bits, int32_t output_bits) {
+  const int32_t acc_bits = output_bits + 1;
+  const int32_t sqrt_sqrt_half = 1805811301;
+  const int32_t quarter = aot_srmbpot(536870912, -acc_bits);
+  const int32_t za_head = aot_clz32((uint32_t)x);
+  const int32_t r_a = aot_srmbpot(aot_srdhm(aot_srmbpot(x, za_head - 1), 1518500250), 1);
+  const int32_t za_adj = aot_sat32(
+      (int64_t)aot_srmbpot(input_bits - za_head, 31 - acc_bits) + quarter);
+  const int32_t z_b = aot_srdhm(x, 1518500250);
+  const int32_t zb_head = aot_clz32((uint32_t)z_b) - 1;
+  const int32_t r_b = aot_srmbpot(x, zb_head);
+  const int32_t zb_adj = aot_sat32(
+      (int64_t)aot_srmbpot(input_bits - zb_head, 31 - acc_bits) - quarter);
+  const int32_t r = r_a < r_b ? r_a : r_b;
+  const int32_t z_adj = za_adj > zb_adj ? za_adj : zb_adj;
+  const int32_t p = aot_rounding_half_sum(r, sqrt_sqrt_half);
+  int32_t q = aot_add32(r, -sqrt_sqrt_half);
+  int32_t sq;
+  int32_t num;
+  int32_t denom;
+  q = aot_add32(q, q);
+  sq = aot_srdhm(q, q);
+  num = aot_add32(aot_srdhm(q, r), aot_srdhm(aot_srdhm(q, sq), 117049297));
+  denom = aot_add32(
+      aot_srdhm(p, aot_add32(aot_add32(1057819769, q), aot_srdhm(127690142, sq))),
+      aot_srdhm(638450708, q));
+  return aot_srmbpot(
+      aot_add32(aot_srdhm(z_adj, 1488522236),
+                aot_srdhm(aot_srmbpot(num, -acc_bits), aot_one_over_one_plus_x(denom))),
+      acc_bits - output_bits);
+}
+
+/* GetInvSqrtQuantizedMultiplierExp with reverse shift -1: 1/sqrt(acc) as a
+   multiplier (*mult) and a shift (*shift, <= 0) for acc >= 0.  acc is scaled
+   by powers of four into [2^26, 2^29), then five Newton steps
+   x <- 3/2 x - acc/2 x^3 in Q3.28 from x = 1, times 1/sqrt(2); a negative
+   shift is folded into the multiplier.  0 and 1 give (INT32_MAX, 0). */
+static inline void aot_inv_sqrt_q(int32_t acc, int32_t *mult, int32_t *shift) {
+  int32_t s = 11;
+  int32_t pairs;
+  int32_t half_input;
+  int32_t x = (int32_t)1 << 28;
+  int32_t i;
+  if (acc <= 1) {
+    *mult = INT32_MAX;
+    *shift = 0;
+    return;
+  }
+  while (acc >= ((int32_t)1 << 29)) {
+    acc /= 4;
+    ++s;
+  }
+  pairs = (aot_clz32((uint32_t)acc) - 1) / 2 - 1;
+  s -= pairs;
+  acc = aot_shl32(acc, 2 * pairs);
+  half_input = aot_rdbpot(acc >> 1, 1);
+  for (i = 0; i < 5; ++i) {
+    const int32_t x3 = aot_srmbpot(aot_srdhm(aot_srdhm(x, x), x), 6);
+    const int32_t d = (int32_t)((uint32_t)aot_srdhm(((int32_t)1 << 28) + ((int32_t)1 << 27), x)
+                                - (uint32_t)aot_srdhm(half_input, x3));
+    x = aot_srmbpot(d, 3);
+  }
+  x = aot_srdhm(x, 1518500250);
+  if (s < 0) {
+    x = aot_shl32(x, -s);
+    s = 0;
+  }
+  *mult = x;
+  *shift = -s;
+}
+
+/* Both results of aot_inv_sqrt_q in one value (one stage of a kernel):
+   the multiplier in the low 32 bits, the shift in the high ones. */
+static inline int64_t aot_inv_sqrt_packed(int32_t acc) {
+  int32_t mult;
+  int32_t shift;
+  aot_inv_sqrt_q(acc, &mult, &shift);
+  return (int64_t)(((uint64_t)(uint32_t)shift << 32) | (uint32_t)mult);
+}
+
+static inline int32_t aot_lo32(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v); }
+static inline int32_t aot_hi32(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v >> 32); }
+
 #endif /* AOT_KERNEL_FIXEDPOINT_H */

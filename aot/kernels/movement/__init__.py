@@ -1,5 +1,6 @@
 """Data movement: TRANSPOSE, CONCATENATION, STRIDED_SLICE, PAD, MIRROR_PAD,
-BROADCAST_TO and nearest-neighbour resizing.
+BROADCAST_TO, GATHER, GATHER_ND, DYNAMIC_UPDATE_SLICE and nearest-neighbour
+and bilinear resizing.
 
 Each output element is one input element (or PAD's constant): the values
 are copied raw, so every operand shares one quantization, as the reference
@@ -17,14 +18,16 @@ import numpy as np
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
-from aot.reference.ops.shape import nearest_indices
+from aot.reference.ops.shape import bilinear_taps, nearest_indices
 from aot.tir import expr as E
 
 
-def _same_quant(node) -> None:
+def _same_quant(node, tensors=None) -> None:
+    """Refuse operands (``tensors``, by default all) quantized differently."""
+    tensors = [*node.inputs, *node.outputs] if tensors is None else tensors
     quants = {None if t.quant is None else (tuple(np.asarray(t.quant.scale, np.float32)),
                                             tuple(np.asarray(t.quant.zero_point)))
-              for t in [*node.inputs, *node.outputs] if t is not None}
+              for t in tensors if t is not None}
     if len(quants) > 1:
         raise KernelError(f"{node.op} ({node.name}): operands with different quantization: "
                           "not supported yet (the values are copied raw)")
@@ -224,4 +227,112 @@ def resize_nearest(ctx, node) -> Computed:
 
     def body(n, r, c, k):
         return x[n, index(r, maps[0]), index(c, maps[1]), k]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("gather")
+def gather(ctx, node) -> Computed:
+    """``y[o, c, n] = x[o, idx[b, c], n]`` with ``o`` the output axes before
+    ``axis`` (the first ``batch_dims`` of them are ``b``), ``c`` those of the
+    indices after the batch axes, ``n`` the rest.  An index out of range
+    (TFLM fails the invocation) is clamped into it, so nothing is read
+    outside ``x``."""
+    x_t, i_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
+    _same_quant(node, [x_t, y_t])
+    x, idx = ctx.value(x_t), ctx.value(i_t)
+    rank, irank = len(x_t.shape), len(i_t.shape)
+    axis = node.attrs["axis"] % rank
+    bd = node.attrs["batch_dims"]
+    bd = bd + irank if bd < 0 else bd
+    coords = irank - bd
+    size = int(x_t.shape[axis])
+
+    def body(*i):
+        at = tuple(i[:bd]) + tuple(i[axis:axis + coords])
+        pos = idx[at if at or not idx.shape else (0,)]  # a constant scalar has shape [1]
+        j = te.clamp(pos, 0, size - 1)
+        return x[tuple(i[:axis]) + (j,) + tuple(i[axis + coords:])]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("gather_nd")
+def gather_nd(ctx, node) -> Computed:
+    """``y[r, s] = x[idx[r, 0], ..., idx[r, nd-1], s]`` with ``r`` the index
+    rows and ``s`` the slice axes; each index is clamped into its axis (TFLM
+    reads whatever lies there), so nothing is read outside ``x``."""
+    x_t, i_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
+    _same_quant(node, [x_t, y_t])
+    x, idx = ctx.value(x_t), ctx.value(i_t)
+    nd = int(i_t.shape[-1])
+    rows = len(i_t.shape) - 1
+
+    def body(*i):
+        picks = tuple(te.clamp(idx[tuple(i[:rows]) + (k,)], 0, int(x_t.shape[k]) - 1)
+                      for k in range(nd))
+        return x[picks + tuple(i[rows:])]
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("resize_bilinear")
+def resize_bilinear(ctx, node) -> Computed:
+    """``y = x[y0,x0] wy0 wx0 + x[y1,x0] wy1 wx0 + x[y0,x1] wy0 wx1 + x[y1,x1] wy1 wx1``
+    with the taps and weights of :func:`aot.reference.ops.shape.bilinear_taps`
+    as constant tables per output row and column (the float32 ones computed
+    as TFLite computes them, so the sum rounds the same).  int8: the sum in
+    int64 Q20, rounded half away from zero, cast without a clamp (TFLite's)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    _same_quant(node)
+    x = ctx.value(x_t)
+    a = node.attrs
+    integer = x_t.dtype != "float32"
+    tables = []
+    for axis, (in_size, out_size) in enumerate(zip(x_t.shape[1:3], a["size"])):
+        lo, hi, w_lo, w_hi = bilinear_taps(int(in_size), int(out_size),
+                                           align_corners=a["align_corners"],
+                                           half_pixel_centers=a["half_pixel_centers"],
+                                           integer=integer)
+        wtype = np.int32 if integer else np.float32
+        tables.append([ctx.const(f"{node.name}_{'yx'[axis]}{k}", v.astype(t)) for k, v, t in
+                       (("lo", lo, np.int32), ("hi", hi, np.int32), ("wlo", w_lo, wtype),
+                        ("whi", w_hi, wtype))])
+    (y0, y1, wy0, wy1), (x0, x1, wx0, wx1) = tables
+
+    def body(n, r, c, k):
+        taps = [(x[n, y0[r], x0[c], k], wy0[r], wx0[c]), (x[n, y1[r], x0[c], k], wy1[r], wx0[c]),
+                (x[n, y0[r], x1[c], k], wy0[r], wx1[c]), (x[n, y1[r], x1[c], k], wy1[r], wx1[c])]
+        if not integer:
+            total = None
+            for v, wy, wx in taps:
+                term = v * wy * wx
+                total = term if total is None else total + term
+            return total + E.const(0.0, "float32")
+        total = None
+        for v, wy, wx in taps:
+            term = v.astype("int64") * wy.astype("int64") * wx.astype("int64")
+            total = term if total is None else total + term
+        half = te.if_then_else(total > E.const(0, "int64"), E.const(1 << 19, "int64"),
+                               E.const(-(1 << 19), "int64"))
+        return te.truncdiv(total + half, E.const(1 << 20, "int64")).astype(y_t.dtype)
+    return Computed(te.compute(tuple(y_t.shape), body, name="y"))
+
+
+@compute_rule("dynamic_update_slice")
+def dynamic_update_slice(ctx, node) -> Computed:
+    """``y[i] = u[i - s]`` where ``s <= i < s + shape(u)``, else ``x[i]``, with
+    ``s[k] = clamp(start[k], 0, size_k - usize_k)`` (TFLM's clamp)."""
+    x_t, u_t, s_t = node.inputs
+    y_t = node.outputs[0]
+    _same_quant(node, [x_t, u_t, y_t])
+    x, u, start = ctx.value(x_t), ctx.value(u_t), ctx.value(s_t)
+    sizes = [(int(d), int(e)) for d, e in zip(x_t.shape, u_t.shape)]
+
+    def body(*i):
+        conds, idx = [], []
+        for k, (d, e) in enumerate(sizes):
+            s = te.clamp(start[k], 0, d - e)
+            if s_t.dtype != "int32":
+                s = s.astype("int32")
+            conds += [i[k] >= s, i[k] < s + e]
+            idx.append(i[k] - s)
+        return te.if_then_else(te.all(*conds), u[tuple(idx)], x[i])
     return Computed(te.compute(tuple(y_t.shape), body, name="y"))

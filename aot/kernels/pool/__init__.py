@@ -1,4 +1,5 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D on NHWC data (int8, int16, float32).
+"""AVERAGE_POOL_2D and MAX_POOL_2D on NHWC data (int8, int16, float32), and
+L2_POOL_2D (float32: ``sqrtf(sum of squares / count)``, TFLM's order).
 
 Quantized pooling keeps the input's quantization; only the fused
 activation's clamp (``QuantParams.clamp``) applies.  Padded taps are not
@@ -91,6 +92,21 @@ def max_pool2d(ctx, node) -> Computed:
     return Computed(out, {"acc": acc}, int(y_t.type.size) * window)
 
 
+@compute_rule("l2_pool2d")
+def l2_pool2d(ctx, node) -> Computed:
+    x, axes, tap, count, shape, window = _window(ctx, node)
+    zero = E.const(0.0, "float32")
+
+    def square(n, h, w, c):
+        v = tap(n, h, w, c, zero)
+        return v * v
+    acc = te.compute(shape, lambda *i: te.sum(square(*i), axis=list(axes)), name="acc")
+    out = te.compute(shape, lambda n, h, w, c: _clamped(
+        node, te.sqrt(acc[n, h, w, c] / count(h, w).astype("float32"))), name="y")
+    return Computed(out, {"acc": acc}, int(node.outputs[0].type.size) * window)
+
+
+@strategy("l2_pool2d")
 @strategy("avg_pool2d")
 @strategy("max_pool2d")
 def schedule_pool_generic(s, final, stages) -> None:

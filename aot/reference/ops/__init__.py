@@ -10,17 +10,18 @@ float32.  Integer kernels reproduce TFLM's fixed-point arithmetic exactly
 
 Kernels by module:
 
-* ``conv``: ``conv2d``, ``depthwise_conv2d``
+* ``conv``: ``conv2d``, ``depthwise_conv2d``, ``transpose_conv2d``
 * ``fully_connected``: ``fully_connected``
+* ``batch_matmul``: ``batch_matmul``
 * ``pool``: ``average_pool2d``, ``max_pool2d``
 * ``softmax``: ``softmax``
 * ``elementwise``: ``add``, ``sub``, ``mul``, ``maximum``, ``minimum``
 * ``activations``: ``relu``, ``relu6``, ``relu_n1_to_1``, ``leaky_relu``,
   ``hard_swish``, ``logistic``, ``tanh``
 * ``quantize``: ``quantize``, ``dequantize``
-* ``reduce``: ``mean``
+* ``reduce``: ``mean``, ``reduce_sum``, ``cumsum``
 * ``shape``: ``concatenation``, ``pad``, ``strided_slice``, ``transpose``,
-  ``reshape``
+  ``reshape``, ``gather``, ``gather_nd``
 * ``svdf``: ``svdf`` (state in, new state out)
 * ``lstm``: ``unidirectional_sequence_lstm`` (hidden and cell state in and out)
 

@@ -99,3 +99,39 @@ def depthwise_conv2d(x, w, bias=None, *, stride=(1, 1), dilation=(1, 1), padding
     acc = np.einsum("nhwijc,ijc->nhwc", np.repeat(p, m, axis=-1), w[0].astype(np.int64))
     return _finish_int(acc, bias, x, x_scale, w_scale, y_scale, y_zero_point,
                        activation, clamp, out_dtype, oc)
+
+
+def transpose_conv2d(x, w, bias=None, *, stride=(1, 1), padding=(0, 0), output_size,
+                     x_zero_point=0, x_scale=1.0, w_scale=1.0, y_scale=1.0, y_zero_point=0,
+                     out_dtype=None):
+    """TRANSPOSE_CONV: ``x`` [N,H,W,C], ``w`` [O,KH,KW,C], output [N, *output_size, O].
+
+    TFLM's scatter: input element ``(y, x, c)``, in that order, adds
+    ``x * w[o, ky, kx, c]`` to output ``(y s_h - pad_top + ky, x s_w - pad_left
+    + kx, o)`` when that lies inside; then the bias.  float32 keeps this order
+    (so it rounds as TFLM); int8 accumulates ``(x - zp) w`` in int32, int16
+    ``x w`` in int64, requantized per channel as :func:`conv2d`."""
+    x, w = np.asarray(x), np.asarray(w)
+    n, ih, iw, ic = x.shape
+    oc, kh, kw, _ = w.shape
+    oh, ow = output_size
+    (sh, sw), (pt, pl) = stride, padding
+    is_float = x.dtype == np.float32
+    acc_dtype = np.float32 if is_float else np.int64
+    # accumulate on a canvas shifted by (by, bx) that holds every product, then crop
+    by, bx = pt + kh, pl + kw
+    acc = np.zeros((n, max(ih * sh + 2 * kh, by + oh), max(iw * sw + 2 * kw, bx + ow), oc),
+                   acc_dtype)
+    taps = np.transpose(w, (1, 2, 0, 3)).astype(acc_dtype)  # [KH, KW, O, C]
+    xv = x.astype(acc_dtype) - (0 if is_float else int(x_zero_point))
+    for y in range(ih):
+        for xx in range(iw):
+            for c in range(ic):
+                oy, ox = y * sh - pt + by, xx * sw - pl + bx
+                acc[:, oy:oy + kh, ox:ox + kw, :] += xv[:, y, xx, c, None, None, None] * \
+                    taps[None, :, :, :, c]
+    acc = acc[:, by:by + oh, bx:bx + ow, :]
+    if is_float:
+        return _finish_float(acc, bias, None, None)
+    return _finish_int(acc, bias, x, x_scale, w_scale, y_scale, y_zero_point, None, None,
+                       out_dtype, oc)

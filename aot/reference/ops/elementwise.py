@@ -13,6 +13,10 @@ with ``M_i = QM(s_i / (2 max))`` and ``M_o = QM(2 max / (2**L * s_o))``
 
 MUL: ``y = MultiplyByQuantizedMultiplier((x1 - zp1) * (x2 - zp2), QM(s1 s2 / s_o)) + zp_o``.
 
+int32 ADD, SUB, MUL: the plain result, wrapped to int32, then the fused
+activation's integer clamp, except for ADD, whose activation TFLM leaves
+out (any quantization is ignored, as TFLM does).
+
 MAXIMUM/MINIMUM: on the raw integers (the inputs and output share a
 quantization).  All results are clamped to the fused activation's range.
 """
@@ -31,12 +35,30 @@ def _float_act(y, activation, clamp):
     return np.clip(y, lo, hi).astype(np.float32)
 
 
+def _int32_act(y, activation):
+    """int32 ADD/SUB/MUL: the result wrapped to int32 (as TFLM's C++ in
+    practice), then the fused activation's integer clamp; quantization is
+    ignored."""
+    y = quant.wrap_int32(y)
+    bounds = {None: None, "NONE": None, "RELU": (0, None), "RELU6": (0, 6),
+              "RELU_N1_TO_1": (-1, 1)}[activation]
+    if bounds is not None:
+        y = np.maximum(y, bounds[0])
+        if bounds[1] is not None:
+            y = np.minimum(y, bounds[1])
+    return np.asarray(y).astype(np.int32)
+
+
 def _add_sub(x1, x2, sign, x1_scale, x1_zero_point, x2_scale, x2_zero_point,
              y_scale, y_zero_point, activation, clamp, out_dtype):
     x1 = np.asarray(x1)
     x2 = np.asarray(x2)
     if x1.dtype == np.float32:
         return _float_act(x1 + sign * x2, activation, clamp)
+    if x1.dtype == np.int32:
+        # TFLM's int32 ADD leaves out its fused activation; SUB applies it
+        return _int32_act(x1.astype(np.int64) + sign * x2.astype(np.int64),
+                          activation if sign < 0 else None)
     out_dtype = np.dtype(out_dtype or x1.dtype)
     left_shift = 15 if out_dtype == np.int16 else 20
     twice_max = 2.0 * max(f32(x1_scale), f32(x2_scale))
@@ -55,7 +77,7 @@ def _add_sub(x1, x2, sign, x1_scale, x1_zero_point, x2_scale, x2_zero_point,
 
 def add(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0, x2_zero_point=0,
         y_scale=1.0, y_zero_point=0, activation=None, clamp=None, out_dtype=None):
-    """ADD with broadcasting; int8, int16 or float32 (see the module docstring)."""
+    """ADD with broadcasting; int8, int16, int32 or float32 (see the module docstring)."""
     return _add_sub(x1, x2, 1, x1_scale, x1_zero_point, x2_scale, x2_zero_point,
                     y_scale, y_zero_point, activation, clamp, out_dtype)
 
@@ -74,6 +96,8 @@ def mul(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0, x2_zero_point=0,
     x2 = np.asarray(x2)
     if x1.dtype == np.float32:
         return _float_act(x1 * x2, activation, clamp)
+    if x1.dtype == np.int32:
+        return _int32_act(x1.astype(np.int64) * x2.astype(np.int64), activation)
     out_dtype = np.dtype(out_dtype or x1.dtype)
     m, s = quant.quantize_multiplier(f32(x1_scale) * f32(x2_scale) / f32(y_scale))
     prod = (x1.astype(np.int64) - int(x1_zero_point)) * (x2.astype(np.int64) - int(x2_zero_point))

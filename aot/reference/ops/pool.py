@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D (TFLM reference arithmetic).
+"""AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D (TFLM reference arithmetic).
 
 Quantized pooling does not requantize: input and output share scale and zero
 point; only the fused activation's clamp uses the output quantization.
@@ -60,3 +60,19 @@ def max_pool2d(x, filter_hw, *, stride=(1, 1), padding="VALID", activation=None,
     else:
         m = np.where(valid, p.astype(np.int64), np.iinfo(np.int64).min).max(axis=(3, 4))
     return np.clip(m, lo, hi).astype(x.dtype)
+
+
+def l2_pool2d(x, filter_hw, *, stride=(1, 1), padding="VALID", activation=None, clamp=None):
+    """L2_POOL_2D on float32 NHWC ``x``: the squares of each window's covered
+    pixels added row by row in float32, divided by their count, square root,
+    then the activation's clamp (TFLM's order)."""
+    x = np.asarray(x)
+    p, valid = _pool_windows(x, filter_hw, stride, padding)
+    count = valid.sum(axis=(3, 4, 5))[..., None].astype(np.float32)
+    acc = np.zeros(p.shape[:3] + p.shape[5:], np.float32)
+    for i in range(p.shape[3]):
+        for j in range(p.shape[4]):
+            acc = acc + np.where(valid[:, :, :, i, j], p[:, :, :, i, j] * p[:, :, :, i, j],
+                                 np.float32(0))
+    lo, hi = _range(x, activation, clamp, 1.0, 0)
+    return np.clip(np.sqrt(acc / count), lo, hi).astype(np.float32)

@@ -15,6 +15,8 @@ int16 input: look-up tables (:mod:`aot.quant.lut`) for exp on
 [-10, 0] and 1/(1+x) on [0, 1], as TFLM's ``SoftmaxInt16``.
 
 float32: ``exp(beta * (x - max)) / sum``.
+
+LOG_SOFTMAX and L2_NORMALIZATION (float32) work on the same rows.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from aot.quant import arith as quant
-from aot.quant import fixedpoint, lut
-from aot.quant.params import SOFTMAX_DIFF_BITS, softmax_params_int8, softmax_params_int16
+from aot.quant import fixedpoint, libm, lut
+from aot.quant.params import (SOFTMAX_DIFF_BITS, log_softmax_params_int8, softmax_params_int8,
+                              softmax_params_int16)
 
 _SCALED_DIFF_BITS = SOFTMAX_DIFF_BITS
 _ACCUM_BITS = 12
@@ -79,3 +82,77 @@ def _softmax_int16(x, beta, x_scale):
     right_shift = 31 - headroom_plus_one
     y = (e * recip + (np.int64(1) << (right_shift - 1))) >> right_shift
     return np.clip(y, 0, 32767).astype(np.int16)
+
+
+def _rows_of(x):
+    x = np.asarray(x, np.float32)
+    return x.reshape(-1, x.shape[-1]), x.shape
+
+
+#: LOG_SOFTMAX int8: Q5.26 differences, a Q12 sum of exponentials, Q4 output bits.
+_LOG_OUTPUT_BITS = 4
+
+
+def log_softmax(x, *, x_scale=1.0):
+    """LOG_SOFTMAX over the last axis, float32 as TFLite: per row the maximum,
+    the sum of ``expf(x - max)`` added left to right, then
+    ``(x - max) - logf(sum)``.  int8 as TFLM (output scale 16/256, zero
+    point 127): the softmax's Q5.26 differences and Q12 sum of exponentials,
+    its fixed-point log in Q5.26, then ``RoundingDivideByPOT(d - log, 22) +
+    127`` for differences above ``max(diff_min - 1, log rescaled back)``,
+    -128 below."""
+    x = np.asarray(x)
+    if x.dtype == np.int8:
+        return _log_softmax_int8(x, x_scale)
+    rows, shape = _rows_of(x)
+    mx = rows.max(axis=1, keepdims=True)
+    e = libm.call("expf", rows - mx)
+    total = np.zeros((rows.shape[0], 1), np.float32)
+    for c in range(rows.shape[1]):
+        total = total + e[:, c:c + 1]
+    return ((rows - mx) - libm.call("logf", total)).reshape(shape)
+
+
+def _log_softmax_int8(x, x_scale):
+    mult, left, diff_min, rev_div, rev_shift = log_softmax_params_int8(x_scale)
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    out = np.empty(rows.shape, np.int64)
+    for r, row in enumerate(rows):
+        d = row - row.max()
+        in_q5 = quant.multiply_by_quantized_multiplier(d, mult, left)
+        e = quant.rounding_divide_by_pot(
+            fixedpoint.exp_on_negative_values(in_q5, _SCALED_DIFF_BITS), _ACCUM_BITS)
+        total = int(quant.wrap_int32(np.where(d >= diff_min, e, 0).sum()))
+        log = fixedpoint.log_x_for_x_greater_than_or_equal_to_1(total, _ACCUM_BITS,
+                                                                 _SCALED_DIFF_BITS)
+        adjusted = max(diff_min - 1, int(quant.multiply_by_quantized_multiplier(
+            quant.wrap_int32(log + quant.INT32_MIN), rev_div, rev_shift)))
+        shift = 31 - _SCALED_DIFF_BITS - _LOG_OUTPUT_BITS
+        y = quant.rounding_divide_by_pot(quant.wrap_int32(in_q5 - log), shift) + 127
+        out[r] = np.where(d > adjusted, np.clip(y, -128, 127), -128)
+    return out.astype(np.int8).reshape(x.shape)
+
+
+L2_EPSILON = np.float32(1e-6)
+
+
+def l2_normalization(x, *, x_zero_point=0):
+    """L2_NORMALIZATION over the last axis, float32 as TFLite: the squares
+    added left to right, ``sqrtf``, at least 1e-6, then each value divided.
+    int8 as TFLM: ``acc = sum (x - zp)^2``, ``(M, s) =
+    GetInvSqrtQuantizedMultiplierExp(acc, -1)``, ``y = clamp(
+    MultiplyByQuantizedMultiplier(x - zp, M, s + 7))`` (output scale 1/128)."""
+    x = np.asarray(x)
+    if x.dtype == np.int8:
+        d = x.reshape(-1, x.shape[-1]).astype(np.int64) - int(x_zero_point)
+        out = np.empty(d.shape, np.int64)
+        for r, row in enumerate(d):
+            mult, shift = fixedpoint.inv_sqrt_multiplier_exp(int((row * row).sum()), -1)
+            out[r] = quant.multiply_by_quantized_multiplier(row, mult, shift + 7)
+        return quant.clamp_cast(out, -128, 127, np.int8).reshape(x.shape)
+    rows, shape = _rows_of(x)
+    total = np.zeros((rows.shape[0], 1), np.float32)
+    for c in range(rows.shape[1]):
+        total = total + rows[:, c:c + 1] * rows[:, c:c + 1]
+    norm = np.maximum(np.sqrt(total), L2_EPSILON)
+    return (rows / norm).reshape(shape)

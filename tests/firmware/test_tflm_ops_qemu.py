@@ -1,0 +1,133 @@
+"""Operators imported for TFLM parity (issue 19) run on an emulated
+Cortex-M4F (qemu/mps2-an386) bit for bit as TFLM runs them on the host:
+the device C is the host C, built by the cross compiler.  One chain of
+int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
+int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
+rounds exactly everywhere), and a streaming model whose resource variable
+(with start values from its init subgraph) keeps state between invocations
+on one boot."""
+
+from __future__ import annotations
+
+import numpy as np
+from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.tflite_builder import ModelBuilder
+
+from aot.compile import compile_model
+from aot.firmware import run_on_board
+
+BOARD = "qemu/mps2-an386"
+
+
+def _q(scale, zp=0):
+    return {"scale": scale, "zero_point": zp}
+
+
+def _int8_chain(rng) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 4, 4, 3], "int8", **_q(0.05, 2))
+    ws = rng.uniform(0.003, 0.01, 4).astype(np.float32)
+    w = mb.const("w", rng.integers(-127, 128, (4, 3, 3, 3)), "int8", scale=ws, axis=0)
+    b = mb.const("b", rng.integers(-500, 500, 4), "int32", scale=0.05 * ws, axis=0)
+    t = mb.tensor("t", [1, 8, 8, 4], "int8", **_q(0.04, -5))
+    mb.op("TRANSPOSE_CONV", [mb.const("os", np.array([1, 8, 8, 4]), "int32"), w, x, b], [t],
+          padding="SAME", stride_w=2, stride_h=2)
+    r = mb.tensor("r", [1, 6, 5, 4], "int8", **_q(0.04, -5))
+    mb.op("RESIZE_BILINEAR", [t, mb.const("size", np.array([6, 5]), "int32")], [r],
+          half_pixel_centers=True)
+    c = mb.tensor("c", [1, 6, 5, 4], "int8", **_q(0.1, 3))
+    mb.op("CUMSUM", [r, mb.const("ax", np.array(2, np.int32), "int32")], [c])
+    s = mb.tensor("s", [1, 5, 4], "int8", **_q(0.3, -1))
+    mb.op("SUM", [c, mb.const("axes", np.array([1]), "int32")], [s])
+    m = mb.tensor("m", [1, 5, 3], "int8", **_q(0.5, 4))
+    rhs = mb.const("rhs", rng.integers(-128, 128, (4, 3)), "int8", **_q(0.02, -2))
+    mb.op("BATCH_MATMUL", [s, rhs], [m])
+    g = mb.tensor("g", [1, 3, 3], "int8", **_q(0.5, 4))
+    mb.op("GATHER", [m, mb.const("i", np.array([4, 0, 2]), "int32")], [g], axis=1)
+    y = mb.output("y", [1, 3, 3], "int8", **_q(1 / 128, 0))
+    mb.op("L2_NORMALIZATION", [g], [y])
+    return mb.finish()
+
+
+def _float_chain(rng) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 4, 4, 3], "float32")
+    w = mb.const("w", rng.normal(size=(4, 3, 3, 3)).astype(np.float32))
+    t = mb.tensor("t", [1, 8, 8, 4], "float32")
+    mb.op("TRANSPOSE_CONV", [mb.const("os", np.array([1, 8, 8, 4]), "int32"), w, x], [t],
+          padding="SAME", stride_w=2, stride_h=2)
+    p = mb.tensor("p", [1, 4, 4, 4], "float32")
+    mb.op("L2_POOL_2D", [t], [p], padding="VALID", stride_w=2, stride_h=2, filter_width=2,
+          filter_height=2)
+    n = mb.tensor("n", [1, 4, 4, 4], "float32")
+    mb.op("L2_NORMALIZATION", [p], [n])
+    r = mb.tensor("r", [1, 5, 6, 4], "float32")
+    mb.op("RESIZE_BILINEAR", [n, mb.const("size", np.array([5, 6]), "int32")], [r])
+    c = mb.tensor("c", [1, 5, 6, 4], "float32")
+    mb.op("CUMSUM", [r, mb.const("ax", np.array(1, np.int32), "int32")], [c], reverse=True)
+    s = mb.tensor("s", [1, 5, 4], "float32")
+    mb.op("SUM", [c, mb.const("axes", np.array([2]), "int32")], [s])
+    y = mb.output("y", [1, 5, 2], "float32")
+    mb.op("BATCH_MATMUL", [s, mb.const("rhs", rng.normal(size=(4, 2)).astype(np.float32))],
+          [y])
+    return mb.finish()
+
+
+def _log_softmax(rng) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", [3, 20], "int8", **_q(0.06, 1))
+    y = mb.output("y", [3, 20], "int8", **_q(16 / 256, 127))
+    mb.op("LOG_SOFTMAX", [x], [y])
+    return mb.finish()
+
+
+def _streaming(rng) -> bytes:
+    q = _q(0.25, -3)
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 6], "int8", **q)
+    h = mb.tensor("h", [], "resource")
+    v = mb.tensor("v", [1, 6], "int8", **q)
+    y = mb.output("y", [1, 6], "int8", **q)
+    mb.op("CALL_ONCE", [], [], init_subgraph_index=1)
+    mb.op("VAR_HANDLE", [], [h], shared_name="acc")
+    mb.op("READ_VARIABLE", [h], [v])
+    mb.op("ADD", [x, v], [y])
+    mb.op("ASSIGN_VARIABLE", [h, y], [])
+    mb.next_subgraph()
+    h1 = mb.tensor("h", [], "resource")
+    mb.op("VAR_HANDLE", [], [h1], shared_name="acc")
+    start = np.array([[-3, 5, -40, 0, 12, 100]])  # start values other than the zero point
+    mb.op("ASSIGN_VARIABLE", [h1, mb.const("z", start, "int8", **q)], [])
+    return mb.finish()
+
+
+def _check(name, model_fn, make_input, tflm, object_cache, tmp_path, n=3):  # noqa: F811
+    rng = np.random.default_rng(17)
+    model = model_fn(rng)
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(model)
+    xs = [make_input(rng) for _ in range(n)]
+    want = np.stack([outs[0] for outs in tflm.run(model, [[x] for x in xs])])
+    compiled = compile_model(path, BOARD, name=name, measure_code=False)
+    run = run_on_board(compiled, [np.stack(xs)], workdir=tmp_path, cache_dir=object_cache)
+    np.testing.assert_array_equal(run.outputs[0], want)
+
+
+def test_int8_operators_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("chain8", _int8_chain, lambda r: r.integers(-128, 128, (1, 4, 4, 3)).astype(np.int8),
+           tflm, object_cache, tmp_path)
+
+
+def test_float_operators_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("chainf", _float_chain, lambda r: r.normal(size=(1, 4, 4, 3)).astype(np.float32),
+           tflm, object_cache, tmp_path)
+
+
+def test_resource_variable_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("stream", _streaming, lambda r: r.integers(-30, 30, (1, 6)).astype(np.int8),
+           tflm, object_cache, tmp_path, n=4)
+
+
+def test_int8_log_softmax_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("logsm", _log_softmax, lambda r: r.integers(-128, 128, (3, 20)).astype(np.int8),
+           tflm, object_cache, tmp_path)
