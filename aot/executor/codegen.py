@@ -178,13 +178,18 @@ class _Array:
         return int(q.zero_point[0]) if q is not None else 0
 
     @property
-    def start(self) -> str:
-        """C initializer of the state's start values when the model gives some
-        other than its zero point everywhere ("" otherwise)."""
+    def start_values(self) -> np.ndarray | None:
+        """The state's start values when the model gives some other than its
+        zero point everywhere (None otherwise)."""
         data = self.tensor.data
         if self.tensor.kind != "variable" or data is None or np.all(data == self.zero):
-            return ""
-        return _c_values(self.tensor)
+            return None
+        return np.asarray(data)
+
+    @property
+    def start(self) -> str:
+        """C initializer of :attr:`start_values` ("" without them)."""
+        return "" if self.start_values is None else _c_values(self.tensor)
 
 
 @dataclass

@@ -46,9 +46,11 @@ class JitModel:
         self.reset()
 
     def reset(self) -> None:
-        """State back to its start values (the zero points)."""
+        """State back to its start values (the model's, else the zero points),
+        as the C's ``P_reset``."""
         for arr, s in zip(self.states, self.program.states):
-            arr[...] = s.zero
+            start = s.start_values
+            arr[...] = s.zero if start is None else start.reshape(-1)
 
     def run(self, inputs) -> list[np.ndarray]:
         """One invocation: ``inputs`` in graph order; the outputs (new arrays)."""

@@ -83,6 +83,10 @@ def test_start_values_from_the_init_subgraph_as_in_tflm(dtype, start, tflm,  # n
     compiled = compile_model(path, "host/native", name="m", measure_code=False)
     np.testing.assert_array_equal(run_on_host(compiled, [np.stack(xs)], workdir=tmp_path)[0],
                                   want)
+    # The llvm JIT (its hand-written read/assign kernels built by the host
+    # compiler) starts from the same values.
+    jit = compile_model(path, "llvm", name="m", measure_code=False)
+    np.testing.assert_array_equal(run_on_host(jit, [np.stack(xs)])[0], want)
 
 
 def test_read_of_an_unknown_resource_is_refused(tmp_path):
