@@ -40,7 +40,8 @@ from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor import codegen as entry
 from aot.executor.jit import JitModel
 from aot.executor.memory import MemoryPlan, Sizes
-from aot.export import artifact_metadata, build_settings, write_artifact
+from aot.export import (artifact_metadata, build_settings, port_settings, runtime_port,
+                        write_artifact)
 from aot.frontend import load_model
 from aot.ir import Graph
 from aot.passes import DumpAfter, PassContext, optimize
@@ -454,6 +455,14 @@ def _bind_inplace(kernel, plan: MemoryPlan):
                                 if (names[j], names[i]) in aliased])
 
 
+def _port_cflags(board: Board | None) -> list[str]:
+    """The flags the board's runtime port builds model code with (its port.mk's
+    ``AOT_PORT_CFLAGS``: e.g. picolibc's specs on RISC-V, without which the
+    cross compiler finds no C library headers)."""
+    port = runtime_port(board) if board is not None else None
+    return port_settings(port).get("AOT_PORT_CFLAGS", "").split() if port else []
+
+
 def _code_bytes(files: dict[str, str], name: str, target: Target,
                 board: Board | None, external=()) -> tuple[int | None, str]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
@@ -483,7 +492,7 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
                 (root / rel).write_text(text)
         sources = [root / p for p in files if p.startswith("codegen/")
                    and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
-        flags = [f"-I{root / 'include'}"]
+        flags = [f"-I{root / 'include'}", *_port_cflags(board)]
         for lib in external:  # the external codegens' library sources count as model code
             sources += [Path(lib["root"]) / s for s in lib["sources"]]
             flags += [f"-I{Path(lib['root']) / d}" for d in lib["include_dirs"]]

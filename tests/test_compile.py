@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import shutil
 
 import pytest
 from support.models import MODELS_DIR
@@ -56,6 +57,15 @@ def test_dump_after_and_disabled_pass():
     assert "did not run" in out.getvalue()
     with pytest.raises(PassError, match="fuse_ops"):
         compile_model(HELLO, "host/native", disabled_pass=["fuse_op"])
+
+
+@pytest.mark.skipif(shutil.which("riscv64-unknown-elf-gcc") is None,
+                    reason="needs the RISC-V cross compiler")
+def test_code_is_measured_with_the_ports_flags():
+    # sifive-e's port builds against picolibc (--specs in its port.mk): without
+    # that flag the cross compiler finds no stdint.h and the size was unknown.
+    sizes = compile_model(HELLO, "qemu/sifive-e").sizes
+    assert sizes.code is not None and sizes.code > 0, sizes.code_note
 
 
 def test_sizes_add_up():

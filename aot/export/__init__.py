@@ -110,6 +110,52 @@ def runtime_files(port: str | None) -> dict[str, Path]:
     return files
 
 
+_MK_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(:=|\?=|\+=)\s*(.*)$")
+_MK_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def port_settings(port: str) -> dict[str, str]:
+    """The variables ``aot/runtime_c/ports/<port>/port.mk`` sets, as Make
+    evaluates them (the part of Make port files use: ``:=``, ``?=``, ``+=``,
+    ``include`` and ``$(VAR)``, the same subset runtime.cmake reads); an
+    :class:`ExportError` for anything else.  ``AOT_PORT_CFLAGS`` are flags the
+    model's C is built with in that port's firmware (picolibc's specs on
+    RISC-V, for instance)."""
+    values = {"AOT_RUNTIME_DIR": str(RUNTIME_DIR)}
+
+    def expand(text: str) -> str:
+        return _MK_VAR.sub(lambda m: values.get(m.group(1), ""), text)
+
+    def read(path: Path) -> None:
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise ExportError(f"cannot read {path}: {err.strerror}") from None
+        for line in text.replace("\\\n", " ").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if line.startswith("include "):
+                read(Path(expand(line[len("include "):].strip())))
+                continue
+            m = _MK_ASSIGN.match(line)
+            if m is None:
+                raise ExportError(f"{path}: {line!r} is outside the part of Make port files "
+                                  "use (assignments, include, $(VAR))")
+            name, op, value = m.group(1), m.group(2), expand(m.group(3)).strip()
+            if op == "?=" and name in values:
+                continue
+            if op == "+=" and values.get(name):
+                value = f"{values[name]} {value}"
+            values[name] = value
+
+    if port not in runtime_ports():
+        raise ExportError(f"unknown runtime port {port!r}; ports: {', '.join(runtime_ports())}")
+    read(RUNTIME_DIR / "ports" / port / "port.mk")
+    del values["AOT_RUNTIME_DIR"]
+    return values
+
+
 #: Board ``port`` names whose runtime folder is named differently: the
 #: board records name the hardware family, aot/runtime_c/ports the concrete image.
 RUNTIME_PORTS = {"mps3": "mps3-an547"}

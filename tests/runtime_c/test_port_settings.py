@@ -1,6 +1,6 @@
 """A port's settings are written once, in ports/<port>/port.mk: Make includes
-it, and runtime.cmake reads the same file.  For every port, CMake's reading
-equals Make's own evaluation."""
+it, and runtime.cmake and aot.export.port_settings read the same file.  For
+every port, CMake's and Python's readings equal Make's own evaluation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from aot.export import RUNTIME_DIR, runtime_ports
+from aot.export import RUNTIME_DIR, ExportError, port_settings, runtime_ports
 
 needs_tools = pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("make") is None,
                                  reason="needs cmake and make")
@@ -77,3 +77,27 @@ def test_an_unknown_port_and_make_outside_the_subset_are_refused(tmp_path):
     assert done.returncode != 0
     assert "'ifeq ($(X),1)' is outside the part of Make that runtime.cmake reads" in " ".join(
         done.stderr.split())
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.parametrize("port", runtime_ports())
+def test_python_reads_each_port_as_make_does(port, tmp_path):
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(_MAKE.format(rt=RUNTIME_DIR, port=port))
+    make = subprocess.run(["make", "-s", "-f", str(makefile), "print"], capture_output=True,
+                          text=True)
+    assert make.returncode == 0, make.stderr
+    v = port_settings(port)
+    mem = [v.get(k, "") for k in ("AOT_FLASH_ORIGIN", "AOT_FLASH_LENGTH", "AOT_RAM_ORIGIN",
+                                  "AOT_RAM_LENGTH")] + [v.get("AOT_STACK_SIZE", "0x2000")]
+    got = [("srcs", f"{v.get('AOT_PORT_SRCS', '')} {v.get('AOT_PORT_ASM_SRCS', '')}".split()),
+           ("ld", v.get("AOT_PORT_LDSCRIPT_IN", "").split()),
+           ("cflags", v.get("AOT_PORT_CFLAGS", "").split()),
+           ("ldflags", v.get("AOT_PORT_LDFLAGS", "").split()),
+           ("mem", " ".join(mem).split())]
+    assert got == _lines(make.stdout)
+
+
+def test_an_unknown_port_is_refused_naming_the_ports():
+    with pytest.raises(ExportError, match=r"unknown runtime port 'z80'; ports: .*mps2"):
+        port_settings("z80")
