@@ -31,10 +31,12 @@ CASES = [
     # widened-input path in chunks of 8 pixels (odd last chunk), with split taps
     ("conv2d", {"cin": 16, "cout": 7, "hw": (4, 21), "padding": (1, 1, 1, 1)}),
     ("conv2d", {"cin": 8, "cout": 4, "hw": (6, 9), "dilation": (1, 2), "strides": (1, 2)}),
-    # widened im2col patches (kernel rows of 4 and 20 bytes; chunks of 4 pixels)
+    # widened im2col patches (kernel rows of 4 and 20 bytes) in the small patch
+    # buffer (chunks of 20 and 2 pixels), then patches too big for it (144 bytes)
     ("conv2d", {"cin": 1, "cout": 5, "hw": (10, 9), "k": (3, 4), "strides": (2, 2),
                 "padding": (1, 1, 1, 2)}),
     ("conv2d", {"cin": 2, "cout": 3, "hw": (6, 13), "k": (5, 10), "padding": (2, 4, 2, 5)}),
+    ("conv2d", {"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)}),
     # one pixel's window wider than the widening buffer: the plain path
     ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 3)}),
     # a row of accumulators above the stack budget: one pixel at a time

@@ -137,8 +137,10 @@ AOT_INLINE void aot_dot1x2_s8(int32_t* s, const int8_t* a, const int8_t* b0, con
 }
 
 #if defined(AOT_HAVE_DSP)
-/* Words of the stack buffer holding widened inputs (aot_conv_wide_s8). */
+/* Words of the stack buffer holding widened inputs (aot_conv_wide_s8), and
+   of the smaller one for im2col patches when two patches fit it. */
 #define AOT_WIDE_WORDS 256
+#define AOT_PATCH_WORDS 128
 
 /* Two adjacent words in one LDRD, advancing the pointer (GCC splits 64-bit
    loads into two LDRs on Cortex-M4, where each counts as an instruction). */

@@ -48,8 +48,7 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
 AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                     const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
                                     int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                                    int32_t dw, int32_t chunk, int32_t patch) {
-  int32_t wide[AOT_WIDE_WORDS];
+                                    int32_t dw, int32_t chunk, int32_t patch, int32_t* wide) {
   const int32_t joined = dw == 1;
   const int32_t w_os = kh_n * kw_n * c_n;
   /* patches: one run of w_os per pixel; rows: runs per kernel row (and tap) */
@@ -185,18 +184,30 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
   if (widen && c_n % 4 == 0 && x_cs == c_n) {
     const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
     if (chunk > 0) {
+      int32_t wide[AOT_WIDE_WORDS];
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 0);
+                              chunk, 0, wide);
     }
   }
   /* few channels (e.g. the first layer): widened im2col patches when each
-     kernel row is a whole number of words */
+     kernel row is a whole number of words.  Patches share no columns, so a
+     chunk of two costs no more widening than a long one: where two fit,
+     the buffer is AOT_PATCH_WORDS (less stack, as fast). */
   if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0
       && kh_n * kw_n * c_n <= 2 * AOT_WIDE_WORDS) {
-    int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
-    chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
-    return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                            chunk, 1);
+    if (kh_n * kw_n * c_n <= AOT_PATCH_WORDS) {
+      int32_t wide[AOT_PATCH_WORDS];
+      int32_t chunk = 2 * AOT_PATCH_WORDS / (kh_n * kw_n * c_n);
+      chunk = chunk >= npix ? npix : chunk & ~1;
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              chunk, 1, wide);
+    } else {
+      int32_t wide[AOT_WIDE_WORDS];
+      int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
+      chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              chunk, 1, wide);
+    }
   }
 #endif
   const int32_t joined = dw == 1 && x_cs == c_n;
