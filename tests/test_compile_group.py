@@ -22,11 +22,14 @@ from aot.reference import interpreter
 KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 SPEECH = MODELS_DIR / "tflm_micro_speech.tflite"
 RESNET = MODELS_DIR / "mlperf_ic_resnet8.tflite"
+SCRAMBLED = MODELS_DIR / "tflm_keyword_scrambled_int16.tflite"
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
 
 
 def run_sequence(tmp_path, group, order, seed=0):
     """Build the group on the host with a main running ``order`` (model names)
-    one after another; each run's outputs and the reference's."""
+    one after another; each run's outputs and the reference's (one session per
+    model, so state carries over from a model's earlier runs)."""
     artifact = group.write(tmp_path / "artifact")
     meta = {m["name"]: m for m in json.loads((artifact / "metadata.json").read_text())["models"]}
     graphs = {m.name: load_model(m.source) for m in group.models}
@@ -37,7 +40,9 @@ def run_sequence(tmp_path, group, order, seed=0):
     done = subprocess.run([str(program)], capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     got = split_outputs(done.stdout, sequence)
-    want = [interpreter.run(graphs[n], xs) for n, (_, xs) in zip(order, sequence)]
+    # One reference session per model: a model's state lives on across the others' runs.
+    sessions = {n: interpreter.Session(g) for n, g in graphs.items()}
+    want = [sessions[n].invoke(xs) for n, (_, xs) in zip(order, sequence)]
     return got, want
 
 
@@ -49,6 +54,15 @@ def test_group_runs_each_model_in_turn_on_one_workspace_bit_exact(tmp_path):
     assert group.sizes.constants == sum(m.sizes.constants for m in group.models)
     # Each model overwrites what the one before left in the shared workspace.
     got, want = run_sequence(tmp_path, group, ["kws", "speech", "kws", "resnet", "speech"])
+    for g, w in zip(got, want, strict=True):
+        for a, b in zip(g, w, strict=True):
+            np.testing.assert_array_equal(a, b.reshape(a.shape))
+
+
+def test_group_keeps_each_models_state_across_the_others_runs(tmp_path):
+    group = compile_group([SCRAMBLED, HELLO], "host/native", names=["ks", "hello"])
+    assert group.sizes.state == group.models[0].sizes.state > 0
+    got, want = run_sequence(tmp_path, group, ["ks", "hello", "ks", "hello", "ks"])
     for g, w in zip(got, want, strict=True):
         for a, b in zip(g, w, strict=True):
             np.testing.assert_array_equal(a, b.reshape(a.shape))

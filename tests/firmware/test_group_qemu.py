@@ -2,7 +2,8 @@
 into one artifact for qemu/mps2-an386, linked with a main that runs them one
 after another on their one shared workspace (each input written into it
 before its model's run), run on QEMU and compared with the reference
-interpreter (bit-exact with TFLM)."""
+interpreter (bit-exact with TFLM); with the C kernels and with LLVM's objects
+(whose helpers are per model too)."""
 
 from __future__ import annotations
 
@@ -50,11 +51,13 @@ build/firmware.elf: build/main.o $(PORT_OBJS) $(TRIO_LIB) $(AOT_LDSCRIPT)
 
 @pytest.mark.slow
 @pytest.mark.qemu
-def test_group_runs_models_in_turn_on_one_workspace_on_cortex_m4(tmp_path):
+@pytest.mark.parametrize("codegen", ["c", "llvm"])
+def test_group_runs_models_in_turn_on_one_workspace_on_cortex_m4(codegen, tmp_path):
     paths = {"kws": MODELS_DIR / "mlperf_kws_dscnn.tflite",
              "speech": MODELS_DIR / "tflm_micro_speech.tflite",
              "resnet": MODELS_DIR / "mlperf_ic_resnet8.tflite"}
-    group = compile_group(list(paths.values()), BOARD, names=list(paths), name="trio")
+    group = compile_group(list(paths.values()), BOARD, names=list(paths), name="trio",
+                          codegen=codegen)
     assert group.sizes.workspace < sum(m.sizes.workspace for m in group.models)
     artifact = group.write(tmp_path / "trio")
     models = json.loads((artifact / "metadata.json").read_text())["models"]
