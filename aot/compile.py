@@ -491,6 +491,7 @@ def group_models(models, name: str = "models") -> CompiledGroup:
         raise CompileError("not supported yet: a model group for this machine's LLVM JIT "
                            "(no artifact); compile the group for a board or a 'c' target")
     files: dict[str, str | bytes] = {}
+    owner: dict[str, str] = {}
     members = []
     external: list[dict] = []
     for m in models:
@@ -503,11 +504,16 @@ def group_models(models, name: str = "models") -> CompiledGroup:
         # The RPC descriptor defines the one aot_rpc_model: not for a group yet.
         own.pop(f"codegen/{m.name}_rpc.c", None)
         for path, text in own.items():
+            # The kernels' support headers are the same for every model of one
+            # target; any other file is one model's (its prefix names it).
             if path in files and files[path] != text:
-                raise CompileError(f"the models of group {name!r} generate {path} with "
-                                   "different contents (different kernel libraries?); "
-                                   "compile them with the same options")
+                raise CompileError(
+                    f"the models {owner[path]!r} and {m.name!r} of group {name!r} both "
+                    f"generate {path}: rename one (e.g. {m.name!r} -> {m.name + 'x'!r}) so "
+                    "that neither name is the other's followed by '_kernels_<i>' or "
+                    "'_llvm_helpers', and compile both with the same kernel library")
             files[path] = text
+            owner.setdefault(path, m.name)
         members.append(dataclasses.replace(m, files=own))
         external += [e for e in m.external if e not in external]
     files.update(entry.group_files(

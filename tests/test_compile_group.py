@@ -155,3 +155,12 @@ def test_cli_compiles_a_group_and_refuses_it_where_unsupported(tmp_path, capsys)
     status, out, err = _aot(capsys, "run", conv, dense, "--board", "host/native",
                             "--input", "x.npy", "--output", "y.npy")
     assert status == 2 and "not supported yet: aot run of a model group" in err
+
+
+def test_group_refuses_models_whose_files_clash(tmp_path):
+    conv, dense = two_models(tmp_path)
+    # a's first kernel file is codegen/a_kernels_0.c, b's entry file too.
+    with pytest.raises(CompileError, match=r"the models 'a' and 'a_kernels_0' of group "
+                                           r"'models' both generate codegen/a_kernels_0.c"):
+        compile_group([conv, dense], "host/native", names=["a", "a_kernels_0"],
+                      measure_code=False)
