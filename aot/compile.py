@@ -421,10 +421,6 @@ class CompiledGroup:
     sizes: Sizes                  # the group's: the largest workspace, everything else summed
     external: list[dict] = field(default_factory=list)
 
-    @property
-    def workspace_bytes(self) -> int:
-        return self.sizes.workspace
-
     def metadata(self) -> dict:
         """The group artifact's metadata.json: ``group`` (the shared workspace and
         the models' names) and ``models`` (each model's own metadata, as a
