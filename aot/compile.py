@@ -19,6 +19,7 @@ per kernel beside the same C entry function, header and RPC descriptor
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 import tempfile
@@ -30,6 +31,7 @@ from typing import TextIO
 from aot import __version__
 from aot import byoc
 from aot import kernels as default_kernels
+from aot.codegen.c import c_identifier
 from aot.codegen.cc import CCompiler
 from aot.codegen.llvm import LLVMModule, build_kernels
 from aot.codegen.llvm_jit import check_target as check_llvm_target
@@ -37,11 +39,12 @@ from aot.codegen.llvm_jit import HostCKernels, helper_source
 from aot.codegen.llvm_object import text_bytes
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
+from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
 from aot.executor.jit import JitModel
 from aot.executor.memory import MemoryPlan, Sizes
-from aot.export import (artifact_metadata, build_settings, port_settings, runtime_port,
-                        write_artifact)
+from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
+                        port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.ir import Graph
 from aot.passes import DumpAfter, PassContext, optimize
@@ -403,6 +406,179 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
                          sizes, timings, llvm=module, external=external)
+
+
+@dataclass
+class CompiledGroup:
+    """Several compiled models sharing one workspace (:func:`group_models`);
+    :meth:`write` makes them one artifact."""
+
+    name: str
+    models: list[CompiledModel]   # each with its entry generated for the shared workspace
+    target: Target
+    board: Board | None
+    files: dict[str, str | bytes]
+    sizes: Sizes                  # the group's: the largest workspace, everything else summed
+    external: list[dict] = field(default_factory=list)
+
+    def metadata(self) -> dict:
+        """The group artifact's metadata.json: ``group`` (the shared workspace and
+        the models' names) and ``models`` (each model's own metadata, as a
+        single model's artifact has it, less ``build``: the group has one)."""
+        models = []
+        for m in self.models:
+            meta = m.metadata()
+            del meta["build"]
+            for key in ("format", "format_version", "aot_version", "target", "target_hash",
+                        "board", "board_version"):
+                del meta[key]
+            meta["entry"]["rpc_descriptor"] = None
+            models.append(meta)
+        return {
+            "format": METADATA_FORMAT, "format_version": METADATA_VERSION,
+            "aot_version": __version__, "name": self.name, "model": None,
+            "target": str(self.target), "target_hash": self.target.digest(),
+            "board": self.board.tag if self.board is not None else None,
+            "board_version": self.board.versioned_tag if self.board is not None else None,
+            "group": {"header": f"include/{self.name}.h",
+                      "models": [m.name for m in self.models],
+                      "workspace": {"symbol": f"{self.name}_workspace",
+                                    "bytes": self.sizes.workspace,
+                                    "alignment": workspace_alignment(self.target),
+                                    "separate_bytes": sum(m.sizes.workspace
+                                                          for m in self.models)}},
+            "models": models,
+            "sizes": self.sizes.to_json(),
+            "build": build_settings(self.name, self.files, self.board, self.external),
+        }
+
+    def write(self, out_dir, *, tar: bool = False) -> Path:
+        """Write the group's artifact (:func:`aot.export.write_artifact`)."""
+        return write_artifact(out_dir, self.name, self.files, self.metadata(), tar=tar)
+
+
+def group_models(models, name: str = "models") -> CompiledGroup:
+    """Several compiled models as one group that shares a single workspace,
+    sized to the largest model's need (``name_workspace``), run one model at
+    a time.  Each model keeps its constants, state, kernels and interface
+    under its own C prefix (its ``name``); its entry file is generated again
+    to use the shared array.
+
+    Refused: fewer than two models, models compiled for different targets or
+    boards, two models (or a model and the group) with one name, models for
+    this machine's LLVM JIT (no artifact).  The group must fit the board:
+    its RAM is the shared workspace plus every model's state and caller
+    buffers, its flash every model's constants and code."""
+    models = list(models)
+    entry.check_name(name)
+    if len(models) < 2:
+        raise CompileError(f"a model group needs two or more models, got {len(models)}: "
+                           "compile one model with compile_model")
+    first = models[0]
+    for m in models[1:]:
+        where = (m.board.tag if m.board else None), str(m.target)
+        if where != ((first.board.tag if first.board else None), str(first.target)):
+            raise CompileError(
+                f"the models of group {name!r} disagree on the target: {first.name} was "
+                f"compiled for {_where(first)}, {m.name} for {_where(m)}; compile every model "
+                "of a group for one board or target")
+    _check_group_names(name, [(m.name, m.source) for m in models])
+    if first.is_jit:
+        raise CompileError("not supported yet: a model group for this machine's LLVM JIT "
+                           "(no artifact); compile the group for a board or a 'c' target")
+    files: dict[str, str | bytes] = {}
+    owner: dict[str, str] = {}
+    members = []
+    external: list[dict] = []
+    for m in models:
+        generated = entry.generate(
+            m.name, m.graph, list(m.graph.annotations.groups), m.kernels, m.plan,
+            target=str(m.target), board=m.board.tag if m.board else None,
+            version=__version__, target_hash=m.target.digest(),
+            shared_workspace=f"{name}_workspace")
+        own = {**m.files, **{p: t for p, t in generated.files.items() if p in m.files}}
+        # The RPC descriptor defines the one aot_rpc_model: not for a group yet.
+        own.pop(f"codegen/{m.name}_rpc.c", None)
+        for path, text in own.items():
+            # The kernels' support headers are the same for every model of one
+            # target; any other file is one model's (its prefix names it).
+            if path in files and files[path] != text:
+                raise CompileError(
+                    f"the models {owner[path]!r} and {m.name!r} of group {name!r} both "
+                    f"generate {path}: rename one (e.g. {m.name!r} -> {m.name + 'x'!r}) so "
+                    "that neither name is the other's followed by '_kernels_<i>' or "
+                    "'_llvm_helpers', and compile both with the same kernel library")
+            files[path] = text
+            owner.setdefault(path, m.name)
+        members.append(dataclasses.replace(m, files=own))
+        external += [e for e in m.external if e not in external]
+    files.update(entry.group_files(
+        name, [(m.name, m.graph.name, m.sizes.workspace) for m in models],
+        alignment=workspace_alignment(first.target), target=str(first.target),
+        board=first.board.tag if first.board else None, version=__version__))
+    codes = [m.sizes.code for m in models]
+    sizes = Sizes(workspace=max(m.sizes.workspace for m in models),
+                  constants=sum(m.sizes.constants for m in models),
+                  state=sum(m.sizes.state for m in models),
+                  io=sum(m.sizes.io for m in models),
+                  code=None if None in codes else sum(codes),
+                  code_note=next((m.sizes.code_note for m in models if m.sizes.code is None),
+                                 ""))
+    if first.board is not None:
+        check_group_fits_board(name, {m.name: m.sizes for m in models}, sizes, first.board)
+    return CompiledGroup(name, members, first.target, first.board, files, sizes, external)
+
+
+def _check_group_names(group: str, named) -> None:
+    """Refuse two models (``(name, source)``) of ``group`` with one C prefix, or
+    a model named like the group; names are also macro prefixes (upper case),
+    so compare them ignoring case."""
+    seen: dict[str, str] = {group.lower(): f"the group's name {group!r}"}
+    for name, source in named:
+        entry.check_name(name)
+        if name.lower() in seen:
+            raise CompileError(
+                f"the name {name!r} of {source} clashes with {seen[name.lower()]}: every "
+                "model of a group needs its own C prefix (names=[...] in compile_group, "
+                "--model-name per model on the command line), and none may be the group's "
+                "name (--name)")
+        seen[name.lower()] = f"the model {name!r} ({source})"
+
+
+def _where(m: CompiledModel) -> str:
+    return f"the board {m.board.tag}" if m.board is not None else f"{str(m.target)!r}"
+
+
+def compile_group(models, target_or_board="host/native", *, names=None,
+                  name: str = "models", **options) -> CompiledGroup:
+    """Compile several models (paths or :class:`Graph` s) for one target or
+    board into a group sharing one workspace (:func:`group_models`).
+
+    ``names`` are their C prefixes, one per model; by default each model
+    file's stem (``kws.tflite`` -> ``kws``) or graph name as a C identifier.
+    ``name`` is the group's prefix (its header, ``name_workspace``).  The
+    other ``options`` are :func:`compile_model`'s and apply to every model.
+    """
+    models = list(models)
+    if names is None:
+        names = [_default_name(m) for m in models]
+    names = list(names)
+    if len(names) != len(models):
+        raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
+                           "model")
+    if "name" in options:
+        raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
+                           "group's), not one model name")
+    entry.check_name(name)
+    _check_group_names(name, [(n, str(m.name if isinstance(m, Graph) else m))
+                              for m, n in zip(models, names)])
+    return group_models([compile_model(m, target_or_board, name=n, **options)
+                         for m, n in zip(models, names)], name)
+
+
+def _default_name(model) -> str:
+    stem = model.name if isinstance(model, Graph) else Path(model).stem
+    return c_identifier(stem).lower()
 
 
 def _llvm_files(name: str, kernels, module: LLVMModule,

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from aot.commands.build import default_cache_dir
-from aot.compile import CODEGENS, CompileError, compile_model, resolve_target
+from aot.compile import CODEGENS, CompileError, compile_group, compile_model, resolve_target
 from aot.executor import format_memory_report
 from aot.executor.memory_chart import memory_svg
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
@@ -138,7 +138,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--print-passes", action=_PrintPasses,
                         help="list the graph passes in pipeline order (names for "
                         "--dump-after and --disabled-pass) and exit")
-    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    parser.add_argument("model", nargs="+",
+                        help="a .tflite (or .onnx) model file; several make one artifact "
+                        "whose models share one workspace (a group, docs/memory.md)")
     add_target_arguments(parser)
     parser.add_argument("-o", "--output", required=True, help="the artifact directory")
     parser.add_argument("--tar", action="store_true",
@@ -147,6 +149,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="lay DIR out for a vendor SDK: an ESP-IDF component or a Pico "
                         "SDK application holding the artifact in model/ (docs/integration.md)")
     add_compile_arguments(parser)
+    parser.add_argument("--model-name", action="append", default=[], metavar="NAME",
+                        help="with several models: the C prefix of each, in order (default: "
+                        "each file's stem); --name is then the group's prefix")
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart, and draw it in "
                         "memory.svg beside the artifact (docs/memory.md)")
@@ -245,8 +250,64 @@ def tuned_kernels(path, target_or_board):
     return tuned
 
 
+def group_from_args(args: argparse.Namespace, kernel_library=None):
+    """Several model files: one group sharing one workspace (:func:`compile_group`)."""
+    for option, given in (("--project", args.project), ("--choose-layers", args.choose_layers),
+                          ("--layer-costs", args.layer_costs),
+                          ("--input-shape", args.input_shape)):
+        if given:
+            raise CompileError(f"not supported yet: {option} with several models (a model "
+                               "group); compile the models one by one to use it")
+    names = args.model_name or None
+    if names is not None and len(names) != len(args.model):
+        raise CompileError(f"{len(names)} --model-name for {len(args.model)} models: give "
+                           "one per model, in the order of the model files")
+    return compile_group(args.model, target_from_args(args), names=names, name=args.name,
+                         codegen=args.codegen, opt_level=args.opt_level,
+                         disabled_pass=args.disabled_pass, dump_after=args.dump_after,
+                         dump_stream=sys.stdout, io_in_workspace=args.io_in_workspace,
+                         inplace=not args.no_inplace, overlap=not args.no_overlap,
+                         kernel_library=kernel_library, codegen_options=codegen_options(args))
+
+
+def run_group(args: argparse.Namespace, tuned) -> int:
+    group = group_from_args(args, tuned)
+    path = group.write(args.output, tar=args.tar)
+    where = group.board.tag if group.board else str(group.target)
+    if args.memory_report:
+        for m in group.models:
+            print(f"{m.name} ({m.graph.name}):")
+            print(format_memory_report(m.plan), end="")
+            chart = Path(path) / f"memory_{m.name}.svg" if Path(path).is_dir() else \
+                Path(path).with_suffix(f".memory_{m.name}.svg")
+            chart.write_text(memory_svg(m.plan, f"{m.graph.name} ({m.name}) on {where}: "
+                                        f"{m.plan.workspace_bytes:,}-byte workspace"))
+            print(f"memory chart: {chart}")
+    print(f"compiled {len(group.models)} models for {where} into {path}, sharing "
+          f"{group.name}_workspace")
+    for m in group.models:
+        print(f"  {m.name} ({m.graph.name}): {m.sizes}")
+    separate = sum(m.sizes.workspace for m in group.models)
+    print(f"  group: {group.sizes}")
+    print(f"  shared workspace {group.sizes.workspace} bytes instead of {separate} in "
+          f"separate workspaces")
+    if tuned is not None:
+        print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
+              "tunable kernels")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     tuned = None
+    if isinstance(args.model, list):
+        if len(args.model) > 1:
+            if args.tuning_records:
+                tuned = tuned_kernels(args.tuning_records, target_from_args(args))
+            return run_group(args, tuned)
+        if args.model_name:
+            raise CompileError("--model-name names the models of a group (several model "
+                               "files); for one model use --name")
+        args.model = args.model[0]
     if args.tuning_records:
         tuned = tuned_kernels(args.tuning_records, target_from_args(args))
     compiled = compile_from_args(args, tuned)

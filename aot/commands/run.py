@@ -36,7 +36,7 @@ HOST_BOARD = "host/native"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     add_target_arguments(parser, board_default=HOST_BOARD)
     parser.add_argument("--input", required=True, type=Path,
                         help=".npy ([N, *input shape]) or, for several inputs, .npz")
@@ -75,6 +75,12 @@ def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
 
 
 def run(args: argparse.Namespace) -> int:
+    if isinstance(args.model, list) and len(args.model) > 1:
+        raise CompileError(f"not supported yet: aot run of a model group ({len(args.model)} "
+                           "models); `aot compile A B -o DIR` compiles a group, run each "
+                           "model alone")
+    if isinstance(args.model, list):
+        args.model = args.model[0]
     if args.board is None and args.target is not None:
         if Target(args.target).kind != "llvm":
             raise CompileError(f"not supported yet: aot run takes a board, or the target 'llvm' "

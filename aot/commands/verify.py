@@ -29,7 +29,7 @@ HELP = "run a model on a board and on the reference; exit 0 only when bit-exact"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="a .tflite (or .onnx) model file")
+    parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
     add_codegen_argument(parser)
     parser.add_argument("--input", type=Path,
@@ -52,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if isinstance(args.model, list) and len(args.model) > 1:
+        raise FirmwareError(f"not supported yet: aot verify of a model group "
+                            f"({len(args.model)} models); `aot compile A B -o DIR` compiles a "
+                            "group, verify each model alone")
+    if isinstance(args.model, list):
+        args.model = args.model[0]
     if args.random < 0:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
     shapes = input_shapes(args)

@@ -526,9 +526,14 @@ class Generated:
 
 
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
-             board: str | None, version: str, target_hash: str) -> Generated:
+             board: str | None, version: str, target_hash: str,
+             shared_workspace: str | None = None) -> Generated:
     """All generated C of the artifact (see the module docstring).
 
+    ``shared_workspace`` (a C symbol) makes the static workspace one that
+    several models share (a model group, :func:`aot.compile.group_models`):
+    ``P_run`` and ``P_input_<x>()`` use that array, which the group's own
+    file defines, instead of an array of the model's.
     For an ``llvm`` target (objects for a microcontroller) the kernels are
     not C: the files are the entry function, header and RPC descriptor,
     which call the kernels' symbols, and the caller adds the objects."""
@@ -558,7 +563,8 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         # by the first run (or by P_reset).
         lazy_reset=any(s.zero != 0 or s.start for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
-        target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels)
+        target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels,
+        shared_workspace=shared_workspace)
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
                    for p in inputs + outputs]
@@ -577,6 +583,23 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         for i, k in enumerate(kernels):
             files[f"codegen/{name}_kernels_{i}.c"] = k.source
     return Generated(files, lay, constant_bytes, common["state_bytes"])
+
+
+def group_files(name: str, members, *, alignment: int, target: str, board: str | None,
+                version: str) -> dict[str, str]:
+    """The files a model group adds to its models' (:func:`aot.compile.group_models`):
+    ``include/<name>.h`` (every model's header, the shared workspace's size and
+    alignment) and ``codegen/<name>.c``, the one workspace array
+    ``<name>_workspace`` whose symbol each model's entry file was generated
+    with (``generate(..., shared_workspace=...)``).  ``members`` are
+    ``(model name, graph name, workspace bytes)``."""
+    rows = [{"name": m, "model_name": _comment(g), "workspace_bytes": w} for m, g, w in members]
+    biggest = max(r["workspace_bytes"] for r in rows)
+    common = dict(name=name, NAME=name.upper(), members=rows, workspace_bytes=biggest,
+                  workspace_array=max(biggest, 1), alignment=alignment,
+                  target=_comment(target), board=board, version=version)
+    return {f"include/{name}.h": _ENV.get_template("group.h.j2").render(**common),
+            f"codegen/{name}.c": _ENV.get_template("group.c.j2").render(**common)}
 
 
 def _port_copies(printer, program: EntryProgram, kernel, graph: Graph, plan) -> dict:

@@ -648,6 +648,31 @@ def check_fits_board(plan: MemoryPlan, graph: Graph, board, *, sizes: Sizes | No
                           "stack)")
 
 
+def check_group_fits_board(group: str, members: dict[str, Sizes], shared: Sizes,
+                           board) -> None:
+    """:func:`check_fits_board` for a model group: ``shared`` are the group's
+    sizes (the largest workspace once, every model's state, caller i/o,
+    constants and code), ``members`` each model's own, named in the message."""
+    mem = board.memory
+    if mem is None:
+        return
+    ram, flash = mem.model_ram_bytes, mem.flash.length
+    if shared.ram > ram:
+        each = ", ".join(f"{n} {s.workspace}" for n, s in members.items())
+        raise MemoryPlanError(
+            f"model group {group!r} needs {shared.ram} bytes of RAM (shared workspace "
+            f"{shared.workspace}, state {shared.state}, inputs/outputs {shared.io}) but "
+            f"{board.tag} has {ram} ({mem.ram.length} bytes of RAM less its "
+            f"{mem.stack_bytes}-byte stack); workspaces: {each}. Try a board with more RAM "
+            "or fewer models.")
+    if shared.flash > flash:
+        each = ", ".join(f"{n} {s.flash}" for n, s in members.items())
+        raise MemoryPlanError(
+            f"model group {group!r} needs {shared.flash} bytes of flash (constants "
+            f"{shared.constants}, code {shared.code or 0}) but {board.tag} has {flash}; "
+            f"per model: {each}. Try a board with more flash or fewer models.")
+
+
 def _largest(plan: MemoryPlan, n: int = 3) -> str:
     items = sorted(((t.type.nbytes, t.name) for b in plan.buffers for t in b.tensors),
                    reverse=True)[:n]

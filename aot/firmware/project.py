@@ -129,6 +129,11 @@ def _check_artifact(artifact: Path, board: Board) -> dict:
                            f"{meta.get('target')!r}, not for {board.tag}: compile it with "
                            f"--board {board.tag}")
     name = meta["name"]
+    if meta.get("group") is not None:
+        raise ProjectError(f"not supported yet: RPC firmware for the model group {name} in "
+                           f"{artifact} ({', '.join(meta['group']['models'])}); compile each "
+                           "model alone for `aot project`, or build the group's artifact into "
+                           "firmware with its own main (docs/memory.md)")
     if not (artifact / "codegen" / f"{name}_rpc.c").is_file():
         raise ProjectError(f"the artifact {artifact} has no RPC descriptor "
                            f"codegen/{name}_rpc.c; compile it again with this aot version")

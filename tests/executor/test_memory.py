@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from aot.errors import AotError
 from aot.executor import (ALGORITHMS, Buffer, MemoryPlanError, check_fits, check_plan,
                           format_memory_report, plan_memory)
-from aot.executor.memory import lower_bound
+from aot.executor.memory import Sizes, check_group_fits_board, lower_bound
+from aot.target import load_board
 from aot.frontend import load_model
 from aot.ir import GraphBuilder, Quantization
 from aot.passes import optimize
@@ -288,3 +289,16 @@ def test_graph_outputs_are_never_overwritten_in_place(io_in_workspace):
     g = b.build([b.op("add", [r, b.constant("c", np.ones(8, np.float32))]), r])
     plan = plan_memory(g, io_in_workspace=io_in_workspace)
     assert plan.aliases == []
+
+
+def test_group_fit_check_counts_the_shared_workspace_once():
+    board = load_board("qemu/mps2-an386")
+    ram = board.memory.model_ram_bytes
+    member = Sizes(workspace=ram // 2 + 1, constants=10, state=0, io=0, code=10)
+    # Two halves side by side would not fit; one shared workspace does.
+    check_group_fits_board("g", {"a": member, "b": member}, member, board)
+    over = Sizes(workspace=ram // 2 + 1, constants=10, state=ram // 2, io=0, code=10)
+    with pytest.raises(MemoryPlanError, match=r"model group 'g' needs \d+ bytes of RAM "
+                                              r"\(shared workspace \d+, state \d+.*workspaces: "
+                                              r"a \d+, b \d+"):
+        check_group_fits_board("g", {"a": member, "b": member}, over, board)
