@@ -918,8 +918,8 @@ def _l2_normalization(ctx: _OpContext):
 
 def _leaky_relu(ctx: _OpContext):
     data = ctx.input(0)
-    if data.dtype not in ("float32", "int8"):  # TFLM also runs int16: no kernel yet
-        raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+    if data.dtype not in ("float32", "int8", "int16"):
+        raise ctx.fail(f"{data.dtype} input: not supported (float32, int8 and int16)")
     return "leaky_relu", [data], {"alpha": ctx.opt(0, "f", 0.0)}
 
 

@@ -3,7 +3,7 @@ Cortex-M4F (qemu/mps2-an386) bit for bit as TFLM runs them on the host:
 the device C is the host C, built by the cross compiler.  One chain of
 int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
-rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, pools, relu,
+rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky relu, pools, relu,
 fully connected, logistic, tanh, relu6, concatenation, softmax; slow), and a streaming model whose resource variable
 (with start values from its init subgraph) keeps state between invocations
 on one boot."""
@@ -104,8 +104,10 @@ def _int16_chain(rng) -> bytes:
     d = mb.tensor("d", [1, 3, 3, 4], "int16", **_q(d_scale))
     mb.op("DEPTHWISE_CONV_2D", [c, dw, db], [d], padding="SAME", stride_w=2, stride_h=2,
           depth_multiplier=1)
+    lk = mb.tensor("lk", [1, 3, 3, 4], "int16", **_q(d_scale))
+    mb.op("LEAKY_RELU", [d], [lk], alpha=0.2)
     a = mb.tensor("a", [1, 2, 2, 4], "int16", **_q(d_scale))
-    mb.op("AVERAGE_POOL_2D", [d], [a], padding="VALID", stride_w=1, stride_h=1,
+    mb.op("AVERAGE_POOL_2D", [lk], [a], padding="VALID", stride_w=1, stride_h=1,
           filter_width=2, filter_height=2)
     m = mb.tensor("m", [1, 2, 2, 4], "int16", **_q(d_scale))
     mb.op("MAX_POOL_2D", [a], [m], padding="SAME", stride_w=1, stride_h=1, filter_width=2,

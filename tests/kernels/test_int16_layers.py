@@ -1,9 +1,10 @@
 """TFLM's 16x8 quantization (int16 activations, int8 weights): CONV_2D,
 DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX,
-LOGISTIC, TANH and CONCATENATION imported, run by the reference and compiled
+LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and CONCATENATION imported, run by the reference and compiled
 to C on the host, bit for bit as TFLM runs them; sums that overflow int32
 (int64 accumulation), int32 and int64 biases where TFLM takes both, and the
-bias TFLM's depthwise kernel cannot read refused at import."""
+bias TFLM's depthwise kernel cannot read, and the quantizations TFLM refuses
+(or its 16x8 kernels ignore), refused at import."""
 
 from __future__ import annotations
 
@@ -272,6 +273,16 @@ def test_activations_tflm_runs_in_int8_only_refuse_int16_at_import(op, tmp_path)
 def test_relu_matches_tflm(op, xq, yq, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(10)
     model = _single(op, "int16", xq, yq, shape=(2, 50))
+    assert_matches_tflm(tflm, model, [_x(rng, (2, 50))], tmp_path)
+
+
+@pytest.mark.parametrize("alpha, xq, yq", [
+    (0.2, _q(0.01), _q(0.01)), (0.1, _q(0.001), _q(0.003)),
+    (1.7, {"scale": 0.001, "zero_point": 6}, {"scale": 0.002, "zero_point": -9}),
+])
+def test_leaky_relu_matches_tflm(alpha, xq, yq, tflm, tmp_path):  # noqa: F811
+    rng = np.random.default_rng(11)
+    model = _single("LEAKY_RELU", "int16", xq, yq, shape=(2, 50), alpha=alpha)
     assert_matches_tflm(tflm, model, [_x(rng, (2, 50))], tmp_path)
 
 

@@ -13,8 +13,10 @@
   (:mod:`aot.quant.sigmoid_table`, 1 KB of flash shared by the nodes of a kernel),
   the two neighbouring entries are interpolated and the sign folded back in, as
   :func:`aot.reference.ops.activations.logistic_int16_raw` and ``tanh_int16_raw``.
+* int16 LEAKY_RELU: the reference's two requantizations per element.
   The other int16 activations (65,536-entry tables would not fit a
-  microcontroller's flash) are not supported yet.
+  microcontroller's flash; TFLM runs HARD_SWISH and ELU in int8 only) are not
+  supported.
 
 They run alone or as the elementwise tail of a fused group.
 """
@@ -91,6 +93,24 @@ def _sigmoid_like_int16(ctx, node, x) -> Computed:
     return Computed(te.compute(x.shape, body, name="y"))
 
 
+def _leaky_relu_int16(node, x) -> Computed:
+    """``x - zp`` requantized by the identity's multiplier where it is >= 0 and
+    by alpha's below, plus the output's zero point, saturated (as
+    :func:`aot.reference.ops.activations.leaky_relu`)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    xs, ys = np.float32(x_t.quant.scale[0]), np.float32(y_t.quant.scale[0])
+    alpha = np.float32(node.attrs["alpha"])
+    m_id, s_id = quantize_multiplier(float(xs / ys))
+    m_a, s_a = quantize_multiplier(float(np.float32(xs * alpha) / ys))
+    x_zp, y_zp = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+
+    def body(*i):
+        v = x[i].astype("int32") - x_zp
+        return te.if_then_else(v >= 0, requantize(v, m_id, s_id, y_zp, (-32768, 32767), "int16"),
+                               requantize(v, m_a, s_a, y_zp, (-32768, 32767), "int16"))
+    return Computed(te.compute(x.shape, body, name="y"))
+
+
 def _activation(ctx, node) -> Computed:
     x_t, y_t = node.inputs[0], node.outputs[0]
     x = ctx.value(x_t)
@@ -98,9 +118,11 @@ def _activation(ctx, node) -> Computed:
         return Computed(te.compute(x.shape, _float(node, x), name="y"))
     if node.op in ("logistic", "tanh") and (x_t.dtype, y_t.dtype) == ("int16", "int16"):
         return _sigmoid_like_int16(ctx, node, x)
+    if node.op == "leaky_relu" and (x_t.dtype, y_t.dtype) == ("int16", "int16"):
+        return _leaky_relu_int16(node, x)
     if (x_t.dtype, y_t.dtype) != ("int8", "int8"):
         raise KernelError(f"{node.op} ({node.name}) from {x_t.dtype} to {y_t.dtype}: not "
-                          "supported yet (int8 and float32; int16 LOGISTIC and TANH)")
+                          "supported yet (int8 and float32; int16 LOGISTIC, TANH and LEAKY_RELU)")
     table = ctx.const(f"{node.name}_table", int8_table(node))
     return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
                                name="y"))
