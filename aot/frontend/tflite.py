@@ -1308,12 +1308,12 @@ def _embedding_lookup(ctx: _OpContext):
                            "(as TFLM)")
         rows = ctx.emit("gather", [table, ids], {"axis": 0})
         ctx.emit("dequantize", [rows], {}, output=0)
-        return
+        return None
     if table.quant != out.quant:
         raise ctx.fail("table and output quantized differently: not supported (the rows are "
                        "copied raw)")
     ctx.emit("gather", [table, ids], {"axis": 0}, output=0)
-    return
+    return None
 
 
 # ------------------------------------------------- resource variables
@@ -1343,6 +1343,7 @@ def _assign_variable(ctx: _OpContext):
     value = ctx.input(1)
     var = ctx.imp.variable(ctx, ctx.imp.resource_key(ctx, 0), value.type)
     ctx.emit("assign_variable", [var, value], {})
+    return None
 
 
 def _if(ctx: _OpContext):
@@ -1371,6 +1372,7 @@ def _if(ctx: _OpContext):
             raise ctx.fail(f"output {k}: the branches give {a.type} and {b.type}, the operator "
                            f"declares {out}: not supported (one type and quantization)")
         ctx.emit("select", [cond, a, b], {}, output=k)
+    return None
 
 
 #: Iterations a WHILE loop may be unrolled to at import.
@@ -1449,6 +1451,7 @@ def _while(ctx: _OpContext):
                        f"{len(ctx.out_idx)} outputs")
     for k, v in enumerate(values):
         ctx.alias(k, v)
+    return None
 
 
 def _call_once(ctx: _OpContext):
@@ -1505,9 +1508,9 @@ def _fill(ctx: _OpContext):
                        "the raw value)")
     if value.kind == "constant":
         ctx.fold(0, np.full(out.shape, value.data))
-        return
+        return None
     ctx.emit("broadcast_to", [value], {"shape": out.shape}, output=0)
-    return
+    return None
 
 
 def _resize_bilinear(ctx: _OpContext):
