@@ -99,7 +99,8 @@ def test_depthwise_conv2d_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 @pytest.mark.parametrize("extreme", [I16.max, I16.min])
 def test_conv_sums_beyond_int32_match_tflm(op, extreme, tflm, tmp_path):  # noqa: F811
-    """64 channels x 3x3 taps of 32767 x 127 add up past 2**31: TFLM sums in int64."""
+    """CONV_2D: 64 channels x 3x3 taps of 32767 x 127 add up past 2**31 (TFLM sums
+    in int64); DEPTHWISE_CONV_2D's 9 taps stay within int32, checked at the extremes."""
     rng = np.random.default_rng(3)
     cin = 64 if op == "CONV_2D" else 3
     model = _conv(rng, op, hw=(3, 3), cin=cin, k=(3, 3), padding="VALID", mult=1,
