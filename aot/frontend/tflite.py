@@ -591,9 +591,33 @@ def _weights(ctx: _OpContext, weight: Tensor) -> None:
         raise ctx.fail(f"weights must have rank 4, got shape {list(weight.shape)}")
 
 
+def _int16_zero_points(ctx: _OpContext, data: Tensor) -> None:
+    """TFLM's 16x8 kernels take int16 data as symmetric: they ignore, or refuse,
+    a zero point other than 0 on the input and the output."""
+    if data.dtype != "int16":
+        return
+    for what, t in (("input", data.type), ("output", ctx.output_type())):
+        if t.quant is not None and any(t.quant.zero_point):
+            raise ctx.fail(f"int16 {what} with zero point {t.quant.zero_point[0]}: not "
+                           "supported (TFLM's int16 kernels need zero point 0)")
+
+
+def _fixed_int16_output(ctx: _OpContext, data: Tensor) -> None:
+    """int16 SOFTMAX, LOGISTIC, TANH: TFLM needs a symmetric input and a Q0.15
+    output (scale 1/32768, zero point 0)."""
+    if data.dtype != "int16" or ctx.output_type().dtype != "int16":
+        return
+    _int16_zero_points(ctx, data)
+    q = ctx.output_type().quant
+    if q is None or q.is_per_axis or np.float32(q.scale[0]) != np.float32(1 / 32768):
+        raise ctx.fail(f"an int16 output needs scale 1/32768 and zero point 0 (as TFLM), got "
+                       f"scale {None if q is None else q.scale[0]}")
+
+
 def _conv2d(ctx: _OpContext):
     data, weight, bias = ctx.inputs(3, optional_from=2)
     _weights(ctx, weight)
+    _int16_zero_points(ctx, data)
     dilation = (ctx.opt(5, "i", 1), ctx.opt(4, "i", 1))
     if min(dilation) < 1:
         raise ctx.fail(f"dilation must be at least 1, got {dilation}")
@@ -610,6 +634,7 @@ def _conv2d(ctx: _OpContext):
 def _depthwise_conv2d(ctx: _OpContext):
     data, weight, bias = ctx.inputs(3, optional_from=2)
     _weights(ctx, weight)
+    _int16_zero_points(ctx, data)
     dilation = (ctx.opt(6, "i", 1), ctx.opt(5, "i", 1))
     if min(dilation) < 1:
         raise ctx.fail(f"dilation must be at least 1, got {dilation}")
@@ -619,6 +644,10 @@ def _depthwise_conv2d(ctx: _OpContext):
     if channels == 0 or weight.shape[3] % channels:
         raise ctx.fail(f"weights have {weight.shape[3]} channels, not a multiple of the "
                        f"input's {channels}")
+    if data.dtype == "int16" and bias is not None and bias.dtype != "int64":
+        # TFLM's 16x8 depthwise reads its bias as int64 whatever its type
+        raise ctx.fail(f"an int16 layer needs an int64 bias (TFLM reads it as int64), got "
+                       f"{bias.dtype}")
     attrs.update(dilation=dilation, activation=ctx.activation(4),
                  depth_multiplier=weight.shape[3] // channels)
     return "depthwise_conv2d", [data, weight, bias], attrs
@@ -697,6 +726,14 @@ def _pool(ir_op: str):
             raise ctx.fail(f"pool size must be at least 1, got {kh}x{kw}")
         attrs = _window_attrs(ctx, data, kh, kw)
         attrs.update(pool_size=(kh, kw), activation=ctx.activation(5))
+        qi, qo = data.quant, ctx.output_type().quant
+        if qi is not None and qo is not None and (
+                np.float32(qi.scale[0]) != np.float32(qo.scale[0])
+                or qi.zero_point[0] != qo.zero_point[0]):
+            raise ctx.fail(f"input (scale {qi.scale[0]:g}, zero point {qi.zero_point[0]}) and "
+                           f"output (scale {qo.scale[0]:g}, zero point {qo.zero_point[0]}) "
+                           "quantized differently: not supported (TFLM pools on one "
+                           "quantization)")
         return ir_op, [data], attrs
     return convert
 
@@ -779,12 +816,34 @@ def _unary(ir_op: str):
     return convert
 
 
-def _relu(ir_op: str):
-    """RELU, RELU6: float32 and int8 (int16, which TFLM also runs, has no kernel yet)."""
+def _float_int8(ir_op: str, count: int = 1):
+    """HARD_SWISH, ELU, PRELU: float32 and int8 only, as TFLM (no int16 kernel there)."""
+    def convert(ctx: _OpContext):
+        inputs = ctx.inputs(count)
+        if inputs[0].dtype not in ("float32", "int8"):
+            raise ctx.fail(f"{inputs[0].dtype} input: not supported (TFLM runs float32 and "
+                           "int8)")
+        return ir_op, inputs, {}
+    return convert
+
+
+def _sigmoid_like(ir_op: str):
+    """LOGISTIC, TANH: int16 in Q0.15 out, as TFLM (other types as the IR checks)."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
-        if data.dtype not in ("float32", "int8"):
-            raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+        _fixed_int16_output(ctx, data)
+        return ir_op, [data], {}
+    return convert
+
+
+def _relu(ir_op: str):
+    """RELU, RELU6: float32, int8 and int16 (as TFLM)."""
+    def convert(ctx: _OpContext):
+        data = ctx.input(0)
+        if data.dtype not in ("float32", "int8", "int16"):
+            raise ctx.fail(f"{data.dtype} input: not supported (float32, int8 and int16)")
+        if ir_op == "relu":  # TFLM's int16 RELU refuses other zero points
+            _int16_zero_points(ctx, data)
         return ir_op, [data], {}
     return convert
 
@@ -812,6 +871,7 @@ def _expand_dims(ctx: _OpContext):
 
 def _softmax(ctx: _OpContext):
     data, out = ctx.input(0), ctx.output_type().dtype
+    _fixed_int16_output(ctx, data)
     return "softmax", [data], {"beta": ctx.opt(0, "f", 0.0),
                                "out_dtype": "same" if out == data.dtype else out}
 
@@ -858,8 +918,8 @@ def _l2_normalization(ctx: _OpContext):
 
 def _leaky_relu(ctx: _OpContext):
     data = ctx.input(0)
-    if data.dtype not in ("float32", "int8"):  # TFLM also runs int16: no kernel yet
-        raise ctx.fail(f"{data.dtype} input: not supported yet (float32 and int8)")
+    if data.dtype not in ("float32", "int8", "int16"):
+        raise ctx.fail(f"{data.dtype} input: not supported (float32, int8 and int16)")
     return "leaky_relu", [data], {"alpha": ctx.opt(0, "f", 0.0)}
 
 
@@ -869,6 +929,10 @@ def _quantize(ctx: _OpContext):
 
 def _concatenate(ctx: _OpContext):
     inputs = [ctx.input(i) for i in range(len(ctx.in_idx))]
+    for t in inputs:
+        if t.dtype == "int16" and t.quant is not None and any(t.quant.zero_point):
+            raise ctx.fail(f"int16 input {t.name!r} with zero point {t.quant.zero_point[0]}: "
+                           "not supported (TFLM concatenates int16 with zero point 0)")
     return "concatenate", inputs, {"axis": ctx.opt(0, "i", 0), "activation": ctx.activation(1)}
 
 
@@ -1526,12 +1590,12 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SOFTMAX": (_softmax, ("softmax",)),
     "LOG_SOFTMAX": (_log_softmax, ("log_softmax",)),
     "L2_NORMALIZATION": (_l2_normalization, ("l2_normalization",)),
-    "LOGISTIC": (_unary("logistic"), ("logistic",)),
-    "TANH": (_unary("tanh"), ("tanh",)),
+    "LOGISTIC": (_sigmoid_like("logistic"), ("logistic",)),
+    "TANH": (_sigmoid_like("tanh"), ("tanh",)),
     "RELU": (_relu("relu"), ("relu",)),
     "RELU6": (_relu("relu6"), ("relu6",)),
     "LEAKY_RELU": (_leaky_relu, ("leaky_relu",)),
-    "HARD_SWISH": (_unary("hard_swish"), ("hard_swish",)),
+    "HARD_SWISH": (_float_int8("hard_swish"), ("hard_swish",)),
     "QUANTIZE": (_quantize, ("quantize",)),
     "DEQUANTIZE": (_unary("dequantize"), ("dequantize",)),
     "CONCATENATION": (_concatenate, ("concatenate",)),
@@ -1563,9 +1627,9 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "CAST": (_cast, ("cast",)),
     "ARG_MAX": (_arg_extreme("arg_max"), ("arg_max",)),
     "ARG_MIN": (_arg_extreme("arg_min"), ("arg_min",)),
-    "PRELU": (_plain("prelu", 2), ("prelu",)),
+    "PRELU": (_float_int8("prelu", 2), ("prelu",)),
     "ZEROS_LIKE": (_plain("zeros_like", 1), ("zeros_like",)),
-    "ELU": (_unary("elu"), ("elu",)),
+    "ELU": (_float_int8("elu"), ("elu",)),
     "DIV": (_unquantized("div", 0), ("div",)),
     "SQUARED_DIFFERENCE": (_unquantized("squared_difference"), ("squared_difference",)),
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),

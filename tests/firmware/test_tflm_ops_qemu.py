@@ -3,13 +3,15 @@ Cortex-M4F (qemu/mps2-an386) bit for bit as TFLM runs them on the host:
 the device C is the host C, built by the cross compiler.  One chain of
 int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
-rounds exactly everywhere), and a streaming model whose resource variable
+rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky relu, pools, relu,
+fully connected, logistic, tanh, relu6, concatenation, softmax; slow), and a streaming model whose resource variable
 (with start values from its init subgraph) keeps state between invocations
 on one boot."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.tflite_builder import ModelBuilder
 
@@ -81,6 +83,56 @@ def _log_softmax(rng) -> bytes:
     return mb.finish()
 
 
+def _int16_chain(rng) -> bytes:
+    """Every int16 kernel of TFLM's 16x8 scheme in one model; the conv's first
+    channel (64 inputs x 3x3 taps of weight 127) sums past 2**31 for inputs of
+    32767 (int64 accumulation on the device)."""
+    c_scale, d_scale, fw_scale = 200.0, 30.0, 5e-7  # logistic and tanh mostly unsaturated
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 6, 6, 64], "int16", **_q(0.01))
+    ws = rng.uniform(0.002, 0.01, 4).astype(np.float32)
+    wv = rng.integers(-127, 128, (4, 3, 3, 64))
+    wv[0] = 127
+    w = mb.const("w", wv, "int8", scale=ws, axis=0)
+    b = mb.const("b", rng.integers(-30000, 30000, 4), "int64", scale=0.01 * ws, axis=0)
+    c = mb.tensor("c", [1, 6, 6, 4], "int16", **_q(c_scale))
+    mb.op("CONV_2D", [x, w, b], [c], padding="SAME", stride_w=1, stride_h=1,
+          fused_activation_function="RELU")
+    dws = rng.uniform(0.002, 0.01, 4).astype(np.float32)
+    dw = mb.const("dw", rng.integers(-127, 128, (1, 3, 3, 4)), "int8", scale=dws, axis=3)
+    db = mb.const("db", rng.integers(-3000, 3000, 4), "int64", scale=c_scale * dws, axis=0)
+    d = mb.tensor("d", [1, 3, 3, 4], "int16", **_q(d_scale))
+    mb.op("DEPTHWISE_CONV_2D", [c, dw, db], [d], padding="SAME", stride_w=2, stride_h=2,
+          depth_multiplier=1)
+    lk = mb.tensor("lk", [1, 3, 3, 4], "int16", **_q(d_scale))
+    mb.op("LEAKY_RELU", [d], [lk], alpha=0.2)
+    a = mb.tensor("a", [1, 2, 2, 4], "int16", **_q(d_scale))
+    mb.op("AVERAGE_POOL_2D", [lk], [a], padding="VALID", stride_w=1, stride_h=1,
+          filter_width=2, filter_height=2)
+    m = mb.tensor("m", [1, 2, 2, 4], "int16", **_q(d_scale))
+    mb.op("MAX_POOL_2D", [a], [m], padding="SAME", stride_w=1, stride_h=1, filter_width=2,
+          filter_height=2)
+    rl = mb.tensor("rl", [1, 2, 2, 4], "int16", **_q(d_scale / 2))
+    mb.op("RELU", [m], [rl])
+    r = mb.tensor("r", [1, 16], "int16", **_q(d_scale / 2))
+    mb.op("RESHAPE", [rl, mb.const("shape", np.array([1, 16]), "int32")], [r])
+    fw = mb.const("fw", rng.integers(-127, 128, (8, 16)), "int8", scale=fw_scale)
+    fb = mb.const("fb", rng.integers(-3000, 3000, 8), "int32", scale=d_scale / 2 * fw_scale)
+    f = mb.tensor("f", [1, 8], "int16", **_q(1 / 4096))
+    mb.op("FULLY_CONNECTED", [r, fw, fb], [f])
+    lg = mb.tensor("lg", [1, 8], "int16", **_q(1 / 32768))
+    mb.op("LOGISTIC", [f], [lg])
+    th = mb.tensor("th", [1, 8], "int16", **_q(1 / 32768))
+    mb.op("TANH", [f], [th])
+    t6 = mb.tensor("t6", [1, 8], "int16", **_q(1 / 32768))
+    mb.op("RELU6", [th], [t6])
+    cat = mb.tensor("cat", [1, 16], "int16", **_q(1 / 32768))
+    mb.op("CONCATENATION", [lg, t6], [cat], axis=1)
+    y = mb.output("y", [1, 16], "int16", **_q(1 / 32768))
+    mb.op("SOFTMAX", [cat], [y], beta=1.0)
+    return mb.finish()
+
+
 def _streaming(rng) -> bytes:
     q = _q(0.25, -3)
     mb = ModelBuilder()
@@ -131,3 +183,15 @@ def test_resource_variable_state_on_qemu_equals_tflm(tflm, object_cache, tmp_pat
 def test_int8_log_softmax_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("logsm", _log_softmax, lambda r: r.integers(-128, 128, (3, 20)).astype(np.int8),
            tflm, object_cache, tmp_path)
+
+
+def _int16_input(rng):
+    """Random, with the left half of the image at 32767 (sums past 2**31)."""
+    x = rng.integers(-32768, 32768, (1, 6, 6, 64)).astype(np.int16)
+    x[:, :, :3] = 32767
+    return x
+
+
+@pytest.mark.slow
+def test_int16_layers_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("chain16", _int16_chain, _int16_input, tflm, object_cache, tmp_path, n=4)

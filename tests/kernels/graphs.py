@@ -46,7 +46,9 @@ def conv_graph(op, *, seed=0, dtype="int8", hw=(7, 6), cin=3, cout=5, k=(3, 3),
         bt = b.constant("b", rng.standard_normal(cout).astype(np.float32)) if bias else None
         y = b.op(op, [x, w, bt], **attrs)
         return b.build([y])
-    x = b.input("x", (1, *hw, cin), "int8", Q(x_scale, x_zp))
+    if dtype == "int16":  # 16x8: symmetric activations, an int64 bias
+        x_zp = y_zp = 0
+    x = b.input("x", (1, *hw, cin), dtype, Q(x_scale, x_zp))
     ws = rng.uniform(0.002, 0.05, cout if per_channel else 1).astype(np.float32)
     wq = per_axis(ws, axis) if per_channel else Q(float(ws[0]), 0)
     w = b.constant("w", weights_int8(rng, wshape), quant=wq)
@@ -54,9 +56,10 @@ def conv_graph(op, *, seed=0, dtype="int8", hw=(7, 6), cin=3, cout=5, k=(3, 3),
     if bias:
         bs = (np.float32(x_scale) * np.broadcast_to(ws, (cout,))).astype(np.float32)
         bq = per_axis(bs, 0) if per_channel else Q(float(bs[0]), 0)
-        bt = b.constant("b", rng.integers(-3000, 3000, cout).astype(np.int32), quant=bq)
+        bias_type = np.int64 if dtype == "int16" else np.int32
+        bt = b.constant("b", rng.integers(-3000, 3000, cout).astype(bias_type), quant=bq)
     shape = (1, *_out_hw(hw, k, strides, dilation, padding), cout)
-    y = b.op(op, [x, w, bt], out_type=TensorType(shape, "int8", Q(y_scale, y_zp)), **attrs)
+    y = b.op(op, [x, w, bt], out_type=TensorType(shape, dtype, Q(y_scale, y_zp)), **attrs)
     if residual:
         r = b.input("r", shape, "int8", Q(0.06, -7))
         y = b.op("add", [y, r], out_type=TensorType(shape, "int8", Q(0.1, 2)),

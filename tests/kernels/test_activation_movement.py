@@ -50,11 +50,20 @@ def test_float_activation(op, attrs):
     check_graph(g, [x])
 
 
+@pytest.mark.parametrize("op", ["logistic", "tanh"])
+@pytest.mark.parametrize("scale", [0.001, 1 / 4096, 1 / 2048, 3e-5])
+def test_int16_logistic_and_tanh_match_the_reference_on_every_input(op, scale):
+    g = _unary(op, {}, "int16", Q(scale, 0), Q(1 / 32768, 0), shape=(256, 256))
+    x = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    (kernel,) = check_graph(g, [x])
+    assert "[256]" in kernel.source  # the sigmoid table, not one entry per input
+
+
 def test_int16_activation_is_refused_with_the_reason():
-    g = _unary("logistic", {}, "int16", Q(0.001, 0), Q(1 / 32768, 0))
+    g = _unary("hard_swish", {}, "int16", Q(0.001, 0), Q(0.001, 0))
     ag = optimize(g)
     group = next(gr for gr in annotations(ag).groups if gr.kind != "view")
-    with pytest.raises(KernelError, match="logistic .* from int16 to int16: not supported yet"):
+    with pytest.raises(KernelError, match="hard_swish .* from int16 to int16: not supported yet"):
         lower_group(group, ag, "c", name="k")
 
 

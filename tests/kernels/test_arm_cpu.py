@@ -89,6 +89,19 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     assert (helper in kernels[0].source) != bool(untensorized)
 
 
+@pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d", "dense"])
+def test_int16_layers_fall_back_to_the_generic_loops(op):
+    """The helpers take int8 data only: a 16x8 layer (int64 accumulators)
+    gets plain loops on arm_cpu, bit-exact with the reference."""
+    g = dense_graph(seed=24, dtype="int16", depth=40) if op == "dense" else \
+        conv_graph(op, seed=24, dtype="int16", cin=8)
+    kernels = check_graph(g, seeded_inputs(g, 24), target=ARM)
+    assert kernels[0].op_names[0] == op
+    assert "int64_t" in kernels[0].source
+    assert not any(h in kernels[0].source for h in ("aot_conv_s8(", "aot_depthwise_s8(",
+                                                    "aot_dot_s8(", "aot_dense_s8("))
+
+
 def test_the_cortex_m4_build_uses_smlad(tmp_path):
     g = conv_graph("conv2d", seed=22, cin=8)
     ag = optimize(g)

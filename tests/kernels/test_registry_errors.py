@@ -93,13 +93,15 @@ def test_an_operator_without_kernel_names_the_group_and_what_exists(monkeypatch)
         lower_group(groups[0], ag, "c", name="k")
 
 
-def test_int16_relu_is_refused_not_miscomputed():
-    # int8 RELU is a table (tests/kernels/test_relu_int8.py); int16 has no kernel yet
+def test_int16_hard_swish_is_refused_not_miscomputed():
+    # int8 HARD_SWISH is a table (tests/kernels/test_activation_movement.py); int16 has no
+    # kernel (TFLM has none either; int16 RELU has: tests/kernels/test_int16_layers.py)
     from aot.ir import Quantization
     b = GraphBuilder("r")
     x = b.input("x", (4,), "int16", Quantization.per_tensor(0.1, 0))
-    ag, groups = _groups(b.build([b.op("relu", [x])]))
-    with pytest.raises(KernelError, match="float32 only"):
+    ag, groups = _groups(b.build([b.op("hard_swish", [x])]))
+    with pytest.raises(KernelError, match=r"hard_swish \(.*\) from int16 to int16: not "
+                                          r"supported yet \(int8 and float32; int16 LOGISTIC"):
         lower_group(groups[0], ag, "c", name="k")
 
 

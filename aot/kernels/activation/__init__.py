@@ -7,8 +7,16 @@
   256 bytes of flash per node, whatever the arithmetic it replaces.
 * float32: ``1 / (1 + expf(-x))``, ``tanhf(x)``, ``x >= 0 ? x : alpha * x``
   and ``x * min(max(x + 3, 0), 6) / 6`` (within 1e-5 of the reference).
-* int16 (65,536-entry tables would not fit a microcontroller's flash): not
-  supported yet.
+* int16 LOGISTIC and TANH: TFLM's 16x8 formulation, computed per element: the
+  input is rescaled by the Prepare's integer multiplier (or ``3 << shift`` for a
+  power-of-two scale), its magnitude indexes the 256-entry sigmoid table
+  (:mod:`aot.quant.sigmoid_table`, 1 KB of flash shared by the nodes of a kernel),
+  the two neighbouring entries are interpolated and the sign folded back in, as
+  :func:`aot.reference.ops.activations.logistic_int16_raw` and ``tanh_int16_raw``.
+* int16 LEAKY_RELU: the reference's two requantizations per element.
+  The other int16 activations (65,536-entry tables would not fit a
+  microcontroller's flash; TFLM runs HARD_SWISH and ELU in int8 only) are not
+  supported.
 
 They run alone or as the elementwise tail of a fused group.
 """
@@ -22,7 +30,9 @@ from aot.kernels.common import requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule
 from aot.quant.arith import quantize_multiplier
+from aot.quant.sigmoid_table import SIGMOID_TABLE_UINT16
 from aot.reference.interpreter import evaluate
+from aot.reference.ops.activations import int16_sigmoid_params
 from aot.tir import expr as E
 
 
@@ -49,14 +59,70 @@ def int8_table(node) -> np.ndarray:
     return np.asarray(table, dtype=np.int8).reshape(256)
 
 
+def _i32(v) -> E.PrimExpr:
+    return E.const(int(v), "int32")
+
+
+def _sigmoid_like_int16(ctx, node, x) -> Computed:
+    """int16 LOGISTIC (Q0.15 out of a 9-bit table step) and TANH (an 8-bit
+    step, the table's sigmoid moved to [-1, 1]); every intermediate fits int32."""
+    is_tanh = node.op == "tanh"
+    mult, shift = int16_sigmoid_params(node.inputs[0].quant.scale[0], allow_shift_one=is_tanh)
+    if mult == 0:
+        mult, shift = 3 << shift, 0
+    rnd = (1 << (shift - 1)) if shift > 0 else 0
+    table = ctx.const("sigmoid_table", SIGMOID_TABLE_UINT16.astype(np.int32), dtype="int32")
+    step = 8 if is_tanh else 9
+
+    def body(*i):
+        v = (x[i].astype("int32") * _i32(mult) + _i32(rnd)) >> _i32(shift)
+        a = te.if_then_else(v < 0, _i32(0) - v, v)
+        uh = a >> _i32(step)
+        idx = E.min_(uh, _i32(254))
+        ua, ub = table[idx], table[idx + 1]
+        frac = a & _i32((1 << step) - 1)
+        top = 0xFFFF << 8 if is_tanh else 0x7FFF << 10
+        res = te.if_then_else(uh >= 255, _i32(top), (ua << _i32(step)) + frac * (ub - ua))
+        if is_tanh:
+            out = te.if_then_else(v >= 0, res - _i32((1 << 23) - (1 << 7)),
+                                  _i32((1 << 23) + (1 << 7) - 1) - res) >> _i32(8)
+        else:
+            out = te.if_then_else(v >= 0, res + _i32(1 << 9),
+                                  _i32((1 << 25) + (1 << 9) - 1) - res) >> _i32(10)
+        return out.astype("int16")
+    return Computed(te.compute(x.shape, body, name="y"))
+
+
+def _leaky_relu_int16(node, x) -> Computed:
+    """``x - zp`` requantized by the identity's multiplier where it is >= 0 and
+    by alpha's below, plus the output's zero point, saturated (as
+    :func:`aot.reference.ops.activations.leaky_relu`)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    xs, ys = np.float32(x_t.quant.scale[0]), np.float32(y_t.quant.scale[0])
+    alpha = np.float32(node.attrs["alpha"])
+    m_id, s_id = quantize_multiplier(float(xs / ys))
+    m_a, s_a = quantize_multiplier(float(np.float32(xs * alpha) / ys))
+    x_zp, y_zp = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+
+    def body(*i):
+        v = x[i].astype("int32") - x_zp
+        return te.if_then_else(v >= 0, requantize(v, m_id, s_id, y_zp, (-32768, 32767), "int16"),
+                               requantize(v, m_a, s_a, y_zp, (-32768, 32767), "int16"))
+    return Computed(te.compute(x.shape, body, name="y"))
+
+
 def _activation(ctx, node) -> Computed:
     x_t, y_t = node.inputs[0], node.outputs[0]
     x = ctx.value(x_t)
     if y_t.dtype == "float32":
         return Computed(te.compute(x.shape, _float(node, x), name="y"))
+    if node.op in ("logistic", "tanh") and (x_t.dtype, y_t.dtype) == ("int16", "int16"):
+        return _sigmoid_like_int16(ctx, node, x)
+    if node.op == "leaky_relu" and (x_t.dtype, y_t.dtype) == ("int16", "int16"):
+        return _leaky_relu_int16(node, x)
     if (x_t.dtype, y_t.dtype) != ("int8", "int8"):
         raise KernelError(f"{node.op} ({node.name}) from {x_t.dtype} to {y_t.dtype}: not "
-                          "supported yet (int8 and float32 only)")
+                          "supported yet (int8 and float32; int16 LOGISTIC, TANH and LEAKY_RELU)")
     table = ctx.const(f"{node.name}_table", int8_table(node))
     return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
                                name="y"))

@@ -16,14 +16,13 @@ axes is indexed with those axes dropped or pinned to 0.
 
 from __future__ import annotations
 
-
 from aot import te
 from aot.kernels.activation import int8_table
 from aot.kernels.common import float_activation, requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
+from aot.quant.arith import qrange, quantize_multiplier, round_half_away
 from aot.quant.params import f32
-from aot.quant.arith import qrange, quantize_multiplier
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
 from aot.tir import expr as E
 
@@ -264,15 +263,37 @@ def select(ctx, node) -> Computed:
     return Computed(te.compute(shape, lambda *i: te.if_then_else(
         _broadcast(c, i), _broadcast(a, i), _broadcast(b, i)), name="y"))
 
+
+def _relu_int16(node, x) -> Computed:
+    """RELU requantizes ``x - zp`` to the output and clamps below at the output's
+    zero (``zp + round(0 / scale)``); RELU6 clamps raw values to ``[zp, zp +
+    round(6 / scale)]`` on the input's scale, as :mod:`aot.reference.ops.activations`."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    lo_t, hi_t = qrange("int16")
+    x_zp = int(x_t.quant.zero_point[0])
+    if node.op == "relu6":
+        six = min(hi_t, max(lo_t, int(round_half_away(f32(6.0) / f32(x_t.quant.scale[0])))
+                            + x_zp))
+        return Computed(te.compute(x.shape, lambda *i: te.clamp(
+            x[i].astype("int32"), x_zp, six).astype("int16"), name="y"))
+    m, s = quantize_multiplier(f32(x_t.quant.scale[0]) / f32(y_t.quant.scale[0]))
+    y_zp = int(y_t.quant.zero_point[0])
+    return Computed(te.compute(x.shape, lambda *i: requantize(
+        x[i].astype("int32") - x_zp, m, s, y_zp, (max(lo_t, y_zp), hi_t), "int16"), name="y"))
+
+
 def _relu(ctx, node) -> Computed:
     """float32: a clamp. int8: a 256-entry table of the reference's
     arithmetic for this node (RELU requantizes, RELU6 clamps on the input's
-    scale as TFLM does), one load per element."""
+    scale as TFLM does), one load per element; int16: that arithmetic per
+    element."""
     x = ctx.value(node.inputs[0])
     if (node.inputs[0].dtype, node.outputs[0].dtype) == ("int8", "int8"):
         table = ctx.const(f"{node.name}_table", int8_table(node))
         return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
                                    name="y"))
+    if (node.inputs[0].dtype, node.outputs[0].dtype) == ("int16", "int16"):
+        return _relu_int16(node, x)
     _float_only(node)
     return Computed(te.compute(x.shape, lambda *i: float_activation(x[i], node.op),
                                name="y"))
