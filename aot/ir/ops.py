@@ -296,11 +296,8 @@ _WINDOW = {
 
 # --------------------------------------------------------------------------- heavy ops
 
-@register("conv2d", "out_elemwise_fusable", ("data", "weight", "bias?"),
-          {**_WINDOW, "dilation": Attr("ints", (1, 1), length=2), "activation": _ACT})
-def _conv2d(ts, attrs, where):
-    """2-D convolution, NHWC data, OHWI weights, optional bias [O]."""
-    data, weight, bias = (ts + [None])[:3]
+def _ohwi_weights(data, weight, bias, where) -> tuple[int, int, int, int]:
+    """Check NHWC ``data`` against OHWI ``weight`` and a bias [O]; the weight's shape."""
     _rank(data, 4, where, "data")
     _rank(weight, 4, where, "weight")
     _check_weights(data, weight, bias, where)
@@ -308,6 +305,15 @@ def _conv2d(ts, attrs, where):
     _need(ic == data.shape[3], where,
           f"weight expects {ic} input channels, data has {data.shape[3]}")
     _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")
+    return oc, kh, kw, ic
+
+
+@register("conv2d", "out_elemwise_fusable", ("data", "weight", "bias?"),
+          {**_WINDOW, "dilation": Attr("ints", (1, 1), length=2), "activation": _ACT})
+def _conv2d(ts, attrs, where):
+    """2-D convolution, NHWC data, OHWI weights, optional bias [O]."""
+    data, weight, bias = (ts + [None])[:3]
+    oc, kh, kw, _ = _ohwi_weights(data, weight, bias, where)
     oh, ow = _spatial(data, kh, kw, attrs, where, attrs["dilation"])
     return _out((data.shape[0], oh, ow, oc), data.dtype)
 
@@ -358,13 +364,7 @@ def _transpose_conv2d(ts, attrs, where):
     x s_w - pad_left + kx)``; ``output_size`` (H, W) is the output's, as the
     model states it (the inverse of a strided convolution is ambiguous)."""
     data, weight, bias = (ts + [None])[:3]
-    _rank(data, 4, where, "data")
-    _rank(weight, 4, where, "weight")
-    _check_weights(data, weight, bias, where)
-    oc, kh, kw, ic = weight.shape
-    _need(ic == data.shape[3], where,
-          f"weight expects {ic} input channels, data has {data.shape[3]}")
-    _need(bias is None or bias.shape == (oc,), where, f"bias must have shape [{oc}]")
+    oc = _ohwi_weights(data, weight, bias, where)[0]
     _need(min(attrs["strides"]) >= 1, where, "strides must be at least 1")
     _need(min(attrs["padding"]) >= 0, where, "padding must not be negative")
     oh, ow = attrs["output_size"]
