@@ -198,8 +198,20 @@ class _Importer:
             raise ModelError(f"{ctx.where} is uint8; uint8 model outputs are not supported "
                              "(end the model with DequantizeLinear)")
         tensor = ctx.plain(ctx.floated(value) if value.dq else value)
+        if tensor.kind == "input":
+            # An input returned as it is (an Identity): the output gets its own
+            # buffer, a copy made by a reshape to the same shape, so that writing
+            # the output can never clobber the input nor the other way round.
+            tensor = ctx.emit("reshape", [tensor], {"newshape": tuple(tensor.shape)})
         if tensor.kind == "activation" and id(tensor) in ctx.created:
-            tensor.name = vi.name
+            inner = value.tensor
+            if inner is not None and inner is not tensor and inner.name == vi.name:
+                # The value's own tensor (e.g. a convolution's NHWC result before
+                # the transpose back to ONNX's layout) carries the ONNX name: it
+                # steps aside, tensor names are unique.
+                inner.name = self.fresh(f"{vi.name}/inner")
+            if not any(t.name == vi.name for t in self.builder._inputs):
+                tensor.name = vi.name
         return tensor
 
     # ------------------------------------------------------------------ nodes

@@ -97,7 +97,8 @@ class Graph:
 
     The constructor checks the structure: every node input is a graph input,
     a constant, a variable or the output of an earlier node; every tensor is
-    produced at most once; graph outputs are produced (or are inputs or
+    produced at most once; inputs and node outputs have distinct names (plans
+    and generated code name buffers after them); graph outputs are produced (or are inputs or
     constants).  It also checks each node against its operator schema and
     type inference (:func:`aot.ir.ops.check_node`).
     """
@@ -119,11 +120,24 @@ class Graph:
         from aot.ir import ops  # ops imports graph for Node; keep the cycle lazy
 
         available: set[int] = set()
+        # Memory plans, reports and generated code name buffers by tensor name:
+        # two tensors that need memory may never share one (constants may).
+        names: set[str] = set()
+
+        def claim(t) -> None:
+            if t.name in names:
+                raise IRError(
+                    f"two tensors are named {t.name!r}: tensor names must be unique "
+                    "(constants excepted)"
+                )
+            names.add(t.name)
+
         for t in self.inputs:
             if t.kind != "input":
                 raise IRError(f"graph input {t.name!r} is a {t.kind} tensor, not an input")
             if id(t) in available:
                 raise IRError(f"tensor {t.name!r} is listed twice as a graph input")
+            claim(t)
             available.add(id(t))
         for node in self.nodes:
             for t in node.inputs:
@@ -139,6 +153,7 @@ class Graph:
                     raise IRError(f"{node.label()} writes {t.kind} tensor {t.name!r}")
                 if id(t) in available:
                     raise IRError(f"{node.label()}: tensor {t.name!r} is produced twice")
+                claim(t)
                 available.add(id(t))
             ops.check_node(node)
         for t in self.outputs:

@@ -28,14 +28,16 @@ def _run_node(node: Node, args: list) -> list[np.ndarray]:
     the whole graph does (each variable has one reader), so one call compares.
     """
     inputs, feeds, probe_in = [], [], []
+    fed: dict[int, Tensor] = {}  # a tensor read twice (add(x, x)) is one input
     for t, value in zip(node.inputs, args):
         if t is None or t.kind in ("constant", "variable"):
             probe_in.append(t)
             continue
-        fresh = Tensor(t.name, t.type, "input")
-        inputs.append(fresh)
-        feeds.append(value)
-        probe_in.append(fresh)
+        if id(t) not in fed:
+            fed[id(t)] = Tensor(t.name, t.type, "input")
+            inputs.append(fed[id(t)])
+            feeds.append(value)
+        probe_in.append(fed[id(t)])
     outs = [Tensor(t.name, t.type) for t in node.outputs]
     probe = Node(node.op, probe_in, outs, dict(node.attrs), node.name)
     return run(Graph(inputs, outs, [probe]), feeds)

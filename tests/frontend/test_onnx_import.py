@@ -117,6 +117,25 @@ def _model(nodes, inputs, inits=None, opset=13, input_shape=None):
     return model.SerializeToString()
 
 
+def test_a_graph_input_returned_as_an_output_gets_its_own_buffer():
+    graph = parse_onnx(_model([helper.make_node("Identity", ["x"], ["y"])], [("x", [1, 4])]))
+    (x,), (y,) = graph.inputs, graph.outputs
+    assert (x.name, y.name) == ("x", "y") and y is not x
+    data = np.arange(4, dtype=np.float32).reshape(1, 4)
+    np.testing.assert_array_equal(run(graph, [data])[0], data)
+
+
+def test_an_output_made_in_another_layout_keeps_the_onnx_name():
+    # Conv computes in NHWC; the graph output is the transpose back to NCHW.
+    w = np.ones((2, 1, 1, 1), np.float32)
+    graph = parse_onnx(_model([helper.make_node("Conv", ["x", "w"], ["y"])],
+                              [("x", [1, 1, 3, 3])], inits={"w": w}))
+    (y,) = graph.outputs
+    assert y.name == "y" and y.shape == (1, 2, 3, 3)
+    names = [t.name for t in graph.tensors() if t.kind != "constant"]
+    assert len(names) == len(set(names))
+
+
 def _error(data: bytes) -> str:
     with pytest.raises(ModelError) as info:
         parse_onnx(data)

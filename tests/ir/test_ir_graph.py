@@ -186,6 +186,25 @@ def test_graph_rejects_wrong_order_and_double_production():
         Graph(g.inputs, g.outputs, [*g.nodes, dup])
 
 
+def test_two_tensors_may_not_share_a_name():
+    b = GraphBuilder()
+    x = b.input("x", (1, 4), "float32")
+    y = b.op("relu", [x], out_name="y")
+    z = b.op("relu", [y], out_name="y")
+    with pytest.raises(IRError, match="two tensors are named 'y'"):
+        b.build([z])
+
+
+def test_constants_may_share_a_name():
+    b = GraphBuilder()
+    x = b.input("x", (1, 4), "float32")
+    one = b.constant("c", np.ones((1, 4), np.float32))
+    two = b.constant("c", np.full((1, 4), 2, np.float32))
+    y = b.op("add", [b.op("add", [x, one]), two])
+    g = b.build([y])
+    assert [n.op for n in g.nodes] == ["add", "add"]
+
+
 def test_state_slots_must_be_variables():
     b = GraphBuilder()
     x = b.input("x", (1, 8), "float32")
