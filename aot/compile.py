@@ -41,6 +41,8 @@ from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
+from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
+                                 parse_memory_size)
 from aot.executor.jit import JitModel
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
@@ -78,6 +80,8 @@ class CompiledModel:
     external: list[dict] = field(default_factory=list)
     # The JIT's hand-written C kernels, built by the host compiler.
     host_c: HostCKernels | None = None
+    # What a memory budget chose (compile_model(..., memory_budget=...)), else None.
+    budget: BudgetChoice | None = None
 
     @property
     def is_jit(self) -> bool:
@@ -107,6 +111,7 @@ class CompiledModel:
                           "plan_bytes": lay.plan_bytes, "scratch_offset": lay.scratch_offset,
                           "scratch_bytes": lay.scratch_bytes},
             "memory_plan": self.plan.to_json(),
+            **({"memory_budget": self.budget.to_json()} if self.budget else {}),
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
@@ -235,7 +240,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   name: str = "model", input_shapes=None, opt_level: int = 2,
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
-                  io_in_workspace: bool = True, inplace: bool = True, overlap: bool = True,
+                  io_in_workspace: bool | None = None, inplace: bool | None = None,
+                  overlap: bool | None = None, memory_budget: int | str | None = None,
                   measure_code: bool = True, kernel_library=None,
                   codegen_options=None, keep_with_aot=()) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
@@ -267,7 +273,15 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     before the end of an input that dies there and grow over the bytes the
     kernel has finished reading, within the limit its loop nest proves
     (``Kernel.overlap_allowed``, :mod:`aot.kernels.overlap`); ``inplace=False``
-    turns both off.
+    turns both off.  None (the default) means True, or, with a budget, left
+    to it.
+
+    ``memory_budget`` (bytes, or a string such as ``"64K"``) picks, among the
+    choices left open (``None``) of ``io_in_workspace``, ``inplace`` and
+    ``overlap``, the one with the fewest instructions whose RAM (workspace with
+    scratch, caller i/o, state) fits (:mod:`aot.executor.budget`; the choice is
+    ``CompiledModel.budget``); none fits: ``MemoryBudgetError`` with the
+    smallest RAM reachable and the tensors live at its peak.
 
     The target's ``-libs`` hands the layers its external codegens support to
     them (:mod:`aot.byoc`, docs/byoc.md); ``codegen_options`` gives each its
@@ -285,6 +299,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         clock = now
 
     entry.check_name(name)
+    budget_bytes = None if memory_budget is None else parse_memory_size(memory_budget)
     library = kernel_library if kernel_library is not None else default_kernels
     if isinstance(model, Graph) and input_shapes:
         raise CompileError("input_shapes applies to model files; this Graph has its shapes "
@@ -346,12 +361,27 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                for k in kernels for i, j in getattr(k, "inplace_allowed", ())}
     limits = {(k.params[i].tensor, k.params[j].tensor): d
               for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
-    plan = plan_memory(annotated, alignment=workspace_alignment(target),
-                       io_in_workspace=io_in_workspace,
-                       inplace=(lambda out, src: (src.name, out.name) in allowed)
-                       if inplace else False,
-                       overlap=(lambda out, src: limits.get((src.name, out.name)))
-                       if inplace and overlap else None)
+
+    def plan_for(option: PlanOption) -> MemoryPlan:
+        return plan_memory(annotated, alignment=workspace_alignment(target),
+                           io_in_workspace=option.io_in_workspace,
+                           inplace=(lambda out, src: (src.name, out.name) in allowed)
+                           if option.inplace else False,
+                           overlap=(lambda out, src: limits.get((src.name, out.name)))
+                           if option.inplace and option.overlap else None)
+
+    budget = None
+    if memory_budget is None:
+        inplace = inplace is not False
+        plan = plan_for(PlanOption(io_in_workspace is not False, inplace,
+                                   inplace and overlap is not False))
+    else:
+        io_copies = sum(t.type.nbytes for t in (*annotated.inputs, *annotated.outputs))
+        budget = choose_plan(plan_for, open_options(io_in_workspace, inplace, overlap),
+                             budget_bytes,
+                             scratch_bytes=max((k.scratch_bytes for k in kernels), default=0),
+                             io_copy_bytes=io_copies, where=f"model {graph.name!r}")
+        plan = budget.plan
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
@@ -383,7 +413,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                       io=plan.io_bytes, code=code, code_note=note)
         lap("sizes")
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
-                             timings, llvm=module, program=program, host_c=host_c)
+                             timings, llvm=module, program=program, host_c=host_c,
+                             budget=budget)
 
     generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,
@@ -405,7 +436,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
-                         sizes, timings, llvm=module, external=external)
+                         sizes, timings, llvm=module, external=external, budget=budget)
 
 
 @dataclass
@@ -566,6 +597,9 @@ def compile_group(models, target_or_board="host/native", *, names=None,
     if len(names) != len(models):
         raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
                            "model")
+    if options.get("memory_budget") is not None:
+        raise CompileError("not supported yet: a memory budget for a model group (the models "
+                           "share one workspace); compile each model with its budget alone")
     if "name" in options:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")
