@@ -44,6 +44,7 @@ from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
                                  parse_memory_size)
 from aot.executor.jit import JitModel
+from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
@@ -242,6 +243,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
                   io_in_workspace: bool | None = None, inplace: bool | None = None,
                   overlap: bool | None = None, memory_budget: int | str | None = None,
+                  memory_regions=None,
                   measure_code: bool = True, kernel_library=None,
                   codegen_options=None, keep_with_aot=()) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
@@ -283,6 +285,11 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     ``CompiledModel.budget``); none fits: ``MemoryBudgetError`` with the
     smallest RAM reachable and the tensors live at its peak.
 
+    ``memory_regions`` (``"ram:4K,psram"`` or a list of ``"name[:bytes]"``)
+    splits the workspace over the board's data memories, the hottest buffers
+    in the fastest (:mod:`aot.executor.regions`); the artifact then holds
+    ``codegen/<name>_regions.ld`` for the link.  Not with a budget yet.
+
     The target's ``-libs`` hands the layers its external codegens support to
     them (:mod:`aot.byoc`, docs/byoc.md); ``codegen_options`` gives each its
     options (``{"cmsis-nn": {"path": TREE}}``), checked before anything is
@@ -308,6 +315,15 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board, codegen)
     check_target(target)
+    regions = None
+    if memory_regions is not None:
+        if budget_bytes is not None:
+            raise CompileError("not supported yet: a memory budget with memory regions; give "
+                               "one or the other")
+        if target.kind == "llvm" and board is None:
+            raise CompileError("not supported yet: memory regions with the llvm JIT (this "
+                               "machine has one memory); compile for a board")
+        regions = parse_regions(memory_regions, board)
     external_options = byoc.configure(target, codegen_options)
     if target.kind == "llvm":
         # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
@@ -382,6 +398,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                              scratch_bytes=max((k.scratch_bytes for k in kernels), default=0),
                              io_copy_bytes=io_copies, where=f"model {graph.name!r}")
         plan = budget.plan
+    if regions is not None:
+        split_regions(plan, annotated, regions, buffer_heat(plan, kernels))
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
@@ -420,6 +438,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                                  board=board.tag if board else None, version=__version__,
                                  target_hash=target.digest())
     files: dict[str, str | bytes] = dict(generated.files)
+    if plan.regions:
+        files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
     if module is None:
         for support_name, text in library.support_files(target).items():
             files[f"codegen/{support_name}"] = text
@@ -597,9 +617,10 @@ def compile_group(models, target_or_board="host/native", *, names=None,
     if len(names) != len(models):
         raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
                            "model")
-    if options.get("memory_budget") is not None:
-        raise CompileError("not supported yet: a memory budget for a model group (the models "
-                           "share one workspace); compile each model with its budget alone")
+    for option in ("memory_budget", "memory_regions"):
+        if options.get(option) is not None:
+            raise CompileError(f"not supported yet: {option} for a model group (the models "
+                               "share one workspace); compile each model alone to use it")
     if "name" in options:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")

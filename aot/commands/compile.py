@@ -118,6 +118,10 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         "state): bytes or K/M, e.g. 64K. Picks the plan with the fewest "
                         "instructions that fits among the choices the options above leave "
                         "open, or fails naming the smallest reachable (docs/memory.md)")
+    parser.add_argument("--memory-regions", metavar="NAME[:BYTES],...",
+                        help="split the workspace over the board's data memories, e.g. "
+                        "ram:48K,dtcm: the hottest buffers in the fastest (the record's speed "
+                        "ranks); the artifact adds a linker script for them (docs/memory.md)")
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
@@ -202,6 +206,7 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
                              dump_after=args.dump_after, dump_stream=sys.stdout,
                              io_in_workspace=args.io_in_workspace, inplace=args.inplace,
                              overlap=args.overlap, memory_budget=args.memory_budget,
+                             memory_regions=args.memory_regions,
                              kernel_library=kernel_library,
                              codegen_options=codegen_options(args), keep_with_aot=keep)
     if costs:
@@ -224,6 +229,7 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            disabled_pass=args.disabled_pass,
                            io_in_workspace=args.io_in_workspace, inplace=args.inplace,
                            overlap=args.overlap, memory_budget=args.memory_budget,
+                             memory_regions=args.memory_regions,
                            kernel_library=kernel_library)
     print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
     print(choice.table())
@@ -264,7 +270,8 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
     for option, given in (("--project", args.project), ("--choose-layers", args.choose_layers),
                           ("--layer-costs", args.layer_costs),
                           ("--input-shape", args.input_shape),
-                          ("--memory-budget", args.memory_budget)):
+                          ("--memory-budget", args.memory_budget),
+                          ("--memory-regions", args.memory_regions)):
         if given:
             raise CompileError(f"not supported yet: {option} with several models (a model "
                                "group); compile the models one by one to use it")
@@ -350,6 +357,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {compiled.sizes}")
     if compiled.budget is not None:
         print(f"  {compiled.budget.summary()}")
+    if compiled.plan.regions:
+        speeds = compiled.plan.region_speeds
+        print(f"  memory regions: ram (the workspace) {compiled.plan.workspace_bytes} bytes, "
+              + ", ".join(f"{r} {n} bytes (section .aot_region.{r}"
+                          + (f", speed {speeds[r]})" if speeds.get(r) else ")")
+                          for r, n in compiled.plan.regions.items())
+              + f"; link with codegen/{compiled.name}_regions.ld after the port's script")
     if compiled.target.attrs.get("libs"):
         print(format_layers(compiled), end="")
     if tuned is not None:

@@ -120,5 +120,5 @@ def test_a_bad_budget_fails_before_anything_is_lowered():
 
 
 def test_a_group_refuses_a_budget():
-    with pytest.raises(CompileError, match="not supported yet: a memory budget"):
+    with pytest.raises(CompileError, match="not supported yet: memory_budget for a model group"):
         compile_group([HELLO, HELLO], "host/native", names=["a", "b"], memory_budget="1M")
