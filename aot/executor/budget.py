@@ -182,8 +182,9 @@ def choose_plan(plan_for: Callable[[PlanOption], MemoryPlan], options: list[Plan
     smallest RAM reached, the budget, and the tensors live at that plan's peak.
 
     ``io_copy_bytes`` are the bytes of the graph's inputs and outputs (what
-    ``P_run`` copies with them in the workspace); ``aliased_pairs(plan)`` counts the kernel argument pairs the plan aliases
-    (default: the plan's in-place and overlap aliases)."""
+    ``P_run`` copies with them in the workspace); ``aliased_pairs(plan)``
+    counts the kernel argument pairs the plan aliases (default: the plan's
+    in-place and overlap aliases)."""
     if not options:
         raise MemoryBudgetError("no memory plan option is left open for the budget")
     count = aliased_pairs or (lambda p: sum(1 for *_, how in p.aliases

@@ -175,8 +175,9 @@ def split_regions(plan: MemoryPlan, graph, regions: list[PlanRegion],
             used = ", ".join(f"{r.name} {_pack(placed[r.name], plan.alignment)[0]} of "
                              f"{r.capacity}" for r in choices)
             raise MemoryRegionError(
-                f"buffer {_short(b.name, 60)!r} ({b.size} bytes, steps {b.start}-{b.end}) fits no memory "
-                f"region: bytes placed so far: {used}. Give the regions more bytes or add one")
+                f"buffer {_short(b.name, 60)!r} ({b.size} bytes, steps {b.start}-{b.end}) fits "
+                f"no memory region: bytes placed so far: {used}. Give the regions more bytes "
+                "or add one")
     sizes = {}
     for r in order:
         size, algorithm = _pack(placed[r.name], plan.alignment)

@@ -177,6 +177,7 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
 def makefile(s: dict) -> str:
     """The project's Makefile: runtime.mk with the board's settings."""
     srcs = " \\\n  ".join(s["model_sources"])
+    scripts = "".join(f" -T{p}" for p in s.get("linker_scripts", []))
     objs = "".join(f" \\\n  {o}" for o in s.get("model_objects", []))
     mem = ""
     if s["memory"]:
@@ -206,7 +207,7 @@ AOT_APP_OBJS :={objs}
 
 include $(AOT_RUNTIME_DIR)/runtime.mk
 # Expanded when the link runs, so these land after the objects.
-AOT_PORT_LDFLAGS += {' '.join(s['ldflags'])}{''.join(f' -T{p}' for p in s.get('linker_scripts', []))} -Wl,-Map={s['map']} -lm
+AOT_PORT_LDFLAGS += {' '.join(s['ldflags'])}{scripts} -Wl,-Map={s['map']} -lm
 
 .DEFAULT_GOAL := $(AOT_FIRMWARE)
 .PHONY: clean aot-print-runtime-objects

@@ -63,10 +63,11 @@ def test_a_board_without_a_memory_map_takes_no_regions():
         compile_model(HELLO, "host/native", memory_regions="ram")
 
 
-def test_overlapping_regions_in_a_board_record_are_refused(tmp_path, monkeypatch):
+def test_overlapping_regions_in_a_board_record_are_refused(tmp_path):
     import aot.target.tags as tags
     text = (tags.BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text()
-    text = text.replace('name = "psram", origin = 0x2100_0000', 'name = "psram", origin = 0x203F_0000')
+    text = text.replace('name = "psram", origin = 0x2100_0000',
+                        'name = "psram", origin = 0x203F_0000')
     folder = tmp_path / "qemu"
     folder.mkdir()
     (folder / "mps2-an386.toml").write_text(text)
@@ -183,3 +184,17 @@ def test_regions_are_refused_where_not_supported_yet(tmp_path):
                       measure_code=False)
     with pytest.raises(AotError, match="not supported yet: --project pico-sdk with buffers"):
         write_sdk_project("pico-sdk", tmp_path / "p", c.name, c.files, c.metadata())
+
+
+def test_the_build_files_link_the_regions_script_after_the_ports(tmp_path):
+    from aot.firmware import create_project
+    c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
+                      measure_code=False)
+    artifact = c.write(tmp_path / "artifact")
+    assert "-T$(KWS_DIR)/codegen/kws_regions.ld" in (artifact / "kws.mk").read_text()
+    assert ("target_link_options(kws INTERFACE -T${CMAKE_CURRENT_LIST_DIR}/codegen/"
+            "kws_regions.ld)") in (artifact / "CMakeLists.txt").read_text()
+    project = create_project(artifact, c.board, tmp_path / "project")
+    assert "-Tmodel/codegen/kws_regions.ld -Wl,-Map=" in (project.path / "Makefile").read_text()
+    assert ("-T${CMAKE_CURRENT_LIST_DIR}/model/codegen/kws_regions.ld"
+            in (project.path / "CMakeLists.txt").read_text())
