@@ -393,8 +393,10 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                                    inplace and overlap is not False))
     else:
         io_copies = sum(t.type.nbytes for t in (*annotated.inputs, *annotated.outputs))
+        # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
+        board_ram = board.memory.model_ram_bytes if board and board.memory else None
         budget = choose_plan(plan_for, open_options(io_in_workspace, inplace, overlap),
-                             budget_bytes,
+                             budget_bytes, board_bytes=board_ram,
                              scratch_bytes=max((k.scratch_bytes for k in kernels), default=0),
                              io_copy_bytes=io_copies, where=f"model {graph.name!r}")
         plan = budget.plan

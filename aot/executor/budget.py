@@ -125,6 +125,7 @@ class BudgetChoice:
     tried: list[tuple[PlanOption, int]]
     copy_bytes: int        # bytes P_run copies in and out per run (i/o inside)
     aliased_pairs: int     # kernel argument pairs that lose ``restrict``
+    given: int | None = None  # the budget asked for (more than ``budget`` when a board capped it)
 
     def cost(self) -> str:
         """The instruction cost of the choice, as far as it is known."""
@@ -139,13 +140,17 @@ class BudgetChoice:
 
     def summary(self) -> str:
         others = ", ".join(f"{o.label} {r}" for o, r in self.tried)
-        return (f"memory budget {self.budget} bytes: chose {self.option.label} "
+        capped = (f" (the board leaves {self.budget} of the {self.given} asked)"
+                  if self.given is not None and self.given != self.budget else "")
+        return (f"memory budget {self.budget} bytes{capped}: chose {self.option.label} "
                 f"({self.plan.algorithm}), RAM {self.ram} bytes (workspace "
                 f"{self.plan.workspace_bytes}, caller i/o {self.plan.io_bytes}, state "
                 f"{self.plan.state_bytes}); instruction cost: {self.cost()}; tried: {others}")
 
     def to_json(self) -> dict:
-        return {"budget_bytes": self.budget, "ram_bytes": self.ram,
+        return {"budget_bytes": self.budget,
+                "asked_bytes": self.given if self.given is not None else self.budget,
+                "ram_bytes": self.ram,
                 "io_in_workspace": self.option.io_in_workspace,
                 "inplace": self.option.inplace, "overlap": self.option.overlap,
                 "algorithm": self.plan.algorithm, "copy_bytes": self.copy_bytes,
@@ -176,7 +181,8 @@ def peak_tensors(plan: MemoryPlan, n: int = 4) -> str:
 
 def choose_plan(plan_for: Callable[[PlanOption], MemoryPlan], options: list[PlanOption],
                 budget: int, *, scratch_bytes: int = 0, io_copy_bytes: int = 0,
-                aliased_pairs=None, where: str = "the model") -> BudgetChoice:
+                aliased_pairs=None, where: str = "the model",
+                board_bytes: int | None = None) -> BudgetChoice:
     """The first of ``options`` whose plan (``plan_for(option)``) fits ``budget``
     bytes of RAM (:func:`ram_bytes`), or :class:`MemoryBudgetError` naming the
     smallest RAM reached, the budget, and the tensors live at that plan's peak.
@@ -184,9 +190,13 @@ def choose_plan(plan_for: Callable[[PlanOption], MemoryPlan], options: list[Plan
     ``io_copy_bytes`` are the bytes of the graph's inputs and outputs (what
     ``P_run`` copies with them in the workspace); ``aliased_pairs(plan)``
     counts the kernel argument pairs the plan aliases (default: the plan's
-    in-place and overlap aliases)."""
+    in-place and overlap aliases).  ``board_bytes`` (the RAM the board leaves
+    a model) caps the budget when it is smaller."""
     if not options:
         raise MemoryBudgetError("no memory plan option is left open for the budget")
+    given = budget
+    if board_bytes is not None and board_bytes < budget:
+        budget = board_bytes
     count = aliased_pairs or (lambda p: sum(1 for *_, how in p.aliases
                                             if how in ("in place", "overlap")))
     tried: list[tuple[PlanOption, int]] = []
@@ -199,12 +209,13 @@ def choose_plan(plan_for: Callable[[PlanOption], MemoryPlan], options: list[Plan
             smallest = (ram, option, plan)
         if ram <= budget:
             copies = io_copy_bytes if option.io_in_workspace else 0
-            return BudgetChoice(budget, option, plan, ram, tried, copies, count(plan))
+            return BudgetChoice(budget, option, plan, ram, tried, copies, count(plan), given)
     ram, option, plan = smallest
     each = ", ".join(f"{o.label} {r}" for o, r in tried)
     scratch = f", kernel scratch {scratch_bytes}" if scratch_bytes else ""
+    capped = f" (the board's RAM less its stack; {given} asked)" if budget != given else ""
     raise MemoryBudgetError(
-        f"{where} does not fit the memory budget of {budget} bytes: the smallest plan "
+        f"{where} does not fit the memory budget of {budget} bytes{capped}: the smallest plan "
         f"reachable needs {ram} bytes ({option.label}, {plan.algorithm}: workspace "
         f"{plan.workspace_bytes}{scratch}, caller i/o {plan.io_bytes}, state "
         f"{plan.state_bytes}; {ram - budget} bytes over). The peak: {peak_tensors(plan)}. "

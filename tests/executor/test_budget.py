@@ -122,3 +122,15 @@ def test_a_bad_budget_fails_before_anything_is_lowered():
 def test_a_group_refuses_a_budget():
     with pytest.raises(CompileError, match="not supported yet: memory_budget for a model group"):
         compile_group([HELLO, HELLO], "host/native", names=["a", "b"], memory_budget="1M")
+
+
+def test_the_boards_ram_caps_a_larger_budget():
+    # The micro:bit leaves 12,288 bytes (16 KiB less a 4 KiB stack): the cheapest plan
+    # (16,502 bytes) would fit 1 MiB but not the board.
+    c = compile_model(KWS, "qemu/microbit", memory_budget="1M", measure_code=False)
+    assert c.budget.budget == 12_288 and c.budget.given == 1 << 20
+    assert c.budget.option == PlanOption(False, True, True) and c.sizes.ram == 9_782
+    assert "the board leaves 12288 of the 1048576 asked" in c.budget.summary()
+    with pytest.raises(MemoryBudgetError, match=r"12288 bytes \(the board's RAM less its "
+                                                r"stack; 1048576 asked\)"):
+        choose_plan(_kws_plans(), list(OPTIONS), 1 << 20, board_bytes=12_288)
