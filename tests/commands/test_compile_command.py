@@ -182,3 +182,20 @@ def test_no_inplace_with_a_budget_keeps_every_kernel_apart(tmp_path, capsys):
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["memory_budget"]["inplace"] is False
     assert meta["memory_budget"]["io_in_workspace"] is True
+
+
+def test_memory_regions_print_the_split_and_refuse_unknown_memories(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(out), "--name", "kws",
+                 "--memory-regions", "ram:9K,psram"]) == 0
+    text = capsys.readouterr().out
+    assert "memory regions: ram (the workspace) 8960 bytes, psram 8000 bytes" in text
+    assert (out / "codegen" / "kws_regions.ld").is_file()
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "b"),
+                 "--memory-regions", "ram,ccm"]) == 2
+    assert main(["compile", KWS, HELLO, "--board", "qemu/mps2-an386", "-o",
+                 str(tmp_path / "c"), "--memory-regions", "ram"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "Traceback" not in err
+    assert "qemu/mps2-an386 has no data memory 'ccm': it has ram (4186112 bytes" in err
+    assert "not supported yet: --memory-regions with several models" in err

@@ -198,3 +198,13 @@ def test_the_build_files_link_the_regions_script_after_the_ports(tmp_path):
     assert "-Tmodel/codegen/kws_regions.ld -Wl,-Map=" in (project.path / "Makefile").read_text()
     assert ("-T${CMAKE_CURRENT_LIST_DIR}/model/codegen/kws_regions.ld"
             in (project.path / "CMakeLists.txt").read_text())
+
+
+def test_a_speed_rank_outside_1_to_9_is_refused_by_the_schema(tmp_path):
+    import aot.target.tags as tags
+    text = (tags.BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text()
+    folder = tmp_path / "qemu"
+    folder.mkdir()
+    (folder / "mps2-an386.toml").write_text(text.replace("speed = 2", "speed = 0"))
+    with pytest.raises(AotError, match="speed"):
+        tags.load_board_file(folder / "mps2-an386.toml")
