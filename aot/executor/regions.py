@@ -19,7 +19,8 @@ A board record ranks its data memories (``memory.ram`` and ``memory.pools``,
    algorithm of the planner, run on that region's buffers so far plus this
    one, still fits the region's capacity.  Buffers alive at the same step
    only conflict inside one region.  Graph inputs and outputs stay in the
-   main workspace (``ram``), where the header's ``P_input_<x>()`` point.
+   main workspace (``ram``), where the header's ``P_input_<x>()`` point: they
+   are assigned first, having no choice.
 3. **Placement.**  Each region is placed on its own (the smallest of every
    algorithm, both directions with overlap pairs, as :func:`plan_memory`),
    an overlap pair split over two regions simply shares nothing, and
@@ -162,7 +163,9 @@ def split_regions(plan: MemoryPlan, graph, regions: list[PlanRegion],
         raise MemoryRegionError(f"the inputs and outputs ({names}) are in the workspace, which "
                                 "is in ram: add ram to the regions, or compile with "
                                 "--no-io-in-workspace")
-    ranked = sorted(inner, key=lambda b: (-(heat[id(b)] / max(b.size, 1)), -b.size, b.start))
+    # The inputs and outputs have no choice: they take ram first, then the rest by heat.
+    ranked = sorted(inner, key=lambda b: (id(b) not in caller,
+                                          -(heat[id(b)] / max(b.size, 1)), -b.size, b.start))
     for b in ranked:
         choices = [main] if id(b) in caller else order
         for r in choices:
