@@ -41,7 +41,10 @@ from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
+from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
+                                 parse_memory_size)
 from aot.executor.jit import JitModel
+from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
@@ -78,6 +81,8 @@ class CompiledModel:
     external: list[dict] = field(default_factory=list)
     # The JIT's hand-written C kernels, built by the host compiler.
     host_c: HostCKernels | None = None
+    # What a memory budget chose (compile_model(..., memory_budget=...)), else None.
+    budget: BudgetChoice | None = None
 
     @property
     def is_jit(self) -> bool:
@@ -107,6 +112,7 @@ class CompiledModel:
                           "plan_bytes": lay.plan_bytes, "scratch_offset": lay.scratch_offset,
                           "scratch_bytes": lay.scratch_bytes},
             "memory_plan": self.plan.to_json(),
+            **({"memory_budget": self.budget.to_json()} if self.budget else {}),
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
@@ -235,7 +241,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   name: str = "model", input_shapes=None, opt_level: int = 2,
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
-                  io_in_workspace: bool = True, inplace: bool = True, overlap: bool = True,
+                  io_in_workspace: bool | None = None, inplace: bool | None = None,
+                  overlap: bool | None = None, memory_budget: int | str | None = None,
+                  memory_regions=None,
                   measure_code: bool = True, kernel_library=None,
                   codegen_options=None, keep_with_aot=()) -> CompiledModel:
     """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
@@ -267,7 +275,20 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     before the end of an input that dies there and grow over the bytes the
     kernel has finished reading, within the limit its loop nest proves
     (``Kernel.overlap_allowed``, :mod:`aot.kernels.overlap`); ``inplace=False``
-    turns both off.
+    turns both off.  None (the default) means True, or, with a budget, left
+    to it.
+
+    ``memory_budget`` (bytes, or a string such as ``"64K"``) picks, among the
+    choices left open (``None``) of ``io_in_workspace``, ``inplace`` and
+    ``overlap``, the one with the fewest instructions whose RAM (workspace with
+    scratch, caller i/o, state) fits (:mod:`aot.executor.budget`; the choice is
+    ``CompiledModel.budget``); none fits: ``MemoryBudgetError`` with the
+    smallest RAM reachable and the tensors live at its peak.
+
+    ``memory_regions`` (``"ram:4K,psram"`` or a list of ``"name[:bytes]"``)
+    splits the workspace over the board's data memories, the hottest buffers
+    in the fastest (:mod:`aot.executor.regions`); the artifact then holds
+    ``codegen/<name>_regions.ld`` for the link.  Not with a budget yet.
 
     The target's ``-libs`` hands the layers its external codegens support to
     them (:mod:`aot.byoc`, docs/byoc.md); ``codegen_options`` gives each its
@@ -285,6 +306,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         clock = now
 
     entry.check_name(name)
+    budget_bytes = None if memory_budget is None else parse_memory_size(memory_budget)
     library = kernel_library if kernel_library is not None else default_kernels
     if isinstance(model, Graph) and input_shapes:
         raise CompileError("input_shapes applies to model files; this Graph has its shapes "
@@ -293,6 +315,15 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     source = graph.name if isinstance(model, Graph) else str(model)
     target, board = resolve_target(target_or_board, codegen)
     check_target(target)
+    regions = None
+    if memory_regions is not None:
+        if budget_bytes is not None:
+            raise CompileError("not supported yet: a memory budget with memory regions; give "
+                               "one or the other")
+        if target.kind == "llvm" and board is None:
+            raise CompileError("not supported yet: memory regions with the llvm JIT (this "
+                               "machine has one memory); compile for a board")
+        regions = parse_regions(memory_regions, board)
     external_options = byoc.configure(target, codegen_options)
     if target.kind == "llvm":
         # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
@@ -346,12 +377,31 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                for k in kernels for i, j in getattr(k, "inplace_allowed", ())}
     limits = {(k.params[i].tensor, k.params[j].tensor): d
               for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
-    plan = plan_memory(annotated, alignment=workspace_alignment(target),
-                       io_in_workspace=io_in_workspace,
-                       inplace=(lambda out, src: (src.name, out.name) in allowed)
-                       if inplace else False,
-                       overlap=(lambda out, src: limits.get((src.name, out.name)))
-                       if inplace and overlap else None)
+
+    def plan_for(option: PlanOption) -> MemoryPlan:
+        return plan_memory(annotated, alignment=workspace_alignment(target),
+                           io_in_workspace=option.io_in_workspace,
+                           inplace=(lambda out, src: (src.name, out.name) in allowed)
+                           if option.inplace else False,
+                           overlap=(lambda out, src: limits.get((src.name, out.name)))
+                           if option.inplace and option.overlap else None)
+
+    budget = None
+    if memory_budget is None:
+        inplace = inplace is not False
+        plan = plan_for(PlanOption(io_in_workspace is not False, inplace,
+                                   inplace and overlap is not False))
+    else:
+        io_copies = sum(t.type.nbytes for t in (*annotated.inputs, *annotated.outputs))
+        # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
+        board_ram = board.memory.model_ram_bytes if board and board.memory else None
+        budget = choose_plan(plan_for, open_options(io_in_workspace, inplace, overlap),
+                             budget_bytes, board_bytes=board_ram,
+                             scratch_bytes=max((k.scratch_bytes for k in kernels), default=0),
+                             io_copy_bytes=io_copies, where=f"model {graph.name!r}")
+        plan = budget.plan
+    if regions is not None:
+        split_regions(plan, annotated, regions, buffer_heat(plan, kernels))
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
@@ -383,12 +433,15 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                       io=plan.io_bytes, code=code, code_note=note)
         lap("sizes")
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
-                             timings, llvm=module, program=program, host_c=host_c)
+                             timings, llvm=module, program=program, host_c=host_c,
+                             budget=budget)
 
     generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,
                                  target_hash=target.digest())
     files: dict[str, str | bytes] = dict(generated.files)
+    if plan.regions:
+        files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
     if module is None:
         for support_name, text in library.support_files(target).items():
             files[f"codegen/{support_name}"] = text
@@ -405,7 +458,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
-                         sizes, timings, llvm=module, external=external)
+                         sizes, timings, llvm=module, external=external, budget=budget)
 
 
 @dataclass
@@ -566,6 +619,10 @@ def compile_group(models, target_or_board="host/native", *, names=None,
     if len(names) != len(models):
         raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
                            "model")
+    for option in ("memory_budget", "memory_regions"):
+        if options.get(option) is not None:
+            raise CompileError(f"not supported yet: {option} for a model group (the models "
+                               "share one workspace); compile each model alone to use it")
     if "name" in options:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")

@@ -85,6 +85,7 @@ def _show(board: Board) -> str:
         for r in board.memory.regions():
             lines.append(
                 f"memory       {r.name:<10} 0x{r.origin:08x}..0x{r.end:08x}  {_size(r.length)}"
+                + (f"  speed {r.speed}" if r.speed else "")
             )
     tc = board.toolchain
     lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}".rstrip())

@@ -102,15 +102,26 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dump-after", metavar="PASS",
                         help="print the graph after the pass PASS")
     parser.add_argument("--io-in-workspace", action=argparse.BooleanOptionalAction,
-                        default=True,
+                        default=None,
                         help="place inputs and outputs inside the workspace (the default, as "
                         "TFLM's arena); --no-io-in-workspace keeps them in the caller's buffers")
-    parser.add_argument("--no-inplace", action="store_true",
+    parser.add_argument("--no-inplace", action="store_const", const=False, default=None,
+                        dest="inplace",
                         help="never let a kernel write its output over an input that dies "
                         "there, in place or overlapping (more workspace; see docs/memory.md)")
-    parser.add_argument("--no-overlap", action="store_true",
+    parser.add_argument("--no-overlap", action="store_const", const=False, default=None,
+                        dest="overlap",
                         help="keep in-place writes but never let an output overlap part of an "
                         "input (the overlap each kernel's loop nest proves; docs/memory.md)")
+    parser.add_argument("--memory-budget", metavar="BYTES",
+                        help="RAM the model may own (workspace with scratch, caller i/o, "
+                        "state): bytes or K/M, e.g. 64K. Picks the plan with the fewest "
+                        "instructions that fits among the choices the options above leave "
+                        "open, or fails naming the smallest reachable (docs/memory.md)")
+    parser.add_argument("--memory-regions", metavar="NAME[:BYTES],...",
+                        help="split the workspace over the board's data memories, e.g. "
+                        "ram:48K,dtcm: the hottest buffers in the fastest (the record's speed "
+                        "ranks); the artifact adds a linker script for them (docs/memory.md)")
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
@@ -193,8 +204,10 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
                              name=args.name, input_shapes=input_shapes(args),
                              opt_level=args.opt_level, disabled_pass=args.disabled_pass,
                              dump_after=args.dump_after, dump_stream=sys.stdout,
-                             io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
-                             overlap=not args.no_overlap, kernel_library=kernel_library,
+                             io_in_workspace=args.io_in_workspace, inplace=args.inplace,
+                             overlap=args.overlap, memory_budget=args.memory_budget,
+                             memory_regions=args.memory_regions,
+                             kernel_library=kernel_library,
                              codegen_options=codegen_options(args), keep_with_aot=keep)
     if costs:
         check_costs_match(costs, compiled)
@@ -214,8 +227,10 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            cache_dir=default_cache_dir(), name=args.name,
                            input_shapes=input_shapes(args), opt_level=args.opt_level,
                            disabled_pass=args.disabled_pass,
-                           io_in_workspace=args.io_in_workspace, inplace=not args.no_inplace,
-                           overlap=not args.no_overlap, kernel_library=kernel_library)
+                           io_in_workspace=args.io_in_workspace, inplace=args.inplace,
+                           overlap=args.overlap, memory_budget=args.memory_budget,
+                             memory_regions=args.memory_regions,
+                           kernel_library=kernel_library)
     print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
     print(choice.table())
     if args.layer_costs:
@@ -254,7 +269,9 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
     """Several model files: one group sharing one workspace (:func:`compile_group`)."""
     for option, given in (("--project", args.project), ("--choose-layers", args.choose_layers),
                           ("--layer-costs", args.layer_costs),
-                          ("--input-shape", args.input_shape)):
+                          ("--input-shape", args.input_shape),
+                          ("--memory-budget", args.memory_budget),
+                          ("--memory-regions", args.memory_regions)):
         if given:
             raise CompileError(f"not supported yet: {option} with several models (a model "
                                "group); compile the models one by one to use it")
@@ -266,7 +283,7 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                          codegen=args.codegen, opt_level=args.opt_level,
                          disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                          dump_stream=sys.stdout, io_in_workspace=args.io_in_workspace,
-                         inplace=not args.no_inplace, overlap=not args.no_overlap,
+                         inplace=args.inplace, overlap=args.overlap,
                          kernel_library=kernel_library, codegen_options=codegen_options(args))
 
 
@@ -338,6 +355,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note: hand-written C kernels, compiled by the board's compiler beside the "
               f"LLVM objects: {', '.join(hand_written)}")
     print(f"  {compiled.sizes}")
+    if compiled.budget is not None:
+        print(f"  {compiled.budget.summary()}")
+    if compiled.plan.regions:
+        speeds = compiled.plan.region_speeds
+        print(f"  memory regions: ram (the workspace) {compiled.plan.workspace_bytes} bytes, "
+              + ", ".join(f"{r} {n} bytes (section .aot_region.{r}"
+                          + (f", speed {speeds[r]})" if speeds.get(r) else ")")
+                          for r, n in compiled.plan.regions.items())
+              + f"; link with codegen/{compiled.name}_regions.ld after the port's script")
     if compiled.target.attrs.get("libs"):
         print(format_layers(compiled), end="")
     if tuned is not None:

@@ -102,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
                              opt_level=args.opt_level,
                              disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                              io_in_workspace=args.io_in_workspace, measure_code=False,
-                             inplace=not args.no_inplace, overlap=not args.no_overlap,
+                             inplace=args.inplace, overlap=args.overlap,
+                             memory_budget=args.memory_budget,
+                             memory_regions=args.memory_regions,
                              kernel_library=tuned, codegen_options=codegen_options(args))
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "

@@ -223,6 +223,11 @@ def layout(plan, kernels) -> Layout:
     return Layout(plan.workspace_bytes, offset, scratch, a)
 
 
+def region_array(name: str, region: str) -> str:
+    """The C array of the model's buffers in a board region (``P_region_<r>``)."""
+    return f"{name}_region_{region}"
+
+
 def check_name(name: str) -> str:
     """``name`` if it is a usable C prefix (an identifier, not reserved), else CodegenError."""
     if not name or c_identifier(name) != name or name.startswith("aot_rpc"):
@@ -283,6 +288,7 @@ class Ref:
 
     space: str
     index: int
+    region: str = ""   # with space "workspace": a board region's array, "" the workspace
 
 
 @dataclass(frozen=True)
@@ -373,7 +379,7 @@ class _Bindings:
             return Ref("constant", list(self.constants).index(id(t)))
         b = self.plan.buffer_of(t)
         if not b.external:
-            return Ref("workspace", b.offset)
+            return Ref("workspace", b.offset, b.region)
         # A caller buffer holds exactly one graph input or output; views of it share it.
         owner = next(self.caller[id(m)] for m in b.tensors if id(m) in self.caller)
         if owner.role == "input" and writable:
@@ -385,9 +391,10 @@ class _Bindings:
 class _CPrinter:
     """The C pointer expression of an :class:`Arg` in the entry function."""
 
-    def __init__(self, program: EntryProgram, inputs, outputs) -> None:
+    def __init__(self, program: EntryProgram, inputs, outputs, name: str = "") -> None:
         self.program = program
         self.ports = {"input": inputs, "output": outputs}
+        self.name = name
 
     def pointer(self, arg: Arg) -> str:
         ref, ctype = arg.ref, C_TYPES[arg.dtype]
@@ -396,6 +403,8 @@ class _CPrinter:
             return self.program.states[ref.index].ident
         if ref.space == "constant":
             return self.program.constants[ref.index].ident
+        if ref.space == "workspace" and ref.region:
+            return f"({qual}{ctype} *)({region_array(self.name, ref.region)} + {ref.index})"
         if ref.space == "workspace":
             return f"({qual}{ctype} *)(ws + {ref.index})"
         port = self.ports[ref.space][ref.index]
@@ -475,6 +484,7 @@ def _check_overlap(k, tensors: dict[str, Tensor], plan) -> None:
         lo = b.offset if b.offset is not None else 0
         for i, other, olo, ohi in seen:
             shared = other is b or (b.offset is not None and other.offset is not None
+                                    and other.region == b.region
                                     and olo < lo + t.type.nbytes and lo < ohi)
             writes = (k.params[i].role, p.role) != ("input", "input")  # readers may share
             if shared and writes and (i, j) not in accepted:
@@ -543,7 +553,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
                            "nor an llvm target")
     program = entry_program(name, graph, groups, kernels, plan)
     inputs, outputs, lay = program.inputs, program.outputs, program.layout
-    printer = _CPrinter(program, inputs, outputs)
+    printer = _CPrinter(program, inputs, outputs, name)
     steps = [printer.step(s, kernels) for s in program.steps]
     prologue = [line for c in program.prologue for line in printer.copy(c)]
     epilogue = [line for c in program.epilogue for line in printer.copy(c)]
@@ -564,7 +574,10 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         lazy_reset=any(s.zero != 0 or s.start for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
         target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels,
-        shared_workspace=shared_workspace)
+        shared_workspace=shared_workspace,
+        regions=[{"name": r, "array": region_array(name, r), "bytes": n,
+                  "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r)}
+                 for r, n in plan.regions.items()])
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
                    for p in inputs + outputs]

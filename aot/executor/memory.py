@@ -88,6 +88,7 @@ class Buffer:
     end: int
     external: bool = False
     offset: int | None = None
+    region: str = ""     # "" the main workspace; else a board region (aot.executor.regions)
     over: dict[int, tuple[Buffer, int, tuple[str, str]]] = field(default_factory=dict)
     under: dict[int, tuple[Buffer, int, tuple[str, str]]] = field(default_factory=dict)
 
@@ -157,6 +158,10 @@ class MemoryPlan:
     state_bytes: int
     io_bytes: int
     aliases: list[tuple[str, str, str]] = field(default_factory=list)
+    # Bytes per board region outside the main workspace, and every region's
+    # speed rank (aot.executor.regions.split_regions); empty: one workspace.
+    regions: dict[str, int] = field(default_factory=dict)
+    region_speeds: dict[str, int | None] = field(default_factory=dict)
 
     def buffer_of(self, tensor: Tensor) -> Buffer:
         for b in self.buffers:
@@ -179,8 +184,10 @@ class MemoryPlan:
             "state_bytes": self.state_bytes,
             "io_bytes": self.io_bytes,
             "candidates": dict(self.candidates),
+            "regions": dict(self.regions),
             "buffers": [{"tensors": [t.name for t in b.tensors], "bytes": b.size,
-                         "offset": b.offset, "first_step": b.start, "last_step": b.end}
+                         "offset": b.offset, "first_step": b.start, "last_step": b.end,
+                         **({"region": b.region} if b.region else {})}
                         for b in self.buffers],
         }
 
@@ -564,14 +571,18 @@ def check_plan(plan: MemoryPlan) -> None:
         if b.offset is None or b.offset < 0 or b.offset % plan.alignment:
             raise MemoryPlanError(f"buffer {b.name!r} has offset {b.offset}, not a "
                                   f"non-negative multiple of {plan.alignment}")
-        if b.offset + b.size > plan.workspace_bytes:
+        bound = plan.regions.get(b.region, 0) if b.region else plan.workspace_bytes
+        if b.offset + b.size > bound:
+            where = f"region {b.region}" if b.region else "workspace"
             raise MemoryPlanError(f"buffer {b.name!r} ends at {b.offset + b.size}, past the "
-                                  f"workspace of {plan.workspace_bytes} bytes")
+                                  f"{where} of {bound} bytes")
     inner = sorted((b for b in plan.buffers if not b.external), key=lambda b: b.offset)
     for i, a in enumerate(inner):
         for b in inner[i + 1:]:
             if b.offset >= a.offset + a.size:
                 break
+            if a.region != b.region:
+                continue
             if a.conflicts(b) and a.size and b.size and not a.overlap_ok(b):
                 raise MemoryPlanError(
                     f"buffers {a.name!r} [{a.offset}, {a.offset + a.size}) steps "
@@ -753,7 +764,7 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
     bytes; a buffer's letter (from the table) marks the bytes it holds
     while alive, ``.`` is free.
     """
-    inner = [b for b in plan.buffers if not b.external]
+    inner = [b for b in plan.buffers if not b.external and not b.region]
     marks = {id(b): _MARKS[i % len(_MARKS)] for i, b in enumerate(inner)}
     lines = [f"{'id':<3}{'tensor':<32}{'bytes':>9}{'offset':>9}  steps"]
     for b in plan.buffers:
@@ -761,7 +772,8 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
         names = "=".join(t.name for t in b.tensors)
         if len(names) > 30:
             names = names[:27] + "..."
-        where = "caller" if b.external else str(b.offset)
+        where = "caller" if b.external else (f"{b.region}+{b.offset}" if b.region
+                                             else str(b.offset))
         lines.append(f"{mark:<3}{names:<32}{b.size:>9}{where:>9}  {b.start}-{b.end}")
     for out, src, how in plan.aliases:
         link = {"in place": "over", "overlap": "over part of"}.get(how, "of")
@@ -782,6 +794,11 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
     lines.append("")
     cands = ", ".join(f"{k} {v}" for k, v in plan.candidates.items())
     lines.append(f"workspace {plan.workspace_bytes} bytes ({plan.algorithm}; {cands})")
+    if plan.regions:
+        speeds = plan.region_speeds
+        lines.append("other regions (not in the chart): " + ", ".join(
+            f"{r} {n} bytes" + (f" (speed {speeds[r]})" if speeds.get(r) else "")
+            for r, n in plan.regions.items()))
     lines.append(f"lower bound {plan.lower_bound} bytes   constants {plan.constant_bytes} "
                  f"bytes   state {plan.state_bytes} bytes   caller i/o {plan.io_bytes} bytes")
     if plan.steps:

@@ -43,7 +43,8 @@ def memory_svg(plan: MemoryPlan, title: str) -> str:
         out.append(f'<rect class="peak" x="{x:.1f}" y="{_TOP}" width="{col:.1f}" '
                    f'height="{_PLOT_H}" fill="#fbeaea"><title>peak: step {peak} '
                    f'{escape(plan.steps[peak])}, {peak_bytes:,} bytes alive</title></rect>')
-    inner = [b for b in plan.buffers if not b.external]
+    # The main workspace only: buffers in other regions have offsets of their own.
+    inner = [b for b in plan.buffers if not b.external and not b.region]
     for i, b in enumerate(inner):
         names = " = ".join(t.name for t in b.tensors)
         tip = (f"{names}: {b.size:,} bytes at offset {b.offset:,}, steps {b.start}-{b.end}")

@@ -242,7 +242,9 @@ def build_settings(name: str, files, board, external=()) -> dict:
     """metadata.json's ``build``: the library's C sources, its prebuilt objects
     (the kernels of an ``llvm`` target, compiled by LLVM for the board's core:
     link them as they are), the RPC descriptor's sources, the include folders
-    (relative to the artifact), :func:`board_build`, and ``external``: per
+    (relative to the artifact), the linker scripts to add after the port's
+    (``codegen/P_regions.ld`` when buffers live in other memories; link with
+    ``-T`` each), :func:`board_build`, and ``external``: per
     external codegen (``-libs``) the library folder it calls (``root``, also
     the CMake/Make variable ``variable``) with the sources, include folders
     (relative to it) and defines every build of the model adds."""
@@ -250,6 +252,7 @@ def build_settings(name: str, files, board, external=()) -> dict:
             "objects": sorted(p for p in files if p.startswith("codegen/") and p.endswith(".o")),
             "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
             "include_dirs": ["include"],
+            "linker_scripts": sorted(p for p in files if p.endswith(".ld")),
             "board": board_build(board),
             "external": [dict(e) for e in external]}
 

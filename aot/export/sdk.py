@@ -92,6 +92,10 @@ def write_sdk_project(kind: str, out_dir, name: str, files: dict[str, str],
                           f"external codegens ({codegens}; the SDK layouts do not compile their "
                           "libraries yet): use the artifact's CMakeLists.txt, which does, or "
                           "drop -libs")
+    if metadata["build"].get("linker_scripts"):
+        raise ExportError(f"not supported yet: --project {kind} with buffers in other memory "
+                          "regions (the SDK's linker script would need their sections): compile "
+                          "without --memory-regions, or use the artifact's own build files")
     board = metadata["build"]["board"]
     if board is None or board["port"] not in sdk.ports:
         where = metadata.get("board") or metadata.get("target")

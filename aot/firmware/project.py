@@ -162,6 +162,8 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
         # The toolchain's flags, then the board facts for the port (board_defines).
         "cflags": [*built["cflags"], *built["defines"]],
         "ldflags": built["ldflags"],
+        # The model's own linker scripts (its buffers in other memories), after the port's.
+        "linker_scripts": [f"model/{p}" for p in meta.get("build", {}).get("linker_scripts", [])],
         "opt_flags": ["-O2"],
         "build_id": f"aot-{__version__}",
         "memory": built["memory"],
@@ -175,6 +177,7 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
 def makefile(s: dict) -> str:
     """The project's Makefile: runtime.mk with the board's settings."""
     srcs = " \\\n  ".join(s["model_sources"])
+    scripts = "".join(f" -T{p}" for p in s.get("linker_scripts", []))
     objs = "".join(f" \\\n  {o}" for o in s.get("model_objects", []))
     mem = ""
     if s["memory"]:
@@ -204,7 +207,7 @@ AOT_APP_OBJS :={objs}
 
 include $(AOT_RUNTIME_DIR)/runtime.mk
 # Expanded when the link runs, so these land after the objects.
-AOT_PORT_LDFLAGS += {' '.join(s['ldflags'])} -Wl,-Map={s['map']} -lm
+AOT_PORT_LDFLAGS += {' '.join(s['ldflags'])}{scripts} -Wl,-Map={s['map']} -lm
 
 .DEFAULT_GOAL := $(AOT_FIRMWARE)
 .PHONY: clean aot-print-runtime-objects
@@ -227,6 +230,7 @@ def cmake_lists(s: dict) -> str:
         m = s["memory"]
         mem = (f"\n  FLASH_ORIGIN {m['flash_origin']} FLASH_LENGTH {m['flash_length']}"
                f"\n  RAM_ORIGIN {m['ram_origin']} RAM_LENGTH {m['ram_length']}")
+    scripts = "".join(f" -T${{CMAKE_CURRENT_LIST_DIR}}/{p}" for p in s.get("linker_scripts", []))
     # Prebuilt objects (kernels from LLVM) are sources CMake links as they are.
     srcs = "\n".join(f"  {p}" if p.startswith("/") else f"  ${{CMAKE_CURRENT_LIST_DIR}}/{p}"
                      for p in [*s["model_sources"], *s.get("model_objects", [])])
@@ -245,7 +249,7 @@ aot_add_rpc_firmware(firmware PORT {s['port']} SOURCES ${{model_sources}}
   ARCH_FLAGS {' '.join(s['arch_flags'])} {' '.join(s['cflags'])}
   BOARD_TAG {s['board']} BUILD_ID {s['build_id']}{mem})
 target_include_directories(firmware PRIVATE ${{CMAKE_CURRENT_LIST_DIR}}/model/include)
-target_link_options(firmware PRIVATE {' '.join(s['ldflags'])} -Wl,-Map=firmware.map)
+target_link_options(firmware PRIVATE {' '.join(s['ldflags'])}{scripts} -Wl,-Map=firmware.map)
 target_link_libraries(firmware PRIVATE m)
 """
 

@@ -42,12 +42,14 @@ _VERSION = re.compile(r"v([0-9]+)")
 
 @dataclass(frozen=True)
 class Region:
-    """A range of memory: ``origin`` and ``length`` in bytes."""
+    """A range of memory: ``origin`` and ``length`` in bytes; for data memories
+    the ``speed`` rank (1 the fastest, None unranked)."""
 
     name: str
     origin: int
     length: int
     note: str = ""
+    speed: int | None = None
 
     @property
     def end(self) -> int:
@@ -316,6 +318,13 @@ def load_board_file(path: str | Path) -> Board:
         names = [r.name for r in memory.regions()]
         if len(set(names)) != len(names):
             raise BoardError(f"{path}: field 'memory.pools': a pool name is used twice")
+        spans = sorted(memory.regions(), key=lambda r: r.origin)
+        for a, b in zip(spans, spans[1:]):
+            if b.origin < a.end:
+                raise BoardError(
+                    f"{path}: field 'memory': the regions {a.name!r} [0x{a.origin:08x}, "
+                    f"0x{a.end:08x}) and {b.name!r} [0x{b.origin:08x}, 0x{b.end:08x}) overlap "
+                    f"by {min(a.end, b.end) - b.origin} bytes; give each memory once")
     tc = data["toolchain"]
     qemu = data.get("qemu")
     return Board(

@@ -147,3 +147,55 @@ def test_cmsis_nn_path_from_the_environment_serves_only_targets_asking_for_it(
     assert "layers: 3 by cmsis-nn" in capsys.readouterr().out
     assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "-o",
                  str(tmp_path / "b")]) == 0
+
+
+def test_memory_budget_prints_the_choice_and_its_cost(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(out),
+                 "--memory-budget", "10K"]) == 0
+    text = capsys.readouterr().out
+    assert "memory budget 10240 bytes: chose caller i/o, overlaps" in text
+    assert "instruction cost: 9 aliased kernel argument pairs lose restrict" in text
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["memory_budget"]["ram_bytes"] <= 10240
+    assert meta["memory_plan"]["io_in_workspace"] is False
+
+
+def test_memory_budget_too_small_or_malformed_is_one_line(tmp_path, capsys):
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "a"),
+                 "--memory-budget", "8K"]) == 2
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "a"),
+                 "--memory-budget", "8X"]) == 2
+    assert main(["compile", KWS, HELLO, "--board", "host/native", "-o", str(tmp_path / "a"),
+                 "--memory-budget", "8K"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 3 and "Traceback" not in err
+    assert "smallest plan reachable needs 9280 bytes" in err and "budget of 8192" in err
+    assert "'8X' is not a size" in err
+    assert "not supported yet: --memory-budget with several models" in err
+
+
+def test_no_inplace_with_a_budget_keeps_every_kernel_apart(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(out),
+                 "--memory-budget", "16000", "--no-inplace"]) == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["memory_budget"]["inplace"] is False
+    assert meta["memory_budget"]["io_in_workspace"] is True
+
+
+def test_memory_regions_print_the_split_and_refuse_unknown_memories(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(out), "--name", "kws",
+                 "--memory-regions", "ram:9K,psram"]) == 0
+    text = capsys.readouterr().out
+    assert "memory regions: ram (the workspace) 8960 bytes, psram 8000 bytes" in text
+    assert (out / "codegen" / "kws_regions.ld").is_file()
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "b"),
+                 "--memory-regions", "ram,ccm"]) == 2
+    assert main(["compile", KWS, HELLO, "--board", "qemu/mps2-an386", "-o",
+                 str(tmp_path / "c"), "--memory-regions", "ram"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "Traceback" not in err
+    assert "qemu/mps2-an386 has no data memory 'ccm': it has ram (4186112 bytes" in err
+    assert "not supported yet: --memory-regions with several models" in err

@@ -77,7 +77,7 @@ def _small_board(tmp_path, ram: int):
     """qemu/mps2-an386 with only ``ram`` bytes of RAM, all but 256 of them reserved for
     the stack (a record file of the same tag)."""
     text = load_board("qemu/mps2-an386").path.read_text()
-    text = text.replace("ram = { origin = 0x2000_0000, length = 0x0040_0000 }",
+    text = text.replace("ram = { origin = 0x2000_0000, length = 0x0040_0000, speed = 1 }",
                         f"ram = {{ origin = 0x2000_0000, length = {ram} }}\n"
                         f"stack_bytes = {ram - 256}")
     path = tmp_path / "mps2-an386.toml"

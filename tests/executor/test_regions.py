@@ -1,0 +1,210 @@
+"""Several memory regions: the board's ranks, the region list, the split, the C and the link."""
+
+from __future__ import annotations
+
+import pytest
+
+from aot.compile import CompileError, compile_group, compile_model
+from aot.executor import check_plan, plan_memory
+from aot.executor.regions import (MemoryRegionError, PlanRegion, buffer_heat, parse_regions,
+                                  split_regions)
+from aot.export.sdk import write_sdk_project
+from aot.errors import AotError
+from aot.frontend import load_model
+from aot.passes import optimize
+from aot.target import load_board
+from support.models import MODELS_DIR
+
+KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
+AN386 = "qemu/mps2-an386"
+
+
+def test_boards_rank_their_data_memories():
+    mem = load_board(AN386).memory
+    assert (mem.ram.speed, mem.pool("psram").speed) == (1, 2)
+    m55 = load_board("qemu/mps3-an547").memory
+    assert (m55.ram.speed, m55.pool("isram").speed) == (1, 2)
+    f7 = load_board("st/nucleo-f746zg").memory
+    assert (f7.pool("dtcm").speed, f7.ram.speed) == (1, 2)
+
+
+def test_region_list_names_sizes_and_ranks():
+    board = load_board(AN386)
+    regions = parse_regions("ram:9K, psram", board)
+    assert regions == [PlanRegion("ram", 0x2000_0000, 9216, 1),
+                       PlanRegion("psram", 0x2100_0000, 16 << 20, 2)]
+    # ram defaults to what the stack leaves.
+    assert parse_regions(["ram"], board)[0].capacity == board.memory.model_ram_bytes
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ram,flash", "has no data memory 'flash': it has ram (4186112 bytes at 0x20000000, "
+                  "speed 1), psram (16777216 bytes at 0x21000000, speed 2)"),
+    ("ram,dtcm", "has no data memory 'dtcm'"),
+    ("ram,ram", "'ram' is given twice"),
+    ("ram:5M", "asks for 5242880 bytes but ram on qemu/mps2-an386 has 4186112 (4194304 less "
+               "the 8192-byte stack)"),
+    ("psram:17M", "asks for 17825792 bytes but psram on qemu/mps2-an386 has 16777216"),
+    ("ram:lots", "'ram:lots': memory budget 'lots' is not a size"),
+    ("RAM", "expected NAME or NAME:BYTES"),
+    ("", "expected NAME or NAME:BYTES"),
+])
+def test_a_region_list_that_does_not_match_the_board_is_refused(spec, message):
+    with pytest.raises(MemoryRegionError) as err:
+        parse_regions(spec, load_board(AN386))
+    assert message in str(err.value)
+
+
+def test_a_board_without_a_memory_map_takes_no_regions():
+    with pytest.raises(MemoryRegionError, match="host/native has no memory map"):
+        parse_regions("ram", load_board("host/native"))
+    with pytest.raises(MemoryRegionError, match="host/native has no memory map"):
+        compile_model(HELLO, "host/native", memory_regions="ram")
+
+
+def test_overlapping_regions_in_a_board_record_are_refused(tmp_path):
+    import aot.target.tags as tags
+    text = (tags.BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text()
+    text = text.replace('name = "psram", origin = 0x2100_0000',
+                        'name = "psram", origin = 0x203F_0000')
+    folder = tmp_path / "qemu"
+    folder.mkdir()
+    (folder / "mps2-an386.toml").write_text(text)
+    with pytest.raises(AotError) as err:
+        tags.load_board_file(folder / "mps2-an386.toml")
+    assert ("the regions 'ram' [0x20000000, 0x20400000) and 'psram' [0x203f0000, 0x213f0000) "
+            "overlap by 65536 bytes") in str(err.value)
+
+
+def _kws():
+    return optimize(load_model(KWS))
+
+
+def _kernels_like(graph, macs_of):
+    """Toy kernels: one per step, reading the step's inputs with ``macs_of(step)`` MACs."""
+    from aot.kernels.kernel import KernelParam
+
+    class K:
+        def __init__(self, params, macs):
+            self.params, self.macs = params, macs
+    out = []
+    for i, g in enumerate(graph.annotations.groups):
+        ins = [t for n in g.nodes for t in n.inputs if t is not None and t.kind != "constant"]
+        out.append(K(tuple(KernelParam(t.name, "input", t.dtype, t.type.nbytes) for t in ins),
+                     macs_of(i)))
+    return out
+
+
+def test_hot_buffers_go_to_the_fastest_region_and_each_region_holds_its_capacity():
+    graph = _kws()
+    plan = plan_memory(graph, alignment=4, io_in_workspace=True)
+    heat = buffer_heat(plan, _kernels_like(graph, lambda i: 0))
+    # With no MACs each reader reads every byte once: heat is the size times 1 + readers.
+    assert all(heat[id(b)] / b.size == int(heat[id(b)] / b.size) >= 1
+               for b in plan.buffers if b.size)
+    assert max(heat[id(b)] / b.size for b in plan.buffers if b.size) >= 2
+    # The slow region listed first still comes second: ranks decide.
+    split_regions(plan, graph, parse_regions("psram,ram:12000", load_board(AN386)), heat)
+    check_plan(plan)
+    assert plan.workspace_bytes <= 12000
+    in_psram = [b for b in plan.buffers if b.region == "psram"]
+    assert plan.regions == {"psram": max(b.offset + b.size for b in in_psram)}
+    # The input and the output stay in the main workspace (the header points there).
+    io = {id(t) for t in (*graph.inputs, *graph.outputs)}
+    assert all(not b.region for b in plan.buffers if any(id(t) in io for t in b.tensors))
+    assert plan.to_json()["regions"] == plan.regions
+
+
+def test_the_hottest_per_byte_wins_the_fast_region():
+    graph = _kws()
+    plan = plan_memory(graph, alignment=4, io_in_workspace=True, inplace=False)
+    steps = {b.name: b for b in plan.buffers}
+    inner = [b for b in plan.buffers if not b.external and b.size == 8000]
+    # Make the buffer read at step 5 the hottest by far: it must land in ram.
+    hot = next(b for b in inner if b.end == 5)
+    heat = {id(b): (1000.0 if b is hot else 1.0) * b.size for b in plan.buffers}
+    split_regions(plan, graph, parse_regions("ram:9K,psram", load_board(AN386)), heat)
+    assert hot.region == "" and steps[hot.name] is hot
+    # 9 KiB of ram holds one 8,000-byte activation per step: never two alive together.
+    fast = [b for b in inner if not b.region]
+    assert not any(a.conflicts(b) for a in fast for b in fast if a is not b)
+    assert len(fast) + sum(1 for b in inner if b.region == "psram") == len(inner)
+
+
+def test_buffers_that_fit_no_region_name_the_bytes_placed():
+    graph = _kws()
+    plan = plan_memory(graph, alignment=4, io_in_workspace=True, inplace=False)
+    heat = {id(b): float(b.size) for b in plan.buffers}
+    with pytest.raises(MemoryRegionError) as err:
+        split_regions(plan, graph, parse_regions("ram:9K,psram:1K", load_board(AN386)), heat)
+    assert "(8000 bytes, steps" in str(err.value) and "psram 0 of 1024" in str(err.value)
+
+
+def test_io_in_the_workspace_needs_ram_among_the_regions():
+    graph = _kws()
+    plan = plan_memory(graph, alignment=4, io_in_workspace=True)
+    with pytest.raises(MemoryRegionError, match="add ram to the regions"):
+        split_regions(plan, graph, parse_regions("psram", load_board(AN386)),
+                      {id(b): 1.0 for b in plan.buffers})
+
+
+def test_compiled_split_emits_the_arrays_their_sections_and_the_linker_script():
+    c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
+                      measure_code=False)
+    assert c.plan.regions == {"psram": 8000} and c.plan.workspace_bytes <= 9216
+    source = c.files["codegen/kws.c"]
+    assert ('static uint8_t kws_region_psram[8000]\n    __attribute__((section('
+            '".aot_region.psram"), aligned(4)));') in source
+    assert "(int8_t *)(kws_region_psram + 0)" in source
+    script = c.files["codegen/kws_regions.ld"]
+    assert "AOT_PSRAM (rw) : ORIGIN = 0x21000000, LENGTH = 0x01000000" in script
+    assert ".aot_region.psram (NOLOAD)" in script and "> AOT_PSRAM" in script
+    meta = c.metadata()
+    assert meta["build"]["linker_scripts"] == ["codegen/kws_regions.ld"]
+    assert meta["memory_plan"]["regions"] == {"psram": 8000}
+    # Overlap pairs split over two regions share nothing, so they are not aliases.
+    region = {t.name: b.region for b in c.plan.buffers for t in b.tensors}
+    assert all(region[y] == region[x] for y, x, how in c.plan.aliases if how == "overlap")
+
+
+def test_without_regions_nothing_changes():
+    c = compile_model(HELLO, AN386, name="hello", measure_code=False)
+    assert c.plan.regions == {} and "codegen/hello_regions.ld" not in c.files
+    assert c.metadata()["build"]["linker_scripts"] == []
+    assert "region" not in c.files["codegen/hello.c"]
+
+
+def test_regions_are_refused_where_not_supported_yet(tmp_path):
+    with pytest.raises(CompileError, match="not supported yet: a memory budget with memory"):
+        compile_model(KWS, AN386, memory_regions="ram,psram", memory_budget="64K")
+    with pytest.raises(CompileError, match="not supported yet: memory_regions for a model group"):
+        compile_group([HELLO, HELLO], AN386, names=["a", "b"], memory_regions="ram,psram")
+    c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
+                      measure_code=False)
+    with pytest.raises(AotError, match="not supported yet: --project pico-sdk with buffers"):
+        write_sdk_project("pico-sdk", tmp_path / "p", c.name, c.files, c.metadata())
+
+
+def test_the_build_files_link_the_regions_script_after_the_ports(tmp_path):
+    from aot.firmware import create_project
+    c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
+                      measure_code=False)
+    artifact = c.write(tmp_path / "artifact")
+    assert "-T$(KWS_DIR)/codegen/kws_regions.ld" in (artifact / "kws.mk").read_text()
+    assert ("target_link_options(kws INTERFACE -T${CMAKE_CURRENT_LIST_DIR}/codegen/"
+            "kws_regions.ld)") in (artifact / "CMakeLists.txt").read_text()
+    project = create_project(artifact, c.board, tmp_path / "project")
+    assert "-Tmodel/codegen/kws_regions.ld -Wl,-Map=" in (project.path / "Makefile").read_text()
+    assert ("-T${CMAKE_CURRENT_LIST_DIR}/model/codegen/kws_regions.ld"
+            in (project.path / "CMakeLists.txt").read_text())
+
+
+def test_a_speed_rank_outside_1_to_9_is_refused_by_the_schema(tmp_path):
+    import aot.target.tags as tags
+    text = (tags.BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text()
+    folder = tmp_path / "qemu"
+    folder.mkdir()
+    (folder / "mps2-an386.toml").write_text(text.replace("speed = 2", "speed = 0"))
+    with pytest.raises(AotError, match="speed"):
+        tags.load_board_file(folder / "mps2-an386.toml")

@@ -1,0 +1,46 @@
+"""A workspace split over two memories runs bit-exact under QEMU (slow).
+
+KWS with 9 KiB of the fast ram and the rest in a slower memory: the linker
+script of the artifact puts the region's array in that memory (checked in the
+ELF's symbols), and the outputs equal the reference interpreter's bit for bit.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from support.models import MODELS_DIR
+
+from aot.compile import compile_model
+from aot.firmware import build_project, create_project
+from aot.firmware.device import run_project
+from aot.firmware.verify import compare, random_inputs, reference_outputs
+
+KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board, spec, slow", [
+    ("qemu/mps2-an386", "ram:9K,psram", "psram"),     # Cortex-M4: SSRAM, then PSRAM
+    ("qemu/mps3-an547", "ram:9K,isram", "isram"),     # Cortex-M55: DTCM, then internal SRAM
+])
+def test_a_split_workspace_runs_bit_exact(board, spec, slow, object_cache, tmp_path):
+    compiled = compile_model(KWS, board, name="kws", memory_regions=spec, measure_code=False)
+    assert compiled.plan.regions.get(slow, 0) > 0 and compiled.plan.workspace_bytes <= 9216
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    nm = compiled.board.toolchain.tool("nm")
+    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    region = compiled.board.memory.pool(slow)
+    assert region.origin <= where[f"kws_region_{slow}"] < region.end
+    ram = compiled.board.memory.ram
+    assert ram.origin <= where["kws_workspace"] < ram.end
+    inputs = random_inputs(compiled.graph, 3, seed=1)
+    run = run_project(project, inputs, build=build)
+    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
+                     float_tolerance=0)
+    assert all(c.exact for c in checks), [c.to_json() for c in checks]
