@@ -7,10 +7,13 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aot.executor import patches as P
 from aot.frontend import load_model
 from aot.ir import Graph, GraphBuilder, Quantization
+from aot.ir.types import TensorType
 from aot.passes import optimize
 from aot.reference import interpreter
 from support.models import MODELS_DIR
@@ -33,8 +36,6 @@ def _int8_chain(h=10, w=9, pool=True):
     def bias(n):
         return b.constant("", rng.integers(-300, 300, n).astype(np.int32),
                           quant=Quantization.per_tensor(0.001, 0))
-
-    from aot.ir.types import TensorType
 
     def out(shape, q=QY):
         return TensorType(shape, "int8", q)
@@ -185,3 +186,56 @@ def test_resnet8_residual_blocks_by_patches_are_bit_exact():
     # extra work nothing lowers ResNet-8's peak.
     assert est.extra_work > 1.0
     assert P.choose_stage(g).stage is None
+
+
+@st.composite
+def _random_chain(draw):
+    """1-4 int8 window layers of random kernel, stride, dilation and padding (each side
+    below the window), random zero points; then a grid that fits."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    h, w, c = draw(st.integers(4, 12)), draw(st.integers(4, 12)), draw(st.integers(1, 3))
+    b = GraphBuilder("rand")
+
+    def q():
+        return Quantization.per_tensor(draw(st.sampled_from([0.02, 0.05])),
+                                       draw(st.integers(-20, 20)))
+
+    y = x = b.input("x", (1, h, w, c), "int8", q())
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["conv2d", "depthwise_conv2d", "max_pool2d"]))
+        kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        s = draw(st.integers(1, 2))
+        d = draw(st.integers(1, 2)) if op != "max_pool2d" else 1
+        pads = [draw(st.integers(0, (k - 1) * d)) for k in (kh, kw, kh, kw)]
+        ih, iw = y.shape[1], y.shape[2]
+        if ih + pads[0] + pads[2] < (kh - 1) * d + 1 or iw + pads[1] + pads[3] < (kw - 1) * d + 1:
+            break
+        oh = (ih + pads[0] + pads[2] - (kh - 1) * d - 1) // s + 1
+        ow = (iw + pads[1] + pads[3] - (kw - 1) * d - 1) // s + 1
+        if op == "max_pool2d":
+            y = b.op(op, [y], pool_size=(kh, kw), strides=(s, s), padding=tuple(pads))
+            continue
+        cin = y.shape[3]
+        cout = cin if op == "depthwise_conv2d" else draw(st.integers(1, 3))
+        shape = (1, kh, kw, cout) if op == "depthwise_conv2d" else (cout, kh, kw, cin)
+        wt = b.constant("", rng.integers(-127, 128, shape).astype(np.int8),
+                        quant=Quantization.per_tensor(0.03, 0))
+        bias = b.constant("", rng.integers(-500, 500, cout).astype(np.int32),
+                          quant=Quantization.per_tensor(0.0015, 0))
+        extra = {"depth_multiplier": 1} if op == "depthwise_conv2d" else {}
+        y = b.op(op, [y, wt, bias], TensorType((1, oh, ow, cout), "int8", q()),
+                 strides=(s, s), dilation=(d, d), padding=tuple(pads),
+                 activation=draw(st.sampled_from(["none", "relu"])), **extra)
+    if y is x:
+        y = b.op("max_pool2d", [y], pool_size=(1, 1))
+    g = b.build([y])
+    grid = (draw(st.integers(1, y.shape[1])), draw(st.integers(1, y.shape[2])))
+    return g, grid
+
+
+@given(_random_chain(), st.integers(0, 1000))
+@settings(max_examples=60, deadline=None)
+def test_random_int8_chains_are_bit_exact_for_every_stage(case, seed):
+    g, grid = case
+    assert P.stage_lengths(g) == list(range(1, len(g.nodes) + 1))
+    assert _exact(P.analyze_stage(g, len(g.nodes), grid), seed=seed)
