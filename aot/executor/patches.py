@@ -282,7 +282,8 @@ def analyze_stage(graph: Graph, n: int, grid: tuple[int, int], *,
         pt = tensors[id(node.outputs[0])]
         patched += node_macs(node) * patches * pt.rows.size * pt.cols.size \
             // (whole[1] * whole[2])
-    copy, peak = _bytes(nodes, tensors, x, y, patches, io_in_workspace)
+    corners = [(a, b) for a in row_starts for b in col_starts]
+    copy, peak = _bytes(nodes, tensors, x, y, corners, io_in_workspace)
     return PatchStage(nodes=nodes, grid=(gr, gc), tile=(th, tw), tensors=tensors, input=x,
                       output=y, row_starts=row_starts, col_starts=col_starts, macs=macs,
                       patched_macs=patched, copy_bytes=copy, peak_bytes=peak)
@@ -306,10 +307,13 @@ def _merge(t: Tensor, needs: list) -> PatchTensor:
     return PatchTensor(t, axes[0], axes[1], fills.pop() if fills else None)
 
 
-def _bytes(nodes, tensors, x: Tensor, y: Tensor, patches: int,
+def _bytes(nodes, tensors, x: Tensor, y: Tensor, corners: list[tuple[int, int]],
            io_in_workspace: bool) -> tuple[int, int]:
     """``(bytes copied or filled per inference, most bytes held at one layer)``.
 
+    Copied: each patch of the stage input (in-image bytes copied, the rest filled), each
+    sub-window a reader copies out, the out-of-image positions of every filled patch, and
+    the stage output once (the tiles).
     Held: the stage input (if in the workspace) and output whole, and per patch each
     tensor's patch buffer from the layer writing it (the copy-in for the input) to its
     last reader, plus a sub-window copy while a reader that needs less reads it."""
@@ -318,6 +322,7 @@ def _bytes(nodes, tensors, x: Tensor, y: Tensor, patches: int,
         for t in node.inputs:
             if t is not None and id(t) in tensors:
                 last[id(t)] = i
+    patches = len(corners)
     whole = y.type.nbytes + (x.type.nbytes if io_in_workspace else 0)
     copy = patches * tensors[id(x)].patch_bytes + y.type.nbytes
     peak = 0
@@ -334,8 +339,19 @@ def _bytes(nodes, tensors, x: Tensor, y: Tensor, patches: int,
         peak = max(peak, held)
         pt = tensors[id(node.outputs[0])]
         if pt.fill is not None:
-            copy += patches * pt.patch_bytes  # at most: the fill touches out-of-image rows only
+            copy += sum(_outside(pt, a, b) for a, b in corners) * pt.tensor.shape[3] \
+                * pt.tensor.type.np_dtype.itemsize
     return copy, whole + peak
+
+
+def _outside(pt: PatchTensor, a: int, b: int) -> int:
+    """Positions of the patch at tile corner ``(a, b)`` that lie outside the image."""
+    def inside(need: Need, corner: int, size: int) -> int:
+        start = need.at(corner)
+        return max(0, min(start + need.size, size) - max(start, 0))
+
+    return pt.rows.size * pt.cols.size - inside(pt.rows, a, pt.tensor.shape[1]) \
+        * inside(pt.cols, b, pt.tensor.shape[2])
 
 
 def _writer(nodes, t: Tensor) -> int:

@@ -24,4 +24,4 @@ def test_vww_row_and_json(tmp_path, capsys):
     assert row["caller_io"]["extra_work"] <= 0.05
     assert row["caller_io_unlimited"]["after"] < row["caller_io"]["after"]
     assert row["caller_io_unlimited"]["exact"] is True
-    assert "55,296 -> 36,864 (4 nodes, 2x2, +4.0%)" in capsys.readouterr().out
+    assert "55,296 -> 36,864 (4 nodes, 2x2, +3.0%)" in capsys.readouterr().out
