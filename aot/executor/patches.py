@@ -12,7 +12,7 @@ yet (see docs/memory.md, "Patch-based execution").
 
 Stage
     A prefix of the graph's nodes, each a ``conv2d``, ``depthwise_conv2d``,
-    ``max_pool2d`` or a same-shape ``add``, on NHWC tensors of batch 1, that
+    ``max_pool2d`` or a same-shape ``add`` of two activations, on NHWC batch-1 tensors, that
     reads one non-constant tensor from outside (the stage input) and leaves
     exactly one tensor to the rest of the graph (the stage output).  Inside,
     the stage may branch and join (a residual block) as long as every path
@@ -188,6 +188,9 @@ def _boundary(graph: Graph, n: int) -> tuple[Tensor, Tensor]:
         if node.op == "add" and (node.inputs[0].shape != node.inputs[1].shape):
             raise PatchError(f"{node.label()}: a broadcasting add in a patch stage "
                              "is not supported yet")
+        if node.op == "add" and any(t.kind in ("constant", "variable") for t in node.inputs):
+            raise PatchError(f"{node.label()}: an add of a constant or a variable in a patch "
+                             "stage is not supported yet")
         data = node.inputs if node.op == "add" else node.inputs[:1]
         for t in data:
             if t.kind != "constant" and id(t) not in written and \

@@ -148,6 +148,17 @@ def test_two_fills_for_one_tensor_are_refused():
         P.analyze_stage(g, 3, (2, 2))
 
 
+def test_an_add_of_a_constant_is_refused():
+    b = GraphBuilder("const")
+    x = b.input("x", (1, 4, 4, 1), "float32")
+    w = b.constant("", np.ones((1, 3, 3, 1), np.float32))
+    a = b.op("conv2d", [x, w, None], padding=(1, 1, 1, 1))
+    g = b.build([b.op("add", [a, b.constant("", np.ones((1, 4, 4, 1), np.float32))])])
+    assert P.stage_lengths(g) == [1]
+    with pytest.raises(P.PatchError, match="add of a constant or a variable"):
+        P.analyze_stage(g, 2, (2, 2))
+
+
 def test_a_stage_leaves_one_tensor():
     b = GraphBuilder("fork")
     x = b.input("x", (1, 6, 6, 1), "float32")
