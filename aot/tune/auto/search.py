@@ -19,8 +19,9 @@
 4. the batch is the best-predicted unmeasured candidates, plus a share
    ``explore`` drawn at random (the model only knows what was measured).
 
-Before anything is measured, the batch is a random sample spread evenly
-over the sketches.
+Before two successful measurements, half the batch mutates the best point
+so far (the library's schedule: the session measures it first) and half is
+a random sample spread evenly over the sketches.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class AutoTuner:
     """Model-guided evolution over the sketches of one workload."""
 
     def __init__(self, space, lower, file_knobs=(), *, seed: int = 0, population: int = 24,
-                 generations: int = 3, explore: float = 0.25, max_lowerings: int = 64):
+                 generations: int = 3, explore: float = 0.25, max_lowerings: int = 48):
         self.space = space
         self.lower = lower
         self.file_knobs = tuple(file_knobs)
@@ -75,7 +76,7 @@ class AutoTuner:
         taken: set[str] = set()
         ok = [(i, c) for i, c in self.measured.items() if c is not None]
         if len(ok) < 2:
-            return self._random_batch(size, taken)
+            return self._first_batch(size, taken)
         self._fit(ok)
         ranked = self._evolve()
         n_explore = max(1, round(size * self.explore)) if size > 1 else 0
@@ -122,6 +123,21 @@ class AutoTuner:
         name = sketch or self.rng.choice(self._sketches)
         sub = self.space.sketches[name].space
         return self.space[self.space.offsets[name] + self.rng.randrange(len(sub))]
+
+    def _first_batch(self, size: int, taken: set[str]) -> list:
+        """Nothing to learn from yet: half the batch mutates the best measured
+        point (the library's schedule, which the session measures first: the
+        seed), half samples every sketch evenly."""
+        out = []
+        if self.best is not None:
+            muts = self.space.mutations(self.best)
+            self.rng.shuffle(muts)
+            for config in muts:
+                if len(out) >= size // 2:
+                    break
+                if self._fresh(config, taken):
+                    out.append(config)
+        return out + self._random_batch(size - len(out), taken)
 
     def _random_batch(self, size: int, taken: set[str]) -> list:
         out = []
