@@ -24,7 +24,6 @@ from pathlib import Path
 from aot.kernels import lower_group, support_files
 from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import ConfigError
-from aot.kernels.template import _file_knobs as file_knobs
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
@@ -301,7 +300,7 @@ def _task(wl, board, flows, log, old, report, *, tuner: str, seed: int) -> Task:
     this target) and how its batches are measured and logged."""
     if tuner == "auto":
         wl = AutoWorkload.of(wl)
-        search = AutoTuner(wl.space, wl.lower, file_knobs(wl.target), seed=seed)
+        search = AutoTuner(wl.space, wl.lower, seed=seed)
     else:
         search = TUNERS[tuner](wl.space, seed=seed)
     task = Task(wl.description, search, None, weight=len(wl.groups), default=wl.default,

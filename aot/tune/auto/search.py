@@ -38,11 +38,10 @@ from aot.tune.auto.model import BoostedTrees
 class AutoTuner:
     """Model-guided evolution over the sketches of one workload."""
 
-    def __init__(self, space, lower, file_knobs=(), *, seed: int = 0, population: int = 24,
+    def __init__(self, space, lower, *, seed: int = 0, population: int = 24,
                  generations: int = 3, explore: float = 0.25, max_lowerings: int = 48):
         self.space = space
         self.lower = lower
-        self.file_knobs = tuple(file_knobs)
         self.rng = random.Random(seed)
         self.population = population
         self.generations = generations
@@ -106,7 +105,8 @@ class AutoTuner:
             self._digest[config.index] = hashlib.sha256(body.encode()).hexdigest()
             sketch = [1.0 if config.sketch == s else 0.0 for s in self._sketches]
             self._features[config.index] = np.concatenate(
-                [loop_features(kernel.func), config_features(config, self.file_knobs), sketch])
+                [loop_features(kernel.func), config_features(config, self.space.file_knobs),
+                 sketch])
         return self._features[config.index]
 
     def _fresh(self, config, taken: set[str]) -> bool:

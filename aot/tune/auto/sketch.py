@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from aot.kernels.conv2d.intrin import tensorize_dot
 from aot.kernels.conv2d.schedules import STACK_BUDGET
 from aot.kernels.template import Config, ConfigError, ConfigSpace, Knob, divisors, extent
-from aot.kernels.template import _file_knobs as file_knobs
 
 #: Loop orders of the tiled accumulation, below the attach level:
 #: ``reduce_inner`` (spatial loops, then the reduction: a dot product
@@ -99,8 +98,9 @@ class Sketch:
 class AutoSpace:
     """The sketches of one workload; configs are numbered sketch after sketch."""
 
-    def __init__(self, sketches: list[Sketch]):
+    def __init__(self, sketches: list[Sketch], file_knobs=()):
         self.sketches = {s.name: s for s in sketches}
+        self.file_knobs = tuple(file_knobs)   # every sketch's knobs of the kernel's file
         self.offsets = {}
         total = 0
         for s in sketches:
@@ -208,9 +208,16 @@ def tiled_knobs(stages, final, *, intrin: bool) -> list[Knob] | None:
     return knobs
 
 
+def file_knobs(template, stages, final, target) -> tuple[Knob, ...]:
+    """The knobs of the kernel's file (``optimize``, ``vector_isa``): those the
+    template's space adds to the template's own."""
+    own = len(template.knobs(stages, final))
+    return template.space(stages, final, target).knobs[own:]
+
+
 def sketches(template, stages, final, target) -> list[Sketch]:
     """Every sketch the rules make for a workload (see the module docstring)."""
-    files = file_knobs(target)
+    files = file_knobs(template, stages, final, target)
     out = [Sketch("template", template.space(stages, final, target))]
     knobs = tiled_knobs(stages, final, intrin=False)
     if knobs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from aot.kernels.kernel import Kernel
-from aot.tune.auto.sketch import AutoConfig, AutoSpace, apply_tiled, sketches
+from aot.tune.auto.sketch import AutoConfig, AutoSpace, apply_tiled, file_knobs, sketches
 from aot.tune.workload import Workload, lower_with
 
 
@@ -24,7 +24,8 @@ def finish(template, kernel: Kernel, config: AutoConfig) -> Kernel:
 
 
 def space_for(template, stages, final, target) -> AutoSpace:
-    return AutoSpace(sketches(template, stages, final, target))
+    return AutoSpace(sketches(template, stages, final, target),
+                     file_knobs(template, stages, final, target))
 
 
 class AutoWorkload(Workload):
