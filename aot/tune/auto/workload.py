@@ -36,6 +36,8 @@ class AutoWorkload(Workload):
 
     @classmethod
     def of(cls, wl: Workload) -> AutoWorkload:
+        # the same objects: inputs, reference data and the check cases' outputs
+        # (computed once per workload) are shared with ``wl``
         out = cls(**{f.name: getattr(wl, f.name) for f in fields(wl)})
         seen = {}
 
@@ -45,7 +47,6 @@ class AutoWorkload(Workload):
         lower_with(wl.group, wl.graph, wl.target, name="probe", schedule=capture)
         out.space = space_for(wl.template, seen["stages"], seen["final"], wl.target)
         out.default = out.space.config({"sketch": "template", **wl.default.to_json()})
-        out.case_outputs = wl.case_outputs   # shared: computed once per workload
         return out
 
     def lower(self, config, name: str) -> Kernel:
