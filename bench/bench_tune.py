@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/bench_tune.py [--json out/bench_tune.json] [--trials 24]
                                          [--model NAME]... [--flow-candidates 16]
+    .venv/bin/python bench/bench_tune.py --budget 300 --tuner evolution --tuner auto
+                                         --model mlperf_kws_dscnn --no-flows
 
 Per MLPerf Tiny model on qemu/mps2-an386 (instructions are exact under
 QEMU's icount):
@@ -15,6 +17,12 @@ QEMU's icount):
   tuner, ``--trials`` configs per workload, 16 candidates per firmware
   image): workloads, candidates measured, failures, wall time and
   candidates per minute.
+
+With ``--budget SECONDS``, each model is tuned once per ``--tuner`` with
+that time budget for the whole model (the task scheduler shares it among
+the workloads, aot.tune.scheduler) instead of ``--trials`` per workload:
+the template tuner (``evolution``) against the template-free one
+(``auto``) on the same budget.
 
 Then, in the same run, the cost per candidate of three flows on the same
 ``--flow-candidates`` configs of the first model's first workload, in
@@ -49,7 +57,7 @@ from aot.frontend import load_model  # noqa: E402
 from aot.target import load_board  # noqa: E402
 from aot.tune.loader import RamBuilder, RamRunner, measure_ram  # noqa: E402
 from aot.tune.measure import Builder, Runner, measure  # noqa: E402
-from aot.tune.session import TunedKernels, tune_model  # noqa: E402
+from aot.tune.session import TUNER_NAMES, TunedKernels, tune_model  # noqa: E402
 from aot.tune.workload import extract_workloads  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
@@ -116,6 +124,12 @@ def main() -> int:
                         help="configs measured in every flow to compare them")
     parser.add_argument("--flow-batch", type=int, default=16,
                         help="candidates per batch in the flow comparison")
+    parser.add_argument("--budget", type=float, metavar="SECONDS",
+                        help="tune each model with this time budget instead of --trials")
+    parser.add_argument("--tuner", action="append", choices=TUNER_NAMES,
+                        help="tuners to compare (repeatable; default: evolution)")
+    parser.add_argument("--no-flows", action="store_true",
+                        help="skip the comparison of the measuring flows")
     parser.add_argument("--flows-only", action="store_true",
                         help="only compare the flows (no model is tuned)")
     args = parser.parse_args()
@@ -126,34 +140,48 @@ def main() -> int:
         for name in [] if args.flows_only else args.model or MODELS:
             model = MODELS_DIR / f"{name}.tflite"
             before, exact_before = instructions(model, None, tmp, cache)
-            log = tmp / f"{name}.jsonl"
-            report = tune_model(model, BOARD, trials=args.trials, log=log,
-                                workdir=tmp / f"work-{name}", cache_dir=cache,
-                                progress=lambda p: print("  " + p.line(), file=sys.stderr))
-            tuned, _ = TunedKernels.from_log(log, load_board(BOARD).target)
-            after, exact_after = instructions(model, tuned, tmp, cache)
-            rows.append({
-                "model": name, "instructions_before": before, "instructions_after": after,
-                "ratio": after / before, "bit_exact_before": exact_before,
-                "bit_exact_after": exact_after, "workloads": len(report.workloads),
-                "trials_per_workload": args.trials, "candidates": report.measured,
-                "failed": sum(w.failed for w in report.workloads),
-                "tuning_seconds": report.seconds, "candidates_per_minute": report.per_minute,
-                "seconds_per_candidate": report.seconds / max(report.measured, 1),
-                "groups_tuned": len(tuned.applied),
-            })
-            print(f"{name}: {before} -> {after} instructions ({after / before:.3f}x), "
-                  f"{report.measured} candidates, {report.per_minute:.0f}/min", file=sys.stderr)
-        first = MODELS_DIR / f"{(args.model or MODELS)[0]}.tflite"
-        flow = flows(first, args.flow_candidates, args.flow_batch, tmp, cache)
-    print("| model | instructions untuned | tuned | ratio | bit-exact | workloads | candidates "
-          "| failed | candidates/min |")
-    print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
+            for tuner in args.tuner or ["evolution"]:
+                log = tmp / f"{name}-{tuner}.jsonl"
+                report = tune_model(model, BOARD, trials=None if args.budget else args.trials,
+                                    budget=args.budget, tuner=tuner, log=log,
+                                    workdir=tmp / f"work-{name}-{tuner}", cache_dir=cache,
+                                    progress=lambda p: print("  " + p.line(), file=sys.stderr))
+                tuned, _ = TunedKernels.from_log(log, load_board(BOARD).target)
+                after, exact_after = instructions(model, tuned, tmp, cache)
+                rows.append({
+                    "model": name, "tuner": tuner, "budget_seconds": args.budget,
+                    "instructions_before": before, "instructions_after": after,
+                    "ratio": after / before, "bit_exact_before": exact_before,
+                    "bit_exact_after": exact_after, "workloads": len(report.workloads),
+                    "trials_per_workload": None if args.budget else args.trials,
+                    "candidates": report.measured,
+                    "failed": sum(w.failed for w in report.workloads),
+                    "tuning_seconds": report.seconds,
+                    "candidates_per_minute": report.per_minute,
+                    "seconds_per_candidate": report.seconds / max(report.measured, 1),
+                    "groups_tuned": len(tuned.applied),
+                    "best_sketches": sorted({str((w.best_config or {}).get("sketch", "template"))
+                                             for w in report.workloads}),
+                })
+                print(f"{name} ({tuner}): {before} -> {after} instructions "
+                      f"({after / before:.3f}x), {report.measured} candidates, "
+                      f"{report.per_minute:.0f}/min", file=sys.stderr)
+        flow = None
+        if not args.no_flows:
+            first = MODELS_DIR / f"{(args.model or MODELS)[0]}.tflite"
+            flow = flows(first, args.flow_candidates, args.flow_batch, tmp, cache)
+    print("| model | tuner | instructions untuned | tuned | ratio | bit-exact | workloads "
+          "| candidates | failed | candidates/min |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['model']} | {r['instructions_before']} | {r['instructions_after']} | "
+        print(f"| {r['model']} | {r['tuner']} | {r['instructions_before']} | "
+              f"{r['instructions_after']} | "
               f"{r['ratio']:.3f} | {r['bit_exact_before'] and r['bit_exact_after']} | "
               f"{r['workloads']} | {r['candidates']} | {r['failed']} | "
               f"{r['candidates_per_minute']:.0f} |")
+    if flow is None:
+        _write(args.json, rows, flow)
+        return 0
     per = flow["seconds_per_candidate"]
     print(f"\nseconds per candidate, {flow['candidates']} configs of {flow['workload']} in "
           f"batches of {flow['batch']}: loaded into RAM {per['ram']:.3f}, one image per batch "
@@ -161,11 +189,15 @@ def main() -> int:
           f"{flow['ram_bytes_sent_per_candidate']:.0f} bytes loaded per candidate; "
           f"same instruction counts in all three: {flow['same_costs']}, same best config: "
           f"{flow['same_best']}, failed: {flow['failed']}")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"board": BOARD, "models": rows, "flows": flow},
-                                        indent=2) + "\n")
+    _write(args.json, rows, flow)
     return 0
+
+
+def _write(path: Path | None, rows, flow) -> None:
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"board": BOARD, "models": rows, "flows": flow},
+                                   indent=2) + "\n")
 
 
 if __name__ == "__main__":

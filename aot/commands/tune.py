@@ -15,9 +15,8 @@ import sys
 
 from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
-from aot.tune.session import LOADERS, Progress, tune_model
 from aot.tune.errors import TuneError
-from aot.tune.tuner import TUNERS
+from aot.tune.session import COSTS, LOADERS, TUNER_NAMES, Progress, tune_model
 
 NAME = "tune"
 HELP = "tune the model's kernels on a board (QEMU or real) and write tuning records"
@@ -36,12 +35,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "batch; 'auto' (default) is 'ram' on real boards that declare executable "
                         "RAM (memory.ram_code_bytes), 'image' on emulated ones (a QEMU restart "
                         "costs less than its slow UART)")
-    parser.add_argument("--trials", type=int, required=True,
-                        help="configs to measure per workload (the default config included)")
+    parser.add_argument("--trials", type=int,
+                        help="configs to measure per workload (the default config included); "
+                        "with --budget, at most that many")
+    parser.add_argument("--budget", metavar="TIME",
+                        help="time for the whole model, e.g. 20m, 90s, 1h: a scheduler gives "
+                        "more trials to the workloads that take more of the model's time")
     parser.add_argument("--log", required=True,
                         help="JSON-lines tuning log: appended to, and resumed from")
-    parser.add_argument("--tuner", choices=sorted(TUNERS), default="evolution",
-                        help="search strategy (default: evolution)")
+    parser.add_argument("--tuner", choices=TUNER_NAMES, default="evolution",
+                        help="search strategy (default: evolution); 'auto' searches schedules "
+                        "generated from each kernel's loop nest, guided by a learned cost model")
+    parser.add_argument("--cost", choices=COSTS, default="instructions",
+                        help="what a candidate costs: instructions counted on the device "
+                        "(default; exact under QEMU); 'cycles' is not supported yet")
     parser.add_argument("--batch", type=int, default=16,
                         help="candidates per firmware image (default: 16)")
     parser.add_argument("--repeats", type=int, default=3,
@@ -59,7 +66,7 @@ def _printer(stream):
 
     def show(p: Progress) -> None:
         text = p.line()
-        if tty:
+        if tty and p.budget is None:
             stream.write("\r\033[K" + text + ("\n" if p.trial >= p.trials else ""))
         else:
             stream.write(text + "\n")
@@ -67,13 +74,31 @@ def _printer(stream):
     return show
 
 
+def parse_budget(text: str) -> float:
+    """Seconds in ``90s``, ``20m``, ``1.5h`` or a plain number of seconds."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+    value, scale = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1.0)
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        raise TuneError(f"--budget {text!r} is not a time: use e.g. 20m, 90s or 1h") from None
+    if seconds <= 0:
+        raise TuneError(f"--budget must be positive, not {text!r}")
+    return seconds
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.trials < 1 or args.batch < 1 or args.repeats < 1:
+    if args.trials is None and args.budget is None:
+        raise TuneError("give --trials (configs per workload) or --budget (time for the "
+                        "whole model, e.g. --budget 20m)")
+    if (args.trials is not None and args.trials < 1) or args.batch < 1 or args.repeats < 1:
         raise TuneError("--trials, --batch and --repeats must be at least 1")
+    budget = parse_budget(args.budget) if args.budget is not None else None
     shapes = input_shapes(args)
     model = load_model(args.model, shapes) if shapes else args.model
     report = tune_model(model, args.board, trials=args.trials, log=args.log,
-                        tuner=args.tuner, batch_size=args.batch, repeats=args.repeats,
+                        tuner=args.tuner, budget=budget, cost=args.cost,
+                        batch_size=args.batch, repeats=args.repeats,
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,
                         loader=args.loader, progress=_printer(sys.stderr))

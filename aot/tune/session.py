@@ -34,7 +34,11 @@ from aot.tune.loader import (
     measure_ram,
     ram_code_bytes,
 )
+from aot.tune.auto import AutoTuner, AutoWorkload
+from aot.tune.auto.workload import apply as auto_apply
+from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.measure import Builder, Runner, max_batch, measure
+from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
 
@@ -52,19 +56,32 @@ class Progress:
     index: int          # 1-based workload number
     workloads: int
     trial: int
-    trials: int
+    trials: int | None
     best: int | None
     default: int | None
     per_minute: float
+    # with a time budget: the model's estimated tuned and untuned cost of the
+    # tunable kernels (sum of groups x best), seconds spent and the budget
+    estimate: float | None = None
+    untuned: float | None = None
+    elapsed: float = 0.0
+    budget: float | None = None
 
     def line(self) -> str:
-        best = "-" if self.best is None else f"{self.best}"
+        best = "-" if self.best is None else f"{self.best:.0f}"
         gain = ""
         if self.best is not None and self.default:
             gain = f" ({self.best / self.default:.3f}x default)"
-        return (f"[{self.index}/{self.workloads}] {self.workload}: trial "
-                f"{self.trial}/{self.trials}, best {best}{gain}, "
+        of = f"/{self.trials}" if self.trials is not None else ""
+        text = (f"[{self.index}/{self.workloads}] {self.workload}: trial "
+                f"{self.trial}{of}, best {best}{gain}, "
                 f"{self.per_minute:.0f} candidates/min")
+        if self.budget is not None:
+            if self.estimate is not None and self.untuned:
+                text += (f"; model estimate {self.estimate:.0f} "
+                         f"({self.estimate / self.untuned:.3f}x untuned)")
+            text += f"; {self.elapsed:.0f}/{self.budget:.0f} s"
+        return text
 
 
 @dataclass
@@ -92,13 +109,30 @@ class TuneReport:
         return 60.0 * self.measured / self.seconds if self.seconds else 0.0
 
 
-def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
+#: What a candidate's cost is: instructions counted on the device (exact
+#: under QEMU).  ``cycles`` (aot.cycles' estimate) is refused: see :func:`tune_model`.
+COSTS = ("instructions", "cycles")
+
+#: Every ``--tuner``: the config-space tuners of aot.tune.tuner, and ``auto``
+#: (aot.tune.auto: sketches and a learned cost model).
+TUNER_NAMES = (*TUNERS, "auto")
+
+
+def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "evolution",
+               budget: float | None = None, cost: str = "instructions",
                batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
                runner: str | None = None, serial_port: str | None = None,
                workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
                loader: str = "auto",
                progress: Callable[[Progress], None] | None = None) -> TuneReport:
-    """Tune every distinct workload of ``model`` on ``board`` (``trials`` configs each).
+    """Tune every distinct workload of ``model`` on ``board``.
+
+    With ``trials`` alone, each workload in turn gets ``trials`` configs.
+    With a ``budget`` (seconds), :class:`aot.tune.scheduler.TaskScheduler`
+    shares it among the workloads, weighted by how many of the model's
+    groups run each (``trials`` then caps each workload).  ``tuner`` is one
+    of :data:`TUNER_NAMES`; ``cost`` must be ``instructions`` (see
+    :data:`COSTS`).
 
     Results are appended to ``log`` as they are measured; configs the log
     already holds for this target are not measured again.  ``only`` limits
@@ -109,8 +143,21 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
     """
 
     board = load_board(board) if isinstance(board, str) else board
-    if tuner not in TUNERS:
-        raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNERS)}")
+    if tuner not in TUNER_NAMES:
+        raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
+    if cost not in COSTS:
+        raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
+    if cost == "cycles":
+        raise TuneError("--cost cycles is not supported yet: aot.cycles estimates cycles from a "
+                        "QEMU execution trace of a whole run, and the measuring flows count "
+                        "instructions on the device without tracing each candidate; use "
+                        "--cost instructions (exact under QEMU)")
+    if trials is None and budget is None:
+        raise TuneError("give --trials (configs per workload) or --budget (time for the model)")
+    if trials is not None and trials < 1:
+        raise TuneError(f"--trials must be at least 1, not {trials}")
+    if budget is not None and budget <= 0:
+        raise TuneError(f"--budget must be positive, not {budget} s")
     if runner == "none":
         raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
                         "the RAM loader): give a runner that flashes the board (e.g. --runner "
@@ -146,7 +193,7 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
                    notes=report.notes) as flows:
             _tune(workloads, board, flows, log, old, report, trials=trials, tuner=tuner,
                   batch_size=batch_size, early_stopping=early_stopping, seed=seed,
-                  progress=progress)
+                  progress=progress, budget=budget)
             report.loader = "ram" if flows.ram else "image"
         return report
 
@@ -202,53 +249,92 @@ class Flows:
 
 
 def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_size,
-          early_stopping, seed, progress) -> None:
-    target = board.target
+          early_stopping, seed, progress, budget=None) -> None:
+    """Measure the workloads' candidates: one after the other (``trials`` each),
+    or sharing ``budget`` seconds through the task scheduler.  A batch holds
+    ``batch_size`` candidates per board of ``flows`` (a farm spreads it)."""
     start = time.perf_counter()
-    for number, wl in enumerate(workloads, 1):
-        search = TUNERS[tuner](wl.space, seed=seed)
-        seen = [r for r in old if r.workload == wl.key and r.target == str(target)]
-        default_cost = None
-        for r in seen:
-            try:
-                config = wl.space.config(r.config)
-            except ConfigError:
-                continue  # a record of an older version of the template
-            search.update([config], [r.cost if r.status == "ok" else None])
-            if config == wl.default and r.status == "ok":
-                default_cost = r.cost
-        failed = 0
+    batch = batch_size * max(1, int(getattr(flows, "boards", 1)))
+    tasks = [_task(wl, board, flows, log, old, report, tuner=tuner, seed=seed)
+             for wl in workloads]
 
-        def run_batch(configs):
-            nonlocal default_cost, failed
-            results = flows.measure(wl, configs)
-            rec.append(log, [rec.from_result(wl, board, r) for r in results])
-            report.measured += len(results)
-            by_index = {r.config.index: r for r in results}
-            for r in results:
-                if r.config == wl.default and r.ok:
-                    default_cost = r.cost
-                failed += not r.ok
-            return [by_index[c.index].cost if by_index[c.index].ok else None for c in configs]
+    def per_minute() -> float:
+        elapsed = time.perf_counter() - start
+        return 60.0 * report.measured / elapsed if elapsed else 0.0
 
-        def on_batch(done, configs, costs):
+    if budget is None:
+        for number, task in enumerate(tasks, 1):
+            def on_batch(done, configs, costs, task=task, number=number):
+                if progress is not None:
+                    progress(Progress(task.name, number, len(tasks), task.trials, trials,
+                                      task.best, task.default_cost, per_minute()))
+            if task.default.index not in task.tuner.measured:
+                task.tuner.update([task.default], task.measure([task.default]))
+                task.trials += 1
+                on_batch(1, [task.default], None)
+            def counted(configs, task=task):   # the scheduler counts its trials itself
+                costs = task.measure(configs)
+                task.trials += len(configs)
+                return costs
+            run_search(task.tuner, counted, trials=max(0, trials - task.trials),
+                       batch_size=batch, early_stopping=early_stopping, on_batch=on_batch)
+    else:
+        def on_step(step: ScheduleStep) -> None:
             if progress is not None:
-                elapsed = time.perf_counter() - start
-                progress(Progress(wl.description, number, len(workloads),
-                                  done, trials, search.best_cost, default_cost,
-                                  60.0 * report.measured / elapsed if elapsed else 0.0))
-
-        if wl.default.index not in search.measured:
-            search.update([wl.default], run_batch([wl.default]))
-            on_batch(1, [wl.default], [default_cost])
-        already = len(search.measured)
-        run_search(search, run_batch, trials=max(0, trials - already), batch_size=batch_size,
-                   early_stopping=early_stopping,
-                   on_batch=lambda d, c, k: on_batch(d + already, c, k))
+                t = step.task
+                progress(Progress(t.name, step.index, step.tasks, t.trials, trials, t.best,
+                                  t.default_cost, per_minute(), estimate=step.estimate,
+                                  untuned=step.untuned, elapsed=step.elapsed, budget=budget))
+        TaskScheduler(tasks, batch_size=batch, budget=budget, max_trials=trials,
+                      early_stopping=early_stopping, seed=seed, progress=on_step).run()
+    for task in tasks:
+        wl, search = task.workload, task.tuner
         report.workloads.append(WorkloadSummary(
-            wl.key, wl.description, wl.groups, len(search.measured), default_cost,
-            search.best_cost, search.best.to_json() if search.best else None, failed))
+            wl.key, wl.description, wl.groups, len(search.measured), task.default_cost,
+            search.best_cost, search.best.to_json() if search.best else None, task.failed))
     report.seconds = time.perf_counter() - start
+
+
+def _task(wl, board, flows, log, old, report, *, tuner: str, seed: int) -> Task:
+    """The task of one workload: its tuner (resumed from the log's records for
+    this target) and how its batches are measured and logged."""
+    if tuner == "auto":
+        wl = AutoWorkload.of(wl)
+        search = AutoTuner(wl.space, wl.lower, seed=seed)
+    else:
+        search = TUNERS[tuner](wl.space, seed=seed)
+    task = Task(wl.description, search, None, weight=len(wl.groups), default=wl.default,
+                workload=wl)
+    for r in old:
+        if r.workload != wl.key or r.target != str(wl.target):
+            continue
+        values = r.config
+        if tuner == "auto" and "sketch" not in values:
+            values = {"sketch": "template", **values}   # a template tuner's record
+        try:
+            config = wl.space.config(values)
+        except ConfigError:
+            continue  # another tuner's record, or one of an older template
+        search.update([config], [r.cost if r.status == "ok" else None])
+        if config == wl.default and r.status == "ok":
+            task.default_cost = r.cost
+    task.trials = len(search.measured)
+    if search.best_cost is not None:
+        task.history.append((task.trials, search.best_cost))
+
+    def measure(configs):
+        results = flows.measure(wl, configs)
+        rec.append(log, [rec.from_result(wl, board, r) for r in results])
+        report.measured += len(results)
+        by_index = {r.config.index: r for r in results}
+        for r in results:
+            if r.config == wl.default and r.ok:
+                task.default_cost = r.cost
+            task.failed += not r.ok
+        return [by_index[c.index].cost if by_index[c.index].ok else None for c in configs]
+
+    task.measure = measure
+    return task
 
 
 class TunedKernels:
@@ -290,19 +376,28 @@ class TunedKernels:
         def schedule(s, final, stages):
             record = self.best.get(workload_key(group, stages))
             if record is not None:
-                space = template.space(stages, final, self.target)
+                # a record of the auto tuner names its sketch (aot.tune.auto)
+                auto = "sketch" in record.config
+                space = (auto_space(template, stages, final, self.target) if auto
+                         else template.space(stages, final, self.target))
                 try:
                     chosen["config"] = space.config(record.config)
                 except ConfigError:
-                    pass  # the template changed since the record was made
+                    pass  # the template or the sketch rules changed since the record was made
                 if "config" in chosen:
                     self.applied.append(group.name)
-                    template.apply(s, final, stages, chosen["config"])
+                    if auto:
+                        auto_apply(template, s, final, stages, chosen["config"])
+                    else:
+                        template.apply(s, final, stages, chosen["config"])
                     return
             select_strategy(group.anchor.op, keys)[1](s, final, stages)
 
         def finish(kernel):
-            return template.finish(kernel, chosen["config"]) if "config" in chosen else kernel
+            if "config" not in chosen:
+                return kernel
+            config = chosen["config"]
+            return template.finish(kernel, getattr(config, "config", config))
         return schedule, finish
 
     def lower_group(self, group, ag, target, *, name: str):

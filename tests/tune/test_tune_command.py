@@ -44,3 +44,32 @@ def test_a_batch_larger_than_one_image_holds_is_refused(models_dir, tmp_path, ca
     err = capsys.readouterr().err
     assert f"--batch must be 1 to {max_batch()}" in err and "AOT_MAX_KERNELS" in err
     assert not (tmp_path / "log").exists()
+
+
+def test_a_trials_or_budget_limit_is_required(models_dir, tmp_path, capsys):
+    code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board",
+                 "qemu/mps2-an386", "--log", str(tmp_path / "log")])
+    assert code == 2
+    assert "give --trials" in capsys.readouterr().err
+
+
+def test_a_budget_must_be_a_time(models_dir, tmp_path, capsys):
+    for bad in ("20 minutes", "-5m", "0s"):
+        code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board",
+                     "qemu/mps2-an386", f"--budget={bad}", "--log", str(tmp_path / "log")])
+        assert code == 2
+        assert "--budget" in capsys.readouterr().err
+
+
+def test_budgets_read_units():
+    from aot.commands.tune import parse_budget
+
+    assert [parse_budget(t) for t in ("90s", "20m", "1.5h", "30")] == [90, 1200, 5400, 30]
+
+
+def test_cycles_as_the_cost_is_refused(models_dir, tmp_path, capsys):
+    code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board",
+                 "qemu/mps2-an386", "--trials", "2", "--cost", "cycles", "--tuner", "auto",
+                 "--log", str(tmp_path / "log")])
+    assert code == 2
+    assert "--cost cycles is not supported yet" in capsys.readouterr().err

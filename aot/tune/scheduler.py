@@ -1,0 +1,184 @@
+"""Sharing a time budget among a model's workloads (tasks).
+
+A model's inference time is, for the tunable kernels, ``sum(w_i * c_i)``:
+``c_i`` the best cost of workload ``i`` so far and ``w_i`` how many of the
+model's groups run it (its weight).  :class:`TaskScheduler` spends the
+budget where that sum should fall fastest, as Ansor's task scheduler does
+(gradient descent on the objective over the allocation of trials):
+
+1. warm-up: every task is measured once, its default config (the
+   untuned kernel) then one batch, round robin, so every task has a cost;
+2. then, batch after batch, the task with the largest expected decrease of
+   the objective per trial::
+
+       w_i * (alpha * backward_i + (1 - alpha) * forward_i)
+
+   ``backward_i``: how much the task's best fell per trial over its last
+   ``window`` trials (recent progress); ``forward_i = c_i / t_i``: an
+   optimistic guess that the next ``t_i`` trials gain as much as the first
+   did (``t_i`` the task's trials so far), which shrinks as a task gets
+   more trials; with probability ``epsilon`` a random task instead.
+
+A task leaves the schedule when its space is exhausted, when it went
+``early_stopping`` trials without improving, or after ``max_trials``.  The
+budget is checked before each batch, so a run ends at most one batch after
+it (a batch costs seconds).  Progress is reported after every batch:
+the task's best so far and the estimated total ``sum(w_i * c_i)`` against
+the untuned one.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Task:
+    """One workload in the schedule: its tuner, how to measure, its weight."""
+
+    name: str
+    tuner: object                       # next_batch / update / has_next / best_cost
+    measure: Callable                   # configs -> list[cost | None]
+    weight: float = 1.0
+    default_cost: float | None = None
+    default: object = None              # the default config, measured first
+    trials: int = 0
+    history: list[tuple[int, float]] = field(default_factory=list)   # (trials, best)
+    since_best: int = 0
+    done: bool = False
+    failed: int = 0                     # candidates that did not run correctly (the caller's)
+    workload: object = None             # what the caller tunes (aot.tune.workload.Workload)
+
+    @property
+    def best(self) -> float | None:
+        return self.tuner.best_cost
+
+
+@dataclass
+class ScheduleStep:
+    """One progress report: after a batch of ``task``."""
+
+    task: Task
+    index: int              # 1-based task number
+    tasks: int
+    estimate: float | None  # sum of weight * best over the tasks that have a cost
+    untuned: float | None   # the same with the default costs
+    elapsed: float
+    budget: float | None
+    measured: int
+
+    def line(self) -> str:
+        t = self.task
+        best = "-" if t.best is None else f"{t.best:.0f}"
+        gain = f" ({t.best / t.default_cost:.3f}x default)" if t.best and t.default_cost else ""
+        total = ""
+        if self.estimate is not None and self.untuned:
+            total = (f"; estimated total {self.estimate:.0f} "
+                     f"({self.estimate / self.untuned:.3f}x untuned)")
+        budget = f"/{self.budget:.0f}" if self.budget is not None else ""
+        return (f"[{self.index}/{self.tasks}] {t.name}: trial {t.trials}, best {best}{gain}"
+                f"{total}; {self.elapsed:.0f}{budget} s, {self.measured} measured")
+
+
+class TaskScheduler:
+    """Allocates batches of trials among tasks (see the module docstring)."""
+
+    def __init__(self, tasks: list[Task], *, batch_size: int, budget: float | None = None,
+                 max_trials: int | None = None, early_stopping: int | None = None,
+                 alpha: float = 0.2, window: int = 3, epsilon: float = 0.05, seed: int = 0,
+                 clock: Callable[[], float] = time.perf_counter,
+                 progress: Callable[[ScheduleStep], None] | None = None):
+        if budget is None and max_trials is None:
+            raise ValueError("a schedule needs a time budget or a number of trials per task")
+        self.tasks = tasks
+        self.batch_size = batch_size
+        self.budget = budget
+        self.max_trials = max_trials
+        self.early_stopping = early_stopping
+        self.alpha, self.window, self.epsilon = alpha, window, epsilon
+        self.rng = random.Random(seed)
+        self.clock = clock
+        self.progress = progress
+        self.measured = 0
+        self.order: list[str] = []     # the task of every batch, in order (for tests, reports)
+
+    # -- the objective -----------------------------------------------------------
+
+    def estimate(self) -> float | None:
+        """``sum(weight * best)`` over the tasks with a cost (None before any)."""
+        costs = [t.weight * t.best for t in self.tasks if t.best is not None]
+        return sum(costs) if costs else None
+
+    def untuned(self) -> float | None:
+        costs = [t.weight * t.default_cost for t in self.tasks if t.default_cost is not None]
+        return sum(costs) if costs else None
+
+    def gradient(self, task: Task) -> float:
+        """Expected decrease of the objective per trial of ``task``."""
+        if task.best is None or task.trials == 0:
+            return float("inf")
+        horizon = task.trials - self.window * self.batch_size
+        then = [(n, b) for n, b in task.history if n <= horizon] or task.history[:1]
+        n_then, b_then = then[-1]
+        backward = (b_then - task.best) / (task.trials - n_then) if task.trials > n_then else 0.0
+        forward = task.best / task.trials
+        return task.weight * (self.alpha * backward + (1 - self.alpha) * forward)
+
+    # -- the loop --------------------------------------------------------------
+
+    def run(self) -> None:
+        start = self.clock()
+        for task in self.tasks:                 # warm-up, round robin
+            if self._out_of_time(start):
+                return
+            if task.default is not None and task.default.index not in task.tuner.measured:
+                self._batch(task, [task.default], start)
+            if self._live(task) and not self._out_of_time(start):
+                self._batch(task, None, start)
+        while not self._out_of_time(start):
+            live = [t for t in self.tasks if self._live(t)]
+            if not live:
+                return
+            if self.rng.random() < self.epsilon:
+                task = self.rng.choice(live)
+            else:
+                task = max(live, key=lambda t: (self.gradient(t), -self.tasks.index(t)))
+            self._batch(task, None, start)
+
+    def _out_of_time(self, start: float) -> bool:
+        return self.budget is not None and self.clock() - start >= self.budget
+
+    def _live(self, task: Task) -> bool:
+        if task.done or not task.tuner.has_next():
+            return False
+        if self.max_trials is not None and task.trials >= self.max_trials:
+            return False
+        if self.early_stopping is not None and task.since_best >= self.early_stopping:
+            return False
+        return True
+
+    def _batch(self, task: Task, configs, start: float) -> None:
+        if configs is None:
+            size = self.batch_size
+            if self.max_trials is not None:
+                size = min(size, self.max_trials - task.trials)
+            configs = task.tuner.next_batch(size)
+            if not configs:
+                task.done = True
+                return
+        before = task.best
+        costs = task.measure(configs)
+        task.tuner.update(configs, costs)
+        task.trials += len(configs)
+        self.measured += len(configs)
+        task.since_best = 0 if task.best != before else task.since_best + len(configs)
+        if task.best is not None:
+            task.history.append((task.trials, task.best))
+        self.order.append(task.name)
+        if self.progress is not None:
+            self.progress(ScheduleStep(task, self.tasks.index(task) + 1, len(self.tasks),
+                                       self.estimate(), self.untuned(), self.clock() - start,
+                                       self.budget, self.measured))

@@ -1,0 +1,88 @@
+"""Sketches of kws's workloads: the hand template is one sketch, the rules add
+tiled ones, every point is recorded and read back, and sampled points of every
+sketch compute what the reference computes."""
+
+import random
+
+import numpy as np
+import pytest
+
+from aot.kernels import lower_group
+from aot.kernels.template import ConfigError
+from aot.target import Target
+from aot.tune.auto import AutoWorkload
+from aot.tune.auto.sketch import ORDERS
+from aot.tune.workload import extract_workloads
+from kernels.kernel_checks import run_kernel
+
+M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
+
+
+@pytest.fixture(scope="module")
+def kws(models_dir):
+    ag, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", M4)
+    return ag, [AutoWorkload.of(w) for w in workloads]
+
+
+def test_sketches_follow_the_loop_nest(kws):
+    _, workloads = kws
+    names = [sorted(w.space.sketches) for w in workloads]
+    # the convolutions and the dense layer reduce over an int8 dot product (the
+    # dot sketch applies); the depthwise convolution reduces over taps only
+    assert names == [["dot", "template", "tiled"], ["template", "tiled"],
+                     ["dot", "template", "tiled"], ["dot", "template", "tiled"]]
+    conv = workloads[0].space.sketches["tiled"].space
+    knobs = {k.name: k.values for k in conv.knobs}
+    # padding is a stage of the first convolution only; the row of 5x64 int32
+    # accumulators fits the stack budget, the whole 25x5x64 image does not
+    assert knobs["pad"] == ("attach", "inline") and knobs["attach"] == (1, 2, 3)
+    assert knobs["order"] == ORDERS and knobs["tile_s"] == (1, 2, 4, 8, 16)
+    dense = {k.name: k.values for k in workloads[3].space.sketches["tiled"].space.knobs}
+    assert "pad" not in dense and dense["attach"] == (1,)
+
+
+def test_the_default_is_the_library_schedule(kws):
+    ag, workloads = kws
+    for wl in workloads:
+        assert wl.default.sketch == "template"
+        want = lower_group(wl.group, ag, M4, name="k").source
+        assert wl.lower(wl.default, "k").source == want, wl.description
+
+
+def test_configs_round_trip_through_their_records(kws):
+    _, workloads = kws
+    rng = random.Random(1)
+    for wl in workloads:
+        for _ in range(20):
+            config = wl.space[rng.randrange(len(wl.space))]
+            again = wl.space.config(config.to_json())
+            assert again == config and again.to_json() == config.to_json()
+    with pytest.raises(ConfigError, match="no sketch 'spiral'"):
+        workloads[0].space.config({"sketch": "spiral"})
+    with pytest.raises(ConfigError):
+        workloads[0].space.config({"sketch": "tiled", "attach": 0})
+
+
+@pytest.mark.parametrize("index", [1, 3], ids=["depthwise", "dense"])
+def test_sampled_points_of_every_sketch_compute_the_reference(kws, index):
+    _, workloads = kws
+    wl = workloads[index]
+    rng = random.Random(index)
+    params = wl.lower(wl.default, "k").params
+    inputs = [wl.inputs[p.tensor] for p in params if p.role == "input"]
+    for name, sketch in wl.space.sketches.items():
+        config = wl.space[wl.space.offsets[name] + rng.randrange(len(sketch.space))]
+        kernel = wl.lower(config, "k")
+        (got,) = run_kernel(kernel, inputs)
+        np.testing.assert_array_equal(got, wl.expected.reshape(-1), err_msg=str(config))
+
+
+def test_mutations_stay_in_their_sketch(kws):
+    _, workloads = kws
+    wl = workloads[2]
+    config = wl.space.config({"sketch": "tiled", **{
+        k.name: k.values[0] for k in wl.space.sketches["tiled"].space.knobs}})
+    muts = wl.space.mutations(config)
+    assert muts and all(m.sketch == "tiled" and m != config for m in muts)
+    other = wl.default
+    assert wl.space.crossover(config, other, random.Random(0)) is None
