@@ -70,13 +70,19 @@ def board_resource(tag: str) -> str:
 
 
 def parse_farm(text: str) -> tuple[str, str | None]:
-    """``("local", None)`` or ``("ray", address)`` for a ``--farm`` value."""
+    """``("local", None)`` or ``("ray", address)`` for a ``--farm`` value:
+    ``ray://HOST:PORT`` is a cluster's Ray Client address (``aot tune`` runs
+    on any machine), ``ray`` the cluster this machine is a node of (Ray's
+    ``address="auto"``: ``RAY_ADDRESS`` or the local head; run on the head)."""
     if text == LOCAL:
         return LOCAL, None
+    if text == "ray":
+        return "ray", "auto"
     if text.startswith("ray://") and len(text) > len("ray://"):
         return "ray", text
-    raise TuneError(f"unknown farm {text!r}: give 'local' (a process pool on this machine) or "
-                    "ray://HOST:PORT (the Ray client address of a cluster's head)")
+    raise TuneError(f"unknown farm {text!r}: give 'local' (a process pool on this machine), "
+                    "'ray' (the Ray cluster this machine belongs to) or ray://HOST:PORT (the "
+                    "Ray client address of a cluster's head)")
 
 
 @dataclass(frozen=True)

@@ -117,8 +117,6 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
         raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
                         "the RAM loader): give a runner that flashes the board (e.g. --runner "
                         "openocd) instead of 'none'")
-    if farm is not None:
-        parse_farm(farm)  # refused before the model is read
     if boards is not None and boards < 1:
         raise TuneError(f"--boards must be at least 1, not {boards}")
     if loader not in LOADERS:
@@ -130,7 +128,7 @@ def tune_model(model, board, *, trials: int, log, tuner: str = "evolution",
         raise TuneError(f"--batch must be 1 to {max_batch()}: one image holds at most that "
                         "many candidates (the runtime's AOT_MAX_KERNELS less the image's own "
                         f"kernels), not {batch_size}")
-    if farm is not None and farm.startswith("ray://") and (workdir or cache_dir):
+    if farm is not None and parse_farm(farm)[0] == "ray" and (workdir or cache_dir):
         raise TuneError("workdir and cache_dir are this machine's folders: a Ray farm builds "
                         "on its nodes, in their temporary folders; leave them out")
     target = board.target
