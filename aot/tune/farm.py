@@ -412,8 +412,10 @@ class RayFarm(_Parallel):
         for chunk, future in pending:
             try:
                 tuples, notes = ray.get(future)
-            except TuneError:
-                raise  # raised by the task: a node that cannot serve (its aot differs, ...)
+            except TuneError as err:
+                # Raised by the task (a node runs another aot, a forced loader is missing):
+                # the session must stop; Ray's wrapper carries the remote traceback.
+                raise TuneError(str(getattr(err, "cause", None) or err)) from None
             except ray.exceptions.RayError as err:
                 reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err)
                 outcomes.update(_failed(chunk, f"board lost after {RETRIES} retries: "

@@ -183,3 +183,13 @@ def test_a_worker_that_dies_mid_batch_is_replaced_and_nothing_is_lost(dense, tmp
     results = out["r"]
     assert [r.config for r in results] == configs
     assert [r.status for r in results] == ["ok"] * len(configs)
+
+
+def test_a_ray_farm_without_ray_says_what_to_install(monkeypatch):
+    import sys
+
+    from aot.tune.farm import RayFarm
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(TuneError, match=r"aot\[farm\]"):
+        RayFarm("auto", BoardSpec(load_board("qemu/mps2-an386")), None, [])

@@ -6,9 +6,14 @@ own) lives in a private temporary folder; its tasks' work folders and QEMU
 instances too, so the teardown stops exactly what the tests started.
 """
 
+import contextlib
+import json
 import os
 import shutil
 import signal
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -166,3 +171,54 @@ def test_a_node_that_dies_mid_run_loses_and_repeats_no_record(cluster, dense, on
     assert all(r.status == "ok" for r in records)
     known = [(costs[i], r.cost) for i, r in zip(indices, records) if i in costs]
     assert known and all(a == b for a, b in known)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def client_head():
+    """``ray start --head`` with one board and its Ray Client port; the
+    address ``ray://127.0.0.1:PORT``."""
+    root = tempfile.mkdtemp(prefix="aot-rayc-", dir="/tmp")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_TMPDIR=root, TMPDIR=root, RAY_USAGE_STATS_ENABLED="0")
+    port = _free_port()
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", "--port", str(_free_port()),
+         "--ray-client-server-port", str(port), "--include-dashboard", "false",
+         "--temp-dir", root, "--num-cpus", "1", "--object-store-memory", str(STORE),
+         "--resources", json.dumps({board_resource(TAG): 1})],
+        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield f"ray://127.0.0.1:{port}"
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
+        # Ray's workers run in sessions of their own: stop whatever still names our folder.
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and (info := _stat(int(entry.name))) and root in info[1]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.name), signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_ray_client_address_reaches_the_cluster(client_head, dense, one_board):
+    configs, costs = one_board
+    deadline = time.monotonic() + 120
+    while True:  # the head takes a while to start
+        try:
+            farm = RayFarm(client_head, BoardSpec(load_board(TAG), repeats=1), None, [])
+            break
+        except TuneError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(2)
+    with farm:
+        assert farm.boards == 1
+        results = farm.measure(dense, configs[:3])
+    assert [(r.status, r.cost) for r in results] == [("ok", costs[c.index]) for c in configs[:3]]

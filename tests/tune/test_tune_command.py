@@ -44,3 +44,18 @@ def test_a_batch_larger_than_one_image_holds_is_refused(models_dir, tmp_path, ca
     err = capsys.readouterr().err
     assert f"--batch must be 1 to {max_batch()}" in err and "AOT_MAX_KERNELS" in err
     assert not (tmp_path / "log").exists()
+
+
+def test_an_unknown_farm_is_refused_before_the_model_is_read(tmp_path, capsys):
+    code = main(["tune", str(tmp_path / "missing.tflite"), "--board", "qemu/mps2-an386",
+                 "--trials", "2", "--log", str(tmp_path / "log"), "--farm", "slurm"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown farm 'slurm'" in err and "ray://HOST:PORT" in err
+
+
+def test_boards_must_be_positive(tmp_path, capsys):
+    code = main(["tune", str(tmp_path / "missing.tflite"), "--board", "qemu/mps2-an386",
+                 "--trials", "2", "--log", str(tmp_path / "log"), "--boards", "0"])
+    assert code == 2
+    assert "--boards must be at least 1, not 0" in capsys.readouterr().err
