@@ -21,9 +21,10 @@ Three farms share that interface:
   of the right kind, builds its image there once and measures the chunk.
   The search stays on the head.
 
-A farm splits a batch into at most ``boards`` contiguous chunks
-(:func:`split`), measures them in parallel and returns the results in the
-order of the configs.  A workload does not pickle (its template holds
+A farm lowers the batch's configs on the head and keeps one config per
+distinct C (as one image would), splits those into at most ``boards``
+contiguous chunks (:func:`split`), measures them in parallel and returns
+one result per config in the order of the configs.  A workload does not pickle (its template holds
 local functions), so a chunk carries the workload's
 :class:`~aot.tune.workload.WorkloadSource` (the model graph, target and
 sample input) and its key; a worker extracts the workloads once per source
@@ -54,7 +55,14 @@ from pathlib import Path
 from aot import __version__
 from aot.tune.errors import TuneError
 from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram
-from aot.tune.measure import RUN_TIMEOUT, Builder, Result, Runner, measure
+from aot.tune.measure import (
+    RUN_TIMEOUT,
+    Builder,
+    Result,
+    Runner,
+    distinct_candidates,
+    measure,
+)
 
 #: Times Ray runs a chunk again after its node or worker died.
 RETRIES = 3
@@ -252,6 +260,20 @@ class _Parallel:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def measure(self, workload, configs):
+        """The head lowers the configs and sends one config per distinct C (the
+        others get its result, as within one image), split across the boards."""
+        configs = list(configs)
+        candidates, failed = distinct_candidates(workload, configs)
+        outcomes = {c.index: ("build", None, (), "", error, 0.0) for c, error in failed}
+        firsts = [cand.configs[0] for cand in candidates]
+        self._measure(workload, split(firsts, self.boards), outcomes)
+        for cand in candidates:
+            if cand.configs[0].index in outcomes:
+                for c in cand.configs[1:]:
+                    outcomes[c.index] = outcomes[cand.configs[0].index]
+        return in_order(configs, outcomes)
+
 
 class LocalFarm(_Parallel):
     """``boards`` worker processes on this machine, one board each (see the
@@ -293,10 +315,8 @@ class LocalFarm(_Parallel):
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def measure(self, workload, configs):
-        configs = list(configs)
-        outcomes: dict[int, tuple] = {}
-        lost = self._run(workload, split(configs, self.boards), outcomes)
+    def _measure(self, workload, chunks, outcomes) -> None:
+        lost = self._run(workload, chunks, outcomes)
         if lost:
             # A worker died and took the pool with it: measure its chunks once more.
             self._abandon()
@@ -305,7 +325,6 @@ class LocalFarm(_Parallel):
                 outcomes.update(_failed(chunk, reason))
             if lost:
                 self._abandon()
-        return in_order(configs, outcomes)
 
     def _run(self, workload, chunks, outcomes) -> list[tuple[list, str]]:
         """Measure ``chunks`` into ``outcomes``; the chunks whose worker died, with why."""
@@ -398,17 +417,15 @@ class RayFarm(_Parallel):
             ray.shutdown()
         self._owns = False
 
-    def measure(self, workload, configs):
+    def _measure(self, workload, chunks, outcomes) -> None:
         ray = self._ray
         source = workload.source
         if source.token not in self._sources:  # each node fetches the model once
             self._sources = {source.token: ray.put(source)}
         ref = self._sources[source.token]
-        chunks = split(list(configs), self.boards)
         pending = [(chunk, self._task.remote(self.spec, ref, workload.key,
                                              [c.index for c in chunk], __version__))
                    for chunk in chunks]
-        outcomes: dict[int, tuple] = {}
         for chunk, future in pending:
             try:
                 tuples, notes = ray.get(future)
@@ -423,7 +440,6 @@ class RayFarm(_Parallel):
                 continue
             self._merge_notes(notes)
             outcomes.update({t[0]: t[1:] for t in tuples})
-        return in_order(list(configs), outcomes)
 
 
 def open_farm(spec: BoardSpec, *, farm: str | None, boards: int | None, work: Path,
