@@ -35,6 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "batch; 'auto' (default) is 'ram' on real boards that declare executable "
                         "RAM (memory.ram_code_bytes), 'image' on emulated ones (a QEMU restart "
                         "costs less than its slow UART)")
+    parser.add_argument("--farm", metavar="local|ray://HOST:PORT",
+                        help="measure on several boards at once: 'local' runs --boards QEMU "
+                        "(or host) boards in a process pool on this machine; ray://HOST:PORT "
+                        "runs on the boards of a Ray cluster whose nodes declare the custom "
+                        "resource board:<TAG> (docs/tuning.md)")
+    parser.add_argument("--boards", type=int, metavar="N",
+                        help="boards measuring in parallel (default: 1 without --farm, 2 with "
+                        "--farm local, every board of the tag a Ray cluster declares)")
     parser.add_argument("--trials", type=int,
                         help="configs to measure per workload (the default config included); "
                         "with --budget, at most that many")
@@ -101,10 +109,13 @@ def run(args: argparse.Namespace) -> int:
                         batch_size=args.batch, repeats=args.repeats,
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,
-                        loader=args.loader, progress=_printer(sys.stderr))
+                        loader=args.loader, farm=args.farm, boards=args.boards,
+                        progress=_printer(sys.stderr))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
+    if report.boards > 1:
+        how += f", {report.boards} boards"
     print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates ({how}) in "
           f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}")
     for w in report.workloads:

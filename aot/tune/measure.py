@@ -300,22 +300,8 @@ class Builder:
 
     def candidates(self, workload, configs: list[Config]) -> tuple[list[Candidate], list]:
         """Distinct candidates for ``configs``, and (config, error) for configs that
-        could not be lowered."""
-        distinct: dict[str, Candidate] = {}
-        failed = []
-        for config in configs:
-            name = f"tune_c{config.index}"
-            try:
-                kernel = workload.lower(config, name)
-            except Exception as err:  # a template bug must not end the session
-                failed.append((config, f"lowering failed: {type(err).__name__}: {err}"))
-                continue
-            digest = hashlib.sha256(_normalized(kernel.source, kernel.name).encode()).hexdigest()
-            if digest in distinct:
-                distinct[digest].configs.append(config)
-            else:
-                distinct[digest] = Candidate(name, [config], kernel.source, kernel)
-        return list(distinct.values()), failed
+        could not be lowered (:func:`distinct_candidates`)."""
+        return distinct_candidates(workload, configs)
 
     def build(self, workload, candidates: list[Candidate]) -> Batch:
         """One firmware project for ``candidates``; ``build_error`` is set if it
@@ -332,6 +318,27 @@ class Builder:
             batch.build_error = str(err)
         batch.build_seconds = time.perf_counter() - start
         return batch
+
+
+def distinct_candidates(workload, configs: list[Config]) -> tuple[list[Candidate], list]:
+    """Distinct candidates for ``configs`` (configs whose C is the same up to the
+    kernel's name share one), and (config, error) for configs that could not be
+    lowered."""
+    distinct: dict[str, Candidate] = {}
+    failed = []
+    for config in configs:
+        name = f"tune_c{config.index}"
+        try:
+            kernel = workload.lower(config, name)
+        except Exception as err:  # a template bug must not end the session
+            failed.append((config, f"lowering failed: {type(err).__name__}: {err}"))
+            continue
+        digest = hashlib.sha256(_normalized(kernel.source, kernel.name).encode()).hexdigest()
+        if digest in distinct:
+            distinct[digest].configs.append(config)
+        else:
+            distinct[digest] = Candidate(name, [config], kernel.source, kernel)
+    return list(distinct.values()), failed
 
 
 def workload_params(workload):

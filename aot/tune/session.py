@@ -27,17 +27,12 @@ from aot.kernels.template import ConfigError
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
-from aot.tune.loader import (
-    LoaderUnavailable,
-    RamBuilder,
-    RamRunner,
-    measure_ram,
-    ram_code_bytes,
-)
 from aot.tune.auto import AutoTuner, AutoWorkload
 from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
-from aot.tune.measure import Builder, Runner, max_batch, measure
+from aot.tune.farm import BoardSpec, open_farm, parse_farm
+from aot.tune.loader import ram_code_bytes
+from aot.tune.measure import max_batch
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
@@ -102,6 +97,7 @@ class TuneReport:
     measured: int = 0
     seconds: float = 0.0
     loader: str = "image"      # the flow that measured the candidates (ram or image)
+    boards: int = 1            # boards that measured in parallel (aot.tune.farm)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -123,7 +119,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
                runner: str | None = None, serial_port: str | None = None,
                workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
-               loader: str = "auto",
+               loader: str = "auto", farm: str | None = None, boards: int | None = None,
                progress: Callable[[Progress], None] | None = None) -> TuneReport:
     """Tune every distinct workload of ``model`` on ``board``.
 
@@ -140,6 +136,12 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     strings.  ``loader`` is one of :data:`LOADERS`; when ``auto`` chose the
     RAM loader and the device turns out not to offer it, the session goes
     on with batch images (``report.notes`` says so).
+
+    ``farm`` and ``boards`` choose where candidates are measured
+    (:mod:`aot.tune.farm`): by default one board in this process; ``boards``
+    N > 1 (or ``farm="local"``) a pool of N local boards; ``farm=
+    "ray://HOST:PORT"`` the boards of a Ray cluster (all of them unless
+    ``boards`` says how many).
     """
 
     board = load_board(board) if isinstance(board, str) else board
@@ -162,6 +164,8 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
                         "the RAM loader): give a runner that flashes the board (e.g. --runner "
                         "openocd) instead of 'none'")
+    if boards is not None and boards < 1:
+        raise TuneError(f"--boards must be at least 1, not {boards}")
     if loader not in LOADERS:
         raise TuneError(f"unknown loader {loader!r}; loaders: {', '.join(LOADERS)}")
     if loader == "ram" and ram_code_bytes(board) <= 0:
@@ -171,6 +175,9 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError(f"--batch must be 1 to {max_batch()}: one image holds at most that "
                         "many candidates (the runtime's AOT_MAX_KERNELS less the image's own "
                         f"kernels), not {batch_size}")
+    if farm is not None and parse_farm(farm)[0] == "ray" and (workdir or cache_dir):
+        raise TuneError("workdir and cache_dir are this machine's folders: a Ray farm builds "
+                        "on its nodes, in their temporary folders; leave them out")
     target = board.target
     _, workloads = extract_workloads(model, target)
     if only:
@@ -187,10 +194,11 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = cache_dir or Path(tmp) / "object-cache"
         report = TuneReport()
-        use_ram = choose_loader(board, loader) == "ram"
-        with Flows(board, work, cache, runner=runner, serial_port=serial_port,
-                   repeats=repeats, ram=use_ram, forced=loader == "ram",
-                   notes=report.notes) as flows:
+        spec = BoardSpec(board, runner, serial_port, repeats,
+                         ram=choose_loader(board, loader) == "ram", forced=loader == "ram")
+        with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
+                       notes=report.notes) as flows:
+            report.boards = flows.boards
             _tune(workloads, board, flows, log, old, report, trials=trials, tuner=tuner,
                   batch_size=batch_size, early_stopping=early_stopping, seed=seed,
                   progress=progress, budget=budget)
@@ -212,40 +220,6 @@ def choose_loader(board, loader: str = "auto") -> str:
     if loader == "auto":
         return "ram" if ram_code_bytes(board) > 0 and not board.emulated else "image"
     return loader
-
-
-class Flows:
-    """Measures a batch through the RAM loader or with batch images (see
-    :data:`LOADERS`); falls back from the first to the second when the loader
-    turns out to be unavailable, unless ``forced``."""
-
-    def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
-                 ram: bool, forced: bool, notes: list[str]):
-        self.builder = Builder(board, work, cache_dir=cache)
-        self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats)
-        self.ram = ram
-        self.forced = forced
-        self.notes = notes
-        self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache)
-        self.ram_runner = RamRunner(runner=runner, serial_port=serial_port, repeats=repeats)
-
-    def __enter__(self) -> Flows:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.ram_runner.close()
-
-    def measure(self, workload, configs):
-        if self.ram:
-            try:
-                return measure_ram(self.ram_builder, self.ram_runner, workload, configs)
-            except LoaderUnavailable as err:
-                if self.forced:
-                    raise
-                self.ram_runner.close()
-                self.ram = False
-                self.notes.append(f"RAM loader not used ({err}); one image per batch instead")
-        return measure(self.builder, self.runner, workload, configs)
 
 
 def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_size,

@@ -14,8 +14,10 @@ every candidate is checked.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,6 +85,18 @@ class Workload:
     # The reference outputs of aot.tune.measure's check cases, by case name (computed
     # once, on first use).
     case_outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # What extract_workloads made it from, so another process can make it again
+    # (a Workload itself does not pickle: its template holds local functions).
+    source: WorkloadSource | None = field(default=None, repr=False)
+
+
+    @classmethod
+    def of(cls, wl: Workload) -> Workload:
+        """This kind of workload made from the plain one ``wl`` (the template's
+        space); a subclass with another space (aot.tune.auto) derives its own.
+        Farm workers rebuild plain workloads and call this to get the kind the
+        head measures."""
+        return wl
 
     def lower(self, config: Config, name: str) -> Kernel:
         """The workload's kernel scheduled with ``config``, named ``name``."""
@@ -113,6 +127,25 @@ class Workload:
         return values[self.group.outputs(self.graph)[0].name]
 
 
+@dataclass(frozen=True)
+class WorkloadSource:
+    """The model graph, target and sample input that :func:`extract_workloads`
+    made a set of workloads from: picklable, so a worker process or another
+    machine (aot.tune.farm) rebuilds the same workloads with
+    :meth:`workloads`.  ``token`` names this extraction (a cache key)."""
+
+    graph: Graph
+    target: object
+    sample_input: tuple
+    token: str
+
+    def workloads(self) -> dict[str, Workload]:
+        """The workloads again, by key."""
+        _, found = extract_workloads(self.graph, self.target,
+                                     sample_input=list(self.sample_input))
+        return {w.key: w for w in found}
+
+
 def _inspect(group, ag, target):
     """The (stages, final) the compute rules build for ``group``."""
     seen = {}
@@ -134,6 +167,7 @@ def extract_workloads(model, target, *, sample_input=None, seed: int = 0):
     """
 
     graph = model if isinstance(model, Graph) else load_model(model)
+    source_graph = copy.deepcopy(graph)  # optimize may rewrite the graph it is given
     ag = optimize(graph, PassContext(opt_level=2))
     by_key: dict[str, Workload] = {}
     for group in ag.annotations.groups:
@@ -160,6 +194,10 @@ def extract_workloads(model, target, *, sample_input=None, seed: int = 0):
         else:
             sample_input = [x[0] for x in random_inputs(graph, 1, seed)]
     _capture_values(ag, workloads, sample_input)
+    source = WorkloadSource(source_graph, target,
+                            tuple(np.asarray(x) for x in sample_input), uuid.uuid4().hex)
+    for wl in workloads:
+        wl.source = source
     return ag, workloads
 
 

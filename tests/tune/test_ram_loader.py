@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from aot.target import Target, load_board
-from aot.tune import session as tune_session
+from aot.tune import farm as tune_farm
 from aot.tune.loader import (
     REGION_SYMBOL,
     Base,
@@ -94,16 +94,16 @@ def test_auto_falls_back_to_batch_images_when_the_loader_is_unavailable(dense, t
     def batch_images(builder, runner, wl, configs):
         images.append(configs)
         return [Result(c, "ok", 5, (5,), "instructions") for c in configs]
-    monkeypatch.setattr(tune_session, "measure_ram", unavailable)
-    monkeypatch.setattr(tune_session, "measure", batch_images)
+    monkeypatch.setattr(tune_farm, "measure_ram", unavailable)
+    monkeypatch.setattr(tune_farm, "measure", batch_images)
     notes = []
-    with tune_session.Flows(load_board(BOARD), tmp_path, tmp_path / "cache", runner=None,
+    with tune_farm.Flows(load_board(BOARD), tmp_path, tmp_path / "cache", runner=None,
                             serial_port=None, repeats=1, ram=True, forced=False,
                             notes=notes) as flows:
         assert [r.status for r in flows.measure(dense, [dense.default])] == ["ok"]
         assert not flows.ram and len(images) == 1
         assert "does not advertise the RAM loader" in notes[0]
-    with tune_session.Flows(load_board(BOARD), tmp_path, tmp_path / "cache", runner=None,
+    with tune_farm.Flows(load_board(BOARD), tmp_path, tmp_path / "cache", runner=None,
                             serial_port=None, repeats=1, ram=True, forced=True,
                             notes=[]) as flows, pytest.raises(LoaderUnavailable):
         flows.measure(dense, [dense.default])

@@ -44,7 +44,7 @@ class FakeFlows:
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(session, "Flows", FakeFlows)
+    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: FakeFlows())
     FakeFlows.batches = []
     return FakeFlows
 

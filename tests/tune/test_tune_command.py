@@ -73,3 +73,18 @@ def test_cycles_as_the_cost_is_refused(models_dir, tmp_path, capsys):
                  "--log", str(tmp_path / "log")])
     assert code == 2
     assert "--cost cycles is not supported yet" in capsys.readouterr().err
+
+
+def test_an_unknown_farm_is_refused_before_the_model_is_read(tmp_path, capsys):
+    code = main(["tune", str(tmp_path / "missing.tflite"), "--board", "qemu/mps2-an386",
+                 "--trials", "2", "--log", str(tmp_path / "log"), "--farm", "slurm"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown farm 'slurm'" in err and "ray://HOST:PORT" in err
+
+
+def test_boards_must_be_positive(tmp_path, capsys):
+    code = main(["tune", str(tmp_path / "missing.tflite"), "--board", "qemu/mps2-an386",
+                 "--trials", "2", "--log", str(tmp_path / "log"), "--boards", "0"])
+    assert code == 2
+    assert "--boards must be at least 1, not 0" in capsys.readouterr().err
