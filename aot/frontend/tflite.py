@@ -1541,9 +1541,28 @@ def _dynamic_update_slice(ctx: _OpContext):
     return "dynamic_update_slice", [data, update, start], {}
 
 
+# SVDF element types TFLM's kernels run: (input, feature weights, time weights,
+# state, output).  TFLM picks its integer kernel by the time weights' type and
+# reads the state as that type, so the two must agree.
+_SVDF_TYPES = {("float32",) * 5: "float32",
+               ("int8", "int8", "int16", "int16", "int8"): "int8 with int16 state",
+               ("int8", "int8", "int8", "int8", "int8"): "int8 with int8 state"}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
+    x, wf, wt, bias, state = inputs
+    types = (x.dtype, wf.dtype, wt.dtype, state.dtype, ctx.output_type().dtype)
+    if types not in _SVDF_TYPES:
+        raise ctx.fail(f"{x.dtype} input, {wf.dtype} feature weights, {wt.dtype} time weights, "
+                       f"{state.dtype} state and {types[4]} output: not supported (TFLM runs "
+                       "float32 throughout, or int8 input, feature weights and output with "
+                       "time weights and state both int16 or both int8; no hybrid SVDF)")
+    want_bias = "float32" if x.dtype == "float32" else "int32"
+    if bias is not None and bias.dtype != want_bias:
+        raise ctx.fail(f"{bias.dtype} bias with {x.dtype} input: not supported (TFLM takes "
+                       f"{want_bias} bias here)")
     rank = ctx.opt(0, "i", 0)
     return "svdf", inputs, {"rank": rank, "activation": ctx.activation(1)}
 

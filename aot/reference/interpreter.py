@@ -90,15 +90,14 @@ class Session:
         self.reset()
 
     def reset(self) -> None:
-        """Every variable tensor back to its start values: its zero point, as a
-        fresh TFLM interpreter, or the values a model gives it (``Tensor.data``)."""
+        """Every variable tensor back to its start values: ``Tensor.fresh_value``,
+        as a fresh TFLM interpreter, or the values a model gives it (``Tensor.data``)."""
         self.state = {}
         for t in self.graph.variables():
             if t.data is not None:
                 self.state[id(t)] = np.array(t.data, copy=True)
                 continue
-            zero = t.quant.zero_point[0] if t.quant is not None else 0
-            self.state[id(t)] = np.full(t.shape, zero, dtype=t.type.np_dtype)
+            self.state[id(t)] = np.full(t.shape, t.fresh_value, dtype=t.type.np_dtype)
 
     def invoke(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """Run once; ``inputs`` in graph-input order, or by input name."""
@@ -468,7 +467,7 @@ def _svdf(node: Node, args: list) -> list:
     if x.dtype != "float32":
         extra = {"x_scale": _scale(x), "x_zero_point": _zp(x), "wf_scale": _scale(wf),
                  "wt_scale": _scale(wt), "state_scale": _scale(state),
-                 "y_scale": _scale(y), "y_zero_point": _zp(y)}
+                 "state_zero_point": _zp(state), "y_scale": _scale(y), "y_zero_point": _zp(y)}
     out, new_state = svdf(*args, rank=node.attrs["rank"],
                           activation=_ACT[node.attrs["activation"]], **extra)
     args[4][...] = new_state  # the session's state array, updated in place

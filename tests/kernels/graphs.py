@@ -145,7 +145,8 @@ def quantize_graph(*, src="float32", dst="int8"):
 
 
 def svdf_graph(*, dtype="int8", batch=2, depth=5, filters=6, memory=4, rank=2, bias=True,
-               activation="none", seed=0):
+               activation="none", state="int16", state_zp=0, seed=0):
+    """``state``: int16 (int16 time weights) or int8 (int8 time weights)."""
     rng = np.random.default_rng(seed)
     b = GraphBuilder("svdf")
     units = filters // rank
@@ -158,11 +159,13 @@ def svdf_graph(*, dtype="int8", batch=2, depth=5, filters=6, memory=4, rank=2, b
         return b.build([b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation)])
     x = b.input("x", (batch, depth), "int8", Q(0.05, 3))
     wf = b.constant("wf", weights_int8(rng, (filters, depth)), quant=Q(0.01, 0))
-    wt = b.constant("wt", rng.integers(-32767, 32768, (filters, memory)).astype(np.int16),
-                    quant=Q(0.0002, 0))
+    info = np.iinfo(state)
+    wt = b.constant("wt", rng.integers(info.min + 1, info.max + 1,
+                                       (filters, memory)).astype(state), quant=Q(0.0002, 0))
+    st_scale = 0.002 if state == "int16" else 0.05  # the int8 state saturates now and then
     bt = (b.constant("b", rng.integers(-30000, 30000, units).astype(np.int32),
-                     quant=Q(0.002 * 0.0002, 0)) if bias else None)
-    st = b.variable("state", (batch, filters * memory), "int16", Q(0.002, 0))
+                     quant=Q(st_scale * 0.0002, 0)) if bias else None)
+    st = b.variable("state", (batch, filters * memory), state, Q(st_scale, state_zp))
     y = b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation,
              out_type=TensorType((batch, units), "int8", Q(0.03, -2)))
     return b.build([y])

@@ -12,6 +12,9 @@ SVDF_VARIANTS = [
     {"rank": 1, "filters": 3},
     {"bias": False},
     {"batch": 1, "memory": 1},
+    {"state": "int8"},
+    {"state": "int8", "state_zp": 100, "bias": False},
+    {"state": "int16", "state_zp": -300},
     {"dtype": "float32"},
     {"dtype": "float32", "activation": "relu", "bias": False},
 ]
