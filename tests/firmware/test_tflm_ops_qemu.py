@@ -4,7 +4,8 @@ the device C is the host C, built by the cross compiler.  One chain of
 int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky relu, pools, relu,
-fully connected, logistic, tanh, relu6, concatenation, softmax; slow), and a streaming model whose resource variable
+fully connected, logistic, tanh, relu6, concatenation, softmax; slow), SVDF with an int8
+state and zero point (wrapping new samples; slow), and a streaming model whose resource variable
 (with start values from its init subgraph) keeps state between invocations
 on one boot."""
 
@@ -153,6 +154,20 @@ def _streaming(rng) -> bytes:
     return mb.finish()
 
 
+def _svdf_int8_state(rng) -> bytes:
+    """int8 time weights and state with a zero point: new samples saturate and wrap."""
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 7], "int8", **_q(0.05, -4))
+    wf = mb.const("wf", rng.integers(-127, 128, (6, 7)), "int8", **_q(0.01))
+    wt = mb.const("wt", rng.integers(-127, 128, (6, 5)), "int8", **_q(0.004))
+    b = mb.const("b", rng.integers(-3000, 3000, 3), "int32",
+                 **_q(np.float32(0.08) * np.float32(0.004)))
+    st = mb.tensor("state", [2, 30], "int8", variable=True, **_q(0.08, 90))
+    y = mb.output("y", [2, 3], "int8", **_q(0.6, 5))
+    mb.op("SVDF", [x, wf, wt, b, st], [y], rank=2, fused_activation_function="NONE")
+    return mb.finish()
+
+
 def _check(name, model_fn, make_input, tflm, object_cache, tmp_path, n=3):  # noqa: F811
     rng = np.random.default_rng(17)
     model = model_fn(rng)
@@ -195,3 +210,9 @@ def _int16_input(rng):
 @pytest.mark.slow
 def test_int16_layers_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("chain16", _int16_chain, _int16_input, tflm, object_cache, tmp_path, n=4)
+
+
+@pytest.mark.slow
+def test_svdf_int8_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("svdf8", _svdf_int8_state, lambda r: r.integers(-128, 128, (2, 7)).astype(np.int8),
+           tflm, object_cache, tmp_path, n=5)
