@@ -927,13 +927,30 @@ def _quantize(ctx: _OpContext):
     return "quantize", [ctx.input(0)], {"out_dtype": ctx.output_type().dtype}
 
 
+def _quant_text(q: Quantization | None) -> str:
+    return "not quantized" if q is None else \
+        f"scale {float(q.scale[0]):.9g}, zero point {int(q.zero_point[0])}"
+
+
 def _concatenate(ctx: _OpContext):
+    """TFLM copies the integers raw: int8 operands must share one quantization
+    (its kernel refuses others), int16 ones may differ in scale (zero point 0)."""
     inputs = [ctx.input(i) for i in range(len(ctx.in_idx))]
-    for t in inputs:
+    activation = ctx.activation(1)
+    if activation != "none":
+        raise ctx.fail(f"fused activation {activation.upper()}: not supported (TFLM "
+                       "concatenates without one)")
+    out = ctx.output_type()
+    for k, t in enumerate(inputs):
         if t.dtype == "int16" and t.quant is not None and any(t.quant.zero_point):
             raise ctx.fail(f"int16 input {t.name!r} with zero point {t.quant.zero_point[0]}: "
                            "not supported (TFLM concatenates int16 with zero point 0)")
-    return "concatenate", inputs, {"axis": ctx.opt(0, "i", 0), "activation": ctx.activation(1)}
+        if t.dtype == "int8" and t.quant != out.quant:
+            raise ctx.fail(f"int8 input {k} ({_quant_text(t.quant)}) quantized differently "
+                           f"from the output ({_quant_text(out.quant)}): not supported (TFLM "
+                           "concatenates int8 operands of one quantization; int16 ones may "
+                           "differ in scale)")
+    return "concatenate", inputs, {"axis": ctx.opt(0, "i", 0), "activation": activation}
 
 
 def _pad(ctx: _OpContext):
@@ -946,7 +963,16 @@ def _pad(ctx: _OpContext):
         value = ctx.const(2, "constant value").reshape(-1)
         if value.size != 1:
             raise ctx.fail("the constant value must hold one element")
-        q = data.quant
+        out = ctx.output_type()
+        if data.quant is not None:
+            const = ctx.input(2)
+            if const.quant != out.quant:
+                # TFLM writes the constant's integer raw, so it must be in the output's terms
+                raise ctx.fail(f"constant value ({_quant_text(const.quant)}) quantized "
+                               f"differently from the output ({_quant_text(out.quant)}): "
+                               "not supported (TFLM pads with a constant of the output's "
+                               "quantization)")
+        q = out.quant
         real = float(value[0]) if q is None else q.scale[0] * (int(value[0]) - q.zero_point[0])
         attrs["value"] = real
     return "pad", [data], attrs
@@ -956,6 +982,11 @@ def _reduce(ir_op: str):
     """MEAN, SUM, REDUCE_ALL, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
+        out = ctx.output_type()
+        if ir_op in ("reduce_max", "reduce_min") and data.quant != out.quant:
+            raise ctx.fail(f"input ({_quant_text(data.quant)}) and output "
+                           f"({_quant_text(out.quant)}) "
+                           "quantized differently: not supported (TFLM fails the invocation)")
         axes = ctx.const(1, "axes").reshape(-1)
         return ir_op, [data], {"axes": tuple(int(a) for a in axes),
                                "keepdims": bool(ctx.opt(0, "?", False))}
