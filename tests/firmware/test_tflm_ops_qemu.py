@@ -5,7 +5,8 @@ int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky relu, pools, relu,
 fully connected, logistic, tanh, relu6, concatenation, softmax; slow), SVDF with an int8
-state and zero point (wrapping new samples; slow), and a streaming model whose resource variable
+state and zero point (wrapping new samples; slow), a chain of data movement whose every
+output is quantized differently from its input (raw copies, as TFLM; slow), and a streaming model whose resource variable
 (with start values from its init subgraph) keeps state between invocations
 on one boot."""
 
@@ -168,6 +169,25 @@ def _svdf_int8_state(rng) -> bytes:
     return mb.finish()
 
 
+def _raw_movement(rng) -> bytes:
+    """Every step changes the quantization; TFLM copies the integers raw."""
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 3, 4, 2], "int8", **_q(0.05, -3))
+    t = mb.tensor("t", [1, 4, 3, 2], "int8", **_q(0.1, 4))
+    mb.op("TRANSPOSE", [x, mb.const("perm", np.array([0, 2, 1, 3]), "int32")], [t])
+    p = mb.tensor("p", [1, 6, 4, 2], "int8", **_q(0.2, -7))
+    mb.op("PAD", [t, mb.const("pads", np.array([[0, 0], [1, 1], [0, 1], [0, 0]]), "int32")],
+          [p])
+    r = mb.tensor("r", [6, 8], "int8", **_q(0.3, 9))
+    mb.op("RESHAPE", [p, mb.const("shape", np.array([6, 8]), "int32")], [r], new_shape=[6, 8])
+    g = mb.tensor("g", [3, 8], "int8", **_q(0.15, 0))
+    mb.op("GATHER", [r, mb.const("idx", np.array([5, 0, 2]), "int32")], [g], axis=0)
+    y = mb.output("y", [3, 8], "int8", **_q(0.4, -11))
+    mb.op("MAXIMUM", [g, mb.const("m", rng.integers(-128, 128, (3, 8)), "int8",
+                                  **_q(0.02, 3))], [y])
+    return mb.finish()
+
+
 def _check(name, model_fn, make_input, tflm, object_cache, tmp_path, n=3):  # noqa: F811
     rng = np.random.default_rng(17)
     model = model_fn(rng)
@@ -216,3 +236,10 @@ def test_int16_layers_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa:
 def test_svdf_int8_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("svdf8", _svdf_int8_state, lambda r: r.integers(-128, 128, (2, 7)).astype(np.int8),
            tflm, object_cache, tmp_path, n=5)
+
+
+@pytest.mark.slow
+def test_raw_data_movement_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("rawmove", _raw_movement,
+           lambda r: r.integers(-128, 128, (1, 3, 4, 2)).astype(np.int8),
+           tflm, object_cache, tmp_path)
