@@ -407,6 +407,8 @@ class _Importer:
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
             converted = _CONVERTERS[op_name][0](ctx)
+            # after the converter, whose own messages on types are more specific
+            _check_element_type(ctx, op_name)
             if converted is None:  # lowered into nodes (ctx.emit) or resolved at import
                 if not ctx.steps and not ctx.resolved:
                     raise ctx.fail("the converter emitted nothing")
@@ -1723,6 +1725,75 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }
 assert set(_CONVERTERS) == set(BUILTIN_CODES)
+
+_F, _I8, _I16, _I32, _I64, _B = "float32", "int8", "int16", "int32", "int64", "bool"
+_ANY = None  # every element type the reader takes: the values are moved, never computed on
+#: Each supported builtin's element types: the input slot whose type selects
+#: TFLM's kernel, and the types aot runs there (``_ANY``: every type the reader
+#: takes; an empty tuple: nothing typed runs, the builtin is resolved at import).
+#: The importer refuses any other type the converter lets through (converters
+#: check finer things first: combinations of operand types, zero points);
+#: docs/operators.md's types column is printed from this table.
+ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
+    **{b: (0, (_F, _I8, _I16)) for b in (
+        "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "AVERAGE_POOL_2D",
+        "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "LEAKY_RELU", "MEAN",
+        "SUM", "REDUCE_MAX", "REDUCE_MIN", "QUANTIZE")},
+    "TRANSPOSE_CONV": (2, (_F, _I8, _I16)),
+    **{b: (0, (_F,)) for b in (
+        "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "RSQRT", "EXP", "LOG",
+        "SIN", "COS", "SQUARE", "DIV", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD",
+        "ADD_N")},
+    **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
+    **{b: (0, (_F, _I8)) for b in (
+        "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "CUMSUM", "GATHER",
+        "GATHER_ND", "RESIZE_BILINEAR", "SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM")},
+    "DEQUANTIZE": (0, (_I8, _I16)),
+    **{b: (0, (_F, _I8, _I16, _I32, _I64)) for b in (
+        "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")},
+    **{b: (0, (_B, _F, _I8, _I16, _I32, _I64)) for b in ("EQUAL", "NOT_EQUAL")},
+    **{b: (0, (_B,)) for b in ("LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "REDUCE_ALL")},
+    "SELECT_V2": (1, _ANY),
+    "ARG_MAX": (0, (_F, _I8, _I16, _I32)),
+    "ARG_MIN": (0, (_F, _I8, _I16, _I32)),
+    "ZEROS_LIKE": (0, _ANY),
+    "CAST": (0, _ANY),
+    "DYNAMIC_UPDATE_SLICE": (0, (_F, _I8, _I16, _I32)),
+    "EMBEDDING_LOOKUP": (1, (_F, _I8)),
+    "FILL": (1, (_F, _I8, _I32)),
+    "SPLIT": (1, _ANY),
+    "ASSIGN_VARIABLE": (1, _ANY),
+    "READ_VARIABLE": (0, ()),
+    **{b: (0, _ANY) for b in (
+        "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "PADV2", "STRIDED_SLICE",
+        "TRANSPOSE", "SPLIT_V", "SLICE", "UNPACK", "PACK", "REVERSE_V2", "SPACE_TO_DEPTH",
+        "DEPTH_TO_SPACE", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD",
+        "BROADCAST_TO", "RESIZE_NEAREST_NEIGHBOR")},
+    **{b: (0, ()) for b in ("SHAPE", "VAR_HANDLE", "CALL_ONCE", "IF", "WHILE",
+                            "BROADCAST_ARGS")},
+}
+assert set(ELEMENT_TYPES) == set(_CONVERTERS), set(_CONVERTERS) ^ set(ELEMENT_TYPES)
+
+
+def element_types(builtin: str) -> str:
+    """The element types aot runs ``builtin`` in, as docs/operators.md prints them."""
+    slot, types = ELEMENT_TYPES[builtin]
+    if builtin == "SVDF":
+        return "; ".join(_SVDF_TYPES.values())
+    if types is None:
+        return "any"
+    return ", ".join(types)
+
+
+def _check_element_type(ctx: _OpContext, builtin: str) -> None:
+    """Refuse a typed slot's element type that :data:`ELEMENT_TYPES` does not list."""
+    slot, types = ELEMENT_TYPES[builtin]
+    if not types or slot >= len(ctx.in_idx) or ctx.in_idx[slot] < 0:
+        return
+    t = ctx.input(slot)
+    if t.dtype not in types:
+        raise ctx.fail(f"{t.dtype} input {slot} ({t.name!r}): not supported (aot runs "
+                       f"{builtin} on {', '.join(types)})")
 
 
 def lowering(builtin: str) -> tuple[str, ...]:
