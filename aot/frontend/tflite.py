@@ -1747,7 +1747,8 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
     **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{b: (0, (_F, _I8)) for b in (
         "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "CUMSUM", "GATHER",
-        "GATHER_ND", "RESIZE_BILINEAR", "SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM")},
+        "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, (_F, _I8, _I16)),
     "DEQUANTIZE": (0, (_I8, _I16)),
     **{b: (0, (_F, _I8, _I16, _I32, _I64)) for b in (
         "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")},

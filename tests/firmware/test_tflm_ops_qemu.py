@@ -5,7 +5,8 @@ int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky relu, pools, relu,
 fully connected, logistic, tanh, relu6, concatenation, softmax; slow), SVDF with an int8
-state and zero point (wrapping new samples; slow), a chain of data movement whose every
+state and zero point (wrapping new samples; slow), a 16x8 LSTM (int16 input and
+hidden state, int64 biases; slow), a chain of data movement whose every
 output is quantized differently from its input (raw copies, as TFLM; slow), and a streaming model whose resource variable
 (with start values from its init subgraph) keeps state between invocations
 on one boot."""
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.stateful_models import lstm_16x8
 from support.tflite_builder import ModelBuilder
 
 from aot.compile import compile_model
@@ -242,4 +244,11 @@ def test_svdf_int8_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # n
 def test_raw_data_movement_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("rawmove", _raw_movement,
            lambda r: r.integers(-128, 128, (1, 3, 4, 2)).astype(np.int8),
+           tflm, object_cache, tmp_path)
+
+
+@pytest.mark.slow
+def test_lstm_16x8_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("lstm16", lstm_16x8,
+           lambda r: r.integers(-32768, 32768, (2, 4, 5)).astype(np.int16),
            tflm, object_cache, tmp_path)

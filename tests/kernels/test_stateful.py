@@ -38,6 +38,8 @@ LSTM_VARIANTS = [
     {"h_zp": 0, "batch": 1, "steps": 1},
     {"cell_scale": 2.0 ** -15},
     {"cell_scale": 2.0 ** -8},
+    {"dtype": "int16"},
+    {"dtype": "int16", "time_major": True, "cell_clip": 0.5},
 ]
 
 

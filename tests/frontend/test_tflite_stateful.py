@@ -1,14 +1,16 @@
-"""SVDF in every element-type combination TFLM's kernels run (float32; int8
-with int16 time weights and state; int8 with int8 time weights and state),
-imported, compiled for the host and run over a sequence from a fresh state
-bit for bit as TFLM runs it; the combinations TFLM cannot run are refused at
-import naming the operator, its index and the types."""
+"""Stateful builtins in the element types TFLM's kernels run, imported,
+compiled for the host and run over a sequence from a fresh state bit for bit
+as TFLM runs them: SVDF (int8 with int16 time weights and state; int8 with
+int8 time weights and state, zero points included) and the 16x8 LSTM (int16
+input and hidden state, int64 biases).  The SVDF combinations TFLM cannot run
+are refused at import naming the operator, its index and the types."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.stateful_models import lstm_16x8
 from support.tflite_builder import ModelBuilder
 
 from aot.commands.run import run_on_host
@@ -103,3 +105,18 @@ def test_svdf_types_tflm_cannot_run_are_refused(case, tmp_path):
     assert message in str(err.value)
     assert "time weights and state both int16 or both int8" in str(err.value) or \
         "bias" in case
+
+
+def test_lstm_16x8_on_the_host_equals_tflm(tflm, tmp_path):  # noqa: F811
+    model = lstm_16x8(np.random.default_rng(4))
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(model)
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(-32768, 32768, (2, 4, 5)).astype(np.int16) for _ in range(3)]
+    want = np.stack([outs[0] for outs in tflm.run(model, [[x] for x in xs])])
+    assert np.count_nonzero(want) > want.size // 2  # not saturated to nothing
+    session = Session(load_model(path))
+    np.testing.assert_array_equal(np.stack([session.invoke([x])[0] for x in xs]), want)
+    compiled = compile_model(path, "host/native", name="lstm", measure_code=False)
+    np.testing.assert_array_equal(run_on_host(compiled, [np.stack(xs)], workdir=tmp_path)[0],
+                                  want)
