@@ -407,16 +407,18 @@ class _Importer:
         ctx = _OpContext(self, index, op_name, op, in_idx, out_idx)
         try:
             converted = _CONVERTERS[op_name][0](ctx)
-            # after the converter, whose own messages on types are more specific
-            _check_element_type(ctx, op_name)
             if converted is None:  # lowered into nodes (ctx.emit) or resolved at import
                 if not ctx.steps and not ctx.resolved:
                     raise ctx.fail("the converter emitted nothing")
-                return ctx.steps
-            ir_op, inputs, attrs = converted
-            return [self._make_node(ctx, ir_op, inputs, attrs,
-                                    [self._claim_output(ctx, i) for i in range(len(out_idx))],
-                                    f"{self.prefix}{index}:{op_name.lower()}")]
+                nodes = ctx.steps
+            else:
+                ir_op, inputs, attrs = converted
+                nodes = [self._make_node(ctx, ir_op, inputs, attrs,
+                                         [self._claim_output(ctx, i) for i in range(len(out_idx))],
+                                         f"{self.prefix}{index}:{op_name.lower()}")]
+            # last: the converter's and the IR's own messages on types are more specific
+            _check_element_type(ctx, op_name)
+            return nodes
         except IRError as err:
             raise ModelError(f"{where}: {err}") from None
 
