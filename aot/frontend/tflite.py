@@ -420,7 +420,8 @@ class _Importer:
             _check_element_type(ctx, op_name)
             return nodes
         except IRError as err:
-            raise ModelError(f"{where}: {err}") from None
+            text = str(err)  # attribute errors already name the operator
+            raise ModelError(text if text.startswith(where) else f"{where}: {text}") from None
 
     def _claim_output(self, ctx: _OpContext, position: int) -> Tensor:
         """The IR tensor of the operator's output ``position``; each is produced once."""

@@ -36,3 +36,16 @@ def test_every_imported_builtin_has_its_types():
     assert element_types("CONV_2D") == "float32, int8, int16"
     assert element_types("RESHAPE") == "any"
     assert element_types("SVDF") == "float32; int8 with int16 state; int8 with int8 state"
+
+
+def test_an_attribute_error_names_the_operator_once(tmp_path):
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3], "float32")
+    mb.op("CAST", [x], [mb.output("y", [2, 3], "int64")])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError) as err:
+        load_model(path)
+    assert str(err.value).startswith("operator 0 (CAST): attribute 'dtype': 'int64' is not "
+                                     "allowed, expected one of: bool, float32")
+    assert str(err.value).count("operator 0") == 1
