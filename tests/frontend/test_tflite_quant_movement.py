@@ -44,6 +44,16 @@ def _model(op, in_shape, out_shapes, consts=(), *, dtype, n_in=1, first_const=Fa
     return mb.finish()
 
 
+def _select(dtype) -> bytes:
+    mb = ModelBuilder()
+    c = mb.const("c", np.array([[True, False, True], [False, False, True]]), "bool")
+    a = mb.input("a", [2, 3], dtype, **_q(0.05, -3, dtype))
+    b = mb.input("b", [2, 3], dtype, **_q(0.085, 6, dtype))
+    y = mb.output("y", [2, 3], dtype, **_q(0.1, 4, dtype))
+    mb.op("SELECT_V2", [c, a, b], [y])
+    return mb.finish()
+
+
 CASES = {
     "concatenation": (("int16",), lambda d: _model(
         "CONCATENATION", (2, 3), [(2, 6)], dtype=d, n_in=2, axis=1)),
@@ -87,13 +97,25 @@ CASES = {
         "BROADCAST_TO", (1, 3), [(2, 3)], [[2, 3]], dtype=d)),
     "resize_nearest_neighbor": (("int8", "int16"), lambda d: _model(
         "RESIZE_NEAREST_NEIGHBOR", (1, 2, 2, 1), [(1, 4, 4, 1)], [[4, 4]], dtype=d)),
+    "select_v2": (("int8", "int16"), lambda d: _select(d)),
+    "resize_bilinear": (("int8",), lambda d: _model(
+        "RESIZE_BILINEAR", (1, 2, 3, 1), [(1, 3, 5, 1)], [[3, 5]], dtype=d,
+        half_pixel_centers=True)),
     "maximum": (("int8", "int16"), lambda d: _model(
         "MAXIMUM", (2, 3), [(2, 3)], dtype=d, n_in=2)),
     "minimum": (("int8", "int16"), lambda d: _model(
         "MINIMUM", (2, 3), [(2, 3)], dtype=d, n_in=2)),
 }
-PARAMS = [pytest.param(name, d, id=f"{name}-{d}") for name, (dtypes, _) in CASES.items()
-          for d in dtypes]
+#: TFLM copies these raw too; aot refuses them at import for now.
+NOT_YET = {"select_v2": "not supported yet: the IR's select needs one quantization for both "
+                        "values (IF's lowering relies on it)",
+           "resize_bilinear": "not supported yet: bilinear resizing of differently quantized "
+                              "operands is refused at import"}
+PARAMS = [pytest.param(name, d, id=f"{name}-{d}",
+                       marks=[pytest.mark.xfail(strict=True, raises=ModelError,
+                                                reason=NOT_YET[name])] if name in NOT_YET
+                       else [])
+          for name, (dtypes, _) in CASES.items() for d in dtypes]
 
 
 @pytest.mark.parametrize("name, dtype", PARAMS)
