@@ -1556,9 +1556,7 @@ def _resize_bilinear(ctx: _OpContext):
         raise ctx.fail(f"size must hold (height, width), got {size}")
     if data.dtype not in ("float32", "int8"):
         raise ctx.fail(f"{data.dtype} data: not supported (TFLM resizes float32 and int8)")
-    if data.quant != ctx.output_type().quant:
-        raise ctx.fail("input and output quantized differently: not supported (TFLM "
-                       "interpolates the raw values)")
+    # a differently quantized output reads the interpolated integers raw, as TFLM's
     # slots 0 and 1 hold the deprecated new_height and new_width
     return "resize_bilinear", [data], {
         "size": tuple(size), "align_corners": bool(ctx.opt(2, "?", False)),

@@ -599,7 +599,6 @@ def _gather_nd(node: Node, args: list) -> list:
 
 @kernel("resize_bilinear")
 def _resize_bilinear(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     a = node.attrs
     return [shape_ops.resize_bilinear(args[0], a["size"], align_corners=a["align_corners"],
                                       half_pixel_centers=a["half_pixel_centers"])]

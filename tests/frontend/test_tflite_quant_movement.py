@@ -108,9 +108,7 @@ CASES = {
 }
 #: TFLM copies these raw too; aot refuses them at import for now.
 NOT_YET = {"select_v2": "not supported yet: the IR's select needs one quantization for both "
-                        "values (IF's lowering relies on it)",
-           "resize_bilinear": "not supported yet: bilinear resizing of differently quantized "
-                              "operands is refused at import"}
+                        "values (IF's lowering relies on it)"}
 PARAMS = [pytest.param(name, d, id=f"{name}-{d}",
                        marks=[pytest.mark.xfail(strict=True, raises=ModelError,
                                                 reason=NOT_YET[name])] if name in NOT_YET

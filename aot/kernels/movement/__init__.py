@@ -6,8 +6,8 @@ Each output element is one input element (or PAD's constant): the integers
 are copied raw, as TFLM's kernels and the reference interpreter
 (``aot.reference``) copy them, so an output quantized differently from its
 input reads them with its own scale and zero point (no requantization;
-bilinear resizing and DYNAMIC_UPDATE_SLICE still refuse differently
-quantized operands).  PAD writes the real ``value`` in the output's
+bilinear resizing interpolates the integers the same way, and
+DYNAMIC_UPDATE_SLICE still refuses differently quantized operands).  PAD writes the real ``value`` in the output's
 quantization (the zero point for 0.0).  Selections use
 ``te.if_then_else``, which C evaluates lazily, so no operand is read out of
 its bounds.  Padding that a convolution or pooling consumes is folded into
@@ -276,7 +276,6 @@ def resize_bilinear(ctx, node) -> Computed:
     as TFLite computes them, so the sum rounds the same).  int8: the sum in
     int64 Q20, rounded half away from zero, cast without a clamp (TFLite's)."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     a = node.attrs
     integer = x_t.dtype != "float32"
