@@ -46,7 +46,7 @@ def _model(op, in_shape, out_shapes, consts=(), *, dtype, n_in=1, first_const=Fa
 
 def _select(dtype) -> bytes:
     mb = ModelBuilder()
-    c = mb.const("c", np.array([[True, False, True], [False, False, True]]), "bool")
+    c = mb.input("c", [2, 3], "bool")
     a = mb.input("a", [2, 3], dtype, **_q(0.05, -3, dtype))
     b = mb.input("b", [2, 3], dtype, **_q(0.085, 6, dtype))
     y = mb.output("y", [2, 3], dtype, **_q(0.1, 4, dtype))
@@ -106,14 +106,8 @@ CASES = {
     "minimum": (("int8", "int16"), lambda d: _model(
         "MINIMUM", (2, 3), [(2, 3)], dtype=d, n_in=2)),
 }
-#: TFLM copies these raw too; aot refuses them at import for now.
-NOT_YET = {"select_v2": "not supported yet: the IR's select needs one quantization for both "
-                        "values (IF's lowering relies on it)"}
-PARAMS = [pytest.param(name, d, id=f"{name}-{d}",
-                       marks=[pytest.mark.xfail(strict=True, raises=ModelError,
-                                                reason=NOT_YET[name])] if name in NOT_YET
-                       else [])
-          for name, (dtypes, _) in CASES.items() for d in dtypes]
+PARAMS = [pytest.param(name, d, id=f"{name}-{d}") for name, (dtypes, _) in CASES.items()
+          for d in dtypes]
 
 
 @pytest.mark.parametrize("name, dtype", PARAMS)
@@ -122,9 +116,10 @@ def test_raw_copy_between_quantizations_equals_tflm(name, dtype, tflm, tmp_path)
     path = tmp_path / "m.tflite"
     path.write_bytes(model)
     graph = load_model(path)
-    info = np.iinfo(dtype)
     rng = np.random.default_rng(7)
-    xs = [rng.integers(info.min, info.max + 1, t.shape).astype(dtype) for t in graph.inputs]
+    xs = [rng.random(t.shape) < 0.5 if t.dtype == "bool" else
+          rng.integers(np.iinfo(t.dtype).min, np.iinfo(t.dtype).max + 1, t.shape).astype(t.dtype)
+          for t in graph.inputs]
     want = tflm.run(model, [xs])[0]
     for got, w in zip(reference_run(graph, xs), want, strict=True):
         np.testing.assert_array_equal(got, w)
