@@ -2,7 +2,9 @@
 compiler imports, and what runs them.
 
 One row per builtin of :data:`aot.frontend.tflm_builtins.TFLM_BUILTINS`: the
-IR operators it is imported as (:func:`aot.frontend.tflite.lowering`), whether
+IR operators it is imported as (:func:`aot.frontend.tflite.lowering`), the
+element types it runs in (:data:`aot.frontend.tflite.ELEMENT_TYPES`, which the
+importer enforces), whether
 the reference interpreter and the kernel library implement each of them, and
 which targets have their own schedule for it.  ``--markdown`` prints the
 table docs/operators.md holds (tests/commands/test_operators.py keeps the
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from aot.frontend.tflite import REFUSED, RESOLVED, lowering
+from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
 from aot.frontend.tflm_builtins import TFLM_BUILTINS
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
 from aot.passes.simplify import RESHAPES
@@ -23,7 +25,8 @@ from aot.reference.interpreter import supported_ops
 NAME = "operators"
 HELP = "list TFLM's builtin operators and how far aot supports each"
 
-_HEADER = ("TFLite builtin", "imported as", "reference", "C kernels", "tuned schedules")
+_HEADER = ("TFLite builtin", "imported as", "element types", "reference", "C kernels",
+           "tuned schedules")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,24 +43,25 @@ def rows() -> list[tuple[str, ...]]:
             ops = lowering(builtin)
         except KeyError:
             why = REFUSED.get(builtin, "not supported yet")
-            out.append((builtin, f"refused at import: {why}", "", "", ""))
+            out.append((builtin, f"refused at import: {why}", "", "", "", ""))
             continue
         if not ops:
             what = RESOLVED.get(builtin, "resolved at import (no run-time work)")
-            out.append((builtin, what, "yes", "yes", ""))
+            out.append((builtin, what, element_types(builtin), "yes", "yes", ""))
             continue
         # reshape, squeeze and expand_dims are views or index remaps, never kernels of their own
         kernels = all(op in COMPUTES or op in HANDWRITTEN or op in RESHAPES for op in ops)
         keys = sorted({key for (anchor, key) in STRATEGIES
                        if anchor in ops and key not in ("generic",)})
-        out.append((builtin, ", ".join(ops), "yes" if all(op in reference for op in ops) else "no",
+        out.append((builtin, ", ".join(ops), element_types(builtin),
+                    "yes" if all(op in reference for op in ops) else "no",
                     "yes" if kernels else "no", ", ".join(keys)))
     return out
 
 
 def markdown() -> str:
     table = rows()
-    supported = sum(1 for r in table if r[2])
+    supported = sum(1 for r in table if r[3])
     lines = [
         "# Operators",
         "",
@@ -66,7 +70,11 @@ def markdown() -> str:
         f"TFLM implements {len(table)} TFLite builtin operators; aot imports {supported} of them. "
         "Each imported builtin becomes one or more IR operators (data-movement builtins are "
         "lowered into slices, reshapes, transposes, pads and concatenations that fuse into one "
-        "loop nest). *reference*: the reference interpreter runs it (bit-exact with TFLM, "
+        "loop nest). *element types*: the types of the operand that selects TFLM's kernel "
+        "(the data input) that aot runs, from the importer's table, which refuses any other "
+        "naming the operator, its index and the type (*any*: data movement, every type the "
+        "reader takes; the converters refuse finer combinations, such as zero points or a "
+        "state type, as docs/models.md lists). *reference*: the reference interpreter runs it (bit-exact with TFLM, "
         "docs/reference.md). *C kernels*: the kernel library generates C for it, the same C on "
         "the host and on every board. *tuned schedules*: target keys with a schedule of their "
         "own (DSP, Helium, RISC-V); the others use the generic one. A builtin *resolved at "

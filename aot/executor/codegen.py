@@ -172,15 +172,14 @@ class _Array:
 
     @property
     def zero(self) -> int:
-        """The value a fresh state holds: its zero point, as the reference
-        interpreter (and TFLM for int8 state) starts from."""
-        q = self.tensor.quant
-        return int(q.zero_point[0]) if q is not None else 0
+        """The value a fresh state holds (``Tensor.fresh_value``), as the
+        reference interpreter and TFLM start from."""
+        return self.tensor.fresh_value
 
     @property
     def start_values(self) -> np.ndarray | None:
         """The state's start values when the model gives some other than its
-        zero point everywhere (None otherwise)."""
+        fresh value (``Tensor.fresh_value``) everywhere (None otherwise)."""
         data = self.tensor.data
         if self.tensor.kind != "variable" or data is None or np.all(data == self.zero):
             return None

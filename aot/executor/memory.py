@@ -344,12 +344,12 @@ def _view_nodes(graph: Graph) -> frozenset[Node]:
 
     For a graph from the pass pipeline, the reshapes ``canonicalize``
     recorded (none if it was disabled); for a plain graph, every reshape,
-    squeeze and expand_dims whose input and output share a quantization.
+    squeeze and expand_dims (the integers are the same whatever the output's
+    quantization: TFLM copies them raw).
     """
     if isinstance(graph, AnnotatedGraph):
         return graph.annotations.views
-    return frozenset(n for n in graph.nodes if n.op in VIEW_OPS
-                     and n.inputs[0].quant == n.outputs[0].quant)
+    return frozenset(n for n in graph.nodes if n.op in VIEW_OPS)
 
 
 def _epilogue(nodes: tuple[Node, ...], y: Tensor) -> set[Node]:

@@ -526,12 +526,14 @@ def _quantize_linear(ctx) -> Value:
         raise ctx.fail("blocked quantization (block_size) is not supported")
     x = ctx.value(0)
     q, zdtype = _qparams(ctx, 1, 2, a["axis"], ctx.shape(x), "output")
-    out_code = a["output_dtype"] or {None: 2, np.dtype(np.uint8): 2,
-                                     np.dtype(np.int8): 3}.get(zdtype, 0)
+    out_code = a["output_dtype"] or {None: 2, np.dtype(np.uint8): 2, np.dtype(np.int8): 3,
+                                     np.dtype(np.int16): 5}.get(zdtype, 0)
     dtype = onnx_dtype(out_code, f"{ctx.where}: output")
-    if dtype not in ("int8", "uint8"):
-        raise ctx.fail(f"quantizing to {dtype} is not supported (int8 and uint8 are)")
+    if dtype not in ("int8", "uint8", "int16"):
+        raise ctx.fail(f"quantizing to {dtype} is not supported (int8, uint8 and int16 are)")
     shifted = dtype == "uint8"
+    if dtype == "int16":
+        return _quantize_int16(ctx, x, q)
     if x.is_const:  # weights: ONNX rounds half to even and saturates
         data = ctx.const_value(x).astype(np.float32)
         if not np.all(np.isfinite(data)):
@@ -559,6 +561,24 @@ def _quantize_linear(ctx) -> Value:
         raise ctx.fail(f"QuantizeLinear of a {t.dtype} tensor is not supported")
     t = ctx.emit("quantize", [t], {"out_dtype": "int8"}, quant=q)
     return Value(tensor=t, perm=x.perm, flat=x.flat, shifted=shifted)
+
+
+def _quantize_int16(ctx, x: Value, q: Quantization) -> Value:
+    """QuantizeLinear to int16 of an activation: a QUANTIZE node (float or int8 in).
+
+    The int16 value is read back by a DequantizeLinear into the float path (no
+    integer operator takes int16 here); int16 weights are not supported.
+    """
+    if x.is_const:
+        raise ctx.fail("quantizing a constant to int16 is not supported (int16 weights are "
+                       "not; int8 and uint8 are)")
+    if q.axis is not None:
+        raise ctx.fail("per-axis quantization of activations is not supported")
+    t = x.tensor if x.flat is None else ctx.tensor(x)
+    if not (t.dtype == "float32" or (x.dq and t.dtype == "int8")):
+        raise ctx.fail(f"QuantizeLinear of a {t.dtype} tensor to int16 is not supported")
+    y = ctx.emit("quantize", [t], {"out_dtype": "int16"}, quant=q)
+    return Value(tensor=y, perm=x.perm, flat=x.flat)
 
 
 def _dequantize_linear(ctx) -> Value:

@@ -410,13 +410,18 @@ class _Importer:
             if converted is None:  # lowered into nodes (ctx.emit) or resolved at import
                 if not ctx.steps and not ctx.resolved:
                     raise ctx.fail("the converter emitted nothing")
-                return ctx.steps
-            ir_op, inputs, attrs = converted
-            return [self._make_node(ctx, ir_op, inputs, attrs,
-                                    [self._claim_output(ctx, i) for i in range(len(out_idx))],
-                                    f"{self.prefix}{index}:{op_name.lower()}")]
+                nodes = ctx.steps
+            else:
+                ir_op, inputs, attrs = converted
+                nodes = [self._make_node(ctx, ir_op, inputs, attrs,
+                                         [self._claim_output(ctx, i) for i in range(len(out_idx))],
+                                         f"{self.prefix}{index}:{op_name.lower()}")]
+            # last: the converter's and the IR's own messages on types are more specific
+            _check_element_type(ctx, op_name)
+            return nodes
         except IRError as err:
-            raise ModelError(f"{where}: {err}") from None
+            text = str(err)  # attribute errors already name the operator
+            raise ModelError(text if text.startswith(where) else f"{where}: {text}") from None
 
     def _claim_output(self, ctx: _OpContext, position: int) -> Tensor:
         """The IR tensor of the operator's output ``position``; each is produced once."""
@@ -927,13 +932,30 @@ def _quantize(ctx: _OpContext):
     return "quantize", [ctx.input(0)], {"out_dtype": ctx.output_type().dtype}
 
 
+def _quant_text(q: Quantization | None) -> str:
+    return "not quantized" if q is None else \
+        f"scale {float(q.scale[0]):.9g}, zero point {int(q.zero_point[0])}"
+
+
 def _concatenate(ctx: _OpContext):
+    """TFLM copies the integers raw: int8 operands must share one quantization
+    (its kernel refuses others), int16 ones may differ in scale (zero point 0)."""
     inputs = [ctx.input(i) for i in range(len(ctx.in_idx))]
-    for t in inputs:
+    activation = ctx.activation(1)
+    if activation != "none":
+        raise ctx.fail(f"fused activation {activation.upper()}: not supported (TFLM "
+                       "concatenates without one)")
+    out = ctx.output_type()
+    for k, t in enumerate(inputs):
         if t.dtype == "int16" and t.quant is not None and any(t.quant.zero_point):
             raise ctx.fail(f"int16 input {t.name!r} with zero point {t.quant.zero_point[0]}: "
                            "not supported (TFLM concatenates int16 with zero point 0)")
-    return "concatenate", inputs, {"axis": ctx.opt(0, "i", 0), "activation": ctx.activation(1)}
+        if t.dtype == "int8" and t.quant != out.quant:
+            raise ctx.fail(f"int8 input {k} ({_quant_text(t.quant)}) quantized differently "
+                           f"from the output ({_quant_text(out.quant)}): not supported (TFLM "
+                           "concatenates int8 operands of one quantization; int16 ones may "
+                           "differ in scale)")
+    return "concatenate", inputs, {"axis": ctx.opt(0, "i", 0), "activation": activation}
 
 
 def _pad(ctx: _OpContext):
@@ -946,7 +968,16 @@ def _pad(ctx: _OpContext):
         value = ctx.const(2, "constant value").reshape(-1)
         if value.size != 1:
             raise ctx.fail("the constant value must hold one element")
-        q = data.quant
+        out = ctx.output_type()
+        if data.quant is not None:
+            const = ctx.input(2)
+            if const.quant != out.quant:
+                # TFLM writes the constant's integer raw, so it must be in the output's terms
+                raise ctx.fail(f"constant value ({_quant_text(const.quant)}) quantized "
+                               f"differently from the output ({_quant_text(out.quant)}): "
+                               "not supported (TFLM pads with a constant of the output's "
+                               "quantization)")
+        q = out.quant
         real = float(value[0]) if q is None else q.scale[0] * (int(value[0]) - q.zero_point[0])
         attrs["value"] = real
     return "pad", [data], attrs
@@ -956,6 +987,11 @@ def _reduce(ir_op: str):
     """MEAN, SUM, REDUCE_ALL, REDUCE_MAX, REDUCE_MIN: constant axes, ReducerOptions.keep_dims."""
     def convert(ctx: _OpContext):
         data = ctx.input(0)
+        out = ctx.output_type()
+        if ir_op in ("reduce_max", "reduce_min") and data.quant != out.quant:
+            raise ctx.fail(f"input ({_quant_text(data.quant)}) and output "
+                           f"({_quant_text(out.quant)}) "
+                           "quantized differently: not supported (TFLM fails the invocation)")
         axes = ctx.const(1, "axes").reshape(-1)
         return ir_op, [data], {"axes": tuple(int(a) for a in axes),
                                "keepdims": bool(ctx.opt(0, "?", False))}
@@ -1520,9 +1556,7 @@ def _resize_bilinear(ctx: _OpContext):
         raise ctx.fail(f"size must hold (height, width), got {size}")
     if data.dtype not in ("float32", "int8"):
         raise ctx.fail(f"{data.dtype} data: not supported (TFLM resizes float32 and int8)")
-    if data.quant != ctx.output_type().quant:
-        raise ctx.fail("input and output quantized differently: not supported (TFLM "
-                       "interpolates the raw values)")
+    # a differently quantized output reads the interpolated integers raw, as TFLM's
     # slots 0 and 1 hold the deprecated new_height and new_width
     return "resize_bilinear", [data], {
         "size": tuple(size), "align_corners": bool(ctx.opt(2, "?", False)),
@@ -1541,9 +1575,28 @@ def _dynamic_update_slice(ctx: _OpContext):
     return "dynamic_update_slice", [data, update, start], {}
 
 
+# SVDF element types TFLM's kernels run: (input, feature weights, time weights,
+# state, output).  TFLM picks its integer kernel by the time weights' type and
+# reads the state as that type, so the two must agree.
+_SVDF_TYPES = {("float32",) * 5: "float32",
+               ("int8", "int8", "int16", "int16", "int8"): "int8 with int16 state",
+               ("int8", "int8", "int8", "int8", "int8"): "int8 with int8 state"}
+
+
 def _svdf(ctx: _OpContext):
     inputs = ctx.inputs(5)
     inputs[3] = ctx.input(3, optional=True)
+    x, wf, wt, bias, state = inputs
+    types = (x.dtype, wf.dtype, wt.dtype, state.dtype, ctx.output_type().dtype)
+    if types not in _SVDF_TYPES:
+        raise ctx.fail(f"{x.dtype} input, {wf.dtype} feature weights, {wt.dtype} time weights, "
+                       f"{state.dtype} state and {types[4]} output: not supported (TFLM runs "
+                       "float32 throughout, or int8 input, feature weights and output with "
+                       "time weights and state both int16 or both int8; no hybrid SVDF)")
+    want_bias = "float32" if x.dtype == "float32" else "int32"
+    if bias is not None and bias.dtype != want_bias:
+        raise ctx.fail(f"{bias.dtype} bias with {x.dtype} input: not supported (TFLM takes "
+                       f"{want_bias} bias here)")
     rank = ctx.opt(0, "i", 0)
     return "svdf", inputs, {"rank": rank, "activation": ctx.activation(1)}
 
@@ -1673,6 +1726,76 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (_lstm, ("lstm",)),
 }
 assert set(_CONVERTERS) == set(BUILTIN_CODES)
+
+_F, _I8, _I16, _I32, _I64, _B = "float32", "int8", "int16", "int32", "int64", "bool"
+_ANY = None  # every element type the reader takes: the values are moved, never computed on
+#: Each supported builtin's element types: the input slot whose type selects
+#: TFLM's kernel, and the types aot runs there (``_ANY``: every type the reader
+#: takes; an empty tuple: nothing typed runs, the builtin is resolved at import).
+#: The importer refuses any other type the converter lets through (converters
+#: check finer things first: combinations of operand types, zero points);
+#: docs/operators.md's types column is printed from this table.
+ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
+    **{b: (0, (_F, _I8, _I16)) for b in (
+        "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "AVERAGE_POOL_2D",
+        "MAX_POOL_2D", "SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "LEAKY_RELU", "MEAN",
+        "SUM", "REDUCE_MAX", "REDUCE_MIN", "QUANTIZE")},
+    "TRANSPOSE_CONV": (2, (_F, _I8, _I16)),
+    **{b: (0, (_F,)) for b in (
+        "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "RSQRT", "EXP", "LOG",
+        "SIN", "COS", "SQUARE", "DIV", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD",
+        "ADD_N")},
+    **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
+    **{b: (0, (_F, _I8)) for b in (
+        "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "CUMSUM", "GATHER",
+        "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, (_F, _I8, _I16)),
+    "DEQUANTIZE": (0, (_I8, _I16)),
+    **{b: (0, (_F, _I8, _I16, _I32, _I64)) for b in (
+        "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")},
+    **{b: (0, (_B, _F, _I8, _I16, _I32, _I64)) for b in ("EQUAL", "NOT_EQUAL")},
+    **{b: (0, (_B,)) for b in ("LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "REDUCE_ALL")},
+    "SELECT_V2": (1, _ANY),
+    "ARG_MAX": (0, (_F, _I8, _I16, _I32)),
+    "ARG_MIN": (0, (_F, _I8, _I16, _I32)),
+    "ZEROS_LIKE": (0, _ANY),
+    "CAST": (0, _ANY),
+    "DYNAMIC_UPDATE_SLICE": (0, (_F, _I8, _I16, _I32)),
+    "EMBEDDING_LOOKUP": (1, (_F, _I8)),
+    "FILL": (1, (_F, _I8, _I32)),
+    "SPLIT": (1, _ANY),
+    "ASSIGN_VARIABLE": (1, _ANY),
+    "READ_VARIABLE": (0, ()),
+    **{b: (0, _ANY) for b in (
+        "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "PADV2", "STRIDED_SLICE",
+        "TRANSPOSE", "SPLIT_V", "SLICE", "UNPACK", "PACK", "REVERSE_V2", "SPACE_TO_DEPTH",
+        "DEPTH_TO_SPACE", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD",
+        "BROADCAST_TO", "RESIZE_NEAREST_NEIGHBOR")},
+    **{b: (0, ()) for b in ("SHAPE", "VAR_HANDLE", "CALL_ONCE", "IF", "WHILE",
+                            "BROADCAST_ARGS")},
+}
+assert set(ELEMENT_TYPES) == set(_CONVERTERS), set(_CONVERTERS) ^ set(ELEMENT_TYPES)
+
+
+def element_types(builtin: str) -> str:
+    """The element types aot runs ``builtin`` in, as docs/operators.md prints them."""
+    slot, types = ELEMENT_TYPES[builtin]
+    if builtin == "SVDF":
+        return "; ".join(_SVDF_TYPES.values())
+    if types is None:
+        return "any"
+    return ", ".join(types)
+
+
+def _check_element_type(ctx: _OpContext, builtin: str) -> None:
+    """Refuse a typed slot's element type that :data:`ELEMENT_TYPES` does not list."""
+    slot, types = ELEMENT_TYPES[builtin]
+    if not types or slot >= len(ctx.in_idx) or ctx.in_idx[slot] < 0:
+        return
+    t = ctx.input(slot)
+    if t.dtype not in types:
+        raise ctx.fail(f"{t.dtype} input {slot} ({t.name!r}): not supported (aot runs "
+                       f"{builtin} on {', '.join(types)})")
 
 
 def lowering(builtin: str) -> tuple[str, ...]:

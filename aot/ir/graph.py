@@ -6,9 +6,9 @@ one of four kinds:
 
 * ``input``: fed by the caller at each invocation;
 * ``constant``: data known ahead of time (weights, biases, shapes);
-* ``variable``: state that persists across invocations (SVDF, LSTM), zero at
-  the start of a fresh session, read and updated in place by the node that
-  owns it;
+* ``variable``: state that persists across invocations (SVDF, LSTM), at
+  :attr:`Tensor.fresh_value` (or the model's start values) at the start of a
+  fresh session, read and updated in place by the node that owns it;
 * ``activation``: produced by exactly one node.
 
 Tensors compare by identity: two tensors with the same name and type are
@@ -30,7 +30,7 @@ TENSOR_KINDS = ("input", "constant", "variable", "activation")
 @dataclass(eq=False)
 class Tensor:
     """One value in the graph; ``data`` holds a constant's values, or a
-    variable's start values (None: its zero point everywhere)."""
+    variable's start values (None: :attr:`fresh_value` everywhere)."""
 
     name: str
     type: TensorType
@@ -70,6 +70,14 @@ class Tensor:
     @property
     def is_constant(self) -> bool:
         return self.kind == "constant"
+
+    @property
+    def fresh_value(self) -> int:
+        """What every element of a fresh variable without start values holds:
+        TFLM sets an int8 variable to its zero point and any other type to 0
+        (an int16 SVDF state with a zero point other than 0 starts at 0)."""
+        q = self.quant
+        return int(q.zero_point[0]) if q is not None and self.dtype == "int8" else 0
 
 
 @dataclass(eq=False)

@@ -478,12 +478,12 @@ register("logical_not", "elementwise", ("data",))(_logical)
 
 @register("select", "broadcast", ("condition", "lhs", "rhs"))
 def _select(ts, attrs, where):
-    """``condition ? lhs : rhs`` with broadcasting; the values keep their
-    quantization (both operands must share it)."""
+    """``condition ? lhs : rhs`` with broadcasting on the raw values, as TFLM's
+    SELECT_V2: differently quantized values are not requantized, and the output
+    reads the picked integers with its own quantization (inferred as lhs's)."""
     cond, a, b = ts
     _need(cond.dtype == "bool", where, f"the condition must be bool, got {cond.dtype}")
     dtype = _same_dtype([a, b], where)
-    _need(a.quant == b.quant, where, "both values must share one quantization")
     return [TensorType(_broadcast_shape([t.shape for t in ts], where), dtype, a.quant)]
 
 

@@ -97,9 +97,9 @@ def canonicalize(graph: Graph) -> Graph:
     A chain of reshapes whose intermediate results have no other reader
     becomes one reshape from the chain's start; a reshape to the same shape
     disappears (unless its result is a graph output).  Every remaining
-    reshape whose input and output share a quantization is recorded as a
-    view: the memory planner gives input and output one buffer and the
-    lowering emits no code for it.
+    reshape is recorded as a view, whatever its output's quantization (the
+    integers are copied raw, as TFLM does): the memory planner gives input
+    and output one buffer and the lowering emits no code for it.
     """
     single = _single_user(graph)
     mapping: dict[int, Tensor] = {}
@@ -128,8 +128,7 @@ def canonicalize(graph: Graph) -> Graph:
                                   {"newshape": y.shape}, node.name)
     nodes = [replaced.get(n, n) for n in graph.nodes]
     result = prune(substitute(rebuild(graph, nodes), mapping, drop=drop))
-    views = frozenset(n for n in result.nodes if n.op == "reshape"
-                      and n.inputs[0].quant == n.outputs[0].quant)
+    views = frozenset(n for n in result.nodes if n.op == "reshape")
     unchanged = (not replaced and not drop and len(result.nodes) == len(graph.nodes)
                  and views == annotations(graph).views)
     return graph if unchanged else rebuild(result, views=views)

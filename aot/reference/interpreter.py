@@ -90,15 +90,14 @@ class Session:
         self.reset()
 
     def reset(self) -> None:
-        """Every variable tensor back to its start values: its zero point, as a
-        fresh TFLM interpreter, or the values a model gives it (``Tensor.data``)."""
+        """Every variable tensor back to its start values: ``Tensor.fresh_value``,
+        as a fresh TFLM interpreter, or the values a model gives it (``Tensor.data``)."""
         self.state = {}
         for t in self.graph.variables():
             if t.data is not None:
                 self.state[id(t)] = np.array(t.data, copy=True)
                 continue
-            zero = t.quant.zero_point[0] if t.quant is not None else 0
-            self.state[id(t)] = np.full(t.shape, zero, dtype=t.type.np_dtype)
+            self.state[id(t)] = np.full(t.shape, t.fresh_value, dtype=t.type.np_dtype)
 
     def invoke(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """Run once; ``inputs`` in graph-input order, or by input name."""
@@ -291,7 +290,6 @@ def _arith(node: Node, args: list) -> list:
 
 @kernel("maximum", "minimum")
 def _minmax(node: Node, args: list) -> list:
-    _same_quant(node, [*node.inputs, *node.outputs])
     return [getattr(elementwise, node.op)(args[0], args[1])]
 
 
@@ -313,7 +311,6 @@ def _logical(node: Node, args: list) -> list:
 
 @kernel("select")
 def _select(node: Node, args: list) -> list:
-    _same_quant(node, [*node.inputs[1:], *node.outputs])
     return [compare_ops.select(*args)]
 
 
@@ -468,7 +465,7 @@ def _svdf(node: Node, args: list) -> list:
     if x.dtype != "float32":
         extra = {"x_scale": _scale(x), "x_zero_point": _zp(x), "wf_scale": _scale(wf),
                  "wt_scale": _scale(wt), "state_scale": _scale(state),
-                 "y_scale": _scale(y), "y_zero_point": _zp(y)}
+                 "state_zero_point": _zp(state), "y_scale": _scale(y), "y_zero_point": _zp(y)}
     out, new_state = svdf(*args, rank=node.attrs["rank"],
                           activation=_ACT[node.attrs["activation"]], **extra)
     args[4][...] = new_state  # the session's state array, updated in place
@@ -516,29 +513,32 @@ def _lstm(node: Node, args: list) -> list:
 
 # ---------------------------------------------------------------------- data movement
 
+# Data movement copies the integers raw, as TFLM's kernels do: an output
+# quantized differently from its input reads the same integers with its own
+# scale and zero point (TFLM does not requantize; where its kernel refuses
+# differently quantized operands, the importer refuses them first).  The
+# operators below whose TFLM behaviour is not established refuse instead.
+
 def _same_quant(node: Node, tensors: list[Tensor]) -> None:
-    """Movement ops copy raw values, so every operand must share one quantization."""
+    """Refuse operands quantized differently (operators not known to copy raw)."""
     quants = {t.quant for t in tensors}
     if len(quants) > 1:
         raise InterpretError(f"{node.label()}: operands with different quantization "
-                             "(requantizing data movement) are not supported")
+                             "are not supported")
 
 
 @kernel("reshape", "squeeze", "expand_dims")
 def _reshape(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     return [args[0].reshape(node.outputs[0].shape)]
 
 
 @kernel("transpose")
 def _transpose(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     return [np.ascontiguousarray(np.transpose(args[0], node.attrs["perm"]))]
 
 
 @kernel("strided_slice")
 def _strided_slice(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     a = node.attrs
     index = tuple(slice(b, e, s) for b, e, s in zip(a["begin"], a["end"], a["strides"]))
     return [np.ascontiguousarray(args[0][index]).reshape(node.outputs[0].shape)]
@@ -546,7 +546,6 @@ def _strided_slice(node: Node, args: list) -> list:
 
 @kernel("concatenate")
 def _concatenate(node: Node, args: list) -> list:
-    _same_quant(node, [*node.inputs, *node.outputs])
     if node.attrs["activation"] != "none":
         raise InterpretError(f"{node.label()}: a fused activation on concatenation is not "
                              "supported")
@@ -556,7 +555,6 @@ def _concatenate(node: Node, args: list) -> list:
 @kernel("pad")
 def _pad(node: Node, args: list) -> list:
     x, y = node.inputs[0], node.outputs[0]
-    _same_quant(node, [x, y])
     value = node.attrs["value"]
     if y.quant is not None:
         q = y.quant.zero_point[0] + np.round(np.float32(value) / np.float32(y.quant.scale[0]))
@@ -567,19 +565,16 @@ def _pad(node: Node, args: list) -> list:
 
 @kernel("mirror_pad")
 def _mirror_pad(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     return [shape_ops.mirror_pad(args[0], node.attrs["pad_width"], mode=node.attrs["mode"])]
 
 
 @kernel("broadcast_to")
 def _broadcast_to(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     return [np.ascontiguousarray(np.broadcast_to(args[0], node.attrs["shape"]))]
 
 
 @kernel("resize_nearest")
 def _resize_nearest(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     a = node.attrs
     return [shape_ops.resize_nearest(args[0], a["size"], align_corners=a["align_corners"],
                                      half_pixel_centers=a["half_pixel_centers"])]
@@ -587,7 +582,6 @@ def _resize_nearest(node: Node, args: list) -> list:
 
 @kernel("gather")
 def _gather(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     try:
         return [shape_ops.gather(args[0], args[1], axis=node.attrs["axis"],
                                  batch_dims=node.attrs["batch_dims"])]
@@ -597,7 +591,6 @@ def _gather(node: Node, args: list) -> list:
 
 @kernel("gather_nd")
 def _gather_nd(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     try:
         return [shape_ops.gather_nd(args[0], args[1])]
     except IndexError as err:
@@ -606,7 +599,6 @@ def _gather_nd(node: Node, args: list) -> list:
 
 @kernel("resize_bilinear")
 def _resize_bilinear(node: Node, args: list) -> list:
-    _same_quant(node, [node.inputs[0], node.outputs[0]])
     a = node.attrs
     return [shape_ops.resize_bilinear(args[0], a["size"], align_corners=a["align_corners"],
                                       half_pixel_centers=a["half_pixel_centers"])]

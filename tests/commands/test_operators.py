@@ -20,7 +20,7 @@ def test_every_imported_builtin_runs_in_the_reference_and_has_c_kernels():
     table = {r[0]: r for r in rows()}
     assert set(table) == set(TFLM_BUILTINS)
     for builtin in BUILTIN_CODES:
-        assert table[builtin][2:4] == ("yes", "yes"), builtin
+        assert table[builtin][3:5] == ("yes", "yes"), builtin
     refused = [b for b, r in table.items() if r[1].startswith("refused at import")]
     assert sorted(refused) == sorted(set(TFLM_BUILTINS) - set(BUILTIN_CODES))
 
@@ -28,7 +28,8 @@ def test_every_imported_builtin_runs_in_the_reference_and_has_c_kernels():
 def test_the_table_has_one_line_per_builtin(capsys):
     assert main(["operators"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["TFLite", "builtin", "imported", "as", "reference", "C",
-                                "kernels", "tuned", "schedules"]
+    assert lines[0].split() == ["TFLite", "builtin", "imported", "as", "element", "types",
+                                "reference", "C", "kernels", "tuned", "schedules"]
     assert len(lines) == 1 + len(TFLM_BUILTINS)
-    assert any(line.split()[:2] == ["CONV_2D", "conv2d"] for line in lines)
+    assert any(line.split()[:5] == ["CONV_2D", "conv2d", "float32,", "int8,", "int16"]
+               for line in lines)

@@ -4,7 +4,10 @@ the device C is the host C, built by the cross compiler.  One chain of
 int8 operators (ending in L2_NORMALIZATION's fixed-point inverse square root),
 int8 LOG_SOFTMAX (fixed-point exp and log), one of float32 operators (no libm call but sqrtf, which
 rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky relu, pools, relu,
-fully connected, logistic, tanh, relu6, concatenation, softmax; slow), and a streaming model whose resource variable
+fully connected, logistic, tanh, relu6, concatenation, softmax; slow), SVDF with an int8
+state and zero point (wrapping new samples; slow), a 16x8 LSTM (int16 input and
+hidden state, int64 biases; slow), a chain of data movement whose every
+output is quantized differently from its input (raw copies, as TFLM; slow), and a streaming model whose resource variable
 (with start values from its init subgraph) keeps state between invocations
 on one boot."""
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
+from support.stateful_models import lstm_16x8
 from support.tflite_builder import ModelBuilder
 
 from aot.compile import compile_model
@@ -153,6 +157,39 @@ def _streaming(rng) -> bytes:
     return mb.finish()
 
 
+def _svdf_int8_state(rng) -> bytes:
+    """int8 time weights and state with a zero point: new samples saturate and wrap."""
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 7], "int8", **_q(0.05, -4))
+    wf = mb.const("wf", rng.integers(-127, 128, (6, 7)), "int8", **_q(0.01))
+    wt = mb.const("wt", rng.integers(-127, 128, (6, 5)), "int8", **_q(0.004))
+    b = mb.const("b", rng.integers(-3000, 3000, 3), "int32",
+                 **_q(np.float32(0.08) * np.float32(0.004)))
+    st = mb.tensor("state", [2, 30], "int8", variable=True, **_q(0.08, 90))
+    y = mb.output("y", [2, 3], "int8", **_q(0.6, 5))
+    mb.op("SVDF", [x, wf, wt, b, st], [y], rank=2, fused_activation_function="NONE")
+    return mb.finish()
+
+
+def _raw_movement(rng) -> bytes:
+    """Every step changes the quantization; TFLM copies the integers raw."""
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 3, 4, 2], "int8", **_q(0.05, -3))
+    t = mb.tensor("t", [1, 4, 3, 2], "int8", **_q(0.1, 4))
+    mb.op("TRANSPOSE", [x, mb.const("perm", np.array([0, 2, 1, 3]), "int32")], [t])
+    p = mb.tensor("p", [1, 6, 4, 2], "int8", **_q(0.2, -7))
+    mb.op("PAD", [t, mb.const("pads", np.array([[0, 0], [1, 1], [0, 1], [0, 0]]), "int32")],
+          [p])
+    r = mb.tensor("r", [6, 8], "int8", **_q(0.3, 9))
+    mb.op("RESHAPE", [p, mb.const("shape", np.array([6, 8]), "int32")], [r], new_shape=[6, 8])
+    g = mb.tensor("g", [3, 8], "int8", **_q(0.15, 0))
+    mb.op("GATHER", [r, mb.const("idx", np.array([5, 0, 2]), "int32")], [g], axis=0)
+    y = mb.output("y", [3, 8], "int8", **_q(0.4, -11))
+    mb.op("MAXIMUM", [g, mb.const("m", rng.integers(-128, 128, (3, 8)), "int8",
+                                  **_q(0.02, 3))], [y])
+    return mb.finish()
+
+
 def _check(name, model_fn, make_input, tflm, object_cache, tmp_path, n=3):  # noqa: F811
     rng = np.random.default_rng(17)
     model = model_fn(rng)
@@ -195,3 +232,23 @@ def _int16_input(rng):
 @pytest.mark.slow
 def test_int16_layers_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("chain16", _int16_chain, _int16_input, tflm, object_cache, tmp_path, n=4)
+
+
+@pytest.mark.slow
+def test_svdf_int8_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("svdf8", _svdf_int8_state, lambda r: r.integers(-128, 128, (2, 7)).astype(np.int8),
+           tflm, object_cache, tmp_path, n=5)
+
+
+@pytest.mark.slow
+def test_raw_data_movement_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("rawmove", _raw_movement,
+           lambda r: r.integers(-128, 128, (1, 3, 4, 2)).astype(np.int8),
+           tflm, object_cache, tmp_path)
+
+
+@pytest.mark.slow
+def test_lstm_16x8_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
+    _check("lstm16", lstm_16x8,
+           lambda r: r.integers(-32768, 32768, (2, 4, 5)).astype(np.int16),
+           tflm, object_cache, tmp_path)

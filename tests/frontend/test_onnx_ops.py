@@ -8,6 +8,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from support.onnx_oracle import ort_session
 
+from aot.commands.run import run_on_host
+from aot.compile import compile_model
 from aot.frontend import ModelError
 from aot.frontend.onnx import parse_onnx
 from aot.reference.interpreter import run
@@ -753,3 +755,49 @@ def test_slice_with_a_negative_step_on_data_is_refused():
     model = _after_conv([helper.make_node("Slice", ["c", "st", "en", "ax", "sp"], ["y"])], inits)
     with pytest.raises(ModelError, match="negative steps on run-time data are not supported"):
         parse_onnx(model.SerializeToString())
+
+
+@pytest.mark.parametrize("zp", [0, -1200])
+@pytest.mark.parametrize("through_int8", [False, True], ids=["from_float", "from_int8"])
+def test_int16_quantize_linear_of_an_activation(zp, through_int8, tmp_path):
+    """QuantizeLinear to int16 (opset 21) becomes a QUANTIZE node (float or int8 in); its
+    DequantizeLinear returns to the float path.  TFLM's rounding (half away from zero)
+    against ONNX's (half to even): at most one int16 step apart; the host build equals
+    the reference."""
+    s16 = np.float32(0.0004)
+    inits = {"q_s": s16, "q_z": np.asarray(zp, np.int16), **_q("a", 0.02, 3)}
+    src = "x"
+    nodes = []
+    if through_int8:
+        nodes += _qdq("xa", "x", "a")
+        src = "xa"
+    nodes += [helper.make_node("QuantizeLinear", [src, "q_s", "q_z"], ["xq"]),
+              helper.make_node("DequantizeLinear", ["xq", "q_s", "q_z"], ["xd"]),
+              helper.make_node("Relu", ["xd"], ["y"])]
+    model = make_model(nodes, [("x", [2, 40])], initializers=inits, opset=21)
+    model.ir_version = 10
+    x = rand((2, 40), 8, -15, 15)
+    graph, ours, theirs = run_both(model, {"x": x})
+    assert "quantize" in ops(graph)
+    assert any(n.op == "quantize" and n.outputs[0].dtype == "int16" for n in graph.nodes)
+    steps = np.abs(ours[0].astype(np.float64) - theirs[0]) / s16
+    assert steps.max() <= 1.0 + 1e-6, f"{steps.max()} int16 steps apart"
+    if not through_int8:  # the int8 step saturates first otherwise
+        assert np.any(np.isclose(ours[0], float(s16) * (32767 - zp), rtol=1e-6))
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    compiled = compile_model(path, "host/native", name="m", measure_code=False)
+    np.testing.assert_array_equal(run_on_host(compiled, [x[None]], workdir=tmp_path)[0][0],
+                                  ours[0])
+
+
+def test_int16_weights_are_refused():
+    inits = {"w": np.ones((3, 3), np.float32), "q_s": np.float32(0.01),
+             "q_z": np.asarray(0, np.int16)}
+    nodes = [helper.make_node("QuantizeLinear", ["w", "q_s", "q_z"], ["wq"]),
+             helper.make_node("DequantizeLinear", ["wq", "q_s", "q_z"], ["wd"]),
+             helper.make_node("MatMul", ["x", "wd"], ["y"])]
+    model = make_model(nodes, [("x", [2, 3])], initializers=inits, opset=21)
+    model.ir_version = 10
+    with pytest.raises(ModelError, match="quantizing a constant to int16 is not supported"):
+        parse_onnx(model.SerializeToString(), name="test")

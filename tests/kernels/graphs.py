@@ -145,7 +145,8 @@ def quantize_graph(*, src="float32", dst="int8"):
 
 
 def svdf_graph(*, dtype="int8", batch=2, depth=5, filters=6, memory=4, rank=2, bias=True,
-               activation="none", seed=0):
+               activation="none", state="int16", state_zp=0, seed=0):
+    """``state``: int16 (int16 time weights) or int8 (int8 time weights)."""
     rng = np.random.default_rng(seed)
     b = GraphBuilder("svdf")
     units = filters // rank
@@ -158,23 +159,30 @@ def svdf_graph(*, dtype="int8", batch=2, depth=5, filters=6, memory=4, rank=2, b
         return b.build([b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation)])
     x = b.input("x", (batch, depth), "int8", Q(0.05, 3))
     wf = b.constant("wf", weights_int8(rng, (filters, depth)), quant=Q(0.01, 0))
-    wt = b.constant("wt", rng.integers(-32767, 32768, (filters, memory)).astype(np.int16),
-                    quant=Q(0.0002, 0))
+    info = np.iinfo(state)
+    wt = b.constant("wt", rng.integers(info.min + 1, info.max + 1,
+                                       (filters, memory)).astype(state), quant=Q(0.0002, 0))
+    st_scale = 0.002 if state == "int16" else 0.05  # the int8 state saturates now and then
     bt = (b.constant("b", rng.integers(-30000, 30000, units).astype(np.int32),
-                     quant=Q(0.002 * 0.0002, 0)) if bias else None)
-    st = b.variable("state", (batch, filters * memory), "int16", Q(0.002, 0))
+                     quant=Q(st_scale * 0.0002, 0)) if bias else None)
+    st = b.variable("state", (batch, filters * memory), state, Q(st_scale, state_zp))
     y = b.op("svdf", [x, wf, wt, bt, st], rank=rank, activation=activation,
              out_type=TensorType((batch, units), "int8", Q(0.03, -2)))
     return b.build([y])
 
 
 def lstm_graph(*, batch=2, steps=3, depth=4, n_cell=5, time_major=False, cell_clip=0.0,
-               h_zp=3, cell_scale=2.0 ** -11, seed=0):
+               h_zp=3, cell_scale=2.0 ** -11, dtype="int8", seed=0):
+    """``dtype``: int8, or int16 (16x8: int16 input and hidden state, zero points 0,
+    int64 biases)."""
     rng = np.random.default_rng(seed)
     b = GraphBuilder("lstm")
+    wide = dtype == "int16"
     x_shape = (steps, batch, depth) if time_major else (batch, steps, depth)
-    x = b.input("x", x_shape, "int8", Q(0.02, -4))
-    h_scale = 0.008
+    x_scale = 0.02 / 256 if wide else 0.02
+    h_zp = 0 if wide else h_zp
+    x = b.input("x", x_shape, dtype, Q(x_scale, 0 if wide else -4))
+    h_scale = 0.008 / 256 if wide else 0.008
     ins = [x]
     for i in range(8):
         cols = depth if i < 4 else n_cell
@@ -182,13 +190,14 @@ def lstm_graph(*, batch=2, steps=3, depth=4, n_cell=5, time_major=False, cell_cl
         ins.append(b.constant(f"w{i}", weights_int8(rng, (n_cell, cols)), quant=Q(scale, 0)))
     ins += [None, None, None]
     for i in range(4):
-        ins.append(b.constant(f"b{i}", rng.integers(-2000, 2000, n_cell).astype(np.int32),
-                              quant=Q(0.02 * 0.008, 0)))
+        bias = rng.integers(-2000, 2000, n_cell) * (256 if wide else 1)
+        ins.append(b.constant(f"b{i}", bias.astype(np.int64 if wide else np.int32),
+                              quant=Q(x_scale * 0.008, 0)))
     ins += [None, None]
-    ins.append(b.variable("hidden", (batch, n_cell), "int8", Q(h_scale, h_zp)))
+    ins.append(b.variable("hidden", (batch, n_cell), dtype, Q(h_scale, h_zp)))
     ins.append(b.variable("cell", (batch, n_cell), "int16", Q(cell_scale, 0)))
     ins += [None] * 4
     y_shape = x_shape[:2] + (n_cell,)
     y = b.op("lstm", ins, time_major=time_major, cell_clip=cell_clip,
-             out_type=TensorType(y_shape, "int8", Q(h_scale, h_zp)))
+             out_type=TensorType(y_shape, dtype, Q(h_scale, h_zp)))
     return b.build([y])

@@ -96,16 +96,22 @@ def test_data_movement(op, shapes, attrs, dtype):
     check_graph(g, seeded_inputs(g, 9))
 
 
-def test_concatenation_of_differently_quantized_operands_is_refused():
-    b = GraphBuilder("concatenate")
-    x0 = b.input("x0", (2, 3), "int8", Q(0.05, 3))
-    x1 = b.input("x1", (2, 3), "int8", Q(0.07, 3))
-    g = b.build([b.op("concatenate", [x0, x1], axis=0, activation="none",
-                      out_type=TensorType((4, 3), "int8", Q(0.05, 3)))])
-    ag = optimize(g)
-    group = next(gr for gr in annotations(ag).groups if gr.kind != "view")
-    with pytest.raises(KernelError, match="different quantization: not supported yet"):
-        lower_group(group, ag, "c", name="k")
+@pytest.mark.parametrize("op, dtype, attrs, out_shape", [
+    ("concatenate", "int16", {"axis": 0, "activation": "none"}, (4, 3)),
+    ("transpose", "int8", {"perm": (1, 0)}, (3, 2)),
+    ("pad", "int8", {"pad_width": ((1, 0), (0, 2)), "value": 0.0}, (3, 5)),
+])
+def test_differently_quantized_operands_are_copied_raw(op, dtype, attrs, out_shape):
+    """As TFLM: no requantization; the output reads the integers with its own
+    quantization (PAD fills with the output's zero point)."""
+    zp = 3 if dtype == "int8" else 0
+    b = GraphBuilder(op)
+    xs = [b.input("x0", (2, 3), dtype, Q(0.05, zp))]
+    if op == "concatenate":
+        xs.append(b.input("x1", (2, 3), dtype, Q(0.07, zp)))
+    y = b.op(op, xs, **attrs, out_type=TensorType(out_shape, dtype, Q(0.2, -4 if zp else 0)))
+    g = b.build([y])
+    assert check_graph(g, seeded_inputs(g, 4))
 
 
 def test_a_model_of_these_operators_compiles_and_runs_on_the_host_bit_exact(tmp_path):

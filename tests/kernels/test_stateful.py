@@ -12,6 +12,9 @@ SVDF_VARIANTS = [
     {"rank": 1, "filters": 3},
     {"bias": False},
     {"batch": 1, "memory": 1},
+    {"state": "int8"},
+    {"state": "int8", "state_zp": 100, "bias": False},
+    {"state": "int16", "state_zp": -300},
     {"dtype": "float32"},
     {"dtype": "float32", "activation": "relu", "bias": False},
 ]
@@ -35,6 +38,8 @@ LSTM_VARIANTS = [
     {"h_zp": 0, "batch": 1, "steps": 1},
     {"cell_scale": 2.0 ** -15},
     {"cell_scale": 2.0 ** -8},
+    {"dtype": "int16"},
+    {"dtype": "int16", "time_major": True, "cell_clip": 0.5},
 ]
 
 

@@ -79,16 +79,18 @@ def test_session_state_persists_and_resets():
     assert np.array_equal(session.invoke([ones])[0], first)
 
 
-def test_quantized_state_starts_at_its_zero_point():
+@pytest.mark.parametrize("dtype, start", [("int8", 7), ("int16", 0)])
+def test_quantized_state_starts_as_tflm_starts_it(dtype, start):
+    """TFLM fills a fresh int8 variable with its zero point, any other with 0."""
     b = GraphBuilder()
     x = b.input("x", (1, 4), "int8", Quantization.per_tensor(0.1, 0))
-    state = b.variable("state", (1, 6), "int16", Quantization.per_tensor(0.01, 7))
+    state = b.variable("state", (1, 6), dtype, Quantization.per_tensor(0.01, 7))
     wf = b.constant("wf", np.ones((2, 4), np.int8), quant=Quantization.per_tensor(0.1, 0))
-    wt = b.constant("wt", np.ones((2, 3), np.int16), quant=Quantization.per_tensor(0.1, 0))
+    wt = b.constant("wt", np.ones((2, 3), dtype), quant=Quantization.per_tensor(0.1, 0))
     y = b.op("svdf", [x, wf, wt, None, state], rank=1,
              out_type=TensorType((1, 2), "int8", Quantization.per_tensor(0.5, 0)))
     session = Session(b.build([y]))
-    assert np.all(session.state[id(state)] == 7)
+    assert np.all(session.state[id(state)] == start)
 
 
 def test_cli_interpret_stacks_a_sequence(models_dir, tmp_path, capsys):

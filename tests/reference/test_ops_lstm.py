@@ -34,14 +34,19 @@ def _case(seed, dtype, batch=2, time=5, n_in=6, units=4, time_major=False, cell_
         h = np.zeros((batch, units), np.float32)
         c = np.zeros((batch, units), np.float32)
     else:
-        sx, zx = np.float32(0.0039), -128
+        # int8, or 16x8: int16 activations (zero points 0) and int64 biases
+        wide = dtype == "int16"
+        sx, zx = (np.float32(0.00005), 0) if wide else (np.float32(0.0039), -128)
         sh, zh = np.float32(hidden_q[0]), hidden_q[1]
+        if wide:
+            sh, zh = np.float32(hidden_q[0] / 256), 0
         swi = [np.float32(v) for v in rng.uniform(0.005, 0.012, 4)]
         swr = [np.float32(v) for v in rng.uniform(0.004, 0.01, 4)]
-        xs = [rand_int(rng, xshape, "int8") for _ in range(INVOCATIONS)]
+        xs = [rand_int(rng, xshape, dtype) for _ in range(INVOCATIONS)]
         wi = [rand_int(rng, (units, n_in), "int8", edges=False) for _ in range(4)]
         wr = [rand_int(rng, (units, units), "int8", edges=False) for _ in range(4)]
-        bs = [rng.integers(-30000, 30000, units).astype(np.int32) for _ in range(4)]
+        bs = [rng.integers(-30000, 30000, units).astype(np.int64 if wide else np.int32)
+              for _ in range(4)]
         xi = mb.input("x", xshape, dtype, scale=sx, zero_point=zx)
         wii = [mb.const(f"wi{k}", w, scale=s, zero_point=0) for k, (w, s) in enumerate(zip(wi, swi))]
         wri = [mb.const(f"wr{k}", w, scale=s, zero_point=0) for k, (w, s) in enumerate(zip(wr, swr))]
@@ -53,7 +58,7 @@ def _case(seed, dtype, batch=2, time=5, n_in=6, units=4, time_major=False, cell_
         kw = dict(x_scale=sx, x_zero_point=zx, input_weight_scales=swi,
                   recurrent_weight_scales=swr, hidden_scale=sh, hidden_zero_point=zh,
                   cell_scale=cell_scale)
-        h = np.full((batch, units), zh, np.int8)
+        h = np.full((batch, units), zh, dtype)
         c = np.zeros((batch, units), np.int16)
     inputs = [xi, *wii, *wri, -1, -1, -1, *bi, -1, -1, hi, ci, -1, -1, -1, -1]
     mb.op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [yi], fused_activation_function="TANH",
@@ -71,7 +76,7 @@ VARIANTS = [dict(), dict(batch=1), dict(time_major=True), dict(cell_clip=0.0),
             dict(hidden_q=(0.02, -20))]
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 @pytest.mark.parametrize("variant", range(len(VARIANTS)))
 def test_lstm_sequence(tflm, dtype, variant):
     model, xs, got = _case(variant, dtype, **VARIANTS[variant])

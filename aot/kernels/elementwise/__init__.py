@@ -258,7 +258,7 @@ def add_n(ctx, node) -> Computed:
 
 @compute_rule("select")
 def select(ctx, node) -> Computed:
-    """``condition ? lhs : rhs`` on raw values (both share one quantization)."""
+    """``condition ? lhs : rhs`` on raw values (as TFLM: no requantization)."""
     (c, a, b), shape = _operands(ctx, node)
     return Computed(te.compute(shape, lambda *i: te.if_then_else(
         _broadcast(c, i), _broadcast(a, i), _broadcast(b, i)), name="y"))

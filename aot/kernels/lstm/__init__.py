@@ -1,4 +1,4 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM (int8, stateful): a C template with folded constants.
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (int8 and 16x8, stateful): a C template with folded constants.
 
 Like SVDF, the hidden and cell states are updated in place, so this kernel
 is rendered from ``templates/lstm.c.j2`` rather than a tensor expression.
@@ -7,6 +7,9 @@ Both states are parameters with role ``"state"``.  The arithmetic is
 connected layers into int16 Q3.12 (requantized per gate and unit, summed
 with saturation), TFLM's int16 logistic and tanh from the sigmoid table,
 the int16 MUL arithmetic for the cell update and the int8 hidden output.
+16x8 (int16 input and hidden state, int8 weights, int64 biases, as TFLM's
+EvalLstm<int16_t, int8_t, int16_t, int64_t>): the fully connected layers sum
+in int64 and requantize with the 64-bit multiply; the rest is the same.
 Float LSTM, peepholes, projection, layer norm and CIFG are not supported.
 """
 
@@ -44,8 +47,8 @@ def _requant_tables(x_scale, weights, n_cell):
 
 
 def _refuse(node, what):
-    return KernelError(f"lstm ({node.name}) with {what}: not supported yet (int8 LSTM without "
-                       "peepholes, projection, layer norm or CIFG)")
+    return KernelError(f"lstm ({node.name}) with {what}: not supported yet (int8 or 16x8 LSTM "
+                       "without peepholes, projection, layer norm or CIFG)")
 
 
 @handwritten("lstm")
@@ -58,8 +61,9 @@ def lstm(group, ag, target, name):
             raise _refuse(node, f"{what} weights")
     if any(ins[i] is None for i in _INPUT_WEIGHTS + _RECURRENT_WEIGHTS):
         raise _refuse(node, "CIFG (no input gate)")
-    if x.dtype != "int8" or cell.dtype != "int16" or hidden.dtype != "int8":
-        raise _refuse(node, f"{x.dtype} data and {cell.dtype} cell state")
+    if x.dtype not in ("int8", "int16") or cell.dtype != "int16" or hidden.dtype != x.dtype:
+        raise _refuse(node, f"{x.dtype} data, {hidden.dtype} hidden and {cell.dtype} cell state")
+    wide = x.dtype == "int16"
     if node.attrs["activation"] != "tanh":
         raise _refuse(node, f"cell activation {node.attrs['activation']}")
     if hidden.kind != "variable" or cell.kind != "variable":
@@ -75,8 +79,11 @@ def lstm(group, ag, target, name):
     h_scale, h_zp = f32(hidden.quant.scale[0]), int(hidden.quant.zero_point[0])
     mi, si = _requant_tables(x.quant.scale[0], [ins[i] for i in _INPUT_WEIGHTS], n_cell)
     mr, sr = _requant_tables(h_scale, [ins[i] for i in _RECURRENT_WEIGHTS], n_cell)
-    biases = [np.zeros(n_cell, np.int32) if ins[i] is None else np.asarray(ins[i].data)
+    bias_dtype = np.int64 if wide else np.int32
+    biases = [np.zeros(n_cell, bias_dtype) if ins[i] is None else np.asarray(ins[i].data)
               for i in _BIASES]
+    if wide and any(ins[i] is not None and ins[i].dtype != "int64" for i in _BIASES):
+        raise _refuse(node, "int16 data and biases that are not int64")
     m_fc, s_fc = quantize_multiplier(f32(GATE_OUTPUT_SCALE) * cell_scale / cell_scale)
     m_ig, s_ig = quantize_multiplier(f32(GATE_OUTPUT_SCALE) * f32(GATE_OUTPUT_SCALE)
                                      / cell_scale)
@@ -86,7 +93,7 @@ def lstm(group, ag, target, name):
     consts = {
         "wi": np.stack([np.asarray(ins[i].data) for i in _INPUT_WEIGHTS]),
         "wr": np.stack([np.asarray(ins[i].data) for i in _RECURRENT_WEIGHTS]),
-        "bias": np.stack(biases).astype(np.int32),
+        "bias": np.stack(biases).astype(bias_dtype),
         "mi": mi, "si": si, "mr": mr, "sr": sr,
         "table": SIGMOID_TABLE_UINT16.astype(np.int32),
     }
@@ -100,7 +107,9 @@ def lstm(group, ag, target, name):
            "depth": depth, "n_cell": n_cell, "x_index": x_index, "y_index": y_index,
            "x_offset": -int(x.quant.zero_point[0]), "h_offset": -h_zp, "h_zero_point": h_zp,
            "m_fc": m_fc, "s_fc": s_fc, "m_ig": m_ig, "s_ig": s_ig, "m_h": m_h, "s_h": s_h,
-           "qclip": qclip, "tanh_mult": 0 if tanh_shift >= 0 else 3,
+           "qclip": qclip, "tanh_mult": 0 if tanh_shift >= 0 else 3, "wide": wide,
+           "x_type": f"{x.dtype}_t", "h_min": int(np.iinfo(x.dtype).min),
+           "h_max": int(np.iinfo(x.dtype).max),
            "tanh_shift": abs(tanh_shift)}
     params = [(x, "input", "x"), (hidden, "state", "hidden"), (cell, "state", "cell"),
               (y, "output", "y")]

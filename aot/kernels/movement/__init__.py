@@ -2,10 +2,13 @@
 BROADCAST_TO, GATHER, GATHER_ND, DYNAMIC_UPDATE_SLICE and nearest-neighbour
 and bilinear resizing.
 
-Each output element is one input element (or PAD's constant): the values
-are copied raw, so every operand shares one quantization, as the reference
-interpreter requires (``aot.reference``).  PAD writes the real ``value`` in
-the output's quantization (the zero point for 0.0).  Selections use
+Each output element is one input element (or PAD's constant): the integers
+are copied raw, as TFLM's kernels and the reference interpreter
+(``aot.reference``) copy them, so an output quantized differently from its
+input reads them with its own scale and zero point (no requantization;
+bilinear resizing interpolates the integers the same way, and
+DYNAMIC_UPDATE_SLICE still refuses differently quantized operands).  PAD writes the real ``value`` in the output's
+quantization (the zero point for 0.0).  Selections use
 ``te.if_then_else``, which C evaluates lazily, so no operand is read out of
 its bounds.  Padding that a convolution or pooling consumes is folded into
 it by the passes and never reaches this kernel.
@@ -23,7 +26,8 @@ from aot.tir import expr as E
 
 
 def _same_quant(node, tensors=None) -> None:
-    """Refuse operands (``tensors``, by default all) quantized differently."""
+    """Refuse operands (``tensors``, by default all) quantized differently (the
+    operators whose TFLM kernels are not known to copy raw)."""
     tensors = [*node.inputs, *node.outputs] if tensors is None else tensors
     quants = {None if t.quant is None else (tuple(np.asarray(t.quant.scale, np.float32)),
                                             tuple(np.asarray(t.quant.zero_point)))
@@ -36,7 +40,6 @@ def _same_quant(node, tensors=None) -> None:
 @compute_rule("transpose")
 def transpose(ctx, node) -> Computed:
     """``y[i_0, ..., i_n] = x[j]`` with ``j[perm[k]] = i_k``."""
-    _same_quant(node)
     x = ctx.value(node.inputs[0])
     perm = list(node.attrs["perm"])
 
@@ -52,7 +55,6 @@ def transpose(ctx, node) -> Computed:
 def concatenate(ctx, node) -> Computed:
     """The operands one after the other along ``axis``: the output index along
     it picks the operand whose range holds it (a chain of selects)."""
-    _same_quant(node)
     if node.attrs.get("activation", "none") != "none":
         raise KernelError(f"concatenate ({node.name}) with a fused activation: not supported "
                           "yet")
@@ -90,7 +92,6 @@ def strided_slice(ctx, node) -> Computed:
     importer), then the ``squeeze_axes`` dropped: output axis k reads input
     axis ``a_k`` at ``start + i_k * step``; dropped axes read their one index."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     a = node.attrs
     ranges = [range(d)[b:e:s] for b, e, s, d in zip(a["begin"], a["end"], a["strides"],
@@ -114,7 +115,6 @@ def strided_slice(ctx, node) -> Computed:
 def pad(ctx, node) -> Computed:
     """``y[i] = x[i - before]`` inside the data, the constant elsewhere."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     widths = [tuple(int(v) for v in p) for p in node.attrs["pad_width"]]
     value = np.float32(node.attrs["value"])
@@ -145,7 +145,6 @@ def mirror_pad(ctx, node) -> Computed:
     ``x[-j]`` (reflect) or ``x[-j - 1]`` (symmetric) of ``j = i - before``,
     after it ``x[2(n-1) - j]`` or ``x[2n - 1 - j]``."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     widths = [tuple(int(v) for v in p) for p in node.attrs["pad_width"]]
     edge = 0 if node.attrs["mode"] == "reflect" else 1
@@ -168,7 +167,6 @@ def mirror_pad(ctx, node) -> Computed:
 def broadcast_to(ctx, node) -> Computed:
     """``y[i] = x[i']`` with the leading axes dropped and index 0 on axes of size 1."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     lead = len(y_t.shape) - len(x_t.shape)
 
@@ -205,7 +203,6 @@ def _nearest_map(in_size: int, out_size: int, align: bool, half: bool):
 def resize_nearest(ctx, node) -> Computed:
     """``y[n, r, c, k] = x[n, rows(r), cols(c), k]`` with TFLite's index rounding."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     a = node.attrs
     maps = []
@@ -238,7 +235,6 @@ def gather(ctx, node) -> Computed:
     (TFLM fails the invocation) is clamped into it, so nothing is read
     outside ``x``."""
     x_t, i_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
-    _same_quant(node, [x_t, y_t])
     x, idx = ctx.value(x_t), ctx.value(i_t)
     rank, irank = len(x_t.shape), len(i_t.shape)
     axis = node.attrs["axis"] % rank
@@ -261,7 +257,6 @@ def gather_nd(ctx, node) -> Computed:
     rows and ``s`` the slice axes; each index is clamped into its axis (TFLM
     reads whatever lies there), so nothing is read outside ``x``."""
     x_t, i_t, y_t = node.inputs[0], node.inputs[1], node.outputs[0]
-    _same_quant(node, [x_t, y_t])
     x, idx = ctx.value(x_t), ctx.value(i_t)
     nd = int(i_t.shape[-1])
     rows = len(i_t.shape) - 1
@@ -281,7 +276,6 @@ def resize_bilinear(ctx, node) -> Computed:
     as TFLite computes them, so the sum rounds the same).  int8: the sum in
     int64 Q20, rounded half away from zero, cast without a clamp (TFLite's)."""
     x_t, y_t = node.inputs[0], node.outputs[0]
-    _same_quant(node)
     x = ctx.value(x_t)
     a = node.attrs
     integer = x_t.dtype != "float32"
