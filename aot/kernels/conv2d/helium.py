@@ -32,9 +32,10 @@ lists it first): there the conv2d and depthwise templates
 the requantizing epilogue of each output pixel as one call of
 ``aot_requant_row_s8`` (this module's intrinsic, when the epilogue has the
 plain one-rounding form), which Helium computes four outputs per vector
-step, exactly as the scalar ``aot_requant`` + ``aot_clamp_s8``.  Other
-targets keep the inline scalar epilogue, which GCC compiles a little better
-for the Cortex-M4 than the helper loop.
+step, exactly as the scalar ``aot_requant`` + ``aot_clamp_s8``.  The
+``arm_cpu`` templates make the same call; with the DSP extension it runs
+``aot_requant_pairs_s8`` (two outputs per step, out of line), elsewhere the
+scalar loop.
 """
 
 from __future__ import annotations

@@ -34,6 +34,13 @@ typedef uint32_t aot_u32_unaligned __attribute__((aligned(1), may_alias));
 AOT_INLINE uint32_t aot_load32(const int8_t* p) {
   return *(const aot_u32_unaligned*)(const void*)p;
 }
+
+/* Two int8 values stored with one STRH (any alignment on Cortex-M4). */
+typedef uint16_t aot_u16_unaligned __attribute__((aligned(1), may_alias));
+
+AOT_INLINE void aot_store_s8x2(int8_t* p, int32_t a, int32_t b) {
+  *(aot_u16_unaligned*)(void*)p = (uint16_t)(((uint32_t)a & 0xffu) | ((uint32_t)b << 8));
+}
 #endif
 
 /* sum_{i<n} a[i] * b[i] + sum for int8 vectors, wrapping like int32 sums do.

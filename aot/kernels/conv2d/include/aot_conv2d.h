@@ -10,15 +10,47 @@
 #include "aot_conv2d_mve.h"
 #endif
 
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+/* aot_requant_row_s8's DSP loop for the even part of n: two outputs per step
+   walk the four arrays by pointer, each table row is two LDRDs and both
+   bytes leave in one STRH.  Kept out of line (one copy per kernel file; the
+   kernel's constant n, lo and hi reach it by GCC's IPA constant propagation):
+   inlined into a kernel's pixel loop it competed for registers with the
+   loop's own values and spilled, slower than GCC's inline epilogue. */
+static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
+    int8_t* y, const int32_t* acc, const int32_t* bias, const int32_t* table, int32_t n,
+    int32_t lo, int32_t hi) {
+  const int32_t* const end = acc + (n & ~1);
+  while (acc != end) {
+    int32_t m0, l0, h0, e0, m1, l1, h1, e1;
+    const int32_t x0 = acc[0] + bias[0];
+    const int32_t x1 = acc[1] + bias[1];
+    table = aot_load_pair(table, &m0, &l0);
+    table = aot_load_pair(table, &h0, &e0);
+    table = aot_load_pair(table, &m1, &l1);
+    table = aot_load_pair(table, &h1, &e1);
+    aot_store_s8x2(y, aot_clamp_s8(aot_requant(x0, m0, l0, h0, e0), lo, hi),
+                   aot_clamp_s8(aot_requant(x1, m1, l1, h1, e1), lo, hi));
+    acc += 2;
+    bias += 2;
+    y += 2;
+  }
+}
+#endif
+
 /* y[c] = clamp_s8(aot_requant(acc[c] + bias[c], table[4c .. 4c+3]), lo, hi)
    for n outputs (tensor intrinsic of the arm_cpu epilogue); Helium does four
-   per vector step (aot_mve_requant_row_s8). */
+   per vector step (aot_mve_requant_row_s8), the DSP extension two
+   (aot_requant_pairs_s8). */
 AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
                                       const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
   int32_t c = 0;
 #if defined(AOT_HAVE_MVE)
   aot_mve_requant_row_s8(y, acc, bias, table, n, lo, hi);
   c = n - n % 4; /* the vector steps did all groups of four */
+#elif defined(AOT_HAVE_DSP)
+  aot_requant_pairs_s8(y, acc, bias, table, n, lo, hi);
+  c = n & ~1;
 #endif
   for (; c < n; ++c) {
     const int32_t* r = table + 4 * c;
@@ -351,7 +383,9 @@ AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
     int32_t* out = acc + p * acc_ps;
     int32_t c = 0;
 #if defined(AOT_HAVE_DSP)
-    for (; c + 4 <= c_n; c += 4) {
+    /* (a bound GCC sees is a multiple of 4: with c + 4 <= c_n it could
+       not tell where the tail starts and warned of the tail loop) */
+    for (; c < (c_n & ~3); c += 4) {
       int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, kh, kw;
       AOT_UNROLL("GCC unroll 8")
       for (kh = 0; kh < kh_n; ++kh) {
