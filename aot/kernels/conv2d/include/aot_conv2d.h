@@ -12,30 +12,42 @@
 
 #if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
 /* aot_requant_row_s8's DSP loop for the even part of n: two outputs per step
-   walk the four arrays by pointer, each table row is two LDRDs and both
-   bytes leave in one STRH.  Kept out of line (one copy per kernel file; the
+   (two steps per iteration, an empty asm between them so GCC does not hoist
+   the second's loads and spill) walk the four arrays by pointer, the two
+   accumulators, the two biases and each table row are one LDRD each, and
+   both bytes leave in one STRH.  Kept out of line (one copy per kernel file; the
    kernel's constant n, lo and hi reach it by GCC's IPA constant propagation):
    inlined into a kernel's pixel loop it competed for registers with the
    loop's own values and spilled, slower than GCC's inline epilogue. */
+#define AOT_REQUANT_PAIR_STEP()                                                   \
+  do {                                                                            \
+    int32_t m0, l0, h0, e0, m1, l1, h1, e1, a0, a1, b0, b1;                       \
+    acc = aot_load_pair(acc, &a0, &a1);                                           \
+    bias = aot_load_pair(bias, &b0, &b1);                                         \
+    const int32_t x0 = a0 + b0;                                                   \
+    const int32_t x1 = a1 + b1;                                                   \
+    table = aot_load_pair(table, &m0, &l0);                                       \
+    table = aot_load_pair(table, &h0, &e0);                                       \
+    table = aot_load_pair(table, &m1, &l1);                                       \
+    table = aot_load_pair(table, &h1, &e1);                                       \
+    aot_store_s8x2(y, aot_clamp_s8(aot_requant(x0, m0, l0, h0, e0), lo, hi),      \
+                   aot_clamp_s8(aot_requant(x1, m1, l1, h1, e1), lo, hi));        \
+    y += 2;                                                                       \
+  } while (0)
 static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
     int8_t* y, const int32_t* acc, const int32_t* bias, const int32_t* table, int32_t n,
     int32_t lo, int32_t hi) {
-  const int32_t* const end = acc + (n & ~1);
-  while (acc != end) {
-    int32_t m0, l0, h0, e0, m1, l1, h1, e1;
-    const int32_t x0 = acc[0] + bias[0];
-    const int32_t x1 = acc[1] + bias[1];
-    table = aot_load_pair(table, &m0, &l0);
-    table = aot_load_pair(table, &h0, &e0);
-    table = aot_load_pair(table, &m1, &l1);
-    table = aot_load_pair(table, &h1, &e1);
-    aot_store_s8x2(y, aot_clamp_s8(aot_requant(x0, m0, l0, h0, e0), lo, hi),
-                   aot_clamp_s8(aot_requant(x1, m1, l1, h1, e1), lo, hi));
-    acc += 2;
-    bias += 2;
-    y += 2;
+  const int32_t* const end4 = acc + (n & ~3);
+  while (acc != end4) {
+    AOT_REQUANT_PAIR_STEP();
+    __asm__ volatile("" ::: "memory");
+    AOT_REQUANT_PAIR_STEP();
+  }
+  if (n & 2) {
+    AOT_REQUANT_PAIR_STEP();
   }
 }
+#undef AOT_REQUANT_PAIR_STEP
 #endif
 
 /* y[c] = clamp_s8(aot_requant(acc[c] + bias[c], table[4c .. 4c+3]), lo, hi)
