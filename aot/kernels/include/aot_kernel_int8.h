@@ -241,6 +241,51 @@ AOT_INLINE void aot_dot1x2_wide_s8(int32_t* s, const int32_t* a, const int8_t* b
 }
 #undef AOT_DOT1X2_WIDE_STEP
 
+/* One step of aot_dot1x4_wide_s8: the input pair, then the weights two
+   words at a time (each second LDR pipelines behind the first). */
+#define AOT_DOT1X4_WIDE_STEP(i)                                               \
+  do {                                                                        \
+    int32_t xe, xo;                                                           \
+    uint32_t y0, y1;                                                          \
+    a = aot_load_pair(a, &xe, &xo);                                           \
+    y0 = aot_load32(b + (i));                                                 \
+    y1 = aot_load32(b + w_os + (i));                                          \
+    s0 = __smlad(xe, __sxtb16((int32_t)y0), s0);                              \
+    s1 = __smlad(xe, __sxtb16((int32_t)y1), s1);                              \
+    s0 = __smlad(xo, aot_sxtb16_ror8(y0), s0);                                \
+    s1 = __smlad(xo, aot_sxtb16_ror8(y1), s1);                                \
+    __asm__ volatile("" ::: "memory"); /* no hoisting: it spilled */          \
+    y0 = aot_load32(b + 2 * w_os + (i));                                      \
+    y1 = aot_load32(b + 3 * w_os + (i));                                      \
+    s2 = __smlad(xe, __sxtb16((int32_t)y0), s2);                              \
+    s3 = __smlad(xe, __sxtb16((int32_t)y1), s3);                              \
+    s2 = __smlad(xo, aot_sxtb16_ror8(y0), s2);                                \
+    s3 = __smlad(xo, aot_sxtb16_ror8(y1), s3);                                \
+  } while (0)
+
+/* Four dot products sharing a widened input vector (n a multiple of 4):
+   s[j] += a . b[j*w_os ..], the weight vectors w_os bytes apart.  The last
+   pixel of an odd row: each input LDRD feeds eight SMLADs instead of four
+   (aot_dot1x2_wide_s8), about 1.6 estimated M4 cycles per MAC against 2.1. */
+AOT_INLINE void aot_dot1x4_wide_s8(int32_t* s, const int32_t* a, const int8_t* b,
+                                   int32_t w_os, int32_t n) {
+  int32_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+  int32_t i;
+  for (i = 0; i < (n & ~7); i += 8) {
+    AOT_DOT1X4_WIDE_STEP(i);
+    __asm__ volatile("" ::: "memory");
+    AOT_DOT1X4_WIDE_STEP(i + 4);
+  }
+  if (n & 4) {
+    AOT_DOT1X4_WIDE_STEP(i);
+  }
+  s[0] = s0;
+  s[1] = s1;
+  s[2] = s2;
+  s[3] = s3;
+}
+#undef AOT_DOT1X4_WIDE_STEP
+
 AOT_INLINE int32_t aot_dot1_wide_s8(int32_t sum, const int32_t* a, const int8_t* b, int32_t n) {
   int32_t i;
   for (i = 0; i < n; i += 4) {

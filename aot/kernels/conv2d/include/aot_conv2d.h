@@ -171,7 +171,21 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
     for (; p < n; ++p) {
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
-      for (o = 0; o + 2 <= oc; o += 2) {
+      for (o = 0; o + 4 <= oc; o += 4) {
+        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t r;
+        for (kh = 0; kh < khs; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            aot_dot1x4_wide_s8(sum, wide + kh * kh_words + p * pix_words + r * r_words,
+                               w + o * w_os + (kh * kw_n + r) * c_n, w_os, run);
+          }
+        }
+        out[o] = sum[0];
+        out[o + 1] = sum[1];
+        out[o + 2] = sum[2];
+        out[o + 3] = sum[3];
+      }
+      for (; o + 2 <= oc; o += 2) {
         int32_t sum[2] = {0, 0};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
