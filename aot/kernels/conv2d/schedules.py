@@ -13,7 +13,7 @@ a time.  The knobs (:func:`conv_template`):
   per tap, or plain ``loops`` (``loops_o_inner``: output channels innermost);
 * ``widen_input`` (conv_s8), ``taps_outer`` (depthwise loops), ``unroll_o``,
   ``unroll_kw``, ``unroll_epilogue``: loop order and unrolling;
-* ``requant_row`` (arm_cpu, arm_mve): the pixel's epilogue as one call of
+* ``requant_row`` (arm_cpu, arm_mve): the row's (or pixel's) epilogue as one call of
   ``aot_requant_row_s8`` (:mod:`aot.kernels.conv2d.helium`): Helium's
   vector steps, or two outputs per step with the DSP extension.
 
@@ -96,7 +96,7 @@ def conv_template(anchor: str, key: str) -> Template:
                         "channels per unrolled step of the requantizing epilogue"))
         if intrinsics and requant_pattern(final) is not None:
             out.append(Knob("requant_row", (True, False),
-                            "the whole epilogue of a pixel as one aot_requant_row_s8 call "
+                            "the whole epilogue of a row (or pixel) as one aot_requant_row_s8 call "
                             "(Helium: four outputs per step, DSP: two; only with "
                             "unroll_epilogue 1)"))
         return out
@@ -116,7 +116,7 @@ def conv_template(anchor: str, key: str) -> Template:
     def apply(s, final, stages, cfg) -> None:
         _schedule(s, final, stages, cfg)
         if cfg.get("requant_row") and cfg["unroll_epilogue"] == 1:
-            tensorize_epilogue(s, final)
+            tensorize_epilogue(s, final, whole_row=cfg["tile"] == "row")
 
     return Template(anchor, key, knobs, default_values, apply)
 

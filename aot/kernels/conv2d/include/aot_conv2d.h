@@ -11,7 +11,7 @@
 #endif
 
 #if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
-/* aot_requant_row_s8's DSP loop for the even part of n: two outputs per step
+/* aot_requant_row_s8's DSP loop over the pixels of a row: two outputs per step
    (two steps per iteration, an empty asm between them so GCC does not hoist
    the second's loads and spill) walk the four arrays by pointer, the two
    accumulators, the two biases and each table row are one LDRD each, and
@@ -35,39 +35,62 @@
     y += 2;                                                                       \
   } while (0)
 static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
-    int8_t* y, const int32_t* acc, const int32_t* bias, const int32_t* table, int32_t n,
-    int32_t lo, int32_t hi) {
-  const int32_t* const end4 = acc + (n & ~3);
-  while (acc != end4) {
-    AOT_REQUANT_PAIR_STEP();
-    __asm__ volatile("" ::: "memory");
-    AOT_REQUANT_PAIR_STEP();
-  }
-  if (n & 2) {
-    AOT_REQUANT_PAIR_STEP();
+    int8_t* y, int32_t y_ps, const int32_t* acc, int32_t acc_ps, const int32_t* bias0,
+    const int32_t* table0, int32_t npix, int32_t n, int32_t lo, int32_t hi) {
+  int32_t p;
+  for (p = 0; p < npix; ++p) {
+    const int32_t* bias = bias0;
+    const int32_t* table = table0;
+    const int32_t* const end4 = acc + (n & ~3);
+    int8_t* const y_next = y + y_ps;
+    const int32_t* const acc_next = acc + acc_ps;
+    while (acc != end4) {
+      AOT_REQUANT_PAIR_STEP();
+      __asm__ volatile("" ::: "memory");
+      AOT_REQUANT_PAIR_STEP();
+    }
+    if (n & 2) {
+      AOT_REQUANT_PAIR_STEP();
+    }
+    if (n & 1) {
+      y[0] = (int8_t)aot_clamp_s8(aot_requant(acc[0] + bias[0], table[0], table[1], table[2],
+                                              table[3]), lo, hi);
+    }
+    y = y_next;
+    acc = acc_next;
   }
 }
 #undef AOT_REQUANT_PAIR_STEP
 #endif
 
-/* y[c] = clamp_s8(aot_requant(acc[c] + bias[c], table[4c .. 4c+3]), lo, hi)
-   for n outputs (tensor intrinsic of the arm_cpu epilogue); Helium does four
-   per vector step (aot_mve_requant_row_s8), the DSP extension two
-   (aot_requant_pairs_s8). */
-AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
-                                      const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
-  int32_t c = 0;
+/* y[p*y_ps + c] = clamp_s8(aot_requant(acc[p*acc_ps + c] + bias[c],
+   table[4c .. 4c+3]), lo, hi) for npix pixels of n outputs (tensor intrinsic
+   of the arm_cpu and arm_mve epilogue: a whole output row, or one pixel);
+   Helium does four outputs per vector step (aot_mve_requant_row_s8), the
+   DSP extension two (aot_requant_pairs_s8, one call per row). */
+AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
+                                      int32_t acc_ps, const int32_t* bias,
+                                      const int32_t* table, int32_t npix, int32_t n,
+                                      int32_t lo, int32_t hi) {
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+  aot_requant_pairs_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi);
+#else
+  int32_t p;
+  for (p = 0; p < npix; ++p) {
+    int8_t* yp = y + p * y_ps;
+    const int32_t* ap = acc + p * acc_ps;
+    int32_t c = 0;
 #if defined(AOT_HAVE_MVE)
-  aot_mve_requant_row_s8(y, acc, bias, table, n, lo, hi);
-  c = n - n % 4; /* the vector steps did all groups of four */
-#elif defined(AOT_HAVE_DSP)
-  aot_requant_pairs_s8(y, acc, bias, table, n, lo, hi);
-  c = n & ~1;
+    aot_mve_requant_row_s8(yp, ap, bias, table, n, lo, hi);
+    c = n - n % 4; /* the vector steps did all groups of four */
 #endif
-  for (; c < n; ++c) {
-    const int32_t* r = table + 4 * c;
-    y[c] = (int8_t)aot_clamp_s8(aot_requant(acc[c] + bias[c], r[0], r[1], r[2], r[3]), lo, hi);
+    for (; c < n; ++c) {
+      const int32_t* r = table + 4 * c;
+      yp[c] = (int8_t)aot_clamp_s8(aot_requant(ap[c] + bias[c], r[0], r[1], r[2], r[3]),
+                                   lo, hi);
+    }
   }
+#endif
   return 0;
 }
 
