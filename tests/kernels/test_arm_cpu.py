@@ -8,6 +8,7 @@ must give the same bits as the reference interpreter.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -87,6 +88,29 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     untensorized = variant.get("w_zp") or (op == "depthwise_conv2d"
                                            and variant.get("depth_multiplier", 1) > 1)
     assert (helper in kernels[0].source) != bool(untensorized)
+
+
+@pytest.mark.parametrize("op, variant, row", [
+    ("conv2d", {"cin": 8, "strides": (2, 2), "activation": "relu"}, True),
+    ("depthwise_conv2d", {"cin": 8}, True),
+    ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}, False),  # rows pass the stack budget
+])
+def test_the_epilogue_is_one_helper_call_per_output_row(op, variant, row):
+    """aot_requant_row_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi):
+    with the row tile one call covers every pixel of an output row (pixel
+    strides = channels, NHWC), with the per-pixel tile one pixel."""
+    ag = optimize(_graph(op, variant, 5))
+    k = lower_group(annotations(ag).groups[0], ag, "qemu/mps2-an386", name="k")
+    calls = re.findall(r"aot_requant_row_s8\(([^;]*)\);", k.source)
+    assert calls
+    width = ag.outputs[0].type.shape[2]
+    for call in calls:
+        args = [a.strip() for a in re.split(r",(?![^(]*\))", call)]
+        npix, n = int(args[6]), int(args[7])
+        if row:
+            assert (npix, int(args[1]), int(args[3])) == (width, n, n)
+        else:
+            assert npix == 1
 
 
 @pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d", "dense"])

@@ -13,12 +13,13 @@ a time.  The knobs (:func:`conv_template`):
   per tap, or plain ``loops`` (``loops_o_inner``: output channels innermost);
 * ``widen_input`` (conv_s8), ``taps_outer`` (depthwise loops), ``unroll_o``,
   ``unroll_kw``, ``unroll_epilogue``: loop order and unrolling;
-* ``requant_row`` (arm_mve only): the pixel's epilogue as one Helium call
-  (:mod:`aot.kernels.conv2d.helium`).
+* ``requant_row`` (arm_cpu, arm_mve): the row's (or pixel's) epilogue as one call of
+  ``aot_requant_row_s8`` (:mod:`aot.kernels.conv2d.helium`): Helium's
+  vector steps, or two outputs per step with the DSP extension.
 
 The default values *are* the library's schedule: plain loops on ``generic``
-and ``riscv`` targets, the row intrinsic on ``arm_cpu``, and on ``arm_mve``
-the row intrinsic plus the vectorized epilogue.  A depthwise convolution of
+and ``riscv`` targets, the row intrinsic plus the epilogue's row helper on
+``arm_cpu`` and ``arm_mve``.  A depthwise convolution of
 one input channel is computed as a convolution (see
 :func:`aot.kernels.conv2d.compute.accumulate`) and scheduled as one.
 """
@@ -70,7 +71,6 @@ def _accumulations(stages) -> tuple[str, ...]:
 def conv_template(anchor: str, key: str) -> Template:
     """The template of ``anchor`` (conv2d or depthwise_conv2d) on target ``key``."""
     intrinsics = key in ("arm_cpu", "arm_mve")
-    helium = key == "arm_mve"
 
     def knobs(stages, final) -> list[Knob]:
         acc = stages["acc"]
@@ -94,10 +94,11 @@ def conv_template(anchor: str, key: str) -> Template:
         out.append(Knob("unroll_epilogue",
                         divisors(extent(final.op.axis[-1].dom.extent), (1, 2, 4, 8)),
                         "channels per unrolled step of the requantizing epilogue"))
-        if helium and requant_pattern(final) is not None:
+        if intrinsics and requant_pattern(final) is not None:
             out.append(Knob("requant_row", (True, False),
-                            "the whole epilogue of a pixel as one aot_requant_row_s8 call "
-                            "(Helium, four outputs per step; only with unroll_epilogue 1)"))
+                            "the whole epilogue of a row (or pixel) as one aot_requant_row_s8 call "
+                            "(Helium: four outputs per step, DSP: two; only with "
+                            "unroll_epilogue 1)"))
         return out
 
     def default_values(stages, final) -> dict:
@@ -108,14 +109,14 @@ def conv_template(anchor: str, key: str) -> Template:
             values["taps_outer"] = False
         elif "dot_s8" in stages:
             values["widen_input"] = WIDEN_INPUT
-        if helium and requant_pattern(final) is not None:
+        if intrinsics and requant_pattern(final) is not None:
             values["requant_row"] = True
         return values
 
     def apply(s, final, stages, cfg) -> None:
         _schedule(s, final, stages, cfg)
         if cfg.get("requant_row") and cfg["unroll_epilogue"] == 1:
-            tensorize_epilogue(s, final)
+            tensorize_epilogue(s, final, whole_row=cfg["tile"] == "row")
 
     return Template(anchor, key, knobs, default_values, apply)
 

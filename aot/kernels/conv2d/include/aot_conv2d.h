@@ -10,20 +10,87 @@
 #include "aot_conv2d_mve.h"
 #endif
 
-/* y[c] = clamp_s8(aot_requant(acc[c] + bias[c], table[4c .. 4c+3]), lo, hi)
-   for n outputs (tensor intrinsic of the arm_cpu epilogue); Helium does four
-   per vector step (aot_mve_requant_row_s8). */
-AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
-                                      const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
-  int32_t c = 0;
-#if defined(AOT_HAVE_MVE)
-  aot_mve_requant_row_s8(y, acc, bias, table, n, lo, hi);
-  c = n - n % 4; /* the vector steps did all groups of four */
-#endif
-  for (; c < n; ++c) {
-    const int32_t* r = table + 4 * c;
-    y[c] = (int8_t)aot_clamp_s8(aot_requant(acc[c] + bias[c], r[0], r[1], r[2], r[3]), lo, hi);
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+/* aot_requant_row_s8's DSP loop over the pixels of a row: two outputs per step
+   (two steps per iteration, an empty asm between them so GCC does not hoist
+   the second's loads and spill) walk the four arrays by pointer, the two
+   accumulators, the two biases and each table row are one LDRD each, and
+   both bytes leave in one STRH.  Kept out of line (one copy per kernel file; the
+   kernel's constant n, lo and hi reach it by GCC's IPA constant propagation):
+   inlined into a kernel's pixel loop it competed for registers with the
+   loop's own values and spilled, slower than GCC's inline epilogue. */
+#define AOT_REQUANT_PAIR_STEP()                                                   \
+  do {                                                                            \
+    int32_t m0, l0, h0, e0, m1, l1, h1, e1, a0, a1, b0, b1;                       \
+    acc = aot_load_pair(acc, &a0, &a1);                                           \
+    bias = aot_load_pair(bias, &b0, &b1);                                         \
+    const int32_t x0 = a0 + b0;                                                   \
+    const int32_t x1 = a1 + b1;                                                   \
+    table = aot_load_pair(table, &m0, &l0);                                       \
+    table = aot_load_pair(table, &h0, &e0);                                       \
+    table = aot_load_pair(table, &m1, &l1);                                       \
+    table = aot_load_pair(table, &h1, &e1);                                       \
+    aot_store_s8x2(y, aot_clamp_s8(aot_requant(x0, m0, l0, h0, e0), lo, hi),      \
+                   aot_clamp_s8(aot_requant(x1, m1, l1, h1, e1), lo, hi));        \
+    y += 2;                                                                       \
+  } while (0)
+static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
+    int8_t* y, int32_t y_ps, const int32_t* acc, int32_t acc_ps, const int32_t* bias0,
+    const int32_t* table0, int32_t npix, int32_t n, int32_t lo, int32_t hi) {
+  int32_t p;
+  for (p = 0; p < npix; ++p) {
+    const int32_t* bias = bias0;
+    const int32_t* table = table0;
+    const int32_t* const end4 = acc + (n & ~3);
+    int8_t* const y_next = y + y_ps;
+    const int32_t* const acc_next = acc + acc_ps;
+    while (acc != end4) {
+      AOT_REQUANT_PAIR_STEP();
+      __asm__ volatile("" ::: "memory");
+      AOT_REQUANT_PAIR_STEP();
+    }
+    if (n & 2) {
+      AOT_REQUANT_PAIR_STEP();
+    }
+    if (n & 1) {
+      y[0] = (int8_t)aot_clamp_s8(aot_requant(acc[0] + bias[0], table[0], table[1], table[2],
+                                              table[3]), lo, hi);
+    }
+    y = y_next;
+    acc = acc_next;
   }
+}
+#undef AOT_REQUANT_PAIR_STEP
+#endif
+
+/* y[p*y_ps + c] = clamp_s8(aot_requant(acc[p*acc_ps + c] + bias[c],
+   table[4c .. 4c+3]), lo, hi) for npix pixels of n outputs (tensor intrinsic
+   of the arm_cpu and arm_mve epilogue: a whole output row, or one pixel);
+   Helium does four outputs per vector step (aot_mve_requant_row_s8), the
+   DSP extension two (aot_requant_pairs_s8, one call per row). */
+AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
+                                      int32_t acc_ps, const int32_t* bias,
+                                      const int32_t* table, int32_t npix, int32_t n,
+                                      int32_t lo, int32_t hi) {
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+  aot_requant_pairs_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi);
+#else
+  int32_t p;
+  for (p = 0; p < npix; ++p) {
+    int8_t* yp = y + p * y_ps;
+    const int32_t* ap = acc + p * acc_ps;
+    int32_t c = 0;
+#if defined(AOT_HAVE_MVE)
+    aot_mve_requant_row_s8(yp, ap, bias, table, n, lo, hi);
+    c = n - n % 4; /* the vector steps did all groups of four */
+#endif
+    for (; c < n; ++c) {
+      const int32_t* r = table + 4 * c;
+      yp[c] = (int8_t)aot_clamp_s8(aot_requant(ap[c] + bias[c], r[0], r[1], r[2], r[3]),
+                                   lo, hi);
+    }
+  }
+#endif
   return 0;
 }
 
@@ -127,7 +194,21 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
     for (; p < n; ++p) {
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
-      for (o = 0; o + 2 <= oc; o += 2) {
+      for (o = 0; o + 4 <= oc; o += 4) {
+        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t r;
+        for (kh = 0; kh < khs; ++kh) {
+          for (r = 0; r < runs; ++r) {
+            aot_dot1x4_wide_s8(sum, wide + kh * kh_words + p * pix_words + r * r_words,
+                               w + o * w_os + (kh * kw_n + r) * c_n, w_os, run);
+          }
+        }
+        out[o] = sum[0];
+        out[o + 1] = sum[1];
+        out[o + 2] = sum[2];
+        out[o + 3] = sum[3];
+      }
+      for (; o + 2 <= oc; o += 2) {
         int32_t sum[2] = {0, 0};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
@@ -351,7 +432,9 @@ AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
     int32_t* out = acc + p * acc_ps;
     int32_t c = 0;
 #if defined(AOT_HAVE_DSP)
-    for (; c + 4 <= c_n; c += 4) {
+    /* (a bound GCC sees is a multiple of 4: with c + 4 <= c_n it could
+       not tell where the tail starts and warned of the tail loop) */
+    for (; c < (c_n & ~3); c += 4) {
       int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, kh, kw;
       AOT_UNROLL("GCC unroll 8")
       for (kh = 0; kh < kh_n; ++kh) {
