@@ -485,8 +485,13 @@ def lower_bound(buffers: list[Buffer], n_steps: int) -> int:
 def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = False,
                 inplace: bool | Callable[[Tensor, Tensor], bool] = True,
                 overlap: Callable[[Tensor, Tensor], int | None] | None = None,
-                algorithms: tuple[str, ...] | None = None) -> MemoryPlan:
+                algorithms: tuple[str, ...] | None = None,
+                step_buffers: dict[str, Tensor] | None = None) -> MemoryPlan:
     """Plan the workspace of ``graph`` (see the module docstring); the plan is checked.
+
+    ``step_buffers`` maps a step's name to a tensor no node names that lives
+    during that step only (the patch buffers of a patch stage,
+    :mod:`aot.executor.patches`): the planner places its bytes like any buffer.
 
     ``alignment`` is the target's (4 for Cortex-M, 16 on hosts with SIMD);
     ``algorithms`` restricts the placement algorithms tried.  ``inplace``:
@@ -512,6 +517,12 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
         raise MemoryPlanError("no placement algorithm given")
     steps = _steps(graph)
     buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace, overlap)
+    step_names = [name for name, _ in steps]
+    for step, t in (step_buffers or {}).items():
+        if step not in step_names:
+            raise MemoryPlanError(f"a buffer for step {step!r}, which the graph does not have")
+        i = step_names.index(step)
+        buffers.append(Buffer([t], t.type.nbytes, i, i))
     inner = [b for b in buffers if not b.external]
     candidates: dict[str, int] = {}
     offsets: dict[str, list[int]] = {}
