@@ -41,8 +41,8 @@ from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
-from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
-                                 parse_memory_size)
+from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
+                                 open_options, parse_memory_size)
 from aot.executor.jit import JitModel
 from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
 from aot.executor.memory import MemoryPlan, Sizes
@@ -50,7 +50,7 @@ from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, bu
                         port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
-from aot.executor.patches import stage_lengths
+from aot.executor.patches import GRIDS, stage_lengths
 from aot.executor.patches import patch_graph as patch_graph_of
 from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
@@ -120,6 +120,7 @@ class CompiledModel:
                           "scratch_bytes": lay.scratch_bytes},
             "memory_plan": self.plan.to_json(),
             **({"memory_budget": self.budget.to_json()} if self.budget else {}),
+            **({"patches": self.patches.to_json()} if self.patches else {}),
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
@@ -251,6 +252,63 @@ def check_target(target: Target) -> None:
 
 
 def compile_model(model, target_or_board="host/native", *, codegen: str | None = None,
+                  memory_budget: int | str | None = None, patches=None,
+                  **options) -> CompiledModel:
+    """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+
+    The options are :func:`compile_one`'s.  With a ``memory_budget`` and
+    ``patches`` left open (None), a budget no plan meets is tried again with
+    patch stages (:mod:`aot.executor.patches`), the costlier option: the
+    stages and grids that lower the estimated peak, least extra work first
+    (at most :data:`BUDGET_STAGES` of them); the first that fits wins
+    (``CompiledModel.patches``), else the error of the plan without patches.
+    """
+    if memory_budget is None or patches is not None:
+        return compile_one(model, target_or_board, codegen=codegen,
+                           memory_budget=memory_budget, patches=patches, **options)
+    try:
+        return compile_one(model, target_or_board, codegen=codegen,
+                           memory_budget=memory_budget, **options)
+    except MemoryBudgetError as err:
+        first = err
+    for n, grid in budget_stages(model, options):
+        try:
+            return compile_one(model, target_or_board, codegen=codegen,
+                               memory_budget=memory_budget, patches=(n, grid), **options)
+        except MemoryBudgetError:
+            continue
+    raise first
+
+
+BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
+
+
+def budget_stages(model, options) -> list[tuple[int, tuple[int, int]]]:
+    """``(stage length, grid)`` of the patch stages a budget tries, least extra work first:
+    those whose code is supported and that lower the estimated peak."""
+    graph = model if isinstance(model, Graph) else load_model(model,
+                                                              options.get("input_shapes"))
+    ctx = PassContext(opt_level=options.get("opt_level", 2),
+                      required_pass=options.get("required_pass", ()),
+                      disabled_pass=options.get("disabled_pass", ()),
+                      config=dict(options.get("config") or {}))
+    annotated = optimize(graph, ctx)
+    io = options.get("io_in_workspace") is not False
+    found = []
+    for n in stage_lengths(annotated):
+        for grid in GRIDS:
+            try:
+                stage = analyze_stage(annotated, n, grid, io_in_workspace=io)
+                patch_graph_of(stage)
+            except PatchError:
+                continue
+            est = estimate_peak(annotated, stage, io_in_workspace=io)
+            if est.bytes_after < est.bytes_before:
+                found.append((est.extra_work, n, grid))
+    return [(n, grid) for _, n, grid in sorted(found)[:BUDGET_STAGES]]
+
+
+def compile_one(model, target_or_board="host/native", *, codegen: str | None = None,
                   name: str = "model", input_shapes=None, opt_level: int = 2,
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
@@ -259,7 +317,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                   memory_regions=None, patches=None,
                   measure_code: bool = True, kernel_library=None,
                   codegen_options=None, keep_with_aot=()) -> CompiledModel:
-    """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+    """Compile ``model`` (a path or a :class:`Graph`) for a target or board, once.
 
     ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
     leaves open (:func:`aot.frontend.load_model`; model files only).
@@ -378,9 +436,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         if target.kind == "llvm":
             raise CompileError("not supported yet: patches with the llvm codegen; use "
                                "--codegen c or --patches off")
-        if budget_bytes is not None or regions is not None or external_options:
-            raise CompileError("not supported yet: patches with a memory budget, memory "
-                               "regions or -libs; give --patches off")
+        if regions is not None or external_options:
+            raise CompileError("not supported yet: patches with memory regions or -libs; "
+                               "give --patches off")
         patch_graph = optimize(patch_graph_of(stage), PassContext(
             opt_level=opt_level, required_pass=required_pass, disabled_pass=disabled_pass,
             config=config))
@@ -754,6 +812,9 @@ def parse_patches(patches) -> str | tuple[int, int]:
 
 def pick_stage(graph: Graph, patches, io_in_workspace: bool):
     """The patch stage ``patches`` asks for (:func:`parse_patches`), or None."""
+    if isinstance(patches, tuple) and len(patches) == 2 and isinstance(patches[1], tuple):
+        n, grid = patches  # (stage length, grid): the budget's search, budget_stages
+        return analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
     choice = parse_patches(patches)
     if choice == "off":
         return None

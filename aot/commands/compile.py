@@ -364,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {compiled.sizes}")
     if compiled.budget is not None:
         print(f"  {compiled.budget.summary()}")
+    if compiled.patches is not None:
+        print(f"  {compiled.patches.summary()}")
     if compiled.plan.regions:
         speeds = compiled.plan.region_speeds
         print(f"  memory regions: ram (the workspace) {compiled.plan.workspace_bytes} bytes, "

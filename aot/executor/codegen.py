@@ -564,6 +564,20 @@ class PatchCode:
     plan: object
     buffer: Tensor
 
+    def to_json(self) -> dict:
+        s = self.stage
+        return {"layers": [n.name for n in s.nodes], "grid": list(s.grid),
+                "patches": len(s.patches()), "tile": list(s.tile),
+                "buffer_bytes": self.buffer.type.nbytes, "extra_macs": s.extra_macs}
+
+    def summary(self) -> str:
+        s = self.stage
+        return (f"patches: the first {len(s.nodes)} layers in {s.grid[0]}x{s.grid[1]} "
+                f"patches of {s.tile[0]}x{s.tile[1]} output positions, "
+                f"{self.buffer.type.nbytes} bytes of patch buffers, "
+                f"{s.extra_macs} MACs recomputed ({s.extra_macs / max(s.macs, 1):+.1%} "
+                "of the stage)")
+
 
 def _window(pt, fill) -> PatchWindow:
     t = pt.tensor

@@ -10,6 +10,7 @@ from support.models import MODELS_DIR
 
 from aot import __version__
 from aot.compile import CompileError, compile_model, parse_patches
+from aot.executor.budget import MemoryBudgetError
 from aot.executor.codegen import PatchLoop, host_main
 from aot.export.host import build_program, run_program
 from aot.ir import GraphBuilder, Quantization
@@ -137,12 +138,12 @@ def test_a_residual_stage_is_not_generated_yet():
         compile_model(g, "host/native", patches="2x2", measure_code=False)
 
 
-def test_patches_with_the_llvm_codegen_or_a_budget_are_not_supported_yet():
+def test_patches_with_the_llvm_codegen_or_memory_regions_are_not_supported_yet():
     g = _int8_chain()
     with pytest.raises(CompileError, match="not supported yet: patches with the llvm"):
         compile_model(g, "llvm", patches="2x2", measure_code=False)
-    with pytest.raises(CompileError, match="not supported yet: patches with a memory budget"):
-        compile_model(g, "host/native", patches="2x2", memory_budget="64K",
+    with pytest.raises(CompileError, match="not supported yet: patches with memory regions"):
+        compile_model(g, "qemu/mps2-an386", patches="2x2", memory_regions="ram",
                       measure_code=False)
 
 
@@ -156,3 +157,20 @@ def test_vww_by_patches_is_bit_exact_and_smaller(tmp_path):
     x = np.random.default_rng(3).integers(-128, 128, (2, *m.graph.inputs[0].shape)) \
         .astype(np.int8)
     np.testing.assert_array_equal(_host(m, x, tmp_path), _host(whole, x, tmp_path))
+
+
+def test_a_budget_no_plan_meets_tries_patch_stages(tmp_path):
+    g = _int8_chain(24, 24)
+    whole = compile_model(g, "host/native", memory_budget=5000, measure_code=False)
+    assert whole.patches is None and whole.sizes.ram <= 5000  # fits: no patches
+    m = compile_model(g, "host/native", memory_budget=4000, measure_code=False)
+    assert m.patches is not None and m.budget.ram <= 4000 < whole.budget.ram
+    assert m.metadata()["patches"]["grid"] == list(m.patches.stage.grid)
+    x = np.random.default_rng(4).integers(-128, 128, (2, *g.inputs[0].shape)).astype(np.int8)
+    np.testing.assert_array_equal(_host(m, x, tmp_path), _reference(g, x))
+
+
+def test_a_budget_below_every_stage_reports_the_plan_without_patches():
+    with pytest.raises(MemoryBudgetError, match="smallest plan reachable needs 4608 bytes"):
+        compile_model(_int8_chain(24, 24), "host/native", memory_budget=1000,
+                      measure_code=False)
