@@ -262,22 +262,58 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     stages and grids that lower the estimated peak, least extra work first
     (at most :data:`BUDGET_STAGES` of them); the first that fits wins
     (``CompiledModel.patches``), else the error of the plan without patches.
+
+    ``patches="auto"`` compiles without patches and with the stage and grid that
+    lower the estimated peak most within 5 % more MACs (if any), and keeps the
+    one with less RAM (without patches on a tie).
     """
+    def one(choice):
+        return compile_one(model, target_or_board, codegen=codegen,
+                           memory_budget=memory_budget, patches=choice, **options)
+
+    if parse_patches(patches) == "auto":
+        # The estimate does not see every plan's overlaps: compare the real plans.
+        whole, first = None, None
+        try:
+            whole = one("off")
+        except MemoryBudgetError as err:
+            first = err
+        stage = choose_stage(_optimized(model, options), allowance=PATCH_ALLOWANCE,
+                             io_in_workspace=options.get("io_in_workspace") is not False,
+                             generated_only=True).stage
+        patched = None
+        if stage is not None:
+            try:
+                patched = one((len(stage.nodes), stage.grid))
+            except MemoryBudgetError:
+                pass
+        if whole is None and patched is None:
+            raise first
+        if patched is None or (whole is not None and patched.sizes.ram >= whole.sizes.ram):
+            return whole
+        return patched
     if memory_budget is None or patches is not None:
-        return compile_one(model, target_or_board, codegen=codegen,
-                           memory_budget=memory_budget, patches=patches, **options)
+        return one(patches)
     try:
-        return compile_one(model, target_or_board, codegen=codegen,
-                           memory_budget=memory_budget, **options)
+        return one(None)
     except MemoryBudgetError as err:
         first = err
     for n, grid in budget_stages(model, options):
         try:
-            return compile_one(model, target_or_board, codegen=codegen,
-                               memory_budget=memory_budget, patches=(n, grid), **options)
+            return one((n, grid))
         except MemoryBudgetError:
             continue
     raise first
+
+
+def _optimized(model, options) -> Graph:
+    """The optimized graph compile_one would make of ``model`` under ``options``."""
+    graph = model if isinstance(model, Graph) else load_model(model,
+                                                              options.get("input_shapes"))
+    return optimize(graph, PassContext(opt_level=options.get("opt_level", 2),
+                                       required_pass=options.get("required_pass", ()),
+                                       disabled_pass=options.get("disabled_pass", ()),
+                                       config=dict(options.get("config") or {})))
 
 
 BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
@@ -286,13 +322,7 @@ BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole co
 def budget_stages(model, options) -> list[tuple[int, tuple[int, int]]]:
     """``(stage length, grid)`` of the patch stages a budget tries, least extra work first:
     those whose code is supported and that lower the estimated peak."""
-    graph = model if isinstance(model, Graph) else load_model(model,
-                                                              options.get("input_shapes"))
-    ctx = PassContext(opt_level=options.get("opt_level", 2),
-                      required_pass=options.get("required_pass", ()),
-                      disabled_pass=options.get("disabled_pass", ()),
-                      config=dict(options.get("config") or {}))
-    annotated = optimize(graph, ctx)
+    annotated = _optimized(model, options)
     io = options.get("io_in_workspace") is not False
     found = []
     for n in stage_lengths(annotated):
@@ -361,11 +391,10 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
     ``codegen/<name>_regions.ld`` for the link.  Not with a budget yet.
 
-    ``patches`` (``"off"``, the default; ``"auto"``; a grid ``"RxC"`` or ``(R, C)``)
-    runs the leading layers as a patch stage (:mod:`aot.executor.patches`): each
-    layer lowered once for its patch shape, called for every patch.  ``"auto"``
-    takes the stage and grid that lower the estimated peak most within 5 % more
-    MACs (none: off); a grid takes the stage that lowers the peak most with that
+    ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
+    which :func:`compile_model` resolves) runs the leading layers as a patch stage
+    (:mod:`aot.executor.patches`): each layer lowered once for its patch shape,
+    called for every patch. a grid takes the stage that lowers the peak most with that
     grid, and is refused on a graph without a stage.  C entry functions only.
 
     The target's ``-libs`` hands the layers its external codegens support to
