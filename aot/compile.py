@@ -462,9 +462,6 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     stage = pick_stage(annotated, patches, io_in_workspace is not False)
     patch_graph = None
     if stage is not None:
-        if target.kind == "llvm":
-            raise CompileError("not supported yet: patches with the llvm codegen; use "
-                               "--codegen c or --patches off")
         if regions is not None or external_options:
             raise CompileError("not supported yet: patches with memory regions or -libs; "
                                "give --patches off")
@@ -565,7 +562,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                                "C): nothing for the llvm codegen; use --codegen c")
         module = build_kernels(compiled_by_llvm, target, library.support_files(target))
     if module is not None and module.machine is None:
-        program = entry.entry_program(name, annotated, groups, kernels, plan)
+        program = entry.entry_program(name, annotated, groups, kernels, plan, patch_code)
         lap("codegen")
         code, note = (module.object_text_bytes(), "") if measure_code else (None, "not measured")
         sizes = Sizes(workspace=program.layout.workspace_bytes,
@@ -575,7 +572,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         lap("sizes")
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
                              timings, llvm=module, program=program, host_c=host_c,
-                             budget=budget)
+                             budget=budget, patches=patch_code)
 
     generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,

@@ -89,9 +89,11 @@ def test_float_chain_fills_with_minus_infinity_and_zero(tmp_path):
     m = compile_model(g, "host/native", patches="2x2", measure_code=False)
     assert len(m.patches.stage.nodes) == 3
     xs = rng.standard_normal((2, *g.inputs[0].shape)).astype(np.float32) - 2.0
-    np.testing.assert_array_equal(_host(m, xs, tmp_path),
-                                  _host(compile_model(g, "host/native", name="whole",
-                                                      measure_code=False), xs, tmp_path))
+    whole = _host(compile_model(g, "host/native", name="whole", measure_code=False), xs,
+                  tmp_path)
+    np.testing.assert_array_equal(_host(m, xs, tmp_path), whole)
+    jit = compile_model(g, "llvm", patches="2x2", measure_code=False).jit()
+    np.testing.assert_array_equal(jit.run_sequence([xs])[0], whole)
 
 
 def test_patch_buffers_are_planned_beside_the_stage_input_and_output():
@@ -139,10 +141,17 @@ def test_a_residual_stage_is_not_generated_yet():
         compile_model(g, "host/native", patches="2x2", measure_code=False)
 
 
-def test_patches_with_the_llvm_codegen_or_memory_regions_are_not_supported_yet():
+@pytest.mark.parametrize("grid", ["2x2", "4x1"])
+def test_the_llvm_jit_runs_the_same_patch_loop_bit_exact(grid):
     g = _int8_chain()
-    with pytest.raises(CompileError, match="not supported yet: patches with the llvm"):
-        compile_model(g, "llvm", patches="2x2", measure_code=False)
+    m = compile_model(g, "llvm", patches=grid, measure_code=False)
+    assert sum(isinstance(s, PatchLoop) for s in m.program.steps) == 1
+    x = np.random.default_rng(5).integers(-128, 128, (3, *g.inputs[0].shape)).astype(np.int8)
+    np.testing.assert_array_equal(m.jit().run_sequence([x])[0], _reference(g, x))
+
+
+def test_patches_with_memory_regions_are_not_supported_yet():
+    g = _int8_chain()
     with pytest.raises(CompileError, match="not supported yet: patches with memory regions"):
         compile_model(g, "qemu/mps2-an386", patches="2x2", memory_regions="ram",
                       measure_code=False)
