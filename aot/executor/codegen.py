@@ -22,6 +22,12 @@ gives the sequence of kernel calls and copies with every argument a
 The C entry function is that program printed; the LLVM backend's host JIT
 (:mod:`aot.executor.jit`) runs the same program from Python.
 
+A patch stage (a group of kind ``"patches"``, :mod:`aot.executor.patches`)
+is one :class:`PatchLoop` step: a C loop over the tiles calling the stage's
+kernels (lowered once for the patch shapes, :class:`PatchCode`) between a
+copy-in, fills and a copy-out.  Its kernels are not in ``P_run_kernel``'s
+table (they run only inside the loop).
+
 Workspace layout: the planned buffers from offset 0, then (when a kernel
 asks for scratch) one scratch area, shared by all kernels since only one
 runs at a time, at the first aligned offset after the plan.
