@@ -780,7 +780,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         # by the first run (or by P_reset).
         lazy_reset=any(s.zero != 0 or s.start for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
-        target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels,
+        target_hash=target_hash, num_kernels=len(kernel_calls), rpc_kernels=rpc_kernels,
         shared_workspace=shared_workspace,
         regions=[{"name": r, "array": region_array(name, r), "bytes": n,
                   "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r)}

@@ -69,8 +69,10 @@ def test_int8_chain_by_patches_is_bit_exact(grid, tmp_path):
     assert loops is None  # a C artifact: the loop is in the entry file
     assert f"for (uint32_t p = 0; p < {len(m.patches.stage.patches())}u; ++p)" \
         in m.files["codegen/model.c"]
-    # one kernel per layer, whatever the number of patches
+    # one kernel per layer, whatever the number of patches; P_run_kernel times the others
     assert len(m.kernels) == len(g.nodes)
+    callable_alone = len(g.nodes) - len(m.patches.stage.nodes)
+    assert f"#define MODEL_NUM_KERNELS {callable_alone}u" in m.files["include/model.h"]
     x = np.random.default_rng(1).integers(-128, 128, (3, *g.inputs[0].shape)).astype(np.int8)
     np.testing.assert_array_equal(_host(m, x, tmp_path), _reference(g, x))
 
