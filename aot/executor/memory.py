@@ -24,7 +24,8 @@ Algorithm
    never a caller input being overwritten.
 3. **Lifetimes.**  A buffer lives from the step that writes it to the last
    step that reads it, inclusive (graph inputs from step 0, graph outputs
-   to the last step).  Two buffers conflict if their lifetimes intersect.
+   to the last step; a step buffer, ``plan_memory(step_buffers=...)``, during
+   its step only).  Two buffers conflict if their lifetimes intersect.
 4. **Placement.**  Each algorithm of :data:`ALGORITHMS` places the buffers
    at offsets that are multiples of ``alignment``, never overlapping a
    conflicting buffer; the smallest workspace wins (ties: the first
