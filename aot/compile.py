@@ -41,15 +41,20 @@ from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
-from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
-                                 parse_memory_size)
+from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
+                                 open_options, parse_memory_size)
 from aot.executor.jit import JitModel
 from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
-from aot.ir import Graph
+from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
+from aot.executor.patches import GRIDS, stage_lengths
+from aot.executor.patches import patch_graph as patch_graph_of
+from aot.ir import Graph, Tensor
+from aot.ir.types import TensorType
+from aot.passes.annotated import FusedGroup, rebuild
 from aot.passes import DumpAfter, PassContext, optimize
 from aot.target import Board, Target, load_board, runs_on_host
 
@@ -83,6 +88,8 @@ class CompiledModel:
     host_c: HostCKernels | None = None
     # What a memory budget chose (compile_model(..., memory_budget=...)), else None.
     budget: BudgetChoice | None = None
+    # The patch stage's code (compile_model(..., patches=...)), else None.
+    patches: entry.PatchCode | None = None
 
     @property
     def is_jit(self) -> bool:
@@ -113,6 +120,7 @@ class CompiledModel:
                           "scratch_bytes": lay.scratch_bytes},
             "memory_plan": self.plan.to_json(),
             **({"memory_budget": self.budget.to_json()} if self.budget else {}),
+            **({"patches": self.patches.to_json()} if self.patches else {}),
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
@@ -125,7 +133,13 @@ class CompiledModel:
         names, ``by`` (``aot`` or an external codegen of ``-libs``) and, for a
         layer an external codegen matched but declined, why."""
         declined = self.graph.annotations.declined
-        groups = [g for g in self.graph.annotations.groups if g.kind != "view"]
+        groups = []
+        for g in self.graph.annotations.groups:
+            if g.kind == "patches":  # one kernel per layer of the patch graph
+                groups += [pg for pg in self.patches.graph.annotations.groups
+                           if pg.kind != "view"]
+            elif g.kind != "view":
+                groups.append(g)
         out = []
         for g, k in zip(groups, self.kernels, strict=True):
             why = [declined[n] for n in g.nodes if n in declined]
@@ -238,15 +252,102 @@ def check_target(target: Target) -> None:
 
 
 def compile_model(model, target_or_board="host/native", *, codegen: str | None = None,
+                  memory_budget: int | str | None = None, patches=None,
+                  **options) -> CompiledModel:
+    """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+
+    The options are :func:`compile_one`'s.  With a ``memory_budget`` and
+    ``patches`` left open (None), a budget no plan meets is tried again with
+    patch stages (:mod:`aot.executor.patches`), the costlier option: the
+    stages and grids that lower the estimated peak, least extra work first
+    (at most :data:`BUDGET_STAGES` of them); the first that fits wins
+    (``CompiledModel.patches``), else the error of the plan without patches.
+
+    ``patches="auto"`` compiles without patches and with the stage and grid that
+    lower the estimated peak most within 5 % more MACs (if any), and keeps the
+    one with less RAM (without patches on a tie).
+    """
+    def one(choice):
+        return compile_one(model, target_or_board, codegen=codegen,
+                           memory_budget=memory_budget, patches=choice, **options)
+
+    if parse_patches(patches) == "auto":
+        # The estimate does not see every plan's overlaps: compare the real plans.
+        whole, first = None, None
+        try:
+            whole = one("off")
+        except MemoryBudgetError as err:
+            first = err
+        stage = choose_stage(_optimized(model, options), allowance=PATCH_ALLOWANCE,
+                             io_in_workspace=options.get("io_in_workspace") is not False,
+                             generated_only=True).stage
+        patched = None
+        if stage is not None:
+            try:
+                patched = one((len(stage.nodes), stage.grid))
+            except MemoryBudgetError:
+                pass
+        if whole is None and patched is None:
+            raise first
+        if patched is None or (whole is not None and patched.sizes.ram >= whole.sizes.ram):
+            return whole
+        return patched
+    if memory_budget is None or patches is not None:
+        return one(patches)
+    try:
+        return one(None)
+    except MemoryBudgetError as err:
+        first = err
+    for n, grid in budget_stages(model, options):
+        try:
+            return one((n, grid))
+        except MemoryBudgetError:
+            continue
+    raise first
+
+
+def _optimized(model, options) -> Graph:
+    """The optimized graph compile_one would make of ``model`` under ``options``."""
+    graph = model if isinstance(model, Graph) else load_model(model,
+                                                              options.get("input_shapes"))
+    return optimize(graph, PassContext(opt_level=options.get("opt_level", 2),
+                                       required_pass=options.get("required_pass", ()),
+                                       disabled_pass=options.get("disabled_pass", ()),
+                                       config=dict(options.get("config") or {})))
+
+
+BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
+
+
+def budget_stages(model, options) -> list[tuple[int, tuple[int, int]]]:
+    """``(stage length, grid)`` of the patch stages a budget tries, least extra work first:
+    those whose code is supported and that lower the estimated peak."""
+    annotated = _optimized(model, options)
+    io = options.get("io_in_workspace") is not False
+    found = []
+    for n in stage_lengths(annotated):
+        for grid in GRIDS:
+            try:
+                stage = analyze_stage(annotated, n, grid, io_in_workspace=io)
+                patch_graph_of(stage)
+            except PatchError:
+                continue
+            est = estimate_peak(annotated, stage, io_in_workspace=io)
+            if est.bytes_after < est.bytes_before:
+                found.append((est.extra_work, n, grid))
+    return [(n, grid) for _, n, grid in sorted(found)[:BUDGET_STAGES]]
+
+
+def compile_one(model, target_or_board="host/native", *, codegen: str | None = None,
                   name: str = "model", input_shapes=None, opt_level: int = 2,
                   disabled_pass=(), required_pass=(), config=None,
                   dump_after: str | None = None, dump_stream: TextIO | None = None,
                   io_in_workspace: bool | None = None, inplace: bool | None = None,
                   overlap: bool | None = None, memory_budget: int | str | None = None,
-                  memory_regions=None,
+                  memory_regions=None, patches=None,
                   measure_code: bool = True, kernel_library=None,
                   codegen_options=None, keep_with_aot=()) -> CompiledModel:
-    """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+    """Compile ``model`` (a path or a :class:`Graph`) for a target or board, once.
 
     ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
     leaves open (:func:`aot.frontend.load_model`; model files only).
@@ -289,6 +390,12 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     splits the workspace over the board's data memories, the hottest buffers
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
     ``codegen/<name>_regions.ld`` for the link.  Not with a budget yet.
+
+    ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
+    which :func:`compile_model` resolves) runs the leading layers as a patch stage
+    (:mod:`aot.executor.patches`): each layer lowered once for its patch shape,
+    called for every patch. a grid takes the stage that lowers the peak most with that
+    grid, and is refused on a graph without a stage.  C entry functions only.
 
     The target's ``-libs`` hands the layers its external codegens support to
     them (:mod:`aot.byoc`, docs/byoc.md); ``codegen_options`` gives each its
@@ -352,6 +459,20 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     if dump_after is not None and not instruments[0].seen:
         dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
     groups = list(annotated.annotations.groups)
+    stage = pick_stage(annotated, patches, io_in_workspace is not False)
+    patch_graph = None
+    if stage is not None:
+        if regions is not None or external_options:
+            raise CompileError("not supported yet: patches with memory regions or -libs; "
+                               "give --patches off")
+        patch_graph = optimize(patch_graph_of(stage), PassContext(
+            opt_level=opt_level, required_pass=required_pass, disabled_pass=disabled_pass,
+            config=config))
+        ends = [sum(len(g.nodes) for g in groups[:i + 1]) for i in range(len(groups))]
+        first = ends.index(len(stage.nodes)) + 1
+        groups = [FusedGroup(f"{name}_patches", tuple(stage.nodes), None, kind="patches"),
+                  *groups[first:]]
+        annotated = rebuild(annotated, groups=tuple(groups))
     unknown = sorted(set(keep_with_aot) - {n.name for n in annotated.nodes})
     if unknown:
         raise CompileError(f"keep_with_aot names {', '.join(map(repr, unknown[:3]))}, which "
@@ -360,7 +481,11 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
 
     kernels, codes = [], []
     for i, g in enumerate(groups):
-        if g.kind == "external":
+        if g.kind == "patches":
+            kernels += [library.lower_group(pg, patch_graph, target, name=f"{name}_k{i}_{j}")
+                        for j, pg in enumerate(patch_graph.annotations.groups)
+                        if pg.kind != "view"]
+        elif g.kind == "external":
             kernel, code = byoc.lower_external(g, annotated, target, name=f"{name}_k{i}",
                                                options=external_options[g.codegen])
             codes.append((g.codegen, code))
@@ -378,8 +503,21 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     limits = {(k.params[i].tensor, k.params[j].tensor): d
               for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
 
+    patch_code = None
+    step_buffers = None
+    if stage is not None:
+        # The patch buffers have a plan of their own (no in-place writes), whose
+        # bytes the model's plan holds during the stage's step only.
+        patch_plan = plan_memory(patch_graph, alignment=workspace_alignment(target),
+                                 io_in_workspace=True, inplace=False)
+        buffer = Tensor(f"{name}_patch_buffers",
+                        TensorType((max(patch_plan.workspace_bytes, 1),), "int8"))
+        patch_code = entry.PatchCode(stage, patch_graph, patch_plan, buffer)
+        step_buffers = {groups[0].name: buffer}
+
     def plan_for(option: PlanOption) -> MemoryPlan:
         return plan_memory(annotated, alignment=workspace_alignment(target),
+                           step_buffers=step_buffers,
                            io_in_workspace=option.io_in_workspace,
                            inplace=(lambda out, src: (src.name, out.name) in allowed)
                            if option.inplace else False,
@@ -424,7 +562,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                                "C): nothing for the llvm codegen; use --codegen c")
         module = build_kernels(compiled_by_llvm, target, library.support_files(target))
     if module is not None and module.machine is None:
-        program = entry.entry_program(name, annotated, groups, kernels, plan)
+        program = entry.entry_program(name, annotated, groups, kernels, plan, patch_code)
         lap("codegen")
         code, note = (module.object_text_bytes(), "") if measure_code else (None, "not measured")
         sizes = Sizes(workspace=program.layout.workspace_bytes,
@@ -434,11 +572,11 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         lap("sizes")
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
                              timings, llvm=module, program=program, host_c=host_c,
-                             budget=budget)
+                             budget=budget, patches=patch_code)
 
     generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,
-                                 target_hash=target.digest())
+                                 target_hash=target.digest(), patches=patch_code)
     files: dict[str, str | bytes] = dict(generated.files)
     if plan.regions:
         files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
@@ -458,7 +596,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
-                         sizes, timings, llvm=module, external=external, budget=budget)
+                         sizes, timings, llvm=module, external=external, budget=budget,
+                         patches=patch_code)
 
 
 @dataclass
@@ -674,6 +813,56 @@ def _llvm_files(name: str, kernels, module: LLVMModule,
         else:
             files[f"codegen/{name}_kernels_{i}.o"] = objects[k.name]
     return files
+
+
+PATCH_ALLOWANCE = 0.05  # "auto" patches: at most this much more MACs
+
+
+def parse_patches(patches) -> str | tuple[int, int]:
+    """``"off"``, ``"auto"`` or a grid ``(rows, columns)`` from ``None``, those words,
+    ``"RxC"`` or a pair; anything else is a CompileError."""
+    if patches is None or patches == "off":
+        return "off"
+    if patches == "auto":
+        return patches
+    grid = patches
+    if isinstance(patches, str):
+        m = re.fullmatch(r"(\d+)x(\d+)", patches.strip())
+        grid = (int(m[1]), int(m[2])) if m else None
+    if not (isinstance(grid, (tuple, list)) and len(grid) == 2
+            and all(isinstance(v, int) and v >= 1 for v in grid)):
+        raise CompileError(f"patches must be 'off', 'auto' or a grid 'RxC' such as '3x3', "
+                           f"got {patches!r}")
+    return tuple(grid)
+
+
+def pick_stage(graph: Graph, patches, io_in_workspace: bool):
+    """The patch stage ``patches`` asks for (:func:`parse_patches`), or None."""
+    if isinstance(patches, tuple) and len(patches) == 2 and isinstance(patches[1], tuple):
+        n, grid = patches  # (stage length, grid): the budget's search, budget_stages
+        return analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
+    choice = parse_patches(patches)
+    if choice == "off":
+        return None
+    if choice == "auto":
+        return choose_stage(graph, allowance=PATCH_ALLOWANCE, io_in_workspace=io_in_workspace,
+                            generated_only=True).stage
+    best = None
+    for n in stage_lengths(graph):
+        try:
+            stage = analyze_stage(graph, n, choice, io_in_workspace=io_in_workspace)
+            patch_graph_of(stage)
+        except PatchError:
+            continue
+        est = estimate_peak(graph, stage, io_in_workspace=io_in_workspace)
+        if best is None or est.bytes_after < best.bytes_after:
+            best = est
+    if best is None:
+        raise CompileError(f"patches {choice[0]}x{choice[1]}: the graph {graph.name!r} has "
+                           "no patch stage whose code is supported (its first layers must be "
+                           "a chain of convolutions or max pools on NHWC images of batch 1; "
+                           "a residual add is not supported yet); give --patches off")
+    return best.stage
 
 
 def _bind_inplace(kernel, plan: MemoryPlan):

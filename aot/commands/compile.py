@@ -122,6 +122,10 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="split the workspace over the board's data memories, e.g. "
                         "ram:48K,dtcm: the hottest buffers in the fastest (the record's speed "
                         "ranks); the artifact adds a linker script for them (docs/memory.md)")
+    parser.add_argument("--patches", metavar="off|auto|RxC", default=None,
+                        help="run the first layers one spatial patch at a time (MCUNetV2): "
+                        "off (the default), auto (a stage within 5%% more MACs that lowers "
+                        "the peak, else off) or a grid such as 3x3 (docs/memory.md)")
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
@@ -206,7 +210,7 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
                              dump_after=args.dump_after, dump_stream=sys.stdout,
                              io_in_workspace=args.io_in_workspace, inplace=args.inplace,
                              overlap=args.overlap, memory_budget=args.memory_budget,
-                             memory_regions=args.memory_regions,
+                             memory_regions=args.memory_regions, patches=args.patches,
                              kernel_library=kernel_library,
                              codegen_options=codegen_options(args), keep_with_aot=keep)
     if costs:
@@ -222,6 +226,8 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            "on a board: give --board and --target 'c -libs=cmsis-nn'")
     if args.codegen is not None:
         raise CompileError("not supported yet: --choose-layers with --codegen")
+    if args.patches not in (None, "off"):
+        raise CompileError("not supported yet: --choose-layers with --patches")
     choice = choose_layers(args.model, args.board, args.target,
                            codegen_options=codegen_options(args),
                            cache_dir=default_cache_dir(), name=args.name,
@@ -271,7 +277,8 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                           ("--layer-costs", args.layer_costs),
                           ("--input-shape", args.input_shape),
                           ("--memory-budget", args.memory_budget),
-                          ("--memory-regions", args.memory_regions)):
+                          ("--memory-regions", args.memory_regions),
+                          ("--patches", args.patches not in (None, "off"))):
         if given:
             raise CompileError(f"not supported yet: {option} with several models (a model "
                                "group); compile the models one by one to use it")
@@ -357,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {compiled.sizes}")
     if compiled.budget is not None:
         print(f"  {compiled.budget.summary()}")
+    if compiled.patches is not None:
+        print(f"  {compiled.patches.summary()}")
     if compiled.plan.regions:
         speeds = compiled.plan.region_speeds
         print(f"  memory regions: ram (the workspace) {compiled.plan.workspace_bytes} bytes, "

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                              io_in_workspace=args.io_in_workspace, measure_code=False,
                              inplace=args.inplace, overlap=args.overlap,
                              memory_budget=args.memory_budget,
-                             memory_regions=args.memory_regions,
+                             memory_regions=args.memory_regions, patches=args.patches,
                              kernel_library=tuned, codegen_options=codegen_options(args))
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "

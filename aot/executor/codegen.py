@@ -22,6 +22,12 @@ gives the sequence of kernel calls and copies with every argument a
 The C entry function is that program printed; the LLVM backend's host JIT
 (:mod:`aot.executor.jit`) runs the same program from Python.
 
+A patch stage (a group of kind ``"patches"``, :mod:`aot.executor.patches`)
+is one :class:`PatchLoop` step: a C loop over the tiles calling the stage's
+kernels (lowered once for the patch shapes, :class:`PatchCode`) between a
+copy-in, fills and a copy-out.  Its kernels are not in ``P_run_kernel``'s
+table (they run only inside the loop).
+
 Workspace layout: the planned buffers from offset 0, then (when a kernel
 asks for scratch) one scratch area, shared by all kernels since only one
 runs at a time, at the first aligned offset after the plan.
@@ -329,6 +335,50 @@ class Note:
 
 
 @dataclass(frozen=True)
+class PatchWindow:
+    """Patch ``p`` (output tile at row ``a_p``, column ``b_p``) holds rows
+    ``a_p * rows[0] + rows[1]`` onwards (``rows[2]`` of them) and columns alike of an
+    ``image`` (height, width) with ``channel_bytes`` per position; positions outside
+    the image hold ``fill`` (the bytes of one element) when it is not None."""
+
+    image: tuple[int, int]
+    channel_bytes: int
+    rows: tuple[int, int, int]
+    cols: tuple[int, int, int]
+    fill: bytes | None
+
+
+@dataclass(frozen=True)
+class PatchFill:
+    """Set the positions of patch ``dst`` outside the image to the window's fill."""
+
+    dst: Arg
+    window: PatchWindow
+
+
+@dataclass(frozen=True)
+class PatchLoop:
+    """A patch stage (:mod:`aot.executor.patches`): for each output tile at ``corners``,
+    copy the stage input's window into ``patch_in`` (filling outside the image), run
+    ``body`` (the kernels, lowered once for the patch shapes, and the fills between
+    them), and copy ``tile`` rows and columns of ``patch_out`` (from ``offset`` in it)
+    into the stage output."""
+
+    corners: tuple[tuple[int, int], ...]
+    src: Arg
+    patch_in: Arg
+    window: PatchWindow
+    body: tuple[KernelCall | PatchFill, ...]
+    patch_out: Arg
+    out_shape: tuple[int, int, int]   # patch height, width, channel bytes
+    offset: tuple[int, int]
+    dst: Arg
+    out_width: int
+    tile: tuple[int, int]
+    comment: str
+
+
+@dataclass(frozen=True)
 class EntryProgram:
     """What the entry function does, as data (see the module docstring)."""
 
@@ -336,7 +386,7 @@ class EntryProgram:
     outputs: list[Port]
     layout: Layout
     prologue: tuple[Copy, ...]
-    steps: tuple[KernelCall | Copy | Note, ...]
+    steps: tuple[KernelCall | Copy | Note | PatchLoop, ...]
     epilogue: tuple[Copy, ...]
     states: tuple[_Array, ...]
     constants: tuple[_Array, ...]
@@ -425,19 +475,169 @@ class _CPrinter:
             return _Step(s.comment)
         if isinstance(s, Copy):
             return _Step(s.comment, self.copy(s))
+        if isinstance(s, PatchLoop):
+            return _Step(s.comment, self.patch_loop(s, kernels))
+        call = self.call(s, kernels)
+        return _Step(s.comment, [f"status = {call};", "if (status != 0) {", "    return status;",
+                                 "}"], call=call, group=s.group)
+
+    def call(self, s: KernelCall, kernels) -> str:
         args = [self.pointer(a) for a in s.args]
         if kernels[s.kernel].scratch_bytes:
             args.append(f"(void *)(ws + {self.program.layout.scratch_offset})")
-        call = f"{kernels[s.kernel].name}({', '.join(args)})"
-        return _Step(s.comment, [f"status = {call};", "if (status != 0) {", "    return status;",
-                                 "}"], call=call, group=s.group)
+        return f"{kernels[s.kernel].name}({', '.join(args)})"
+
+    def patch_loop(self, s: PatchLoop, kernels) -> list[str]:
+        """A loop over the patches; the tiles' corners in two tables."""
+        n = len(s.corners)
+        lines = ["{",
+                 f"    static const int32_t rows[{n}] = {{"
+                 f"{', '.join(str(a) for a, _ in s.corners)}}};",
+                 f"    static const int32_t cols[{n}] = {{"
+                 f"{', '.join(str(b) for _, b in s.corners)}}};",
+                 f"    for (uint32_t p = 0; p < {n}u; ++p) {{",
+                 "        const int32_t a = rows[p];",
+                 "        const int32_t b = cols[p];"]
+        body = _window_lines(f"(uint8_t *){self.pointer(s.patch_in)}",
+                             f"(const uint8_t *){self.pointer(s.src)}", s.window)
+        for step in s.body:
+            if isinstance(step, PatchFill):
+                body += _window_lines(f"(uint8_t *){self.pointer(step.dst)}", None,
+                                      step.window)
+            else:
+                body += [f"status = {self.call(step, kernels)};", "if (status != 0) {",
+                         "    return status;", "}"]
+        ph, pw, cb = s.out_shape
+        th, tw = s.tile
+        r, c = s.offset
+        body += [f"for (int32_t i = 0; i < {th}; ++i) {{",
+                 f"    memcpy((uint8_t *){self.pointer(s.dst)} + ((a + i) * {s.out_width} + b)"
+                 f" * {cb},",
+                 f"           (const uint8_t *){self.pointer(s.patch_out)} + ((i + {r}) * {pw}"
+                 f" + {c}) * {cb}, {tw * cb}u);",
+                 "}"]
+        return lines + ["        " + line for line in body] + ["    }", "}"]
+
+
+def _window_lines(dst: str, src: str | None, w: PatchWindow) -> list[str]:
+    """C filling (and with ``src`` copying) one patch's window: row by row, the
+    positions inside the image copied, the others set to the fill element by element."""
+    (rs, r0, h), (cs, c0, width), (ih, iw), cb = w.rows, w.cols, w.image, w.channel_bytes
+    lines = ["{"]
+    if w.fill is not None and len(w.fill) > 1:
+        elem = len(w.fill)
+        lines.append(f"    static const uint8_t fill[{elem}] = "
+                     f"{{{', '.join(str(v) for v in w.fill)}}};")
+    lines += [f"    uint8_t *d = {dst};",
+              f"    for (int32_t i = 0; i < {h}; ++i) {{",
+              f"        const int32_t r = a * {rs} + {r0} + i;",
+              f"        const int32_t c = b * {cs} + {c0};",
+              f"        const int32_t lo = r < 0 || r >= {ih} ? {width} : "
+              f"(c < 0 ? (-c < {width} ? -c : {width}) : 0);",
+              f"        const int32_t hi = r < 0 || r >= {ih} ? {width} : "
+              f"(c + {width} > {iw} ? ({iw} - c > lo ? {iw} - c : lo) : {width});"]
+    if src is not None:
+        lines += ["        if (hi > lo) {",
+                  f"            memcpy(d + (i * {width} + lo) * {cb}, {src} + (r * {iw} + c + lo)"
+                  f" * {cb}, (uint32_t)(hi - lo) * {cb}u);",
+                  "        }"]
+    if w.fill is not None and len(w.fill) == 1:
+        lines += [f"        memset(d + i * {width * cb}, {w.fill[0]}, (uint32_t)lo * {cb}u);",
+                  f"        memset(d + (i * {width} + hi) * {cb}, {w.fill[0]}, "
+                  f"(uint32_t)({width} - hi) * {cb}u);"]
+    elif w.fill is not None:
+        n = len(w.fill)
+        lines += [f"        for (int32_t k = 0; k < lo * {cb}; k += {n}) {{",
+                  f"            memcpy(d + i * {width * cb} + k, fill, {n}u);",
+                  "        }",
+                  f"        for (int32_t k = hi * {cb}; k < {width * cb}; k += {n}) {{",
+                  f"            memcpy(d + i * {width * cb} + k, fill, {n}u);",
+                  "        }"]
+    return lines + ["    }", "}"]
+
+
+@dataclass(frozen=True)
+class PatchCode:
+    """What the entry function needs of a patch stage: the stage
+    (:class:`aot.executor.patches.PatchStage`), its layers on the patch shapes
+    (``graph``, optimized: its groups are the kernels' order) with their own memory
+    ``plan``, and ``buffer``, the tensor the model's plan places the patch plan's bytes
+    in during the stage's step."""
+
+    stage: object
+    graph: Graph
+    plan: object
+    buffer: Tensor
+
+    def to_json(self) -> dict:
+        s = self.stage
+        return {"layers": [n.name for n in s.nodes], "grid": list(s.grid),
+                "patches": len(s.patches()), "tile": list(s.tile),
+                "buffer_bytes": self.buffer.type.nbytes, "extra_macs": s.extra_macs}
+
+    def summary(self) -> str:
+        s = self.stage
+        return (f"patches: the first {len(s.nodes)} layers in {s.grid[0]}x{s.grid[1]} "
+                f"patches of {s.tile[0]}x{s.tile[1]} output positions, "
+                f"{self.buffer.type.nbytes} bytes of patch buffers, "
+                f"{s.extra_macs} MACs recomputed ({s.extra_macs / max(s.macs, 1):+.1%} "
+                "of the stage)")
+
+
+def _window(pt, fill) -> PatchWindow:
+    t = pt.tensor
+    dtype = t.type.np_dtype
+    return PatchWindow((t.shape[1], t.shape[2]), t.shape[3] * dtype.itemsize,
+                       (pt.rows.scale, pt.rows.start, pt.rows.size),
+                       (pt.cols.scale, pt.cols.start, pt.cols.size),
+                       None if fill is None else np.array(fill, dtype).tobytes())
+
+
+def _patch_loop(g, code: PatchCode, calls, plan, bindings: _Bindings) -> PatchLoop:
+    """The patch stage's loop: the kernels of ``code.graph`` (taken from ``calls`` in
+    order) bound to the patch buffers, which the model's plan put at one offset."""
+    stage, pplan = code.stage, code.plan
+    base = plan.buffer_of(code.buffer)
+    if base.external or base.region:
+        raise CodegenError("the patch buffers must be in the main workspace")
+    by_name = {pt.tensor.name + "_patch": pt for pt in stage.tensors.values()}
+    tensors = _tensor_map(code.graph)
+
+    def arg(t: Tensor, writable: bool) -> Arg:
+        return Arg(Ref("workspace", base.offset + pplan.buffer_of(t).offset), t.dtype, writable)
+
+    body = []
+    for group in code.graph.annotations.groups:
+        if group.kind == "view":
+            raise CodegenError("a view inside a patch stage is not supported yet")
+        index, k = next(calls)
+        args = tuple(arg(tensors[p.tensor], p.role == "output") if
+                     tensors[p.tensor].kind in ("input", "activation")
+                     else bindings.arg(tensors[p.tensor], writable=False) for p in k.params)
+        _check_overlap(k, tensors, pplan)
+        body.append(KernelCall(index, args, group.name, f"{group.name} on a patch"))
+        for t in group.outputs(code.graph):
+            pt = by_name[t.name]
+            if pt.fill is not None:
+                body.append(PatchFill(arg(t, True), _window(pt, pt.fill)))
+    x_in, y_out = stage.tensors[id(stage.input)], stage.tensors[id(stage.output)]
+    px, py = code.graph.inputs[0], code.graph.outputs[0]
+    item = stage.output.type.np_dtype.itemsize
+    return PatchLoop(
+        tuple(stage.patches()), bindings.arg(stage.input, writable=False), arg(px, True),
+        _window(x_in, x_in.fill if x_in.fill is not None else 0), tuple(body), arg(py, False),
+        (y_out.rows.size, y_out.cols.size, stage.output.shape[3] * item),
+        (-y_out.rows.start, -y_out.cols.start), bindings.arg(stage.output, writable=True),
+        stage.output.shape[2], stage.tile,
+        f"{g.name}: {len(stage.nodes)} layers in {stage.grid[0]}x{stage.grid[1]} patches")
 
 
 def _tensor_map(graph: Graph) -> dict[str, Tensor]:
     return {t.name: t for t in graph.tensors()}
 
 
-def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings) -> list:
+def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings,
+                 patches: PatchCode | None = None) -> list:
     """One step per group: a kernel call, or for a view nothing (or a copy).
 
     A view whose input and output ended up in different buffers (for
@@ -456,6 +656,11 @@ def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings) -> li
             else:
                 steps.append(Copy(bindings.arg(y, writable=True), bindings.arg(x, writable=False),
                                   y.type.nbytes, f"{g.name}: a view into another buffer"))
+            continue
+        if g.kind == "patches":
+            if patches is None:
+                raise CodegenError(f"{g.name}: a patch stage without its patch code")
+            steps.append(_patch_loop(g, patches, calls, plan, bindings))
             continue
         index, k = next(calls)
         args = []
@@ -505,7 +710,8 @@ def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
     return before, after
 
 
-def entry_program(name: str, graph: Graph, groups, kernels, plan) -> EntryProgram:
+def entry_program(name: str, graph: Graph, groups, kernels, plan,
+                  patches: PatchCode | None = None) -> EntryProgram:
     """The entry function of the model as data (see the module docstring);
     refuses a call that would bind two restrict arguments to one address."""
     check_name(name)
@@ -515,7 +721,7 @@ def entry_program(name: str, graph: Graph, groups, kernels, plan) -> EntryProgra
     # With io_in_workspace the ports are bound to the workspace, not the structs.
     if plan.io_in_workspace:
         bindings.caller = {}
-    steps = _entry_steps(graph, groups, kernels, plan, bindings)
+    steps = _entry_steps(graph, groups, kernels, plan, bindings, patches)
     prologue, epilogue = _io_copies(inputs, outputs, bindings) if plan.io_in_workspace \
         else ([], [])
     for t in graph.variables():  # state no kernel names still belongs to the model
@@ -536,7 +742,8 @@ class Generated:
 
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str,
-             shared_workspace: str | None = None) -> Generated:
+             shared_workspace: str | None = None,
+             patches: PatchCode | None = None) -> Generated:
     """All generated C of the artifact (see the module docstring).
 
     ``shared_workspace`` (a C symbol) makes the static workspace one that
@@ -550,7 +757,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     if kind not in ("c", "llvm"):
         raise CodegenError(f"the entry function is C, and target {target!r} is neither a C "
                            "nor an llvm target")
-    program = entry_program(name, graph, groups, kernels, plan)
+    program = entry_program(name, graph, groups, kernels, plan, patches)
     inputs, outputs, lay = program.inputs, program.outputs, program.layout
     printer = _CPrinter(program, inputs, outputs, name)
     steps = [printer.step(s, kernels) for s in program.steps]
@@ -572,7 +779,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         # by the first run (or by P_reset).
         lazy_reset=any(s.zero != 0 or s.start for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
-        target_hash=target_hash, num_kernels=len(kernels), rpc_kernels=rpc_kernels,
+        target_hash=target_hash, num_kernels=len(kernel_calls), rpc_kernels=rpc_kernels,
         shared_workspace=shared_workspace,
         regions=[{"name": r, "array": region_array(name, r), "bytes": n,
                   "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r)}

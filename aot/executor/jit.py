@@ -18,7 +18,8 @@ import numpy as np
 
 from aot.codegen.c import NP_TYPES
 from aot.errors import BuildError
-from aot.executor.codegen import Arg, Copy, EntryProgram, KernelCall, Note
+from aot.executor.codegen import (Arg, Copy, EntryProgram, KernelCall, Note, PatchFill,
+                                  PatchLoop, PatchWindow)
 
 __all__ = ["JitModel"]
 
@@ -79,14 +80,39 @@ class JitModel:
             if isinstance(step, Copy):
                 copy(step)
                 continue
-            assert isinstance(step, KernelCall)
-            status = self.functions[step.kernel](*[address(a) for a in step.args])
-            if status != 0:
-                raise BuildError(f"kernel {self.kernels[step.kernel].name} returned "
-                                 f"status {status}")
+            if isinstance(step, PatchLoop):
+                self._patch_loop(step, address)
+                continue
+            self._call(step, address)
         for c in self.program.epilogue:
             copy(c)
         return [o.reshape(p.tensor.shape) for o, p in zip(outs, self.program.outputs)]
+
+    def _call(self, step: KernelCall, address) -> None:
+        status = self.functions[step.kernel](*[address(a) for a in step.args])
+        if status != 0:
+            raise BuildError(f"kernel {self.kernels[step.kernel].name} returned "
+                             f"status {status}")
+
+    def _patch_loop(self, s: PatchLoop, address) -> None:
+        """The C entry function's loop over patches, on byte views of the same memory."""
+        ph, pw, cb = s.out_shape
+        th, tw = s.tile
+        r, c = s.offset
+        ih, iw = s.window.image
+        src = _bytes(address(s.src), ih * iw * s.window.channel_bytes)
+        height = max(a for a, _ in s.corners) + th  # the last tile ends on the last row
+        dst = _bytes(address(s.dst), height * s.out_width * cb).reshape(height, s.out_width, cb)
+        for a, b in s.corners:
+            _window(_bytes(address(s.patch_in), _patch_bytes(s.window)), src, s.window, a, b)
+            for step in s.body:
+                if isinstance(step, PatchFill):
+                    _window(_bytes(address(step.dst), _patch_bytes(step.window)), None,
+                            step.window, a, b)
+                else:
+                    self._call(step, address)
+            out = _bytes(address(s.patch_out), ph * pw * cb).reshape(ph, pw, cb)
+            dst[a:a + th, b:b + tw] = out[r:r + th, c:c + tw]
 
     def run_sequence(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """``inputs`` as one ``[N, *shape]`` array per graph input, run in order
@@ -97,3 +123,29 @@ class JitModel:
         return [np.stack([r[k] for r in results]) if results
                 else np.empty((0, *p.tensor.shape), NP_TYPES[p.tensor.dtype])
                 for k, p in enumerate(self.program.outputs)]
+
+
+def _bytes(addr: int, n: int) -> np.ndarray:
+    return np.ctypeslib.as_array((ctypes.c_uint8 * max(n, 1)).from_address(addr))[:n]
+
+
+def _patch_bytes(w: PatchWindow) -> int:
+    return w.rows[2] * w.cols[2] * w.channel_bytes
+
+
+def _window(dst: np.ndarray, src: np.ndarray | None, w: PatchWindow, a: int, b: int) -> None:
+    """What the C's window loop does: copy the in-image part of the patch (with ``src``)
+    and set the rest to the fill."""
+    (rs, r0, h), (cs, c0, width), (ih, iw), cb = w.rows, w.cols, w.image, w.channel_bytes
+    patch = dst.reshape(h, width, cb)
+    top, left = a * rs + r0, b * cs + c0
+    rows = np.arange(top, top + h)
+    cols = np.arange(left, left + width)
+    rin, cin = (rows >= 0) & (rows < ih), (cols >= 0) & (cols < iw)
+    if src is not None and rin.any() and cin.any():
+        image = src.reshape(ih, iw, cb)
+        patch[np.ix_(rin, cin)] = image[np.ix_(rows[rin], cols[cin])]
+    if w.fill is not None:
+        fill = np.tile(np.frombuffer(w.fill, np.uint8), cb // len(w.fill))
+        patch[~rin] = fill
+        patch[:, ~cin] = fill

@@ -24,7 +24,8 @@ Algorithm
    never a caller input being overwritten.
 3. **Lifetimes.**  A buffer lives from the step that writes it to the last
    step that reads it, inclusive (graph inputs from step 0, graph outputs
-   to the last step).  Two buffers conflict if their lifetimes intersect.
+   to the last step; a step buffer, ``plan_memory(step_buffers=...)``, during
+   its step only).  Two buffers conflict if their lifetimes intersect.
 4. **Placement.**  Each algorithm of :data:`ALGORITHMS` places the buffers
    at offsets that are multiples of ``alignment``, never overlapping a
    conflicting buffer; the smallest workspace wins (ties: the first
@@ -485,8 +486,13 @@ def lower_bound(buffers: list[Buffer], n_steps: int) -> int:
 def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = False,
                 inplace: bool | Callable[[Tensor, Tensor], bool] = True,
                 overlap: Callable[[Tensor, Tensor], int | None] | None = None,
-                algorithms: tuple[str, ...] | None = None) -> MemoryPlan:
+                algorithms: tuple[str, ...] | None = None,
+                step_buffers: dict[str, Tensor] | None = None) -> MemoryPlan:
     """Plan the workspace of ``graph`` (see the module docstring); the plan is checked.
+
+    ``step_buffers`` maps a step's name to a tensor no node names that lives
+    during that step only (the patch buffers of a patch stage,
+    :mod:`aot.executor.patches`): the planner places its bytes like any buffer.
 
     ``alignment`` is the target's (4 for Cortex-M, 16 on hosts with SIMD);
     ``algorithms`` restricts the placement algorithms tried.  ``inplace``:
@@ -512,6 +518,12 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
         raise MemoryPlanError("no placement algorithm given")
     steps = _steps(graph)
     buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace, overlap)
+    step_names = [name for name, _ in steps]
+    for step, t in (step_buffers or {}).items():
+        if step not in step_names:
+            raise MemoryPlanError(f"a buffer for step {step!r}, which the graph does not have")
+        i = step_names.index(step)
+        buffers.append(Buffer([t], t.type.nbytes, i, i))
     inner = [b for b in buffers if not b.external]
     candidates: dict[str, int] = {}
     offsets: dict[str, list[int]] = {}

@@ -7,8 +7,10 @@ tile's worth of each intermediate tensor is alive, plus the stage's input and
 its assembled output.  Neighbouring tiles need overlapping inputs (the halo),
 which are recomputed.
 
-This module decides *what* a stage computes; code generation does not use it
-yet (see docs/memory.md, "Patch-based execution").
+This module decides *what* a stage computes; :func:`patch_graph` gives the
+stage's layers on their patch shapes, which :func:`aot.compile.compile_model`
+lowers once each, and :mod:`aot.executor.codegen` calls for every patch
+(see docs/memory.md, "Patch-based execution").
 
 Stage
     A prefix of the graph's nodes, each a ``conv2d``, ``depthwise_conv2d``,
@@ -464,6 +466,47 @@ def _valid_layer(node: Node, tensors) -> Graph:
     return Graph(ins, [out], [Node(node.op, inputs, [out], attrs, node.name)])
 
 
+def patch_graph(stage: PatchStage) -> Graph:
+    """The stage's layers on their patch shapes, VALID padding: one kernel each serves
+    every patch.  Tensor ``t`` of the stage is ``t.name + "_patch"`` here.
+
+    Only chains (each layer reads the whole patch of the layer before) are generated yet."""
+    made: dict[int, Tensor] = {}
+
+    def patch_of(t: Tensor, kind: str) -> Tensor:
+        if id(t) not in made:
+            pt = stage.tensors[id(t)]
+            made[id(t)] = Tensor(f"{t.name}_patch", TensorType(pt.patch_shape, t.dtype, t.quant),
+                                 kind=kind)
+        return made[id(t)]
+
+    nodes = []
+    for node in stage.nodes:
+        if node.op == "add":
+            raise PatchError(f"{node.label()}: code for a patch stage with an add (a "
+                             "residual block) is not supported yet")
+        x = node.inputs[0]
+        if _read_offset(node, x, stage.tensors) != (0, 0) or \
+                _read_shape(node, x, stage.tensors) != stage.tensors[id(x)].patch_shape[1:3]:
+            raise PatchError(f"{node.label()}: code for a patch stage whose layer reads part "
+                             "of a patch (a branch) is not supported yet")
+        xp = patch_of(x, "input" if x is stage.input else "activation")
+        yp = patch_of(node.outputs[0], "activation")
+        attrs = dict(node.attrs)
+        attrs["padding"] = (0, 0, 0, 0)
+        nodes.append(Node(node.op, [xp, *node.inputs[1:]], [yp], attrs, f"{node.name}_patch"))
+    return Graph([made[id(stage.input)]], [made[id(stage.output)]], nodes,
+                 f"{stage.output.name}_patches")
+
+
+def _generated(stage: PatchStage) -> bool:
+    try:
+        patch_graph(stage)
+    except PatchError:
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- choice
 
 @dataclass(frozen=True)
@@ -510,10 +553,11 @@ GRIDS = ((2, 1), (4, 1), (2, 2), (3, 3), (4, 4), (6, 6), (8, 8))
 
 
 def choose_stage(graph: Graph, *, allowance: float = 0.05, io_in_workspace: bool = True,
-                 grids=GRIDS) -> PatchEstimate:
+                 grids=GRIDS, generated_only: bool = False) -> PatchEstimate:
     """The stage length and grid with the lowest estimated peak whose extra work
     (:attr:`PatchEstimate.extra_work`) stays within ``allowance``; the estimate without a
-    stage when none lowers the peak.  Ties go to less work."""
+    stage when none lowers the peak.  Ties go to less work.  ``generated_only`` skips
+    stages :func:`patch_graph` refuses (code generation does not support them yet)."""
     if allowance < 0:
         raise PatchError(f"the instruction allowance must not be negative, got {allowance}")
     alive = _alive_by_node(graph, io_in_workspace)
@@ -525,7 +569,7 @@ def choose_stage(graph: Graph, *, allowance: float = 0.05, io_in_workspace: bool
             except PatchError:
                 continue
             est = estimate_peak(graph, stage, alive=alive)
-            if est.extra_work > allowance:
+            if est.extra_work > allowance or (generated_only and not _generated(stage)):
                 continue
             if (est.bytes_after, est.extra_work) < (best.bytes_after, best.extra_work):
                 best = est

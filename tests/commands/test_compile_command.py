@@ -199,3 +199,19 @@ def test_memory_regions_print_the_split_and_refuse_unknown_memories(tmp_path, ca
     assert err.count("\n") == 2 and "Traceback" not in err
     assert "qemu/mps2-an386 has no data memory 'ccm': it has ram (4186112 bytes" in err
     assert "not supported yet: --memory-regions with several models" in err
+
+
+def test_patches_option_prints_the_stage_and_refuses_a_graph_without_one(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["compile", KWS, "--board", "host/native", "-o", str(out),
+                 "--patches", "5x1"]) == 0
+    text = capsys.readouterr().out
+    assert "patches: the first 1 layers in 5x1 patches" in text
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["patches"]["grid"] == [5, 1]
+    assert main(["compile", HELLO, "--board", "host/native", "-o", str(tmp_path / "b"),
+                 "--patches", "2x2"]) == 2
+    assert main(["compile", HELLO, "--board", "host/native", "-o", str(tmp_path / "b"),
+                 "--patches", "two"]) == 2
+    err = capsys.readouterr().err
+    assert "has no patch stage" in err and "a grid 'RxC'" in err and "Traceback" not in err

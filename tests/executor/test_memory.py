@@ -52,6 +52,26 @@ def test_toy_plan_has_the_exact_expected_offsets():
         ("a", 0, 3), ("b", 1, 2), ("c", 2, 3)]
 
 
+def test_a_step_buffer_lives_during_its_step_only():
+    """plan_memory(step_buffers=): 40 bytes alive at step 1 only, beside a and b, above
+    them; c (steps 2-3) then takes the same bytes."""
+    from aot.ir import Tensor
+    from aot.ir.types import TensorType
+
+    g = _toy()
+    extra = Tensor("patch_buffers", TensorType((40,), "int8"))
+    step = g.nodes[1].name or g.nodes[1].op
+    plan = plan_memory(g, alignment=16, algorithms=("greedy_by_size",),
+                       step_buffers={step: extra})
+    buf = plan.buffer_of(extra)
+    assert (buf.start, buf.end, buf.size) == (1, 1, 40)
+    assert plan.offsets()["c"] == buf.offset == 128
+    assert plan.lower_bound == 48 + 80 + 40 and plan.workspace_bytes == 176
+    assert_no_overlap([b for b in plan.buffers if not b.external], plan.workspace_bytes, 4)
+    with pytest.raises(MemoryPlanError, match="which the graph does not have"):
+        plan_memory(g, step_buffers={"nowhere": extra})
+
+
 def test_toy_plan_with_io_in_the_workspace_and_other_alignment():
     plan = plan_memory(_toy(), alignment=4, io_in_workspace=True,
                        algorithms=("greedy_by_size",))
