@@ -1564,14 +1564,13 @@ def _resize_bilinear(ctx: _OpContext):
 
 
 def _dynamic_update_slice(ctx: _OpContext):
-    """DYNAMIC_UPDATE_SLICE(data, update, start): float32, int8, int16, int32 (TFLM's types)."""
+    """DYNAMIC_UPDATE_SLICE(data, update, start): float32, int8, int16, int32 (TFLM's types);
+    operands quantized differently are copied raw, as TFLM copies them."""
     data, update, start = ctx.inputs(3)
     if data.dtype not in ("float32", "int8", "int16", "int32"):
         raise ctx.fail(f"{data.dtype} data: not supported (TFLM updates float32, int8, int16 "
                        "and int32)")
-    if not data.quant == update.quant == ctx.output_type().quant:
-        raise ctx.fail("data, update and output quantized differently: not supported (the "
-                       "values are copied raw)")
+    # data, update and output quantized differently: TFLM copies the integers raw
     return "dynamic_update_slice", [data, update, start], {}
 
 

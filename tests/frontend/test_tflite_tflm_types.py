@@ -16,6 +16,7 @@ import pytest
 from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.oracle import OracleCrash, OracleError
 from support.tflite_builder import ModelBuilder
+from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
 
 from aot.frontend import load_model
 from aot.frontend.errors import ModelError
@@ -108,17 +109,16 @@ BUILD = {**_MOVE, **_ARITH, **_COMPARE, **_ARG}
 AOT_NARROWER = {("MAXIMUM", "int64"), ("MINIMUM", "int64")}
 
 
-def _tflm_runs(tflm, model: bytes) -> bool:  # noqa: F811
-    m = load_inputs(model)
+def _tflm_runs(oracle, model: bytes) -> bool:
     try:
-        tflm.run(model, [m])
+        oracle.run(model, [load_inputs(model)])
     except (OracleError, OracleCrash):
         return False
     return True
 
 
 def load_inputs(model: bytes) -> list[np.ndarray]:
-    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
+    """Ones of the model's input shapes and types."""
     sub = fb.ModelT.InitFromPackedBuf(model, 0).subgraphs[0]
     names = {getattr(fb.TensorType, k.upper()): k for k in NP}
     return [np.ones(sub.tensors[i].shape, NP[names[sub.tensors[i].type]]) for i in sub.inputs]
