@@ -789,8 +789,14 @@ def _cumsum(ctx: _OpContext):
                               "reverse": bool(ctx.opt(1, "?", False))}
 
 
+_CAST_TYPES = ("float32", "int8", "int16", "int32", "bool")  # TFLM's, to and from
+
+
 def _cast(ctx: _OpContext):
-    return "cast", [ctx.input(0)], {"dtype": ctx.output_type().dtype}
+    out = ctx.output_type().dtype
+    if out not in _CAST_TYPES:
+        raise ctx.fail(f"{out} output: not supported (TFLM casts to {', '.join(_CAST_TYPES)})")
+    return "cast", [ctx.input(0)], {"dtype": out}
 
 
 def _unquantized(ir_op: str, activation_slot: int | None = None):
@@ -1732,8 +1738,8 @@ _ANY = None  # every element type the reader takes: the values are moved, never 
 #: TFLM's kernel, and the types aot runs there (``_ANY``: every type the reader
 #: takes; an empty tuple: nothing typed runs, the builtin is resolved at import).
 #: For the builtins tests/frontend/test_tflite_tflm_types.py probes (data
-#: movement, SELECT_V2, ZEROS_LIKE, element-wise arithmetic, comparisons,
-#: ARG_MAX/ARG_MIN) they are the types the pinned TFLM interpreter runs, less
+#: movement, SELECT_V2, ZEROS_LIKE, CAST, element-wise arithmetic, comparisons,
+#: ARG_MAX/ARG_MIN and a few more) they are the types the pinned TFLM interpreter runs, less
 #: MAXIMUM and MINIMUM on int64, which aot does not run yet.
 #: The importer refuses any other type the converter lets through (converters
 #: check finer things first: combinations of operand types, zero points);
@@ -1762,7 +1768,7 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
     "ARG_MAX": (0, (_F, _I8)),
     "ARG_MIN": (0, (_F, _I8)),
     "ZEROS_LIKE": (0, (_F, _I8, _I32, _I64)),
-    "CAST": (0, _ANY),
+    "CAST": (0, (_F, _I8, _I16, _I32, _B)),
     "DYNAMIC_UPDATE_SLICE": (0, (_F, _I8, _I16, _I32)),
     "EMBEDDING_LOOKUP": (1, (_F, _I8)),
     "FILL": (1, (_F, _I8, _I32)),

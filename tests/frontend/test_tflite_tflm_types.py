@@ -2,7 +2,7 @@
 
 For every builtin whose entry lists which types the data may have (the
 movement builtins, SELECT_V2, ZEROS_LIKE, the element-wise arithmetic, the
-comparisons, ARG_MAX and ARG_MIN),
+comparisons, ARG_MAX and ARG_MIN, CAST (and its output type), a few more),
 a one-operator model per element type is given to the pinned TFLM
 interpreter: the types it runs must be the types ELEMENT_TYPES lists, so that
 a change of either shows here.  Where aot runs fewer types than TFLM,
@@ -103,7 +103,50 @@ _COMPARE = {op: (lambda d, op=op: _one(op, [(2, 3)] * 2, [(2, 3)], dtype=d, out_
 _ARG = {op: (lambda d, op=op: _one(op, [(2, 3)], [(2,)], [[1]], dtype=d, out_dtype="int32",
                                    output_type=2))
         for op in ("ARG_MAX", "ARG_MIN")}
-BUILD = {**_MOVE, **_ARITH, **_COMPARE, **_ARG}
+
+
+def _dynamic_update_slice(d) -> bytes:
+    mb = ModelBuilder()
+    x, u = mb.input("x", [6, 5], d, **_q(d)), mb.input("u", [2, 3], d, **_q(d))
+    mb.op("DYNAMIC_UPDATE_SLICE", [x, u, mb.const("s", np.array([1, 2]), "int32")],
+          [mb.output("y", [6, 5], d, **_q(d))])
+    return mb.finish()
+
+
+def _fill(d) -> bytes:
+    mb = ModelBuilder()
+    dims, v = mb.const("dims", np.array([2, 3]), "int32"), mb.input("v", [], d, **_q(d))
+    mb.op("FILL", [dims, v], [mb.output("y", [2, 3], d, **_q(d))])
+    return mb.finish()
+
+
+def _embedding_lookup(d) -> bytes:
+    mb = ModelBuilder()
+    ids = mb.input("ids", [2], "int32")
+    w = mb.const("w", np.ones((4, 3)), d, **({"scale": 0.1} if _q(d) else {}))  # symmetric
+    mb.op("EMBEDDING_LOOKUP", [ids, w], [mb.output("y", [2, 3], "float32")])
+    return mb.finish()
+
+
+def _cast(d, out=None) -> bytes:
+    out = out or ("int32" if d == "float32" else "float32")
+    mb = ModelBuilder()
+    mb.op("CAST", [mb.input("x", [2, 3], d)], [mb.output("y", [2, 3], out)])
+    return mb.finish()
+
+
+_OTHER = {
+    "DYNAMIC_UPDATE_SLICE": _dynamic_update_slice,
+    "GATHER": lambda d: _one("GATHER", [(4, 3)], [(2, 3)], [[2, 0]], dtype=d, axis=0),
+    "GATHER_ND": lambda d: _one("GATHER_ND", [(4, 3)], [(2, 3)], [[[2], [0]]], dtype=d),
+    "CUMSUM": lambda d: _one("CUMSUM", [(2, 3)], [(2, 3)], [1], dtype=d),
+    "ELU": lambda d: _one("ELU", [(2, 3)], [(2, 3)], dtype=d),
+    "HARD_SWISH": lambda d: _one("HARD_SWISH", [(2, 3)], [(2, 3)], dtype=d),
+    "FILL": _fill,
+    "EMBEDDING_LOOKUP": _embedding_lookup,
+    "CAST": _cast,
+}
+BUILD = {**_MOVE, **_ARITH, **_COMPARE, **_ARG, **_OTHER}
 
 #: (builtin, type) that TFLM runs and aot does not (yet).
 AOT_NARROWER = {("MAXIMUM", "int64"), ("MINIMUM", "int64")}
@@ -138,5 +181,18 @@ def test_element_types_are_the_ones_tflm_runs(builtin, dtype, tflm, tmp_path):  
     if not _aot_runs(builtin, dtype):
         path = tmp_path / "m.tflite"
         path.write_bytes(model)
-        with pytest.raises(ModelError, match=f"operator 0 \\({builtin}\\): {dtype} input"):
+        with pytest.raises(ModelError, match=f"operator 0 \\({builtin}\\): {dtype} "):
+            load_model(path)
+
+
+@pytest.mark.parametrize("out", TYPES)
+def test_cast_outputs_are_the_ones_tflm_runs(out, tflm, tmp_path):  # noqa: F811
+    model = _cast("float32", out)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    if _tflm_runs(tflm, model):
+        load_model(path)
+    else:
+        with pytest.raises(ModelError, match=f"operator 0 \\(CAST\\): {out} output: not "
+                                             "supported"):
             load_model(path)
