@@ -27,7 +27,7 @@ from aot.codegen.c import C_TYPES, generate_c
 from aot.errors import BuildError
 from aot.tir.stmt import PrimFunc
 
-_NP_TO_C = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
+_NP_TO_C = {np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
             np.dtype(np.int16): "int16", np.dtype(np.int32): "int32",
             np.dtype(np.int64): "int64", np.dtype(np.float32): "float32"}
 
@@ -54,6 +54,8 @@ def c_array(name: str, data: np.ndarray, alignment: int = 8) -> str:
         values = [str(v) if v != -(1 << 31) else "(-2147483647 - 1)" for v in flat.tolist()]
     elif dtype == "int64":
         values = [f"INT64_C({v})" for v in flat.tolist()]
+    elif dtype == "bool":
+        values = [str(int(v)) for v in flat.tolist()]  # _Bool holds 0 or 1
     else:
         values = [str(v) for v in flat.tolist()]
     rows = [", ".join(values[i:i + 16]) for i in range(0, len(values), 16)]

@@ -28,3 +28,9 @@ def test_integer_extremes_are_valid_c_literals():
 def test_an_element_type_without_a_c_array_is_refused_by_name():
     with pytest.raises(BuildError, match="float64 cannot be emitted: use one of"):
         c_array("t", np.zeros(2, np.float64))
+
+
+def test_bool_constants_are_0_or_1_bytes():
+    text = c_array("t", np.array([True, False, True]))
+    assert text.startswith("static const _Bool t[3]")
+    assert "1, 0, 1" in text

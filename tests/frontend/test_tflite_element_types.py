@@ -41,11 +41,11 @@ def test_every_imported_builtin_has_its_types():
 def test_an_attribute_error_names_the_operator_once(tmp_path):
     mb = ModelBuilder()
     x = mb.input("x", [2, 3], "float32")
-    mb.op("CAST", [x], [mb.output("y", [2, 3], "int64")])
+    mb.op("QUANTIZE", [x], [mb.output("y", [2, 3], "bool")])
     path = tmp_path / "m.tflite"
     path.write_bytes(mb.finish())
     with pytest.raises(ModelError) as err:
         load_model(path)
-    assert str(err.value).startswith("operator 0 (CAST): attribute 'dtype': 'int64' is not "
-                                     "allowed, expected one of: bool, float32")
+    assert str(err.value).startswith("operator 0 (QUANTIZE): attribute 'out_dtype': 'bool' is "
+                                     "not allowed, expected one of: int16, int32")
     assert str(err.value).count("operator 0") == 1

@@ -84,3 +84,24 @@ def test_select_v2_matches_tflm(dtype, tflm, tmp_path):  # noqa: F811
     else:
         vals = [rng.normal(size=s).astype(np.float32) for s in ((3, 6), (6,))]
     _check(mb.finish(), [np.array([[True], [False], [True]]), *vals], tflm, tmp_path)
+
+
+@pytest.mark.parametrize("const", ["condition", "operand"])
+def test_constant_bool_tensors_compile(const, tflm, tmp_path):  # noqa: F811
+    """A constant condition of SELECT_V2 (or a constant bool operand of a
+    logical operator) is emitted into the kernel as 0/1 bytes."""
+    rng = np.random.default_rng(8)
+    mask = rng.integers(0, 2, (3, 6)).astype(bool)
+    mb = ModelBuilder()
+    if const == "condition":
+        q = {"scale": 0.05, "zero_point": -3}
+        a = mb.input("a", [3, 6], "int8", **q)
+        b = mb.input("b", [6], "int8", **q)
+        y = mb.output("y", [3, 6], "int8", **q)
+        mb.op("SELECT_V2", [mb.const("c", mask, "bool"), a, b], [y])
+        xs = [rng.integers(-128, 128, s).astype(np.int8) for s in ((3, 6), (6,))]
+    else:
+        a = mb.input("a", [3, 6], "bool")
+        mb.op("LOGICAL_AND", [a, mb.const("m", mask, "bool")], [mb.output("y", [3, 6], "bool")])
+        xs = [rng.integers(0, 2, (3, 6)).astype(bool)]
+    _check(mb.finish(), xs, tflm, tmp_path)

@@ -1,6 +1,7 @@
 """DYNAMIC_UPDATE_SLICE: imported, run by the reference and compiled to C on
 the host, bit for bit as TFLM runs it, with start indices given at run time
-(clamped into range as TFLM clamps them) or as constants."""
+(clamped into range as TFLM clamps them) or as constants; data, update and
+output quantized differently are copied raw, as TFLM copies them."""
 
 from __future__ import annotations
 
@@ -38,6 +39,26 @@ def test_matches_tflm(shape, ushape, start, dtype, const, tflm, tmp_path):  # no
     y = mb.output("y", list(shape), dtype, **q)
     mb.op("DYNAMIC_UPDATE_SLICE", [xi, ui, si], [y])
     assert_matches_tflm(tflm, mb.finish(), [x, u] if const else [x, u, s], tmp_path)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("differs", ["update", "output", "all"])
+def test_differently_quantized_operands_are_copied_raw(dtype, differs, tflm,  # noqa: F811
+                                                       tmp_path):
+    def q(scale, zp):
+        return {"scale": scale, "zero_point": zp if dtype == "int8" else 0}
+    a, b, c = q(0.05, -3), q(0.085, 6), q(0.1, 4)
+    qx, qu, qy = {"update": (a, b, a), "output": (a, a, c), "all": (a, b, c)}[differs]
+    rng = np.random.default_rng(9)
+    x, u = (rng.integers(-100, 100, s).astype(dtype) for s in ((6, 5), (2, 3)))
+    mb = ModelBuilder()
+    xi, ui = mb.input("x", [6, 5], dtype, **qx), mb.input("u", [2, 3], dtype, **qu)
+    y = mb.output("y", [6, 5], dtype, **qy)
+    mb.op("DYNAMIC_UPDATE_SLICE", [xi, ui, mb.const("s", np.array([1, 2]), "int32")], [y])
+    want = assert_matches_tflm(tflm, mb.finish(), [x, u], tmp_path)
+    raw = x.copy()
+    raw[1:3, 2:5] = u
+    np.testing.assert_array_equal(want, raw)
 
 
 def test_bool_is_refused_at_import(tmp_path):

@@ -25,18 +25,6 @@ from aot.reference.ops.shape import bilinear_taps, nearest_indices
 from aot.tir import expr as E
 
 
-def _same_quant(node, tensors=None) -> None:
-    """Refuse operands (``tensors``, by default all) quantized differently (the
-    operators whose TFLM kernels are not known to copy raw)."""
-    tensors = [*node.inputs, *node.outputs] if tensors is None else tensors
-    quants = {None if t.quant is None else (tuple(np.asarray(t.quant.scale, np.float32)),
-                                            tuple(np.asarray(t.quant.zero_point)))
-              for t in tensors if t is not None}
-    if len(quants) > 1:
-        raise KernelError(f"{node.op} ({node.name}): operands with different quantization: "
-                          "not supported yet (the values are copied raw)")
-
-
 @compute_rule("transpose")
 def transpose(ctx, node) -> Computed:
     """``y[i_0, ..., i_n] = x[j]`` with ``j[perm[k]] = i_k``."""
@@ -315,8 +303,7 @@ def dynamic_update_slice(ctx, node) -> Computed:
     """``y[i] = u[i - s]`` where ``s <= i < s + shape(u)``, else ``x[i]``, with
     ``s[k] = clamp(start[k], 0, size_k - usize_k)`` (TFLM's clamp)."""
     x_t, u_t, s_t = node.inputs
-    y_t = node.outputs[0]
-    _same_quant(node, [x_t, u_t, y_t])
+    y_t = node.outputs[0]  # quantized like x and u or not: the integers are copied raw
     x, u, start = ctx.value(x_t), ctx.value(u_t), ctx.value(s_t)
     sizes = [(int(d), int(e)) for d, e in zip(x_t.shape, u_t.shape)]
 
