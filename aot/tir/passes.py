@@ -11,7 +11,8 @@ from __future__ import annotations
 from aot.errors import PassError, did_you_mean, one_of
 from aot.tir import expr as E
 from aot.tir import stmt as S
-from aot.tir.functor import Mutator, all_nodes, free_vars, stmt_exprs, substitute, walk
+from aot.tir.functor import (Mutator, Substitute, all_nodes, free_vars, stmt_exprs, substitute,
+                              walk)
 from aot.tir.simplify import Analyzer, equal, linear
 
 
@@ -319,39 +320,59 @@ def vectorize(func: S.PrimFunc) -> S.PrimFunc:
 
 # -- removal of no-ops --------------------------------------------------------------
 class _NoOpRemover(Mutator):
+    """One pass.  A loop of one iteration is replaced by its body with the
+    variable bound to the start: the bindings (``env``) are applied to each
+    statement's own expressions as the pass reaches it, which gives what
+    substituting the whole body at every such loop gives, without walking a
+    nest of k such loops k times (unrolled tuning candidates have many)."""
+
+    def __init__(self):
+        self.env: dict = {}
+
+    def _bound(self, e):
+        return Substitute(self.env).expr(e) if self.env else e
+
     def visit_For(self, s):
-        if isinstance(s.extent, E.IntImm) and s.extent.value <= 0:
+        mn, ext = self._bound(s.min), self._bound(s.extent)
+        if isinstance(ext, E.IntImm) and ext.value <= 0:
             return None
-        if isinstance(s.extent, E.IntImm) and s.extent.value == 1 and s.kind != "parallel":
-            return self.stmt(substitute(s.body, {s.var: s.min}))
+        if isinstance(ext, E.IntImm) and ext.value == 1 and s.kind != "parallel":
+            if s.var in self.env:  # already bound outside: substituted there first
+                return self.stmt(s.body)
+            self.env[s.var] = mn
+            try:
+                return self.stmt(s.body)
+            finally:
+                del self.env[s.var]
         body = self.stmt(s.body)
-        return None if body is None else S.For(s.var, s.min, s.extent, s.kind, body, s.pragmas)
+        return None if body is None else S.For(s.var, mn, ext, s.kind, body, s.pragmas)
 
     def visit_Evaluate(self, s):
-        if isinstance(s.value, (E.IntImm, E.FloatImm)):
+        v = self._bound(s.value)
+        if isinstance(v, (E.IntImm, E.FloatImm)):
             return None
-        return s
+        return s if v is s.value else S.Evaluate(v)
 
     def visit_Store(self, s):
-        v = s.value
-        if isinstance(v, E.Load) and v.buffer is s.buffer and \
-                _same(v.index, s.index):
+        v, i = self._bound(s.value), self._bound(s.index)
+        if isinstance(v, E.Load) and v.buffer is s.buffer and _same(v.index, i):
             return None
-        return s
+        return s if (v is s.value and i is s.index) else S.Store(s.buffer, v, i)
 
     def visit_SeqStmt(self, s):
         parts = [p for p in (self.stmt(p) for p in s.seq) if p is not None]
         return S.seq(*parts) if parts else None
 
     def visit_IfThenElse(self, s):
-        if isinstance(s.cond, E.IntImm):
-            return self.stmt(s.then_case if s.cond.value else s.else_case)
+        cond = self._bound(s.cond)
+        if isinstance(cond, E.IntImm):
+            return self.stmt(s.then_case if cond.value else s.else_case)
         t, f = self.stmt(s.then_case), self.stmt(s.else_case)
         if t is None and f is None:
             return None
         if t is None:
-            return S.IfThenElse(E.Not(s.cond), f)
-        return S.IfThenElse(s.cond, t, f)
+            return S.IfThenElse(E.Not(cond), f)
+        return S.IfThenElse(cond, t, f)
 
     def visit_Allocate(self, s):
         body = self.stmt(s.body)
