@@ -11,8 +11,7 @@ from __future__ import annotations
 from aot.errors import PassError, did_you_mean, one_of
 from aot.tir import expr as E
 from aot.tir import stmt as S
-from aot.tir.functor import (Mutator, Substitute, all_nodes, free_vars, stmt_exprs, substitute,
-                              walk)
+from aot.tir.functor import Mutator, Substitute, all_nodes, free_vars, substitute, walk
 from aot.tir.simplify import Analyzer, equal, linear
 
 
@@ -72,12 +71,48 @@ def simplify_pass(func: S.PrimFunc) -> S.PrimFunc:
 
 
 # -- loop partitioning --------------------------------------------------------
-def _likely_conds(body):
+def _likely_conds(body, memo=None):
+    """The conjuncts of every ``likely`` guard under ``body``, in the order of
+    :func:`stmt_exprs`.  ``memo`` (``id(stmt) -> (stmt, conds)``) keeps each
+    statement's list, so asking for a loop and then for every loop inside it
+    walks each expression once; the lists are shared, never to be changed."""
+    if memo is None:
+        memo = {}
+    return _conds_of(body, memo)
+
+
+def _expr_likely(e):
     out = []
-    for e in stmt_exprs(body):
-        for n in walk(e):
-            if isinstance(n, E.Call) and n.name == "likely":
-                out.extend(_conjuncts(n.args[0]))
+    for n in walk(e):
+        if isinstance(n, E.Call) and n.name == "likely":
+            out.extend(_conjuncts(n.args[0]))
+    return out
+
+
+def _conds_of(s, memo):
+    # stmt_exprs is a depth-first walk with a stack: a statement's own
+    # expressions first, then its children's subtrees, last child first.
+    if s is None:
+        return []
+    hit = memo.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    if isinstance(s, S.For):
+        out = _expr_likely(s.min) + _expr_likely(s.extent) + _conds_of(s.body, memo)
+    elif isinstance(s, S.Store):
+        out = _expr_likely(s.value) + _expr_likely(s.index)
+    elif isinstance(s, S.IfThenElse):
+        out = (_expr_likely(s.cond) + _conds_of(s.else_case, memo)
+               + _conds_of(s.then_case, memo))
+    elif isinstance(s, S.SeqStmt):
+        out = [c for part in reversed(s.seq) for c in _conds_of(part, memo)]
+    elif isinstance(s, S.Allocate):
+        out = _conds_of(s.body, memo)
+    elif isinstance(s, S.Evaluate):
+        out = _expr_likely(s.value)
+    else:
+        out = []
+    memo[id(s)] = (s, out)
     return out
 
 
@@ -123,6 +158,7 @@ def _negative_form(c):
 class _Partitioner(Mutator):
     def __init__(self):
         self.an = Analyzer()
+        self.likely: dict = {}  # _likely_conds's memo, for this pass
 
     def visit_For(self, s):
         if not (isinstance(s.min, E.IntImm) and isinstance(s.extent, E.IntImm)):
@@ -149,7 +185,7 @@ class _Partitioner(Mutator):
 
     def find_split(self, s, lo, end):
         inner = self.an.with_ranges(_inner_ranges(s.body))
-        for cond in _likely_conds(s.body):
+        for cond in _likely_conds(s.body, self.likely):
             d = _negative_form(cond)
             if d is None:
                 continue
