@@ -20,6 +20,7 @@ per kernel beside the same C entry function, header and RPC descriptor
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import sys
 import tempfile
@@ -497,11 +498,17 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
 
     # The planner may put an output over an input that dies at its kernel
     # only where that kernel's loop nest allows it (a fact of the lowered
-    # kernel); the pairs the plan takes are then bound in the kernels.
-    allowed = {(k.params[i].tensor, k.params[j].tensor)
-               for k in kernels for i, j in getattr(k, "inplace_allowed", ())}
-    limits = {(k.params[i].tensor, k.params[j].tensor): d
-              for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
+    # kernel, proved on first use: a plan without overlaps never pays for
+    # the overlap proofs); the pairs the plan takes are then bound in the kernels.
+    @functools.cache
+    def allowed() -> set:
+        return {(k.params[i].tensor, k.params[j].tensor)
+                for k in kernels for i, j in getattr(k, "inplace_allowed", ())}
+
+    @functools.cache
+    def limits() -> dict:
+        return {(k.params[i].tensor, k.params[j].tensor): d
+                for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
 
     patch_code = None
     step_buffers = None
@@ -519,9 +526,9 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         return plan_memory(annotated, alignment=workspace_alignment(target),
                            step_buffers=step_buffers,
                            io_in_workspace=option.io_in_workspace,
-                           inplace=(lambda out, src: (src.name, out.name) in allowed)
+                           inplace=(lambda out, src: (src.name, out.name) in allowed())
                            if option.inplace else False,
-                           overlap=(lambda out, src: limits.get((src.name, out.name)))
+                           overlap=(lambda out, src: limits().get((src.name, out.name)))
                            if option.inplace and option.overlap else None)
 
     budget = None
@@ -867,12 +874,15 @@ def pick_stage(graph: Graph, patches, io_in_workspace: bool):
 
 def _bind_inplace(kernel, plan: MemoryPlan):
     """``kernel`` with the in-place pairs of ``plan`` bound (their arguments share a buffer)."""
+    names = [p.tensor for p in kernel.params]
+    aliased = {(out, src) for out, src, how in plan.aliases if how in ("in place", "overlap")}
+    if not any((names[j], names[i]) in aliased for i in range(len(names))
+               for j in range(len(names))):
+        return kernel  # the plan shares none of its arguments: no fact to read
     allowed = set(getattr(kernel, "inplace_allowed", ()))
     allowed |= {(i, j) for i, j, _ in getattr(kernel, "overlap_allowed", ())}
     if not allowed:
         return kernel
-    names = [p.tensor for p in kernel.params]
-    aliased = {(out, src) for out, src, how in plan.aliases if how in ("in place", "overlap")}
     return kernel.with_inplace([(i, j) for i, j in sorted(allowed)
                                 if (names[j], names[i]) in aliased])
 

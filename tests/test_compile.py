@@ -207,3 +207,20 @@ def test_llvm_kernels_written_in_place_drop_noalias_for_that_pair_only():
     params = define[define.index("(") + 1:define.rindex(")")].split(", ptr")
     assert len(params) == len(k.params)
     assert [n for n, p in enumerate(params) if "noalias" not in p] == [i, j]
+
+
+def test_a_plan_without_overlaps_proves_no_overlap(monkeypatch):
+    """The overlap proof runs only when the planner asks for it: with
+    ``overlap=False`` (``--no-overlap``) none runs and the plan has no
+    overlap; the default plan asks."""
+    from aot.kernels import kernel as kernel_module
+    calls = []
+    real = kernel_module.overlap_limit
+    monkeypatch.setattr(kernel_module, "overlap_limit",
+                        lambda *args: calls.append(1) or real(*args))
+    compiled = compile_model(KWS, "qemu/mps2-an386", name="kws", overlap=False,
+                             measure_code=False)
+    assert calls == []
+    assert all(how != "overlap" for _, _, how in compiled.plan.aliases)
+    compile_model(KWS, "qemu/mps2-an386", name="kws", measure_code=False)
+    assert calls  # the default plan asks

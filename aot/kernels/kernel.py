@@ -14,6 +14,8 @@ A kernel also knows, from its loop nest, which of its outputs may be
 written over which of its inputs (:attr:`Kernel.inplace_allowed`,
 :mod:`aot.kernels.inplace`); the memory planner reads that fact and the
 executor binds the pairs the plan uses (:meth:`Kernel.with_inplace`).
+The fact is proved the first time it is asked for, not at lowering: the
+tuner lowers many candidates and plans none.
 """
 
 from __future__ import annotations
@@ -98,6 +100,9 @@ class Kernel:
     ``overlap_allowed`` lists ``(input index, output index, D)``: the output
     may start ``d <= D`` bytes after the input's start, overlapping it
     (:mod:`aot.kernels.overlap`, proved from the loop nest's addresses).
+    Both are ``allow_inplace`` and ``allow_overlap`` when given; when those
+    are None they are proved from ``func`` the first time they are read (a
+    kernel without ``func`` allows none).
     ``inplace`` the pairs the caller actually binds to shared bytes (one
     address or an overlap), which are declared without ``restrict``.  Every
     other pair of arguments must not overlap.
@@ -116,8 +121,8 @@ class Kernel:
     prelude: tuple[str, ...] = ()      # lines ahead of everything (a tuned kernel's pragmas)
     c_source: str | None = None
     c_prototype: str | None = None
-    inplace_allowed: tuple[tuple[int, int], ...] = ()
-    overlap_allowed: tuple[tuple[int, int, int], ...] = ()
+    allow_inplace: tuple[tuple[int, int], ...] | None = None      # None: proved from func
+    allow_overlap: tuple[tuple[int, int, int], ...] | None = None  # None: proved from func
     inplace: tuple[tuple[int, int], ...] = ()
     codegen: str = "aot"               # who implements it: aot, or an external codegen (-libs)
 
@@ -130,6 +135,31 @@ class Kernel:
         """The exported function's parameter names: ``x<i>`` for inputs, ``y<i>`` for outputs."""
         return tuple(("x" if p.role == "input" else "y") + str(i)
                      for i, p in enumerate(self.params))
+
+    @cached_property
+    def inplace_allowed(self) -> tuple[tuple[int, int], ...]:
+        if self.allow_inplace is not None:
+            return self.allow_inplace
+        return tuple((i, j) for i, j, x, y in self._pairs()
+                     if in_place_problem(self.func, x, y) is None)
+
+    @cached_property
+    def overlap_allowed(self) -> tuple[tuple[int, int, int], ...]:
+        if self.allow_overlap is not None:
+            return self.allow_overlap
+        limits = ((i, j, overlap_limit(self.func, x, y)) for i, j, x, y in self._pairs())
+        return tuple((i, j, d) for i, j, d in limits if d is not None)
+
+    def _pairs(self):
+        """``(input index, output index, input buffer, output buffer)`` of every
+        pair of ``params``; ``func`` takes the constants between them."""
+        if self.func is None:
+            return []
+        n_in = sum(p.role == "input" for p in self.params)
+        n_out = len(self.params) - n_in
+        first_out = len(self.func.params) - n_out
+        return [(i, n_in + j, self.func.params[i], self.func.params[first_out + j])
+                for i in range(n_in) for j in range(n_out)]
 
     @cached_property
     def source(self) -> str:
@@ -159,7 +189,11 @@ class Kernel:
             raise KernelError(f"kernel {self.name} cannot write in place for the argument "
                               f"pairs {sorted(refused)}: its loop nest allows "
                               f"{sorted(allowed) or 'none'}")
-        return self if pairs == self.inplace else replace(self, inplace=pairs)
+        if pairs == self.inplace:
+            return self
+        # the facts just proved carry over (a replaced record starts without them)
+        return replace(self, inplace=pairs, allow_inplace=self.inplace_allowed,
+                       allow_overlap=self.overlap_allowed)
 
 
 class KernelBuilder:
@@ -204,26 +238,18 @@ class KernelBuilder:
 
     def finish(self, sched, outputs: list[tuple[Tensor, te.Tensor]], *, macs: int,
                op_names: tuple[str, ...]) -> Kernel:
-        """Lower ``sched`` to loop IR and record it with the constants and the
-        in-place pairs its loop nest allows."""
+        """Lower ``sched`` to loop IR and record it with its constants (the
+        in-place pairs its loop nest allows are proved when first asked for)."""
         args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
                 + [ph for _, ph in outputs])
         func = lower(sched, args, name=f"{self.name}_impl")
         params = ([KernelParam(t.name, "input", t.dtype, t.type.nbytes) for t, _ in self._inputs]
                   + [KernelParam(t.name, "output", t.dtype, t.type.nbytes) for t, _ in outputs])
-        n_in, first_out = len(self._inputs), len(args) - len(outputs)
-        allowed = tuple((i, n_in + j) for i in range(n_in) for j in range(len(outputs))
-                        if in_place_problem(func, func.params[i],
-                                            func.params[first_out + j]) is None)
-        limits = ((i, n_in + j, overlap_limit(func, func.params[i], func.params[first_out + j]))
-                  for i in range(n_in) for j in range(len(outputs)))
         return Kernel(self.name, tuple(params), 0, int(macs), tuple(op_names),
                       target=str(self.target), func=func,
                       constants=tuple(KernelConstant(cname, data)
                                       for cname, data, _ in self._consts),
-                      includes=(HEADER_NAME,), inplace_allowed=allowed,
-                      overlap_allowed=tuple((i, j, d) for i, j, d in limits if d is not None),
-                      constant_alignment=constant_alignment(self.target))
+                      includes=(HEADER_NAME,), constant_alignment=constant_alignment(self.target))
 
 
 def render_template_kernel(package: str, template: str, name: str, target, params,

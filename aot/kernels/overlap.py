@@ -89,6 +89,13 @@ class _Domain:
         n = int(np.count_nonzero(sel)) if sel.dtype == bool else len(sel)
         return _Domain(env, digits, n)
 
+    def repeat(self, times: int) -> _Domain:
+        """Each instance ``times`` times in a row: ``take`` of
+        ``repeat(arange(n), times)``, without the gather."""
+        env = {k: np.repeat(v, times) for k, v in self.env.items()}
+        digits = [d if np.isscalar(d) else np.repeat(d, times) for d in self.digits]
+        return _Domain(env, digits, self.n * times)
+
 
 class _Trace:
     def __init__(self, x: S.Buffer, y: S.Buffer):
@@ -142,10 +149,15 @@ class _Trace:
         self.count += total
         if self.count > MAX_EVENTS:
             raise _GiveUp
-        owner = np.repeat(np.arange(dom.n), ext)
-        within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(ext) - ext, ext)
-        inner = dom.take(owner)
-        inner.env[s.var] = lo[owner] + within
+        if (ext == ext[0]).all():  # the usual rectangular nest: repeat, no gather
+            within = np.tile(np.arange(ext[0], dtype=np.int64), dom.n)
+            inner = dom.repeat(int(ext[0]))
+            inner.env[s.var] = np.repeat(lo, ext[0]) + within
+        else:
+            owner = np.repeat(np.arange(dom.n), ext)
+            within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(ext) - ext, ext)
+            inner = dom.take(owner)
+            inner.env[s.var] = lo[owner] + within
         inner.digits.append(within)
         return inner
 

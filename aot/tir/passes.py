@@ -11,7 +11,7 @@ from __future__ import annotations
 from aot.errors import PassError, did_you_mean, one_of
 from aot.tir import expr as E
 from aot.tir import stmt as S
-from aot.tir.functor import Mutator, all_nodes, free_vars, stmt_exprs, substitute, walk
+from aot.tir.functor import Mutator, Substitute, all_nodes, free_vars, substitute, walk
 from aot.tir.simplify import Analyzer, equal, linear
 
 
@@ -71,12 +71,48 @@ def simplify_pass(func: S.PrimFunc) -> S.PrimFunc:
 
 
 # -- loop partitioning --------------------------------------------------------
-def _likely_conds(body):
+def _likely_conds(body, memo=None):
+    """The conjuncts of every ``likely`` guard under ``body``, in the order of
+    :func:`stmt_exprs`.  ``memo`` (``id(stmt) -> (stmt, conds)``) keeps each
+    statement's list, so asking for a loop and then for every loop inside it
+    walks each expression once; the lists are shared, never to be changed."""
+    if memo is None:
+        memo = {}
+    return _conds_of(body, memo)
+
+
+def _expr_likely(e):
     out = []
-    for e in stmt_exprs(body):
-        for n in walk(e):
-            if isinstance(n, E.Call) and n.name == "likely":
-                out.extend(_conjuncts(n.args[0]))
+    for n in walk(e):
+        if isinstance(n, E.Call) and n.name == "likely":
+            out.extend(_conjuncts(n.args[0]))
+    return out
+
+
+def _conds_of(s, memo):
+    # stmt_exprs is a depth-first walk with a stack: a statement's own
+    # expressions first, then its children's subtrees, last child first.
+    if s is None:
+        return []
+    hit = memo.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    if isinstance(s, S.For):
+        out = _expr_likely(s.min) + _expr_likely(s.extent) + _conds_of(s.body, memo)
+    elif isinstance(s, S.Store):
+        out = _expr_likely(s.value) + _expr_likely(s.index)
+    elif isinstance(s, S.IfThenElse):
+        out = (_expr_likely(s.cond) + _conds_of(s.else_case, memo)
+               + _conds_of(s.then_case, memo))
+    elif isinstance(s, S.SeqStmt):
+        out = [c for part in reversed(s.seq) for c in _conds_of(part, memo)]
+    elif isinstance(s, S.Allocate):
+        out = _conds_of(s.body, memo)
+    elif isinstance(s, S.Evaluate):
+        out = _expr_likely(s.value)
+    else:
+        out = []
+    memo[id(s)] = (s, out)
     return out
 
 
@@ -122,6 +158,7 @@ def _negative_form(c):
 class _Partitioner(Mutator):
     def __init__(self):
         self.an = Analyzer()
+        self.likely: dict = {}  # _likely_conds's memo, for this pass
 
     def visit_For(self, s):
         if not (isinstance(s.min, E.IntImm) and isinstance(s.extent, E.IntImm)):
@@ -148,7 +185,7 @@ class _Partitioner(Mutator):
 
     def find_split(self, s, lo, end):
         inner = self.an.with_ranges(_inner_ranges(s.body))
-        for cond in _likely_conds(s.body):
+        for cond in _likely_conds(s.body, self.likely):
             d = _negative_form(cond)
             if d is None:
                 continue
@@ -319,39 +356,59 @@ def vectorize(func: S.PrimFunc) -> S.PrimFunc:
 
 # -- removal of no-ops --------------------------------------------------------------
 class _NoOpRemover(Mutator):
+    """One pass.  A loop of one iteration is replaced by its body with the
+    variable bound to the start: the bindings (``env``) are applied to each
+    statement's own expressions as the pass reaches it, which gives what
+    substituting the whole body at every such loop gives, without walking a
+    nest of k such loops k times (unrolled tuning candidates have many)."""
+
+    def __init__(self):
+        self.env: dict = {}
+
+    def _bound(self, e):
+        return Substitute(self.env).expr(e) if self.env else e
+
     def visit_For(self, s):
-        if isinstance(s.extent, E.IntImm) and s.extent.value <= 0:
+        mn, ext = self._bound(s.min), self._bound(s.extent)
+        if isinstance(ext, E.IntImm) and ext.value <= 0:
             return None
-        if isinstance(s.extent, E.IntImm) and s.extent.value == 1 and s.kind != "parallel":
-            return self.stmt(substitute(s.body, {s.var: s.min}))
+        if isinstance(ext, E.IntImm) and ext.value == 1 and s.kind != "parallel":
+            if s.var in self.env:  # already bound outside: substituted there first
+                return self.stmt(s.body)
+            self.env[s.var] = mn
+            try:
+                return self.stmt(s.body)
+            finally:
+                del self.env[s.var]
         body = self.stmt(s.body)
-        return None if body is None else S.For(s.var, s.min, s.extent, s.kind, body, s.pragmas)
+        return None if body is None else S.For(s.var, mn, ext, s.kind, body, s.pragmas)
 
     def visit_Evaluate(self, s):
-        if isinstance(s.value, (E.IntImm, E.FloatImm)):
+        v = self._bound(s.value)
+        if isinstance(v, (E.IntImm, E.FloatImm)):
             return None
-        return s
+        return s if v is s.value else S.Evaluate(v)
 
     def visit_Store(self, s):
-        v = s.value
-        if isinstance(v, E.Load) and v.buffer is s.buffer and \
-                _same(v.index, s.index):
+        v, i = self._bound(s.value), self._bound(s.index)
+        if isinstance(v, E.Load) and v.buffer is s.buffer and _same(v.index, i):
             return None
-        return s
+        return s if (v is s.value and i is s.index) else S.Store(s.buffer, v, i)
 
     def visit_SeqStmt(self, s):
         parts = [p for p in (self.stmt(p) for p in s.seq) if p is not None]
         return S.seq(*parts) if parts else None
 
     def visit_IfThenElse(self, s):
-        if isinstance(s.cond, E.IntImm):
-            return self.stmt(s.then_case if s.cond.value else s.else_case)
+        cond = self._bound(s.cond)
+        if isinstance(cond, E.IntImm):
+            return self.stmt(s.then_case if cond.value else s.else_case)
         t, f = self.stmt(s.then_case), self.stmt(s.else_case)
         if t is None and f is None:
             return None
         if t is None:
-            return S.IfThenElse(E.Not(s.cond), f)
-        return S.IfThenElse(s.cond, t, f)
+            return S.IfThenElse(E.Not(cond), f)
+        return S.IfThenElse(cond, t, f)
 
     def visit_Allocate(self, s):
         body = self.stmt(s.body)

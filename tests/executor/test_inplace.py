@@ -141,7 +141,7 @@ class _Refusing:
         kernel = lower_group(group, ag, target, name=name)
         self.withheld += [(kernel.params[i].tensor, kernel.params[j].tensor)
                           for i, j in kernel.inplace_allowed]
-        return dataclasses.replace(kernel, inplace_allowed=(), overlap_allowed=())
+        return dataclasses.replace(kernel, allow_inplace=(), allow_overlap=())
 
     @staticmethod
     def support_files(target):

@@ -17,9 +17,12 @@ from kernel_checks import all_values, run_with_shared_bytes, seeded_inputs
 from aot import te
 from aot.codegen.build import lower
 from aot.codegen.c import NP_TYPES
+from aot.kernels import kernel as kernel_module
 from aot.kernels import lower_group
 from aot.kernels.overlap import overlap_limit
 from aot.passes import annotations, optimize
+from aot.tir import expr as E
+from aot.tir import stmt as S
 
 ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
 
@@ -55,6 +58,57 @@ def test_nothing_is_proved_for_data_dependent_indices():
     y = te.compute((4,), lambda i: x[idx[i]], name="y")
     func = lower(te.create_schedule(y.op), [x, idx, y], name="gather")
     assert overlap_limit(func, func.params[0], func.params[2]) is None
+
+
+def _copy_nest(extents, per_row: bool):
+    """``for i: for j < extents[i]: y[3i + j] = x[2i + j + 1]``, either as one
+    nest whose inner extent depends on ``i`` or, when ``per_row``, as one
+    constant-extent loop per row in sequence (the same accesses in the same order)."""
+    x, y = S.Buffer("x", "int8", (16,)), S.Buffer("y", "int8", (16,))
+    i, j = E.Var("i"), E.Var("j")
+
+    def row(r, extent):
+        return S.For(j, E.const(0), extent, "serial",
+                     S.Store(y, E.Load("int8", x, r * 2 + j + 1), r * 3 + j))
+    if per_row:
+        body = S.SeqStmt([row(E.const(r), E.const(e)) for r, e in enumerate(extents)])
+    else:
+        extent = E.Select(E.Binary("eq", i, E.const(0)), E.const(extents[0]),
+                          E.Select(E.Binary("eq", i, E.const(1)), E.const(extents[1]),
+                                   E.const(extents[2])))
+        body = S.For(i, E.const(0), E.const(3), "serial", row(i, extent))
+    func = S.PrimFunc("f", [x, y], body)
+    return overlap_limit(func, x, y)
+
+
+def test_a_nest_with_varying_extents_has_the_limit_of_its_rows_in_sequence():
+    for extents in [(3, 1, 2), (0, 3, 3), (2, 2, 2)]:
+        assert _copy_nest(extents, per_row=False) == _copy_nest(extents, per_row=True)
+    # Worked by hand for (3, 3, 3): row 1 writes y[5] after reading x[5], and
+    # row 2 reads x[5] again, so y[5] may not land on x[5] (d = 0): D = -1.
+    assert _copy_nest((3, 3, 3), per_row=False) == -1
+
+
+def test_lowering_proves_no_fact_until_the_planner_asks(monkeypatch):
+    calls = []
+
+    def counting(real):
+        def wrapped(*args):
+            calls.append(real.__name__)
+            return real(*args)
+        return wrapped
+    monkeypatch.setattr(kernel_module, "overlap_limit", counting(overlap_limit))
+    monkeypatch.setattr(kernel_module, "in_place_problem",
+                        counting(kernel_module.in_place_problem))
+    _, k = _lowered(pool_graph("max_pool2d", seed=8, hw=(8, 8), c=8), "c")
+    assert calls == []  # what the tuner does: lower, print, measure; never plan
+    allowed, limits = k.inplace_allowed, k.overlap_allowed
+    assert sorted(set(calls)) == ["in_place_problem", "overlap_limit"]
+    asked = len(calls)
+    assert (k.inplace_allowed, k.overlap_allowed) == (allowed, limits)
+    bound = k.with_inplace([(0, 1)])  # max_pool's output may overlap its input
+    assert (bound.inplace_allowed, bound.overlap_allowed) == (allowed, limits)
+    assert len(calls) == asked  # proved once, carried over to the bound kernel
 
 
 def _lowered(graph, target):

@@ -114,6 +114,39 @@ def test_remove_no_op():
         }""")
 
 
+def test_remove_no_op_binds_nested_one_iteration_loops_like_substitution():
+    """Loops of one iteration inside each other, whose starts, extents,
+    conditions and stores name the outer ones' variables: every variable is
+    replaced by its loop's start (not simplified), and what that makes a
+    no-op (an extent that is a variable bound to 0, a store of a value into
+    its own place) is dropped as if written so."""
+    A = S.Buffer("A", "int32", [64])
+    i, j, k, m, z = (E.Var(n) for n in "ijkmz")
+    body = S.For(i, 3, 1, "serial", S.seq(
+        S.For(j, i * 2, 1, "serial", S.For(z, 0, 1, "serial", S.seq(
+            S.For(k, 0, z, "serial", S.Store(A, E.const(9), k)),        # extent 0
+            S.For(m, 0, i - 2, "serial", S.Store(A, E.const(5), m + j)),  # not folded
+            S.Store(A, E.Load("int32", A, i * 2), j),                   # A[3*2] = A[3*2]
+            S.IfThenElse(E.Binary("lt", j, i), S.Store(A, E.const(7), j),
+                         S.Store(A, E.const(8), j + i))))),
+        S.For(j, 0, 4, "serial", S.Store(A, i + j, j + 40))))
+    after = run_pipeline(S.PrimFunc("f", [A], body), ["remove_no_op"])
+    assert str(after) == text("""
+        primfn f(A: int32[64]) {
+          for (m, 0, (3 - 2)) {
+            A[(m + (3*2))] = 5
+          }
+          if (((3*2) < 3)) {
+            A[(3*2)] = 7
+          } else {
+            A[((3*2) + 3)] = 8
+          }
+          for (j, 0, 4) {
+            A[(j + 40)] = (3 + j)
+          }
+        }""")
+
+
 def test_storage_rewrite_shares_dead_scratch_buffers():
     """Three chained stages at the root: the first and third share memory."""
     A = te.placeholder((64,), "float32", "A")
