@@ -20,6 +20,10 @@ if os.environ.get("AOT_TEST_MODELS_DIR"):
 
 from support.models import MANIFEST, MODEL_NAMES, MODELS, MODELS_DIR, ROOT  # noqa: E402,F401
 
+# The oracle fixture (`tflm`) for every test module, registered once here rather
+# than imported into each module (an imported fixture reads as an unused name).
+pytest_plugins = ["support.fixtures"]
+
 
 def pytest_configure(config) -> None:
     # The whole-model tests are parametrized by the manifest: without it they

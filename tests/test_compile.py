@@ -12,7 +12,6 @@ from support.models import MODELS_DIR
 from aot.compile import CompileError, compile_model, resolve_target
 from aot.errors import AotError
 from aot.executor import codegen
-from aot.executor.codegen import CodegenError
 from aot.executor.memory import MemoryPlanError
 from aot.kernels import KernelError
 from aot.passes import PassError

@@ -23,7 +23,6 @@ import subprocess
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401
 from support.models import MODELS, MODELS_DIR, model_sequence, random_inputs
 
 from aot.commands.run import run_on_host

@@ -33,7 +33,7 @@ from aot.codegen.c import C_TYPES
 from aot.codegen.cc import CCompiler
 from aot.codegen.llvm_object import cross_machine
 from aot.errors import BuildError
-from aot.target import Target, native_target, runs_on_host
+from aot.target import Target, runs_on_host
 
 #: Attributes of the ``llvm`` kind that do not change the host JIT's code
 #: (informative, or used by the memory planner and the kernel library).

@@ -303,7 +303,7 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=
                 break
 
     buffers = []
-    for root, members in classes.members.items():
+    for members in classes.members.values():
         start = min(produced_at[id(m)] for m in members)
         end = max(max(read_last.get(id(m), produced_at[id(m)]) for m in members), start)
         external = not io_in_workspace and any(

@@ -1260,7 +1260,6 @@ def _softmax(ctx) -> Value | None:
                 and qout.quant.zero_point[0] == -128)
     src = x if int_mode else ctx.floated(x)
     quant = qout.quant if int_mode else None
-    name = qout.output if int_mode else None
     if ctx.opset < 13 and axis != rank - 1:
         # Before opset 13 Softmax works on the input flattened to 2-D at axis.
         flat = (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))

@@ -554,7 +554,7 @@ def _concatenate(node: Node, args: list) -> list:
 
 @kernel("pad")
 def _pad(node: Node, args: list) -> list:
-    x, y = node.inputs[0], node.outputs[0]
+    y = node.outputs[0]
     value = node.attrs["value"]
     if y.quant is not None:
         q = y.quant.zero_point[0] + np.round(np.float32(value) / np.float32(y.quant.scale[0]))

@@ -202,7 +202,7 @@ def _view(low, st, iv0, intrin, mine, theirs, start, bind_vars):
                 _bind(st, iv0, intrin, name, f"stride {d}", want, have, bind_vars)
         else:
             compact = S.Buffer("c", theirs.dtype, theirs.shape).strides
-            for d, (want, have) in enumerate(zip(compact, strides)):
+            for want, have in zip(compact, strides):
                 if not (isinstance(have, E.IntImm) and have.value == want.value):
                     raise _err(st, iv0, f"buffer {name} of intrinsic {intrin.name} is declared "
                                         f"compact but {mine.name}'s region has strides "

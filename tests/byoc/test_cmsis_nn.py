@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401
 from support.models import CMSIS_NN_DIR, MODELS, MODELS_DIR, model_sequence
 
 from aot.byoc import ExternalCodegenError

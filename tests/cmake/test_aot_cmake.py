@@ -18,7 +18,6 @@ import pytest
 from aot.commands.config import cmake_dir
 from aot.frontend import load_model
 from aot.reference import run as reference_run
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.net_firmware import (PROJECT as FIXTURE, ROOT, aot_program, compiled_objects,
                                   net_model, run_on_qemu)
 

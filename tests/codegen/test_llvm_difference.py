@@ -70,7 +70,10 @@ def recipe(draw, dtype, depth=3, vector=False):
         return draw(leaf)
     kinds = ["leaf", "binary", "binary", "cast", "select"] + ([] if vector else ["intrin"])
     kind = draw(st.sampled_from(kinds))
-    sub = lambda t: recipe(t, depth - 1, vector)
+
+    def sub(t):
+        return recipe(t, depth - 1, vector)
+
     if kind == "leaf":
         return draw(leaf)
     if kind == "binary":

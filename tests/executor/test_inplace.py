@@ -12,7 +12,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401
 from support.models import MODELS_DIR
 from support.tflite_builder import ModelBuilder
 from toy_kernels import ToyLibrary

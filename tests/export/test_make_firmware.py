@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.net_firmware import PROJECT, aot_program, compiled_objects, net_model, run_on_qemu
 
 

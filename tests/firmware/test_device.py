@@ -6,7 +6,6 @@ import subprocess
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model

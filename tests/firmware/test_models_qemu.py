@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401
 from support.models import MODELS, MODELS_DIR, model_sequence
 
 from aot.compile import compile_model

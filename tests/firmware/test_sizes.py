@@ -36,7 +36,7 @@ LOAD build/obj/runtime_src_frame.o
  *(.rodata .rodata.*)
  .rodata.m_k0_c0
                 0x00000340      0x200 build/obj/model_codegen_m_kernels_0.o
- *fill*         0x00000540        0x4 
+ *fill*         0x00000540        0x4\x20
  .rodata.aot_rpc_model
                 0x00000544        0xc build/obj/model_codegen_m_rpc.o
 

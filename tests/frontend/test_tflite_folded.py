@@ -10,7 +10,6 @@ import pytest
 
 from aot.frontend import load_model
 from aot.frontend.errors import ModelError
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.parity import assert_matches_tflm
 from support.tflite_builder import ModelBuilder
 

@@ -16,7 +16,6 @@ from aot.frontend import load_model
 from aot.frontend.errors import ModelError
 from aot.frontend.tflite import BUILTIN_CODES, lowering
 from aot.reference import run as reference_run
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.models import MODELS_DIR
 from support.tflite_builder import ModelBuilder
 

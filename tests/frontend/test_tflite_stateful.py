@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.stateful_models import lstm_16x8
 from support.tflite_builder import ModelBuilder
 

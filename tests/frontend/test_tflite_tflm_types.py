@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.oracle import OracleCrash, OracleError
 from support.tflite_builder import ModelBuilder
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb

@@ -95,7 +95,7 @@ def check_on_qemu(cases, tmp: Path) -> int:
     compared = 0
     with QemuRunner(QemuConfig(elf=elf, machine="mps2-an386")) as url:
         with connect(url, timeout=60) as client:
-            for i, (k, name, before, after) in enumerate(cases):
+            for i, (_kernel, name, before, after) in enumerate(cases):
                 for j, a in enumerate(before):
                     if a is not None:
                         flat = np.ascontiguousarray(a).reshape(-1)

@@ -10,7 +10,6 @@ from aot.commands.run import run_on_host
 from aot.compile import compile_model
 from aot.frontend import load_model
 from aot.reference import run as reference_run
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.tflite_builder import ModelBuilder
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.fixtures import tflm  # noqa: F401  (pytest fixture)
 from support.parity import assert_matches_tflm
 from support.tflite_builder import ModelBuilder
 

@@ -11,7 +11,6 @@ from aot.frontend import load_model
 from aot.ir import REGISTRY, GraphBuilder, Quantization, TensorType
 from aot.reference import InterpretError, Session, run, supported_ops
 from aot.reference.interpreter import kernel
-from support.fixtures import tflm  # noqa: F401
 from support.models import random_inputs
 
 

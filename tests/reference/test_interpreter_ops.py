@@ -13,7 +13,6 @@ import pytest
 
 from aot.frontend.tflite import parse_tflite
 from aot.reference import Session, supported_ops
-from support.fixtures import tflm  # noqa: F401
 from support.quant_cases import bias_scale, rand_int, weight_scales
 from support.tflite_builder import ModelBuilder
 

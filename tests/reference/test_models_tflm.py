@@ -14,7 +14,6 @@ from support.models import MODELS, MODELS_DIR, model_sequence
 
 from aot.frontend import load_model
 from aot.reference import Session, supported_ops
-from support.fixtures import tflm  # noqa: F401
 
 TFLITE = [m for m in MODELS if m["file"].endswith(".tflite")]
 

@@ -9,7 +9,6 @@ from aot.frontend.tflite import parse_tflite
 from aot.reference.interpreter import run
 from aot.reference.ops import activations
 from aot.reference.ops.quantize import dequantize, quantize
-from support.fixtures import tflm  # noqa: F401
 from support.tflite_builder import ModelBuilder
 
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from aot.reference.ops.conv import conv2d, depthwise_conv2d
-from support.fixtures import tflm  # noqa: F401
 from support.quant_cases import bias_scale, rand_int, weight_scales
 from support.tflite_builder import ModelBuilder
 

@@ -7,7 +7,6 @@ import pytest
 
 from aot.reference.ops.fully_connected import fully_connected
 from aot.reference.ops.pool import average_pool2d, max_pool2d
-from support.fixtures import tflm  # noqa: F401
 from support.quant_cases import bias_scale, rand_int, weight_scales
 from support.tflite_builder import ModelBuilder
 

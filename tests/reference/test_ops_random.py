@@ -12,7 +12,6 @@ import pytest
 
 import test_ops_conv as conv_cases
 import test_ops_softmax_add as sa_cases
-from support.fixtures import tflm  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

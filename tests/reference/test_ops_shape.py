@@ -7,7 +7,6 @@ import pytest
 
 from aot.reference.ops import shape
 from aot.reference.ops.reduce import mean
-from support.fixtures import tflm  # noqa: F401
 from support.quant_cases import rand_int
 from support.tflite_builder import ModelBuilder
 

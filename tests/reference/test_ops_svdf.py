@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from aot.reference.ops.svdf import svdf
-from support.fixtures import tflm  # noqa: F401
 from support.quant_cases import rand_int
 from support.tflite_builder import ModelBuilder
 

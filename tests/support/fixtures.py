@@ -1,7 +1,5 @@
-"""pytest fixtures for oracle tests; import the fixture into a test module:
-
-    from support.fixtures import tflm  # noqa: F401
-"""
+"""pytest fixtures for oracle tests; tests/conftest.py registers this module as a
+plugin, so every test can take ``tflm`` as an argument without importing it."""
 
 from __future__ import annotations
 

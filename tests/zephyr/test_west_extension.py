@@ -152,8 +152,8 @@ def test_compile_takes_the_workspace_board_and_build_folder(workspace, app):
         done = west(workspace, "aot", "compile", str(AUTOENCODER), cwd=app)
         assert done.returncode == 0, done.stderr
         artifact = app / "build" / "aot" / "mlperf_ad_fc_autoencoder"
-        assert done.stdout.startswith(f"compiled mlperf_ad_fc_autoencoder for qemu/mps2-an385 "
-                                      f"into build/aot/mlperf_ad_fc_autoencoder\n")
+        assert done.stdout.startswith("compiled mlperf_ad_fc_autoencoder for qemu/mps2-an385 "
+                                      "into build/aot/mlperf_ad_fc_autoencoder\n")
         metadata = json.loads((artifact / "metadata.json").read_text())
         assert metadata["board"] == "qemu/mps2-an385"
         # What the command line says wins over the workspace.

@@ -71,7 +71,7 @@ def _layer(nodes, graph) -> str | None:
         return f"a {bias.dtype} {bias.kind} bias (CMSIS-NN takes a constant int32 one)"
     if weight.kind != "constant":
         return "run-time weights (CMSIS-NN takes constant ones)"
-    if node not in getattr(graph, "annotations").quant:
+    if node not in graph.annotations.quant:
         return "no folded quantization constants"
     if node.op == "dense" and (weight.quant.is_per_axis
                                and len(set(weight.quant.scale)) > 1):
@@ -110,7 +110,7 @@ def _binary(nodes, graph) -> str | None:
         return "a constant operand"
     if a.shape != b.shape or a.shape != node.outputs[0].shape:
         return "broadcasting (CMSIS-NN adds and multiplies equal shapes)"
-    if node not in getattr(graph, "annotations").quant:
+    if node not in graph.annotations.quant:
         return "no folded quantization constants"
     return None
 
