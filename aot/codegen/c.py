@@ -129,7 +129,8 @@ class _FileState:
         elif op == "max":
             body = "return a > b ? a : b;"
         else:  # abs
-            self.helpers[name] = f"static inline {t} {name}({t} a) {{ return a < 0 ? ({t})-a : a; }}"
+            self.helpers[name] = (f"static inline {t} {name}({t} a) "
+                                  f"{{ return a < 0 ? ({t})-a : a; }}")
             return name
         self.helpers[name] = f"static inline {t} {name}({t} a, {t} b) {{ {body} }}"
         return name

@@ -38,7 +38,8 @@ INT32_MAX = (1 << 31) - 1
 
 
 def _srdhm(b: ir.IRBuilder, a, c):
-    both_min = b.and_(b.icmp_signed("==", a, I32(INT32_MIN)), b.icmp_signed("==", c, I32(INT32_MIN)))
+    both_min = b.and_(b.icmp_signed("==", a, I32(INT32_MIN)),
+                      b.icmp_signed("==", c, I32(INT32_MIN)))
     prod = b.mul(b.sext(a, I64), b.sext(c, I64))
     high = b.trunc(b.ashr(b.add(prod, I64(1 << 30)), I64(31)), I32)
     return b.select(both_min, I32(INT32_MAX), high)

@@ -8,5 +8,5 @@ from aot.commands import boards, compile, inspect, interpret, operators, run, ta
 from aot.commands import build, config, flash, project, verify
 from aot.commands import profile, tune
 
-COMMANDS: list = [inspect, operators, interpret, compile, run, boards, target, project, build, flash,
-                  verify, profile, tune, config]
+COMMANDS: list = [inspect, operators, interpret, compile, run, boards, target, project, build,
+                  flash, verify, profile, tune, config]

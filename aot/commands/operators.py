@@ -77,8 +77,9 @@ def markdown() -> str:
         "GATHER, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, ELU, HARD_SWISH and FILL they "
         "are the types the pinned TFLM interpreter runs (tests/frontend/test_tflite_tflm_types.py "
         "probes it), less MAXIMUM and MINIMUM on int64; elsewhere aot may run fewer types than "
-        "TFLM (*any*: every type the reader takes; the converters refuse finer combinations, such as zero points or a "
-        "state type, as docs/models.md lists). *reference*: the reference interpreter runs it (bit-exact with TFLM, "
+        "TFLM (*any*: every type the reader takes; the converters refuse finer combinations, "
+        "such as zero points or a state type, as docs/models.md lists). *reference*: the "
+        "reference interpreter runs it (bit-exact with TFLM, "
         "docs/reference.md). *C kernels*: the kernel library generates C for it, the same C on "
         "the host and on every board. *tuned schedules*: target keys with a schedule of their "
         "own (DSP, Helium, RISC-V); the others use the generic one. A builtin *resolved at "
@@ -86,7 +87,8 @@ def markdown() -> str:
         "of a constant) become constants, VAR_HANDLE names a variable and CALL_ONCE's init "
         "subgraph gives start values; IF imports both branch subgraphs and selects the taken "
         "one's outputs; WHILE is unrolled when its trip count is known at import (loops "
-        "bounded at run time are refused). A builtin marked *refused at import* stops `aot compile` with its "
+        "bounded at run time are refused). A builtin marked *refused at import* stops "
+        "`aot compile` with its "
         "name, index and reason before anything is built; element types "
         "a builtin's kernels lack are refused the same way (docs/models.md lists them).",
         "",

@@ -1,13 +1,14 @@
 """Run a model compiled for the ``llvm`` target on this machine.
 
-The kernels come from one :class:`aot.codegen.llvm.LLVMModule` compiled by
-MCJIT (hand-written C kernels, which have no loop IR, from the host
-compiler: :class:`aot.codegen.llvm_jit.HostCKernels`); the entry sequence is the model's :class:`~aot.executor.codegen.EntryProgram`,
-the same data the C entry function is printed from, run here step by step on
-one numpy workspace laid out by the memory plan (so the plan, the in-place
-pairs, views, copies and state are exercised exactly as in the C).  State
-arrays live as long as the :class:`JitModel` and start at their zero points,
-as the C's ``P_reset`` sets them.
+The kernels come from one :class:`aot.codegen.llvm.LLVMModule` compiled by MCJIT
+(hand-written C kernels, which have no loop IR, from the host compiler:
+:class:`aot.codegen.llvm_jit.HostCKernels`); the entry sequence is the model's
+:class:`~aot.executor.codegen.EntryProgram`, the same data the C entry function
+is printed from, run here step by step on one numpy workspace laid out by the
+memory plan (so the plan, the in-place pairs, views, copies and state are
+exercised exactly as in the C).  State arrays live as long as the
+:class:`JitModel` and start at their zero points, as the C's ``P_reset`` sets
+them.
 """
 
 from __future__ import annotations

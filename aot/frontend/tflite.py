@@ -8,7 +8,8 @@ TensorFlow and no generated schema module is needed.
 The first subgraph is imported, the init subgraphs CALL_ONCE names
 (resource variables' start values), IF's branches (both imported in
 place, a select picks the taken one) and WHILE's condition and body (the
-loop unrolled at import when its trip count is known there).  Each TFLite operator maps to one IR node:
+loop unrolled at import when its trip count is known there).  Each TFLite
+operator maps to one IR node:
 
 ===========================  =====================================
 TFLite                       IR

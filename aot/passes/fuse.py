@@ -69,8 +69,8 @@ def fuse_ops(graph: Graph) -> Graph:
                 if t is None or id(t) not in producer:
                     continue
                 g = groups[producer[id(t)]]
-                if (g["kind"] == "fused" and not g["closed"] and len(users[id(t)]) == 1 and id(t) not in outputs
-                        and len(g["nodes"]) < max_depth
+                if (g["kind"] == "fused" and not g["closed"] and len(users[id(t)]) == 1
+                        and id(t) not in outputs and len(g["nodes"]) < max_depth
                         and (pattern in _EPILOGUE or g["anchor"] is None)):
                     target = producer[id(t)]
                     break

@@ -171,8 +171,8 @@ KINDS.register(
             AttrSpec("system-lib", "bool", False, help="register functions in a system library"),
         ),
         default_keys=("cpu",),
-        help="LLVM IR compiled by MCJIT for this machine, or to objects for Cortex-M and RISC-V boards "
-             "(docs/codegen.md)",
+        help="LLVM IR compiled by MCJIT for this machine, or to objects for Cortex-M and "
+             "RISC-V boards (docs/codegen.md)",
     )
 )
 KINDS.register(

@@ -134,7 +134,8 @@ class _Lowering:
                 self.check_attach_encloses_readers(st)
                 pinfo = self.info[parent]
                 pos = parent.leaf_iter_vars.index(st.attach_ivar)
-                info.enclosing = pinfo.enclosing + [iv.var for iv in parent.leaf_iter_vars[:pos + 1]]
+                info.enclosing = pinfo.enclosing + [
+                    iv.var for iv in parent.leaf_iter_vars[:pos + 1]]
                 region = self.region(st, set(info.enclosing))
             else:
                 region = [(E.const(0), _const(d, f"stage {st.name}: shape")) for d in op.shape]

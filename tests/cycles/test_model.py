@@ -111,5 +111,6 @@ def test_helium_blocks_end_where_the_trace_says(helium_m55):
     # The loop end's own target is a branch, not a cut.
     loop = program.block(start + 4, 512, start + 4)
     assert loop.insns[-1].name == "le" and loop.insns[-1].target == start + 4
-    est = CostModel(program, get_core("cortex-m55")).estimate(Counter({(start + 4, 512, start + 4): 1}))
+    est = CostModel(program, get_core("cortex-m55")).estimate(
+        Counter({(start + 4, 512, start + 4): 1}))
     assert est.by_class["mve_load"] == 2 and est.by_class["branch_loop"] == 1  # LE predicted

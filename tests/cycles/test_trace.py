@@ -73,6 +73,7 @@ def test_the_traced_loops_cost_exactly_what_the_trm_gives(loops_m4):
     trace_elf(loops_m4, "mps2-an386", parser)
     (window,) = parser.windows
     model = CostModel(program, get_core("cortex-m4"))
-    loops, stack = model.estimate(window.segments["loops"]), model.estimate(window.segments["stack"])
+    loops = model.estimate(window.segments["loops"])
+    stack = model.estimate(window.segments["stack"])
     assert (loops.instructions, loops.cycles) == (803, 1098 + 3 + 4)
     assert (stack.instructions, stack.cycles) == (6, 28 + 4)

@@ -65,7 +65,8 @@ def test_real_project_has_bounded_runtime_and_model_stacks(hello_artifact, tmp_p
     usage = stack_usage(project)
     assert usage.bounded
     assert usage.runtime > 0 and usage.model > 0
-    assert usage.peak == usage.runtime + usage.model + usage.exception < 8192  # in the reserved stack
+    # within the reserved stack
+    assert usage.peak == usage.runtime + usage.model + usage.exception < 8192
 
 
 def test_port_flags_are_used_so_riscv_projects_find_their_c_library(tmp_path, object_cache):

@@ -7,9 +7,9 @@ rounds exactly everywhere), one of int16 (16x8) layers (conv, depthwise, leaky r
 fully connected, logistic, tanh, relu6, concatenation, softmax; slow), SVDF with an int8
 state and zero point (wrapping new samples; slow), a 16x8 LSTM (int16 input and
 hidden state, int64 biases; slow), a chain of data movement whose every
-output is quantized differently from its input (raw copies, as TFLM; slow), and a streaming model whose resource variable
-(with start values from its init subgraph) keeps state between invocations
-on one boot."""
+output is quantized differently from its input (raw copies, as TFLM; slow), and
+a streaming model whose resource variable (with start values from its init
+subgraph) keeps state between invocations on one boot."""
 
 from __future__ import annotations
 

@@ -157,7 +157,8 @@ def check_group(kernel: Kernel, group, graph, values: dict):
         if ref.dtype != np.float32:
             np.testing.assert_array_equal(got, ref, err_msg=f"group {group.name}")
         else:
-            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6, err_msg=f"group {group.name}")
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"group {group.name}")
 
 
 def check_graph(graph, inputs, *, cross=True, target="c"):

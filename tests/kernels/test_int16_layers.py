@@ -1,8 +1,8 @@
 """TFLM's 16x8 quantization (int16 activations, int8 weights): CONV_2D,
 DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX,
-LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and CONCATENATION imported, run by the reference and compiled
-to C on the host, bit for bit as TFLM runs them; sums that overflow int32
-(int64 accumulation), int32 and int64 biases where TFLM takes both, and the
+LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and CONCATENATION imported, run by the
+reference and compiled to C on the host, bit for bit as TFLM runs them; sums
+that overflow int32 (int64 accumulation), int32 and int64 biases where TFLM takes both, and the
 bias TFLM's depthwise kernel cannot read, and the quantizations TFLM refuses
 (or its 16x8 kernels ignore), refused at import."""
 

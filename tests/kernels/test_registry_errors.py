@@ -89,7 +89,8 @@ def test_an_operator_without_kernel_names_the_group_and_what_exists(monkeypatch)
     b = GraphBuilder("t")
     x = b.input("x", (2, 6), "float32")
     ag, groups = _groups(b.build([b.op("tanh", [x])]))
-    with pytest.raises(KernelError, match=r"tanh .* not supported yet \(kernels exist for: abs, add"):
+    with pytest.raises(KernelError,
+                       match=r"tanh .* not supported yet \(kernels exist for: abs, add"):
         lower_group(groups[0], ag, "c", name="k")
 
 

@@ -50,7 +50,7 @@ graph net(%0: float32[1,4,4,2]) {
   }
   return %7, %6
 }
-"""
+"""  # noqa: E501 (the printer's real line)
 
 
 def test_fusion_groups_by_pattern_and_the_printer_shows_them():

@@ -79,8 +79,9 @@ def test_leaky_relu(tflm, dtype, alpha, scales):
     x = all_values(dtype)
     check(tflm, *_unary("LEAKY_RELU", dtype, x, dict(scale=xs, zero_point=xz),
                         dict(scale=ys, zero_point=yz),
-                        lambda v: activations.leaky_relu(v, alpha=alpha, x_scale=xs, x_zero_point=xz,
-                                                         y_scale=ys, y_zero_point=yz),
+                        lambda v: activations.leaky_relu(v, alpha=alpha, x_scale=xs,
+                                                         x_zero_point=xz, y_scale=ys,
+                                                         y_zero_point=yz),
                         alpha=alpha))
 
 
@@ -110,9 +111,11 @@ def test_logistic_tanh_int8(tflm, op, xq):
                                 "LOGISTIC", "TANH"])
 def test_float(tflm, op):
     x = (np.random.default_rng(1).standard_normal((2, 50)) * 4).astype(np.float32)
-    fns = dict(RELU=activations.relu, RELU6=activations.relu6, RELU_N1_TO_1=activations.relu_n1_to_1,
+    fns = dict(RELU=activations.relu, RELU6=activations.relu6,
+               RELU_N1_TO_1=activations.relu_n1_to_1,
                LEAKY_RELU=lambda v: activations.leaky_relu(v, alpha=0.2),
-               HARD_SWISH=activations.hard_swish, LOGISTIC=activations.logistic, TANH=activations.tanh)
+               HARD_SWISH=activations.hard_swish, LOGISTIC=activations.logistic,
+               TANH=activations.tanh)
     opts = dict(alpha=0.2) if op == "LEAKY_RELU" else {}
     check(tflm, *_unary(op, "float32", x, {}, {}, fns[op], **opts))
 

@@ -47,8 +47,10 @@ def _case(seed, dtype, batch=2, time=5, n_in=6, units=4, time_major=False, cell_
         bs = [rng.integers(-30000, 30000, units).astype(np.int64 if wide else np.int32)
               for _ in range(4)]
         xi = mb.input("x", xshape, dtype, scale=sx, zero_point=zx)
-        wii = [mb.const(f"wi{k}", w, scale=s, zero_point=0) for k, (w, s) in enumerate(zip(wi, swi))]
-        wri = [mb.const(f"wr{k}", w, scale=s, zero_point=0) for k, (w, s) in enumerate(zip(wr, swr))]
+        wii = [mb.const(f"wi{k}", w, scale=s, zero_point=0)
+               for k, (w, s) in enumerate(zip(wi, swi))]
+        wri = [mb.const(f"wr{k}", w, scale=s, zero_point=0)
+               for k, (w, s) in enumerate(zip(wr, swr))]
         bi = [mb.const(f"b{k}", b, scale=np.float32(sx * s), zero_point=0)
               for k, (b, s) in enumerate(zip(bs, swi))]
         hi = mb.tensor("h", (batch, units), dtype, scale=sh, zero_point=zh, variable=True)

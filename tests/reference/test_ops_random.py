@@ -28,7 +28,8 @@ def test_random_convolutions(tflm):
                   hw=(int(r.integers(5, 10)), int(r.integers(5, 10))),
                   stride=(int(r.integers(1, 3)), int(r.integers(1, 3))),
                   dilation=(int(r.integers(1, 3)), int(r.integers(1, 3))),
-                  padding=["SAME", "VALID"][r.integers(2)], act=[None, "RELU", "RELU6"][r.integers(3)],
+                  padding=["SAME", "VALID"][r.integers(2)],
+                  act=[None, "RELU", "RELU6"][r.integers(3)],
                   per_channel=bool(r.integers(2)), c=int(r.integers(1, 5)))
         eff = [(kw["k"][i] - 1) * kw["dilation"][i] + 1 for i in range(2)]
         if kw["padding"] == "VALID" and (eff[0] > kw["hw"][0] or eff[1] > kw["hw"][1]):
@@ -45,7 +46,8 @@ def test_random_softmax(tflm, dtype):
     for seed in range(100):
         r = np.random.default_rng(seed)
         x_scale = r.uniform(0.001, 2) if dtype == "int8" else r.uniform(1e-5, 0.01)
-        model, xs, got = sa_cases._softmax_case(500 + seed, dtype, shape=(2, int(r.integers(2, 40))),
+        model, xs, got = sa_cases._softmax_case(500 + seed, dtype,
+                                                shape=(2, int(r.integers(2, 40))),
                                                 x_scale=float(x_scale))
         assert _same(tflm.run1(model, *xs), got), f"seed {seed}"
 

@@ -51,7 +51,8 @@ def test_concatenation(tflm, dtype, axis):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("pads", [[[0, 0], [1, 1], [2, 0], [0, 0]], [[0, 1], [0, 0], [1, 2], [3, 0]]])
+@pytest.mark.parametrize("pads", [[[0, 0], [1, 1], [2, 0], [0, 0]],
+                                  [[0, 1], [0, 0], [1, 2], [3, 0]]])
 def test_pad(tflm, dtype, pads):
     rng = np.random.default_rng(3)
     x = _data(rng, (1, 3, 4, 2), dtype)

@@ -36,7 +36,8 @@ def _softmax_case(seed, dtype, shape=(3, 10), beta=1.0, x_scale=None, out_dtype=
         x_scale = np.float32(x_scale or rng.uniform(0.02, 0.2))
         x_zp = int(rng.integers(-20, 20)) if dtype == "int8" else 0
         x = rand_int(rng, shape, dtype)
-        s, z = OUT_Q[out_dtype] if not (dtype == "int8" and out_dtype == "int16") else (1 / 65536, -32768)
+        s, z = (OUT_Q[out_dtype] if not (dtype == "int8" and out_dtype == "int16")
+                else (1 / 65536, -32768))
         xi = mb.input("x", shape, dtype, scale=x_scale, zero_point=x_zp)
         yi = mb.output("y", shape, out_dtype, scale=s, zero_point=z)
         kw = dict(x_scale=x_scale, x_zero_point=x_zp, out_dtype=out_dtype)

@@ -77,4 +77,5 @@ def test_svdf_sequence(tflm, dtype, variant):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"step {step}")
         else:
             diff = np.abs(g.astype(np.int64) - w)
-            assert diff.max() == 0, f"step {step}: {np.count_nonzero(diff)} differ, max {diff.max()}"
+            assert diff.max() == 0, (f"step {step}: {np.count_nonzero(diff)} differ, "
+                                     f"max {diff.max()}")

@@ -214,7 +214,8 @@ def test_a_tick_ratio_the_vernier_cannot_use_is_refused(tmp_path):
     from aot.export import ExportError
     from aot.target import load_board_file
     board = load_board_file(tmp_path / "qemu" / "mps2-an386.toml")
-    with pytest.raises(ExportError, match=r"mps2-an386.toml: field 'timer.icount_instructions_per_tick' = 41.3 .*power of two"):
+    with pytest.raises(ExportError, match=r"mps2-an386.toml: field "
+                       r"'timer.icount_instructions_per_tick' = 41.3 .*power of two"):
         board_defines(board)
 
 

@@ -42,7 +42,8 @@ def test_split_axis_of_another_stage():
 def test_reorder_axes_of_another_stage():
     A, B, C, D = matmul()
     s = te.create_schedule(D.op)
-    with pytest.raises(ScheduleError, match=r"stage C: cannot reorder axis i: it belongs to stage D"):
+    with pytest.raises(ScheduleError,
+                       match=r"stage C: cannot reorder axis i: it belongs to stage D"):
         s[C].reorder(D.op.axis[0], C.op.axis[1])
 
 
@@ -50,7 +51,8 @@ def test_compute_at_a_stage_that_does_not_consume():
     A, B, C, D = matmul()
     E = te.compute((8, 8), lambda i, j: A[i, j] + 1.0, name="E")
     s = te.create_schedule([D.op, E.op])
-    with pytest.raises(ScheduleError, match=r"stage C: cannot compute_at stage E: E does not read C"):
+    with pytest.raises(ScheduleError,
+                       match=r"stage C: cannot compute_at stage E: E does not read C"):
         s[C].compute_at(s[E], E.op.axis[0])
 
 
@@ -141,7 +143,8 @@ def test_tensorize_axis_count_mismatch():
     A, B, C = _gemm_problem()
     s = te.create_schedule(C.op)
     s[C].tensorize(C.op.axis[0], _gemv(8, 16))
-    with pytest.raises(ScheduleError, match="have 2 output and 1 reduction axes, intrinsic c has 1 and 1"):
+    with pytest.raises(ScheduleError,
+                       match="have 2 output and 1 reduction axes, intrinsic c has 1 and 1"):
         aot.lower(s, [A, B, C])
 
 

@@ -42,13 +42,15 @@ def test_truncating_and_floor_division(target):
                                   np.trunc(a / b).astype(np.int32))
     np.testing.assert_array_equal(elementwise(target, te.truncmod, ["int32"] * 2, inputs=[a, b]),
                                   np.fmod(a, b))
-    np.testing.assert_array_equal(elementwise(target, lambda x, y: x // y, ["int32"] * 2, inputs=[a, b]),
-                                  a // b)
-    np.testing.assert_array_equal(elementwise(target, lambda x, y: x % y, ["int32"] * 2, inputs=[a, b]),
-                                  a % b)
+    np.testing.assert_array_equal(
+        elementwise(target, lambda x, y: x // y, ["int32"] * 2, inputs=[a, b]), a // b)
+    np.testing.assert_array_equal(
+        elementwise(target, lambda x, y: x % y, ["int32"] * 2, inputs=[a, b]), a % b)
     # constant power-of-two divisors take the shift/mask path
-    np.testing.assert_array_equal(elementwise(target, lambda x: x // 8, ["int32"], inputs=[a]), a // 8)
-    np.testing.assert_array_equal(elementwise(target, lambda x: x % 8, ["int32"], inputs=[a]), a % 8)
+    np.testing.assert_array_equal(
+        elementwise(target, lambda x: x // 8, ["int32"], inputs=[a]), a // 8)
+    np.testing.assert_array_equal(
+        elementwise(target, lambda x: x % 8, ["int32"], inputs=[a]), a % 8)
 
 
 def test_narrow_integers_wrap_after_each_operation(target):
@@ -85,7 +87,8 @@ def test_narrow_division_and_shifts_wrap_like_promoted_c(target):
 
 def test_shifts_are_arithmetic_for_signed(target):
     a = ints("int32", lo=-(1 << 20), hi=1 << 20)
-    np.testing.assert_array_equal(elementwise(target, lambda x: x >> 3, ["int32"], inputs=[a]), a >> 3)
+    np.testing.assert_array_equal(
+        elementwise(target, lambda x: x >> 3, ["int32"], inputs=[a]), a >> 3)
     np.testing.assert_array_equal(
         elementwise(target, lambda x: (x & 0xFF) << 4, ["int32"], inputs=[a]), (a & 0xFF) << 4)
 
@@ -111,8 +114,9 @@ def test_float_to_int_cast_truncates(target):
 
 def test_if_then_else_and_logic(target):
     a = ints("int16")
-    got = elementwise(target, lambda x: te.if_then_else(te.all(x > -100, x < 100), x, te.const(0, "int16")),
-                      ["int16"], inputs=[a])
+    got = elementwise(
+        target, lambda x: te.if_then_else(te.all(x > -100, x < 100), x, te.const(0, "int16")),
+        ["int16"], inputs=[a])
     np.testing.assert_array_equal(got, np.where((a > -100) & (a < 100), a, 0))
 
 
@@ -120,7 +124,8 @@ def test_float_intrinsics(target):
     f = np.abs(RNG.standard_normal(257).astype(np.float32)) + 0.5
     np.testing.assert_allclose(elementwise(target, te.sqrt, ["float32"], inputs=[f]), np.sqrt(f),
                                rtol=1e-6)
-    np.testing.assert_allclose(elementwise(target, te.exp, ["float32"], inputs=[f]), np.exp(f), rtol=1e-6)
+    np.testing.assert_allclose(elementwise(target, te.exp, ["float32"], inputs=[f]), np.exp(f),
+                               rtol=1e-6)
     a = ints("int32", lo=-100, hi=100)
     np.testing.assert_array_equal(elementwise(target, te.abs, ["int32"], inputs=[a]), np.abs(a))
 

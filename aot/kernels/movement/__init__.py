@@ -7,10 +7,10 @@ are copied raw, as TFLM's kernels and the reference interpreter
 (``aot.reference``) copy them, so an output quantized differently from its
 input reads them with its own scale and zero point (no requantization;
 bilinear resizing interpolates the integers the same way, and
-DYNAMIC_UPDATE_SLICE still refuses differently quantized operands).  PAD writes the real ``value`` in the output's
-quantization (the zero point for 0.0).  Selections use
-``te.if_then_else``, which C evaluates lazily, so no operand is read out of
-its bounds.  Padding that a convolution or pooling consumes is folded into
+DYNAMIC_UPDATE_SLICE still refuses differently quantized operands).  PAD writes
+the real ``value`` in the output's quantization (the zero point for 0.0).
+Selections use ``te.if_then_else``, which C evaluates lazily, so no operand is
+read out of its bounds.  Padding that a convolution or pooling consumes is folded into
 it by the passes and never reaches this kernel.
 """
 
