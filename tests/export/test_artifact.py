@@ -35,6 +35,14 @@ def test_layout(compiled, tmp_path):
     assert not any(n.startswith("runtime/ports/sifive_e") for n in names)
 
 
+def test_the_make_fragment_for_a_board_sets_each_variable_on_its_own_line(compiled, tmp_path):
+    out = compiled.write(tmp_path / "art")
+    lines = (out / "hello.mk").read_text().splitlines()
+    starts = [line.split()[0] for line in lines if ":=" in line or "?=" in line]
+    for name in ("HELLO_BOARD_LDFLAGS", "AOT_RUNTIME_DIR", "AOT_PORT", "AOT_RAM_ORIGIN"):
+        assert name in starts, f"{name} does not start a line of hello.mk"
+
+
 def test_metadata(compiled, tmp_path):
     meta = read_metadata(compiled.write(tmp_path / "art"))
     assert meta["board"] == "qemu/mps2-an386"
