@@ -325,18 +325,23 @@ def budget_stages(model, options) -> list[tuple[int, tuple[int, int]]]:
     those whose code is supported and that lower the estimated peak."""
     annotated = _optimized(model, options)
     io = options.get("io_in_workspace") is not False
-    found = []
-    for n in stage_lengths(annotated):
-        for grid in GRIDS:
+    found = [(est.extra_work, n, grid)
+             for n, grid, est in supported_stages(annotated, GRIDS, io)
+             if est.bytes_after < est.bytes_before]
+    return [(n, grid) for _, n, grid in sorted(found)[:BUDGET_STAGES]]
+
+
+def supported_stages(graph: Graph, grids, io_in_workspace: bool):
+    """``(stage length, grid, estimate)`` of every leading stage of ``graph`` cut
+    by one of ``grids`` whose patch code is supported (:func:`patch_graph_of`)."""
+    for n in stage_lengths(graph):
+        for grid in grids:
             try:
-                stage = analyze_stage(annotated, n, grid, io_in_workspace=io)
+                stage = analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
                 patch_graph_of(stage)
             except PatchError:
                 continue
-            est = estimate_peak(annotated, stage, io_in_workspace=io)
-            if est.bytes_after < est.bytes_before:
-                found.append((est.extra_work, n, grid))
-    return [(n, grid) for _, n, grid in sorted(found)[:BUDGET_STAGES]]
+            yield n, grid, estimate_peak(graph, stage, io_in_workspace=io_in_workspace)
 
 
 def compile_one(model, target_or_board="host/native", *, codegen: str | None = None,
@@ -854,16 +859,8 @@ def pick_stage(graph: Graph, patches, io_in_workspace: bool):
     if choice == "auto":
         return choose_stage(graph, allowance=PATCH_ALLOWANCE, io_in_workspace=io_in_workspace,
                             generated_only=True).stage
-    best = None
-    for n in stage_lengths(graph):
-        try:
-            stage = analyze_stage(graph, n, choice, io_in_workspace=io_in_workspace)
-            patch_graph_of(stage)
-        except PatchError:
-            continue
-        est = estimate_peak(graph, stage, io_in_workspace=io_in_workspace)
-        if best is None or est.bytes_after < best.bytes_after:
-            best = est
+    best = min((est for _, _, est in supported_stages(graph, [choice], io_in_workspace)),
+               key=lambda est: est.bytes_after, default=None)
     if best is None:
         raise CompileError(f"patches {choice[0]}x{choice[1]}: the graph {graph.name!r} has "
                            "no patch stage whose code is supported (its first layers must be "
