@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from support.tools import needs_arm_qemu
+
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
@@ -32,12 +34,7 @@ ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 TAG = "qemu/mps2-an386"
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("qemu-system-arm") is None
-                       or shutil.which("arm-none-eabi-gcc") is None,
-                       reason="needs qemu-system-arm and arm-none-eabi-gcc"),
-]
+pytestmark = [pytest.mark.slow, needs_arm_qemu]
 STORE = 80 * 2**20   # object store bytes per node: the tasks move a model at most
 
 

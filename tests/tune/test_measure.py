@@ -9,6 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
+from support.tools import needs_arm_qemu
+
 from aot.export import runtime_config
 from aot.target import Target, load_board
 from aot.tune.measure import Builder, Candidate, Runner, descriptor, max_batch, measure
@@ -53,14 +55,11 @@ def _broken(template: Candidate, name: str, body: str) -> Candidate:
                      template.kernel)
 
 
-needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-arm") is None
-                                or shutil.which("arm-none-eabi-gcc") is None,
-                                reason="needs qemu-system-arm and arm-none-eabi-gcc")
 
 
 @pytest.mark.parametrize("tag", [
     pytest.param("host/native", marks=needs_gcc),
-    pytest.param("qemu/mps2-an386", marks=[needs_qemu, pytest.mark.slow]),
+    pytest.param("qemu/mps2-an386", marks=[needs_arm_qemu, pytest.mark.slow]),
 ])
 def test_batch_checks_outputs_and_survives_crashes_and_hangs(dense, tmp_path, tag):
     board = load_board(tag)

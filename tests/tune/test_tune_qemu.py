@@ -1,9 +1,10 @@
 """End to end on QEMU: tune a kws workload, compile with the records, run bit-exact."""
 
-import shutil
 
 import numpy as np
 import pytest
+
+from support.tools import needs_arm_qemu
 
 from aot.compile import compile_model
 from aot.firmware import run_on_board
@@ -14,12 +15,7 @@ from aot.tune.session import TunedKernels, tune_model
 
 BOARD = "qemu/mps2-an386"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("qemu-system-arm") is None
-                       or shutil.which("arm-none-eabi-gcc") is None,
-                       reason="needs qemu-system-arm and arm-none-eabi-gcc"),
-]
+pytestmark = [pytest.mark.slow, needs_arm_qemu]
 
 
 def test_tuned_kws_is_faster_and_bit_exact(models_dir, tmp_path):

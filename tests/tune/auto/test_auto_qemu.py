@@ -2,10 +2,11 @@
 budget, every generated candidate checked on the device, then compiled and run
 bit-exact."""
 
-import shutil
 
 import numpy as np
 import pytest
+
+from support.tools import needs_arm_qemu
 
 from aot.compile import compile_model
 from aot.firmware import run_on_board
@@ -16,12 +17,7 @@ from aot.tune.session import TunedKernels, tune_model
 
 BOARD = "qemu/mps2-an386"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("qemu-system-arm") is None
-                       or shutil.which("arm-none-eabi-gcc") is None,
-                       reason="needs qemu-system-arm and arm-none-eabi-gcc"),
-]
+pytestmark = [pytest.mark.slow, needs_arm_qemu]
 
 
 def test_auto_candidates_are_checked_and_compile_bit_exact(models_dir, tmp_path):
