@@ -3,7 +3,8 @@
 Measures candidate schedules of every distinct tunable workload of the
 model on the board (QEMU, the host, or a real board on ``--port``),
 appending each result to the log; a log that already holds results for
-the board's target resumes the session.  ``aot compile --tuning-records
+the board's target resumes the session; ``--tuning-records`` starts from
+another model's log (shared workloads).  ``aot compile --tuning-records
 FILE`` then compiles with the best record per workload.  docs/tuning.md
 describes the search spaces, the measurement and the records.
 """
@@ -51,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "more trials to the workloads that take more of the model's time")
     parser.add_argument("--log", required=True,
                         help="JSON-lines tuning log: appended to, and resumed from")
+    parser.add_argument("--tuning-records", metavar="FILE", action="append",
+                        help="start from another model's log (repeatable): its records of "
+                        "workloads this model shares (same operators, attributes, shapes and "
+                        "dtypes; see docs/tuning.md) are not measured again, except the default "
+                        "config and the 3 fastest, confirmed on this model; read, never written")
     parser.add_argument("--tuner", choices=TUNER_NAMES, default="evolution",
                         help="search strategy (default: evolution); 'auto' searches schedules "
                         "generated from each kernel's loop nest, guided by a learned cost model")
@@ -110,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,
                         loader=args.loader, farm=args.farm, boards=args.boards,
-                        progress=_printer(sys.stderr))
+                        tuning_records=args.tuning_records, progress=_printer(sys.stderr))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
@@ -123,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {w.description}: no candidate ran correctly ({w.failed} failed)")
             continue
         ratio = f"{w.best_cost / w.default_cost:.3f}x" if w.default_cost else "n/a"
+        imported = f" ({w.imported} imported)" if w.imported else ""
         print(f"  {w.description} (x{len(w.groups)}): {w.default_cost} -> {w.best_cost} "
-              f"({ratio}) after {w.trials} trials, {w.failed} failed; best {w.best_config}")
+              f"({ratio}) after {w.trials} trials{imported}, {w.failed} failed; "
+              f"best {w.best_config}")
     return 0

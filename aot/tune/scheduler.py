@@ -6,8 +6,9 @@ model's groups run it (its weight).  :class:`TaskScheduler` spends the
 budget where that sum should fall fastest, as Ansor's task scheduler does
 (gradient descent on the objective over the allocation of trials):
 
-1. warm-up: every task is measured once, its default config (the
-   untuned kernel) then one batch, round robin, so every task has a cost;
+1. warm-up: every task measures its ``first`` configs (the default config,
+   the untuned kernel, and records of another model to confirm) then one
+   batch, round robin, so every task has a cost;
 2. then, batch after batch, the task with the largest expected decrease of
    the objective per trial::
 
@@ -44,12 +45,15 @@ class Task:
     measure: Callable                   # configs -> list[cost | None]
     weight: float = 1.0
     default_cost: float | None = None
-    default: object = None              # the default config, measured first
-    trials: int = 0
+    # configs measured before the search: the default config (the baseline) unless
+    # measured already, and imported records to confirm on this model
+    first: list = field(default_factory=list)
+    trials: int = 0                     # distinct configs measured (imported ones included)
     history: list[tuple[int, float]] = field(default_factory=list)   # (trials, best)
     since_best: int = 0
     done: bool = False
     failed: int = 0                     # candidates that did not run correctly (the caller's)
+    imported: int = 0                   # trials taken from another model's records (the caller's)
     workload: object = None             # what the caller tunes (aot.tune.workload.Workload)
 
     @property
@@ -81,6 +85,12 @@ class ScheduleStep:
         budget = f"/{self.budget:.0f}" if self.budget is not None else ""
         return (f"[{self.index}/{self.tasks}] {t.name}: trial {t.trials}, best {best}{gain}"
                 f"{total}; {self.elapsed:.0f}{budget} s, {self.measured} measured")
+
+
+def count_new(tuner, configs) -> int:
+    """How many of ``configs`` ``tuner`` has not measured yet: a trial is a
+    distinct config, so confirming an imported record adds none."""
+    return len({c.index for c in configs} - set(tuner.measured))
 
 
 class TaskScheduler:
@@ -134,8 +144,9 @@ class TaskScheduler:
         for task in self.tasks:                 # warm-up, round robin
             if self._out_of_time(start):
                 return
-            if task.default is not None and task.default.index not in task.tuner.measured:
-                self._batch(task, [task.default], start)
+            if task.first:
+                first, task.first = task.first, []
+                self._batch(task, first, start)
             if self._live(task) and not self._out_of_time(start):
                 self._batch(task, None, start)
         while not self._out_of_time(start):
@@ -171,8 +182,8 @@ class TaskScheduler:
                 return
         before = task.best
         costs = task.measure(configs)
+        task.trials += count_new(task.tuner, configs)
         task.tuner.update(configs, costs)
-        task.trials += len(configs)
         self.measured += len(configs)
         task.since_best = 0 if task.best != before else task.since_best + len(configs)
         if task.best is not None:

@@ -41,7 +41,7 @@ def task(name, costs, weight=1.0, **kw):
         if configs[0].index == 0:
             t.default_cost = out[0]
         return out
-    t = Task(name, tuner, measure, weight=weight, default=Cfg(0))
+    t = Task(name, tuner, measure, weight=weight, first=[Cfg(0)])
     return t
 
 
