@@ -21,9 +21,12 @@ budget where that sum should fall fastest, as Ansor's task scheduler does
    more trials; with probability ``epsilon`` a random task instead.
 
 A task leaves the schedule when its space is exhausted, when it went
-``early_stopping`` trials without improving, or after ``max_trials``.  The
-budget is checked before each batch, so a run ends at most one batch after
-it (a batch costs seconds).  Progress is reported after every batch:
+``early_stopping`` trials without improving, or after ``max_trials``.  A
+batch is issued only if it should finish within the budget: its expected
+time is the task's last batch of at least that size (else any task's;
+:meth:`TaskScheduler.batch_seconds`), and the run ends when no live task's
+next batch fits.  A batch slower than its estimate can still end the run
+late: :attr:`TaskScheduler.overrun` says by how much.  Progress is reported after every batch:
 the task's best so far and the estimated total ``sum(w_i * c_i)`` against
 the untuned one.
 """
@@ -114,6 +117,14 @@ class TaskScheduler:
         self.progress = progress
         self.measured = 0
         self.order: list[str] = []     # the task of every batch, in order (for tests, reports)
+        self._seconds: dict[int, list[tuple[int, float]]] = {}   # id(task) -> (configs, s)
+        self._all_seconds: list[tuple[int, float]] = []
+        # after run(): its wall time, how far past the budget it ended, and, when
+        # it ended with time left because no next batch would have finished in
+        # it, the quickest one (task name, expected seconds, seconds left)
+        self.elapsed = 0.0
+        self.overrun = 0.0
+        self.stopped_early: tuple[str, float, float] | None = None
 
     # -- the objective -----------------------------------------------------------
 
@@ -142,25 +153,63 @@ class TaskScheduler:
     def run(self) -> None:
         start = self.clock()
         for task in self.tasks:                 # warm-up, round robin
-            if self._out_of_time(start):
-                return
-            if task.first:
+            if task.first and self._fits(task, len(task.first), start):
                 first, task.first = task.first, []
                 self._batch(task, first, start)
-            if self._live(task) and not self._out_of_time(start):
+            if self._live(task) and self._fits(task, self._size(task), start):
                 self._batch(task, None, start)
-        while not self._out_of_time(start):
+        while True:
             live = [t for t in self.tasks if self._live(t)]
-            if not live:
-                return
+            fitting = [t for t in live if self._fits(t, self._size(t), start)]
+            if not fitting:
+                self._note_stop(live, start)
+                break
             if self.rng.random() < self.epsilon:
-                task = self.rng.choice(live)
+                task = self.rng.choice(fitting)
             else:
-                task = max(live, key=lambda t: (self.gradient(t), -self.tasks.index(t)))
+                task = max(fitting, key=lambda t: (self.gradient(t), -self.tasks.index(t)))
             self._batch(task, None, start)
+        self.elapsed = self.clock() - start
+        if self.budget is not None:
+            self.overrun = max(0.0, self.elapsed - self.budget)
 
-    def _out_of_time(self, start: float) -> bool:
-        return self.budget is not None and self.clock() - start >= self.budget
+    def batch_seconds(self, task: Task, size: int) -> float | None:
+        """The expected wall time of a batch of ``size`` configs of ``task``: its
+        last batch of at least that many configs, else the last such batch of any
+        task (a batch's fixed cost, one image built and booted, dominates small
+        ones, so this errs long); None before any batch was timed."""
+        for timed in (self._seconds.get(id(task), []), self._all_seconds):
+            for n, seconds in reversed(timed):
+                if n >= size:
+                    return seconds
+        return None
+
+    def _fits(self, task: Task, size: int, start: float) -> bool:
+        """Whether a batch of ``size`` configs of ``task`` should finish within the
+        budget (:meth:`batch_seconds`); a batch whose time cannot be estimated
+        yet is issued while time is left."""
+        if self.budget is None:
+            return True
+        left = self.budget - (self.clock() - start)
+        if left <= 0:
+            return False
+        expected = self.batch_seconds(task, size)
+        return expected is None or expected <= left
+
+    def _note_stop(self, live: list[Task], start: float) -> None:
+        """Record in :attr:`stopped_early` why a run with live tasks ends: the
+        quickest of their next batches would not finish in the time left."""
+        left = self.budget - (self.clock() - start) if self.budget is not None else 0.0
+        if not live or left <= 0:
+            return
+        name, expected = min(((t.name, self.batch_seconds(t, self._size(t)) or 0.0)
+                              for t in live), key=lambda x: x[1])
+        self.stopped_early = (name, expected, left)
+
+    def _size(self, task: Task) -> int:
+        if self.max_trials is None:
+            return self.batch_size
+        return max(1, min(self.batch_size, self.max_trials - task.trials))
 
     def _live(self, task: Task) -> bool:
         if task.done or not task.tuner.has_next():
@@ -173,15 +222,16 @@ class TaskScheduler:
 
     def _batch(self, task: Task, configs, start: float) -> None:
         if configs is None:
-            size = self.batch_size
-            if self.max_trials is not None:
-                size = min(size, self.max_trials - task.trials)
-            configs = task.tuner.next_batch(size)
+            configs = task.tuner.next_batch(self._size(task))
             if not configs:
                 task.done = True
                 return
         before = task.best
+        began = self.clock()
         costs = task.measure(configs)
+        seconds = self.clock() - began
+        self._seconds.setdefault(id(task), []).append((len(configs), seconds))
+        self._all_seconds.append((len(configs), seconds))
         task.trials += count_new(task.tuner, configs)
         task.tuner.update(configs, costs)
         self.measured += len(configs)

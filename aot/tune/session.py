@@ -101,6 +101,7 @@ class TuneReport:
     seconds: float = 0.0
     loader: str = "image"      # the flow that measured the candidates (ram or image)
     boards: int = 1            # boards that measured in parallel (aot.tune.farm)
+    overrun: float = 0.0       # seconds past the --budget (0 within it)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -240,6 +241,21 @@ def choose_loader(board, loader: str = "auto") -> str:
     return loader
 
 
+def budget_notes(scheduler: TaskScheduler) -> list[str]:
+    """What a budgeted run says about its end: past the budget (a batch took
+    longer than the estimate from the workload's last one), or stopped before
+    it because the next batch would not have finished."""
+    budget = scheduler.budget
+    if scheduler.overrun > 0:
+        return [f"the run took {scheduler.elapsed:.1f} s, {scheduler.overrun:.1f} s past the "
+                f"--budget of {budget:g} s: a batch took longer than its workload's last one"]
+    if scheduler.stopped_early is not None:
+        name, expected, left = scheduler.stopped_early
+        return [f"stopped {left:.1f} s before the --budget of {budget:g} s: the next batch "
+                f"({name}) would take about {expected:.1f} s, as its last one did"]
+    return []
+
+
 def _imported(paths, log: Path, target) -> list[rec.Record]:
     """The records of the logs ``paths`` made for ``target`` (``--tuning-records``
     of ``aot tune``); the session's own ``log`` is refused (it is resumed from)."""
@@ -290,8 +306,11 @@ def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner,
                 progress(Progress(t.name, step.index, step.tasks, t.trials, trials, t.best,
                                   t.default_cost, per_minute(), estimate=step.estimate,
                                   untuned=step.untuned, elapsed=step.elapsed, budget=budget))
-        TaskScheduler(tasks, batch_size=batch, budget=budget, max_trials=trials,
-                      early_stopping=early_stopping, seed=seed, progress=on_step).run()
+        scheduler = TaskScheduler(tasks, batch_size=batch, budget=budget, max_trials=trials,
+                                  early_stopping=early_stopping, seed=seed, progress=on_step)
+        scheduler.run()
+        report.overrun = scheduler.overrun
+        report.notes += budget_notes(scheduler)
     for task in tasks:
         wl, search = task.workload, task.tuner
         report.workloads.append(WorkloadSummary(
