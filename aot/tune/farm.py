@@ -36,8 +36,9 @@ is wrong, crashes or hangs the device is measured as such on its board
 (:mod:`aot.tune.measure`); a board whose worker dies (a killed process, a
 node that leaves the cluster) has its chunk measured again, on a fresh
 worker (local pool, once) or on another node (Ray retries the task up to
-:data:`RETRIES` times); a chunk that still gets no answer is recorded as
-``error`` with the reason, and the session goes on.  Only the head writes
+:data:`RETRIES` times), and its board process (QEMU, the host port) dies
+with it (:func:`flash.base.die_with_owner`); a chunk that still gets no
+answer is recorded as ``error`` with the reason, and the session goes on.  Only the head writes
 records, once per config, after the chunk's results came back.
 """
 

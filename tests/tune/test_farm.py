@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from support.tools import needs_arm_qemu
+
 from aot.target import Target, load_board
 from aot.tune.errors import TuneError
 from aot.tune.farm import (
@@ -211,3 +213,48 @@ def test_a_worker_rebuilds_the_kind_of_workload_the_head_measures(dense):
         assert (again.index, again.to_json()) == (c.index, c.to_json())
         assert worker.lower(c, "k").source == head.lower(c, "k").source
     assert farm._workload(dense.source, dense.key, Workload).space == dense.space
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"   # a zombie waits for its reaper only
+
+
+def _qemus(pids: set[int]) -> list[int]:
+    return [p for p in _children(pids)
+            if Path(f"/proc/{p}/comm").read_text().strip().startswith("qemu-system")]
+
+
+@needs_arm_qemu
+@pytest.mark.slow
+def test_a_killed_workers_qemu_does_not_outlive_it(dense, tmp_path):
+    (config,) = list(dense.space)[:1]
+    source = BrokenSource(**vars(dense.source), broken=((config.index, "hang"),))
+    wl = source.workloads()[dense.key]
+    wl.source = source
+    spec = BoardSpec(load_board("qemu/mps2-an386"), repeats=1, timeout=5.0)
+    seen: list[int] = []
+    with LocalFarm(spec, 2, tmp_path / "pool", tmp_path / "cache", []) as farm:
+        out = {}
+        thread = threading.Thread(target=lambda: out.update(r=farm.measure(wl, [config])))
+        thread.start()
+        while thread.is_alive() and not seen:
+            for worker in farm.worker_pids():
+                qemus = _qemus({worker})
+                if qemus:     # the worker's board runs the hanging candidate: kill the worker
+                    seen += qemus
+                    os.kill(worker, signal.SIGKILL)
+                    break
+            time.sleep(0.05)
+        deadline = time.monotonic() + 30   # a bound for a loaded machine, not a measurement
+        while any(_alive(q) for q in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen, "no worker was seen running QEMU"
+        assert not [q for q in seen if _alive(q)], "QEMU outlived its killed worker"
+        thread.join()
+    # the chunk was measured again on a fresh worker: the hang is recorded, not lost
+    (result,) = out["r"]
+    assert result.status == "timeout" and result.cost is None
