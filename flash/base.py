@@ -29,12 +29,24 @@ class Runner:
     """
 
     name: ClassVar[str]
+    #: Whether the serial port alone says which board this runner flashes (it
+    #: flashes through the port, as esptool does): then several boards of one
+    #: kind need no probe serial numbers (:meth:`with_probe`).
+    port_selects_board: ClassVar[bool] = False
 
     @classmethod
     def for_board(cls, board, image, serial_port: str | None):
         """This runner's config for ``board`` and the built ``image`` (a Path),
         from the board record alone; :class:`RunnerError` if it cannot run it."""
         raise NotImplementedError
+
+    @classmethod
+    def with_probe(cls, config, probe: str):
+        """``config`` flashing through the debug probe whose serial number is
+        ``probe`` (one of several attached); a :class:`RunnerError` for runners
+        that cannot choose a probe."""
+        raise RunnerError(f"runner {cls.name} cannot choose one of several attached boards "
+                          f"by probe serial number ({probe}); attach one such board at a time")
 
     def argv(self) -> list[str]:
         """The command line that flashes or starts the device (``aot flash --dry-run``)."""

@@ -17,6 +17,7 @@ import sys
 from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
 from aot.tune.errors import TuneError
+from aot.tune.farm import parse_boards
 from aot.tune.session import COSTS, LOADERS, TUNER_NAMES, Progress, tune_model
 
 NAME = "tune"
@@ -41,9 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(or host) boards in a process pool on this machine; ray://HOST:PORT "
                         "runs on the boards of a Ray cluster whose nodes declare the custom "
                         "resource board:<TAG> (docs/tuning.md)")
-    parser.add_argument("--boards", type=int, metavar="N",
+    parser.add_argument("--boards", metavar="N|TAG@PORT[#PROBE],...",
                         help="boards measuring in parallel (default: 1 without --farm, 2 with "
-                        "--farm local, every board of the tag a Ray cluster declares)")
+                        "--farm local, every board of the tag a Ray cluster declares); real "
+                        "boards by serial port, e.g. st/nucleo-l4r5zi@/dev/ttyACM0,"
+                        "st/nucleo-l4r5zi@/dev/ttyACM1 (each flashed through the probe on "
+                        "that USB port, or #PROBE's serial number; docs/tuning.md)")
     parser.add_argument("--trials", type=int,
                         help="configs to measure per workload (the default config included); "
                         "with --budget, at most that many")
@@ -108,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.trials is not None and args.trials < 1) or args.batch < 1 or args.repeats < 1:
         raise TuneError("--trials, --batch and --repeats must be at least 1")
     budget = parse_budget(args.budget) if args.budget is not None else None
+    boards = parse_boards(args.boards) if args.boards is not None else None
     shapes = input_shapes(args)
     model = load_model(args.model, shapes) if shapes else args.model
     report = tune_model(model, args.board, trials=args.trials, log=args.log,
@@ -115,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                         batch_size=args.batch, repeats=args.repeats,
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,
-                        loader=args.loader, farm=args.farm, boards=args.boards,
+                        loader=args.loader, farm=args.farm, boards=boards,
                         tuning_records=args.tuning_records, progress=_printer(sys.stderr))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -32,7 +32,7 @@ from aot.tune.errors import TuneError
 from aot.tune.auto import AutoTuner, AutoWorkload
 from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
-from aot.tune.farm import BoardSpec, open_farm, parse_farm
+from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
 from aot.tune.measure import max_batch
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
@@ -129,7 +129,8 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
                runner: str | None = None, serial_port: str | None = None,
                workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
-               loader: str = "auto", farm: str | None = None, boards: int | None = None,
+               loader: str = "auto", farm: str | None = None,
+               boards: int | str | list[SerialBoard] | None = None,
                tuning_records: list | None = None,
                progress: Callable[[Progress], None] | None = None) -> TuneReport:
     """Tune every distinct workload of ``model`` on ``board``.
@@ -156,9 +157,10 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
 
     ``farm`` and ``boards`` choose where candidates are measured
     (:mod:`aot.tune.farm`): by default one board in this process; ``boards``
-    N > 1 (or ``farm="local"``) a pool of N local boards; ``farm=
-    "ray://HOST:PORT"`` the boards of a Ray cluster (all of them unless
-    ``boards`` says how many).
+    N > 1 (or ``farm="local"``) a pool of N local boards, real boards
+    (:class:`aot.tune.farm.SerialBoard`, or the text ``TAG@PORT,...`` of
+    ``--boards``) one local slot each; ``farm="ray://HOST:PORT"`` the boards
+    of a Ray cluster (all of them unless ``boards`` says how many or which).
     """
 
     board = load_board(board) if isinstance(board, str) else board
@@ -181,7 +183,9 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
                         "the RAM loader): give a runner that flashes the board (e.g. --runner "
                         "openocd) instead of 'none'")
-    if boards is not None and boards < 1:
+    if isinstance(boards, str):
+        boards = parse_boards(boards)
+    if isinstance(boards, int) and boards < 1:
         raise TuneError(f"--boards must be at least 1, not {boards}")
     if loader not in LOADERS:
         raise TuneError(f"unknown loader {loader!r}; loaders: {', '.join(LOADERS)}")
