@@ -210,7 +210,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                         "on arm_cpu and riscv)")
     log = Path(log)
     old = rec.load(log) if log.is_file() else []
-    imported = _imported(tuning_records or [], log, target)
+    imported, import_notes = _imported(tuning_records or [], log, target)
     with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
@@ -226,6 +226,8 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                   batch_size=batch_size, early_stopping=early_stopping, seed=seed,
                   progress=progress, budget=budget)
             report.loader = "ram" if flows.ram else "image"
+        if tuning_records:
+            report.notes += import_notes + _import_notes(imported, report)
         return report
 
 
@@ -260,17 +262,33 @@ def budget_notes(scheduler: TaskScheduler) -> list[str]:
     return []
 
 
-def _imported(paths, log: Path, target) -> list[rec.Record]:
+def _import_notes(imported: list[rec.Record], report: TuneReport) -> list[str]:
+    """What ``--tuning-records`` brought: how many workloads started from them,
+    or that none did."""
+    used = [w for w in report.workloads if w.imported]
+    if not used:
+        return [f"none of the {len(imported)} records of --tuning-records for this target is "
+                "of a workload of this model (the same operators, attributes, shapes and "
+                "dtypes); each workload was tuned from scratch"]
+    return [f"{len(used)} of {len(report.workloads)} workloads started from --tuning-records "
+            f"({sum(w.imported for w in used)} imported configs; the default and the "
+            f"{CONFIRM} fastest of each workload measured again)"]
+
+
+def _imported(paths, log: Path, target) -> tuple[list[rec.Record], list[str]]:
     """The records of the logs ``paths`` made for ``target`` (``--tuning-records``
-    of ``aot tune``); the session's own ``log`` is refused (it is resumed from)."""
-    out = []
+    of ``aot tune``), and notes about those ignored (other targets); the
+    session's own ``log`` is refused (it is resumed from)."""
+    out, notes = [], []
     for path in paths:
         path = Path(path)
         if path.resolve() == log.resolve():
             raise TuneError(f"--tuning-records {path} is the session's --log: a session "
                             "resumes from its own log already; give another model's log")
-        out += [r for r in rec.load(path) if r.target == str(target)]
-    return out
+        chosen, ignored = rec.for_target(rec.load(path), target)
+        out += chosen
+        notes += [f"--tuning-records {path}: {note}" for note in ignored]
+    return out, notes
 
 
 def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner, batch_size,

@@ -182,6 +182,11 @@ def test_an_imported_config_wrong_on_this_model_is_never_the_best(models_dir, tm
     assert summary.trials == 7 and summary.imported == 6
     assert summary.best_config != configs[0].to_json() and summary.best_cost > 1000
     assert summary.best_config in flows.measured and summary.failed == 1
+    assert report.notes == [f"--tuning-records {other}: ignoring 1 tuning records made for "
+                            "another target (c -keys=riscv,cpu)",
+                            "1 of 1 workloads started from --tuning-records (6 imported "
+                            "configs; the default and the 3 fastest of each workload measured "
+                            "again)"]
 
 
 def test_the_sessions_own_log_is_not_an_import(models_dir, tmp_path):
@@ -194,3 +199,18 @@ def test_the_sessions_own_log_is_not_an_import(models_dir, tmp_path):
                  BOARD, "--trials", "2", "--log", str(log), "--tuning-records",
                  str(tmp_path / "missing.jsonl")])
     assert code == 2
+
+
+def test_records_of_no_workload_of_the_model_are_said_to_be_unused(models_dir, tmp_path,
+                                                                   monkeypatch):
+    kws = models_dir / "mlperf_kws_dscnn.tflite"
+    target = load_board(BOARD).target
+    other = tmp_path / "other.jsonl"
+    rec.append(other, [rec.Record("dense:0000000000000000", "dense", str(target), BOARD,
+                                  {"unroll_u": 1}, "ok", 10, "instructions")])
+    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: WrongOnB({}))
+    report = tune_model(kws, BOARD, trials=1, log=tmp_path / "b.jsonl", only=["dense"],
+                        tuning_records=[other])
+    assert report.workloads[0].imported == 0 and report.workloads[0].trials == 1
+    assert report.notes[0].startswith("none of the 1 records of --tuning-records for this "
+                                      "target is of a workload of this model")
