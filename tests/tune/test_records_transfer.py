@@ -214,3 +214,21 @@ def test_records_of_no_workload_of_the_model_are_said_to_be_unused(models_dir, t
     assert report.workloads[0].imported == 0 and report.workloads[0].trials == 1
     assert report.notes[0].startswith("none of the 1 records of --tuning-records for this "
                                       "target is of a workload of this model")
+
+
+def test_the_tune_command_imports_and_says_so(models_dir, tmp_path, monkeypatch, capsys):
+    kws = models_dir / "mlperf_kws_dscnn.tflite"
+    target = load_board(BOARD).target
+    dense = [w for w in extract_workloads(kws, target)[1] if w.description.startswith("dense")][0]
+    configs = [c for c in dense.space if c != dense.default][:4]
+    other = tmp_path / "other.jsonl"
+    rec.append(other, [rec.Record(dense.key, dense.description, str(target), BOARD, c.to_json(),
+                                  "ok", 10 + k, "instructions") for k, c in enumerate(configs)])
+    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: WrongOnB({}))
+    code = main(["tune", str(kws), "--board", BOARD, "--trials", "5", "--log",
+                 str(tmp_path / "b.jsonl"), "--workload", "dense", "--tuning-records", str(other)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "after 5 trials (4 imported), 0 failed" in out
+    assert "note: 1 of 1 workloads started from --tuning-records (4 imported configs" in err
+    assert len(rec.load(tmp_path / "b.jsonl")) == 1 + CONFIRM
