@@ -26,9 +26,9 @@ batch is issued only if it should finish within the budget: its expected
 time is the task's last batch of at least that size (else any task's;
 :meth:`TaskScheduler.batch_seconds`), and the run ends when no live task's
 next batch fits.  A batch slower than its estimate can still end the run
-late: :attr:`TaskScheduler.overrun` says by how much.  Progress is reported after every batch:
-the task's best so far and the estimated total ``sum(w_i * c_i)`` against
-the untuned one.
+late: :attr:`TaskScheduler.overrun` says by how much.  Progress is
+reported after every batch: the task's best so far and the estimated total
+``sum(w_i * c_i)`` against the untuned one.
 """
 
 from __future__ import annotations
@@ -154,8 +154,7 @@ class TaskScheduler:
         start = self.clock()
         for task in self.tasks:                 # warm-up, round robin
             if task.first and self._fits(task, len(task.first), start):
-                first, task.first = task.first, []
-                self._batch(task, first, start)
+                self._batch(task, None, start)
             if self._live(task) and self._fits(task, self._size(task), start):
                 self._batch(task, None, start)
         while True:
@@ -221,6 +220,8 @@ class TaskScheduler:
         return True
 
     def _batch(self, task: Task, configs, start: float) -> None:
+        if configs is None and task.first:   # (left over when the warm-up ran out of time)
+            configs, task.first = task.first, []
         if configs is None:
             configs = task.tuner.next_batch(self._size(task))
             if not configs:

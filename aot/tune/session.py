@@ -222,9 +222,8 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                        notes=report.notes) as flows:
             report.boards = flows.boards
             _tune(workloads, board, flows, log, old, imported, report, trials=trials,
-                  tuner=tuner,
-                  batch_size=batch_size, early_stopping=early_stopping, seed=seed,
-                  progress=progress, budget=budget)
+                  tuner=tuner, batch_size=batch_size, early_stopping=early_stopping,
+                  seed=seed, progress=progress, budget=budget)
             report.loader = "ram" if flows.ram else "image"
         if tuning_records:
             report.notes += import_notes + _import_notes(imported, report)
@@ -254,7 +253,8 @@ def budget_notes(scheduler: TaskScheduler) -> list[str]:
     budget = scheduler.budget
     if scheduler.overrun > 0:
         return [f"the run took {scheduler.elapsed:.1f} s, {scheduler.overrun:.1f} s past the "
-                f"--budget of {budget:g} s: a batch took longer than its workload's last one"]
+                f"--budget of {budget:g} s: a batch took longer than expected from its workload's "
+                "last one (or was the first of its size)"]
     if scheduler.stopped_early is not None:
         name, expected, left = scheduler.stopped_early
         return [f"stopped {left:.1f} s before the --budget of {budget:g} s: the next batch "
