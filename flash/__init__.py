@@ -54,11 +54,17 @@ def get_runner(name: str) -> type[Runner]:
     return RUNNERS[name]
 
 
-def runner_for_board(name: str, board, image, serial_port: str | None = None) -> Runner:
+def runner_for_board(name: str, board, image, serial_port: str | None = None,
+                     probe: str | None = None) -> Runner:
     """Runner ``name`` set up for ``board`` from its record, writing ``image``
-    (the build's flashable file: aot.firmware.images)."""
+    (the build's flashable file: aot.firmware.images); ``probe`` is the serial
+    number of the debug probe to flash through when several are attached
+    (:meth:`Runner.with_probe`)."""
     cls = get_runner(name)
-    return cls(cls.for_board(board, image, serial_port))
+    config = cls.for_board(board, image, serial_port)
+    if probe is not None:
+        config = cls.with_probe(config, probe)
+    return cls(config)
 
 
 __all__ = [

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import subprocess
+import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from aot.errors import AotError
@@ -25,12 +29,24 @@ class Runner:
     """
 
     name: ClassVar[str]
+    #: Whether the serial port alone says which board this runner flashes (it
+    #: flashes through the port, as esptool does): then several boards of one
+    #: kind need no probe serial numbers (:meth:`with_probe`).
+    port_selects_board: ClassVar[bool] = False
 
     @classmethod
     def for_board(cls, board, image, serial_port: str | None):
         """This runner's config for ``board`` and the built ``image`` (a Path),
         from the board record alone; :class:`RunnerError` if it cannot run it."""
         raise NotImplementedError
+
+    @classmethod
+    def with_probe(cls, config, probe: str):
+        """``config`` flashing through the debug probe whose serial number is
+        ``probe`` (one of several attached); a :class:`RunnerError` for runners
+        that cannot choose a probe."""
+        raise RunnerError(f"runner {cls.name} cannot choose one of several attached boards "
+                          f"by probe serial number ({probe}); attach one such board at a time")
 
     def argv(self) -> list[str]:
         """The command line that flashes or starts the device (``aot flash --dry-run``)."""
@@ -70,8 +86,49 @@ def run_tool(argv: Sequence[str], what: str, timeout: float, hint: str,
         raise RunnerError(f"{what} failed with status {result.returncode}:\n{tail}\n{hint}")
 
 
+#: prctl(2)'s option for the signal a process gets when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _prctl():
+    """libc's ``prctl`` on Linux, else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def die_with_owner() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when the process
+    starting it dies (Linux's ``PR_SET_PDEATHSIG``; None elsewhere).
+
+    Why this and not a process group or a reaper: an owner killed with
+    SIGKILL (a farm worker, ``aot run`` under ``timeout -s KILL``) runs no
+    code, so nothing it would do on exit (killing its group) happens, and a
+    reaper is one more process whose own death leaves the same problem; the
+    kernel signals the child whatever way the owner ends.  The signal follows
+    the thread that started the child: aot starts a board from the thread
+    that uses it (a worker's main thread).  A child whose owner died between
+    the fork and the prctl sees another parent and ends at once."""
+    if _PRCTL is None:
+        return None
+    owner = os.getpid()
+
+    def preexec() -> None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != owner:
+            os._exit(1)
+    return preexec
+
+
 class ChildProcess:
-    """A background process whose stderr goes to a temporary file."""
+    """A background process whose stderr goes to a temporary file; it dies
+    with the process that started it (:func:`die_with_owner`)."""
 
     def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None):
         self.argv = list(argv)
@@ -79,7 +136,7 @@ class ChildProcess:
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=self.stderr, env=env,
+                stderr=self.stderr, env=env, preexec_fn=die_with_owner(),
             )
         except OSError as err:
             self.stderr.close()

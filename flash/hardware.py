@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from flash.base import Runner, RunnerError, run_tool
@@ -83,6 +83,10 @@ class OpenOcdRunner(_FlashThenSerial):
         return OpenOcdConfig(elf=image, args=board_args(board, cls.name),
                              serial_url=serial_port)
 
+    @classmethod
+    def with_probe(cls, config: OpenOcdConfig, probe: str) -> OpenOcdConfig:
+        return replace(config, adapter_serial=probe)
+
     def argv(self) -> list[str]:
         return openocd_argv(self.config)
 
@@ -119,6 +123,10 @@ class PyOcdRunner(_FlashThenSerial):
         if "--target" not in args and "-t" not in args:
             raise RunnerError(f"the board record of {board.tag} names no pyocd --target")
         return PyOcdConfig(elf=image, args=args, serial_url=serial_port)
+
+    @classmethod
+    def with_probe(cls, config: PyOcdConfig, probe: str) -> PyOcdConfig:
+        return replace(config, probe_uid=probe)
 
     def argv(self) -> list[str]:
         return pyocd_argv(self.config)
@@ -194,9 +202,15 @@ def esptool_argv(cfg: EsptoolConfig) -> list[str]:
 
 class EsptoolRunner(_FlashThenSerial):
     name = "esptool"
+    port_selects_board = True   # it flashes through the board's serial port
     install = "install esptool 5 (pip install 'esptool>=5'; aot depends on it)"
     tool_hint = ("Things to try: hold BOOT while pressing RESET to enter the download mode, "
                  "lower the baud rate, check that no serial monitor holds the port")
+
+    @classmethod
+    def with_probe(cls, config: EsptoolConfig, probe: str) -> EsptoolConfig:
+        raise RunnerError(f"runner esptool flashes through the serial port, which picks the "
+                          f"board: give the port alone, without a probe ({probe})")
 
     @classmethod
     def for_board(cls, board, image: Path, serial_port: str | None) -> EsptoolConfig:

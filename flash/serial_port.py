@@ -91,3 +91,26 @@ def check_serial_port(path: str, lock_dirs: tuple[str, ...] = LOCK_DIRS) -> None
         raise _busy(path, "another program") from None
     finally:
         os.close(fd)  # closing drops our lock too
+
+
+def probe_serial(port: str, sys_root: Path = Path("/sys")) -> str | None:
+    """The USB serial number of the device behind serial port ``port``
+    (``/dev/ttyACM0``, or a ``/dev/serial/by-id/...`` link to it), read from
+    sysfs: for a debug probe with a virtual COM port (ST-LINK, CMSIS-DAP,
+    J-Link OB) the number openocd's ``adapter serial`` and pyocd's ``--uid``
+    take, so several such boards are each flashed through their own probe.
+    None when ``port`` is not a USB serial device of this machine."""
+    if not is_device_path(port):
+        return None
+    name = Path(os.path.realpath(port)).name
+    try:
+        here = (sys_root / "class" / "tty" / name / "device").resolve(strict=True)
+    except OSError:
+        return None
+    top = sys_root.resolve()
+    for folder in (here, *here.parents):
+        if (folder / "idVendor").is_file() and (folder / "serial").is_file():
+            return (folder / "serial").read_text().strip() or None
+        if folder == top:
+            break
+    return None

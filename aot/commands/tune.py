@@ -3,7 +3,8 @@
 Measures candidate schedules of every distinct tunable workload of the
 model on the board (QEMU, the host, or a real board on ``--port``),
 appending each result to the log; a log that already holds results for
-the board's target resumes the session.  ``aot compile --tuning-records
+the board's target resumes the session; ``--tuning-records`` starts from
+another model's log (shared workloads).  ``aot compile --tuning-records
 FILE`` then compiles with the best record per workload.  docs/tuning.md
 describes the search spaces, the measurement and the records.
 """
@@ -16,6 +17,7 @@ import sys
 from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
 from aot.tune.errors import TuneError
+from aot.tune.farm import parse_boards
 from aot.tune.session import COSTS, LOADERS, TUNER_NAMES, Progress, tune_model
 
 NAME = "tune"
@@ -40,9 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(or host) boards in a process pool on this machine; ray://HOST:PORT "
                         "runs on the boards of a Ray cluster whose nodes declare the custom "
                         "resource board:<TAG> (docs/tuning.md)")
-    parser.add_argument("--boards", type=int, metavar="N",
+    parser.add_argument("--boards", metavar="N|TAG@PORT[#PROBE],...",
                         help="boards measuring in parallel (default: 1 without --farm, 2 with "
-                        "--farm local, every board of the tag a Ray cluster declares)")
+                        "--farm local, every board of the tag a Ray cluster declares); real "
+                        "boards by serial port, e.g. st/nucleo-l4r5zi@/dev/ttyACM0,"
+                        "st/nucleo-l4r5zi@/dev/ttyACM1 (each flashed through the probe on "
+                        "that USB port, or #PROBE's serial number; docs/tuning.md)")
     parser.add_argument("--trials", type=int,
                         help="configs to measure per workload (the default config included); "
                         "with --budget, at most that many")
@@ -51,6 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "more trials to the workloads that take more of the model's time")
     parser.add_argument("--log", required=True,
                         help="JSON-lines tuning log: appended to, and resumed from")
+    parser.add_argument("--tuning-records", metavar="FILE", action="append",
+                        help="start from another model's log (repeatable): its records of "
+                        "workloads this model shares (same operators, attributes, shapes and "
+                        "dtypes; see docs/tuning.md) are not measured again, except the default "
+                        "config and the 3 fastest, confirmed on this model; read, never written")
     parser.add_argument("--tuner", choices=TUNER_NAMES, default="evolution",
                         help="search strategy (default: evolution); 'auto' searches schedules "
                         "generated from each kernel's loop nest, guided by a learned cost model")
@@ -102,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.trials is not None and args.trials < 1) or args.batch < 1 or args.repeats < 1:
         raise TuneError("--trials, --batch and --repeats must be at least 1")
     budget = parse_budget(args.budget) if args.budget is not None else None
+    boards = parse_boards(args.boards) if args.boards is not None else None
     shapes = input_shapes(args)
     model = load_model(args.model, shapes) if shapes else args.model
     report = tune_model(model, args.board, trials=args.trials, log=args.log,
@@ -109,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
                         batch_size=args.batch, repeats=args.repeats,
                         early_stopping=args.early_stopping, runner=args.runner,
                         serial_port=args.port, seed=args.seed, only=args.workload,
-                        loader=args.loader, farm=args.farm, boards=args.boards,
-                        progress=_printer(sys.stderr))
+                        loader=args.loader, farm=args.farm, boards=boards,
+                        tuning_records=args.tuning_records, progress=_printer(sys.stderr))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
@@ -123,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {w.description}: no candidate ran correctly ({w.failed} failed)")
             continue
         ratio = f"{w.best_cost / w.default_cost:.3f}x" if w.default_cost else "n/a"
+        imported = f" ({w.imported} imported)" if w.imported else ""
         print(f"  {w.description} (x{len(w.groups)}): {w.default_cost} -> {w.best_cost} "
-              f"({ratio}) after {w.trials} trials, {w.failed} failed; best {w.best_config}")
+              f"({ratio}) after {w.trials} trials{imported}, {w.failed} failed; "
+              f"best {w.best_config}")
     return 0

@@ -40,25 +40,27 @@ RUN_TIMEOUT = 120.0
 
 
 def device_runner(project: Project, name: str | None = None,
-                  serial_port: str | None = None) -> Runner:
+                  serial_port: str | None = None, probe: str | None = None) -> Runner:
     """The runner that puts ``project``'s image on its board: ``name``, or the
-    board record's first; set up from the record alone (flash.runner_for_board)."""
+    board record's first; set up from the record alone (flash.runner_for_board),
+    through the debug probe with serial number ``probe`` when given."""
     board = project.board
     name = name or board.runner.name
     try:
-        return runner_for_board(name, board, image_path(project), serial_port)
+        return runner_for_board(name, board, image_path(project), serial_port, probe)
     except RunnerError as err:
         raise DeviceError(str(err)) from None
 
 
 @contextlib.contextmanager
 def open_device(project, *, runner: str | None = None, serial_port: str | None = None,
-                timeout: float = 1.0) -> Iterator[Client]:
+                timeout: float = 1.0, probe: str | None = None) -> Iterator[Client]:
     """Flash or start ``project``'s firmware and yield a connected client.
 
     ``runner`` defaults to the board's first runner; ``"none"`` skips
-    flashing and only opens ``serial_port`` (a board flashed already).  The
-    runner's process is always stopped on exit.
+    flashing and only opens ``serial_port`` (a board flashed already).
+    ``probe`` picks the debug probe (its serial number) of one of several
+    attached boards.  The runner's process is always stopped on exit.
     """
     project = project if isinstance(project, Project) else load_project(project)
     board = project.board
@@ -71,10 +73,13 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
         if name == "none":
             if serial_port is None:
                 raise DeviceError("--runner none needs --port: the serial port of the board")
+            if probe is not None:
+                raise DeviceError(f"runner none flashes nothing, so probe {probe} has no use: "
+                                  "leave it out, or give a runner that flashes")
             check_serial_port(serial_port)
             url = serial_port
         else:
-            started = device_runner(project, name, serial_port)
+            started = device_runner(project, name, serial_port, probe)
             url = stack.enter_context(started)
         try:
             client = stack.enter_context(connect(url, timeout=timeout))

@@ -10,15 +10,18 @@ Three farms share that interface:
 
 * :class:`Flows`: one board, measured in this process (batch images or the
   RAM loader, :data:`aot.tune.session.LOADERS`);
-* :class:`LocalFarm` (``--farm local --boards N``): a pool of N worker
-  processes on this machine, each owning one board (a QEMU instance or a
-  host process) through its own :class:`Flows`;
+* :class:`LocalFarm` (``--farm local --boards N``): N worker processes on
+  this machine, each owning one board (a QEMU instance or a host process)
+  through its own :class:`Flows`; or, with ``--boards TAG@PORT,...``
+  (:class:`SerialBoard`), one worker per real board, flashing it through its
+  own probe and talking on its own port;
 * :class:`RayFarm` (``--farm ray://HOST:PORT``): the boards of a Ray
   cluster.  Each node declares its boards as a custom resource per board
   tag (:func:`board_resource`: ``ray start --resources
   '{"board:qemu/mps2-an386": 2}'``); each chunk of a batch is a Ray task
   that needs one unit of it, so it runs on whichever node has a free board
   of the right kind, builds its image there once and measures the chunk.
+  Real boards are resources per port, ``board:TAG@PORT`` (:func:`ray_slots`).
   The search stays on the head.
 
 A farm lowers the batch's configs on the head and keeps one config per
@@ -36,8 +39,9 @@ is wrong, crashes or hangs the device is measured as such on its board
 (:mod:`aot.tune.measure`); a board whose worker dies (a killed process, a
 node that leaves the cluster) has its chunk measured again, on a fresh
 worker (local pool, once) or on another node (Ray retries the task up to
-:data:`RETRIES` times); a chunk that still gets no answer is recorded as
-``error`` with the reason, and the session goes on.  Only the head writes
+:data:`RETRIES` times), and its board process (QEMU, the host port) dies
+with it (:func:`flash.base.die_with_owner`); a chunk that still gets no
+answer is recorded as ``error`` with the reason, and the session goes on.  Only the head writes
 records, once per config, after the chunk's results came back.
 """
 
@@ -48,11 +52,13 @@ import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.util import Finalize
 from pathlib import Path
 
 from aot import __version__
+from aot.target import load_board
+from aot.target.errors import TargetError
 from aot.tune.errors import TuneError
 from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram
 from aot.tune.measure import (
@@ -64,6 +70,8 @@ from aot.tune.measure import (
     measure,
 )
 from aot.tune.workload import Workload
+from flash import RunnerError, get_runner
+from flash.serial_port import probe_serial
 
 #: Times Ray runs a chunk again after its node or worker died.
 RETRIES = 3
@@ -105,6 +113,95 @@ class BoardSpec:
     ram: bool = False
     forced: bool = False
     timeout: float = RUN_TIMEOUT
+    probe: str | None = None    # the debug probe's serial number (one of several boards)
+
+
+@dataclass(frozen=True)
+class SerialBoard:
+    """A real board of a farm: ``TAG@PORT`` or ``TAG@PORT#PROBE`` (:func:`parse_boards`):
+    its board tag, the serial port its RPC talks on and, where several boards
+    hang off one machine, the serial number of the debug probe that flashes it
+    (by default read from sysfs: :func:`flash.serial_port.probe_serial`)."""
+
+    tag: str
+    port: str
+    probe: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.tag}@{self.port}" + (f"#{self.probe}" if self.probe else "")
+
+
+def parse_board(text: str) -> SerialBoard:
+    """One ``TAG@PORT[#PROBE]`` (see :class:`SerialBoard`)."""
+    tag, at, rest = text.partition("@")
+    port, hash_, probe = rest.partition("#")
+    if not (tag and at and port) or (hash_ and not probe) or "@" in port:
+        raise TuneError(f"--boards: {text!r} is not TAG@PORT or TAG@PORT#PROBE (e.g. "
+                        "st/nucleo-l4r5zi@/dev/ttyACM0 or "
+                        "st/nucleo-l4r5zi@/dev/ttyACM0#0670FF485550755187121723)")
+    return SerialBoard(tag, port, probe or None)
+
+
+def parse_boards(text: str) -> int | list[SerialBoard]:
+    """``--boards``: a number of boards (QEMU or host boards, or the boards a
+    Ray cluster declares), or a comma-separated list of real boards
+    ``TAG@PORT[#PROBE]``, each a farm slot of its own."""
+    if text.strip().isdigit():
+        n = int(text)
+        if n < 1:
+            raise TuneError(f"--boards must be at least 1, not {n}")
+        return n
+    boards = [parse_board(item.strip()) for item in text.split(",")]
+    ports = [b.port for b in boards]
+    twice = sorted({p for p in ports if ports.count(p) > 1})
+    if twice:
+        raise TuneError(f"--boards names port {', '.join(twice)} more than once: one board per "
+                        "serial port")
+    return boards
+
+
+def _runner_class(spec: BoardSpec):
+    try:
+        return get_runner(spec.runner or spec.board.runner.name)
+    except RunnerError as err:
+        raise TuneError(str(err)) from None
+
+
+def serial_specs(spec: BoardSpec, boards: list[SerialBoard]) -> list[BoardSpec]:
+    """One :class:`BoardSpec` per real board of ``boards`` (``--boards
+    TAG@PORT,...``): ``spec`` with the board's port and probe.  Every board
+    must be ``spec``'s (the tuned target's) kind of real board; with more than
+    one, each needs a probe serial number (given, or read from sysfs) unless
+    the runner flashes through the port (esptool)."""
+    board = spec.board
+    if board.emulated or board.platform == "host":
+        raise TuneError(f"--boards {', '.join(map(str, boards))}: {board.tag} runs in a process "
+                        "here and has no serial port; give a number of boards (--boards N)")
+    if spec.serial_port is not None:
+        raise TuneError("give the serial ports in --boards TAG@PORT,... or one board's with "
+                        "--port, not both")
+    for b in boards:
+        try:
+            tag = load_board(b.tag).tag
+        except TargetError as err:
+            raise TuneError(f"--boards {b}: {err}") from None
+        if tag != board.tag:
+            raise TuneError(f"--boards {b}: a farm measures the --board it tunes for "
+                            f"({board.tag}), not {tag}")
+    runner = _runner_class(spec)
+    out = []
+    for b in boards:
+        probe = b.probe
+        if probe is None and len(boards) > 1 and not runner.port_selects_board:
+            probe = probe_serial(b.port)
+            if probe is None:
+                raise TuneError(
+                    f"--boards {b}: cannot tell which debug probe flashes the board on "
+                    f"{b.port} (not a USB serial port of this machine, or sysfs does not "
+                    f"say); give its serial number: {b}#PROBE (`ls -l /dev/serial/by-id`, "
+                    "`pyocd list`)")
+        out.append(replace(spec, serial_port=b.port, probe=probe))
+    return out
 
 
 class Flows:
@@ -115,22 +212,23 @@ class Flows:
     boards = 1
 
     def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
-                 ram: bool, forced: bool, notes: list[str], timeout: float = RUN_TIMEOUT):
+                 ram: bool, forced: bool, notes: list[str], timeout: float = RUN_TIMEOUT,
+                 probe: str | None = None):
         self.builder = Builder(board, work, cache_dir=cache)
         self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats,
-                             timeout=timeout)
+                             timeout=timeout, probe=probe)
         self.ram = ram
         self.forced = forced
         self.notes = notes
         self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache)
         self.ram_runner = RamRunner(runner=runner, serial_port=serial_port, repeats=repeats,
-                                    timeout=timeout)
+                                    timeout=timeout, probe=probe)
 
     @classmethod
     def from_spec(cls, spec: BoardSpec, work: Path, cache: Path, notes: list[str]) -> Flows:
         return cls(spec.board, work, cache, runner=spec.runner, serial_port=spec.serial_port,
                    repeats=spec.repeats, ram=spec.ram, forced=spec.forced, notes=notes,
-                   timeout=spec.timeout)
+                   timeout=spec.timeout, probe=spec.probe)
 
     def __enter__(self) -> Flows:
         return self
@@ -285,77 +383,86 @@ class _Parallel:
 
 
 class LocalFarm(_Parallel):
-    """``boards`` worker processes on this machine, one board each (see the
-    module docstring).  Only boards that this machine can run several of
-    (QEMU, the host) qualify; a worker that dies has its chunk measured again
-    once, on a fresh pool."""
+    """Worker processes on this machine, one per board (see the module
+    docstring).  ``boards`` is a number of boards that this machine runs
+    several of (QEMU, the host), or real boards given by serial port
+    (:class:`SerialBoard`, :func:`serial_specs`).  Each board is a slot with a
+    pool of one worker, so chunk ``k`` of a batch runs on board ``k``; a
+    worker that dies has its chunk measured again once, on a fresh worker for
+    the same board."""
 
-    def __init__(self, spec: BoardSpec, boards: int, work: Path, cache: Path,
-                 notes: list[str]):
-        if boards < 1:
-            raise TuneError(f"--boards must be at least 1, not {boards}")
-        board = spec.board
-        if boards > 1 and not (board.emulated or board.platform == "host"):
-            raise TuneError(f"--boards {boards} with {board.tag}: a local farm of several real "
-                            "boards (one serial port each) is not supported yet; tune one "
-                            "board at a time")
-        super().__init__(spec, boards, notes)
+    def __init__(self, spec: BoardSpec, boards: int | list[SerialBoard], work: Path,
+                 cache: Path, notes: list[str]):
+        if isinstance(boards, int):
+            if boards < 1:
+                raise TuneError(f"--boards must be at least 1, not {boards}")
+            board = spec.board
+            if boards > 1 and not (board.emulated or board.platform == "host"):
+                raise TuneError(f"--boards {boards} with {board.tag}: a farm of real boards "
+                                "needs each one's serial port: --boards "
+                                f"{board.tag}@/dev/ttyACM0,{board.tag}@/dev/ttyACM1")
+            self.slots = [spec] * boards
+        else:
+            self.slots = serial_specs(spec, boards)
+        super().__init__(spec, len(self.slots), notes)
         self.work = Path(work)
         self.cache = Path(cache)
-        self._pool: ProcessPoolExecutor | None = None
+        self._pools: list[ProcessPoolExecutor | None] = [None] * len(self.slots)
 
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
+    def _executor(self, slot: int) -> ProcessPoolExecutor:
+        if self._pools[slot] is None:
             # fork: a worker starts at once with the head's modules loaded, and does not
             # import the caller's main module again (spawn would, unguarded scripts included).
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.boards, mp_context=multiprocessing.get_context("fork"),
+            self._pools[slot] = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("fork"),
                 initializer=_init_local_board,
-                initargs=(self.spec, str(self.work), str(self.cache)))
-        return self._pool
+                initargs=(self.slots[slot], str(self.work), str(self.cache)))
+        return self._pools[slot]
 
     def worker_pids(self) -> list[int]:
         """The worker processes' ids (empty before the first batch)."""
-        pool = self._pool
-        return list(pool._processes) if pool is not None and pool._processes else []
+        return [pid for pool in self._pools if pool is not None and pool._processes
+                for pid in pool._processes]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        for slot, pool in enumerate(self._pools):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+                self._pools[slot] = None
 
     def _measure(self, workload, chunks, outcomes) -> None:
-        lost = self._run(workload, chunks, outcomes)
+        lost = self._run(workload, list(enumerate(chunks)), outcomes)
         if lost:
-            # A worker died and took the pool with it: measure its chunks once more.
-            self._abandon()
-            lost = self._run(workload, [chunk for chunk, _ in lost], outcomes)
-            for chunk, reason in lost:
+            # A worker died and took its slot's pool with it: measure its chunk once more.
+            for slot, _, _ in lost:
+                self._abandon(slot)
+            lost = self._run(workload, [(slot, chunk) for slot, chunk, _ in lost], outcomes)
+            for slot, chunk, reason in lost:
                 outcomes.update(_failed(chunk, reason))
-            if lost:
-                self._abandon()
+                self._abandon(slot)
 
-    def _run(self, workload, chunks, outcomes) -> list[tuple[list, str]]:
-        """Measure ``chunks`` into ``outcomes``; the chunks whose worker died, with why."""
-        pool = self._executor()
-        futures = [(chunk, pool.submit(_local_chunk, workload.source, workload.key,
-                                       [c.index for c in chunk], type(workload)))
-                   for chunk in chunks]
+    def _run(self, workload, chunks, outcomes) -> list[tuple[int, list, str]]:
+        """Measure ``(slot, chunk)`` pairs into ``outcomes``; the ones whose worker
+        died, with why."""
+        futures = [(slot, chunk, self._executor(slot).submit(
+                        _local_chunk, workload.source, workload.key, [c.index for c in chunk],
+                        type(workload)))
+                   for slot, chunk in chunks]
         lost = []
-        for chunk, future in futures:
+        for slot, chunk, future in futures:
             try:
                 tuples, notes = future.result()
             except BrokenProcessPool as err:
-                lost.append((chunk, f"board lost: its worker process died twice ({err})"))
+                lost.append((slot, chunk, f"board lost: its worker process died twice ({err})"))
                 continue
             self._merge_notes(notes)
             outcomes.update({t[0]: t[1:] for t in tuples})
         return lost
 
-    def _abandon(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+    def _abandon(self, slot: int) -> None:
+        pool, self._pools[slot] = self._pools[slot], None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 # --- Ray -------------------------------------------------------------------------------
@@ -373,10 +480,14 @@ def _ray_chunk(spec: BoardSpec, source, key: str, indices: list[int], kind: type
                head_version: str) -> tuple[list[tuple], list[str]]:
     """A Ray task: one chunk on one board of the node it runs on (a fresh
     :class:`Flows` in a private folder; the node's runtime objects are cached
-    in its temporary folder, shared by its tasks)."""
+    in its temporary folder, shared by its tasks).  A real board's probe, when
+    its resource did not name one, is read from the node's sysfs."""
     if __version__ != head_version:
         raise TuneError(f"this node runs aot {__version__}, the head {head_version}: install "
                         "the same aot on every node")
+    if spec.serial_port is not None and spec.probe is None \
+            and not _runner_class(spec).port_selects_board:
+        spec = replace(spec, probe=probe_serial(spec.serial_port))
     notes: list[str] = []
     cache = Path(tempfile.gettempdir()) / f"aot-farm-objects-{os.getuid()}"
     with tempfile.TemporaryDirectory(prefix="aot-farm-") as work:
@@ -384,41 +495,81 @@ def _ray_chunk(spec: BoardSpec, source, key: str, indices: list[int], kind: type
             return measure_chunk(flows, source, key, indices, kind), notes
 
 
-class RayFarm(_Parallel):
-    """The boards of tag ``spec.board.tag`` in the Ray cluster at ``address``
-    (see the module docstring); ``boards`` defaults to every such board the
-    cluster declares."""
+def ray_slots(resources: dict[str, float], spec: BoardSpec,
+              boards: int | list[SerialBoard] | None) -> list[tuple[str, BoardSpec]]:
+    """The boards of a Ray cluster (its ``resources``, summed over the nodes)
+    that measure for ``spec``: ``(resource, spec of the board)`` per board.
 
-    def __init__(self, address: str, spec: BoardSpec, boards: int | None, notes: list[str]):
+    An emulated or host board is ``board:TAG``, one unit per board.  A real
+    board is ``board:TAG@PORT`` or ``board:TAG@PORT#PROBE`` (:class:`SerialBoard`),
+    one unit per node that has a board of that kind on that port, so a task that
+    takes one unit uses that port on its node.  ``boards`` limits the slots to
+    a number, or to the given real boards."""
+    board = spec.board
+    if board.emulated or board.platform == "host":
+        if isinstance(boards, list):
+            raise TuneError(f"--boards {', '.join(map(str, boards))}: {board.tag} has no serial "
+                            "port; give a number of boards")
+        key = board_resource(board.tag)
+        slots = [(key, spec)] * int(resources.get(key, 0))
+    else:
+        prefix = board_resource(board.tag) + "@"
+        found = sorted(k for k in resources if k.startswith(prefix))
+        if isinstance(boards, list):
+            wanted = [board_resource(str(b)) for b in boards]
+            missing = [w for w in wanted if w not in found]
+            if missing:
+                raise TuneError(f"no node of the Ray cluster declares {', '.join(missing)}")
+            found = wanted
+        slots = []
+        for key in found:
+            real = parse_board(key[len("board:"):])
+            one = replace(spec, serial_port=real.port, probe=real.probe)
+            slots += [(key, one)] * int(resources[key])
+    if isinstance(boards, int):
+        if boards > len(slots):
+            raise TuneError(f"--boards {boards}: the Ray cluster declares only {len(slots)} "
+                            f"board(s) for {board.tag}")
+        slots = slots[:boards]
+    return slots
+
+
+class RayFarm(_Parallel):
+    """The boards for ``spec.board`` in the Ray cluster at ``address`` (see the
+    module docstring and :func:`ray_slots`); ``boards`` defaults to every such
+    board the cluster declares."""
+
+    def __init__(self, address: str, spec: BoardSpec,
+                 boards: int | list[SerialBoard] | None, notes: list[str]):
         ray = _ray()
         board = spec.board
-        if not (board.emulated or board.platform == "host"):
-            raise TuneError(f"{board.tag} on a Ray farm: serial-attached boards (a port per "
-                            "board on each node) are not supported yet; Ray farms run QEMU and "
-                            "host boards")
-        if boards is not None and boards < 1:
+        if isinstance(boards, int) and boards < 1:
             raise TuneError(f"--boards must be at least 1, not {boards}")
+        if spec.serial_port is not None:
+            raise TuneError("--port names a port of this machine; a Ray farm's real boards are "
+                            "the nodes' resources board:TAG@PORT (docs/tuning.md)")
         self._owns = not ray.is_initialized()
         if self._owns:
             try:
                 ray.init(address=address, logging_level="ERROR", log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as err:
                 raise TuneError(f"cannot join the Ray cluster at {address}: {err}") from None
-        resource = board_resource(board.tag)
-        total = int(ray.cluster_resources().get(resource, 0))
-        if total < 1:
+        try:
+            slots = ray_slots(ray.cluster_resources(), spec, boards)
+        except TuneError:
             self.close()
+            raise
+        if not slots:
+            self.close()
+            resource = board_resource(board.tag)
+            if not (board.emulated or board.platform == "host"):
+                resource += "@PORT"
             raise TuneError(f"no node of the Ray cluster at {address} declares {resource!r}: "
                             f"start nodes with ray start --resources '{{\"{resource}\": N}}'")
-        if boards is not None and boards > total:
-            self.close()
-            raise TuneError(f"--boards {boards}: the Ray cluster at {address} declares only "
-                            f"{total} of {resource!r}")
-        super().__init__(spec, boards or total, notes)
+        super().__init__(spec, len(slots), notes)
         self._ray = ray
-        # num_cpus=0: the board resource alone decides where and how many run at once.
-        self._task = ray.remote(_ray_chunk).options(
-            resources={resource: 1}, num_cpus=0, max_retries=RETRIES, retry_exceptions=False)
+        self._slots = slots
+        self._task = ray.remote(_ray_chunk)
         self._sources: dict[str, object] = {}
 
     def close(self) -> None:
@@ -433,10 +584,13 @@ class RayFarm(_Parallel):
         if source.token not in self._sources:  # each node fetches the model once
             self._sources = {source.token: ray.put(source)}
         ref = self._sources[source.token]
-        pending = [(chunk, self._task.remote(self.spec, ref, workload.key,
-                                             [c.index for c in chunk], type(workload),
-                                             __version__))
-                   for chunk in chunks]
+        pending = []
+        for (resource, spec), chunk in zip(self._slots, chunks):
+            # num_cpus=0: the board resource alone decides where and how many run at once.
+            task = self._task.options(resources={resource: 1}, num_cpus=0,
+                                      max_retries=RETRIES, retry_exceptions=False)
+            pending.append((chunk, task.remote(spec, ref, workload.key, [c.index for c in chunk],
+                                               type(workload), __version__)))
         for chunk, future in pending:
             try:
                 tuples, notes = ray.get(future)
@@ -453,16 +607,22 @@ class RayFarm(_Parallel):
             outcomes.update({t[0]: t[1:] for t in tuples})
 
 
-def open_farm(spec: BoardSpec, *, farm: str | None, boards: int | None, work: Path,
-              cache: Path, notes: list[str]):
+def open_farm(spec: BoardSpec, *, farm: str | None, boards: int | list[SerialBoard] | None,
+              work: Path, cache: Path, notes: list[str]):
     """The farm for ``--farm``/``--boards``: :class:`Flows` without either (or
-    with one local board), else a :class:`LocalFarm` (:data:`LOCAL_BOARDS`
-    boards unless ``boards`` says) or a :class:`RayFarm`."""
+    with one board), else a :class:`LocalFarm` (:data:`LOCAL_BOARDS` boards
+    unless ``boards`` says: a number, or real boards by serial port) or a
+    :class:`RayFarm`."""
     kind, address = parse_farm(farm) if farm is not None else (LOCAL, None)
-    if boards is not None and boards < 1:
+    if isinstance(boards, int) and boards < 1:
         raise TuneError(f"--boards must be at least 1, not {boards}")
     if kind == "ray":
         return RayFarm(address, spec, boards, notes)
+    if isinstance(boards, list):
+        if len(boards) == 1:
+            (one,) = serial_specs(spec, boards)
+            return Flows.from_spec(one, work, cache, notes)
+        return LocalFarm(spec, boards, work, cache, notes)
     if boards is None and farm is not None:
         boards = LOCAL_BOARDS
     if boards is None or boards == 1:

@@ -247,9 +247,10 @@ class RamRunner:
     """
 
     def __init__(self, *, runner: str | None = None, serial_port: str | None = None,
-                 repeats: int = 3, timeout: float = RUN_TIMEOUT):
+                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None):
         self.runner = runner
         self.serial_port = serial_port
+        self.probe = probe
         self.repeats = repeats
         self.timeout = timeout
         self._stack: contextlib.ExitStack | None = None
@@ -274,7 +275,8 @@ class RamRunner:
         stack = contextlib.ExitStack()
         try:
             dev = stack.enter_context(open_device(base.project, runner=self.runner,
-                                                  serial_port=self.serial_port))
+                                                  serial_port=self.serial_port,
+                                                  probe=self.probe))
             info = dev.info()
             if not info.capabilities & Capability.RAM_LOADER:
                 raise LoaderUnavailable(f"the device does not advertise the RAM loader "

@@ -372,9 +372,10 @@ class Runner:
     """Runs batches on the board through its runner (QEMU, host, a real board)."""
 
     def __init__(self, *, runner: str | None = None, serial_port: str | None = None,
-                 repeats: int = 3, timeout: float = RUN_TIMEOUT):
+                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None):
         self.runner = runner
         self.serial_port = serial_port
+        self.probe = probe      # the debug probe's serial number, one board of several
         self.repeats = repeats
         self.timeout = timeout
 
@@ -387,7 +388,7 @@ class Runner:
         while pending:
             try:
                 with open_device(batch.project, runner=self.runner,
-                                 serial_port=self.serial_port) as dev:
+                                 serial_port=self.serial_port, probe=self.probe) as dev:
                     self._write_inputs(dev, batch)
                     while pending:
                         index, cand = pending[0]

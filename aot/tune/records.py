@@ -88,20 +88,28 @@ def load(path) -> list[Record]:
     return out
 
 
-def best(records: list[Record], target) -> tuple[dict[str, Record], list[str]]:
-    """The fastest ``ok`` record per workload for ``target``, and messages about
-    records ignored because they were made for other targets."""
+def for_target(records: list[Record], target) -> tuple[list[Record], list[str]]:
+    """The records made for ``target``, and messages about the others (made for
+    other targets, ignored)."""
     want = str(target)
-    chosen: dict[str, Record] = {}
+    mine = [r for r in records if r.target == want]
     others: dict[str, int] = {}
     for r in records:
         if r.target != want:
             others[r.target] = others.get(r.target, 0) + 1
-            continue
+    notes = [f"ignoring {n} tuning records made for another target ({t})"
+             for t, n in sorted(others.items())]
+    return mine, notes
+
+
+def best(records: list[Record], target) -> tuple[dict[str, Record], list[str]]:
+    """The fastest ``ok`` record per workload for ``target``, and messages about
+    records ignored because they were made for other targets."""
+    mine, notes = for_target(records, target)
+    chosen: dict[str, Record] = {}
+    for r in mine:
         if r.status != "ok" or r.cost is None:
             continue
         if r.workload not in chosen or r.cost < chosen[r.workload].cost:
             chosen[r.workload] = r
-    notes = [f"ignoring {n} tuning records made for another target ({t})"
-             for t, n in sorted(others.items())]
     return chosen, notes

@@ -6,8 +6,9 @@ model's groups run it (its weight).  :class:`TaskScheduler` spends the
 budget where that sum should fall fastest, as Ansor's task scheduler does
 (gradient descent on the objective over the allocation of trials):
 
-1. warm-up: every task is measured once, its default config (the
-   untuned kernel) then one batch, round robin, so every task has a cost;
+1. warm-up: every task measures its ``first`` configs (the default config,
+   the untuned kernel, and records of another model to confirm) then one
+   batch, round robin, so every task has a cost;
 2. then, batch after batch, the task with the largest expected decrease of
    the objective per trial::
 
@@ -20,11 +21,14 @@ budget where that sum should fall fastest, as Ansor's task scheduler does
    more trials; with probability ``epsilon`` a random task instead.
 
 A task leaves the schedule when its space is exhausted, when it went
-``early_stopping`` trials without improving, or after ``max_trials``.  The
-budget is checked before each batch, so a run ends at most one batch after
-it (a batch costs seconds).  Progress is reported after every batch:
-the task's best so far and the estimated total ``sum(w_i * c_i)`` against
-the untuned one.
+``early_stopping`` trials without improving, or after ``max_trials``.  A
+batch is issued only if it should finish within the budget: its expected
+time is the task's last batch of at least that size (else any task's;
+:meth:`TaskScheduler.batch_seconds`), and the run ends when no live task's
+next batch fits.  A batch slower than its estimate can still end the run
+late: :attr:`TaskScheduler.overrun` says by how much.  Progress is
+reported after every batch: the task's best so far and the estimated total
+``sum(w_i * c_i)`` against the untuned one.
 """
 
 from __future__ import annotations
@@ -44,12 +48,15 @@ class Task:
     measure: Callable                   # configs -> list[cost | None]
     weight: float = 1.0
     default_cost: float | None = None
-    default: object = None              # the default config, measured first
-    trials: int = 0
+    # configs measured before the search: the default config (the baseline) unless
+    # measured already, and imported records to confirm on this model
+    first: list = field(default_factory=list)
+    trials: int = 0                     # distinct configs measured (imported ones included)
     history: list[tuple[int, float]] = field(default_factory=list)   # (trials, best)
     since_best: int = 0
     done: bool = False
     failed: int = 0                     # candidates that did not run correctly (the caller's)
+    imported: int = 0                   # trials taken from another model's records (the caller's)
     workload: object = None             # what the caller tunes (aot.tune.workload.Workload)
 
     @property
@@ -83,6 +90,12 @@ class ScheduleStep:
                 f"{total}; {self.elapsed:.0f}{budget} s, {self.measured} measured")
 
 
+def count_new(tuner, configs) -> int:
+    """How many of ``configs`` ``tuner`` has not measured yet: a trial is a
+    distinct config, so confirming an imported record adds none."""
+    return len({c.index for c in configs} - set(tuner.measured))
+
+
 class TaskScheduler:
     """Allocates batches of trials among tasks (see the module docstring)."""
 
@@ -104,6 +117,14 @@ class TaskScheduler:
         self.progress = progress
         self.measured = 0
         self.order: list[str] = []     # the task of every batch, in order (for tests, reports)
+        self._seconds: dict[int, list[tuple[int, float]]] = {}   # id(task) -> (configs, s)
+        self._all_seconds: list[tuple[int, float]] = []
+        # after run(): its wall time, how far past the budget it ended, and, when
+        # it ended with time left because no next batch would have finished in
+        # it, the quickest one (task name, expected seconds, seconds left)
+        self.elapsed = 0.0
+        self.overrun = 0.0
+        self.stopped_early: tuple[str, float, float] | None = None
 
     # -- the objective -----------------------------------------------------------
 
@@ -132,24 +153,62 @@ class TaskScheduler:
     def run(self) -> None:
         start = self.clock()
         for task in self.tasks:                 # warm-up, round robin
-            if self._out_of_time(start):
-                return
-            if task.default is not None and task.default.index not in task.tuner.measured:
-                self._batch(task, [task.default], start)
-            if self._live(task) and not self._out_of_time(start):
+            if task.first and self._fits(task, len(task.first), start):
                 self._batch(task, None, start)
-        while not self._out_of_time(start):
+            if self._live(task) and self._fits(task, self._size(task), start):
+                self._batch(task, None, start)
+        while True:
             live = [t for t in self.tasks if self._live(t)]
-            if not live:
-                return
+            fitting = [t for t in live if self._fits(t, self._size(t), start)]
+            if not fitting:
+                self._note_stop(live, start)
+                break
             if self.rng.random() < self.epsilon:
-                task = self.rng.choice(live)
+                task = self.rng.choice(fitting)
             else:
-                task = max(live, key=lambda t: (self.gradient(t), -self.tasks.index(t)))
+                task = max(fitting, key=lambda t: (self.gradient(t), -self.tasks.index(t)))
             self._batch(task, None, start)
+        self.elapsed = self.clock() - start
+        if self.budget is not None:
+            self.overrun = max(0.0, self.elapsed - self.budget)
 
-    def _out_of_time(self, start: float) -> bool:
-        return self.budget is not None and self.clock() - start >= self.budget
+    def batch_seconds(self, task: Task, size: int) -> float | None:
+        """The expected wall time of a batch of ``size`` configs of ``task``: its
+        last batch of at least that many configs, else the last such batch of any
+        task (a batch's fixed cost, one image built and booted, dominates small
+        ones, so this errs long); None before any batch was timed."""
+        for timed in (self._seconds.get(id(task), []), self._all_seconds):
+            for n, seconds in reversed(timed):
+                if n >= size:
+                    return seconds
+        return None
+
+    def _fits(self, task: Task, size: int, start: float) -> bool:
+        """Whether a batch of ``size`` configs of ``task`` should finish within the
+        budget (:meth:`batch_seconds`); a batch whose time cannot be estimated
+        yet is issued while time is left."""
+        if self.budget is None:
+            return True
+        left = self.budget - (self.clock() - start)
+        if left <= 0:
+            return False
+        expected = self.batch_seconds(task, size)
+        return expected is None or expected <= left
+
+    def _note_stop(self, live: list[Task], start: float) -> None:
+        """Record in :attr:`stopped_early` why a run with live tasks ends: the
+        quickest of their next batches would not finish in the time left."""
+        left = self.budget - (self.clock() - start) if self.budget is not None else 0.0
+        if not live or left <= 0:
+            return
+        name, expected = min(((t.name, self.batch_seconds(t, self._size(t)) or 0.0)
+                              for t in live), key=lambda x: x[1])
+        self.stopped_early = (name, expected, left)
+
+    def _size(self, task: Task) -> int:
+        if self.max_trials is None:
+            return self.batch_size
+        return max(1, min(self.batch_size, self.max_trials - task.trials))
 
     def _live(self, task: Task) -> bool:
         if task.done or not task.tuner.has_next():
@@ -161,18 +220,21 @@ class TaskScheduler:
         return True
 
     def _batch(self, task: Task, configs, start: float) -> None:
+        if configs is None and task.first:   # (left over when the warm-up ran out of time)
+            configs, task.first = task.first, []
         if configs is None:
-            size = self.batch_size
-            if self.max_trials is not None:
-                size = min(size, self.max_trials - task.trials)
-            configs = task.tuner.next_batch(size)
+            configs = task.tuner.next_batch(self._size(task))
             if not configs:
                 task.done = True
                 return
         before = task.best
+        began = self.clock()
         costs = task.measure(configs)
+        seconds = self.clock() - began
+        self._seconds.setdefault(id(task), []).append((len(configs), seconds))
+        self._all_seconds.append((len(configs), seconds))
+        task.trials += count_new(task.tuner, configs)
         task.tuner.update(configs, costs)
-        task.trials += len(configs)
         self.measured += len(configs)
         task.since_best = 0 if task.best != before else task.since_best + len(configs)
         if task.best is not None:

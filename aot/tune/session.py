@@ -5,7 +5,9 @@
     workloads = extract_workloads(model)          # distinct kernels + reference data
     for each workload:
         resume: feed the configs the log already measured to the tuner
-        measure the default config first (the untuned kernel is the baseline)
+        import: feed another model's records of the same workload as priors
+        measure first: the default config (the untuned kernel is the baseline)
+                       and the best CONFIRM imported configs, on this model
         run_search(tuner, measure batch on the board -> append to the log)
 
 :class:`TunedKernels` is what compilation uses: for a group whose
@@ -30,10 +32,10 @@ from aot.tune.errors import TuneError
 from aot.tune.auto import AutoTuner, AutoWorkload
 from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
-from aot.tune.farm import BoardSpec, open_farm, parse_farm
+from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
 from aot.tune.measure import max_batch
-from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler
+from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
 
@@ -89,6 +91,7 @@ class WorkloadSummary:
     best_cost: int | None
     best_config: dict | None
     failed: int
+    imported: int = 0          # trials taken from --tuning-records (another model's log)
 
 
 @dataclass
@@ -98,12 +101,19 @@ class TuneReport:
     seconds: float = 0.0
     loader: str = "image"      # the flow that measured the candidates (ram or image)
     boards: int = 1            # boards that measured in parallel (aot.tune.farm)
+    overrun: float = 0.0       # seconds past the --budget (0 within it)
     notes: list[str] = field(default_factory=list)
 
     @property
     def per_minute(self) -> float:
         return 60.0 * self.measured / self.seconds if self.seconds else 0.0
 
+
+#: Imported configs (``--tuning-records``) measured again per workload, the
+#: fastest first: another model's records say which configs are worth trying,
+#: but only a measurement on this model (its weights, its reference output,
+#: this board) may make one the best.
+CONFIRM = 3
 
 #: What a candidate's cost is: instructions counted on the device (exact
 #: under QEMU).  ``cycles`` (aot.cycles' estimate) is refused: see :func:`tune_model`.
@@ -119,7 +129,9 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
                runner: str | None = None, serial_port: str | None = None,
                workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
-               loader: str = "auto", farm: str | None = None, boards: int | None = None,
+               loader: str = "auto", farm: str | None = None,
+               boards: int | str | list[SerialBoard] | None = None,
+               tuning_records: list | None = None,
                progress: Callable[[Progress], None] | None = None) -> TuneReport:
     """Tune every distinct workload of ``model`` on ``board``.
 
@@ -137,11 +149,18 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     RAM loader and the device turns out not to offer it, the session goes
     on with batch images (``report.notes`` says so).
 
+    ``tuning_records`` are logs of other sessions (another model with
+    layers of the same workload key, see docs/tuning.md): their records for
+    this target seed the tuners as priors (not measured again, except the
+    default config and the :data:`CONFIRM` fastest, measured first on this
+    model), and count as trials; they are read, never written.
+
     ``farm`` and ``boards`` choose where candidates are measured
     (:mod:`aot.tune.farm`): by default one board in this process; ``boards``
-    N > 1 (or ``farm="local"``) a pool of N local boards; ``farm=
-    "ray://HOST:PORT"`` the boards of a Ray cluster (all of them unless
-    ``boards`` says how many).
+    N > 1 (or ``farm="local"``) a pool of N local boards, real boards
+    (:class:`aot.tune.farm.SerialBoard`, or the text ``TAG@PORT,...`` of
+    ``--boards``) one local slot each; ``farm="ray://HOST:PORT"`` the boards
+    of a Ray cluster (all of them unless ``boards`` says how many or which).
     """
 
     board = load_board(board) if isinstance(board, str) else board
@@ -164,7 +183,9 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
                         "the RAM loader): give a runner that flashes the board (e.g. --runner "
                         "openocd) instead of 'none'")
-    if boards is not None and boards < 1:
+    if isinstance(boards, str):
+        boards = parse_boards(boards)
+    if isinstance(boards, int) and boards < 1:
         raise TuneError(f"--boards must be at least 1, not {boards}")
     if loader not in LOADERS:
         raise TuneError(f"unknown loader {loader!r}; loaders: {', '.join(LOADERS)}")
@@ -189,6 +210,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                         "on arm_cpu and riscv)")
     log = Path(log)
     old = rec.load(log) if log.is_file() else []
+    imported, import_notes = _imported(tuning_records or [], log, target)
     with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
@@ -199,10 +221,12 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
                        notes=report.notes) as flows:
             report.boards = flows.boards
-            _tune(workloads, board, flows, log, old, report, trials=trials, tuner=tuner,
-                  batch_size=batch_size, early_stopping=early_stopping, seed=seed,
-                  progress=progress, budget=budget)
+            _tune(workloads, board, flows, log, old, imported, report, trials=trials,
+                  tuner=tuner, batch_size=batch_size, early_stopping=early_stopping,
+                  seed=seed, progress=progress, budget=budget)
             report.loader = "ram" if flows.ram else "image"
+        if tuning_records:
+            report.notes += import_notes + _import_notes(imported, report)
         return report
 
 
@@ -222,14 +246,59 @@ def choose_loader(board, loader: str = "auto") -> str:
     return loader
 
 
-def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_size,
+def budget_notes(scheduler: TaskScheduler) -> list[str]:
+    """What a budgeted run says about its end: past the budget (a batch took
+    longer than the estimate from the workload's last one), or stopped before
+    it because the next batch would not have finished."""
+    budget = scheduler.budget
+    if scheduler.overrun > 0:
+        return [f"the run took {scheduler.elapsed:.1f} s, {scheduler.overrun:.1f} s past the "
+                f"--budget of {budget:g} s: a batch took longer than expected from its workload's "
+                "last one (or was the first of its size)"]
+    if scheduler.stopped_early is not None:
+        name, expected, left = scheduler.stopped_early
+        return [f"stopped {left:.1f} s before the --budget of {budget:g} s: the next batch "
+                f"({name}) would take about {expected:.1f} s, as its last one did"]
+    return []
+
+
+def _import_notes(imported: list[rec.Record], report: TuneReport) -> list[str]:
+    """What ``--tuning-records`` brought: how many workloads started from them,
+    or that none did."""
+    used = [w for w in report.workloads if w.imported]
+    if not used:
+        return [f"none of the {len(imported)} records of --tuning-records for this target is "
+                "of a workload of this model (the same operators, attributes, shapes and "
+                "dtypes); each workload was tuned from scratch"]
+    return [f"{len(used)} of {len(report.workloads)} workloads started from --tuning-records "
+            f"({sum(w.imported for w in used)} imported configs; the default and the "
+            f"{CONFIRM} fastest of each workload measured again)"]
+
+
+def _imported(paths, log: Path, target) -> tuple[list[rec.Record], list[str]]:
+    """The records of the logs ``paths`` made for ``target`` (``--tuning-records``
+    of ``aot tune``), and notes about those ignored (other targets); the
+    session's own ``log`` is refused (it is resumed from)."""
+    out, notes = [], []
+    for path in paths:
+        path = Path(path)
+        if path.resolve() == log.resolve():
+            raise TuneError(f"--tuning-records {path} is the session's --log: a session "
+                            "resumes from its own log already; give another model's log")
+        chosen, ignored = rec.for_target(rec.load(path), target)
+        out += chosen
+        notes += [f"--tuning-records {path}: {note}" for note in ignored]
+    return out, notes
+
+
+def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner, batch_size,
           early_stopping, seed, progress, budget=None) -> None:
     """Measure the workloads' candidates: one after the other (``trials`` each),
     or sharing ``budget`` seconds through the task scheduler.  A batch holds
     ``batch_size`` candidates per board of ``flows`` (a farm spreads it)."""
     start = time.perf_counter()
     batch = batch_size * max(1, int(getattr(flows, "boards", 1)))
-    tasks = [_task(wl, board, flows, log, old, report, tuner=tuner, seed=seed)
+    tasks = [_task(wl, board, flows, log, old, imported, report, tuner=tuner, seed=seed)
              for wl in workloads]
 
     def per_minute() -> float:
@@ -242,14 +311,14 @@ def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_siz
                 if progress is not None:
                     progress(Progress(task.name, number, len(tasks), task.trials, trials,
                                       task.best, task.default_cost, per_minute()))
-            if task.default.index not in task.tuner.measured:
-                task.tuner.update([task.default], task.measure([task.default]))
-                task.trials += 1
-                on_batch(1, [task.default], None)
             def counted(configs, task=task):   # the scheduler counts its trials itself
                 costs = task.measure(configs)
-                task.trials += len(configs)
+                task.trials += count_new(task.tuner, configs)
                 return costs
+            if task.first:
+                first, task.first = task.first, []
+                task.tuner.update(first, counted(first))
+                on_batch(len(first), first, None)
             run_search(task.tuner, counted, trials=max(0, trials - task.trials),
                        batch_size=batch, early_stopping=early_stopping, on_batch=on_batch)
     else:
@@ -259,39 +328,69 @@ def _tune(workloads, board, flows, log, old, report, *, trials, tuner, batch_siz
                 progress(Progress(t.name, step.index, step.tasks, t.trials, trials, t.best,
                                   t.default_cost, per_minute(), estimate=step.estimate,
                                   untuned=step.untuned, elapsed=step.elapsed, budget=budget))
-        TaskScheduler(tasks, batch_size=batch, budget=budget, max_trials=trials,
-                      early_stopping=early_stopping, seed=seed, progress=on_step).run()
+        scheduler = TaskScheduler(tasks, batch_size=batch, budget=budget, max_trials=trials,
+                                  early_stopping=early_stopping, seed=seed, progress=on_step)
+        scheduler.run()
+        report.overrun = scheduler.overrun
+        report.notes += budget_notes(scheduler)
     for task in tasks:
         wl, search = task.workload, task.tuner
         report.workloads.append(WorkloadSummary(
             wl.key, wl.description, wl.groups, len(search.measured), task.default_cost,
-            search.best_cost, search.best.to_json() if search.best else None, task.failed))
+            search.best_cost, search.best.to_json() if search.best else None, task.failed,
+            task.imported))
     report.seconds = time.perf_counter() - start
 
 
-def _task(wl, board, flows, log, old, report, *, tuner: str, seed: int) -> Task:
+def _configs(wl, records, auto: bool) -> dict[int, tuple]:
+    """``records`` of ``wl`` as ``index -> (config, cost)``: the fastest ``ok``
+    cost of a config measured several times, else None (failed).  Records that
+    do not fit the space (another tuner's, an older template's) are skipped."""
+    out: dict[int, tuple] = {}
+    for r in records:
+        if r.workload != wl.key or r.target != str(wl.target):
+            continue
+        values = r.config
+        if auto and "sketch" not in values:
+            values = {"sketch": "template", **values}   # a template tuner's record
+        try:
+            config = wl.space.config(values)
+        except ConfigError:
+            continue
+        cost = r.cost if r.status == "ok" else None
+        if config.index in out and out[config.index][1] is not None:
+            if cost is None or out[config.index][1] <= cost:
+                continue
+        out[config.index] = (config, cost)
+    return out
+
+
+def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int) -> Task:
     """The task of one workload: its tuner (resumed from the log's records for
-    this target) and how its batches are measured and logged."""
+    this target, seeded with the imported ones), the configs it measures
+    first and how its batches are measured and logged."""
     if tuner == "auto":
         wl = AutoWorkload.of(wl)
         search = AutoTuner(wl.space, wl.lower, seed=seed)
     else:
         search = TUNERS[tuner](wl.space, seed=seed)
-    task = Task(wl.description, search, None, weight=len(wl.groups), default=wl.default,
-                workload=wl)
-    for r in old:
-        if r.workload != wl.key or r.target != str(wl.target):
-            continue
-        values = r.config
-        if tuner == "auto" and "sketch" not in values:
-            values = {"sketch": "template", **values}   # a template tuner's record
-        try:
-            config = wl.space.config(values)
-        except ConfigError:
-            continue  # another tuner's record, or one of an older template
-        search.update([config], [r.cost if r.status == "ok" else None])
-        if config == wl.default and r.status == "ok":
-            task.default_cost = r.cost
+    task = Task(wl.description, search, None, weight=len(wl.groups), workload=wl)
+    own = _configs(wl, old, tuner == "auto")
+    for config, cost in own.values():
+        search.update([config], [cost])
+    if wl.default.index in own and own[wl.default.index][1] is not None:
+        task.default_cost = own[wl.default.index][1]
+    others = _configs(wl, imported, tuner == "auto")
+    priors = {i: v for i, v in others.items() if i not in own}
+    if priors:
+        search.prior([c for c, _ in priors.values()], [cost for _, cost in priors.values()])
+    task.imported = len(priors)
+    # The fastest imported configs, unless this log measured them already (a
+    # resumed session confirms no more than the first did).
+    fastest = sorted((cost, i) for i, (_, cost) in others.items()
+                     if cost is not None and i != wl.default.index)[:CONFIRM]
+    confirm = [priors[i][0] for _, i in fastest if i in priors]
+    task.first = ([wl.default] if wl.default.index not in own else []) + confirm
     task.trials = len(search.measured)
     if search.best_cost is not None:
         task.history.append((task.trials, search.best_cost))

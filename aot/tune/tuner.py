@@ -2,8 +2,9 @@
 
 Every tuner proposes configs in batches (:meth:`Tuner.next_batch`), never
 the same config twice (configs already measured, for example loaded from a
-log to resume a session, are passed to :meth:`Tuner.update` first), and
-learns from the costs it is given (``None`` for a failed candidate).
+log to resume a session, are passed to :meth:`Tuner.update` first; those
+of another model's log to :meth:`Tuner.prior`), and learns from the costs
+it is given (``None`` for a failed candidate).
 
 * :class:`GridTuner`: configs in index order.
 * :class:`RandomTuner`: uniformly among the configs not yet measured.
@@ -46,6 +47,14 @@ class Tuner:
             self.measured[config.index] = cost
             if cost is not None and (self.best_cost is None or cost < self.best_cost):
                 self.best, self.best_cost = config, cost
+
+    def prior(self, configs: list[Config], costs: list[float | None]) -> None:
+        """Configs measured elsewhere (another model's records with the same
+        workload): known to the search, which ranks and breeds from them and does
+        not propose them again, but never the best until measured here
+        (:meth:`update`)."""
+        for config, cost in zip(configs, costs, strict=True):
+            self.measured[config.index] = cost
 
     def next_batch(self, size: int) -> list[Config]:
         raise NotImplementedError

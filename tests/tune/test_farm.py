@@ -15,16 +15,21 @@ from pathlib import Path
 
 import pytest
 
+from support.tools import needs_arm_qemu
+
 from aot.target import Target, load_board
 from aot.tune.errors import TuneError
 from aot.tune.farm import (
     BoardSpec,
     Flows,
     LocalFarm,
+    SerialBoard,
     board_resource,
     in_order,
     open_farm,
+    parse_boards,
     parse_farm,
+    ray_slots,
     split,
 )
 from aot.tune.workload import Workload, WorkloadSource, extract_workloads
@@ -90,10 +95,85 @@ def test_open_farm_chooses_by_farm_and_boards(tmp_path):
         open_farm(spec, farm="local", boards=0, work=tmp_path, cache=tmp_path, notes=[])
 
 
-def test_several_real_boards_on_one_machine_are_refused(tmp_path):
+def test_several_real_boards_need_their_serial_ports(tmp_path):
     spec = BoardSpec(load_board("st/nucleo-f746zg"), serial_port="/dev/null")
-    with pytest.raises(TuneError, match="not supported yet"):
+    with pytest.raises(TuneError, match="needs each one's serial port: --boards "
+                       "st/nucleo-f746zg@/dev/ttyACM0,st/nucleo-f746zg@/dev/ttyACM1"):
         LocalFarm(spec, 2, tmp_path, tmp_path, [])
+
+
+L4 = "st/nucleo-l4r5zi"
+
+
+def test_boards_are_a_number_or_real_boards_by_serial_port():
+    assert parse_boards("3") == 3
+    two = parse_boards(f"{L4}@/dev/ttyACM0, {L4}@/dev/ttyACM1#0670FF48")
+    assert two == [SerialBoard(L4, "/dev/ttyACM0"), SerialBoard(L4, "/dev/ttyACM1", "0670FF48")]
+    assert [str(b) for b in two] == [f"{L4}@/dev/ttyACM0", f"{L4}@/dev/ttyACM1#0670FF48"]
+    assert parse_boards(f"{L4}@rfc2217://lab:4000") == [SerialBoard(L4, "rfc2217://lab:4000")]
+    for bad in ("@/dev/ttyACM0", f"{L4}@", f"{L4}@/dev/ttyACM0#", f"{L4}", "two", "-1"):
+        with pytest.raises(TuneError, match="is not TAG@PORT"):
+            parse_boards(bad)
+    with pytest.raises(TuneError, match="at least 1"):
+        parse_boards("0")
+    with pytest.raises(TuneError, match="port /dev/ttyACM0 more than once"):
+        parse_boards(f"{L4}@/dev/ttyACM0,{L4}@/dev/ttyACM0")
+
+
+def test_each_real_board_is_a_slot_with_its_port_and_probe(tmp_path, monkeypatch):
+    from aot.tune import farm as farm_module
+
+    probes = {"/dev/ttyACM0": "P0"}
+    monkeypatch.setattr(farm_module, "probe_serial", probes.get)
+    spec = BoardSpec(load_board(L4), repeats=1)
+    boards = parse_boards(f"{L4}@/dev/ttyACM0,{L4}@/dev/ttyACM1#P1")
+    with open_farm(spec, farm=None, boards=boards, work=tmp_path, cache=tmp_path,
+                   notes=[]) as f:
+        assert isinstance(f, LocalFarm) and f.boards == 2
+        assert [(s.serial_port, s.probe) for s in f.slots] == [("/dev/ttyACM0", "P0"),
+                                                               ("/dev/ttyACM1", "P1")]
+    # one board needs no probe (and is measured in this process, as with --port)
+    with open_farm(spec, farm=None, boards=parse_boards(f"{L4}@/dev/ttyACM7"), work=tmp_path,
+                   cache=tmp_path, notes=[]) as f:
+        assert isinstance(f, Flows) and f.runner.serial_port == "/dev/ttyACM7"
+        assert f.runner.probe is None
+    with pytest.raises(TuneError, match=r"which debug probe flashes the board on /dev/ttyACM5"):
+        LocalFarm(spec, parse_boards(f"{L4}@/dev/ttyACM0,{L4}@/dev/ttyACM5"), tmp_path,
+                  tmp_path, [])
+    with pytest.raises(TuneError, match="measures the --board it tunes for"):
+        LocalFarm(spec, parse_boards(f"st/nucleo-f746zg@/dev/ttyACM0,{L4}@/dev/ttyACM1#P"),
+                  tmp_path, tmp_path, [])
+    with pytest.raises(TuneError, match="with --port, not both"):
+        LocalFarm(dataclasses.replace(spec, serial_port="/dev/ttyACM0"), boards, tmp_path,
+                  tmp_path, [])
+    with pytest.raises(TuneError, match="has no serial port; give a number of boards"):
+        LocalFarm(BoardSpec(load_board("qemu/mps2-an386")), boards, tmp_path, tmp_path, [])
+    esp = BoardSpec(load_board("espressif/esp32c3-devkitm"))
+    slots = LocalFarm(esp, parse_boards("espressif/esp32c3-devkitm@/dev/ttyUSB0,"
+                                        "espressif/esp32c3-devkitm@/dev/ttyUSB1"),
+                      tmp_path, tmp_path, []).slots
+    assert [(s.serial_port, s.probe) for s in slots] == [("/dev/ttyUSB0", None),
+                                                         ("/dev/ttyUSB1", None)]
+
+
+def test_a_ray_clusters_real_boards_are_resources_by_port():
+    spec = BoardSpec(load_board(L4))
+    resources = {"CPU": 4.0, f"board:{L4}@/dev/ttyACM0": 2.0,
+                 f"board:{L4}@/dev/ttyACM1#P1": 1.0, "board:qemu/mps2-an386": 2.0}
+    slots = ray_slots(resources, spec, None)
+    assert [(r, s.serial_port, s.probe) for r, s in slots] == [
+        (f"board:{L4}@/dev/ttyACM0", "/dev/ttyACM0", None),
+        (f"board:{L4}@/dev/ttyACM0", "/dev/ttyACM0", None),
+        (f"board:{L4}@/dev/ttyACM1#P1", "/dev/ttyACM1", "P1")]
+    assert len(ray_slots(resources, spec, 2)) == 2
+    chosen = ray_slots(resources, spec, parse_boards(f"{L4}@/dev/ttyACM1#P1"))
+    assert [r for r, _ in chosen] == [f"board:{L4}@/dev/ttyACM1#P1"]
+    with pytest.raises(TuneError, match="declares only 3"):
+        ray_slots(resources, spec, 4)
+    with pytest.raises(TuneError, match=f"no node of the Ray cluster declares board:{L4}@COM3"):
+        ray_slots(resources, spec, parse_boards(f"{L4}@COM3"))
+    qemu = BoardSpec(load_board("qemu/mps2-an386"))
+    assert [r for r, _ in ray_slots(resources, qemu, None)] == ["board:qemu/mps2-an386"] * 2
 
 
 # --- the pool on the host port ------------------------------------------------------------
@@ -211,3 +291,106 @@ def test_a_worker_rebuilds_the_kind_of_workload_the_head_measures(dense):
         assert (again.index, again.to_json()) == (c.index, c.to_json())
         assert worker.lower(c, "k").source == head.lower(c, "k").source
     assert farm._workload(dense.source, dense.key, Workload).space == dense.space
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"   # a zombie waits for its reaper only
+
+
+def _qemus(pids: set[int]) -> list[int]:
+    return [p for p in _children(pids)
+            if Path(f"/proc/{p}/comm").read_text().strip().startswith("qemu-system")]
+
+
+@needs_arm_qemu
+@pytest.mark.slow
+def test_a_killed_workers_qemu_does_not_outlive_it(dense, tmp_path):
+    (config,) = list(dense.space)[:1]
+    source = BrokenSource(**vars(dense.source), broken=((config.index, "hang"),))
+    wl = source.workloads()[dense.key]
+    wl.source = source
+    spec = BoardSpec(load_board("qemu/mps2-an386"), repeats=1, timeout=5.0)
+    seen: list[int] = []
+    with LocalFarm(spec, 2, tmp_path / "pool", tmp_path / "cache", []) as farm:
+        out = {}
+        thread = threading.Thread(target=lambda: out.update(r=farm.measure(wl, [config])))
+        thread.start()
+        while thread.is_alive() and not seen:
+            for worker in farm.worker_pids():
+                qemus = _qemus({worker})
+                if qemus:     # the worker's board runs the hanging candidate: kill the worker
+                    seen += qemus
+                    os.kill(worker, signal.SIGKILL)
+                    break
+            time.sleep(0.05)
+        deadline = time.monotonic() + 30   # a bound for a loaded machine, not a measurement
+        while any(_alive(q) for q in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen, "no worker was seen running QEMU"
+        assert not [q for q in seen if _alive(q)], "QEMU outlived its killed worker"
+        thread.join()
+    # the chunk was measured again on a fresh worker: the hang is recorded, not lost
+    (result,) = out["r"]
+    assert result.status == "timeout" and result.cost is None
+
+
+needs_arm_gcc = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
+                                   reason="needs arm-none-eabi-gcc")
+
+
+@needs_arm_gcc
+@pytest.mark.slow
+def test_a_farm_of_serial_boards_flashes_and_opens_each_boards_own(dense, tmp_path,
+                                                                   monkeypatch):
+    """Not verified on hardware: the flash tool and the serial link are mocked
+    (in the forked workers too); what is checked is the exact flash command
+    each board's worker ran and the port its RPC opened."""
+    import json
+
+    import flash.hardware
+    from aot.firmware import device
+    from aot.rpc.errors import TransportError
+
+    calls = tmp_path / "calls.jsonl"
+
+    def note(**what):
+        with open(calls, "a") as f:
+            f.write(json.dumps({"pid": os.getpid(), **what}) + "\n")
+
+    def connect(url, timeout=1.0):
+        note(opened=url)
+        raise TransportError(f"no board on {url} (a test without hardware)")
+
+    monkeypatch.setattr(flash.hardware, "run_tool", lambda argv, *a, **k: note(argv=argv))
+    monkeypatch.setattr(flash.hardware, "check_serial_port", lambda port: None)
+    monkeypatch.setattr(device, "connect", connect)
+    spec = BoardSpec(load_board(L4), repeats=1)
+    boards = parse_boards(f"{L4}@/dev/ttyACM0#P0,{L4}@/dev/ttyACM1#P1")
+    first = dense.space[0]
+    other = next(c for c in dense.space      # another kernel: the farm keeps one per C
+                 if dense.lower(c, "k").source != dense.lower(first, "k").source)
+    configs = [first, other]
+    with LocalFarm(spec, boards, tmp_path / "pool", tmp_path / "cache", []) as farm:
+        results = farm.measure(dense, configs)
+    assert [r.status for r in results] == ["error", "error"]
+    assert all("no board on /dev/ttyACM" in r.error for r in results)
+    by_pid: dict[int, dict] = {}
+    for line in calls.read_text().splitlines():
+        call = json.loads(line)
+        by_pid.setdefault(call.pop("pid"), {}).update(call)
+    assert len(by_pid) == 2 and os.getpid() not in by_pid   # one worker per board
+    seen = set()
+    for call in by_pid.values():
+        port = call["opened"]
+        probe = {"/dev/ttyACM0": "P0", "/dev/ttyACM1": "P1"}[port]
+        *head, program = call["argv"]
+        assert head == ["openocd", "-f", "board/st_nucleo_l4.cfg", "-c",
+                        f"adapter serial {probe}", "-c"]
+        assert program.startswith("program {") and program.endswith(
+            "/project/build/firmware.elf} verify reset exit")
+        seen.add(port)
+    assert seen == {"/dev/ttyACM0", "/dev/ttyACM1"}

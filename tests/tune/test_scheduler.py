@@ -41,7 +41,7 @@ def task(name, costs, weight=1.0, **kw):
         if configs[0].index == 0:
             t.default_cost = out[0]
         return out
-    t = Task(name, tuner, measure, weight=weight, default=Cfg(0))
+    t = Task(name, tuner, measure, weight=weight, first=[Cfg(0)])
     return t
 
 
@@ -92,3 +92,74 @@ def test_early_stopping_and_an_exhausted_space_end_a_task():
 def test_a_schedule_needs_a_limit():
     with pytest.raises(ValueError, match="budget or a number of trials"):
         TaskScheduler([], batch_size=4)
+
+
+class Wall:
+    """A clock that only moves while a batch is measured: ``seconds(n)`` per batch of n."""
+
+    def __init__(self, seconds):
+        self.now, self.seconds = 0.0, seconds
+
+    def __call__(self):
+        return self.now
+
+    def measuring(self, measure):
+        def timed(configs):
+            self.now += self.seconds(len(configs))
+            return measure(configs)
+        return timed
+
+
+def test_a_batch_that_would_not_finish_in_the_budget_is_not_issued():
+    wall = Wall(lambda n: 10.0)           # every batch takes 10 s
+    a = task("a", [100 - i for i in range(100)])
+    a.measure = wall.measuring(a.measure)
+    sched = TaskScheduler([a], batch_size=4, budget=35.0, clock=wall)
+    sched.run()
+    # batches at 0, 10 and 20 s end at 30 s; one at 30 s would end at 40 s
+    assert len(sched.order) == 3 and sched.elapsed == 30.0 and sched.overrun == 0.0
+    assert sched.stopped_early == ("a", 10.0, 5.0)
+
+
+def test_the_estimate_is_per_task_and_a_slower_batch_is_reported_as_overrun():
+    slow, quick = task("slow", [100 - i for i in range(100)]), task("quick", [50] * 100)
+    wall = Wall(lambda n: 1.0)
+    slow.measure = wall.measuring(slow.measure)
+    quick.measure = wall.measuring(quick.measure)
+    sched = TaskScheduler([slow, quick], batch_size=4, budget=8.5, clock=wall, epsilon=0.0)
+    wall.seconds = lambda n: 1.0 if n == 1 else 3.0   # the defaults are quick to measure
+    sched.run()
+    # warm-up: slow's default (1 s) and batch (3 s), quick's (1 s, 3 s) -> 8 s;
+    # no 3 s batch fits in the 0.5 s left
+    assert sched.order == ["slow", "slow", "quick", "quick"] and sched.overrun == 0.0
+    assert sched.stopped_early[1:] == (3.0, 0.5)
+
+
+
+def test_a_batch_slower_than_its_estimate_is_reported_as_overrun():
+    late = task("late", [100 - i for i in range(100)])
+    wall = Wall(lambda n: 1.0)
+    late.measure = wall.measuring(late.measure)
+    sched = TaskScheduler([late], batch_size=4, budget=6.5, clock=wall)
+    wall.seconds = lambda n: 5.0 if wall.now >= 2 else 1.0   # the third batch is slower
+    sched.run()
+    # default 0-1 s, a batch 1-2 s, then one expected to take 1 s takes 5
+    assert len(sched.order) == 3 and sched.elapsed == 7.0 and sched.overrun == 0.5
+    assert sched.stopped_early is None
+
+
+def test_aot_tune_says_how_a_budgeted_run_ended():
+    from aot.tune.session import budget_notes
+
+    wall = Wall(lambda n: 10.0)
+    a = task("conv2d 1x8", [100 - i for i in range(100)])
+    a.measure = wall.measuring(a.measure)
+    sched = TaskScheduler([a], batch_size=4, budget=35.0, clock=wall)
+    sched.run()
+    assert budget_notes(sched) == ["stopped 5.0 s before the --budget of 35 s: the next "
+                                   "batch (conv2d 1x8) would take about 10.0 s, as its last "
+                                   "one did"]
+    sched.overrun, sched.elapsed = 2.5, 37.5
+    assert budget_notes(sched) == ["the run took 37.5 s, 2.5 s past the --budget of 35 s: a "
+                                   "batch took longer than expected from its workload's last "
+                                   "one (or was the first of its size)"]

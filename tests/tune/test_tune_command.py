@@ -88,3 +88,11 @@ def test_boards_must_be_positive(tmp_path, capsys):
                  "--trials", "2", "--log", str(tmp_path / "log"), "--boards", "0"])
     assert code == 2
     assert "--boards must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_real_boards_are_given_as_tag_at_port(tmp_path, capsys):
+    code = main(["tune", str(tmp_path / "missing.tflite"), "--board", "st/nucleo-l4r5zi",
+                 "--trials", "2", "--log", str(tmp_path / "log"), "--boards",
+                 "st/nucleo-l4r5zi@/dev/ttyACM0,st/nucleo-l4r5zi"])
+    assert code == 2
+    assert "'st/nucleo-l4r5zi' is not TAG@PORT or TAG@PORT#PROBE" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """The template-free tuner: evolutionary search over sketches, guided by a learned cost model.
 
 :class:`AutoTuner` has the :class:`~aot.tune.tuner.Tuner` interface
-(``next_batch``, ``update``, ``best``, ``best_cost``), over an
+(``next_batch``, ``update``, ``prior``, ``best``, ``best_cost``), over an
 :class:`~aot.tune.auto.sketch.AutoSpace`.  Each batch:
 
 1. every candidate considered is lowered through the normal pipeline (the
@@ -69,6 +69,12 @@ class AutoTuner:
                 self._seen_digests.add(digest)
             if cost is not None and (self.best_cost is None or cost < self.best_cost):
                 self.best, self.best_cost = config, cost
+
+    def prior(self, configs, costs) -> None:
+        """Measured elsewhere: known to the search, never the best until
+        measured here (as :meth:`aot.tune.tuner.Tuner.prior`)."""
+        for config, cost in zip(configs, costs, strict=True):
+            self.measured[config.index] = cost
 
     def next_batch(self, size: int):
         self._budget = self.max_lowerings
