@@ -45,7 +45,9 @@ from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
                                  open_options, parse_memory_size)
 from aot.executor.jit import JitModel
-from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
+from aot.executor.regions import (buffer_heat, constant_section, linker_script,
+                                  needs_linker_script, parse_regions, place_constants,
+                                  split_regions)
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
@@ -395,7 +397,9 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     ``memory_regions`` (``"ram:4K,psram"`` or a list of ``"name[:bytes]"``)
     splits the workspace over the board's data memories, the hottest buffers
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
-    ``codegen/<name>_regions.ld`` for the link.  Not with a budget yet.
+    ``codegen/<name>_regions.ld`` for the link.  A region marked ``+const``
+    also takes the hottest kernels' constants, copied there at start-up.
+    Not with a budget yet.
 
     ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
     which :func:`compile_model` resolves) runs the leading layers as a patch stage
@@ -437,6 +441,10 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
             raise CompileError("not supported yet: memory regions with the llvm JIT (this "
                                "machine has one memory); compile for a board")
         regions = parse_regions(memory_regions, board)
+        if any(r.const for r in regions) and target.kind == "llvm":
+            raise CompileError("not supported yet: constants copied to a memory region "
+                               "(+const) with the llvm codegen (its objects hold the "
+                               "constants); use --codegen c, or drop +const")
     external_options = byoc.configure(target, codegen_options)
     if target.kind == "llvm":
         # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
@@ -555,6 +563,13 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
+    if regions is not None and any(r.const for r in regions):
+        lay = entry.layout(plan, kernels)
+        ram_used = (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
+                    else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
+        homes = place_constants(plan, kernels, regions, ram_used=ram_used)
+        kernels = [k.in_section(constant_section(name, homes[k.name])) if k.name in homes
+                   else k for k in kernels]
     lap("memory")
 
     module = None
@@ -590,7 +605,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                                  board=board.tag if board else None, version=__version__,
                                  target_hash=target.digest(), patches=patch_code)
     files: dict[str, str | bytes] = dict(generated.files)
-    if plan.regions:
+    if needs_linker_script(plan):
         files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
     if module is None:
         for support_name, text in library.support_files(target).items():
@@ -603,7 +618,8 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         else (None, "not measured")
     sizes = Sizes(workspace=generated.layout.workspace_bytes,
                   constants=generated.constant_bytes, state=generated.state_bytes,
-                  io=plan.io_bytes, code=code, code_note=note)
+                  io=plan.io_bytes, code=code, code_note=note,
+                  ram_constants=plan.region_constants.get("ram", 0))
     if board is not None:
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")

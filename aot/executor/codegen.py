@@ -49,6 +49,7 @@ import numpy as np
 
 from aot.codegen.c import C_TYPES, c_identifier, resolve_target
 from aot.errors import AotError
+from aot.executor.regions import constant_section
 from aot.ir import Graph, Tensor
 
 _ENV = jinja2.Environment(
@@ -783,7 +784,11 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         shared_workspace=shared_workspace,
         regions=[{"name": r, "array": region_array(name, r), "bytes": n,
                   "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r)}
-                 for r, n in plan.regions.items()])
+                 for r, n in plan.regions.items()],
+        const_copies=[{"region": r, "bytes": n, "symbol": f"__aot_{name}_const_{r}",
+                       "section": constant_section(name, r), "mark": f"{name}_const_{r}_mark"}
+                      for r, n in plan.region_constants.items() if r != "ram"],
+        ram_constant_bytes=plan.region_constants.get("ram", 0))
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
                    for p in inputs + outputs]

@@ -632,7 +632,9 @@ class Sizes:
     ``workspace`` includes the kernels' shared scratch once code is
     generated; ``code`` is measured by compiling the generated C with the
     board's (or host) toolchain, None when that was not possible or not
-    done yet (``code_note`` says why).
+    done yet (``code_note`` says why).  ``ram_constants`` are the constant
+    bytes the start-up copies into ``ram`` (``--memory-regions ram+const``):
+    in flash (``constants``) and in RAM.
     """
 
     workspace: int
@@ -641,16 +643,18 @@ class Sizes:
     io: int
     code: int | None
     code_note: str = ""
+    ram_constants: int = 0
 
     @classmethod
     def of_plan(cls, plan: MemoryPlan, constants: int | None = None) -> Sizes:
         """What the plan alone fixes (no scratch, no code yet)."""
         return cls(plan.workspace_bytes, plan.constant_bytes if constants is None else constants,
-                   plan.state_bytes, plan.io_bytes, None, "not generated yet")
+                   plan.state_bytes, plan.io_bytes, None, "not generated yet",
+                   plan.region_constants.get("ram", 0))
 
     @property
     def ram(self) -> int:
-        return self.workspace + self.state + self.io
+        return self.workspace + self.state + self.io + self.ram_constants
 
     @property
     def flash(self) -> int:
@@ -659,11 +663,14 @@ class Sizes:
     def to_json(self) -> dict:
         return {"workspace": self.workspace, "constants": self.constants,
                 "state": self.state, "io": self.io, "code": self.code,
-                "code_note": self.code_note}
+                "code_note": self.code_note,
+                **({"ram_constants": self.ram_constants} if self.ram_constants else {})}
 
     def __str__(self) -> str:
         code = f"unknown ({self.code_note})" if self.code is None else f"{self.code} bytes"
-        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes, "
+        copied = (f" ({self.ram_constants} copied to ram at start-up)"
+                  if self.ram_constants else "")
+        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes{copied}, "
                 f"code {code}, state {self.state} bytes, caller i/o {self.io} bytes")
 
 
@@ -741,8 +748,10 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
         scratch = " with kernel scratch" if sizes.workspace > plan.workspace_bytes else ""
         raise MemoryPlanError(
             f"model {graph.name!r} needs {sizes.ram} bytes of RAM (workspace "
-            f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}) "
-            f"but {where} has {ram_bytes}{ram_detail}; largest tensors: {_largest(plan)}. "
+            f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}"
+            + (f", constants copied to ram {sizes.ram_constants}" if sizes.ram_constants
+               else "")
+            + f") but {where} has {ram_bytes}{ram_detail}; largest tensors: {_largest(plan)}. "
             "Try a board with more RAM or a smaller model.")
     if flash_bytes is not None and sizes.flash > flash_bytes:
         code = f", code {sizes.code}" if sizes.code is not None else ""

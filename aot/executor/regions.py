@@ -31,15 +31,22 @@ the caller's, ``P_run_with_workspace``).  Every other region is a static array
 ``P_region_<name>`` in the section ``.aot_region.<name>``, which the artifact's
 linker script ``codegen/P_regions.ld`` puts in that memory (NOLOAD).
 
+A region marked ``+const`` (``"ram:40K+const"``) also takes the hottest
+kernels' constants in what its workspace buffers leave (:func:`place_constants`),
+copied from flash at start-up: in ``ram`` as ``.data`` (every C start-up copies
+it), in a pool through the linker script's load address and the start-up
+code's ``.aot_copy_table`` (:func:`constant_section`, :func:`linker_script`).
+
 Limits: the assignment is greedy (it may leave a region emptier than an
-exact packing would); constants stay in flash and the stack where the port's
-linker script puts it (the top of ``ram``).
+exact packing would); the stack stays where the port's linker script puts it
+(the top of ``ram``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -47,6 +54,8 @@ from aot.executor.memory import (ALGORITHMS, Buffer, MemoryPlan, MemoryPlanError
                                  check_plan)
 
 MAIN = "ram"
+FLAGS = ("const",)   # the flags a region of --memory-regions may carry ("+const")
+MARK_BYTES = 8       # the word a pool's copied constants start with, aligned (the C's check)
 
 
 class MemoryRegionError(MemoryPlanError):
@@ -55,22 +64,27 @@ class MemoryRegionError(MemoryPlanError):
 
 @dataclass(frozen=True)
 class PlanRegion:
-    """A board region the plan may use: ``capacity`` bytes of it, its speed rank."""
+    """A board region the plan may use: ``capacity`` bytes of it, its speed rank;
+    ``const``: kernel constants may be copied there at start-up
+    (:func:`place_constants`)."""
 
     name: str
     origin: int
     capacity: int
     speed: int | None
+    const: bool = False
 
 
 def parse_regions(spec, board) -> list[PlanRegion]:
-    """``"ram:4K,psram"`` (or a list of ``"name[:bytes]"``) -> regions of ``board``.
+    """``"ram:4K,psram"`` (or a list of ``"name[:bytes][+const]"``) -> regions of ``board``.
 
     Each name is a data memory of the board record (``ram`` or a pool, not
     ``flash``); the size (bytes or K/M, default the whole region, for ``ram``
-    what the stack leaves) is what the plan may take there.  Refused with the
-    board's regions and sizes: an unknown region, a size above the region's,
-    a region named twice, a board without a memory map."""
+    what the stack leaves) is what the plan may take there, and ``+const``
+    lets the hottest kernel constants be copied into what the workspace
+    leaves of it (:func:`place_constants`).  Refused with the board's regions
+    and sizes: an unknown region, a size above the region's, a region named
+    twice, an unknown flag, a board without a memory map."""
     from aot.executor.budget import MemoryBudgetError, parse_memory_size
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
     mem = getattr(board, "memory", None)
@@ -83,11 +97,17 @@ def parse_regions(spec, board) -> list[PlanRegion]:
                       + (f", speed {r.speed})" if r.speed else ", unranked)") for r in data)
     regions: list[PlanRegion] = []
     for item in items:
-        m = re.fullmatch(r"([a-z][a-z0-9_]*)(?::(.+))?", item or "")
+        m = re.fullmatch(r"([a-z][a-z0-9_]*)(?::([^+]+))?((?:\+[a-z]+)*)", item or "")
         if m is None:
-            raise MemoryRegionError(f"memory region {item!r}: expected NAME or NAME:BYTES "
-                                    f"(e.g. ram:48K); {board.tag} has {known}")
-        name, size = m.group(1), m.group(2)
+            raise MemoryRegionError(f"memory region {item!r}: expected NAME[:BYTES][+const] "
+                                    f"(e.g. ram:48K or dtcm:64K+const); {board.tag} has {known}")
+        name, size, flags = m.group(1), m.group(2), m.group(3).split("+")[1:]
+        for flag in flags:
+            if flag not in FLAGS:
+                raise MemoryRegionError(f"memory region {item!r}: unknown flag '+{flag}'; "
+                                        f"the flags are {', '.join('+' + f for f in FLAGS)}")
+            if flags.count(flag) > 1:
+                raise MemoryRegionError(f"memory region {item!r}: '+{flag}' is given twice")
         region = next((r for r in data if r.name == name), None)
         if region is None:
             raise MemoryRegionError(f"{board.tag} has no data memory {name!r}: it has {known}")
@@ -103,10 +123,29 @@ def parse_regions(spec, board) -> list[PlanRegion]:
                 f"memory region {item!r} asks for {capacity} bytes but {name} on {board.tag} "
                 f"has {full}" + (f" ({region.length} less the {mem.stack_bytes}-byte stack)"
                                  if region is mem.ram else ""))
-        regions.append(PlanRegion(name, region.origin, capacity, region.speed))
+        if "const" in flags and region is not mem.ram and not copies_at_startup(board):
+            raise MemoryRegionError(
+                f"not supported yet: constants copied to {name} (+const) on {board.tag}: the "
+                f"start-up code of its port {board.port!r} does not walk .aot_copy_table; "
+                "use ram+const, or drop +const")
+        regions.append(PlanRegion(name, region.origin, capacity, region.speed,
+                                  const="const" in flags))
     if not regions:
         raise MemoryRegionError(f"no memory region given; {board.tag} has {known}")
     return regions
+
+
+def copies_at_startup(board) -> bool:
+    """Whether the start-up code of ``board``'s runtime port copies the sections
+    listed in ``.aot_copy_table`` (the Cortex-M start-up with its linker
+    script, aot/runtime_c/ports/cortex-m): constants copied to a pool need it
+    (in ``ram`` they are ``.data``, which every start-up copies)."""
+    from aot.export import port_settings, runtime_port
+    port = runtime_port(board)
+    if port is None:
+        return False
+    script = port_settings(port).get("AOT_PORT_LDSCRIPT_IN", "")
+    return Path(script).as_posix().endswith("ports/cortex-m/link.ld.in")
 
 
 def _capacity(mem, region) -> int:
@@ -126,6 +165,67 @@ def buffer_heat(plan: MemoryPlan, kernels) -> dict[int, float]:
         factor = 1.0 + sum(reuse.get(t.name, 0.0) for t in b.tensors)
         heat[id(b)] = b.size * factor
     return heat
+
+
+def constant_reuse(kernel) -> float:
+    """Times each byte of ``kernel``'s constants is read per inference, estimated
+    as ``max(1, MACs / elements of its largest constant)`` (a convolution
+    reads its weights once per output pixel, a dense layer once)."""
+    if not kernel.constants:
+        return 0.0
+    largest = max(c.data.size for c in kernel.constants)
+    return max(1.0, (kernel.macs or 0) / max(largest, 1))
+
+
+def constant_footprint(kernel) -> int:
+    """Bytes ``kernel``'s constant arrays take in a section (each aligned)."""
+    a = kernel.constant_alignment
+    return sum(-(-c.data.nbytes // a) * a for c in kernel.constants)
+
+
+def place_constants(plan: MemoryPlan, kernels, regions: list[PlanRegion], *,
+                    ram_used: int) -> dict[str, str]:
+    """Choose the kernels whose constants are copied at start-up into a region
+    marked ``+const``: ``{kernel name: region}``; records the bytes per region
+    in ``plan.region_constants``.
+
+    Candidates are the loop-IR kernels with constants (hand-written and
+    external kernels keep theirs in flash), hottest per byte first
+    (:func:`constant_reuse`), then smaller first; each goes whole into the
+    fastest ``+const`` region whose capacity still has room after the
+    workspace buffers placed there (``ram``: ``ram_used``, the workspace with
+    its scratch, the state and the caller's buffers) and the constants chosen
+    so far (in a pool, plus the 8-byte mark the entry function checks); a
+    kernel that fits nowhere stays in flash."""
+    targets = sorted((r for r in regions if r.const),
+                     key=lambda r: (r.speed is None, r.speed or 0))
+    used = {r.name: (ram_used if r.name == MAIN else plan.regions.get(r.name, 0))
+            for r in targets}
+    chosen: dict[str, str] = {}
+    totals: dict[str, int] = {}
+    candidates = [k for k in kernels if k.func is not None and k.constants
+                  and getattr(k, "codegen", "aot") == "aot"]
+    for k in sorted(candidates, key=lambda k: (-constant_reuse(k), constant_footprint(k),
+                                               k.name)):
+        for r in targets:
+            # A pool's copied constants also hold the mark word the entry checks.
+            size = constant_footprint(k) + (MARK_BYTES if r.name != MAIN
+                                            and r.name not in totals else 0)
+            if used[r.name] + size <= r.capacity:
+                used[r.name] += size
+                totals[r.name] = totals.get(r.name, 0) + size
+                chosen[k.name] = r.name
+                break
+    plan.region_constants = totals
+    return chosen
+
+
+def constant_section(name: str, region: str) -> str:
+    """The input section of ``name``'s constants copied into ``region``: in
+    ``ram`` a ``.data`` section (every C start-up copies ``.data`` from flash),
+    elsewhere ``.aot_const.<name>.<region>``, which the artifact's linker
+    script loads in flash and the start-up code's copy table brings there."""
+    return f".data.aot_const.{name}" if region == MAIN else f".aot_const.{name}.{region}"
 
 
 def _pack(buffers: list[Buffer], alignment: int) -> tuple[int, str]:
@@ -204,20 +304,40 @@ def split_regions(plan: MemoryPlan, graph, regions: list[PlanRegion],
     return plan
 
 
+def needs_linker_script(plan: MemoryPlan) -> bool:
+    """Whether the plan uses a memory the port's linker script does not place:
+    workspace buffers or copied constants in a region other than ``ram``."""
+    return bool(plan.regions) or any(r != MAIN for r in plan.region_constants)
+
+
 def linker_script(name: str, plan: MemoryPlan, board) -> str:
     """``codegen/<name>_regions.ld``: the board's regions the plan uses as GNU ld
-    ``MEMORY``, and one NOLOAD output section per region array.  Link it after
-    the port's script (``-T link.ld -T codegen/<name>_regions.ld``)."""
-    lines = [f"/* Generated by aot: the memory regions of {name}'s workspace buffers "
-             "outside ram (docs/memory.md).", " * Link after the port's script: "
-             f"-T link.ld -T codegen/{name}_regions.ld */", "MEMORY", "{"]
-    for region in plan.regions:
+    ``MEMORY``; per region the constants copied there (loaded in the port's
+    ``FLASH``, with the symbols ``__aot_<name>_const_<r>_start``, ``_end`` and
+    ``_load`` the start-up copy table reads) and the NOLOAD array of its
+    workspace buffers.  Link it after the port's script (``-T link.ld -T
+    codegen/<name>_regions.ld``)."""
+    consts = [r for r in plan.region_constants if r != MAIN]
+    used = list(dict.fromkeys([*consts, *plan.regions]))
+    lines = [f"/* Generated by aot: the memory regions of {name} outside ram: its workspace "
+             "buffers and the", " * constants copied there at start-up (docs/memory.md). "
+             f"Link after the port's script: -T link.ld -T codegen/{name}_regions.ld */",
+             "MEMORY", "{"]
+    for region in used:
         r = board.memory.pool(region)
         lines.append(f"    AOT_{region.upper()} (rw) : ORIGIN = 0x{r.origin:08x}, "
                      f"LENGTH = 0x{r.length:08x}")
     lines += ["}", "SECTIONS", "{"]
-    for region in plan.regions:
-        lines.append(f"    .aot_region.{region} (NOLOAD) : ALIGN({max(plan.alignment, 4)}) "
-                     f"{{ KEEP(*(.aot_region.{region})) }} > AOT_{region.upper()}")
+    for region in used:
+        if region in consts:
+            sym = f"__aot_{name}_const_{region}"
+            section = constant_section(name, region)
+            lines += [f"    {section} : ALIGN(8)", "    {", f"        {sym}_start = .;",
+                      f"        KEEP(*({section}))", "        . = ALIGN(4);",
+                      f"        {sym}_end = .;", f"    }} > AOT_{region.upper()} AT > FLASH",
+                      f"    {sym}_load = LOADADDR({section});"]
+        if region in plan.regions:
+            lines.append(f"    .aot_region.{region} (NOLOAD) : ALIGN({max(plan.alignment, 4)}) "
+                         f"{{ KEEP(*(.aot_region.{region})) }} > AOT_{region.upper()}")
     lines.append("}")
     return "\n".join(lines) + "\n"

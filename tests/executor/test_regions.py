@@ -47,8 +47,8 @@ def test_region_list_names_sizes_and_ranks():
                "the 8192-byte stack)"),
     ("psram:17M", "asks for 17825792 bytes but psram on qemu/mps2-an386 has 16777216"),
     ("ram:lots", "'ram:lots': memory budget 'lots' is not a size"),
-    ("RAM", "expected NAME or NAME:BYTES"),
-    ("", "expected NAME or NAME:BYTES"),
+    ("RAM", "expected NAME[:BYTES][+const]"),
+    ("", "expected NAME[:BYTES][+const]"),
 ])
 def test_a_region_list_that_does_not_match_the_board_is_refused(spec, message):
     with pytest.raises(MemoryRegionError) as err:
@@ -208,3 +208,106 @@ def test_a_speed_rank_outside_1_to_9_is_refused_by_the_schema(tmp_path):
     (folder / "mps2-an386.toml").write_text(text.replace("speed = 2", "speed = 0"))
     with pytest.raises(AotError, match="speed"):
         tags.load_board_file(folder / "mps2-an386.toml")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ram+fast", "unknown flag '+fast'; the flags are +const"),
+    ("ram+const+const", "'+const' is given twice"),
+])
+def test_region_flags_are_checked(spec, message):
+    with pytest.raises(MemoryRegionError, match=message.replace("+", r"\+")):
+        parse_regions(spec, load_board(AN386))
+
+
+def test_const_marks_a_region_for_constants():
+    board = load_board(AN386)
+    regions = parse_regions("ram:9K+const,psram", board)
+    assert [(r.name, r.capacity, r.const) for r in regions] == [("ram", 9216, True),
+                                                                ("psram", 16 << 20, False)]
+
+
+def test_constants_go_to_a_pool_only_where_the_start_up_copies_them():
+    from aot.executor.regions import copies_at_startup
+    ports = {b: copies_at_startup(load_board(b)) for b in
+             (AN386, "qemu/mps3-an547", "st/nucleo-f746zg", "raspberrypi/pico",
+              "espressif/esp32c3-devkitm", "host/native")}
+    assert ports == {AN386: True, "qemu/mps3-an547": True, "st/nucleo-f746zg": True,
+                     "raspberrypi/pico": False, "espressif/esp32c3-devkitm": False,
+                     "host/native": False}
+    with pytest.raises(MemoryRegionError, match="not supported yet: constants copied to "
+                       "scratch_x .* port 'rp2040' does not walk .aot_copy_table"):
+        parse_regions("ram,scratch_x+const", load_board("raspberrypi/pico"))
+    # In ram they are .data, which every start-up copies.
+    assert parse_regions("ram+const", load_board("raspberrypi/pico"))[0].const
+
+
+def _constant_kernels(specs):
+    """Toy loop-IR kernels: ``(name, macs, constant element counts)``."""
+    import numpy as np
+    from aot.kernels.kernel import Kernel, KernelConstant
+    return [Kernel(name, (), 0, macs, ("conv2d",), func=object(),
+                   constants=tuple(KernelConstant(f"{name}_c{i}", np.zeros(n, np.int8))
+                                   for i, n in enumerate(sizes)))
+            for name, macs, sizes in specs]
+
+
+def test_the_hottest_constants_per_byte_take_the_fastest_room_left():
+    from aot.executor.regions import constant_reuse, place_constants
+    graph = _kws()
+    plan = plan_memory(graph, alignment=4, io_in_workspace=True)
+    kernels = _constant_kernels([("conv", 100 * 1000, [1000, 40]),   # reuse 100
+                                 ("dense", 2000, [2000, 8]),         # reuse 1
+                                 ("dw", 9 * 500, [500])])            # reuse 9
+    assert [constant_reuse(k) for k in kernels] == [100.0, 1.0, 9.0]
+    regions = [PlanRegion("ram", 0, 3000, 1, const=True),
+               PlanRegion("psram", 1, 1 << 20, 2, const=True)]
+    homes = place_constants(plan, kernels, regions, ram_used=1900)
+    # ram has 1100 bytes left: conv (1040 bytes, hottest) fits, dw (504) then does not.
+    assert homes == {"conv": "ram", "dw": "psram", "dense": "psram"}
+    # Each constant is aligned to 8; a pool's first adds its 8-byte mark.
+    assert plan.region_constants == {"ram": 1040, "psram": 8 + 504 + 2008}
+    # Without +const nothing moves.
+    regions = [PlanRegion("ram", 0, 1 << 20, 1), PlanRegion("psram", 1, 1 << 20, 2)]
+    assert place_constants(plan, kernels, regions, ram_used=0) == {}
+    assert plan.region_constants == {}
+
+
+def test_ram_const_puts_the_hottest_kernels_constants_in_data():
+    c = compile_model(KWS, "qemu/mps3-an547", name="kws", memory_regions="ram:40K+const",
+                      measure_code=False)
+    moved = [k for k in c.kernels if k.constant_section]
+    assert moved and {k.constant_section for k in moved} == {".data.aot_const.kws"}
+    copied = c.plan.region_constants["ram"]
+    assert copied == sum(-(-x.data.nbytes // 8) * 8 for k in moved for x in k.constants)
+    assert copied <= 40 * 1024 - c.sizes.workspace
+    assert c.sizes.ram == c.sizes.workspace + copied and c.sizes.to_json()["ram_constants"]
+    assert ('__attribute__((section(".data.aot_const.kws")))'
+            in c.files[f"codegen/kws_kernels_{c.kernels.index(moved[0])}.c"])
+    # .data needs no script of ours, and no copy-table entry.
+    assert "codegen/kws_regions.ld" not in c.files
+    assert ".aot_copy_table" not in c.files["codegen/kws.c"]
+    assert c.metadata()["memory_plan"]["region_constants"] == {"ram": copied}
+
+
+def test_pool_const_loads_in_flash_and_lists_the_copy():
+    c = compile_model(KWS, "qemu/mps3-an547", name="kws",
+                      memory_regions="ram:9K,isram:20K+const", measure_code=False)
+    copied = c.plan.region_constants["isram"]
+    assert 8 < copied and c.plan.regions["isram"] + copied <= 20 * 1024
+    script = c.files["codegen/kws_regions.ld"]
+    assert ("    .aot_const.kws.isram : ALIGN(8)\n    {\n        __aot_kws_const_isram_start = .;"
+            "\n        KEEP(*(.aot_const.kws.isram))\n        . = ALIGN(4);\n"
+            "        __aot_kws_const_isram_end = .;\n    } > AOT_ISRAM AT > FLASH\n"
+            "    __aot_kws_const_isram_load = LOADADDR(.aot_const.kws.isram);") in script
+    source = c.files["codegen/kws.c"]
+    assert '__attribute__((section(".aot_copy_table"), used))' in source
+    assert "return -2;" in source and "-2\n * when the constants" in c.files["include/kws.h"]
+    # RAM counts no constants copied elsewhere.
+    assert c.sizes.ram_constants == 0
+
+
+def test_const_with_the_llvm_codegen_is_refused():
+    with pytest.raises(CompileError, match=r"not supported yet: constants copied to a memory "
+                       r"region \(\+const\) with the llvm codegen"):
+        compile_model(HELLO, AN386, codegen="llvm", memory_regions="ram+const",
+                      measure_code=False)

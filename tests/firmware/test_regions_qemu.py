@@ -44,3 +44,39 @@ def test_a_split_workspace_runs_bit_exact(board, spec, slow, object_cache, tmp_p
     checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
                      float_tolerance=0)
     assert all(c.exact for c in checks), [c.to_json() for c in checks]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec, region", [
+    ("ram:40K+const", "ram"),             # DTCM: .data, copied by every start-up
+    ("ram:9K,isram:20K+const", "isram"),  # a pool: the start-up's .aot_copy_table
+])
+def test_constants_copied_to_a_memory_run_bit_exact(spec, region, object_cache, tmp_path):
+    """KWS on the Cortex-M55 with its hottest weights copied at start-up into
+    DTCM (its ram) or the internal SRAM: the ELF holds the kernels' constant
+    arrays at RAM addresses, and the outputs equal the reference's."""
+    compiled = compile_model(KWS, "qemu/mps3-an547", name="kws", memory_regions=spec,
+                             measure_code=False)
+    moved = [k for k in compiled.kernels if k.constant_section]
+    assert moved and compiled.plan.region_constants.get(region, 0) > 0
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    nm = compiled.board.toolchain.tool("nm")
+    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    memory = (compiled.board.memory.ram if region == "ram"
+              else compiled.board.memory.pool(region))
+    flash = compiled.board.memory.flash
+    for k in compiled.kernels:
+        address = where[k.constants[0].name] if k.constants and k.func is not None else None
+        if address is None:
+            continue
+        inside = memory if k.constant_section else flash
+        assert inside.origin <= address < inside.end, (k.name, hex(address))
+    inputs = random_inputs(compiled.graph, 3, seed=2)
+    run = run_project(project, inputs, build=build)
+    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
+                     float_tolerance=0)
+    assert all(c.exact for c in checks), [c.to_json() for c in checks]
