@@ -47,7 +47,7 @@ from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, ch
 from aot.executor.jit import JitModel
 from aot.executor.regions import (buffer_heat, constant_section, linker_script,
                                   needs_linker_script, parse_regions, place_constants,
-                                  split_regions)
+                                  split_for_budget)
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
@@ -295,7 +295,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         if patched is None or (whole is not None and patched.sizes.ram >= whole.sizes.ram):
             return whole
         return patched
-    if memory_budget is None or patches is not None:
+    if memory_budget is None or patches is not None or options.get("memory_regions"):
+        # Patch stages do not take memory regions yet: a budget with regions
+        # is met by the plan options and the regions alone.
         return one(patches)
     try:
         return one(None)
@@ -399,7 +401,9 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
     ``codegen/<name>_regions.ld`` for the link.  A region marked ``+const``
     also takes the hottest kernels' constants, copied there at start-up.
-    Not with a budget yet.
+    With a ``memory_budget`` too, the budget counts what the model owns in
+    ``ram`` (the workspace buffers left there, scratch, caller buffers, state,
+    constants copied there); every other region holds at most its own size.
 
     ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
     which :func:`compile_model` resolves) runs the leading layers as a patch stage
@@ -434,9 +438,6 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     check_target(target)
     regions = None
     if memory_regions is not None:
-        if budget_bytes is not None:
-            raise CompileError("not supported yet: a memory budget with memory regions; give "
-                               "one or the other")
         if target.kind == "llvm" and board is None:
             raise CompileError("not supported yet: memory regions with the llvm JIT (this "
                                "machine has one memory); compile for a board")
@@ -535,14 +536,23 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         patch_code = entry.PatchCode(stage, patch_graph, patch_plan, buffer)
         step_buffers = {groups[0].name: buffer}
 
+    scratch = max((k.scratch_bytes for k in kernels), default=0)
+    # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
+    board_ram = board.memory.model_ram_bytes if board and board.memory else None
+    ram_budget = None if budget_bytes is None else min(budget_bytes, board_ram or budget_bytes)
+
     def plan_for(option: PlanOption) -> MemoryPlan:
-        return plan_memory(annotated, alignment=workspace_alignment(target),
+        plan = plan_memory(annotated, alignment=workspace_alignment(target),
                            step_buffers=step_buffers,
                            io_in_workspace=option.io_in_workspace,
                            inplace=(lambda out, src: (src.name, out.name) in allowed())
                            if option.inplace else False,
                            overlap=(lambda out, src: limits().get((src.name, out.name)))
                            if option.inplace and option.overlap else None)
+        if regions is not None:
+            split_for_budget(plan, annotated, regions, buffer_heat(plan, kernels),
+                             ram_budget, scratch)
+        return plan
 
     budget = None
     if memory_budget is None:
@@ -551,15 +561,10 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                                    inplace and overlap is not False))
     else:
         io_copies = sum(t.type.nbytes for t in (*annotated.inputs, *annotated.outputs))
-        # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
-        board_ram = board.memory.model_ram_bytes if board and board.memory else None
         budget = choose_plan(plan_for, open_options(io_in_workspace, inplace, overlap),
-                             budget_bytes, board_bytes=board_ram,
-                             scratch_bytes=max((k.scratch_bytes for k in kernels), default=0),
+                             budget_bytes, board_bytes=board_ram, scratch_bytes=scratch,
                              io_copy_bytes=io_copies, where=f"model {graph.name!r}")
         plan = budget.plan
-    if regions is not None:
-        split_regions(plan, annotated, regions, buffer_heat(plan, kernels))
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
@@ -567,6 +572,11 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         lay = entry.layout(plan, kernels)
         ram_used = (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
                     else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
+        if ram_budget is not None:
+            # The budget counts what the model owns in ram (docs/memory.md "Memory
+            # budget"): constants copied there take what the rest leaves of it.
+            regions = [dataclasses.replace(r, capacity=min(r.capacity, ram_budget))
+                       if r.name == "ram" else r for r in regions]
         homes = place_constants(plan, kernels, regions, ram_used=ram_used)
         kernels = [k.in_section(constant_section(name, homes[k.name])) if k.name in homes
                    else k for k in kernels]

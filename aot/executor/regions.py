@@ -45,7 +45,7 @@ exact packing would); the stack stays where the port's linker script puts it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -308,6 +308,31 @@ def needs_linker_script(plan: MemoryPlan) -> bool:
     """Whether the plan uses a memory the port's linker script does not place:
     workspace buffers or copied constants in a region other than ``ram``."""
     return bool(plan.regions) or any(r != MAIN for r in plan.region_constants)
+
+
+def split_for_budget(plan: MemoryPlan, graph, regions: list[PlanRegion],
+                     heat: dict[int, float], ram_budget: int | None,
+                     scratch_bytes: int = 0) -> MemoryPlan:
+    """:func:`split_regions` under a RAM budget: ``ram`` holds at most what the
+    budget leaves after the caller's buffers, the state and the kernels'
+    scratch, so the other regions take the rest.  When no split fits that
+    (the buffers that must stay in ram exceed it), the plan is split with
+    ``ram``'s own size: its RAM then exceeds the budget, which the budget's
+    search records as not fitting."""
+    if ram_budget is None:
+        return split_regions(plan, graph, regions, heat)
+    a = plan.alignment
+    room = ram_budget - plan.io_bytes - plan.state_bytes - (scratch_bytes + a if scratch_bytes
+                                                            else 0)
+    capped = [replace(r, capacity=max(min(r.capacity, room), 0)) if r.name == MAIN else r
+              for r in regions]
+    offsets = [(b, b.offset) for b in plan.buffers]
+    try:
+        return split_regions(plan, graph, capped, heat)
+    except MemoryRegionError:
+        for b, offset in offsets:
+            b.offset, b.region = offset, ""
+        return split_regions(plan, graph, regions, heat)
 
 
 def linker_script(name: str, plan: MemoryPlan, board) -> str:

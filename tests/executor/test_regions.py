@@ -176,8 +176,6 @@ def test_without_regions_nothing_changes():
 
 
 def test_regions_are_refused_where_not_supported_yet(tmp_path):
-    with pytest.raises(CompileError, match="not supported yet: a memory budget with memory"):
-        compile_model(KWS, AN386, memory_regions="ram,psram", memory_budget="64K")
     with pytest.raises(CompileError, match="not supported yet: memory_regions for a model group"):
         compile_group([HELLO, HELLO], AN386, names=["a", "b"], memory_regions="ram,psram")
     c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
@@ -311,3 +309,33 @@ def test_const_with_the_llvm_codegen_is_refused():
                        r"region \(\+const\) with the llvm codegen"):
         compile_model(HELLO, AN386, codegen="llvm", memory_regions="ram+const",
                       measure_code=False)
+
+
+def test_a_budget_with_regions_counts_ram_and_the_other_regions_take_the_rest():
+    from aot.executor.budget import ram_bytes
+    for budget in (12 * 1024, 6 * 1024):
+        c = compile_model(KWS, AN386, name="kws", memory_regions="ram,psram",
+                          memory_budget=budget, measure_code=False)
+        # The cheapest option fits: psram takes what the budget leaves out of ram.
+        assert c.budget.option.label == "caller i/o, no aliasing"
+        assert c.budget.ram == ram_bytes(c.plan) == c.sizes.ram <= budget
+        assert c.plan.regions["psram"] > 0
+        assert f"outside the budget: psram {c.plan.regions['psram']} bytes" in c.budget.summary()
+        assert c.metadata()["memory_budget"]["other_regions"] == c.plan.regions
+    # Constants copied to ram stay within the budget too.
+    c = compile_model(KWS, AN386, name="kws", memory_regions="ram+const,psram",
+                      memory_budget="16K", measure_code=False)
+    assert 0 < c.plan.region_constants["ram"] and c.sizes.ram <= 16 * 1024
+
+
+def test_a_budget_below_what_ram_must_hold_names_the_smallest_plan():
+    from aot.executor.budget import MemoryBudgetError
+    # The caller's buffers alone (502 bytes) exceed it; with the i/o inside, the
+    # input and output must stay in ram.
+    with pytest.raises(MemoryBudgetError) as err:
+        compile_model(KWS, AN386, name="kws", memory_regions="ram,psram", memory_budget=400,
+                      measure_code=False)
+    text = str(err.value)
+    assert "does not fit the memory budget of 400 bytes" in text
+    assert "outside the budget: psram" in text
+    assert all(ram > 400 for _, ram in err.value.tried)
