@@ -400,8 +400,8 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     splits the workspace over the board's data memories, the hottest buffers
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
     ``codegen/<name>_regions.ld`` for the link.  A region marked ``+const``
-    also takes the hottest kernels' constants, copied there at start-up.
-    With a ``memory_budget`` too, the budget counts what the model owns in
+    also takes the hottest kernels' constants, copied there at start-up;
+    one marked ``+stack`` holds the firmware's stack.  With a ``memory_budget`` too, the budget counts what the model owns in
     ``ram`` (the workspace buffers left there, scratch, caller buffers, state,
     constants copied there); every other region holds at most its own size.
 
@@ -565,6 +565,9 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                              budget_bytes, board_bytes=board_ram, scratch_bytes=scratch,
                              io_copy_bytes=io_copies, where=f"model {graph.name!r}")
         plan = budget.plan
+    stack_home = next((r.name for r in regions or () if r.stack), "")
+    if stack_home:
+        plan.stack_region, plan.stack_bytes = stack_home, board.memory.stack_bytes
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]

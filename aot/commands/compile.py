@@ -118,11 +118,12 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         "state): bytes or K/M, e.g. 64K. Picks the plan with the fewest "
                         "instructions that fits among the choices the options above leave "
                         "open, or fails naming the smallest reachable (docs/memory.md)")
-    parser.add_argument("--memory-regions", metavar="NAME[:BYTES][+const],...",
+    parser.add_argument("--memory-regions", metavar="NAME[:BYTES][+const][+stack],...",
                         help="split the workspace over the board's data memories, e.g. "
                         "ram:48K,dtcm: the hottest buffers in the fastest (the record's speed "
                         "ranks); +const also copies the hottest kernels' constants there at "
-                        "start-up; the artifact adds a linker script for them (docs/memory.md)")
+                        "start-up, +stack puts the firmware's stack there; the artifact adds a "
+                        "linker script for them (docs/memory.md)")
     parser.add_argument("--patches", metavar="off|auto|RxC", default=None,
                         help="run the first layers one spatial patch at a time (MCUNetV2): "
                         "off (the default), auto (a stage within 5%% more MACs that lowers "
@@ -372,6 +373,8 @@ def run(args: argparse.Namespace) -> int:
         print("  constants copied at start-up: " + ", ".join(
             f"{n} bytes to {r}" for r, n in compiled.plan.region_constants.items())
               + f" (the kernels {', '.join(moved)})")
+    if compiled.plan.stack_region:
+        print(f"  stack: {compiled.plan.stack_bytes} bytes in {compiled.plan.stack_region}")
     if compiled.plan.regions:
         speeds = compiled.plan.region_speeds
         print(f"  memory regions: ram (the workspace) {compiled.plan.workspace_bytes} bytes, "

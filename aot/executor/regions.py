@@ -37,9 +37,12 @@ copied from flash at start-up: in ``ram`` as ``.data`` (every C start-up copies
 it), in a pool through the linker script's load address and the start-up
 code's ``.aot_copy_table`` (:func:`constant_section`, :func:`linker_script`).
 
+A region marked ``+stack`` holds the firmware's stack (the Cortex-M ports'
+start-up reads its top from the linker script); the plan takes that region's
+size less the stack.
+
 Limits: the assignment is greedy (it may leave a region emptier than an
-exact packing would); the stack stays where the port's linker script puts it
-(the top of ``ram``).
+exact packing would).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from aot.executor.memory import (ALGORITHMS, Buffer, MemoryPlan, MemoryPlanError
                                  check_plan)
 
 MAIN = "ram"
-FLAGS = ("const",)   # the flags a region of --memory-regions may carry ("+const")
+FLAGS = ("const", "stack")   # the flags of a region in --memory-regions ("+const")
 MARK_BYTES = 8       # the word a pool's copied constants start with, aligned (the C's check)
 
 
@@ -66,25 +69,30 @@ class MemoryRegionError(MemoryPlanError):
 class PlanRegion:
     """A board region the plan may use: ``capacity`` bytes of it, its speed rank;
     ``const``: kernel constants may be copied there at start-up
-    (:func:`place_constants`)."""
+    (:func:`place_constants`); ``stack``: the firmware's stack lives there."""
 
     name: str
     origin: int
     capacity: int
     speed: int | None
     const: bool = False
+    stack: bool = False
 
 
 def parse_regions(spec, board) -> list[PlanRegion]:
-    """``"ram:4K,psram"`` (or a list of ``"name[:bytes][+const]"``) -> regions of ``board``.
+    """``"ram:4K,psram"`` (or a list of ``"name[:bytes][+const][+stack]"``) -> regions
+    of ``board``.
 
     Each name is a data memory of the board record (``ram`` or a pool, not
-    ``flash``); the size (bytes or K/M, default the whole region, for ``ram``
-    what the stack leaves) is what the plan may take there, and ``+const``
-    lets the hottest kernel constants be copied into what the workspace
-    leaves of it (:func:`place_constants`).  Refused with the board's regions
-    and sizes: an unknown region, a size above the region's, a region named
-    twice, an unknown flag, a board without a memory map."""
+    ``flash``); the size (bytes or K/M, default the whole region less the
+    stack where it lives) is what the plan may take there; ``+const`` lets the
+    hottest kernel constants be copied into what the workspace leaves of it
+    (:func:`place_constants`); ``+stack`` puts the firmware's stack
+    (``memory.stack_bytes``) in it instead of at the top of ``ram``
+    (:func:`linker_script`).  Refused with the board's regions and sizes: an
+    unknown region, a size above the region's, a region named twice, an
+    unknown flag, two stacks, a board without a memory map, a pool flag
+    its port's start-up cannot honour."""
     from aot.executor.budget import MemoryBudgetError, parse_memory_size
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
     mem = getattr(board, "memory", None)
@@ -99,8 +107,9 @@ def parse_regions(spec, board) -> list[PlanRegion]:
     for item in items:
         m = re.fullmatch(r"([a-z][a-z0-9_]*)(?::([^+]+))?((?:\+[a-z]+)*)", item or "")
         if m is None:
-            raise MemoryRegionError(f"memory region {item!r}: expected NAME[:BYTES][+const] "
-                                    f"(e.g. ram:48K or dtcm:64K+const); {board.tag} has {known}")
+            raise MemoryRegionError(f"memory region {item!r}: expected NAME[:BYTES][+const]"
+                                    f"[+stack] (e.g. ram:48K or dtcm:64K+const); {board.tag} "
+                                    f"has {known}")
         name, size, flags = m.group(1), m.group(2), m.group(3).split("+")[1:]
         for flag in flags:
             if flag not in FLAGS:
@@ -113,7 +122,18 @@ def parse_regions(spec, board) -> list[PlanRegion]:
             raise MemoryRegionError(f"{board.tag} has no data memory {name!r}: it has {known}")
         if any(r.name == name for r in regions):
             raise MemoryRegionError(f"memory region {name!r} is given twice")
-        full = _capacity(mem, region)
+        stack = "stack" in flags and region is not mem.ram
+        if stack and any(r.stack for r in regions):
+            raise MemoryRegionError(f"memory region {item!r}: the stack is already in "
+                                    f"{next(r.name for r in regions if r.stack)}; give +stack once")
+        if stack and not cortex_m_startup(board):
+            raise MemoryRegionError(
+                f"not supported yet: the stack in {name} (+stack) on {board.tag}: the linker "
+                f"script of its port {board.port!r} does not let a model move it; drop +stack")
+        full = _capacity(mem, region) - (mem.stack_bytes if stack else 0)
+        if full <= 0:
+            raise MemoryRegionError(f"memory region {item!r}: {name} has {region.length} bytes, "
+                                    f"not more than the {mem.stack_bytes}-byte stack")
         try:
             capacity = full if size is None else parse_memory_size(size)
         except MemoryBudgetError as err:
@@ -122,24 +142,25 @@ def parse_regions(spec, board) -> list[PlanRegion]:
             raise MemoryRegionError(
                 f"memory region {item!r} asks for {capacity} bytes but {name} on {board.tag} "
                 f"has {full}" + (f" ({region.length} less the {mem.stack_bytes}-byte stack)"
-                                 if region is mem.ram else ""))
-        if "const" in flags and region is not mem.ram and not copies_at_startup(board):
+                                 if region is mem.ram or stack else ""))
+        if "const" in flags and region is not mem.ram and not cortex_m_startup(board):
             raise MemoryRegionError(
                 f"not supported yet: constants copied to {name} (+const) on {board.tag}: the "
                 f"start-up code of its port {board.port!r} does not walk .aot_copy_table; "
                 "use ram+const, or drop +const")
         regions.append(PlanRegion(name, region.origin, capacity, region.speed,
-                                  const="const" in flags))
+                                  const="const" in flags, stack="stack" in flags))
     if not regions:
         raise MemoryRegionError(f"no memory region given; {board.tag} has {known}")
     return regions
 
 
-def copies_at_startup(board) -> bool:
-    """Whether the start-up code of ``board``'s runtime port copies the sections
-    listed in ``.aot_copy_table`` (the Cortex-M start-up with its linker
-    script, aot/runtime_c/ports/cortex-m): constants copied to a pool need it
-    (in ``ram`` they are ``.data``, which every start-up copies)."""
+def cortex_m_startup(board) -> bool:
+    """Whether ``board``'s runtime port uses the Cortex-M start-up and linker
+    script (aot/runtime_c/ports/cortex-m), which copy the sections listed in
+    ``.aot_copy_table`` (constants copied to a pool need it; in ``ram`` they are
+    ``.data``, which every start-up copies) and take the stack's top and
+    bottom from a later linker script (``+stack``)."""
     from aot.export import port_settings, runtime_port
     port = runtime_port(board)
     if port is None:
@@ -306,8 +327,9 @@ def split_regions(plan: MemoryPlan, graph, regions: list[PlanRegion],
 
 def needs_linker_script(plan: MemoryPlan) -> bool:
     """Whether the plan uses a memory the port's linker script does not place:
-    workspace buffers or copied constants in a region other than ``ram``."""
-    return bool(plan.regions) or any(r != MAIN for r in plan.region_constants)
+    workspace buffers, copied constants or the stack in a region other than ``ram``."""
+    return (bool(plan.regions) or any(r != MAIN for r in plan.region_constants)
+            or plan.stack_region not in ("", MAIN))
 
 
 def split_for_budget(plan: MemoryPlan, graph, regions: list[PlanRegion],
@@ -339,15 +361,17 @@ def linker_script(name: str, plan: MemoryPlan, board) -> str:
     """``codegen/<name>_regions.ld``: the board's regions the plan uses as GNU ld
     ``MEMORY``; per region the constants copied there (loaded in the port's
     ``FLASH``, with the symbols ``__aot_<name>_const_<r>_start``, ``_end`` and
-    ``_load`` the start-up copy table reads) and the NOLOAD array of its
-    workspace buffers.  Link it after the port's script (``-T link.ld -T
+    ``_load`` the start-up copy table reads), the NOLOAD array of its
+    workspace buffers and, with ``+stack``, the stack (``_estack`` and
+    ``__aot_stack_limit``, which override the port script's).  Link it after the port's script (``-T link.ld -T
     codegen/<name>_regions.ld``)."""
     consts = [r for r in plan.region_constants if r != MAIN]
-    used = list(dict.fromkeys([*consts, *plan.regions]))
+    stack = plan.stack_region if plan.stack_region != MAIN else ""
+    used = list(dict.fromkeys([*consts, *plan.regions, *([stack] if stack else [])]))
     lines = [f"/* Generated by aot: the memory regions of {name} outside ram: its workspace "
-             "buffers and the", " * constants copied there at start-up (docs/memory.md). "
-             f"Link after the port's script: -T link.ld -T codegen/{name}_regions.ld */",
-             "MEMORY", "{"]
+             "buffers, the", " * constants copied there at start-up and the stack "
+             "(docs/memory.md).", " * Link after the port's script: -T link.ld -T "
+             f"codegen/{name}_regions.ld */", "MEMORY", "{"]
     for region in used:
         r = board.memory.pool(region)
         lines.append(f"    AOT_{region.upper()} (rw) : ORIGIN = 0x{r.origin:08x}, "
@@ -364,5 +388,12 @@ def linker_script(name: str, plan: MemoryPlan, board) -> str:
         if region in plan.regions:
             lines.append(f"    .aot_region.{region} (NOLOAD) : ALIGN({max(plan.alignment, 4)}) "
                          f"{{ KEEP(*(.aot_region.{region})) }} > AOT_{region.upper()}")
+        if region == stack:
+            # The port's script set these for the top of its RAM; the later
+            # assignment wins: the vector table's initial SP is _estack.
+            lines += ["    .aot_stack (NOLOAD) : ALIGN(8)", "    {",
+                      "        __aot_stack_limit = .;",
+                      f"        . = . + 0x{plan.stack_bytes:x};", "        . = ALIGN(8);",
+                      "        _estack = .;", f"    }} > AOT_{region.upper()}"]
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -225,8 +225,8 @@ def test_const_marks_a_region_for_constants():
 
 
 def test_constants_go_to_a_pool_only_where_the_start_up_copies_them():
-    from aot.executor.regions import copies_at_startup
-    ports = {b: copies_at_startup(load_board(b)) for b in
+    from aot.executor.regions import cortex_m_startup
+    ports = {b: cortex_m_startup(load_board(b)) for b in
              (AN386, "qemu/mps3-an547", "st/nucleo-f746zg", "raspberrypi/pico",
               "espressif/esp32c3-devkitm", "host/native")}
     assert ports == {AN386: True, "qemu/mps3-an547": True, "st/nucleo-f746zg": True,
@@ -339,3 +339,33 @@ def test_a_budget_below_what_ram_must_hold_names_the_smallest_plan():
     assert "does not fit the memory budget of 400 bytes" in text
     assert "outside the budget: psram" in text
     assert all(ram > 400 for _, ram in err.value.tried)
+
+
+def test_stack_moves_the_firmwares_stack_to_a_region():
+    board = load_board("qemu/mps3-an547")
+    stack = board.memory.stack_bytes
+    isram = board.memory.pool("isram")
+    regions = parse_regions("ram:9K,isram+stack", board)
+    assert (regions[1].stack, regions[1].capacity) == (True, isram.length - stack)
+    with pytest.raises(MemoryRegionError, match=f"has {isram.length - stack} "
+                       rf"\({isram.length} less the {stack}-byte stack\)"):
+        parse_regions(f"ram,isram:{isram.length}+stack", board)
+    with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
+        parse_regions("ram,isram+stack,sram+stack", board)
+    with pytest.raises(MemoryRegionError, match=r"not supported yet: the stack in scratch_x "
+                       r"\(\+stack\) on raspberrypi/pico"):
+        parse_regions("ram,scratch_x+stack", load_board("raspberrypi/pico"))
+    c = compile_model(KWS, board, name="kws", memory_regions="ram:9K,isram+stack",
+                      measure_code=False)
+    assert (c.plan.stack_region, c.plan.stack_bytes) == ("isram", stack)
+    script = c.files["codegen/kws_regions.ld"]
+    assert ("    .aot_stack (NOLOAD) : ALIGN(8)\n    {\n        __aot_stack_limit = .;\n"
+            f"        . = . + 0x{stack:x};\n        . = ALIGN(8);\n        _estack = .;\n"
+            "    } > AOT_ISRAM") in script
+    # After the region's workspace array, in the same memory.
+    assert script.index(".aot_region.isram") < script.index(".aot_stack")
+    assert c.metadata()["memory_plan"]["stack_region"] == "isram"
+    # ram+stack is where the port puts it anyway: no script needed for it.
+    c = compile_model(HELLO, AN386, name="hello", memory_regions="ram+stack",
+                      measure_code=False)
+    assert c.plan.stack_region == "ram" and "codegen/hello_regions.ld" not in c.files

@@ -80,3 +80,36 @@ def test_constants_copied_to_a_memory_run_bit_exact(spec, region, object_cache, 
     checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
                      float_tolerance=0)
     assert all(c.exact for c in checks), [c.to_json() for c in checks]
+
+
+@pytest.mark.slow
+def test_the_stack_in_another_memory_runs_bit_exact(object_cache, tmp_path):
+    """KWS on the Cortex-M55 with the firmware's stack moved from DTCM to the
+    internal SRAM (+stack): the linker script's _estack (the vector table's
+    initial SP) and the stack's bottom lie there, and the outputs are exact."""
+    compiled = compile_model(KWS, "qemu/mps3-an547", name="kws",
+                             memory_regions="ram:9K,isram+stack", measure_code=False)
+    assert compiled.plan.stack_region == "isram"
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    nm = compiled.board.toolchain.tool("nm")
+    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    isram = compiled.board.memory.pool("isram")
+    stack = compiled.board.memory.stack_bytes
+    assert isram.origin <= where["__aot_stack_limit"] < where["_estack"] <= isram.end
+    assert where["_estack"] - where["__aot_stack_limit"] == stack
+    assert where["kws_region_isram"] < where["__aot_stack_limit"]
+    # The vector table's first word, the initial SP, is that _estack.
+    objdump = compiled.board.toolchain.tool("objdump")
+    dump = subprocess.run([objdump, "-s", "-j", ".isr_vector", str(build.elf)],
+                          capture_output=True, text=True, check=True).stdout
+    first = next(line for line in dump.splitlines() if line.startswith(" ")).split()[1]
+    assert int.from_bytes(bytes.fromhex(first), "little") == where["_estack"]
+    inputs = random_inputs(compiled.graph, 2, seed=3)
+    run = run_project(project, inputs, build=build)
+    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
+                     float_tolerance=0)
+    assert all(c.exact for c in checks), [c.to_json() for c in checks]

@@ -15,7 +15,7 @@
 
 #define AOT_EXIT_FAULT 120
 
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack, __aot_stack_limit;
 extern const uint32_t __aot_copy_table_start[], __aot_copy_table_end[];
 extern int main(void);
 void aot_systick_handler(void);
@@ -48,13 +48,15 @@ void aot_reset_handler(void)
 #if AOT_STACK_PAINT
     {
         /* Everything below the stack pointer is free: nothing else lives
-         * between .bss and the stack, and no interrupt is enabled yet.  The
+         * between the stack's bottom (the end of .bss, or the start of the
+         * stack's section in another memory) and the stack pointer, and no
+         * interrupt is enabled yet.  The
          * stores are volatile so that GCC does not make the loop a memset call,
          * whose own frame would lie in the region it paints. */
         volatile uint32_t *word;
         uint32_t *sp;
         __asm__ volatile("mov %0, sp" : "=r"(sp));
-        for (word = &_ebss; word < sp;) {
+        for (word = &__aot_stack_limit; word < sp;) {
             *word++ = AOT_STACK_PAINT_WORD;
         }
     }
