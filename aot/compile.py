@@ -45,9 +45,9 @@ from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
                                  open_options, parse_memory_size)
 from aot.executor.jit import JitModel
-from aot.executor.regions import (buffer_heat, constant_section, linker_script,
-                                  needs_linker_script, parse_regions, place_constants,
-                                  split_for_budget)
+from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
+                                  group_linker_script, linker_script, needs_linker_script,
+                                  parse_regions, place_constants, split_for_budget)
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
@@ -679,7 +679,13 @@ class CompiledGroup:
                                     "bytes": self.sizes.workspace,
                                     "alignment": workspace_alignment(self.target),
                                     "separate_bytes": sum(m.sizes.workspace
-                                                          for m in self.models)}},
+                                                          for m in self.models)},
+                      **({"regions": {r: {"symbol": f"{self.name}_region_{r}",
+                                          "bytes": max(m.plan.regions.get(r, 0)
+                                                       for m in self.models)}
+                                      for r in dict.fromkeys(r for m in self.models
+                                                             for r in m.plan.regions)}}
+                         if any(m.plan.regions for m in self.models) else {})},
             "models": models,
             "sizes": self.sizes.to_json(),
             "build": build_settings(self.name, self.files, self.board, self.external),
@@ -723,15 +729,19 @@ def group_models(models, name: str = "models") -> CompiledGroup:
     owner: dict[str, str] = {}
     members = []
     external: list[dict] = []
+    split = any(needs_linker_script(m.plan) for m in models)
+    shared_regions = _group_regions(name, models) if split else {}
     for m in models:
         generated = entry.generate(
             m.name, m.graph, list(m.graph.annotations.groups), m.kernels, m.plan,
             target=str(m.target), board=m.board.tag if m.board else None,
             version=__version__, target_hash=m.target.digest(),
-            shared_workspace=f"{name}_workspace")
+            shared_workspace=f"{name}_workspace", shared_regions=name if split else None)
         own = {**m.files, **{p: t for p, t in generated.files.items() if p in m.files}}
         # The RPC descriptor defines the one aot_rpc_model: not for a group yet.
         own.pop(f"codegen/{m.name}_rpc.c", None)
+        # One script for the group: the models' would declare the same memories.
+        own.pop(f"codegen/{m.name}_regions.ld", None)
         for path, text in own.items():
             # The kernels' support headers are the same for every model of one
             # target; any other file is one model's (its prefix names it).
@@ -748,18 +758,56 @@ def group_models(models, name: str = "models") -> CompiledGroup:
     files.update(entry.group_files(
         name, [(m.name, m.graph.name, m.sizes.workspace) for m in models],
         alignment=workspace_alignment(first.target), target=str(first.target),
-        board=first.board.tag if first.board else None, version=__version__))
+        board=first.board.tag if first.board else None, version=__version__,
+        regions=shared_regions))
+    if split:
+        files[f"codegen/{name}_regions.ld"] = group_linker_script(
+            name, {m.name: m.plan for m in models}, first.board)
     codes = [m.sizes.code for m in models]
     sizes = Sizes(workspace=max(m.sizes.workspace for m in models),
                   constants=sum(m.sizes.constants for m in models),
                   state=sum(m.sizes.state for m in models),
                   io=sum(m.sizes.io for m in models),
+                  ram_constants=sum(m.sizes.ram_constants for m in models),
                   code=None if None in codes else sum(codes),
                   code_note=next((m.sizes.code_note for m in models if m.sizes.code is None),
                                  ""))
     if first.board is not None:
         check_group_fits_board(name, {m.name: m.sizes for m in models}, sizes, first.board)
     return CompiledGroup(name, members, first.target, first.board, files, sizes, external)
+
+
+def _group_regions(name: str, models) -> dict[str, tuple[int, int | None]]:
+    """``{region: (bytes, speed)}`` of a group's shared arrays outside ram: each
+    the largest model's bytes there.  Refused: models whose stacks are in
+    different memories, and a memory that cannot hold the shared array, every
+    model's constants copied there and the stack."""
+    stacks = {m.plan.stack_region or "ram" for m in models}
+    if len(stacks) > 1:
+        raise CompileError(f"the models of group {name!r} put the stack in different "
+                           f"memories ({', '.join(sorted(stacks))}): give every model the same "
+                           "--memory-regions")
+    mem = models[0].board.memory
+    shared: dict[str, tuple[int, int | None]] = {}
+    used = {r for m in models for r in (*m.plan.regions, *m.plan.region_constants,
+                                        m.plan.stack_region) if r and r != "ram"}
+    for region in sorted(used):
+        array = max(m.plan.regions.get(region, 0) for m in models)
+        consts = {m.name: m.plan.region_constants.get(region, 0) for m in models}
+        stack = next((m.plan.stack_bytes for m in models if m.plan.stack_region == region), 0)
+        need = array + sum(consts.values()) + stack
+        length = mem.pool(region).length
+        if need > length:
+            each = ", ".join(f"{n} {b}" for n, b in consts.items() if b)
+            raise MemoryRegionError(
+                f"model group {name!r} needs {need} bytes of {region} (shared workspace "
+                f"array {array}, constants copied there {sum(consts.values())}"
+                + (f": {each}" if each else "") + (f", stack {stack}" if stack else "")
+                + f") but {region} has {length}: give the models smaller sizes there")
+        if array:
+            shared[region] = (array, next(m.plan.region_speeds.get(region) for m in models
+                                          if region in m.plan.regions))
+    return shared
 
 
 def _check_group_names(group: str, named) -> None:
@@ -799,10 +847,9 @@ def compile_group(models, target_or_board="host/native", *, names=None,
     if len(names) != len(models):
         raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
                            "model")
-    for option in ("memory_budget", "memory_regions"):
-        if options.get(option) is not None:
-            raise CompileError(f"not supported yet: {option} for a model group (the models "
-                               "share one workspace); compile each model alone to use it")
+    if options.get("memory_budget") is not None:
+        raise CompileError("not supported yet: memory_budget for a model group (the models "
+                           "share one workspace); compile each model alone to use it")
     if "name" in options:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")

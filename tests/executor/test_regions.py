@@ -176,8 +176,6 @@ def test_without_regions_nothing_changes():
 
 
 def test_regions_are_refused_where_not_supported_yet(tmp_path):
-    with pytest.raises(CompileError, match="not supported yet: memory_regions for a model group"):
-        compile_group([HELLO, HELLO], AN386, names=["a", "b"], memory_regions="ram,psram")
     c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
                       measure_code=False)
     with pytest.raises(AotError, match="not supported yet: --project pico-sdk with buffers"):
@@ -369,3 +367,54 @@ def test_stack_moves_the_firmwares_stack_to_a_region():
     c = compile_model(HELLO, AN386, name="hello", memory_regions="ram+stack",
                       measure_code=False)
     assert c.plan.stack_region == "ram" and "codegen/hello_regions.ld" not in c.files
+
+
+SPEECH = MODELS_DIR / "tflm_micro_speech.tflite"
+
+
+def test_a_group_shares_one_array_per_region_and_one_script():
+    g = compile_group([KWS, SPEECH], AN386, names=["kws", "ms"], name="grp",
+                      memory_regions="ram:6K,psram+const+stack", measure_code=False)
+    kws, ms = g.models
+    array = max(m.plan.regions.get("psram", 0) for m in g.models)
+    assert array > 0 and all(m.plan.region_constants["psram"] for m in g.models)
+    assert ("uint8_t grp_region_psram[%d]\n    __attribute__((section(\".aot_region.psram\")"
+            % array) in g.files["codegen/grp.c"]
+    for m in g.models:
+        source = g.files[f"codegen/{m.name}.c"]
+        assert f"{m.name}_region_psram" not in source
+        if m.plan.regions:
+            assert "extern uint8_t grp_region_psram[];" in source
+    # One script: both models' constants, the shared array, then the stack.
+    assert [p for p in g.files if p.endswith(".ld")] == ["codegen/grp_regions.ld"]
+    script = g.files["codegen/grp_regions.ld"]
+    assert script.count("AOT_PSRAM (rw)") == 1
+    order = [script.index(k) for k in (".aot_const.kws.psram :", ".aot_const.ms.psram :",
+                                       ".aot_region.psram (NOLOAD)", ".aot_stack (NOLOAD)")]
+    assert order == sorted(order)
+    assert g.metadata()["group"]["regions"] == {"psram": {"symbol": "grp_region_psram",
+                                                          "bytes": array}}
+    assert g.metadata()["build"]["linker_scripts"] == ["codegen/grp_regions.ld"]
+
+
+def test_a_group_refuses_memories_it_cannot_share():
+    from aot.compile import group_models
+    a = compile_model(KWS, "qemu/mps3-an547", name="a", memory_regions="ram:9K,isram+stack",
+                      measure_code=False)
+    b = compile_model(KWS, "qemu/mps3-an547", name="b", memory_regions="ram:9K,isram",
+                      measure_code=False)
+    with pytest.raises(CompileError, match=r"put the stack in different memories \(isram, ram\)"):
+        group_models([a, b], "g")
+    # Each model fits 12K of a 14K sram alone; both models' constants and the array do not.
+    a, b = (compile_model(KWS, "qemu/mps3-an547", name=n, measure_code=False,
+                          memory_regions="ram:9K,sram:12K+const") for n in "ab")
+    import dataclasses
+    small = dataclasses.replace(a.board.memory, pools=tuple(
+        dataclasses.replace(p, length=14 * 1024) if p.name == "sram" else p
+        for p in a.board.memory.pools))
+    board = dataclasses.replace(a.board, memory=small)
+    a, b = (dataclasses.replace(m, board=board) for m in (a, b))
+    with pytest.raises(MemoryRegionError, match=r"model group 'g' needs \d+ bytes of sram "
+                       r"\(shared workspace array \d+, constants copied there \d+: a \d+, "
+                       r"b \d+\) but sram has 14336"):
+        group_models([a, b], "g")
