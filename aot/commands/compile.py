@@ -279,7 +279,6 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                           ("--layer-costs", args.layer_costs),
                           ("--input-shape", args.input_shape),
                           ("--memory-budget", args.memory_budget),
-                          ("--memory-regions", args.memory_regions),
                           ("--patches", args.patches not in (None, "off"))):
         if given:
             raise CompileError(f"not supported yet: {option} with several models (a model "
@@ -293,6 +292,7 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                          disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                          dump_stream=sys.stdout, io_in_workspace=args.io_in_workspace,
                          inplace=args.inplace, overlap=args.overlap,
+                         memory_regions=args.memory_regions,
                          kernel_library=kernel_library, codegen_options=codegen_options(args))
 
 
@@ -317,6 +317,11 @@ def run_group(args: argparse.Namespace, tuned) -> int:
     print(f"  group: {group.sizes}")
     print(f"  shared workspace {group.sizes.workspace} bytes instead of {separate} in "
           f"separate workspaces")
+    shared = group.metadata()["group"].get("regions", {})
+    if shared:
+        print("  shared region arrays: " + ", ".join(
+            f"{r['symbol']} {r['bytes']} bytes" for r in shared.values())
+              + f"; link with codegen/{group.name}_regions.ld after the port's script")
     if tuned is not None:
         print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels")
