@@ -50,7 +50,7 @@ from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_secti
                                   parse_regions, place_constants, split_for_budget)
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
-                        port_settings, runtime_port, write_artifact)
+                        cortex_m_startup, port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
 from aot.executor.patches import GRIDS, stage_lengths
@@ -441,7 +441,8 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         if target.kind == "llvm" and board is None:
             raise CompileError("not supported yet: memory regions with the llvm JIT (this "
                                "machine has one memory); compile for a board")
-        regions = parse_regions(memory_regions, board)
+        regions = parse_regions(memory_regions, board,
+                                cortex_m_startup=board is not None and cortex_m_startup(board))
         if any(r.const for r in regions) and target.kind == "llvm":
             raise CompileError("not supported yet: constants copied to a memory region "
                                "(+const) with the llvm codegen (its objects hold the "

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -79,7 +78,7 @@ class PlanRegion:
     stack: bool = False
 
 
-def parse_regions(spec, board) -> list[PlanRegion]:
+def parse_regions(spec, board, *, cortex_m_startup: bool = False) -> list[PlanRegion]:
     """``"ram:4K,psram"`` (or a list of ``"name[:bytes][+const][+stack]"``) -> regions
     of ``board``.
 
@@ -92,7 +91,10 @@ def parse_regions(spec, board) -> list[PlanRegion]:
     (:func:`linker_script`).  Refused with the board's regions and sizes: an
     unknown region, a size above the region's, a region named twice, an
     unknown flag, two stacks, a board without a memory map, a pool flag
-    its port's start-up cannot honour."""
+    its port's start-up cannot honour: both need ``cortex_m_startup``, whether
+    the board's runtime port uses aot's Cortex-M start-up and linker script
+    (:func:`aot.export.cortex_m_startup`), which copy the sections listed in
+    ``.aot_copy_table`` and take the stack's top from a later script."""
     from aot.executor.budget import MemoryBudgetError, parse_memory_size
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
     mem = getattr(board, "memory", None)
@@ -126,7 +128,7 @@ def parse_regions(spec, board) -> list[PlanRegion]:
         if stack and any(r.stack for r in regions):
             raise MemoryRegionError(f"memory region {item!r}: the stack is already in "
                                     f"{next(r.name for r in regions if r.stack)}; give +stack once")
-        if stack and not cortex_m_startup(board):
+        if stack and not cortex_m_startup:
             raise MemoryRegionError(
                 f"not supported yet: the stack in {name} (+stack) on {board.tag}: the linker "
                 f"script of its port {board.port!r} does not let a model move it; drop +stack")
@@ -143,7 +145,7 @@ def parse_regions(spec, board) -> list[PlanRegion]:
                 f"memory region {item!r} asks for {capacity} bytes but {name} on {board.tag} "
                 f"has {full}" + (f" ({region.length} less the {mem.stack_bytes}-byte stack)"
                                  if region is mem.ram or stack else ""))
-        if "const" in flags and region is not mem.ram and not cortex_m_startup(board):
+        if "const" in flags and region is not mem.ram and not cortex_m_startup:
             raise MemoryRegionError(
                 f"not supported yet: constants copied to {name} (+const) on {board.tag}: the "
                 f"start-up code of its port {board.port!r} does not walk .aot_copy_table; "
@@ -153,20 +155,6 @@ def parse_regions(spec, board) -> list[PlanRegion]:
     if not regions:
         raise MemoryRegionError(f"no memory region given; {board.tag} has {known}")
     return regions
-
-
-def cortex_m_startup(board) -> bool:
-    """Whether ``board``'s runtime port uses the Cortex-M start-up and linker
-    script (aot/runtime_c/ports/cortex-m), which copy the sections listed in
-    ``.aot_copy_table`` (constants copied to a pool need it; in ``ram`` they are
-    ``.data``, which every start-up copies) and take the stack's top and
-    bottom from a later linker script (``+stack``)."""
-    from aot.export import port_settings, runtime_port
-    port = runtime_port(board)
-    if port is None:
-        return False
-    script = port_settings(port).get("AOT_PORT_LDSCRIPT_IN", "")
-    return Path(script).as_posix().endswith("ports/cortex-m/link.ld.in")
 
 
 def _capacity(mem, region) -> int:

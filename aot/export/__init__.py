@@ -168,6 +168,19 @@ def runtime_port(board) -> str | None:
     return port if port in runtime_ports() else None
 
 
+def cortex_m_startup(board) -> bool:
+    """Whether ``board``'s runtime port uses the Cortex-M start-up and linker
+    script (aot/runtime_c/ports/cortex-m), which copy the sections listed in
+    ``.aot_copy_table`` and take the stack's top and bottom from a linker
+    script linked after theirs: what ``--memory-regions NAME+const`` (on a
+    pool) and ``NAME+stack`` need (:mod:`aot.executor.regions`)."""
+    port = runtime_port(board) if board is not None else None
+    if port is None:
+        return False
+    script = port_settings(port).get("AOT_PORT_LDSCRIPT_IN", "")
+    return Path(script).as_posix().endswith("ports/cortex-m/link.ld.in")
+
+
 def _hex(value: int) -> str:
     return f"0x{value:08x}"
 

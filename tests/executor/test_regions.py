@@ -223,7 +223,7 @@ def test_const_marks_a_region_for_constants():
 
 
 def test_constants_go_to_a_pool_only_where_the_start_up_copies_them():
-    from aot.executor.regions import cortex_m_startup
+    from aot.export import cortex_m_startup
     ports = {b: cortex_m_startup(load_board(b)) for b in
              (AN386, "qemu/mps3-an547", "st/nucleo-f746zg", "raspberrypi/pico",
               "espressif/esp32c3-devkitm", "host/native")}
@@ -232,7 +232,8 @@ def test_constants_go_to_a_pool_only_where_the_start_up_copies_them():
                      "host/native": False}
     with pytest.raises(MemoryRegionError, match="not supported yet: constants copied to "
                        "scratch_x .* port 'rp2040' does not walk .aot_copy_table"):
-        parse_regions("ram,scratch_x+const", load_board("raspberrypi/pico"))
+        parse_regions("ram,scratch_x+const", load_board("raspberrypi/pico"),
+                      cortex_m_startup=False)
     # In ram they are .data, which every start-up copies.
     assert parse_regions("ram+const", load_board("raspberrypi/pico"))[0].const
 
@@ -343,16 +344,17 @@ def test_stack_moves_the_firmwares_stack_to_a_region():
     board = load_board("qemu/mps3-an547")
     stack = board.memory.stack_bytes
     isram = board.memory.pool("isram")
-    regions = parse_regions("ram:9K,isram+stack", board)
+    regions = parse_regions("ram:9K,isram+stack", board, cortex_m_startup=True)
     assert (regions[1].stack, regions[1].capacity) == (True, isram.length - stack)
     with pytest.raises(MemoryRegionError, match=f"has {isram.length - stack} "
                        rf"\({isram.length} less the {stack}-byte stack\)"):
-        parse_regions(f"ram,isram:{isram.length}+stack", board)
+        parse_regions(f"ram,isram:{isram.length}+stack", board, cortex_m_startup=True)
     with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
-        parse_regions("ram,isram+stack,sram+stack", board)
+        parse_regions("ram,isram+stack,sram+stack", board, cortex_m_startup=True)
     with pytest.raises(MemoryRegionError, match=r"not supported yet: the stack in scratch_x "
                        r"\(\+stack\) on raspberrypi/pico"):
-        parse_regions("ram,scratch_x+stack", load_board("raspberrypi/pico"))
+        parse_regions("ram,scratch_x+stack", load_board("raspberrypi/pico"),
+                      cortex_m_startup=False)
     c = compile_model(KWS, board, name="kws", memory_regions="ram:9K,isram+stack",
                       measure_code=False)
     assert (c.plan.stack_region, c.plan.stack_bytes) == ("isram", stack)
