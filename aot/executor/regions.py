@@ -56,7 +56,7 @@ from aot.executor.memory import (ALGORITHMS, Buffer, MemoryPlan, MemoryPlanError
                                  check_plan)
 
 MAIN = "ram"
-FLAGS = ("const", "stack")   # the flags of a region in --memory-regions ("+const")
+FLAGS = ("const", "stack")   # the flags of a region in --memory-regions ("ram+const")
 MARK_BYTES = 8       # the word a pool's copied constants start with, aligned (the C's check)
 
 
@@ -124,8 +124,8 @@ def parse_regions(spec, board, *, cortex_m_startup: bool = False) -> list[PlanRe
             raise MemoryRegionError(f"{board.tag} has no data memory {name!r}: it has {known}")
         if any(r.name == name for r in regions):
             raise MemoryRegionError(f"memory region {name!r} is given twice")
-        stack = "stack" in flags and region is not mem.ram
-        if stack and any(r.stack for r in regions):
+        stack = "stack" in flags and region is not mem.ram  # ram: where the port puts it
+        if "stack" in flags and any(r.stack for r in regions):
             raise MemoryRegionError(f"memory region {item!r}: the stack is already in "
                                     f"{next(r.name for r in regions if r.stack)}; give +stack once")
         if stack and not cortex_m_startup:

@@ -351,6 +351,8 @@ def test_stack_moves_the_firmwares_stack_to_a_region():
         parse_regions(f"ram,isram:{isram.length}+stack", board, cortex_m_startup=True)
     with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
         parse_regions("ram,isram+stack,sram+stack", board, cortex_m_startup=True)
+    with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
+        parse_regions("isram+stack,ram+stack", board, cortex_m_startup=True)
     with pytest.raises(MemoryRegionError, match=r"not supported yet: the stack in scratch_x "
                        r"\(\+stack\) on raspberrypi/pico"):
         parse_regions("ram,scratch_x+stack", load_board("raspberrypi/pico"),
