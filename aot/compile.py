@@ -401,8 +401,9 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
     ``codegen/<name>_regions.ld`` for the link.  A region marked ``+const``
     also takes the hottest kernels' constants, copied there at start-up;
-    one marked ``+stack`` holds the firmware's stack.  With a ``memory_budget`` too, the budget counts what the model owns in
-    ``ram`` (the workspace buffers left there, scratch, caller buffers, state,
+    one marked ``+stack`` holds the firmware's stack.  With a
+    ``memory_budget`` too, the budget counts what the model owns in ``ram``
+    (the workspace buffers left there, scratch, caller buffers, state,
     constants copied there); every other region holds at most its own size.
 
     ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
