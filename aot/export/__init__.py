@@ -169,16 +169,17 @@ def runtime_port(board) -> str | None:
 
 
 def cortex_m_startup(board) -> bool:
-    """Whether ``board``'s runtime port uses the Cortex-M start-up and linker
-    script (aot/runtime_c/ports/cortex-m), which copy the sections listed in
-    ``.aot_copy_table`` and take the stack's top and bottom from a linker
-    script linked after theirs: what ``--memory-regions NAME+const`` (on a
-    pool) and ``NAME+stack`` need (:mod:`aot.executor.regions`)."""
+    """Whether ``board``'s runtime port uses the shared Cortex-M start-up
+    (aot/runtime_c/ports/cortex-m/startup.c; the ports' linker scripts collect
+    ``.aot_copy_table`` and define ``__aot_stack_limit`` for it), which copies
+    the sections listed in the table and takes the stack's top and bottom
+    from a linker script linked after the port's: what ``--memory-regions
+    NAME+const`` (on a pool) and ``NAME+stack`` need (:mod:`aot.executor.regions`)."""
     port = runtime_port(board) if board is not None else None
     if port is None:
         return False
-    script = port_settings(port).get("AOT_PORT_LDSCRIPT_IN", "")
-    return Path(script).as_posix().endswith("ports/cortex-m/link.ld.in")
+    sources = port_settings(port).get("AOT_PORT_SRCS", "").split()
+    return any(Path(s).as_posix().endswith("ports/cortex-m/startup.c") for s in sources)
 
 
 def _hex(value: int) -> str:

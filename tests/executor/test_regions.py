@@ -228,14 +228,14 @@ def test_constants_go_to_a_pool_only_where_the_start_up_copies_them():
              (AN386, "qemu/mps3-an547", "st/nucleo-f746zg", "raspberrypi/pico",
               "espressif/esp32c3-devkitm", "host/native")}
     assert ports == {AN386: True, "qemu/mps3-an547": True, "st/nucleo-f746zg": True,
-                     "raspberrypi/pico": False, "espressif/esp32c3-devkitm": False,
+                     "raspberrypi/pico": True, "espressif/esp32c3-devkitm": False,
                      "host/native": False}
+    esp = load_board("espressif/esp32c3-devkitm")
     with pytest.raises(MemoryRegionError, match="not supported yet: constants copied to "
-                       "scratch_x .* port 'rp2040' does not walk .aot_copy_table"):
-        parse_regions("ram,scratch_x+const", load_board("raspberrypi/pico"),
-                      cortex_m_startup=False)
+                       "rtc_fast .* port 'esp32c3' does not walk .aot_copy_table"):
+        parse_regions("ram,rtc_fast+const", esp, cortex_m_startup=False)
     # In ram they are .data, which every start-up copies.
-    assert parse_regions("ram+const", load_board("raspberrypi/pico"))[0].const
+    assert parse_regions("ram+const", esp)[0].const
 
 
 def _constant_kernels(specs):
@@ -353,9 +353,9 @@ def test_stack_moves_the_firmwares_stack_to_a_region():
         parse_regions("ram,isram+stack,sram+stack", board, cortex_m_startup=True)
     with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
         parse_regions("isram+stack,ram+stack", board, cortex_m_startup=True)
-    with pytest.raises(MemoryRegionError, match=r"not supported yet: the stack in scratch_x "
-                       r"\(\+stack\) on raspberrypi/pico"):
-        parse_regions("ram,scratch_x+stack", load_board("raspberrypi/pico"),
+    with pytest.raises(MemoryRegionError, match=r"not supported yet: the stack in rtc_fast "
+                       r"\(\+stack\) on espressif/esp32c3-devkitm"):
+        parse_regions("ram,rtc_fast+stack", load_board("espressif/esp32c3-devkitm"),
                       cortex_m_startup=False)
     c = compile_model(KWS, board, name="kws", memory_regions="ram:9K,isram+stack",
                       measure_code=False)
