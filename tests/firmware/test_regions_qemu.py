@@ -113,3 +113,23 @@ def test_the_stack_in_another_memory_runs_bit_exact(object_cache, tmp_path):
     checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
                      float_tolerance=0)
     assert all(c.exact for c in checks), [c.to_json() for c in checks]
+
+
+@pytest.mark.slow
+def test_a_start_up_that_does_not_copy_the_constants_makes_the_run_fail(object_cache, tmp_path):
+    """The same firmware with its copy table emptied (what a start-up that does not
+    walk .aot_copy_table amounts to): the entry function finds its mark missing in
+    the region and returns -2 instead of computing with garbage."""
+    from aot.firmware.errors import DeviceError
+    compiled = compile_model(KWS, "qemu/mps3-an547", name="kws",
+                             memory_regions="ram:9K,isram:20K+const", measure_code=False)
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    objcopy = compiled.board.toolchain.tool("objcopy")
+    zeros = tmp_path / "zeros.bin"
+    zeros.write_bytes(bytes(12))  # one entry: load, start, end all 0 (nothing to copy)
+    subprocess.run([objcopy, f"--update-section=.aot_copy_table={zeros}", str(build.elf)],
+                   check=True, capture_output=True)
+    with pytest.raises(DeviceError, match="returned -2 in run 0"):
+        run_project(project, random_inputs(compiled.graph, 1, seed=4), build=build)
