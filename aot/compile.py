@@ -113,6 +113,8 @@ class CompiledModel:
             "kernels": [{"name": k.name, "ops": list(k.op_names),
                          "codegen": getattr(k, "codegen", "aot"), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
+                         **({"constant_section": k.constant_section}
+                            if getattr(k, "constant_section", "") else {}),
                          "file": f"codegen/{self.name}_kernels_{i}"
                                  + (".o" if self.llvm is not None and k.func is not None
                                     else ".c")}

@@ -284,6 +284,8 @@ def test_ram_const_puts_the_hottest_kernels_constants_in_data():
     assert "codegen/kws_regions.ld" not in c.files
     assert ".aot_copy_table" not in c.files["codegen/kws.c"]
     assert c.metadata()["memory_plan"]["region_constants"] == {"ram": copied}
+    sections = {k["name"]: k.get("constant_section") for k in c.metadata()["kernels"]}
+    assert sections == {k.name: k.constant_section or None for k in c.kernels}
 
 
 def test_pool_const_loads_in_flash_and_lists_the_copy():
