@@ -45,10 +45,12 @@ from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
                                  open_options, parse_memory_size)
 from aot.executor.jit import JitModel
-from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
+from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
+                                  group_linker_script, linker_script, needs_linker_script,
+                                  parse_regions, place_constants, split_for_budget)
 from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
-                        port_settings, runtime_port, write_artifact)
+                        cortex_m_startup, port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
 from aot.executor.patches import GRIDS, stage_lengths
@@ -111,6 +113,8 @@ class CompiledModel:
             "kernels": [{"name": k.name, "ops": list(k.op_names),
                          "codegen": getattr(k, "codegen", "aot"), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
+                         **({"constant_section": k.constant_section}
+                            if getattr(k, "constant_section", "") else {}),
                          "file": f"codegen/{self.name}_kernels_{i}"
                                  + (".o" if self.llvm is not None and k.func is not None
                                     else ".c")}
@@ -293,7 +297,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         if patched is None or (whole is not None and patched.sizes.ram >= whole.sizes.ram):
             return whole
         return patched
-    if memory_budget is None or patches is not None:
+    if memory_budget is None or patches is not None or options.get("memory_regions"):
+        # Patch stages do not take memory regions yet: a budget with regions
+        # is met by the plan options and the regions alone.
         return one(patches)
     try:
         return one(None)
@@ -395,7 +401,12 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     ``memory_regions`` (``"ram:4K,psram"`` or a list of ``"name[:bytes]"``)
     splits the workspace over the board's data memories, the hottest buffers
     in the fastest (:mod:`aot.executor.regions`); the artifact then holds
-    ``codegen/<name>_regions.ld`` for the link.  Not with a budget yet.
+    ``codegen/<name>_regions.ld`` for the link.  A region marked ``+const``
+    also takes the hottest kernels' constants, copied there at start-up;
+    one marked ``+stack`` holds the firmware's stack.  With a
+    ``memory_budget`` too, the budget counts what the model owns in ``ram``
+    (the workspace buffers left there, scratch, caller buffers, state,
+    constants copied there); every other region holds at most its own size.
 
     ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
     which :func:`compile_model` resolves) runs the leading layers as a patch stage
@@ -430,13 +441,15 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     check_target(target)
     regions = None
     if memory_regions is not None:
-        if budget_bytes is not None:
-            raise CompileError("not supported yet: a memory budget with memory regions; give "
-                               "one or the other")
         if target.kind == "llvm" and board is None:
             raise CompileError("not supported yet: memory regions with the llvm JIT (this "
                                "machine has one memory); compile for a board")
-        regions = parse_regions(memory_regions, board)
+        regions = parse_regions(memory_regions, board,
+                                cortex_m_startup=board is not None and cortex_m_startup(board))
+        if any(r.const for r in regions) and target.kind == "llvm":
+            raise CompileError("not supported yet: constants copied to a memory region "
+                               "(+const) with the llvm codegen (its objects hold the "
+                               "constants); use --codegen c, or drop +const")
     external_options = byoc.configure(target, codegen_options)
     if target.kind == "llvm":
         # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
@@ -527,14 +540,23 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         patch_code = entry.PatchCode(stage, patch_graph, patch_plan, buffer)
         step_buffers = {groups[0].name: buffer}
 
+    scratch = max((k.scratch_bytes for k in kernels), default=0)
+    # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
+    board_ram = board.memory.model_ram_bytes if board and board.memory else None
+    ram_budget = None if budget_bytes is None else min(budget_bytes, board_ram or budget_bytes)
+
     def plan_for(option: PlanOption) -> MemoryPlan:
-        return plan_memory(annotated, alignment=workspace_alignment(target),
+        plan = plan_memory(annotated, alignment=workspace_alignment(target),
                            step_buffers=step_buffers,
                            io_in_workspace=option.io_in_workspace,
                            inplace=(lambda out, src: (src.name, out.name) in allowed())
                            if option.inplace else False,
                            overlap=(lambda out, src: limits().get((src.name, out.name)))
                            if option.inplace and option.overlap else None)
+        if regions is not None:
+            split_for_budget(plan, annotated, regions, buffer_heat(plan, kernels),
+                             ram_budget, scratch)
+        return plan
 
     budget = None
     if memory_budget is None:
@@ -543,18 +565,28 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                                    inplace and overlap is not False))
     else:
         io_copies = sum(t.type.nbytes for t in (*annotated.inputs, *annotated.outputs))
-        # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
-        board_ram = board.memory.model_ram_bytes if board and board.memory else None
         budget = choose_plan(plan_for, open_options(io_in_workspace, inplace, overlap),
-                             budget_bytes, board_bytes=board_ram,
-                             scratch_bytes=max((k.scratch_bytes for k in kernels), default=0),
+                             budget_bytes, board_bytes=board_ram, scratch_bytes=scratch,
                              io_copy_bytes=io_copies, where=f"model {graph.name!r}")
         plan = budget.plan
-    if regions is not None:
-        split_regions(plan, annotated, regions, buffer_heat(plan, kernels))
+    stack_home = next((r.name for r in regions or () if r.stack), "")
+    if stack_home:
+        plan.stack_region, plan.stack_bytes = stack_home, board.memory.stack_bytes
     if board is not None:
         check_fits_board(plan, annotated, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
+    if regions is not None and any(r.const for r in regions):
+        lay = entry.layout(plan, kernels)
+        ram_used = (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
+                    else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
+        if ram_budget is not None:
+            # The budget counts what the model owns in ram (docs/memory.md "Memory
+            # budget"): constants copied there take what the rest leaves of it.
+            regions = [dataclasses.replace(r, capacity=min(r.capacity, ram_budget))
+                       if r.name == "ram" else r for r in regions]
+        homes = place_constants(plan, kernels, regions, ram_used=ram_used)
+        kernels = [k.in_section(constant_section(name, homes[k.name])) if k.name in homes
+                   else k for k in kernels]
     lap("memory")
 
     module = None
@@ -590,7 +622,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                                  board=board.tag if board else None, version=__version__,
                                  target_hash=target.digest(), patches=patch_code)
     files: dict[str, str | bytes] = dict(generated.files)
-    if plan.regions:
+    if needs_linker_script(plan):
         files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
     if module is None:
         for support_name, text in library.support_files(target).items():
@@ -603,7 +635,8 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         else (None, "not measured")
     sizes = Sizes(workspace=generated.layout.workspace_bytes,
                   constants=generated.constant_bytes, state=generated.state_bytes,
-                  io=plan.io_bytes, code=code, code_note=note)
+                  io=plan.io_bytes, code=code, code_note=note,
+                  ram_constants=plan.region_constants.get("ram", 0))
     if board is not None:
         check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
     lap("sizes")
@@ -650,7 +683,13 @@ class CompiledGroup:
                                     "bytes": self.sizes.workspace,
                                     "alignment": workspace_alignment(self.target),
                                     "separate_bytes": sum(m.sizes.workspace
-                                                          for m in self.models)}},
+                                                          for m in self.models)},
+                      **({"regions": {r: {"symbol": f"{self.name}_region_{r}",
+                                          "bytes": max(m.plan.regions.get(r, 0)
+                                                       for m in self.models)}
+                                      for r in dict.fromkeys(r for m in self.models
+                                                             for r in m.plan.regions)}}
+                         if any(m.plan.regions for m in self.models) else {})},
             "models": models,
             "sizes": self.sizes.to_json(),
             "build": build_settings(self.name, self.files, self.board, self.external),
@@ -694,15 +733,19 @@ def group_models(models, name: str = "models") -> CompiledGroup:
     owner: dict[str, str] = {}
     members = []
     external: list[dict] = []
+    split = any(needs_linker_script(m.plan) for m in models)
+    shared_regions = _group_regions(name, models) if split else {}
     for m in models:
         generated = entry.generate(
             m.name, m.graph, list(m.graph.annotations.groups), m.kernels, m.plan,
             target=str(m.target), board=m.board.tag if m.board else None,
             version=__version__, target_hash=m.target.digest(),
-            shared_workspace=f"{name}_workspace")
+            shared_workspace=f"{name}_workspace", shared_regions=name if split else None)
         own = {**m.files, **{p: t for p, t in generated.files.items() if p in m.files}}
         # The RPC descriptor defines the one aot_rpc_model: not for a group yet.
         own.pop(f"codegen/{m.name}_rpc.c", None)
+        # One script for the group: the models' would declare the same memories.
+        own.pop(f"codegen/{m.name}_regions.ld", None)
         for path, text in own.items():
             # The kernels' support headers are the same for every model of one
             # target; any other file is one model's (its prefix names it).
@@ -719,18 +762,56 @@ def group_models(models, name: str = "models") -> CompiledGroup:
     files.update(entry.group_files(
         name, [(m.name, m.graph.name, m.sizes.workspace) for m in models],
         alignment=workspace_alignment(first.target), target=str(first.target),
-        board=first.board.tag if first.board else None, version=__version__))
+        board=first.board.tag if first.board else None, version=__version__,
+        regions=shared_regions))
+    if split:
+        files[f"codegen/{name}_regions.ld"] = group_linker_script(
+            name, {m.name: m.plan for m in models}, first.board)
     codes = [m.sizes.code for m in models]
     sizes = Sizes(workspace=max(m.sizes.workspace for m in models),
                   constants=sum(m.sizes.constants for m in models),
                   state=sum(m.sizes.state for m in models),
                   io=sum(m.sizes.io for m in models),
+                  ram_constants=sum(m.sizes.ram_constants for m in models),
                   code=None if None in codes else sum(codes),
                   code_note=next((m.sizes.code_note for m in models if m.sizes.code is None),
                                  ""))
     if first.board is not None:
         check_group_fits_board(name, {m.name: m.sizes for m in models}, sizes, first.board)
     return CompiledGroup(name, members, first.target, first.board, files, sizes, external)
+
+
+def _group_regions(name: str, models) -> dict[str, tuple[int, int | None]]:
+    """``{region: (bytes, speed)}`` of a group's shared arrays outside ram: each
+    the largest model's bytes there.  Refused: models whose stacks are in
+    different memories, and a memory that cannot hold the shared array, every
+    model's constants copied there and the stack."""
+    stacks = {m.plan.stack_region or "ram" for m in models}
+    if len(stacks) > 1:
+        raise CompileError(f"the models of group {name!r} put the stack in different "
+                           f"memories ({', '.join(sorted(stacks))}): give every model the same "
+                           "--memory-regions")
+    mem = models[0].board.memory
+    shared: dict[str, tuple[int, int | None]] = {}
+    used = {r for m in models for r in (*m.plan.regions, *m.plan.region_constants,
+                                        m.plan.stack_region) if r and r != "ram"}
+    for region in sorted(used):
+        array = max(m.plan.regions.get(region, 0) for m in models)
+        consts = {m.name: m.plan.region_constants.get(region, 0) for m in models}
+        stack = next((m.plan.stack_bytes for m in models if m.plan.stack_region == region), 0)
+        need = array + sum(consts.values()) + stack
+        length = mem.pool(region).length
+        if need > length:
+            each = ", ".join(f"{n} {b}" for n, b in consts.items() if b)
+            raise MemoryRegionError(
+                f"model group {name!r} needs {need} bytes of {region} (shared workspace "
+                f"array {array}, constants copied there {sum(consts.values())}"
+                + (f": {each}" if each else "") + (f", stack {stack}" if stack else "")
+                + f") but {region} has {length}: give the models smaller sizes there")
+        if array:
+            shared[region] = (array, next(m.plan.region_speeds.get(region) for m in models
+                                          if region in m.plan.regions))
+    return shared
 
 
 def _check_group_names(group: str, named) -> None:
@@ -770,10 +851,9 @@ def compile_group(models, target_or_board="host/native", *, names=None,
     if len(names) != len(models):
         raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
                            "model")
-    for option in ("memory_budget", "memory_regions"):
-        if options.get(option) is not None:
-            raise CompileError(f"not supported yet: {option} for a model group (the models "
-                               "share one workspace); compile each model alone to use it")
+    if options.get("memory_budget") is not None:
+        raise CompileError("not supported yet: memory_budget for a model group (the models "
+                           "share one workspace); compile each model alone to use it")
     if "name" in options:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")

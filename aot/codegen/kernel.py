@@ -41,8 +41,9 @@ def ir_dtype(data: np.ndarray) -> str:
                          f"use one of {', '.join(sorted(_NP_TO_C.values()))}") from None
 
 
-def c_array(name: str, data: np.ndarray, alignment: int = 8) -> str:
-    """``static const T name[n] AOT_ALIGNED(alignment) = {...};`` holding ``data`` exactly."""
+def c_array(name: str, data: np.ndarray, alignment: int = 8, section: str = "") -> str:
+    """``static const T name[n] AOT_ALIGNED(alignment) = {...};`` holding ``data`` exactly;
+    with a ``section``, the array is placed in that linker section (GCC's attribute)."""
     dtype = ir_dtype(data)
     flat = data.reshape(-1)
     if dtype == "float32":
@@ -60,7 +61,9 @@ def c_array(name: str, data: np.ndarray, alignment: int = 8) -> str:
         values = [str(v) for v in flat.tolist()]
     rows = [", ".join(values[i:i + 16]) for i in range(0, len(values), 16)]
     body = ",\n  ".join(rows)
-    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED({alignment}) = {{\n"
+    where = f'\n    __attribute__((section("{section}")))' if section else ""
+    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED({alignment})"
+            f"{where} = {{\n"
             f"  {body}\n}};")
 
 
@@ -94,7 +97,8 @@ def kernel_source(kernel) -> str:
     entry = (kernel_signature(kernel, kernel.arg_names) + " {\n"
              + f"  return {func.name}({', '.join(call_args)});\n}}")
     text = generate_c([impl], kernel.target, includes=[f'"{h}"' for h in kernel.includes],
-                      declarations=["\n".join(c_array(c.name, c.data, kernel.constant_alignment)
+                      declarations=["\n".join(c_array(c.name, c.data, kernel.constant_alignment,
+                                                       kernel.constant_section)
                                               for c in kernel.constants)]
                       if kernel.constants else (),
                       trailer=[entry])

@@ -118,10 +118,12 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         "state): bytes or K/M, e.g. 64K. Picks the plan with the fewest "
                         "instructions that fits among the choices the options above leave "
                         "open, or fails naming the smallest reachable (docs/memory.md)")
-    parser.add_argument("--memory-regions", metavar="NAME[:BYTES],...",
+    parser.add_argument("--memory-regions", metavar="NAME[:BYTES][+const][+stack],...",
                         help="split the workspace over the board's data memories, e.g. "
                         "ram:48K,dtcm: the hottest buffers in the fastest (the record's speed "
-                        "ranks); the artifact adds a linker script for them (docs/memory.md)")
+                        "ranks); +const also copies the hottest kernels' constants there at "
+                        "start-up, +stack puts the firmware's stack there; the artifact adds a "
+                        "linker script for them (docs/memory.md)")
     parser.add_argument("--patches", metavar="off|auto|RxC", default=None,
                         help="run the first layers one spatial patch at a time (MCUNetV2): "
                         "off (the default), auto (a stage within 5%% more MACs that lowers "
@@ -277,7 +279,6 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                           ("--layer-costs", args.layer_costs),
                           ("--input-shape", args.input_shape),
                           ("--memory-budget", args.memory_budget),
-                          ("--memory-regions", args.memory_regions),
                           ("--patches", args.patches not in (None, "off"))):
         if given:
             raise CompileError(f"not supported yet: {option} with several models (a model "
@@ -291,6 +292,7 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                          disabled_pass=args.disabled_pass, dump_after=args.dump_after,
                          dump_stream=sys.stdout, io_in_workspace=args.io_in_workspace,
                          inplace=args.inplace, overlap=args.overlap,
+                         memory_regions=args.memory_regions,
                          kernel_library=kernel_library, codegen_options=codegen_options(args))
 
 
@@ -315,6 +317,11 @@ def run_group(args: argparse.Namespace, tuned) -> int:
     print(f"  group: {group.sizes}")
     print(f"  shared workspace {group.sizes.workspace} bytes instead of {separate} in "
           f"separate workspaces")
+    shared = group.metadata()["group"].get("regions", {})
+    if shared:
+        print("  shared region arrays: " + ", ".join(
+            f"{r['symbol']} {r['bytes']} bytes" for r in shared.values())
+              + f"; link with codegen/{group.name}_regions.ld after the port's script")
     if tuned is not None:
         print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels")
@@ -366,6 +373,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {compiled.budget.summary()}")
     if compiled.patches is not None:
         print(f"  {compiled.patches.summary()}")
+    if compiled.plan.region_constants:
+        moved = [k.name for k in compiled.kernels if k.constant_section]
+        print("  constants copied at start-up: " + ", ".join(
+            f"{n} bytes to {r}" for r, n in compiled.plan.region_constants.items())
+              + f" (the kernels {', '.join(moved)})")
+    if compiled.plan.stack_region:
+        print(f"  stack: {compiled.plan.stack_bytes} bytes in {compiled.plan.stack_region}")
     if compiled.plan.regions:
         speeds = compiled.plan.region_speeds
         print(f"  memory regions: ram (the workspace) {compiled.plan.workspace_bytes} bytes, "

@@ -23,6 +23,12 @@ workspace) and the state (SVDF, LSTM variables).  The stack is not counted:
 it is measured only in firmware (``aot verify``, :mod:`aot.firmware.stack`),
 and a board reserves it apart (``memory.stack_bytes``).
 
+With memory regions (:mod:`aot.executor.regions`) the budget counts what
+the model owns in ``ram``: the workspace buffers left there, its scratch,
+the caller's buffers, the state and the constants copied there; each plan
+option is split with ``ram`` capped to what the budget leaves, and the other
+regions hold the rest, each within its own size.
+
 Not searched (the project has no such choice yet): a different operator
 order, or kernels that use less stack for more instructions.
 """
@@ -145,7 +151,8 @@ class BudgetChoice:
         return (f"memory budget {self.budget} bytes{capped}: chose {self.option.label} "
                 f"({self.plan.algorithm}), RAM {self.ram} bytes (workspace "
                 f"{self.plan.workspace_bytes}, caller i/o {self.plan.io_bytes}, state "
-                f"{self.plan.state_bytes}); instruction cost: {self.cost()}; tried: {others}")
+                f"{self.plan.state_bytes}){_outside(self.plan)}; instruction cost: "
+                f"{self.cost()}; tried: {others}")
 
     def to_json(self) -> dict:
         return {"budget_bytes": self.budget,
@@ -155,7 +162,17 @@ class BudgetChoice:
                 "inplace": self.option.inplace, "overlap": self.option.overlap,
                 "algorithm": self.plan.algorithm, "copy_bytes": self.copy_bytes,
                 "aliased_pairs": self.aliased_pairs,
+                **({"other_regions": dict(self.plan.regions)} if self.plan.regions else {}),
                 "tried": [{"option": o.label, "ram_bytes": r} for o, r in self.tried]}
+
+
+def _outside(plan: MemoryPlan) -> str:
+    """The workspace bytes a split plan keeps in regions other than ram, which a
+    budget does not count (each is bounded by its own size)."""
+    if not plan.regions:
+        return ""
+    return "; outside the budget: " + ", ".join(f"{r} {n} bytes"
+                                                for r, n in plan.regions.items())
 
 
 def peak_tensors(plan: MemoryPlan, n: int = 4) -> str:
@@ -173,8 +190,9 @@ def peak_tensors(plan: MemoryPlan, n: int = 4) -> str:
     caller = [b for b in plan.buffers if b.external]
     io = (f"; caller buffers {', '.join(f'{b.name!r} ({b.size} bytes)' for b in caller[:n])}"
           if caller else "")
+    held = plan.workspace_bytes + sum(plan.regions.values())  # every region's bytes
     shared = (f", sharing bytes where a kernel's output overlaps its dying input, in "
-              f"{plan.workspace_bytes}" if alive[step] > plan.workspace_bytes else "")
+              f"{held}" if alive[step] > held else "")
     return (f"at step {step} ({plan.steps[step]}) {alive[step]} bytes are live{shared}: "
             f"{names}{more}{io}")
 
@@ -218,7 +236,8 @@ def choose_plan(plan_for: Callable[[PlanOption], MemoryPlan], options: list[Plan
         f"{where} does not fit the memory budget of {budget} bytes{capped}: the smallest plan "
         f"reachable needs {ram} bytes ({option.label}, {plan.algorithm}: workspace "
         f"{plan.workspace_bytes}{scratch}, caller i/o {plan.io_bytes}, state "
-        f"{plan.state_bytes}; {ram - budget} bytes over). The peak: {peak_tensors(plan)}. "
+        f"{plan.state_bytes}{_outside(plan)}; {ram - budget} bytes over). The peak: "
+        f"{peak_tensors(plan)}. "
         f"Plans tried: {each}. Raise the budget to at least {ram} bytes, or use a smaller "
         "model.", tried)
 

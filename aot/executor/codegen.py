@@ -49,6 +49,7 @@ import numpy as np
 
 from aot.codegen.c import C_TYPES, c_identifier, resolve_target
 from aot.errors import AotError
+from aot.executor.regions import constant_section
 from aot.ir import Graph, Tensor
 
 _ENV = jinja2.Environment(
@@ -440,10 +441,12 @@ class _Bindings:
 class _CPrinter:
     """The C pointer expression of an :class:`Arg` in the entry function."""
 
-    def __init__(self, program: EntryProgram, inputs, outputs, name: str = "") -> None:
+    def __init__(self, program: EntryProgram, inputs, outputs, name: str = "",
+                 region_owner: str = "") -> None:
         self.program = program
         self.ports = {"input": inputs, "output": outputs}
         self.name = name
+        self.region_owner = region_owner or name  # whose region arrays (a group's)
 
     def pointer(self, arg: Arg) -> str:
         ref, ctype = arg.ref, C_TYPES[arg.dtype]
@@ -453,7 +456,8 @@ class _CPrinter:
         if ref.space == "constant":
             return self.program.constants[ref.index].ident
         if ref.space == "workspace" and ref.region:
-            return f"({qual}{ctype} *)({region_array(self.name, ref.region)} + {ref.index})"
+            return (f"({qual}{ctype} *)({region_array(self.region_owner, ref.region)} + "
+                    f"{ref.index})")
         if ref.space == "workspace":
             return f"({qual}{ctype} *)(ws + {ref.index})"
         port = self.ports[ref.space][ref.index]
@@ -742,14 +746,16 @@ class Generated:
 
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str,
-             shared_workspace: str | None = None,
+             shared_workspace: str | None = None, shared_regions: str | None = None,
              patches: PatchCode | None = None) -> Generated:
     """All generated C of the artifact (see the module docstring).
 
     ``shared_workspace`` (a C symbol) makes the static workspace one that
     several models share (a model group, :func:`aot.compile.group_models`):
     ``P_run`` and ``P_input_<x>()`` use that array, which the group's own
-    file defines, instead of an array of the model's.
+    file defines, instead of an array of the model's; ``shared_regions`` (the
+    group's name) does the same for the arrays of the other memory regions
+    (``<group>_region_<r>``).
     For an ``llvm`` target (objects for a microcontroller) the kernels are
     not C: the files are the entry function, header and RPC descriptor,
     which call the kernels' symbols, and the caller adds the objects."""
@@ -759,7 +765,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
                            "nor an llvm target")
     program = entry_program(name, graph, groups, kernels, plan, patches)
     inputs, outputs, lay = program.inputs, program.outputs, program.layout
-    printer = _CPrinter(program, inputs, outputs, name)
+    printer = _CPrinter(program, inputs, outputs, name, shared_regions or "")
     steps = [printer.step(s, kernels) for s in program.steps]
     prologue = [line for c in program.prologue for line in printer.copy(c)]
     epilogue = [line for c in program.epilogue for line in printer.copy(c)]
@@ -781,9 +787,14 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
         target_hash=target_hash, num_kernels=len(kernel_calls), rpc_kernels=rpc_kernels,
         shared_workspace=shared_workspace,
-        regions=[{"name": r, "array": region_array(name, r), "bytes": n,
-                  "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r)}
-                 for r, n in plan.regions.items()])
+        regions=[{"name": r, "array": region_array(shared_regions or name, r), "bytes": n,
+                  "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r),
+                  "shared": bool(shared_regions)}
+                 for r, n in plan.regions.items()],
+        const_copies=[{"region": r, "bytes": n, "symbol": f"__aot_{name}_const_{r}",
+                       "section": constant_section(name, r), "mark": f"{name}_const_{r}_mark"}
+                      for r, n in plan.region_constants.items() if r != "ram"],
+        ram_constant_bytes=plan.region_constants.get("ram", 0))
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
                    for p in inputs + outputs]
@@ -805,18 +816,22 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
 
 
 def group_files(name: str, members, *, alignment: int, target: str, board: str | None,
-                version: str) -> dict[str, str]:
+                version: str, regions=None) -> dict[str, str]:
     """The files a model group adds to its models' (:func:`aot.compile.group_models`):
     ``include/<name>.h`` (every model's header, the shared workspace's size and
     alignment) and ``codegen/<name>.c``, the one workspace array
     ``<name>_workspace`` whose symbol each model's entry file was generated
-    with (``generate(..., shared_workspace=...)``).  ``members`` are
-    ``(model name, graph name, workspace bytes)``."""
+    with (``generate(..., shared_workspace=...)``), and one array
+    ``<name>_region_<r>`` per other memory region (``regions``: ``{region:
+    (bytes, speed)}``, the largest model's bytes there), in its section.
+    ``members`` are ``(model name, graph name, workspace bytes)``."""
     rows = [{"name": m, "model_name": _comment(g), "workspace_bytes": w} for m, g, w in members]
     biggest = max(r["workspace_bytes"] for r in rows)
+    shared = [{"name": r, "array": region_array(name, r), "bytes": n, "speed": speed,
+               "section": f".aot_region.{r}"} for r, (n, speed) in (regions or {}).items()]
     common = dict(name=name, NAME=name.upper(), members=rows, workspace_bytes=biggest,
                   workspace_array=max(biggest, 1), alignment=alignment,
-                  target=_comment(target), board=board, version=version)
+                  target=_comment(target), board=board, version=version, regions=shared)
     return {f"include/{name}.h": _ENV.get_template("group.h.j2").render(**common),
             f"codegen/{name}.c": _ENV.get_template("group.c.j2").render(**common)}
 

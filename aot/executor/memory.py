@@ -163,6 +163,13 @@ class MemoryPlan:
     # speed rank (aot.executor.regions.split_regions); empty: one workspace.
     regions: dict[str, int] = field(default_factory=dict)
     region_speeds: dict[str, int | None] = field(default_factory=dict)
+    # Bytes of kernel constants copied at start-up into each region ("ram"
+    # included; aot.executor.regions.place_constants), and the region holding
+    # the firmware's stack of stack_bytes when the regions moved it ("": the
+    # port's default, the top of ram).
+    region_constants: dict[str, int] = field(default_factory=dict)
+    stack_region: str = ""
+    stack_bytes: int = 0
 
     def buffer_of(self, tensor: Tensor) -> Buffer:
         for b in self.buffers:
@@ -186,6 +193,10 @@ class MemoryPlan:
             "io_bytes": self.io_bytes,
             "candidates": dict(self.candidates),
             "regions": dict(self.regions),
+            **({"region_constants": dict(self.region_constants)}
+               if self.region_constants else {}),
+            **({"stack_region": self.stack_region, "stack_bytes": self.stack_bytes}
+               if self.stack_region else {}),
             "buffers": [{"tensors": [t.name for t in b.tensors], "bytes": b.size,
                          "offset": b.offset, "first_step": b.start, "last_step": b.end,
                          **({"region": b.region} if b.region else {})}
@@ -621,7 +632,9 @@ class Sizes:
     ``workspace`` includes the kernels' shared scratch once code is
     generated; ``code`` is measured by compiling the generated C with the
     board's (or host) toolchain, None when that was not possible or not
-    done yet (``code_note`` says why).
+    done yet (``code_note`` says why).  ``ram_constants`` are the constant
+    bytes the start-up copies into ``ram`` (``--memory-regions ram+const``):
+    in flash (``constants``) and in RAM.
     """
 
     workspace: int
@@ -630,16 +643,18 @@ class Sizes:
     io: int
     code: int | None
     code_note: str = ""
+    ram_constants: int = 0
 
     @classmethod
     def of_plan(cls, plan: MemoryPlan, constants: int | None = None) -> Sizes:
         """What the plan alone fixes (no scratch, no code yet)."""
         return cls(plan.workspace_bytes, plan.constant_bytes if constants is None else constants,
-                   plan.state_bytes, plan.io_bytes, None, "not generated yet")
+                   plan.state_bytes, plan.io_bytes, None, "not generated yet",
+                   plan.region_constants.get("ram", 0))
 
     @property
     def ram(self) -> int:
-        return self.workspace + self.state + self.io
+        return self.workspace + self.state + self.io + self.ram_constants
 
     @property
     def flash(self) -> int:
@@ -648,11 +663,14 @@ class Sizes:
     def to_json(self) -> dict:
         return {"workspace": self.workspace, "constants": self.constants,
                 "state": self.state, "io": self.io, "code": self.code,
-                "code_note": self.code_note}
+                "code_note": self.code_note,
+                **({"ram_constants": self.ram_constants} if self.ram_constants else {})}
 
     def __str__(self) -> str:
         code = f"unknown ({self.code_note})" if self.code is None else f"{self.code} bytes"
-        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes, "
+        copied = (f" ({self.ram_constants} copied to ram at start-up)"
+                  if self.ram_constants else "")
+        return (f"workspace {self.workspace} bytes, constants {self.constants} bytes{copied}, "
                 f"code {code}, state {self.state} bytes, caller i/o {self.io} bytes")
 
 
@@ -730,8 +748,10 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
         scratch = " with kernel scratch" if sizes.workspace > plan.workspace_bytes else ""
         raise MemoryPlanError(
             f"model {graph.name!r} needs {sizes.ram} bytes of RAM (workspace "
-            f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}) "
-            f"but {where} has {ram_bytes}{ram_detail}; largest tensors: {_largest(plan)}. "
+            f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}"
+            + (f", constants copied to ram {sizes.ram_constants}" if sizes.ram_constants
+               else "")
+            + f") but {where} has {ram_bytes}{ram_detail}; largest tensors: {_largest(plan)}. "
             "Try a board with more RAM or a smaller model.")
     if flash_bytes is not None and sizes.flash > flash_bytes:
         code = f", code {sizes.code}" if sizes.code is not None else ""
@@ -767,16 +787,31 @@ def _short(name: str, width: int = 40) -> str:
     return name if len(name) <= width else name[:width - 3] + "..."
 
 
+def region_rows(plan: MemoryPlan) -> list[tuple[str, int, int | None, int]]:
+    """``(region, workspace bytes, speed, constant bytes)`` of every memory the
+    plan uses: the main workspace (``ram``) first, then each other region
+    (:mod:`aot.executor.regions`); constants are those copied there at start-up."""
+    speeds, consts = plan.region_speeds, plan.region_constants
+    rows = [("ram", plan.workspace_bytes, speeds.get("ram"), consts.get("ram", 0))]
+    names = list(dict.fromkeys([*plan.regions, *consts, plan.stack_region]))
+    names = [r for r in names if r and r != "ram"]
+    rows += [(r, plan.regions.get(r, 0), speeds.get(r), consts.get(r, 0)) for r in names]
+    return rows
+
+
 def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
-    """The plan as a table, an ASCII chart of offsets over steps, and the totals.
+    """The plan as a table, an ASCII chart of offsets over steps per memory
+    region, and the totals.
 
     Below the table, one line per alias: ``view: y of x`` (a view shares
     its input's bytes) and ``in place: y over x`` (a kernel writes ``y`` over
-    ``x``).  In the chart each row is a step and each column ``workspace / width``
-    bytes; a buffer's letter (from the table) marks the bytes it holds
-    while alive, ``.`` is free.
+    ``x``).  In each chart (the main workspace, then every other region the
+    plan uses) a row is a step and a column ``region bytes / width``; a
+    buffer's letter (from the table) marks the bytes it holds while alive,
+    ``.`` is free.  With several regions the totals list each region's
+    workspace bytes, constants copied there and speed rank.
     """
-    inner = [b for b in plan.buffers if not b.external and not b.region]
+    inner = [b for b in plan.buffers if not b.external]
     marks = {id(b): _MARKS[i % len(_MARKS)] for i, b in enumerate(inner)}
     lines = [f"{'id':<3}{'tensor':<32}{'bytes':>9}{'offset':>9}  steps"]
     for b in plan.buffers:
@@ -790,31 +825,39 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
     for out, src, how in plan.aliases:
         link = {"in place": "over", "overlap": "over part of"}.get(how, "of")
         lines.append(f"{how + ':':<10}{_short(out)} {link} {_short(src)}")
-    lines.append("")
-    total = max(plan.workspace_bytes, 1)
-    per = -(-total // width)
-    lines.append(f"offset 0 .. {plan.workspace_bytes} bytes, {per} bytes per column")
-    for s, name in enumerate(plan.steps):
-        row = ["."] * width
-        for b in inner:
-            if b.start <= s <= b.end and b.size:
-                first = b.offset // per
-                last = (b.offset + b.size - 1) // per
-                for c in range(first, min(last, width - 1) + 1):
-                    row[c] = marks[id(b)]
-        lines.append(f"{s:>4} |{''.join(row)}| {name}")
+    several = bool(plan.regions)
+    charts = [(r, n) for r, n, _, _ in region_rows(plan) if r == "ram" or n]
+    for region, total_bytes in charts:
+        mine = [b for b in inner if (b.region or "ram") == region]
+        lines.append("")
+        total = max(total_bytes, 1)
+        per = -(-total // width)
+        head = f"{region} (the workspace): " if several and region == "ram" else \
+            (f"{region}: " if several else "")
+        lines.append(f"{head}offset 0 .. {total_bytes} bytes, {per} bytes per column")
+        for s, name in enumerate(plan.steps):
+            row = ["."] * width
+            for b in mine:
+                if b.start <= s <= b.end and b.size:
+                    first = b.offset // per
+                    last = (b.offset + b.size - 1) // per
+                    for c in range(first, min(last, width - 1) + 1):
+                        row[c] = marks[id(b)]
+            lines.append(f"{s:>4} |{''.join(row)}| {name}")
     lines.append("")
     cands = ", ".join(f"{k} {v}" for k, v in plan.candidates.items())
     lines.append(f"workspace {plan.workspace_bytes} bytes ({plan.algorithm}; {cands})")
-    if plan.regions:
-        speeds = plan.region_speeds
-        lines.append("other regions (not in the chart): " + ", ".join(
-            f"{r} {n} bytes" + (f" (speed {speeds[r]})" if speeds.get(r) else "")
-            for r, n in plan.regions.items()))
+    if several or plan.region_constants or plan.stack_region:
+        lines.append("regions: " + ", ".join(
+            f"{r} {n} bytes" + (f" + {c} bytes of constants" if c else "")
+            + (f" + the {plan.stack_bytes}-byte stack" if r == plan.stack_region else "")
+            + (f" (speed {s})" if s else "")
+            for r, n, s, c in region_rows(plan)))
     lines.append(f"lower bound {plan.lower_bound} bytes   constants {plan.constant_bytes} "
                  f"bytes   state {plan.state_bytes} bytes   caller i/o {plan.io_bytes} bytes")
     if plan.steps:
         step, held = peak_step(plan)
         lines.append(f"peak: step {step} {plan.steps[step]} holds {held} bytes of buffers"
-                     + (" (some overlapping)" if held > plan.workspace_bytes else ""))
+                     + (" (some overlapping)" if held > sum(plan.regions.values())
+                        + plan.workspace_bytes else ""))
     return "\n".join(lines) + "\n"

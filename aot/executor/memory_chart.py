@@ -1,70 +1,101 @@
 """The memory plan as a picture: a standalone SVG of offsets over steps.
 
-One column per step (the fused kernels in execution order), the workspace's
-offsets from the bottom up; each workspace buffer is a rectangle over the
-steps it is alive and the bytes it holds (``<rect class="buffer">``, titled
-with its tensors, size, offset and steps), half transparent so that an
-output overlapping the end of its dying input shows as a darker band.  The
-step where the most bytes are alive is marked.  Plain SVG 1.1 written by
-hand: no plotting library.
+One column per step (the fused kernels in execution order) and one panel
+per memory region the plan uses (the main workspace in ``ram`` first, then
+every other region of :mod:`aot.executor.regions`, each with its own offset
+scale, from the bottom up); each buffer is a rectangle over the steps it is
+alive and the bytes it holds in its region (``<rect class="buffer">``,
+titled with its tensors, size, region, offset and steps), half transparent
+so that an output overlapping the end of its dying input shows as a darker
+band.  The step where the most bytes are alive (all regions together) is
+shaded in every panel and named in the heading; each panel's heading gives
+the region's workspace bytes, the constants copied there and its speed.
+Plain SVG 1.1 written by hand: no plotting library.
 """
 
 from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from aot.executor.memory import MemoryPlan, peak_step
+from aot.executor.memory import MemoryPlan, peak_step, region_rows
 
 _COLORS = ("#4878a8", "#e49444", "#6a9f58", "#d1605e", "#a77c9f", "#85b6b2", "#967662",
            "#e5ae38")
 _LEFT, _TOP, _PLOT_W, _PLOT_H, _LABELS = 80, 40, 640, 360, 150
+_PANEL_H, _GAP = 200, 36   # each region's panel below the main one
 
 
 def memory_svg(plan: MemoryPlan, title: str) -> str:
     """The SVG text of ``plan``, headed by ``title``."""
     steps = max(len(plan.steps), 1)
-    top = max(plan.workspace_bytes, 1)
     col = _PLOT_W / steps
-    height = _TOP + _PLOT_H + _LABELS
+    rows = [r for r in region_rows(plan) if r[0] == "ram" or r[1]]
+    panels = []   # (region, workspace bytes, speed, constants, top, height)
+    top = _TOP
+    for i, (region, size, speed, consts) in enumerate(rows):
+        height = _PLOT_H if i == 0 else _PANEL_H
+        panels.append((region, size, speed, consts, top, height))
+        top += height + _GAP
+    bottom = top - _GAP
     width = _LEFT + _PLOT_W + 20
+    total_height = bottom + _LABELS
     peak, peak_bytes = peak_step(plan)
-
-    def y(offset: int) -> float:
-        return _TOP + _PLOT_H * (1 - offset / top)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+    heading = title + (f"; peak: step {peak} {plan.steps[peak]}, {peak_bytes:,} bytes alive"
+                       if plan.steps else "")
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_height}" '
+           f'viewBox="0 0 {width} {total_height}" font-family="sans-serif" font-size="11">',
            f'<title>{escape(title)}</title>',
-           f'<text x="{_LEFT}" y="16" font-weight="bold" font-size="13">{escape(title)}</text>',
-           f'<rect x="{_LEFT}" y="{_TOP}" width="{_PLOT_W}" height="{_PLOT_H}" fill="none" '
-           'stroke="#888"/>']
-    if plan.steps:
-        x = _LEFT + peak * col
-        out.append(f'<rect class="peak" x="{x:.1f}" y="{_TOP}" width="{col:.1f}" '
-                   f'height="{_PLOT_H}" fill="#fbeaea"><title>peak: step {peak} '
-                   f'{escape(plan.steps[peak])}, {peak_bytes:,} bytes alive</title></rect>')
-    # The main workspace only: buffers in other regions have offsets of their own.
-    inner = [b for b in plan.buffers if not b.external and not b.region]
-    for i, b in enumerate(inner):
-        names = " = ".join(t.name for t in b.tensors)
-        tip = (f"{names}: {b.size:,} bytes at offset {b.offset:,}, steps {b.start}-{b.end}")
-        out.append(f'<rect class="buffer" x="{_LEFT + b.start * col:.1f}" '
-                   f'y="{y(b.offset + b.size):.1f}" width="{(b.end - b.start + 1) * col:.1f}" '
-                   f'height="{max(y(b.offset) - y(b.offset + b.size), 0.5):.1f}" '
-                   f'fill="{_COLORS[i % len(_COLORS)]}" fill-opacity="0.6" stroke="#333" '
-                   f'stroke-width="0.5"><title>{escape(tip)}</title></rect>')
-    for frac in (0, 0.25, 0.5, 0.75, 1):
-        offset = round(top * frac)
-        out.append(f'<text x="{_LEFT - 6}" y="{y(offset) + 4:.1f}" text-anchor="end">'
-                   f'{offset:,}</text>')
+           f'<text x="{_LEFT}" y="16" font-weight="bold" font-size="13">{escape(heading)}'
+           '</text>']
+    inner = [b for b in plan.buffers if not b.external]
+    color = {id(b): _COLORS[i % len(_COLORS)] for i, b in enumerate(inner)}
+    several = len(panels) > 1
+    for region, size, speed, consts, ptop, height in panels:
+        span = max(size, 1)
+
+        def y(offset: int, ptop=ptop, height=height, span=span) -> float:
+            return ptop + height * (1 - offset / span)
+
+        label = (f"{region}{' (the workspace)' if region == 'ram' else ''}: {size:,} bytes"
+                 + (f", {consts:,} bytes of constants" if consts else "")
+                 + (f", speed {speed}" if speed else ""))
+        out.append(f'<g class="region" id="region-{escape(region)}">')
+        if several:
+            out.append(f'<text x="{_LEFT}" y="{ptop - 6}" font-weight="bold">'
+                       f'{escape(label)}</text>')
+        out.append(f'<rect x="{_LEFT}" y="{ptop}" width="{_PLOT_W}" height="{height}" '
+                   'fill="none" stroke="#888"/>')
+        if plan.steps:
+            x = _LEFT + peak * col
+            out.append(f'<rect class="peak" x="{x:.1f}" y="{ptop}" width="{col:.1f}" '
+                       f'height="{height}" fill="#fbeaea"><title>peak: step {peak} '
+                       f'{escape(plan.steps[peak])}, {peak_bytes:,} bytes alive</title></rect>')
+        for b in inner:
+            if (b.region or "ram") != region:
+                continue
+            names = " = ".join(t.name for t in b.tensors)
+            tip = (f"{names}: {b.size:,} bytes at {region} offset {b.offset:,}, steps "
+                   f"{b.start}-{b.end}")
+            out.append(f'<rect class="buffer" x="{_LEFT + b.start * col:.1f}" '
+                       f'y="{y(b.offset + b.size):.1f}" '
+                       f'width="{(b.end - b.start + 1) * col:.1f}" '
+                       f'height="{max(y(b.offset) - y(b.offset + b.size), 0.5):.1f}" '
+                       f'fill="{color[id(b)]}" fill-opacity="0.6" stroke="#333" '
+                       f'stroke-width="0.5"><title>{escape(tip)}</title></rect>')
+        for frac in (0, 0.25, 0.5, 0.75, 1):
+            offset = round(span * frac)
+            out.append(f'<text x="{_LEFT - 6}" y="{y(offset) + 4:.1f}" text-anchor="end">'
+                       f'{offset:,}</text>')
+        axis = f"{region} offset (bytes)" if several else "workspace offset (bytes)"
+        mid = ptop + height / 2
+        out.append(f'<text x="12" y="{mid:.0f}" transform="rotate(-90 12 {mid:.0f})" '
+                   f'text-anchor="middle">{escape(axis)}</text>')
+        out.append("</g>")
     for s, name in enumerate(plan.steps):
         x = _LEFT + (s + 0.5) * col
         weight = ' font-weight="bold"' if s == peak else ""
-        out.append(f'<text x="{x:.1f}" y="{_TOP + _PLOT_H + 10}" font-size="9"{weight} '
-                   f'transform="rotate(60 {x:.1f} {_TOP + _PLOT_H + 10})">'
+        out.append(f'<text x="{x:.1f}" y="{bottom + 10}" font-size="9"{weight} '
+                   f'transform="rotate(60 {x:.1f} {bottom + 10})">'
                    f'{escape(name[:28])}</text>')
-    out.append(f'<text x="12" y="{_TOP + _PLOT_H / 2:.0f}" transform="rotate(-90 12 '
-               f'{_TOP + _PLOT_H / 2:.0f})" text-anchor="middle">workspace offset (bytes)'
-               '</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

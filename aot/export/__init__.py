@@ -168,6 +168,20 @@ def runtime_port(board) -> str | None:
     return port if port in runtime_ports() else None
 
 
+def cortex_m_startup(board) -> bool:
+    """Whether ``board``'s runtime port uses the shared Cortex-M start-up
+    (aot/runtime_c/ports/cortex-m/startup.c; the ports' linker scripts collect
+    ``.aot_copy_table`` and define ``__aot_stack_limit`` for it), which copies
+    the sections listed in the table and takes the stack's top and bottom
+    from a linker script linked after the port's: what ``--memory-regions
+    NAME+const`` (on a pool) and ``NAME+stack`` need (:mod:`aot.executor.regions`)."""
+    port = runtime_port(board) if board is not None else None
+    if port is None:
+        return False
+    sources = port_settings(port).get("AOT_PORT_SRCS", "").split()
+    return any(Path(s).as_posix().endswith("ports/cortex-m/startup.c") for s in sources)
+
+
 def _hex(value: int) -> str:
     return f"0x{value:08x}"
 

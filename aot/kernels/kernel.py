@@ -125,6 +125,10 @@ class Kernel:
     allow_overlap: tuple[tuple[int, int, int], ...] | None = None  # None: proved from func
     inplace: tuple[tuple[int, int], ...] = ()
     codegen: str = "aot"               # who implements it: aot, or an external codegen (-libs)
+    # The linker section of its constant arrays ("": the compiler's, .rodata in
+    # flash); set when the plan copies them into a faster memory at start-up
+    # (aot.executor.regions.place_constants).
+    constant_section: str = ""
 
     @property
     def constant_bytes(self) -> int:
@@ -193,6 +197,17 @@ class Kernel:
             return self
         # the facts just proved carry over (a replaced record starts without them)
         return replace(self, inplace=pairs, allow_inplace=self.inplace_allowed,
+                       allow_overlap=self.overlap_allowed)
+
+    def in_section(self, section: str) -> Kernel:
+        """This kernel with its constant arrays in the linker section ``section``
+        (a loop-IR kernel's; a hand-written kernel's constants are its C's)."""
+        if self.func is None:
+            raise KernelError(f"kernel {self.name} is hand-written C: its constants cannot be "
+                              "moved to another section")
+        if section == self.constant_section:
+            return self
+        return replace(self, constant_section=section, allow_inplace=self.inplace_allowed,
                        allow_overlap=self.overlap_allowed)
 
 

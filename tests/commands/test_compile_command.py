@@ -193,12 +193,40 @@ def test_memory_regions_print_the_split_and_refuse_unknown_memories(tmp_path, ca
     assert (out / "codegen" / "kws_regions.ld").is_file()
     assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "b"),
                  "--memory-regions", "ram,ccm"]) == 2
-    assert main(["compile", KWS, HELLO, "--board", "qemu/mps2-an386", "-o",
-                 str(tmp_path / "c"), "--memory-regions", "ram"]) == 2
+    assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "c"),
+                 "--memory-regions", "ram+fast"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "Traceback" not in err
     assert "qemu/mps2-an386 has no data memory 'ccm': it has ram (4186112 bytes" in err
-    assert "not supported yet: --memory-regions with several models" in err
+    assert "unknown flag '+fast'; the flags are +const, +stack" in err
+
+
+def test_memory_regions_with_constants_stack_and_report(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+    out = tmp_path / "a"
+    assert main(["compile", KWS, "--board", "qemu/mps3-an547", "-o", str(out), "--name", "kws",
+                 "--memory-regions", "ram:9K,isram:20K+const+stack", "--memory-report"]) == 0
+    text = capsys.readouterr().out
+    meta = json.loads((out / "metadata.json").read_text())["memory_plan"]
+    copied = meta["region_constants"]["isram"]
+    assert f"constants copied at start-up: {copied} bytes to isram (the kernels kws_k" in text
+    assert "stack: 8192 bytes in isram" in text
+    assert (f"regions: ram {meta['workspace_bytes']} bytes (speed 1), isram "
+            f"{meta['regions']['isram']} bytes + {copied} bytes of constants + the 8192-byte "
+            "stack (speed 2)") in text
+    assert "isram: offset 0 .. " in text and "peak: step " in text
+    svg = ET.parse(out / "memory.svg").getroot()
+    panels = [g.get("id") for g in svg.iter("{http://www.w3.org/2000/svg}g")]
+    assert panels == ["region-ram", "region-isram"]
+
+
+def test_a_group_takes_memory_regions_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "g"
+    assert main(["compile", KWS, HELLO, "--board", "qemu/mps2-an386", "-o", str(out),
+                 "--name", "grp", "--memory-regions", "ram:9K,psram"]) == 0
+    text = capsys.readouterr().out
+    assert "shared region arrays: grp_region_psram 8000 bytes" in text
+    assert (out / "codegen" / "grp_regions.ld").is_file()
 
 
 def test_patches_option_prints_the_stage_and_refuses_a_graph_without_one(tmp_path, capsys):

@@ -47,8 +47,8 @@ def test_region_list_names_sizes_and_ranks():
                "the 8192-byte stack)"),
     ("psram:17M", "asks for 17825792 bytes but psram on qemu/mps2-an386 has 16777216"),
     ("ram:lots", "'ram:lots': memory budget 'lots' is not a size"),
-    ("RAM", "expected NAME or NAME:BYTES"),
-    ("", "expected NAME or NAME:BYTES"),
+    ("RAM", "expected NAME[:BYTES][+const]"),
+    ("", "expected NAME[:BYTES][+const]"),
 ])
 def test_a_region_list_that_does_not_match_the_board_is_refused(spec, message):
     with pytest.raises(MemoryRegionError) as err:
@@ -176,10 +176,6 @@ def test_without_regions_nothing_changes():
 
 
 def test_regions_are_refused_where_not_supported_yet(tmp_path):
-    with pytest.raises(CompileError, match="not supported yet: a memory budget with memory"):
-        compile_model(KWS, AN386, memory_regions="ram,psram", memory_budget="64K")
-    with pytest.raises(CompileError, match="not supported yet: memory_regions for a model group"):
-        compile_group([HELLO, HELLO], AN386, names=["a", "b"], memory_regions="ram,psram")
     c = compile_model(KWS, AN386, name="kws", memory_regions="ram:9K,psram",
                       measure_code=False)
     with pytest.raises(AotError, match="not supported yet: --project pico-sdk with buffers"):
@@ -208,3 +204,223 @@ def test_a_speed_rank_outside_1_to_9_is_refused_by_the_schema(tmp_path):
     (folder / "mps2-an386.toml").write_text(text.replace("speed = 2", "speed = 0"))
     with pytest.raises(AotError, match="speed"):
         tags.load_board_file(folder / "mps2-an386.toml")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ram+fast", "unknown flag '+fast'; the flags are +const"),
+    ("ram+const+const", "'+const' is given twice"),
+])
+def test_region_flags_are_checked(spec, message):
+    with pytest.raises(MemoryRegionError, match=message.replace("+", r"\+")):
+        parse_regions(spec, load_board(AN386))
+
+
+def test_const_marks_a_region_for_constants():
+    board = load_board(AN386)
+    regions = parse_regions("ram:9K+const,psram", board)
+    assert [(r.name, r.capacity, r.const) for r in regions] == [("ram", 9216, True),
+                                                                ("psram", 16 << 20, False)]
+
+
+def test_constants_go_to_a_pool_only_where_the_start_up_copies_them():
+    from aot.export import cortex_m_startup
+    ports = {b: cortex_m_startup(load_board(b)) for b in
+             (AN386, "qemu/mps3-an547", "st/nucleo-f746zg", "raspberrypi/pico",
+              "espressif/esp32c3-devkitm", "host/native")}
+    assert ports == {AN386: True, "qemu/mps3-an547": True, "st/nucleo-f746zg": True,
+                     "raspberrypi/pico": True, "espressif/esp32c3-devkitm": False,
+                     "host/native": False}
+    esp = load_board("espressif/esp32c3-devkitm")
+    with pytest.raises(MemoryRegionError, match="not supported yet: constants copied to "
+                       "rtc_fast .* port 'esp32c3' does not walk .aot_copy_table"):
+        parse_regions("ram,rtc_fast+const", esp, cortex_m_startup=False)
+    # In ram they are .data, which every start-up copies.
+    assert parse_regions("ram+const", esp)[0].const
+
+
+def _constant_kernels(specs):
+    """Toy loop-IR kernels: ``(name, macs, constant element counts)``."""
+    import numpy as np
+    from aot.kernels.kernel import Kernel, KernelConstant
+    return [Kernel(name, (), 0, macs, ("conv2d",), func=object(),
+                   constants=tuple(KernelConstant(f"{name}_c{i}", np.zeros(n, np.int8))
+                                   for i, n in enumerate(sizes)))
+            for name, macs, sizes in specs]
+
+
+def test_the_hottest_constants_per_byte_take_the_fastest_room_left():
+    from aot.executor.regions import constant_reuse, place_constants
+    graph = _kws()
+    plan = plan_memory(graph, alignment=4, io_in_workspace=True)
+    kernels = _constant_kernels([("conv", 100 * 1000, [1000, 40]),   # reuse 100
+                                 ("dense", 2000, [2000, 8]),         # reuse 1
+                                 ("dw", 9 * 500, [500])])            # reuse 9
+    assert [constant_reuse(k) for k in kernels] == [100.0, 1.0, 9.0]
+    regions = [PlanRegion("ram", 0, 3000, 1, const=True),
+               PlanRegion("psram", 1, 1 << 20, 2, const=True)]
+    homes = place_constants(plan, kernels, regions, ram_used=1900)
+    # ram has 1100 bytes left: conv (1040 bytes, hottest) fits, dw (504) then does not.
+    assert homes == {"conv": "ram", "dw": "psram", "dense": "psram"}
+    # Each constant is aligned to 8; a pool's first adds its 8-byte mark.
+    assert plan.region_constants == {"ram": 1040, "psram": 8 + 504 + 2008}
+    # Without +const nothing moves.
+    regions = [PlanRegion("ram", 0, 1 << 20, 1), PlanRegion("psram", 1, 1 << 20, 2)]
+    assert place_constants(plan, kernels, regions, ram_used=0) == {}
+    assert plan.region_constants == {}
+
+
+def test_ram_const_puts_the_hottest_kernels_constants_in_data():
+    c = compile_model(KWS, "qemu/mps3-an547", name="kws", memory_regions="ram:40K+const",
+                      measure_code=False)
+    moved = [k for k in c.kernels if k.constant_section]
+    assert moved and {k.constant_section for k in moved} == {".data.aot_const.kws"}
+    copied = c.plan.region_constants["ram"]
+    assert copied == sum(-(-x.data.nbytes // 8) * 8 for k in moved for x in k.constants)
+    assert copied <= 40 * 1024 - c.sizes.workspace
+    assert c.sizes.ram == c.sizes.workspace + copied and c.sizes.to_json()["ram_constants"]
+    assert ('__attribute__((section(".data.aot_const.kws")))'
+            in c.files[f"codegen/kws_kernels_{c.kernels.index(moved[0])}.c"])
+    # .data needs no script of ours, and no copy-table entry.
+    assert "codegen/kws_regions.ld" not in c.files
+    assert ".aot_copy_table" not in c.files["codegen/kws.c"]
+    assert c.metadata()["memory_plan"]["region_constants"] == {"ram": copied}
+    sections = {k["name"]: k.get("constant_section") for k in c.metadata()["kernels"]}
+    assert sections == {k.name: k.constant_section or None for k in c.kernels}
+
+
+def test_pool_const_loads_in_flash_and_lists_the_copy():
+    c = compile_model(KWS, "qemu/mps3-an547", name="kws",
+                      memory_regions="ram:9K,isram:20K+const", measure_code=False)
+    copied = c.plan.region_constants["isram"]
+    assert 8 < copied and c.plan.regions["isram"] + copied <= 20 * 1024
+    script = c.files["codegen/kws_regions.ld"]
+    assert ("    .aot_const.kws.isram : ALIGN(8)\n    {\n        __aot_kws_const_isram_start = .;"
+            "\n        KEEP(*(.aot_const.kws.isram))\n        . = ALIGN(4);\n"
+            "        __aot_kws_const_isram_end = .;\n    } > AOT_ISRAM AT > FLASH\n"
+            "    __aot_kws_const_isram_load = LOADADDR(.aot_const.kws.isram);") in script
+    source = c.files["codegen/kws.c"]
+    assert '__attribute__((section(".aot_copy_table"), used))' in source
+    assert "return -2;" in source and "-2\n * when the constants" in c.files["include/kws.h"]
+    # RAM counts no constants copied elsewhere.
+    assert c.sizes.ram_constants == 0
+
+
+def test_const_with_the_llvm_codegen_is_refused():
+    with pytest.raises(CompileError, match=r"not supported yet: constants copied to a memory "
+                       r"region \(\+const\) with the llvm codegen"):
+        compile_model(HELLO, AN386, codegen="llvm", memory_regions="ram+const",
+                      measure_code=False)
+
+
+def test_a_budget_with_regions_counts_ram_and_the_other_regions_take_the_rest():
+    from aot.executor.budget import ram_bytes
+    for budget in (12 * 1024, 6 * 1024):
+        c = compile_model(KWS, AN386, name="kws", memory_regions="ram,psram",
+                          memory_budget=budget, measure_code=False)
+        # The cheapest option fits: psram takes what the budget leaves out of ram.
+        assert c.budget.option.label == "caller i/o, no aliasing"
+        assert c.budget.ram == ram_bytes(c.plan) == c.sizes.ram <= budget
+        assert c.plan.regions["psram"] > 0
+        assert f"outside the budget: psram {c.plan.regions['psram']} bytes" in c.budget.summary()
+        assert c.metadata()["memory_budget"]["other_regions"] == c.plan.regions
+    # Constants copied to ram stay within the budget too.
+    c = compile_model(KWS, AN386, name="kws", memory_regions="ram+const,psram",
+                      memory_budget="16K", measure_code=False)
+    assert 0 < c.plan.region_constants["ram"] and c.sizes.ram <= 16 * 1024
+
+
+def test_a_budget_below_what_ram_must_hold_names_the_smallest_plan():
+    from aot.executor.budget import MemoryBudgetError
+    # The caller's buffers alone (502 bytes) exceed it; with the i/o inside, the
+    # input and output must stay in ram.
+    with pytest.raises(MemoryBudgetError) as err:
+        compile_model(KWS, AN386, name="kws", memory_regions="ram,psram", memory_budget=400,
+                      measure_code=False)
+    text = str(err.value)
+    assert "does not fit the memory budget of 400 bytes" in text
+    assert "outside the budget: psram" in text
+    assert all(ram > 400 for _, ram in err.value.tried)
+
+
+def test_stack_moves_the_firmwares_stack_to_a_region():
+    board = load_board("qemu/mps3-an547")
+    stack = board.memory.stack_bytes
+    isram = board.memory.pool("isram")
+    regions = parse_regions("ram:9K,isram+stack", board, cortex_m_startup=True)
+    assert (regions[1].stack, regions[1].capacity) == (True, isram.length - stack)
+    with pytest.raises(MemoryRegionError, match=f"has {isram.length - stack} "
+                       rf"\({isram.length} less the {stack}-byte stack\)"):
+        parse_regions(f"ram,isram:{isram.length}+stack", board, cortex_m_startup=True)
+    with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
+        parse_regions("ram,isram+stack,sram+stack", board, cortex_m_startup=True)
+    with pytest.raises(MemoryRegionError, match="the stack is already in isram"):
+        parse_regions("isram+stack,ram+stack", board, cortex_m_startup=True)
+    with pytest.raises(MemoryRegionError, match=r"not supported yet: the stack in rtc_fast "
+                       r"\(\+stack\) on espressif/esp32c3-devkitm"):
+        parse_regions("ram,rtc_fast+stack", load_board("espressif/esp32c3-devkitm"),
+                      cortex_m_startup=False)
+    c = compile_model(KWS, board, name="kws", memory_regions="ram:9K,isram+stack",
+                      measure_code=False)
+    assert (c.plan.stack_region, c.plan.stack_bytes) == ("isram", stack)
+    script = c.files["codegen/kws_regions.ld"]
+    assert ("    .aot_stack (NOLOAD) : ALIGN(8)\n    {\n        __aot_stack_limit = .;\n"
+            f"        . = . + 0x{stack:x};\n        . = ALIGN(8);\n        _estack = .;\n"
+            "    } > AOT_ISRAM") in script
+    # After the region's workspace array, in the same memory.
+    assert script.index(".aot_region.isram") < script.index(".aot_stack")
+    assert c.metadata()["memory_plan"]["stack_region"] == "isram"
+    # ram+stack is where the port puts it anyway: no script needed for it.
+    c = compile_model(HELLO, AN386, name="hello", memory_regions="ram+stack",
+                      measure_code=False)
+    assert c.plan.stack_region == "ram" and "codegen/hello_regions.ld" not in c.files
+
+
+SPEECH = MODELS_DIR / "tflm_micro_speech.tflite"
+
+
+def test_a_group_shares_one_array_per_region_and_one_script():
+    g = compile_group([KWS, SPEECH], AN386, names=["kws", "ms"], name="grp",
+                      memory_regions="ram:6K,psram+const+stack", measure_code=False)
+    kws, ms = g.models
+    array = max(m.plan.regions.get("psram", 0) for m in g.models)
+    assert array > 0 and all(m.plan.region_constants["psram"] for m in g.models)
+    assert ("uint8_t grp_region_psram[%d]\n    __attribute__((section(\".aot_region.psram\")"
+            % array) in g.files["codegen/grp.c"]
+    for m in g.models:
+        source = g.files[f"codegen/{m.name}.c"]
+        assert f"{m.name}_region_psram" not in source
+        if m.plan.regions:
+            assert "extern uint8_t grp_region_psram[];" in source
+    # One script: both models' constants, the shared array, then the stack.
+    assert [p for p in g.files if p.endswith(".ld")] == ["codegen/grp_regions.ld"]
+    script = g.files["codegen/grp_regions.ld"]
+    assert script.count("AOT_PSRAM (rw)") == 1
+    order = [script.index(k) for k in (".aot_const.kws.psram :", ".aot_const.ms.psram :",
+                                       ".aot_region.psram (NOLOAD)", ".aot_stack (NOLOAD)")]
+    assert order == sorted(order)
+    assert g.metadata()["group"]["regions"] == {"psram": {"symbol": "grp_region_psram",
+                                                          "bytes": array}}
+    assert g.metadata()["build"]["linker_scripts"] == ["codegen/grp_regions.ld"]
+
+
+def test_a_group_refuses_memories_it_cannot_share():
+    from aot.compile import group_models
+    a = compile_model(KWS, "qemu/mps3-an547", name="a", memory_regions="ram:9K,isram+stack",
+                      measure_code=False)
+    b = compile_model(KWS, "qemu/mps3-an547", name="b", memory_regions="ram:9K,isram",
+                      measure_code=False)
+    with pytest.raises(CompileError, match=r"put the stack in different memories \(isram, ram\)"):
+        group_models([a, b], "g")
+    # Each model fits 12K of a 14K sram alone; both models' constants and the array do not.
+    a, b = (compile_model(KWS, "qemu/mps3-an547", name=n, measure_code=False,
+                          memory_regions="ram:9K,sram:12K+const") for n in "ab")
+    import dataclasses
+    small = dataclasses.replace(a.board.memory, pools=tuple(
+        dataclasses.replace(p, length=14 * 1024) if p.name == "sram" else p
+        for p in a.board.memory.pools))
+    board = dataclasses.replace(a.board, memory=small)
+    a, b = (dataclasses.replace(m, board=board) for m in (a, b))
+    with pytest.raises(MemoryRegionError, match=r"model group 'g' needs \d+ bytes of sram "
+                       r"\(shared workspace array \d+, constants copied there \d+: a \d+, "
+                       r"b \d+\) but sram has 14336"):
+        group_models([a, b], "g")

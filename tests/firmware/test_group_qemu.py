@@ -51,14 +51,23 @@ build/firmware.elf: build/main.o $(PORT_OBJS) $(TRIO_LIB) $(AOT_LDSCRIPT)
 
 @pytest.mark.slow
 @pytest.mark.qemu
-@pytest.mark.parametrize("codegen", ["c", "llvm"])
-def test_group_runs_models_in_turn_on_one_workspace_on_cortex_m4(codegen, tmp_path):
+@pytest.mark.parametrize("codegen, regions", [
+    ("c", None), ("llvm", None),
+    # The shared workspace split over SSRAM and PSRAM, the hottest constants copied
+    # to PSRAM at start-up and the stack there: one group script for all models.
+    ("c", "ram:12K,psram:300K+const+stack"),
+])
+def test_group_runs_models_in_turn_on_one_workspace_on_cortex_m4(codegen, regions, tmp_path):
     paths = {"kws": MODELS_DIR / "mlperf_kws_dscnn.tflite",
              "speech": MODELS_DIR / "tflm_micro_speech.tflite",
              "resnet": MODELS_DIR / "mlperf_ic_resnet8.tflite"}
     group = compile_group(list(paths.values()), BOARD, names=list(paths), name="trio",
-                          codegen=codegen)
+                          codegen=codegen, memory_regions=regions)
     assert group.sizes.workspace < sum(m.sizes.workspace for m in group.models)
+    if regions:
+        assert any(m.plan.regions for m in group.models)
+        assert all(m.plan.region_constants for m in group.models)
+        assert [p for p in group.files if p.endswith(".ld")] == ["codegen/trio_regions.ld"]
     artifact = group.write(tmp_path / "trio")
     models = json.loads((artifact / "metadata.json").read_text())["models"]
     meta = {m["name"]: m for m in models}

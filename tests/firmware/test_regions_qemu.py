@@ -44,3 +44,92 @@ def test_a_split_workspace_runs_bit_exact(board, spec, slow, object_cache, tmp_p
     checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
                      float_tolerance=0)
     assert all(c.exact for c in checks), [c.to_json() for c in checks]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec, region", [
+    ("ram:40K+const", "ram"),             # DTCM: .data, copied by every start-up
+    ("ram:9K,isram:20K+const", "isram"),  # a pool: the start-up's .aot_copy_table
+])
+def test_constants_copied_to_a_memory_run_bit_exact(spec, region, object_cache, tmp_path):
+    """KWS on the Cortex-M55 with its hottest weights copied at start-up into
+    DTCM (its ram) or the internal SRAM: the ELF holds the kernels' constant
+    arrays at RAM addresses, and the outputs equal the reference's."""
+    compiled = compile_model(KWS, "qemu/mps3-an547", name="kws", memory_regions=spec,
+                             measure_code=False)
+    moved = [k for k in compiled.kernels if k.constant_section]
+    assert moved and compiled.plan.region_constants.get(region, 0) > 0
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    nm = compiled.board.toolchain.tool("nm")
+    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    memory = (compiled.board.memory.ram if region == "ram"
+              else compiled.board.memory.pool(region))
+    flash = compiled.board.memory.flash
+    for k in compiled.kernels:
+        address = where[k.constants[0].name] if k.constants and k.func is not None else None
+        if address is None:
+            continue
+        inside = memory if k.constant_section else flash
+        assert inside.origin <= address < inside.end, (k.name, hex(address))
+    inputs = random_inputs(compiled.graph, 3, seed=2)
+    run = run_project(project, inputs, build=build)
+    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
+                     float_tolerance=0)
+    assert all(c.exact for c in checks), [c.to_json() for c in checks]
+
+
+@pytest.mark.slow
+def test_the_stack_in_another_memory_runs_bit_exact(object_cache, tmp_path):
+    """KWS on the Cortex-M55 with the firmware's stack moved from DTCM to the
+    internal SRAM (+stack): the linker script's _estack (the vector table's
+    initial SP) and the stack's bottom lie there, and the outputs are exact."""
+    compiled = compile_model(KWS, "qemu/mps3-an547", name="kws",
+                             memory_regions="ram:9K,isram+stack", measure_code=False)
+    assert compiled.plan.stack_region == "isram"
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    nm = compiled.board.toolchain.tool("nm")
+    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    isram = compiled.board.memory.pool("isram")
+    stack = compiled.board.memory.stack_bytes
+    assert isram.origin <= where["__aot_stack_limit"] < where["_estack"] <= isram.end
+    assert where["_estack"] - where["__aot_stack_limit"] == stack
+    assert where["kws_region_isram"] < where["__aot_stack_limit"]
+    # The vector table's first word, the initial SP, is that _estack.
+    objdump = compiled.board.toolchain.tool("objdump")
+    dump = subprocess.run([objdump, "-s", "-j", ".isr_vector", str(build.elf)],
+                          capture_output=True, text=True, check=True).stdout
+    first = next(line for line in dump.splitlines() if line.startswith(" ")).split()[1]
+    assert int.from_bytes(bytes.fromhex(first), "little") == where["_estack"]
+    inputs = random_inputs(compiled.graph, 2, seed=3)
+    run = run_project(project, inputs, build=build)
+    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
+                     float_tolerance=0)
+    assert all(c.exact for c in checks), [c.to_json() for c in checks]
+
+
+@pytest.mark.slow
+def test_a_start_up_that_does_not_copy_the_constants_makes_the_run_fail(object_cache, tmp_path):
+    """The same firmware with its copy table emptied (what a start-up that does not
+    walk .aot_copy_table amounts to): the entry function finds its mark missing in
+    the region and returns -2 instead of computing with garbage."""
+    from aot.firmware.errors import DeviceError
+    compiled = compile_model(KWS, "qemu/mps3-an547", name="kws",
+                             memory_regions="ram:9K,isram:20K+const", measure_code=False)
+    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
+                             tmp_path / "project")
+    build = build_project(project, cache_dir=object_cache)
+    objcopy = compiled.board.toolchain.tool("objcopy")
+    zeros = tmp_path / "zeros.bin"
+    zeros.write_bytes(bytes(12))  # one entry: load, start, end all 0 (nothing to copy)
+    subprocess.run([objcopy, f"--update-section=.aot_copy_table={zeros}", str(build.elf)],
+                   check=True, capture_output=True)
+    with pytest.raises(DeviceError, match="returned -2 in run 0"):
+        run_project(project, random_inputs(compiled.graph, 1, seed=4), build=build)

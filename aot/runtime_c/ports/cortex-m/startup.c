@@ -1,6 +1,8 @@
 /*
  * Cortex-M startup shared by the mps2, mps3-an547 and stm32 ports: vector table and reset
- * handler.  The reset handler copies .data from flash to RAM, zeroes .bss,
+ * handler.  The reset handler copies .data from flash to RAM and every section
+ * listed in .aot_copy_table (word triples: load address, start, end; the
+ * constants a model copies to a faster memory, docs/memory.md), zeroes .bss,
  * turns the FPU on when the build uses it, paints the free stack when
  * AOT_STACK_PAINT is 1 (aot/config.h), and calls main().  Faults end the
  * program through aot_port_exit() so a crash under QEMU is an exit status
@@ -13,7 +15,8 @@
 
 #define AOT_EXIT_FAULT 120
 
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack, __aot_stack_limit;
+extern const uint32_t __aot_copy_table_start[], __aot_copy_table_end[];
 extern int main(void);
 void aot_systick_handler(void);
 
@@ -27,6 +30,13 @@ void aot_reset_handler(void)
     for (dst = &_sdata; dst < &_edata;) {
         *dst++ = *src++;
     }
+    for (const uint32_t *entry = __aot_copy_table_start; entry < __aot_copy_table_end;
+         entry += 3) {
+        src = (uint32_t *)(uintptr_t)entry[0];
+        for (dst = (uint32_t *)(uintptr_t)entry[1]; dst < (uint32_t *)(uintptr_t)entry[2];) {
+            *dst++ = *src++;
+        }
+    }
     for (dst = &_sbss; dst < &_ebss;) {
         *dst++ = 0;
     }
@@ -38,13 +48,15 @@ void aot_reset_handler(void)
 #if AOT_STACK_PAINT
     {
         /* Everything below the stack pointer is free: nothing else lives
-         * between .bss and the stack, and no interrupt is enabled yet.  The
+         * between the stack's bottom (the end of .bss, or the start of the
+         * stack's section in another memory) and the stack pointer, and no
+         * interrupt is enabled yet.  The
          * stores are volatile so that GCC does not make the loop a memset call,
          * whose own frame would lie in the region it paints. */
         volatile uint32_t *word;
         uint32_t *sp;
         __asm__ volatile("mov %0, sp" : "=r"(sp));
-        for (word = &_ebss; word < sp;) {
+        for (word = &__aot_stack_limit; word < sp;) {
             *word++ = AOT_STACK_PAINT_WORD;
         }
     }
