@@ -63,6 +63,16 @@ _AOT_DTYPES = {"int8": "AOT_DTYPE_INT8", "uint8": "AOT_DTYPE_UINT8",
                "bool": "AOT_DTYPE_UINT8"}
 _MAX_RPC_NAME = 63  # AOT_MAX_NAME in aot/runtime_c/include/aot/config.h
 
+#: What the generated ``P_run`` / ``P_run_kernel`` return besides 0 (success);
+#: the RPC reports the value with AOT_ERR_RUN_FAILED (aot/runtime_c/include/aot/model.h).
+STATUS_NO_KERNEL = -1
+STATUS_CONSTANTS_NOT_COPIED = -2
+RUN_STATUSES = {
+    STATUS_NO_KERNEL: "there is no kernel with that index (P_run_kernel)",
+    STATUS_CONSTANTS_NOT_COPIED: "the start-up code did not copy the model's constants into "
+        "their fast memory (--memory-regions ...+const): it must process the .aot_copy_table",
+}
+
 
 class CodegenError(AotError):
     """The executor cannot generate code for this model or name."""
@@ -794,7 +804,9 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         const_copies=[{"region": r, "bytes": n, "symbol": f"__aot_{name}_const_{r}",
                        "section": constant_section(name, r), "mark": f"{name}_const_{r}_mark"}
                       for r, n in plan.region_constants.items() if r != "ram"],
-        ram_constant_bytes=plan.region_constants.get("ram", 0))
+        ram_constant_bytes=plan.region_constants.get("ram", 0),
+        status_no_kernel=STATUS_NO_KERNEL,
+        status_constants_not_copied=STATUS_CONSTANTS_NOT_COPIED)
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
                    for p in inputs + outputs]

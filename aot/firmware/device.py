@@ -28,7 +28,10 @@ from aot.firmware.errors import DeviceError
 from aot.firmware.images import image_path
 from aot.firmware.project import Project, create_project, load_project
 from aot.inputs import check_inputs
+from aot.executor.codegen import RUN_STATUSES
 from aot.rpc import Client, RpcError, connect
+from aot.rpc.errors import RemoteError
+from aot.rpc.protocol import Status
 from aot.rpc.protocol import TimerUnit
 from aot.target import Board
 from flash import Runner, RunnerError, runner_for_board
@@ -88,6 +91,8 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
             raise _stopped(board, started, err, "did not answer the RPC handshake") from None
         try:
             yield client
+        except RemoteError as err:
+            raise _refused(board, err) from None
         except RpcError as err:
             raise _stopped(board, started, err, "stopped answering") from None
 
@@ -113,6 +118,18 @@ def _stopped(board: Board, runner, err: RpcError, what: str) -> DeviceError:
         "the model descriptor was rejected" if 100 <= status < 120 else "")
     return DeviceError(f"the firmware on {board.tag} ended with exit status {status}"
                        f"{f' ({meaning})' if meaning else ''}: {err}")
+
+
+def _refused(board: Board, err: RemoteError) -> DeviceError:
+    """Explain a request the device answered with an error status: it is alive,
+    so the serial port is not the problem; for a failed run, what the model's
+    return value means (RUN_STATUSES)."""
+    meaning = ""
+    if err.status is Status.RUN_FAILED and len(err.detail) >= 4:
+        code = int.from_bytes(err.detail[:4], "little", signed=True)
+        meaning = RUN_STATUSES.get(code, "")
+    return DeviceError(f"{board.tag} answered with an error: {err}"
+                       f"{f' ({meaning})' if meaning else ''}")
 
 
 def _check_identity(client: Client, project: Project) -> None:
