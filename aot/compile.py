@@ -53,6 +53,7 @@ from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
 from aot.executor.patches import GRIDS, stage_lengths
 from aot.executor.patches import patch_graph as patch_graph_of
+from aot.executor.streams import StreamStage, analyze_stream, band_graph, choose_stream
 from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
 from aot.passes.annotated import FusedGroup, rebuild
@@ -467,11 +468,16 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     groups = list(annotated.annotations.groups)
     stage = pick_stage(annotated, patches, io_in_workspace is not False)
     patch_graph = None
+    if stage is not None and isinstance(patches, StreamChoice) and patches.default and \
+            (regions is not None or external_options):
+        stage = None  # the default's stream: not where stages are not supported yet
     if stage is not None:
         if regions is not None or external_options:
             raise CompileError("not supported yet: patches with memory regions or -libs; "
                                "give --patches off")
-        patch_graph = optimize(patch_graph_of(stage), PassContext(
+        stage_graph, where = band_graph(stage) if isinstance(stage, StreamStage) \
+            else (patch_graph_of(stage), None)
+        patch_graph = optimize(stage_graph, PassContext(
             opt_level=opt_level, required_pass=required_pass, disabled_pass=disabled_pass,
             config=config))
         ends = [sum(len(g.nodes) for g in groups[:i + 1]) for i in range(len(groups))]
@@ -517,7 +523,25 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
 
     patch_code = None
     step_buffers = None
-    if stage is not None:
+    if isinstance(stage, StreamStage):
+        # The windows live through the whole loop, side by side; the model's plan
+        # holds their bytes during the stage's step only.
+        # A tensor fused away inside one kernel (a convolution's output its residual add
+        # reads) needs no window.
+        align = workspace_alignment(target)
+        used = {where[t.name].source.tensor.name for t in patch_graph.inputs} | \
+            {where[t.name].source.tensor.name for g in patch_graph.annotations.groups
+             for t in g.outputs(patch_graph)} | {stage.input.name}
+        offsets, total = {}, 0
+        for st in stage.windowed:
+            if st.tensor.name not in used:
+                continue
+            offsets[st.tensor.name] = total
+            total += -(-st.window_bytes // align) * align
+        buffer = Tensor(f"{name}_stream_windows", TensorType((max(total, 1),), "int8"))
+        patch_code = entry.StreamCode(stage, patch_graph, where, offsets, buffer)
+        step_buffers = {groups[0].name: buffer}
+    elif stage is not None:
         # The patch buffers have a plan of their own (no in-place writes), whose
         # bytes the model's plan holds during the stage's step only.
         patch_plan = plan_memory(patch_graph, alignment=workspace_alignment(target),
@@ -830,26 +854,48 @@ def _llvm_files(name: str, kernels, module: LLVMModule,
 PATCH_ALLOWANCE = 0.05  # "auto" patches: at most this much more MACs
 
 
-def parse_patches(patches) -> str | tuple[int, int]:
-    """``"off"``, ``"auto"`` or a grid ``(rows, columns)`` from ``None``, those words,
-    ``"RxC"`` or a pair; anything else is a CompileError."""
+def parse_patches(patches) -> str | tuple:
+    """``"off"``, ``"auto"``, a grid ``(rows, columns)`` or ``("stream", band rows or
+    None)`` from ``None``, those words, ``"RxC"``, ``"stream"``, ``"stream:T"`` or a pair;
+    anything else is a CompileError."""
     if patches is None or patches == "off":
         return "off"
-    if patches == "auto":
+    if patches == "auto" or isinstance(patches, StreamChoice):
         return patches
+    if isinstance(patches, str) and patches.strip().startswith("stream"):
+        m = re.fullmatch(r"stream(?::(\d+))?", patches.strip())
+        if m is None or (m[1] is not None and int(m[1]) < 1):
+            raise CompileError(f"patches 'stream' takes bands of T >= 1 rows as 'stream:T', "
+                               f"got {patches!r}")
+        return ("stream", int(m[1]) if m[1] else None)
     grid = patches
     if isinstance(patches, str):
         m = re.fullmatch(r"(\d+)x(\d+)", patches.strip())
         grid = (int(m[1]), int(m[2])) if m else None
     if not (isinstance(grid, (tuple, list)) and len(grid) == 2
             and all(isinstance(v, int) and v >= 1 for v in grid)):
-        raise CompileError(f"patches must be 'off', 'auto' or a grid 'RxC' such as '3x3', "
-                           f"got {patches!r}")
+        raise CompileError(f"patches must be 'off', 'auto', a grid 'RxC' such as '3x3', "
+                           f"'stream' or 'stream:T', got {patches!r}")
     return tuple(grid)
 
 
+@dataclass(frozen=True)
+class StreamChoice:
+    """A stream stage chosen before compiling (the default plan's, or a budget's): the
+    first ``nodes`` nodes in bands of ``band`` rows.  ``default``: chosen by the
+    compiler, not asked for, so dropped where stages are not supported (memory
+    regions, -libs) instead of refused."""
+
+    nodes: int
+    band: int
+    default: bool = False
+
+
 def pick_stage(graph: Graph, patches, io_in_workspace: bool):
-    """The patch stage ``patches`` asks for (:func:`parse_patches`), or None."""
+    """The patch or stream stage ``patches`` asks for (:func:`parse_patches`), or None."""
+    if isinstance(patches, StreamChoice):
+        return analyze_stream(graph, patches.nodes, patches.band,
+                              io_in_workspace=io_in_workspace)
     if isinstance(patches, tuple) and len(patches) == 2 and isinstance(patches[1], tuple):
         n, grid = patches  # (stage length, grid): the budget's search, budget_stages
         return analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
@@ -859,6 +905,16 @@ def pick_stage(graph: Graph, patches, io_in_workspace: bool):
     if choice == "auto":
         return choose_stage(graph, allowance=PATCH_ALLOWANCE, io_in_workspace=io_in_workspace,
                             generated_only=True).stage
+    if choice[0] == "stream":
+        best = choose_stream(graph, band=choice[1], io_in_workspace=io_in_workspace)
+        if best is None:
+            rows = f" in bands of {choice[1]} rows" if choice[1] else ""
+            raise CompileError(f"patches {patches}: the graph {graph.name!r} has no stream "
+                               f"stage{rows} (its first layers must be convolutions, max "
+                               "pools or residual adds on NHWC images of batch 1, and the "
+                               "band must divide the stage output's height); give "
+                               "--patches off")
+        return best.stage
     best = min((est for _, _, est in supported_stages(graph, [choice], io_in_workspace)),
                key=lambda est: est.bytes_after, default=None)
     if best is None:

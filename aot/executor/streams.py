@@ -417,3 +417,28 @@ def stream_candidates(graph: Graph, *, io_in_workspace: bool = True):
                 yield analyze_stream(graph, n, band, io_in_workspace=io_in_workspace)
             except PatchError:
                 continue
+
+
+def choose_stream(graph: Graph, *, allowance: float | None = None, band: int | None = None,
+                  io_in_workspace: bool = True):
+    """The stream stage with the lowest estimated peak (:func:`aot.executor.patches.
+    estimate_peak`; ties to less extra work), among those with ``band`` rows per band if
+    given and extra work (out-of-image MACs and bytes copied or filled, relative to the
+    model's MACs) within ``allowance`` if given.  With an allowance, a stage that does
+    not lower the peak is not chosen (the estimate's ``stage`` is None)."""
+    from aot.executor.patches import _alive_by_node, estimate_peak
+
+    if allowance is not None and allowance < 0:
+        raise PatchError(f"the instruction allowance must not be negative, got {allowance}")
+    alive = _alive_by_node(graph, io_in_workspace)
+    best = estimate_peak(graph, None, alive=alive) if allowance is not None else None
+    for stage in stream_candidates(graph, io_in_workspace=io_in_workspace):
+        if band is not None and stage.band != band:
+            continue
+        est = estimate_peak(graph, stage, alive=alive)
+        if allowance is not None and est.extra_work > allowance:
+            continue
+        if best is None or (est.bytes_after, est.extra_work) < (best.bytes_after,
+                                                                best.extra_work):
+            best = est
+    return best
