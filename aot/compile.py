@@ -51,9 +51,10 @@ from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, bu
                         port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
-from aot.executor.patches import GRIDS, stage_lengths
+from aot.executor.patches import GRIDS, alive_by_node, stage_lengths
 from aot.executor.patches import patch_graph as patch_graph_of
 from aot.executor.streams import StreamStage, analyze_stream, band_graph, choose_stream
+from aot.executor.streams import stream_candidates
 from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
 from aot.passes.annotated import FusedGroup, rebuild
@@ -268,10 +269,27 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     ``patches="auto"`` compiles without patches and with the stage and grid that
     lower the estimated peak most within 5 % more MACs (if any), and keeps the
     one with less RAM (without patches on a tie).
+
+    By default (``patches`` None, no budget) the leading layers become a stream
+    stage (:mod:`aot.executor.streams`) when one lowers the estimated peak within
+    5 % more work (MACs on out-of-image rows, bytes copied or filled): both plans
+    are compiled and the one with less RAM is kept (without the stage on a tie);
+    ``patches="off"`` compiles without any stage.
     """
     def one(choice):
         return compile_one(model, target_or_board, codegen=codegen,
                            memory_budget=memory_budget, patches=choice, **options)
+
+    if patches is None and memory_budget is None:
+        target = resolve_target(target_or_board, codegen)[0]
+        # Stages are not supported with memory regions or -libs yet: no second compile.
+        stream = None if options.get("memory_regions") is not None or \
+            target.attrs.get("libs") else default_stream(model, options)
+        whole = one("off")
+        if stream is None:
+            return whole
+        streamed = one(stream)
+        return streamed if streamed.sizes.ram < whole.sizes.ram else whole
 
     if parse_patches(patches) == "auto":
         # The estimate does not see every plan's overlaps: compare the real plans.
@@ -300,9 +318,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         return one(None)
     except MemoryBudgetError as err:
         first = err
-    for n, grid in budget_stages(model, options):
+    for spec in budget_stages(model, options):
         try:
-            return one((n, grid))
+            return one(spec)
         except MemoryBudgetError:
             continue
     raise first
@@ -318,18 +336,47 @@ def _optimized(model, options) -> Graph:
                                        config=dict(options.get("config") or {})))
 
 
+def default_stream(model, options) -> StreamChoice | None:
+    """The stream stage the default plan tries (:func:`compile_model`), or None: the
+    one with the lowest estimated peak within :data:`PATCH_ALLOWANCE` more work, if it
+    lowers the peak."""
+    try:
+        graph = _optimized(model, options)
+    except AotError:
+        return None  # compile_one reports the model's own error
+    est = choose_stream(graph, allowance=PATCH_ALLOWANCE,
+                        io_in_workspace=options.get("io_in_workspace") is not False)
+    if est.stage is None or est.bytes_after >= est.bytes_before:
+        return None
+    return StreamChoice(len(est.stage.nodes), est.stage.band, default=True)
+
+
 BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
 
 
-def budget_stages(model, options) -> list[tuple[int, tuple[int, int]]]:
-    """``(stage length, grid)`` of the patch stages a budget tries, least extra work first:
-    those whose code is supported and that lower the estimated peak."""
+def budget_stages(model, options) -> list:
+    """The stages a budget tries, least extra work first, those that lower the estimated
+    peak: per stage length the stream stage (:class:`StreamChoice`) with the lowest
+    estimated peak, and ``(stage length, grid)`` of the patch stages whose code is
+    supported."""
     annotated = _optimized(model, options)
     io = options.get("io_in_workspace") is not False
-    found = [(est.extra_work, n, grid)
-             for n, grid, est in supported_stages(annotated, GRIDS, io)
-             if est.bytes_after < est.bytes_before]
-    return [(n, grid) for _, n, grid in sorted(found)[:BUDGET_STAGES]]
+    alive = alive_by_node(annotated, io)
+    streams: dict[int, object] = {}
+    for stage in stream_candidates(annotated, io_in_workspace=io):
+        est = estimate_peak(annotated, stage, alive=alive)
+        n = len(stage.nodes)
+        if est.bytes_after < est.bytes_before and (
+                n not in streams or (est.bytes_after, est.extra_work) <
+                (streams[n].bytes_after, streams[n].extra_work)):
+            streams[n] = est
+    found = [(est.extra_work, 0, StreamChoice(n, est.stage.band)) for n, est in
+             streams.items()]
+    found += [(est.extra_work, 1, (n, grid))
+              for n, grid, est in supported_stages(annotated, GRIDS, io)
+              if est.bytes_after < est.bytes_before]
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [spec for *_, spec in found[:BUDGET_STAGES]]
 
 
 def supported_stages(graph: Graph, grids, io_in_workspace: bool):
@@ -723,7 +770,7 @@ def group_models(models, name: str = "models") -> CompiledGroup:
             m.name, m.graph, list(m.graph.annotations.groups), m.kernels, m.plan,
             target=str(m.target), board=m.board.tag if m.board else None,
             version=__version__, target_hash=m.target.digest(),
-            shared_workspace=f"{name}_workspace")
+            shared_workspace=f"{name}_workspace", patches=m.patches)
         own = {**m.files, **{p: t for p, t in generated.files.items() if p in m.files}}
         # The RPC descriptor defines the one aot_rpc_model: not for a group yet.
         own.pop(f"codegen/{m.name}_rpc.c", None)
@@ -894,8 +941,13 @@ class StreamChoice:
 def pick_stage(graph: Graph, patches, io_in_workspace: bool):
     """The patch or stream stage ``patches`` asks for (:func:`parse_patches`), or None."""
     if isinstance(patches, StreamChoice):
-        return analyze_stream(graph, patches.nodes, patches.band,
-                              io_in_workspace=io_in_workspace)
+        try:
+            return analyze_stream(graph, patches.nodes, patches.band,
+                                  io_in_workspace=io_in_workspace)
+        except PatchError:
+            if patches.default:  # this graph's groups differ from the estimate's
+                return None
+            raise
     if isinstance(patches, tuple) and len(patches) == 2 and isinstance(patches[1], tuple):
         n, grid = patches  # (stage length, grid): the budget's search, budget_stages
         return analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
@@ -920,8 +972,8 @@ def pick_stage(graph: Graph, patches, io_in_workspace: bool):
     if best is None:
         raise CompileError(f"patches {choice[0]}x{choice[1]}: the graph {graph.name!r} has "
                            "no patch stage whose code is supported (its first layers must be "
-                           "a chain of convolutions or max pools on NHWC images of batch 1; "
-                           "a residual add is not supported yet); give --patches off")
+                           "convolutions, max pools or residual adds on NHWC images of batch "
+                           "1); give --patches off")
     return best.stage
 
 

@@ -728,8 +728,8 @@ def _patch_loop(g, code: PatchCode, calls, plan, bindings: _Bindings) -> PatchLo
         _check_overlap(k, tensors, pplan)
         body.append(KernelCall(index, args, group.name, f"{group.name} on a patch"))
         for t in group.outputs(code.graph):
-            pt = by_name[t.name]
-            if pt.fill is not None:
+            pt = by_name.get(t.name)  # None: a window of a patch (its fills come along)
+            if pt is not None and pt.fill is not None:
                 body.append(PatchFill(arg(t, True), _window(pt, pt.fill)))
     x_in, y_out = stage.tensors[id(stage.input)], stage.tensors[id(stage.output)]
     px, py = code.graph.inputs[0], code.graph.outputs[0]

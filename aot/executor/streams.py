@@ -65,7 +65,7 @@ from aot.ir import Graph, Node, Tensor
 from aot.ir.analysis import node_macs
 from aot.ir.types import TensorType
 from aot.executor.patches import (PatchError, _boundary, _data_inputs, _fill, _nhwc_batch1,
-                                  _window, stage_lengths)
+                                  _window, alive_by_node, estimate_peak, stage_lengths)
 
 
 @dataclass(frozen=True)
@@ -281,13 +281,13 @@ def run_stream(stage: StreamStage, x: np.ndarray) -> np.ndarray:
         for key, w in windows.items():
             st = stage.tensors[key]
             w[:, :st.kept] = w[:, st.new:].copy()
-        _new_rows(windows[id(stage.input)], xs, j)[...] = _cut_rows(x, xs, j)
+        windows[id(stage.input)][:, xs.kept:] = _cut_rows(x, xs, j)
         for node, layer in zip(stage.nodes, layers, strict=True):
             y = node.outputs[0]
             st = stage.tensors[id(y)]
             if not st.computes(j):
                 if st.fill is not None:
-                    _new_rows(windows[id(y)], st, j)[...] = st.fill
+                    windows[id(y)][:, st.kept:] = st.fill
                 continue
             args = []
             for t in _data_inputs(node):
@@ -297,16 +297,12 @@ def run_stream(stage: StreamStage, x: np.ndarray) -> np.ndarray:
             if y is stage.output:
                 out[:, j * stage.band:(j + 1) * stage.band] = value
                 continue
-            dst = _new_rows(windows[id(y)], st, j)
+            dst = windows[id(y)][:, st.kept:]
             dst[...] = value
             if st.fill is not None:
                 rows = np.arange(st.first_new(j), st.first_new(j) + st.new)
                 dst[:, (rows < 0) | (rows >= st.height)] = st.fill
     return out
-
-
-def _new_rows(window: np.ndarray, st: StreamTensor, band: int) -> np.ndarray:
-    return window[:, st.kept:]
 
 
 def _cut_rows(x: np.ndarray, st: StreamTensor, band: int) -> np.ndarray:
@@ -426,11 +422,9 @@ def choose_stream(graph: Graph, *, allowance: float | None = None, band: int | N
     given and extra work (out-of-image MACs and bytes copied or filled, relative to the
     model's MACs) within ``allowance`` if given.  With an allowance, a stage that does
     not lower the peak is not chosen (the estimate's ``stage`` is None)."""
-    from aot.executor.patches import _alive_by_node, estimate_peak
-
     if allowance is not None and allowance < 0:
         raise PatchError(f"the instruction allowance must not be negative, got {allowance}")
-    alive = _alive_by_node(graph, io_in_workspace)
+    alive = alive_by_node(graph, io_in_workspace)
     best = estimate_peak(graph, None, alive=alive) if allowance is not None else None
     for stage in stream_candidates(graph, io_in_workspace=io_in_workspace):
         if band is not None and stage.band != band:

@@ -9,8 +9,8 @@ import pytest
 from support.models import MODELS_DIR
 from test_patch_codegen import _host, _int8_chain, _reference
 
-from aot.compile import CompileError, StreamChoice, compile_model, parse_patches
-from aot.executor.codegen import StreamLoop
+from aot.compile import CompileError, StreamChoice, compile_model, default_stream, parse_patches
+from aot.executor.codegen import StreamCode, StreamLoop
 from aot.frontend import load_model
 from aot.ir import GraphBuilder
 
@@ -78,6 +78,7 @@ def test_the_llvm_jit_runs_the_same_band_loop_bit_exact(spec):
                                   whole.jit().run_sequence([xf])[0])
 
 
+@pytest.mark.slow
 def test_resnet8_streams_its_stem_and_two_blocks_bit_exact(tmp_path):
     m = compile_model(RESNET8, "host/native", patches="stream:1", measure_code=False)
     stage = m.patches.stage
@@ -110,3 +111,35 @@ def test_streams_with_memory_regions_are_not_supported_yet():
     with pytest.raises(CompileError, match="not supported yet: patches with memory regions"):
         compile_model(_int8_chain(), "qemu/mps2-an386", patches="stream", memory_regions="ram",
                       measure_code=False)
+
+
+def test_the_default_streams_resnet8_and_off_turns_it_off():
+    m = compile_model(RESNET8, "host/native", measure_code=False)
+    assert isinstance(m.patches, StreamCode) and m.patches.stage.band == 1
+    assert m.sizes.workspace == 20352 and "stream: the first 8 layers" in m.patches.summary()
+    off = compile_model(RESNET8, "host/native", patches="off", measure_code=False)
+    assert off.patches is None and off.sizes.workspace == 32768
+
+
+def test_the_default_keeps_no_stage_where_the_plan_without_is_smaller():
+    """KWS: a stream stage lowers the whole-step estimate (16,000 -> 13,710 bytes) but not
+    the plan with overlaps (9,280): the default compiles both and keeps the smaller."""
+    kws = MODELS_DIR / "mlperf_kws_dscnn.tflite"
+    assert default_stream(kws, {}) is not None
+    m = compile_model(kws, "host/native", measure_code=False)
+    assert m.patches is None and m.sizes.workspace == 9280
+
+
+def test_the_default_uses_no_stage_with_memory_regions():
+    m = compile_model(RESNET8, "qemu/mps2-an386", memory_regions="ram,psram",
+                      measure_code=False)
+    assert m.patches is None
+
+
+@pytest.mark.slow
+def test_a_budget_no_plan_meets_tries_stream_stages(tmp_path):
+    m = compile_model(RESNET8, "host/native", memory_budget="24K", measure_code=False)
+    assert isinstance(m.patches, StreamCode) and m.budget.ram <= 24 * 1024
+    g = load_model(RESNET8)
+    x = np.random.default_rng(9).integers(-128, 128, (1, *g.inputs[0].shape)).astype(np.int8)
+    np.testing.assert_array_equal(_host(m, x, tmp_path), _reference(g, x))

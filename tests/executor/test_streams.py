@@ -49,7 +49,7 @@ def test_windows_by_hand():
 @pytest.mark.parametrize("band", [1, 5])
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_toy_chain_band_by_band_is_bit_exact(n, band):
-    stage = S.analyze_stream(_int8_chain(), n, band if n < 2 else min(band, 5))
+    stage = S.analyze_stream(_int8_chain(), n, band)  # outputs of 10 or 5 rows
     assert _exact(stage, seed=n)
     assert stage.extra_macs >= 0
 
