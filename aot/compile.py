@@ -46,7 +46,7 @@ from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, ch
                                  open_options, parse_memory_size)
 from aot.executor.jit import JitModel
 from aot.executor.regions import buffer_heat, linker_script, parse_regions, split_regions
-from aot.executor.memory import MemoryPlan, Sizes
+from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
@@ -285,9 +285,15 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         # Stages are not supported with memory regions or -libs yet: no second compile.
         stream = None if options.get("memory_regions") is not None or \
             target.attrs.get("libs") else default_stream(model, options)
-        whole = one("off")
         if stream is None:
-            return whole
+            return one("off")
+        try:
+            whole = one("off")
+        except MemoryPlanError as err:  # too big for the board: the stage may fit
+            try:
+                return one(stream)
+            except MemoryPlanError:
+                raise err from None
         streamed = one(stream)
         return streamed if streamed.sizes.ram < whole.sizes.ram else whole
 

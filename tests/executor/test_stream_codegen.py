@@ -9,8 +9,10 @@ import pytest
 from support.models import MODELS_DIR
 from test_patch_codegen import _host, _int8_chain, _reference
 
+from aot import compile as compile_mod
 from aot.compile import CompileError, StreamChoice, compile_model, default_stream, parse_patches
 from aot.executor.codegen import StreamCode, StreamLoop
+from aot.executor.memory import MemoryPlanError
 from aot.frontend import load_model
 from aot.ir import GraphBuilder
 
@@ -143,3 +145,14 @@ def test_a_budget_no_plan_meets_tries_stream_stages(tmp_path):
     g = load_model(RESNET8)
     x = np.random.default_rng(9).integers(-128, 128, (1, *g.inputs[0].shape)).astype(np.int8)
     np.testing.assert_array_equal(_host(m, x, tmp_path), _reference(g, x))
+
+
+def test_the_default_streams_a_model_too_big_for_the_board_without(monkeypatch):
+    """40x40x8 int8 activations do not fit the micro:bit's 12,288 bytes; streamed they do (a
+    larger allowance: this small chain's copies weigh more than 5 % of its MACs)."""
+    monkeypatch.setattr(compile_mod, "PATCH_ALLOWANCE", 0.5)
+    g = _int8_chain(40, 40)
+    with pytest.raises(MemoryPlanError, match="needs 12800 bytes of RAM"):
+        compile_model(g, "qemu/microbit", patches="off", measure_code=False)
+    m = compile_model(g, "qemu/microbit", measure_code=False)
+    assert isinstance(m.patches, StreamCode) and m.sizes.ram <= 12288
