@@ -272,9 +272,11 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
 
     By default (``patches`` None, no budget) the leading layers become a stream
     stage (:mod:`aot.executor.streams`) when one lowers the estimated peak within
-    5 % more work (MACs on out-of-image rows, bytes copied or filled): both plans
-    are compiled and the one with less RAM is kept (without the stage on a tie);
-    ``patches="off"`` compiles without any stage.
+    5 % more work (MACs on out-of-image rows, bytes copied or filled) and its estimate
+    is below the workspace of the plan without it: both plans are compiled and the one
+    with less RAM is kept (without the stage on a tie; with it when only it fits the
+    board).  Not with memory regions, -libs or a ``kernel_library`` (tuning records
+    are for the whole layers' shapes).  ``patches="off"`` compiles without any stage.
     """
     def one(choice):
         return compile_one(model, target_or_board, codegen=codegen,
@@ -282,9 +284,11 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
 
     if patches is None and memory_budget is None:
         target = resolve_target(target_or_board, codegen)[0]
-        # Stages are not supported with memory regions or -libs yet: no second compile.
+        # Stages are not supported with memory regions or -libs yet, and a kernel library
+        # (tuning records) was made for the whole layers' shapes, not the bands'.
         stream = None if options.get("memory_regions") is not None or \
-            target.attrs.get("libs") else default_stream(model, options)
+            target.attrs.get("libs") or options.get("kernel_library") is not None \
+            else default_stream(model, options)
         if stream is None:
             return one("off")
         try:
@@ -294,6 +298,8 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
                 return one(stream)
             except MemoryPlanError:
                 raise err from None
+        if stream.estimate >= whole.sizes.workspace:
+            return whole  # the plan's overlaps already beat the stage's estimate
         streamed = one(stream)
         return streamed if streamed.sizes.ram < whole.sizes.ram else whole
 
@@ -354,7 +360,8 @@ def default_stream(model, options) -> StreamChoice | None:
                         io_in_workspace=options.get("io_in_workspace") is not False)
     if est.stage is None or est.bytes_after >= est.bytes_before:
         return None
-    return StreamChoice(len(est.stage.nodes), est.stage.band, default=True)
+    return StreamChoice(len(est.stage.nodes), est.stage.band, default=True,
+                        estimate=est.bytes_after)
 
 
 BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
@@ -942,6 +949,7 @@ class StreamChoice:
     nodes: int
     band: int
     default: bool = False
+    estimate: int = 0  # the estimated peak with the stage (bytes)
 
 
 def pick_stage(graph: Graph, patches, io_in_workspace: bool):
