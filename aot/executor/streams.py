@@ -131,7 +131,9 @@ class StreamStage:
 
     @property
     def extra_macs(self) -> int:
-        """MACs of out-of-image rows computed in bands partly inside the image."""
+        """MACs of out-of-image rows computed in bands partly inside the image, less the
+        in-image rows no reader needs (a stride-3 pool skipping a convolution's last
+        rows): may be negative."""
         return self.streamed_macs - self.macs
 
     @property
