@@ -568,7 +568,6 @@ class _CPrinter:
                  "}"]
         return lines + ["        " + line for line in body] + ["    }", "}"]
 
-
     def stream_loop(self, s: StreamLoop, kernels) -> list[str]:
         """The loop over bands: slides, copy-in, calls on fixed rows, fills."""
         lines = ["{"]
