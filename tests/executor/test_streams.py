@@ -14,7 +14,8 @@ from test_patches import _int8_chain, _model, _random_chain, _stage_graph
 
 from aot.executor import patches as P
 from aot.executor import streams as S
-from aot.ir import GraphBuilder
+from aot.ir import GraphBuilder, Quantization
+from aot.ir.types import TensorType
 from aot.reference import interpreter
 
 
@@ -146,3 +147,50 @@ def test_random_int8_chains_are_bit_exact_for_every_band(case, seed):
     bands = S.stream_bands(g, len(g.nodes))
     band = bands[seed % len(bands)]
     assert _exact(S.analyze_stream(g, len(g.nodes), band), seed=seed)
+
+
+@st.composite
+def _random_residual(draw):
+    """int8 x -> max pool or conv (k, SAME) -> conv (k', stride s, TF SAME) -> add(shortcut:
+    x itself, or a 1x1 stride-s conv of it), random sizes and zero points; then a band that
+    divides the output."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    h, w, c = draw(st.integers(3, 11)), draw(st.integers(3, 9)), draw(st.integers(1, 3))
+    s = draw(st.integers(1, 2))
+    b = GraphBuilder("rres")
+
+    def q():
+        return Quantization.per_tensor(draw(st.sampled_from([0.02, 0.05])),
+                                       draw(st.integers(-20, 20)))
+
+    def conv(t, k, stride):
+        oh, ow = -(-t.shape[1] // stride), -(-t.shape[2] // stride)
+        ph = max((oh - 1) * stride + k - t.shape[1], 0)
+        pw = max((ow - 1) * stride + k - t.shape[2], 0)
+        wt = b.constant("", rng.integers(-127, 128, (c, k, k, c)).astype(np.int8),
+                        quant=Quantization.per_tensor(0.03, 0))
+        bias = b.constant("", rng.integers(-500, 500, c).astype(np.int32),
+                          quant=Quantization.per_tensor(0.0015, 0))
+        return b.op("conv2d", [t, wt, bias], TensorType((1, oh, ow, c), "int8", q()),
+                    strides=(stride, stride),
+                    padding=(ph // 2, pw // 2, ph - ph // 2, pw - pw // 2),
+                    activation=draw(st.sampled_from(["none", "relu"])))
+
+    x = b.input("x", (1, h, w, c), "int8", q())
+    k = draw(st.sampled_from([1, 3]))
+    # (a max pool and a convolution reading x would fill it differently: refused)
+    first = b.op("max_pool2d", [x], pool_size=(3, 3), padding=(1, 1, 1, 1)) \
+        if s == 1 and draw(st.booleans()) else conv(x, k, 1)
+    short = conv(x, 1, s) if s > 1 else x
+    y = b.op("add", [conv(first, draw(st.sampled_from([1, 3])), s), short],
+             TensorType(short.shape, "int8", q()))
+    g = b.build([b.op("avg_pool2d", [y], pool_size=tuple(y.shape[1:3]))])
+    bands = S.stream_bands(g, len(g.nodes) - 1)
+    return g, bands[draw(st.integers(0, len(bands) - 1))]
+
+
+@given(_random_residual(), st.integers(0, 1000))
+@settings(max_examples=40, deadline=None)
+def test_random_int8_residual_blocks_are_bit_exact_for_every_band(case, seed):
+    g, band = case
+    assert _exact(S.analyze_stream(g, len(g.nodes) - 1, band), seed=seed)
