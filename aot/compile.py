@@ -48,13 +48,15 @@ from aot.executor.jit import JitModel
 from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
                                   group_linker_script, linker_script, needs_linker_script,
                                   parse_regions, place_constants, split_for_budget)
-from aot.executor.memory import MemoryPlan, Sizes
+from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         cortex_m_startup, port_settings, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
-from aot.executor.patches import GRIDS, stage_lengths
+from aot.executor.patches import GRIDS, alive_by_node, stage_lengths
 from aot.executor.patches import patch_graph as patch_graph_of
+from aot.executor.streams import StreamStage, analyze_stream, band_graph, choose_stream
+from aot.executor.streams import stream_candidates
 from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
 from aot.passes.annotated import FusedGroup, rebuild
@@ -271,10 +273,39 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     ``patches="auto"`` compiles without patches and with the stage and grid that
     lower the estimated peak most within 5 % more MACs (if any), and keeps the
     one with less RAM (without patches on a tie).
+
+    By default (``patches`` None, no budget) the leading layers become a stream
+    stage (:mod:`aot.executor.streams`) when one lowers the estimated peak within
+    5 % more work (MACs on out-of-image rows, bytes copied or filled) and its estimate
+    is below the workspace of the plan without it: both plans are compiled and the one
+    with less RAM is kept (without the stage on a tie; with it when only it fits the
+    board).  Not with memory regions, -libs or a ``kernel_library`` (tuning records
+    are for the whole layers' shapes).  ``patches="off"`` compiles without any stage.
     """
     def one(choice):
         return compile_one(model, target_or_board, codegen=codegen,
                            memory_budget=memory_budget, patches=choice, **options)
+
+    if patches is None and memory_budget is None:
+        target = resolve_target(target_or_board, codegen)[0]
+        # Stages are not supported with memory regions or -libs yet, and a kernel library
+        # (tuning records) was made for the whole layers' shapes, not the bands'.
+        stream = None if options.get("memory_regions") is not None or \
+            target.attrs.get("libs") or options.get("kernel_library") is not None \
+            else default_stream(model, options)
+        if stream is None:
+            return one("off")
+        try:
+            whole = one("off")
+        except MemoryPlanError as err:  # too big for the board: the stage may fit
+            try:
+                return one(stream)
+            except MemoryPlanError:
+                raise err from None
+        if stream.estimate >= whole.sizes.workspace:
+            return whole  # the plan's overlaps already beat the stage's estimate
+        streamed = one(stream)
+        return streamed if streamed.sizes.ram < whole.sizes.ram else whole
 
     if parse_patches(patches) == "auto":
         # The estimate does not see every plan's overlaps: compare the real plans.
@@ -305,9 +336,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         return one(None)
     except MemoryBudgetError as err:
         first = err
-    for n, grid in budget_stages(model, options):
+    for spec in budget_stages(model, options):
         try:
-            return one((n, grid))
+            return one(spec)
         except MemoryBudgetError:
             continue
     raise first
@@ -323,18 +354,48 @@ def _optimized(model, options) -> Graph:
                                        config=dict(options.get("config") or {})))
 
 
+def default_stream(model, options) -> StreamChoice | None:
+    """The stream stage the default plan tries (:func:`compile_model`), or None: the
+    one with the lowest estimated peak within :data:`PATCH_ALLOWANCE` more work, if it
+    lowers the peak."""
+    try:
+        graph = _optimized(model, options)
+    except AotError:
+        return None  # compile_one reports the model's own error
+    est = choose_stream(graph, allowance=PATCH_ALLOWANCE,
+                        io_in_workspace=options.get("io_in_workspace") is not False)
+    if est.stage is None or est.bytes_after >= est.bytes_before:
+        return None
+    return StreamChoice(len(est.stage.nodes), est.stage.band, default=True,
+                        estimate=est.bytes_after)
+
+
 BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
 
 
-def budget_stages(model, options) -> list[tuple[int, tuple[int, int]]]:
-    """``(stage length, grid)`` of the patch stages a budget tries, least extra work first:
-    those whose code is supported and that lower the estimated peak."""
+def budget_stages(model, options) -> list:
+    """The stages a budget tries, least extra work first, those that lower the estimated
+    peak: per stage length the stream stage (:class:`StreamChoice`) with the lowest
+    estimated peak, and ``(stage length, grid)`` of the patch stages whose code is
+    supported."""
     annotated = _optimized(model, options)
     io = options.get("io_in_workspace") is not False
-    found = [(est.extra_work, n, grid)
-             for n, grid, est in supported_stages(annotated, GRIDS, io)
-             if est.bytes_after < est.bytes_before]
-    return [(n, grid) for _, n, grid in sorted(found)[:BUDGET_STAGES]]
+    alive = alive_by_node(annotated, io)
+    streams: dict[int, object] = {}
+    for stage in stream_candidates(annotated, io_in_workspace=io):
+        est = estimate_peak(annotated, stage, alive=alive)
+        n = len(stage.nodes)
+        if est.bytes_after < est.bytes_before and (
+                n not in streams or (est.bytes_after, est.extra_work) <
+                (streams[n].bytes_after, streams[n].extra_work)):
+            streams[n] = est
+    found = [(est.extra_work, 0, StreamChoice(n, est.stage.band)) for n, est in
+             streams.items()]
+    found += [(est.extra_work, 1, (n, grid))
+              for n, grid, est in supported_stages(annotated, GRIDS, io)
+              if est.bytes_after < est.bytes_before]
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [spec for *_, spec in found[:BUDGET_STAGES]]
 
 
 def supported_stages(graph: Graph, grids, io_in_workspace: bool):
@@ -480,11 +541,16 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     groups = list(annotated.annotations.groups)
     stage = pick_stage(annotated, patches, io_in_workspace is not False)
     patch_graph = None
+    if stage is not None and isinstance(patches, StreamChoice) and patches.default and \
+            (regions is not None or external_options):
+        stage = None  # the default's stream: not where stages are not supported yet
     if stage is not None:
         if regions is not None or external_options:
             raise CompileError("not supported yet: patches with memory regions or -libs; "
                                "give --patches off")
-        patch_graph = optimize(patch_graph_of(stage), PassContext(
+        stage_graph, where = band_graph(stage) if isinstance(stage, StreamStage) \
+            else (patch_graph_of(stage), None)
+        patch_graph = optimize(stage_graph, PassContext(
             opt_level=opt_level, required_pass=required_pass, disabled_pass=disabled_pass,
             config=config))
         ends = [sum(len(g.nodes) for g in groups[:i + 1]) for i in range(len(groups))]
@@ -530,7 +596,25 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
 
     patch_code = None
     step_buffers = None
-    if stage is not None:
+    if isinstance(stage, StreamStage):
+        # The windows live through the whole loop, side by side; the model's plan
+        # holds their bytes during the stage's step only.
+        # A tensor fused away inside one kernel (a convolution's output its residual add
+        # reads) needs no window.
+        align = workspace_alignment(target)
+        used = {where[t.name].source.tensor.name for t in patch_graph.inputs} | \
+            {where[t.name].source.tensor.name for g in patch_graph.annotations.groups
+             for t in g.outputs(patch_graph)} | {stage.input.name}
+        offsets, total = {}, 0
+        for st in stage.windowed:
+            if st.tensor.name not in used:
+                continue
+            offsets[st.tensor.name] = total
+            total += -(-st.window_bytes // align) * align
+        buffer = Tensor(f"{name}_stream_windows", TensorType((max(total, 1),), "int8"))
+        patch_code = entry.StreamCode(stage, patch_graph, where, offsets, buffer)
+        step_buffers = {groups[0].name: buffer}
+    elif stage is not None:
         # The patch buffers have a plan of their own (no in-place writes), whose
         # bytes the model's plan holds during the stage's step only.
         patch_plan = plan_memory(patch_graph, alignment=workspace_alignment(target),
@@ -740,7 +824,8 @@ def group_models(models, name: str = "models") -> CompiledGroup:
             m.name, m.graph, list(m.graph.annotations.groups), m.kernels, m.plan,
             target=str(m.target), board=m.board.tag if m.board else None,
             version=__version__, target_hash=m.target.digest(),
-            shared_workspace=f"{name}_workspace", shared_regions=name if split else None)
+            shared_workspace=f"{name}_workspace", shared_regions=name if split else None,
+            patches=m.patches)
         own = {**m.files, **{p: t for p, t in generated.files.items() if p in m.files}}
         # The RPC descriptor defines the one aot_rpc_model: not for a group yet.
         own.pop(f"codegen/{m.name}_rpc.c", None)
@@ -910,26 +995,54 @@ def _llvm_files(name: str, kernels, module: LLVMModule,
 PATCH_ALLOWANCE = 0.05  # "auto" patches: at most this much more MACs
 
 
-def parse_patches(patches) -> str | tuple[int, int]:
-    """``"off"``, ``"auto"`` or a grid ``(rows, columns)`` from ``None``, those words,
-    ``"RxC"`` or a pair; anything else is a CompileError."""
+def parse_patches(patches) -> str | tuple:
+    """``"off"``, ``"auto"``, a grid ``(rows, columns)`` or ``("stream", band rows or
+    None)`` from ``None``, those words, ``"RxC"``, ``"stream"``, ``"stream:T"`` or a pair;
+    anything else is a CompileError."""
     if patches is None or patches == "off":
         return "off"
-    if patches == "auto":
+    if patches == "auto" or isinstance(patches, StreamChoice):
         return patches
+    if isinstance(patches, str) and patches.strip().startswith("stream"):
+        m = re.fullmatch(r"stream(?::(\d+))?", patches.strip())
+        if m is None or (m[1] is not None and int(m[1]) < 1):
+            raise CompileError(f"patches 'stream' takes bands of T >= 1 rows as 'stream:T', "
+                               f"got {patches!r}")
+        return ("stream", int(m[1]) if m[1] else None)
     grid = patches
     if isinstance(patches, str):
         m = re.fullmatch(r"(\d+)x(\d+)", patches.strip())
         grid = (int(m[1]), int(m[2])) if m else None
     if not (isinstance(grid, (tuple, list)) and len(grid) == 2
             and all(isinstance(v, int) and v >= 1 for v in grid)):
-        raise CompileError(f"patches must be 'off', 'auto' or a grid 'RxC' such as '3x3', "
-                           f"got {patches!r}")
+        raise CompileError(f"patches must be 'off', 'auto', a grid 'RxC' such as '3x3', "
+                           f"'stream' or 'stream:T', got {patches!r}")
     return tuple(grid)
 
 
+@dataclass(frozen=True)
+class StreamChoice:
+    """A stream stage chosen before compiling (the default plan's, or a budget's): the
+    first ``nodes`` nodes in bands of ``band`` rows.  ``default``: chosen by the
+    compiler, not asked for, so dropped where stages are not supported (memory
+    regions, -libs) instead of refused."""
+
+    nodes: int
+    band: int
+    default: bool = False
+    estimate: int = 0  # the estimated peak with the stage (bytes)
+
+
 def pick_stage(graph: Graph, patches, io_in_workspace: bool):
-    """The patch stage ``patches`` asks for (:func:`parse_patches`), or None."""
+    """The patch or stream stage ``patches`` asks for (:func:`parse_patches`), or None."""
+    if isinstance(patches, StreamChoice):
+        try:
+            return analyze_stream(graph, patches.nodes, patches.band,
+                                  io_in_workspace=io_in_workspace)
+        except PatchError:
+            if patches.default:  # this graph's groups differ from the estimate's
+                return None
+            raise
     if isinstance(patches, tuple) and len(patches) == 2 and isinstance(patches[1], tuple):
         n, grid = patches  # (stage length, grid): the budget's search, budget_stages
         return analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
@@ -939,13 +1052,23 @@ def pick_stage(graph: Graph, patches, io_in_workspace: bool):
     if choice == "auto":
         return choose_stage(graph, allowance=PATCH_ALLOWANCE, io_in_workspace=io_in_workspace,
                             generated_only=True).stage
+    if choice[0] == "stream":
+        best = choose_stream(graph, band=choice[1], io_in_workspace=io_in_workspace)
+        if best is None:
+            rows = f" in bands of {choice[1]} rows" if choice[1] else ""
+            raise CompileError(f"patches {patches}: the graph {graph.name!r} has no stream "
+                               f"stage{rows} (its first layers must be convolutions, max "
+                               "pools or residual adds on NHWC images of batch 1, and the "
+                               "band must divide the stage output's height); give "
+                               "--patches off")
+        return best.stage
     best = min((est for _, _, est in supported_stages(graph, [choice], io_in_workspace)),
                key=lambda est: est.bytes_after, default=None)
     if best is None:
         raise CompileError(f"patches {choice[0]}x{choice[1]}: the graph {graph.name!r} has "
                            "no patch stage whose code is supported (its first layers must be "
-                           "a chain of convolutions or max pools on NHWC images of batch 1; "
-                           "a residual add is not supported yet); give --patches off")
+                           "convolutions, max pools or residual adds on NHWC images of batch "
+                           "1); give --patches off")
     return best.stage
 
 

@@ -12,8 +12,13 @@ instruction counts, outputs checked against the reference):
   ``overlap=False, io_in_workspace=False``);
 * ``caller i/o``: outputs overlapping the part of a dying input their kernel
   has finished reading (docs/memory.md), i/o still in the caller's buffers;
-* ``default``: what ``aot compile`` does with no options: overlaps, and the
-  inputs and outputs in the workspace (as TFLM's arena).
+* ``no stage``: the default plan with ``--patches off`` (no stream stage);
+* ``default``: what ``aot compile`` does with no options: overlaps, the inputs and
+  outputs in the workspace (as TFLM's arena), and a stream stage where one lowers the
+  RAM (docs/memory.md, "Row streaming").
+
+The first two plans are also without stages, so the columns before the last differ
+from each other by the plan alone.
 
 Activation RAM is the planned workspace + the model's caller input/output
 buffers (none by default) + the measured deepest stack of one inference, the
@@ -47,8 +52,9 @@ from bench_models_qemu import (  # noqa: E402
 from aot.errors import AotError  # noqa: E402
 
 PLANS = {
-    "in place, caller i/o": {"overlap": False, "io_in_workspace": False},
-    "caller i/o": {"io_in_workspace": False},
+    "in place, caller i/o": {"overlap": False, "io_in_workspace": False, "patches": "off"},
+    "caller i/o": {"io_in_workspace": False, "patches": "off"},
+    "no stage": {"patches": "off"},
     "default": {},
 }
 

@@ -124,10 +124,12 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         "ranks); +const also copies the hottest kernels' constants there at "
                         "start-up, +stack puts the firmware's stack there; the artifact adds a "
                         "linker script for them (docs/memory.md)")
-    parser.add_argument("--patches", metavar="off|auto|RxC", default=None,
-                        help="run the first layers one spatial patch at a time (MCUNetV2): "
-                        "off (the default), auto (a stage within 5%% more MACs that lowers "
-                        "the peak, else off) or a grid such as 3x3 (docs/memory.md)")
+    parser.add_argument("--patches", metavar="off|auto|RxC|stream[:T]", default=None,
+                        help="run the first layers as a stage: by default a stream stage "
+                        "(bands of rows, no recomputation) when one lowers the RAM within 5%% "
+                        "more work; off (no stage), auto (a patch stage within 5%% more MACs "
+                        "that lowers the peak, else none), a patch grid such as 3x3 "
+                        "(MCUNetV2), stream or stream:T (bands of T rows) (docs/memory.md)")
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "

@@ -25,7 +25,11 @@ The C entry function is that program printed; the LLVM backend's host JIT
 A patch stage (a group of kind ``"patches"``, :mod:`aot.executor.patches`)
 is one :class:`PatchLoop` step: a C loop over the tiles calling the stage's
 kernels (lowered once for the patch shapes, :class:`PatchCode`) between a
-copy-in, fills and a copy-out.  Its kernels are not in ``P_run_kernel``'s
+copy-in, fills and a copy-out.  A stream stage (the same kind of group with a
+:class:`StreamCode`, :mod:`aot.executor.streams`) is one :class:`StreamLoop`: a
+loop over bands of rows that slides each window, copies the input's new rows in,
+calls each kernel (lowered once for the band shapes) on fixed runs of rows and fills
+the rows outside the image.  Neither stage's kernels are in ``P_run_kernel``'s
 table (they run only inside the loop).
 
 Workspace layout: the planned buffers from offset 0, then (when a kernel
@@ -390,6 +394,50 @@ class PatchLoop:
 
 
 @dataclass(frozen=True)
+class BandRows:
+    """The ``new`` rows at ``dst`` are rows ``[j * new + phase, ... + new)`` of an image of
+    ``height`` rows of ``row_bytes`` at band ``j``: copied from ``src`` (the whole image)
+    when it is given and the row is inside, set to ``fill`` (one element's bytes) when
+    the row is outside and ``fill`` is not None."""
+
+    dst: Arg
+    src: Arg | None
+    new: int
+    phase: int
+    height: int
+    row_bytes: int
+    fill: bytes | None
+
+
+@dataclass(frozen=True)
+class StreamCall:
+    """A kernel call of a stream stage: made only at bands whose new rows of the layer's
+    output (``rows``: new, phase, height) touch the image; argument ``i``'s pointer moves
+    ``band_bytes[i]`` bytes per band (the stage output's rows, else 0)."""
+
+    call: KernelCall
+    band_bytes: tuple[int, ...]
+    rows: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class StreamLoop:
+    """A stream stage (:mod:`aot.executor.streams`): fill every window (``windows``:
+    start, bytes, fill element), then for bands ``first_band .. bands - 1`` slide each
+    window (``slides``: start, kept bytes, new bytes; the kept bytes move from
+    ``start + new`` to ``start``), copy the stage input's new rows in (``copy_in``) and
+    run ``body`` (the kernel calls and the fills of their out-of-image rows)."""
+
+    first_band: int
+    bands: int
+    windows: tuple[tuple[Arg, int, bytes], ...]
+    slides: tuple[tuple[Arg, int, int], ...]
+    copy_in: BandRows
+    body: tuple[StreamCall | BandRows, ...]
+    comment: str
+
+
+@dataclass(frozen=True)
 class EntryProgram:
     """What the entry function does, as data (see the module docstring)."""
 
@@ -397,7 +445,7 @@ class EntryProgram:
     outputs: list[Port]
     layout: Layout
     prologue: tuple[Copy, ...]
-    steps: tuple[KernelCall | Copy | Note | PatchLoop, ...]
+    steps: tuple[KernelCall | Copy | Note | PatchLoop | StreamLoop, ...]
     epilogue: tuple[Copy, ...]
     states: tuple[_Array, ...]
     constants: tuple[_Array, ...]
@@ -491,6 +539,8 @@ class _CPrinter:
             return _Step(s.comment, self.copy(s))
         if isinstance(s, PatchLoop):
             return _Step(s.comment, self.patch_loop(s, kernels))
+        if isinstance(s, StreamLoop):
+            return _Step(s.comment, self.stream_loop(s, kernels))
         call = self.call(s, kernels)
         return _Step(s.comment, [f"status = {call};", "if (status != 0) {", "    return status;",
                                  "}"], call=call, group=s.group)
@@ -531,6 +581,66 @@ class _CPrinter:
                  f" + {c}) * {cb}, {tw * cb}u);",
                  "}"]
         return lines + ["        " + line for line in body] + ["    }", "}"]
+
+    def stream_loop(self, s: StreamLoop, kernels) -> list[str]:
+        """The loop over bands: slides, copy-in, calls on fixed rows, fills."""
+        lines = ["{"]
+        for arg, nbytes, fill in s.windows:
+            lines += ["    " + line for line in
+                      _fill_lines(f"(uint8_t *){self.pointer(arg)}", str(nbytes), fill)]
+        lines.append(f"    for (int32_t j = {s.first_band}; j < {s.bands}; ++j) {{")
+        body = [f"memmove((uint8_t *){self.pointer(arg)}, (const uint8_t *){self.pointer(arg)}"
+                f" + {new}, {kept}u);" for arg, kept, new in s.slides]
+        body += self.band_rows(s.copy_in)
+        for step in s.body:
+            if isinstance(step, BandRows):
+                body += self.band_rows(step)
+                continue
+            new, phase, height = step.rows
+            args = [self.pointer(a) if not n else
+                    f"({'' if a.writable else 'const '}{C_TYPES[a.dtype]} *)((uint8_t *)"
+                    f"{self.pointer(a)} + j * {n})"
+                    for a, n in zip(step.call.args, step.band_bytes, strict=True)]
+            k = kernels[step.call.kernel]
+            if k.scratch_bytes:
+                args.append(f"(void *)(ws + {self.program.layout.scratch_offset})")
+            body += [f"if (j * {new} + {phase} < {height} && j * {new} + {phase + new} > 0) {{",
+                     f"    /* {_comment(step.call.comment)} */",
+                     f"    status = {k.name}({', '.join(args)});",
+                     "    if (status != 0) {", "        return status;", "    }", "}"]
+        return lines + ["        " + line for line in body] + ["    }", "}"]
+
+    def band_rows(self, b: BandRows) -> list[str]:
+        """Copy (from ``b.src``) or fill one band's new rows, row by row."""
+        if b.src is None and b.fill is None:
+            return []
+        dst = f"(uint8_t *){self.pointer(b.dst)} + i * {b.row_bytes}"
+        lines = [f"for (int32_t i = 0; i < {b.new}; ++i) {{",
+                 f"    const int32_t r = j * {b.new} + {b.phase} + i;"]
+        fill = [] if b.fill is None else _fill_lines(dst, str(b.row_bytes), b.fill)
+        if b.src is None:
+            lines += [f"    if (r < 0 || r >= {b.height}) {{"] + ["        " + line
+                                                                   for line in fill] + ["    }"]
+            return lines + ["}"]
+        lines += [f"    if (r >= 0 && r < {b.height}) {{",
+                  f"        memcpy({dst}, (const uint8_t *){self.pointer(b.src)} + r * "
+                  f"{b.row_bytes}, {b.row_bytes}u);", "    }"]
+        if fill:
+            lines += ["    else {"] + ["        " + line for line in fill] + ["    }"]
+        return lines + ["}"]
+
+
+def _fill_lines(dst: str, nbytes: str, fill: bytes) -> list[str]:
+    """C setting ``nbytes`` bytes at ``dst`` to copies of the element ``fill``."""
+    if len(set(fill)) == 1:
+        return [f"memset({dst}, {fill[0]}, {nbytes}u);"]
+    return ["{",
+            f"    static const uint8_t fill[{len(fill)}] = "
+            f"{{{', '.join(str(v) for v in fill)}}};",
+            f"    uint8_t *d = {dst};",
+            f"    for (uint32_t k = 0; k < {nbytes}u; k += {len(fill)}u) {{",
+            f"        memcpy(d + k, fill, {len(fill)}u);",
+            "    }", "}"]
 
 
 def _window_lines(dst: str, src: str | None, w: PatchWindow) -> list[str]:
@@ -631,8 +741,8 @@ def _patch_loop(g, code: PatchCode, calls, plan, bindings: _Bindings) -> PatchLo
         _check_overlap(k, tensors, pplan)
         body.append(KernelCall(index, args, group.name, f"{group.name} on a patch"))
         for t in group.outputs(code.graph):
-            pt = by_name[t.name]
-            if pt.fill is not None:
+            pt = by_name.get(t.name)  # None: a window of a patch (its fills come along)
+            if pt is not None and pt.fill is not None:
                 body.append(PatchFill(arg(t, True), _window(pt, pt.fill)))
     x_in, y_out = stage.tensors[id(stage.input)], stage.tensors[id(stage.output)]
     px, py = code.graph.inputs[0], code.graph.outputs[0]
@@ -646,12 +756,114 @@ def _patch_loop(g, code: PatchCode, calls, plan, bindings: _Bindings) -> PatchLo
         f"{g.name}: {len(stage.nodes)} layers in {stage.grid[0]}x{stage.grid[1]} patches")
 
 
+@dataclass(frozen=True)
+class StreamCode:
+    """What the entry function needs of a stream stage: the stage
+    (:class:`aot.executor.streams.StreamStage`), its layers on the band shapes
+    (``graph``, optimized: its groups are the kernels' order), where each of that graph's
+    tensors lives (``where``, :func:`aot.executor.streams.band_graph`), each window's
+    offset in ``buffer`` (by the stage tensor's name), and ``buffer``, the tensor the
+    model's plan places the windows in during the stage's step."""
+
+    stage: object
+    graph: Graph
+    where: dict
+    offsets: dict[str, int]
+    buffer: Tensor
+
+    def to_json(self) -> dict:
+        s = self.stage
+        return {"kind": "stream", "layers": [n.name for n in s.nodes], "band_rows": s.band,
+                "bands": s.bands - s.first_band, "buffer_bytes": self.buffer.type.nbytes,
+                "extra_macs": s.extra_macs, "copy_bytes": s.copy_bytes}
+
+    def summary(self) -> str:
+        s = self.stage
+        return (f"stream: the first {len(s.nodes)} layers in bands of {s.band} output rows "
+                f"({s.bands - s.first_band} bands), {self.buffer.type.nbytes} bytes of row "
+                f"windows, {s.extra_macs} MACs on rows outside the image "
+                f"({s.extra_macs / max(s.macs, 1):+.1%} of the stage), {s.copy_bytes} bytes "
+                "copied or filled")
+
+
+def _fill_bytes(st) -> bytes:
+    return np.array(st.fill if st.fill is not None else 0, st.tensor.type.np_dtype).tobytes()
+
+
+def _stream_loop(g, code: StreamCode, calls, plan, bindings: _Bindings) -> StreamLoop:
+    """The stream stage's loop: the kernels of ``code.graph`` (taken from ``calls`` in
+    order) bound to runs of rows of the windows, which the model's plan put at one
+    offset, and the stage output's rows of each band."""
+    stage = code.stage
+    base = plan.buffer_of(code.buffer)
+    if base.external or base.region:
+        raise CodegenError("the stream windows must be in the main workspace")
+    tensors = _tensor_map(code.graph)
+
+    def window(st) -> int:
+        return base.offset + code.offsets[st.tensor.name]
+
+    def place(name: str, writable: bool) -> tuple[Arg, int, tuple[int, int]]:
+        """The argument, its bytes per band and its byte range at band 0 (windows only)."""
+        bt = code.where[name]
+        st = bt.source
+        if st.tensor is stage.output:
+            return bindings.arg(stage.output, writable=writable), bt.rows * st.row_bytes, \
+                (-1, -1)
+        lo = window(st) + bt.offset * st.row_bytes
+        return Arg(Ref("workspace", lo), st.tensor.dtype, writable), 0, \
+            (lo, lo + bt.rows * st.row_bytes)
+
+    body = []
+    for group in code.graph.annotations.groups:
+        if group.kind == "view":
+            raise CodegenError("a view inside a stream stage is not supported yet")
+        index, k = next(calls)
+        args, moves, spans = [], [], []
+        for p in k.params:
+            t = tensors[p.tensor]
+            if t.kind in ("input", "activation"):
+                arg, move, span = place(t.name, p.role == "output")
+                spans.append((p, span))
+            else:
+                arg, move = bindings.arg(t, writable=False), 0
+            args.append(arg)
+            moves.append(move)
+        for i, (p, (lo, hi)) in enumerate(spans):
+            for q, (lo2, hi2) in spans[:i]:
+                if "output" in (p.role, q.role) and lo < hi2 and lo2 < hi:
+                    raise CodegenError(f"kernel {k.name}: {p.tensor!r} and {q.tensor!r} share "
+                                       "bytes of the stream windows")
+        outs = [code.where[t.name].source for t in group.outputs(code.graph)]
+        first = outs[0]
+        body.append(StreamCall(KernelCall(index, tuple(args), group.name,
+                                          f"{group.name} on a band"),
+                               tuple(moves), (first.new, first.phase, first.height)))
+        for st in outs:
+            if st.fill is not None and st.tensor is not stage.output:
+                body.append(BandRows(Arg(Ref("workspace", window(st) + st.kept * st.row_bytes),
+                                         st.tensor.dtype, True), None, st.new, st.phase,
+                                     st.height, st.row_bytes, _fill_bytes(st)))
+    windows = [st for st in stage.windowed if st.tensor.name in code.offsets]
+    xs = stage.tensors[id(stage.input)]
+    return StreamLoop(
+        stage.first_band, stage.bands,
+        tuple((Arg(Ref("workspace", window(st)), st.tensor.dtype, True), st.window_bytes,
+               _fill_bytes(st)) for st in windows),
+        tuple((Arg(Ref("workspace", window(st)), st.tensor.dtype, True),
+               st.kept * st.row_bytes, st.new * st.row_bytes) for st in windows if st.kept),
+        BandRows(Arg(Ref("workspace", window(xs) + xs.kept * xs.row_bytes), xs.tensor.dtype,
+                     True), bindings.arg(stage.input, writable=False), xs.new, xs.phase,
+                 xs.height, xs.row_bytes, _fill_bytes(xs)),
+        tuple(body), f"{g.name}: {stage.describe()}")
+
+
 def _tensor_map(graph: Graph) -> dict[str, Tensor]:
     return {t.name: t for t in graph.tensors()}
 
 
 def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings,
-                 patches: PatchCode | None = None) -> list:
+                 patches: PatchCode | StreamCode | None = None) -> list:
     """One step per group: a kernel call, or for a view nothing (or a copy).
 
     A view whose input and output ended up in different buffers (for
@@ -674,7 +886,8 @@ def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings,
         if g.kind == "patches":
             if patches is None:
                 raise CodegenError(f"{g.name}: a patch stage without its patch code")
-            steps.append(_patch_loop(g, patches, calls, plan, bindings))
+            loop = _stream_loop if isinstance(patches, StreamCode) else _patch_loop
+            steps.append(loop(g, patches, calls, plan, bindings))
             continue
         index, k = next(calls)
         args = []
@@ -725,7 +938,7 @@ def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
 
 
 def entry_program(name: str, graph: Graph, groups, kernels, plan,
-                  patches: PatchCode | None = None) -> EntryProgram:
+                  patches: PatchCode | StreamCode | None = None) -> EntryProgram:
     """The entry function of the model as data (see the module docstring);
     refuses a call that would bind two restrict arguments to one address."""
     check_name(name)
@@ -757,7 +970,7 @@ class Generated:
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str,
              shared_workspace: str | None = None, shared_regions: str | None = None,
-             patches: PatchCode | None = None) -> Generated:
+             patches: PatchCode | StreamCode | None = None) -> Generated:
     """All generated C of the artifact (see the module docstring).
 
     ``shared_workspace`` (a C symbol) makes the static workspace one that

@@ -19,8 +19,8 @@ import numpy as np
 
 from aot.codegen.c import NP_TYPES
 from aot.errors import BuildError
-from aot.executor.codegen import (Arg, Copy, EntryProgram, KernelCall, Note, PatchFill,
-                                  PatchLoop, PatchWindow)
+from aot.executor.codegen import (Arg, BandRows, Copy, EntryProgram, KernelCall, Note,
+                                  PatchFill, PatchLoop, PatchWindow, StreamLoop)
 
 __all__ = ["JitModel"]
 
@@ -84,16 +84,16 @@ class JitModel:
             if isinstance(step, PatchLoop):
                 self._patch_loop(step, address)
                 continue
+            if isinstance(step, StreamLoop):
+                self._stream_loop(step, address)
+                continue
             self._call(step, address)
         for c in self.program.epilogue:
             copy(c)
         return [o.reshape(p.tensor.shape) for o, p in zip(outs, self.program.outputs)]
 
     def _call(self, step: KernelCall, address) -> None:
-        status = self.functions[step.kernel](*[address(a) for a in step.args])
-        if status != 0:
-            raise BuildError(f"kernel {self.kernels[step.kernel].name} returned "
-                             f"status {status}")
+        self._call_at(step, [address(a) for a in step.args])
 
     def _patch_loop(self, s: PatchLoop, address) -> None:
         """The C entry function's loop over patches, on byte views of the same memory."""
@@ -115,6 +115,31 @@ class JitModel:
             out = _bytes(address(s.patch_out), ph * pw * cb).reshape(ph, pw, cb)
             dst[a:a + th, b:b + tw] = out[r:r + th, c:c + tw]
 
+    def _stream_loop(self, s: StreamLoop, address) -> None:
+        """The C entry function's loop over bands, on byte views of the same memory."""
+        for arg, nbytes, fill in s.windows:
+            _bytes(address(arg), nbytes).reshape(-1, len(fill))[:] = np.frombuffer(fill,
+                                                                                   np.uint8)
+        for j in range(s.first_band, s.bands):
+            for arg, kept, new in s.slides:
+                w = _bytes(address(arg), kept + new)
+                w[:kept] = w[new:].copy()
+            _band_rows(s.copy_in, address, j)
+            for step in s.body:
+                if isinstance(step, BandRows):
+                    _band_rows(step, address, j)
+                    continue
+                new, phase, height = step.rows
+                if j * new + phase < height and j * new + phase + new > 0:
+                    self._call_at(step.call, [address(a) + j * n for a, n in
+                                              zip(step.call.args, step.band_bytes, strict=True)])
+
+    def _call_at(self, step: KernelCall, addresses: list[int]) -> None:
+        status = self.functions[step.kernel](*addresses)
+        if status != 0:
+            raise BuildError(f"kernel {self.kernels[step.kernel].name} returned "
+                             f"status {status}")
+
     def run_sequence(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """``inputs`` as one ``[N, *shape]`` array per graph input, run in order
         on the current state; one ``[N, *shape]`` array per output (as
@@ -128,6 +153,19 @@ class JitModel:
 
 def _bytes(addr: int, n: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctypes.c_uint8 * max(n, 1)).from_address(addr))[:n]
+
+
+def _band_rows(b: BandRows, address, j: int) -> None:
+    """What the C's band-rows loop does: copy the in-image rows (with ``b.src``), fill the
+    others (with ``b.fill``)."""
+    rows = _bytes(address(b.dst), b.new * b.row_bytes).reshape(b.new, b.row_bytes)
+    for i in range(b.new):
+        r = j * b.new + b.phase + i
+        if 0 <= r < b.height:
+            if b.src is not None:
+                rows[i] = _bytes(address(b.src) + r * b.row_bytes, b.row_bytes)
+        elif b.fill is not None:
+            rows[i].reshape(-1, len(b.fill))[:] = np.frombuffer(b.fill, np.uint8)
 
 
 def _patch_bytes(w: PatchWindow) -> int:

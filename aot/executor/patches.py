@@ -468,10 +468,14 @@ def _valid_layer(node: Node, tensors) -> Graph:
 
 def patch_graph(stage: PatchStage) -> Graph:
     """The stage's layers on their patch shapes, VALID padding: one kernel each serves
-    every patch.  Tensor ``t`` of the stage is ``t.name + "_patch"`` here.
-
-    Only chains (each layer reads the whole patch of the layer before) are generated yet."""
+    every patch.  Tensor ``t`` of the stage is ``t.name + "_patch"`` here.  A layer that
+    reads part of a patch (a residual add reading the middle of its block input's patch,
+    whose halo the convolution branch needs; a 1x1 shortcut) reads it through a
+    ``strided_slice`` at the fixed offset, so the planner sees the whole patch alive up
+    to that read."""
     made: dict[int, Tensor] = {}
+    subs: dict[tuple, Tensor] = {}
+    nodes: list[Node] = []
 
     def patch_of(t: Tensor, kind: str) -> Tensor:
         if id(t) not in made:
@@ -480,21 +484,30 @@ def patch_graph(stage: PatchStage) -> Graph:
                                  kind=kind)
         return made[id(t)]
 
-    nodes = []
+    def read(node: Node, t: Tensor) -> Tensor:
+        whole = patch_of(t, "input" if t is stage.input else "activation")
+        (r, c), (h, w) = _read_offset(node, t, stage.tensors), _read_shape(node, t, stage.tensors)
+        if (r, c, h, w) == (0, 0) + stage.tensors[id(t)].patch_shape[1:3]:
+            return whole
+        key = (id(t), r, c, h, w)
+        if key not in subs:
+            channels = t.shape[3]
+            subs[key] = Tensor(f"{t.name}_patch_{r}_{c}_{h}x{w}",
+                               TensorType((1, h, w, channels), t.dtype, t.quant))
+            nodes.append(Node("strided_slice", [whole], [subs[key]],
+                              {"begin": (0, r, c, 0), "end": (1, r + h, c + w, channels),
+                               "strides": (1, 1, 1, 1), "squeeze_axes": ()},
+                              f"{t.name}_patch_window{len(subs)}"))
+        return subs[key]
+
     for node in stage.nodes:
-        if node.op == "add":
-            raise PatchError(f"{node.label()}: code for a patch stage with an add (a "
-                             "residual block) is not supported yet")
-        x = node.inputs[0]
-        if _read_offset(node, x, stage.tensors) != (0, 0) or \
-                _read_shape(node, x, stage.tensors) != stage.tensors[id(x)].patch_shape[1:3]:
-            raise PatchError(f"{node.label()}: code for a patch stage whose layer reads part "
-                             "of a patch (a branch) is not supported yet")
-        xp = patch_of(x, "input" if x is stage.input else "activation")
-        yp = patch_of(node.outputs[0], "activation")
+        data = {id(t) for t in _data_inputs(node)}
+        ins = [read(node, t) if t is not None and id(t) in data else t for t in node.inputs]
         attrs = dict(node.attrs)
-        attrs["padding"] = (0, 0, 0, 0)
-        nodes.append(Node(node.op, [xp, *node.inputs[1:]], [yp], attrs, f"{node.name}_patch"))
+        if "padding" in attrs:
+            attrs["padding"] = (0, 0, 0, 0)
+        nodes.append(Node(node.op, ins, [patch_of(node.outputs[0], "activation")], attrs,
+                          f"{node.name}_patch"))
     return Graph([made[id(stage.input)]], [made[id(stage.output)]], nodes,
                  f"{stage.output.name}_patches")
 
@@ -526,7 +539,9 @@ class PatchEstimate:
         return (self.stage.extra_macs + self.stage.copy_bytes) / self.model_macs
 
 
-def _alive_by_node(graph: Graph, io_in_workspace: bool) -> list[int]:
+def alive_by_node(graph: Graph, io_in_workspace: bool) -> list[int]:
+    """The planner's bytes alive at each step of ``graph`` (whole-step lifetimes, in-place
+    writes, no overlaps): what a stage's estimate replaces its own steps in."""
     from aot.executor.memory import alive_bytes, plan_memory
 
     return alive_bytes(plan_memory(graph, alignment=1, io_in_workspace=io_in_workspace))
@@ -537,7 +552,7 @@ def estimate_peak(graph: Graph, stage: PatchStage | None, *, io_in_workspace: bo
     """Most bytes held at one step with and without ``stage``: the planner's bytes alive
     per step (whole-step lifetimes, in-place writes, no overlaps) and, for the stage's
     steps, :attr:`PatchStage.peak_bytes` instead."""
-    alive = alive if alive is not None else _alive_by_node(graph, io_in_workspace)
+    alive = alive if alive is not None else alive_by_node(graph, io_in_workspace)
     before = max(alive, default=0)
     model_macs = sum(node_macs(node) for node in graph.nodes)
     if stage is None:
@@ -560,7 +575,7 @@ def choose_stage(graph: Graph, *, allowance: float = 0.05, io_in_workspace: bool
     stages :func:`patch_graph` refuses (code generation does not support them yet)."""
     if allowance < 0:
         raise PatchError(f"the instruction allowance must not be negative, got {allowance}")
-    alive = _alive_by_node(graph, io_in_workspace)
+    alive = alive_by_node(graph, io_in_workspace)
     best = estimate_peak(graph, None, alive=alive)
     for n in stage_lengths(graph):
         for grid in grids:

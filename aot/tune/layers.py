@@ -115,7 +115,8 @@ def choose_layers(model, board: str, libs: str = "c -libs=cmsis-nn", *, codegen_
     mixed = resolve_target(board, refine=libs)[0]
     if not mixed.attrs.get("libs"):
         raise TuneError(f"{libs!r} names no -libs: nothing to choose between")
-    ours = compile_model(model, plain, measure_code=False, **compile_args)
+    # Each kernel is timed alone (P_run_kernel): no stage, whose kernels run in its loop.
+    ours = compile_model(model, plain, measure_code=False, **{**compile_args, "patches": "off"})
     theirs = compile_model(model, mixed, codegen_options=codegen_options, measure_code=False,
                            **compile_args)
     with tempfile.TemporaryDirectory(prefix="aot-layers-", dir=workdir) as tmp:

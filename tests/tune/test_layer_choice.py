@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not CMSIS_NN_DIR.is_dir(), reason="no CMSIS-NN t
 
 
 def _both(path):
-    ours = compile_model(path, BOARD, measure_code=False)
+    ours = compile_model(path, BOARD, patches="off", measure_code=False)  # as choose_layers
     theirs = compile_model(path, resolve_target(BOARD, refine="c -libs=cmsis-nn")[0],
                            codegen_options=OPTIONS, measure_code=False)
     return ours, theirs
