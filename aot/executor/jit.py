@@ -32,7 +32,10 @@ class JitModel:
         self.program = program
         self.kernels = list(kernels)
         # Loop-IR kernels from MCJIT; hand-written ones (C only) from host_c
-        # (aot.codegen.llvm_jit.HostCKernels).
+        # (aot.codegen.llvm_jit.HostCKernels).  The functions point into code
+        # that the engine and the loaded library own and free when collected:
+        # hold them as long as this model may call them.
+        self._owners = (module, host_c)
         self.functions = [module.function(k.name) if k.func is not None
                           else host_c.function(k.name) for k in self.kernels]
         lay = program.layout

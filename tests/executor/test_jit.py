@@ -133,3 +133,32 @@ def test_reset_restores_the_state():
     assert not np.array_equal(model.run([x])[0], first)
     model.reset()
     np.testing.assert_array_equal(model.run([x])[0], first)
+
+
+def test_a_jit_model_outlives_the_compiled_model_it_came_from(tmp_path):
+    """`compile_model(...).jit()` drops the compiled model at once; its kernels'
+    code must stay alive with the JitModel (this crashed with a segfault once
+    the engine was collected).  Run in a child process so a crash fails the test
+    instead of the test session."""
+    import subprocess
+    import sys
+
+    from support.models import MODELS_DIR
+    script = tmp_path / "outlive.py"
+    script.write_text(
+        "import gc, numpy as np\n"
+        "from aot.compile import compile_model\n"
+        f"path = {str(MODELS_DIR / 'tflm_hello_world_int8.tflite')!r}\n"
+        "run = compile_model(path, 'llvm').jit()\n"
+        "gc.collect()\n"
+        "for _ in range(3):\n"
+        "    compile_model(path, 'llvm').jit()\n"
+        "    gc.collect()\n"
+        "x = np.full((1, 1), 5, np.int8)\n"
+        "print(int(run.run([x])[0].reshape(-1)[0]))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    want = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "llvm").jit()
+    assert int(done.stdout.split()[-1]) == int(
+        want.run([np.full((1, 1), 5, np.int8)])[0].reshape(-1)[0])
