@@ -129,8 +129,7 @@ def conv_template(anchor: str, key: str) -> Template:
         return out
 
     def default_values(stages, final) -> dict:
-        # Helium's fused helper is not faster yet (docs/kernels.md)
-        fuse = fusing(stages, final) and key == "arm_cpu"
+        fuse = fusing(stages, final)
         values = {"tile": "row" if _row_fits(stages, fuse) else "pixel", "unroll_o": 1,
                   "unroll_kw": False, "unroll_epilogue": 1,
                   "accumulate": _accumulations(stages)[0] if intrinsics else "loops"}
