@@ -495,7 +495,10 @@ AOT_INLINE int8_t aot_dw_out_s8(int32_t acc, const int32_t* rows, int32_t c, int
 /* aot_depthwise_requant_s8's DSP loop over the channels of two pixels (xq =
    xp + q_cs, yq = yp + y_ps): 2 pixel x 4 channel blocks as in
    aot_depthwise_s8, each block's eight sums requantized from registers
-   (aot_dw_requant), the channel's row loaded once for both pixels.  Out of
+   (aot_dw_requant), the channel's row loaded once for both pixels; when the
+   pixels' stride equals the dilation, pixel q's tap is pixel p's next one,
+   so each input column is loaded and widened once (KWS 342,939 -> 333,389
+   estimated M4 cycles per depthwise layer).  Out of
    line, like aot_requant_pairs_s8 (the shapes reach it by GCC's IPA constant
    propagation): inlined into the row loop, the caller's values and the
    epilogue's left too few registers for the eight sums and GCC spilled them
@@ -509,26 +512,54 @@ static __attribute__((noinline, unused)) void aot_dw_pair_requant_s8(
   const int8_t* const wend = w + (c_n & ~3);
   while (w != wend) {
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, kh, kw;
-    AOT_UNROLL("GCC unroll 8")
-    for (kh = 0; kh < kh_n; ++kh) {
+    if (q_cs == dw * x_cs) {
+      /* pixel q's tap kw is pixel p's tap kw + 1: each column widened once */
       AOT_UNROLL("GCC unroll 8")
-      for (kw = 0; kw < kw_n; ++kw) {
-        const int32_t off = kh * dh * x_rs + kw * dw * x_cs;
-        const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n);
-        const int32_t we = __sxtb16((int32_t)wv), wo = aot_sxtb16_ror8(wv);
-        const uint32_t xv = aot_load32(xp + off);
-        const uint32_t yv = aot_load32(xp + q_cs + off);
-        const int32_t xe = __sxtb16((int32_t)xv), xo = aot_sxtb16_ror8(xv);
-        const int32_t ye = __sxtb16((int32_t)yv), yo = aot_sxtb16_ror8(yv);
-        s0 = __smlabb(xe, we, s0);
-        s2 = __smlatt(xe, we, s2);
-        s1 = __smlabb(xo, wo, s1);
-        s3 = __smlatt(xo, wo, s3);
-        t0 = __smlabb(ye, we, t0);
-        t2 = __smlatt(ye, we, t2);
-        t1 = __smlabb(yo, wo, t1);
-        t3 = __smlatt(yo, wo, t3);
-        __asm__ volatile("" ::: "memory");
+      for (kh = 0; kh < kh_n; ++kh) {
+        const int8_t* xr = xp + kh * dh * x_rs;
+        const uint32_t cv = aot_load32(xr);
+        int32_t ce = __sxtb16((int32_t)cv), co = aot_sxtb16_ror8(cv);
+        AOT_UNROLL("GCC unroll 8")
+        for (kw = 0; kw < kw_n; ++kw) {
+          const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n);
+          const int32_t we = __sxtb16((int32_t)wv), wo = aot_sxtb16_ror8(wv);
+          uint32_t nv;
+          s0 = __smlabb(ce, we, s0);
+          s2 = __smlatt(ce, we, s2);
+          s1 = __smlabb(co, wo, s1);
+          s3 = __smlatt(co, wo, s3);
+          nv = aot_load32(xr + (kw + 1) * dw * x_cs);
+          ce = __sxtb16((int32_t)nv);
+          co = aot_sxtb16_ror8(nv);
+          t0 = __smlabb(ce, we, t0);
+          t2 = __smlatt(ce, we, t2);
+          t1 = __smlabb(co, wo, t1);
+          t3 = __smlatt(co, wo, t3);
+          __asm__ volatile("" ::: "memory");
+        }
+      }
+    } else {
+      AOT_UNROLL("GCC unroll 8")
+      for (kh = 0; kh < kh_n; ++kh) {
+        AOT_UNROLL("GCC unroll 8")
+        for (kw = 0; kw < kw_n; ++kw) {
+          const int32_t off = kh * dh * x_rs + kw * dw * x_cs;
+          const uint32_t wv = aot_load32(w + (kh * kw_n + kw) * c_n);
+          const int32_t we = __sxtb16((int32_t)wv), wo = aot_sxtb16_ror8(wv);
+          const uint32_t xv = aot_load32(xp + off);
+          const uint32_t yv = aot_load32(xp + q_cs + off);
+          const int32_t xe = __sxtb16((int32_t)xv), xo = aot_sxtb16_ror8(xv);
+          const int32_t ye = __sxtb16((int32_t)yv), yo = aot_sxtb16_ror8(yv);
+          s0 = __smlabb(xe, we, s0);
+          s2 = __smlatt(xe, we, s2);
+          s1 = __smlabb(xo, wo, s1);
+          s3 = __smlatt(xo, wo, s3);
+          t0 = __smlabb(ye, we, t0);
+          t2 = __smlatt(ye, we, t2);
+          t1 = __smlabb(yo, wo, t1);
+          t3 = __smlatt(yo, wo, t3);
+          __asm__ volatile("" ::: "memory");
+        }
       }
     }
     AOT_DW_OUT2(s0, t0, 0);

@@ -243,7 +243,7 @@ AOT_INLINE int32_t aot_mve_depthwise_requant_s8(int8_t* y, int32_t y_ps, const i
             __asm__ volatile("" : "+w"(s), "+w"(t), "+w"(col), "+r"(xr), "+r"(wk));
           }
         }
-      } else {
+      } else if (two) {
         AOT_UNROLL("GCC unroll 8")
         for (kh = 0; kh < kh_n; ++kh) {
           AOT_UNROLL("GCC unroll 8")
@@ -253,6 +253,21 @@ AOT_INLINE int32_t aot_mve_depthwise_requant_s8(int8_t* y, int32_t y_ps, const i
             s = vaddq_s32(s, vmulq_s32(vldrbq_s32(xp + off), wk));
             t = vaddq_s32(t, vmulq_s32(vldrbq_s32(xq + off), wk));
             __asm__ volatile("" : "+w"(s), "+w"(t));
+          }
+        }
+      } else { /* an odd last pixel: its sums only */
+        const int8_t* wk = w + c;
+        AOT_UNROLL("GCC unroll 8")
+        for (kh = 0; kh < kh_n; ++kh) {
+          const int8_t* xr = xp + kh * dh * x_rs + c;
+          AOT_UNROLL("GCC unroll 8")
+          for (kw = 0; kw < kw_n; ++kw) {
+            const int32x4_t wv = vldrbq_s32(wk);
+            const int32x4_t xv = vldrbq_s32(xr);
+            wk += c_n;
+            xr += dw * x_cs;
+            s = vaddq_s32(s, vmulq_s32(xv, wv));
+            __asm__ volatile("" : "+w"(s), "+r"(xr), "+r"(wk));
           }
         }
       }
