@@ -496,23 +496,23 @@ AOT_INLINE int8_t aot_dw_out_s8(int32_t acc, const int32_t* rows, int32_t c, int
    xp + q_cs, yq = yp + y_ps): 2 pixel x 4 channel blocks as in
    aot_depthwise_s8, each block's eight sums requantized from registers
    (aot_dw_requant), the channel's row loaded once for both pixels; when the
-   pixels' stride equals the dilation, pixel q's tap is pixel p's next one,
-   so each input column is loaded and widened once (KWS 342,939 -> 333,389
-   estimated M4 cycles per depthwise layer).  Out of
-   line, like aot_requant_pairs_s8 (the shapes reach it by GCC's IPA constant
-   propagation): inlined into the row loop, the caller's values and the
-   epilogue's left too few registers for the eight sums and GCC spilled them
-   in the tap loop (8.2 estimated cycles per MAC on KWS against 5.7 for the
-   two calls); an empty asm per tap keeps GCC from hoisting the next taps'
-   loads, which spilled too. */
-static __attribute__((noinline, unused)) void aot_dw_pair_requant_s8(
-    int8_t* yp, int32_t y_ps, const int8_t* xp, int32_t q_cs, int32_t x_rs, int32_t x_cs,
-    const int8_t* w, const int32_t* rows, int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t dh,
-    int32_t dw, int32_t lo, int32_t hi) {
+   pixels' stride equals the dilation (`shared`), pixel q's tap is pixel p's
+   next one, so each input column is loaded and widened once (KWS 342,939 ->
+   333,389 estimated M4 cycles per depthwise layer).  Run out of line (the
+   two copies below), like aot_requant_pairs_s8 (the shapes reach them by
+   GCC's IPA constant propagation): inlined into the row loop, the caller's
+   values and the epilogue's left too few registers for the eight sums and
+   GCC spilled them in the tap loop (8.2 estimated cycles per MAC on KWS
+   against 5.7 for the two calls); an empty asm per tap keeps GCC from
+   hoisting the next taps' loads, which spilled too. */
+AOT_INLINE void aot_dw_pair_loop(int8_t* yp, int32_t y_ps, const int8_t* xp, int32_t q_cs,
+                                 int32_t x_rs, int32_t x_cs, const int8_t* w,
+                                 const int32_t* rows, int32_t c_n, int32_t kh_n, int32_t kw_n,
+                                 int32_t dh, int32_t dw, int32_t lo, int32_t hi, int32_t shared) {
   const int8_t* const wend = w + (c_n & ~3);
   while (w != wend) {
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, kh, kw;
-    if (q_cs == dw * x_cs) {
+    if (shared) {
       /* pixel q's tap kw is pixel p's tap kw + 1: each column widened once */
       AOT_UNROLL("GCC unroll 8")
       for (kh = 0; kh < kh_n; ++kh) {
@@ -574,6 +574,25 @@ static __attribute__((noinline, unused)) void aot_dw_pair_requant_s8(
 }
 #undef AOT_DW_OUT2
 
+/* The pair loop, one out-of-line copy per column case (q_cs == dw * x_cs
+   or not), so that each copy is specialized on its own: in one copy for
+   both, GCC did not specialize it where a kernel file held depthwise layers
+   of both strides (VWW's stride-2 layers were 2-4% slower). */
+static __attribute__((noinline, unused)) void aot_dw_pair_requant_s8(
+    int8_t* yp, int32_t y_ps, const int8_t* xp, int32_t q_cs, int32_t x_rs, int32_t x_cs,
+    const int8_t* w, const int32_t* rows, int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t dh,
+    int32_t dw, int32_t lo, int32_t hi) {
+  aot_dw_pair_loop(yp, y_ps, xp, q_cs, x_rs, x_cs, w, rows, c_n, kh_n, kw_n, dh, dw, lo, hi, 0);
+}
+
+static __attribute__((noinline, unused)) void aot_dw_pair_shared_requant_s8(
+    int8_t* yp, int32_t y_ps, const int8_t* xp, int32_t x_rs, int32_t x_cs, const int8_t* w,
+    const int32_t* rows, int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t dh, int32_t dw,
+    int32_t lo, int32_t hi) {
+  aot_dw_pair_loop(yp, y_ps, xp, dw * x_cs, x_rs, x_cs, w, rows, c_n, kh_n, kw_n, dh, dw, lo,
+                   hi, 1);
+}
+
 /* The same for one pixel (an odd last pixel of a row): 1 pixel x 4 channel blocks. */
 static __attribute__((noinline, unused)) void aot_dw_one_requant_s8(
     int8_t* yp, const int8_t* xp, int32_t x_rs, int32_t x_cs, const int8_t* w,
@@ -619,9 +638,10 @@ static __attribute__((noinline, unused)) void aot_dw_one_requant_s8(
    into this call), reading a row (2*bias, m, kh, e) per channel (blocked by four
    channels, aot_dw_out_s8):
      y[p*y_ps + c] = clamp_s8(aot_dw_requant(sum_{kh,kw} x[...] * w[...], row of c), lo, hi)
-   With the DSP extension two pixels at a time (aot_dw_pair_requant_s8, an odd
-   last pixel aot_dw_one_requant_s8); Helium: aot_mve_depthwise_requant_s8;
-   elsewhere, and for the last c_n % 4 channels, plain loops. */
+   With the DSP extension two pixels at a time (aot_dw_pair_shared_requant_s8
+   or aot_dw_pair_requant_s8, an odd last pixel aot_dw_one_requant_s8);
+   Helium: aot_mve_depthwise_requant_s8; elsewhere, and for the last c_n % 4
+   channels, plain loops. */
 AOT_INLINE int32_t aot_depthwise_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,
                                             int32_t x_cs, const int8_t* w, const int32_t* rows,
                                             int32_t npix, int32_t c_n, int32_t kh_n,
@@ -637,8 +657,13 @@ AOT_INLINE int32_t aot_depthwise_requant_s8(int8_t* y, int32_t y_ps, const int8_
   if (c0 > 0) {
     int32_t p;
     for (p = 0; p + 2 <= npix; p += 2) {
-      aot_dw_pair_requant_s8(y + p * y_ps, y_ps, x + p * sw * x_cs, sw * x_cs, x_rs, x_cs, w,
-                             rows, c_n, kh_n, kw_n, dh, dw, lo, hi);
+      if (sw == dw) { /* pixel q's tap kw is pixel p's tap kw + 1 */
+        aot_dw_pair_shared_requant_s8(y + p * y_ps, y_ps, x + p * sw * x_cs, x_rs, x_cs, w,
+                                      rows, c_n, kh_n, kw_n, dh, dw, lo, hi);
+      } else {
+        aot_dw_pair_requant_s8(y + p * y_ps, y_ps, x + p * sw * x_cs, sw * x_cs, x_rs, x_cs,
+                               w, rows, c_n, kh_n, kw_n, dh, dw, lo, hi);
+      }
     }
     if (p < npix) { /* the odd last pixel */
       aot_dw_one_requant_s8(y + p * y_ps, x + p * sw * x_cs, x_rs, x_cs, w, rows, c_n, kh_n,
