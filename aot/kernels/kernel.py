@@ -38,6 +38,9 @@ from aot.kernels.inplace import in_place_problem
 from aot.kernels.overlap import overlap_limit
 from aot.kernels.support import HEADER_NAME
 from aot.target import Target
+from aot.tir import expr as E
+from aot.tir import stmt as S
+from aot.tir.functor import all_nodes
 from aot.tir.stmt import PrimFunc
 
 
@@ -258,13 +261,29 @@ class KernelBuilder:
         args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
                 + [ph for _, ph in outputs])
         func = lower(sched, args, name=f"{self.name}_impl")
+        # constants the loops do not read are not emitted (a depthwise kernel
+        # reads either the fused helper's rows or the bias and table: conv2d.fuse)
+        func, keep = _without_unread_constants(func, len(self._inputs), len(self._consts))
+        consts = [c for c, k in zip(self._consts, keep) if k]
         params = ([KernelParam(t.name, "input", t.dtype, t.type.nbytes) for t, _ in self._inputs]
                   + [KernelParam(t.name, "output", t.dtype, t.type.nbytes) for t, _ in outputs])
         return Kernel(self.name, tuple(params), 0, int(macs), tuple(op_names),
                       target=str(self.target), func=func,
                       constants=tuple(KernelConstant(cname, data)
-                                      for cname, data, _ in self._consts),
+                                      for cname, data, _ in consts),
                       includes=(HEADER_NAME,), constant_alignment=constant_alignment(self.target))
+
+
+def _without_unread_constants(func: PrimFunc, n_inputs: int, n_consts: int):
+    """``func`` without the parameters of constants its body never reads, and
+    which of the ``n_consts`` constants (after ``n_inputs`` inputs) it keeps."""
+    used = {id(n.buffer.data) for n in all_nodes(func.body)
+            if isinstance(n, (E.Load, E.AccessPtr, S.Store))}
+    consts = func.params[n_inputs:n_inputs + n_consts]
+    keep = [id(b.data) in used for b in consts]
+    params = (func.params[:n_inputs] + [b for b, k in zip(consts, keep) if k]
+              + func.params[n_inputs + n_consts:])
+    return PrimFunc(func.name, params, func.body, func.attrs), keep
 
 
 def render_template_kernel(package: str, template: str, name: str, target, params,

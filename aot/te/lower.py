@@ -425,10 +425,16 @@ def lower(sch: Schedule, args, name: str = "default_function", passes=None, disa
     ``passes`` is a list of pass names (default: all of
     :data:`aot.tir.passes.DEFAULT_PIPELINE`); ``disabled`` names passes to
     skip; ``dump(name, func)`` sees the function after ``schedule_ops`` and
-    after each pass.
+    after each pass, then after each of the schedule's rewrites
+    (:meth:`Schedule.rewrite`).
     """
     func = schedule_to_primfunc(sch, args, name)
     if dump is not None:
         dump("schedule_ops", func)
-    return run_pipeline(func, passes, disabled, dump)
+    func = run_pipeline(func, passes, disabled, dump)
+    for rname, fn in sch.rewrites:
+        func = fn(func)
+        if dump is not None:
+            dump(rname, func)
+    return func
 

@@ -299,6 +299,8 @@ class Schedule:
         self.outputs = outputs
         self.stages: list[Stage] = []
         self._by_op: dict[int, Stage] = {}
+        #: (name, fn) rewrites of the lowered function, run after the loop passes
+        self.rewrites: list[tuple[str, object]] = []
         for op in _post_order(outputs):
             st = Stage(op, self)
             self.stages.append(st)
@@ -315,6 +317,16 @@ class Schedule:
 
     def stage_of(self, op) -> Stage:
         return self[op]
+
+    def rewrite(self, name: str, fn) -> None:
+        """Run ``fn(PrimFunc) -> PrimFunc`` on the lowered function after the
+        loop passes (``lower`` dumps it under ``name``): for what only the
+        flat loop IR shows, such as two adjacent helper calls of tensorized
+        stages that one helper computes without their intermediate buffer.
+        ``fn`` must keep the function's meaning."""
+        if any(n == name for n, _ in self.rewrites):
+            raise ScheduleError(f"the schedule already has a rewrite named {name!r}")
+        self.rewrites.append((name, fn))
 
     def _owner_of(self, iv):
         for st in self.stages:

@@ -1,7 +1,10 @@
 """The depthwise row in LLVM IR with the DSP intrinsics (aot.codegen.llvm_dsp).
 
 Objects for an Armv7E-M core with DSP (M4, M7) define ``aot_depthwise_s8`` in IR (a
-local function per shape); the others keep the header's C through a wrapper.  The IR cannot
+local function per shape); the others keep the header's C through a wrapper.  The row
+is called only with the depthwise epilogue unfused (the fuse_epilogue knob off; the
+library's default fuses them into aot_depthwise_requant_s8, the header's C), so these
+tests compile with that knob off.  The IR cannot
 run on this machine (Arm intrinsics), so its results are checked on the
 emulated Cortex-M4 (slow): depthwise layers with the shapes that take each
 of its paths (pairs of pixels and an odd last one, channel groups of four
@@ -18,6 +21,7 @@ import subprocess
 import numpy as np
 import pytest
 from kernels.graphs import conv_graph  # tests/kernels/graphs.py
+from kernels.kernel_checks import DepthwiseFusion
 from support.models import random_inputs
 
 from aot.compile import compile_model
@@ -53,13 +57,31 @@ def _symbols_and_code(obj: bytes, tmp_path) -> tuple[str, str]:
     return _tool("nm", path), _tool("objdump", "-d", path)
 
 
-def _depthwise_kernel_objects(board):
+def _unfused(board):
+    """The library with the depthwise rows and epilogues as two calls (the
+    fuse_epilogue knob off): the IR row replaces the first."""
+    return DepthwiseFusion("arm_mve" if board == "qemu/mps3-an547" else "arm_cpu", False)
+
+
+def _depthwise_kernel_objects(board, helper="aot_depthwise_s8", library=None):
     compiled = compile_model(_depthwise({"cin": 8}), board, codegen="llvm",
-                             measure_code=False)
+                             measure_code=False,
+                             kernel_library=_unfused(board) if library is None else library)
     objects = compiled.llvm.objects()
     return [objects[name] for name, text in zip(compiled.llvm.units,
                                                 compiled.llvm.modules_text)
-            if "aot_depthwise_s8" in text]
+            if helper in text]
+
+
+@arm_tools
+def test_the_fused_row_is_the_headers_c_on_every_core(tmp_path):
+    """By default (fuse_epilogue on, arm_cpu) a depthwise row and its epilogue
+    are one call of the header's aot_depthwise_requant_s8, through a wrapper
+    compiled by gcc; there is no IR version of it."""
+    from aot import kernels
+    (obj,) = _depthwise_kernel_objects("qemu/mps2-an386", "aot_depthwise_requant_s8", kernels)
+    symbols, _ = _symbols_and_code(obj, tmp_path)
+    assert " U aot_depthwise_requant_s8__" in symbols and "aot_depthwise_s8" not in symbols
 
 
 @arm_tools
@@ -92,7 +114,8 @@ def object_cache(tmp_path_factory):
     f"{k}{'x'.join(map(str, x)) if isinstance(x, tuple) else x}" for k, x in v.items()))
 def test_the_ir_row_is_bit_exact_on_a_cortex_m4(variant, object_cache, tmp_path):
     graph = _depthwise(variant)
-    compiled = compile_model(graph, "qemu/mps2-an386", codegen="llvm", measure_code=False)
+    compiled = compile_model(graph, "qemu/mps2-an386", codegen="llvm", measure_code=False,
+                             kernel_library=_unfused("qemu/mps2-an386"))
     assert any("aot_depthwise_s8." in text for text in compiled.llvm.modules_text)
     sequence = random_inputs(graph, seed=5, count=3)
     inputs = [np.stack([inv[k] for inv in sequence]) for k in range(len(graph.inputs))]

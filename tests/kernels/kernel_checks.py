@@ -230,3 +230,32 @@ def run_with_shared_bytes(kernel: Kernel, x_index: int, y_index: int, shift: int
                           check=False, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     return np.frombuffer(proc.stdout, dtype=NP_TYPES[py.dtype])
+
+
+class DepthwiseFusion:
+    """aot.kernels (the interface compile_model's ``kernel_library`` takes) with
+    the depthwise layers' ``fuse_epilogue`` knob forced to ``fuse`` on the
+    template of target key ``key`` (the row tile whenever it fits), every
+    other knob and group the library's."""
+
+    def __init__(self, key: str, fuse: bool):
+        self.key, self.fuse = key, fuse
+
+    def lower_group(self, group, ag, target, *, name):
+        from aot.kernels import lower_group
+        from aot.kernels.registry import TEMPLATES
+        if group.anchor is None or group.anchor.op != "depthwise_conv2d":
+            return lower_group(group, ag, target, name=name)
+        tpl = TEMPLATES[("depthwise_conv2d", self.key)]
+
+        def schedule(s, final, stages):
+            values = tpl.default_values(stages, final)
+            if "fuse_epilogue" in values:
+                tiles = tpl.knobs(stages, final)[0].values  # row first when it fits
+                values = {**values, "fuse_epilogue": self.fuse,
+                          "tile": tiles[0] if self.fuse else values["tile"]}
+            tpl.apply(s, final, stages, values)
+        return lower_group(group, ag, target, name=name, schedule=schedule)
+
+    def support_files(self, target):
+        return support_files(target)

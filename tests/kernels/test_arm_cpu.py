@@ -84,7 +84,8 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     helper = {"conv2d": "aot_conv_s8(",
               "dense": ("aot_dot_s8(" if variant.get("units") in DOT_PER_UNIT
                         else "aot_dense_s8("),
-              "depthwise_conv2d": "aot_depthwise_s8("}[op]
+              # the row helper fused with its epilogue (conv2d.fuse)
+              "depthwise_conv2d": "aot_depthwise_requant_s8("}[op]
     untensorized = variant.get("w_zp") or (op == "depthwise_conv2d"
                                            and variant.get("depth_multiplier", 1) > 1)
     assert (helper in kernels[0].source) != bool(untensorized)
@@ -96,19 +97,24 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}, False),  # rows pass the stack budget
 ])
 def test_the_epilogue_is_one_helper_call_per_output_row(op, variant, row):
-    """aot_requant_row_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi):
-    with the row tile one call covers every pixel of an output row (pixel
-    strides = channels, NHWC), with the per-pixel tile one pixel."""
+    """aot_requant_row_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi)
+    (conv2d) and aot_depthwise_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
+    npix, n, ...) (depthwise, fused with its accumulators): with the row tile
+    one call covers every pixel of an output row (pixel strides = channels,
+    NHWC), with the per-pixel tile one pixel."""
     ag = optimize(_graph(op, variant, 5))
     k = lower_group(annotations(ag).groups[0], ag, "qemu/mps2-an386", name="k")
-    calls = re.findall(r"aot_requant_row_s8\(([^;]*)\);", k.source)
+    helper, at = (("aot_requant_row_s8", 6) if op == "conv2d"
+                  else ("aot_depthwise_requant_s8", 7))
+    calls = re.findall(helper + r"\(([^;]*)\);", k.source)
     assert calls
+    assert "aot_requant_row_s8(" not in k.source or op == "conv2d"
     width = ag.outputs[0].type.shape[2]
     for call in calls:
         args = [a.strip() for a in re.split(r",(?![^(]*\))", call)]
-        npix, n = int(args[6]), int(args[7])
+        npix, n = int(args[at]), int(args[at + 1])
         if row:
-            assert (npix, int(args[1]), int(args[3])) == (width, n, n)
+            assert (npix, int(args[1])) == (width, n)
         else:
             assert npix == 1
 

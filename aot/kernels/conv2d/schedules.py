@@ -15,7 +15,11 @@ a time.  The knobs (:func:`conv_template`):
   ``unroll_kw``, ``unroll_epilogue``: loop order and unrolling;
 * ``requant_row`` (arm_cpu, arm_mve): the row's (or pixel's) epilogue as one call of
   ``aot_requant_row_s8`` (:mod:`aot.kernels.conv2d.helium`): Helium's
-  vector steps, or two outputs per step with the DSP extension.
+  vector steps, or two outputs per step with the DSP extension;
+* ``fuse_epilogue`` (depthwise on arm_cpu, arm_mve): with ``depthwise_s8`` and
+  ``requant_row``, each row's two calls become one
+  ``aot_depthwise_requant_s8`` that requantizes from registers, without the
+  row of accumulators (:mod:`aot.kernels.conv2d.fuse`).
 
 The default values *are* the library's schedule: plain loops on ``generic``
 and ``riscv`` targets, the row intrinsic plus the epilogue's row helper on
@@ -26,6 +30,8 @@ one input channel is computed as a convolution (see
 
 from __future__ import annotations
 
+from aot.kernels.conv2d.fuse import NAME as FUSE_NAME
+from aot.kernels.conv2d.fuse import fuse_depthwise_epilogue
 from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
 from aot.kernels.registry import template
@@ -38,11 +44,12 @@ STACK_BUDGET = 4096
 _BYTES = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4}
 
 
-def row_buffer_bytes(stages) -> int:
-    """Stack bytes of the by-row schedule: one output row of accumulators plus
-    the padded input rows it reads."""
+def row_buffer_bytes(stages, fused: bool = False) -> int:
+    """Stack bytes of the by-row schedule: one output row of accumulators
+    (none when the depthwise epilogue is ``fused`` with them,
+    :mod:`aot.kernels.conv2d.fuse`) plus the padded input rows it reads."""
     acc = stages["acc"]
-    total = extent(acc.shape[2]) * extent(acc.shape[3]) * _BYTES[acc.dtype]
+    total = 0 if fused else extent(acc.shape[2]) * extent(acc.shape[3]) * _BYTES[acc.dtype]
     if "pad" in stages:
         pad = stages["pad"]
         total += (pad.op.attrs["window_rows"] * extent(pad.shape[2]) * extent(pad.shape[3])
@@ -50,8 +57,8 @@ def row_buffer_bytes(stages) -> int:
     return total
 
 
-def _row_fits(stages) -> bool:
-    return row_buffer_bytes(stages) <= STACK_BUDGET
+def _row_fits(stages, fused: bool = False) -> bool:
+    return row_buffer_bytes(stages, fused) <= STACK_BUDGET
 
 
 def _over_channels(stages) -> bool:
@@ -68,16 +75,31 @@ def _accumulations(stages) -> tuple[str, ...]:
     return ("conv_s8", "dot_s8", *loops) if "dot_s8" in stages else loops
 
 
+def _fusable(stages) -> bool:
+    """The depthwise row intrinsic applies and the fused helper's requantization
+    rows exist (:func:`aot.kernels.conv2d.fuse.fused_requant_rows`), so its
+    call and the epilogue's may fuse."""
+    return not _over_channels(stages) and "depthwise_s8" in stages and "dw_requant" in stages
+
+
 def conv_template(anchor: str, key: str) -> Template:
     """The template of ``anchor`` (conv2d or depthwise_conv2d) on target ``key``."""
     intrinsics = key in ("arm_cpu", "arm_mve")
+
+    def fusing(stages, final) -> bool:
+        """The template has the fuse_epilogue knob (whose "row" tile needs
+        only the padded rows on the stack)."""
+        return intrinsics and requant_pattern(final) is not None and _fusable(stages)
 
     def knobs(stages, final) -> list[Knob]:
         acc = stages["acc"]
         o = acc.op.axis[3]
         kw = acc.op.reduce_axis[1]
-        out = [Knob("tile", ("row", "pixel") if _row_fits(stages) else ("pixel",),
-                    "accumulate a whole output row (stack buffers) or one pixel at a time"),
+        out = [Knob("tile",
+                    ("row", "pixel") if _row_fits(stages, fusing(stages, final)) else ("pixel",),
+                    "accumulate a whole output row (stack buffers) or one pixel at a time "
+                    "(row with fuse_epilogue off keeps the accumulator row as well, which "
+                    "may pass STACK_BUDGET)"),
                Knob("accumulate", _accumulations(stages),
                     "row intrinsic of the support header, a dot call per tap, or loops")]
         if not _over_channels(stages):
@@ -99,10 +121,16 @@ def conv_template(anchor: str, key: str) -> Template:
                             "the whole epilogue of a row (or pixel) as one aot_requant_row_s8 call "
                             "(Helium: four outputs per step, DSP: two; only with "
                             "unroll_epilogue 1)"))
+            if _fusable(stages):
+                out.append(Knob("fuse_epilogue", (True, False),
+                                "depthwise_s8 with requant_row: one aot_depthwise_requant_s8 "
+                                "call per row, requantizing from registers (only with "
+                                "accumulate depthwise_s8, requant_row and unroll_epilogue 1)"))
         return out
 
     def default_values(stages, final) -> dict:
-        values = {"tile": "row" if _row_fits(stages) else "pixel", "unroll_o": 1,
+        fuse = fusing(stages, final)
+        values = {"tile": "row" if _row_fits(stages, fuse) else "pixel", "unroll_o": 1,
                   "unroll_kw": False, "unroll_epilogue": 1,
                   "accumulate": _accumulations(stages)[0] if intrinsics else "loops"}
         if not _over_channels(stages):
@@ -111,12 +139,16 @@ def conv_template(anchor: str, key: str) -> Template:
             values["widen_input"] = WIDEN_INPUT
         if intrinsics and requant_pattern(final) is not None:
             values["requant_row"] = True
+            if _fusable(stages):
+                values["fuse_epilogue"] = fuse
         return values
 
     def apply(s, final, stages, cfg) -> None:
         _schedule(s, final, stages, cfg)
         if cfg.get("requant_row") and cfg["unroll_epilogue"] == 1:
             tensorize_epilogue(s, final, whole_row=cfg["tile"] == "row")
+            if cfg.get("fuse_epilogue") and cfg["accumulate"] == "depthwise_s8":
+                s.rewrite(FUSE_NAME, fuse_depthwise_epilogue(stages["dw_requant"].name))
 
     return Template(anchor, key, knobs, default_values, apply)
 

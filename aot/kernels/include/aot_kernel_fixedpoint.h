@@ -76,6 +76,22 @@ static inline int32_t aot_requant(int32_t x, int32_t m, int32_t k_lo, int32_t k_
 #endif
 }
 
+/* aot_requant(acc + bias, m, k_lo, k_hi, e - 1) for the fused depthwise helper,
+   from the channel's row (b2, m, kh, e) = (2*bias, ...) (aot/kernels/conv2d/fuse.py
+   derives the identity and builds the rows only where |acc + bias| < 2^30):
+   with x2 = 2*(acc + bias), (floor((kh*2^32 + x2*m + 2^31) / 2^32) - [x2 < 0]) >> e.
+   With the DSP extension: ADD (x2 with LSL #1), SMMLAR, ADD with ASR #31, ASR. */
+static inline int32_t aot_dw_requant(int32_t acc, int32_t b2, int32_t m, int32_t kh, int32_t e) {
+  const int32_t x2 = (int32_t)((uint32_t)acc * 2u + (uint32_t)b2);
+  int32_t q;
+#if defined(AOT_HAVE_DSP)
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(q) : "r"(x2), "r"(m), "r"(kh));
+#else
+  q = (int32_t)(((int64_t)kh * 4294967296LL + (int64_t)x2 * m + 2147483648LL) >> 32);
+#endif
+  return (q + (x2 >> 31)) >> e;
+}
+
 /* v clamped to [lo, hi] within the int8 range (SSAT with the DSP extension). */
 static inline int32_t aot_clamp_s8(int32_t v, int32_t lo, int32_t hi) {
 #if defined(AOT_HAVE_DSP)

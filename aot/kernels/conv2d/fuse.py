@@ -1,0 +1,207 @@
+"""Depthwise rows and their epilogue as one helper call, without the accumulator row.
+
+The arm_cpu / arm_mve depthwise schedule tensorizes the accumulators of an
+output row (or pixel) into ``aot_depthwise_s8`` and the requantizing
+epilogue of the same row into ``aot_requant_row_s8``; lowered, every row is
+those two calls, one after the other, through a scratch row of int32
+accumulators.  :func:`fuse_depthwise_epilogue` replaces each such pair by
+one ``aot_depthwise_requant_s8`` call, which requantizes each block of
+accumulators straight from registers, and drops the scratch row:
+
+    aot_depthwise_s8(acc, ps, x, x_rs, x_cs, w, npix, C, KH, KW, sw, dh, dw);
+    aot_requant_row_s8(y, y_ps, acc, ps, bias, table, npix, C, lo, hi);
+  ->
+    aot_depthwise_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
+                             npix, C, KH, KW, sw, dh, dw, lo, hi);
+
+The fused helper reads a row ``(2*bias, m, kh, e)`` per channel
+(:func:`fused_requant_rows`, built at compile time, blocked by four
+channels) instead of the bias and the one-rounding table, and computes the
+same value as ``aot_requant`` with fewer instructions: for ``x = acc +
+bias`` with ``|x| < 2^30`` and ``x2 = 2x``,
+
+    aot_requant(x, m, k_lo, k_hi, e - 1)
+      = (floor((kh * 2^32 + x2 * m + 2^31) / 2^32) - [x2 < 0]) >> e
+
+where ``kh = 2^(e-1) + off * 2^e`` (``off`` the output offset): with ``k =
+2^30 + 2^(30+e) + off * 2^(31+e)`` (:func:`aot.kernels.conv2d.compute.\
+fast_requant_tables`), twice the one-rounding sum ``x*m + k - [x<0]*2^31``
+is ``x2*m + 2^31 + kh*2^32 - [x<0]*2^32``, and ``floor(A / 2^(31+e)) =
+floor(floor(2A / 2^32) / 2^e)``.  The inner floor is one SMMLAR on the
+DSP extension (VRMULH on Helium) plus the sign term, so an output costs
+SMMLAR, an add with ``ASR #31``, a shift and SSAT.  ``|x| < 2^30`` holds
+for every input when ``128 * sum_k |w[k, c]| + |bias[c]| < 2^30``, which
+the rows check per channel from the constant weights and bias (the
+accumulator is ``sum_k x_k * w[k, c]`` with int8 ``x_k``, padding
+included).  ``tests/kernels/test_depthwise_fused.py`` checks the identity
+against the reference's requantization on random and extreme values.
+
+The composition keeps the kernel's meaning as long as nothing else reads
+the accumulator row: the rewrite checks that, and leaves the function
+unchanged if any other statement still uses the buffer (an accumulator
+call without its epilogue right after it, or another reader).  It runs as a
+rewrite of the schedule (:meth:`aot.te.schedule.Schedule.rewrite`) after
+the loop passes, so the
+peeled border rows are fused too; the kernel then no longer reads the bias
+and table constants, and :class:`aot.kernels.kernel.KernelBuilder` does not
+emit them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.tir import expr as E
+from aot.tir import stmt as S
+from aot.tir.functor import Mutator, all_nodes
+from aot.tir.simplify import equal
+
+#: The rewrite's name (``lower``'s dump, docs/kernels.md).
+NAME = "fuse_depthwise_epilogue"
+ACC_CALL = "aot_depthwise_s8"
+EPILOGUE_CALL = "aot_requant_row_s8"
+FUSED_CALL = "aot_depthwise_requant_s8"
+
+
+def _call(s, name):
+    if isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) and s.value.name == name:
+        return s.value
+    return None
+
+
+def _trailing(s):
+    """The statement ``s`` ends with, looking into the scratch buffers it
+    declares (the padded rows' buffer may close right after the accumulator
+    call, before the epilogue)."""
+    while True:
+        if isinstance(s, S.Allocate):
+            s = s.body
+        elif isinstance(s, S.SeqStmt):
+            s = s.seq[-1]
+        else:
+            return s
+
+
+def _with_trailing(s, new):
+    """``s`` with the statement :func:`_trailing` finds replaced by ``new``."""
+    if isinstance(s, S.Allocate):
+        return S.Allocate(s.buffer, _with_trailing(s.body, new))
+    if isinstance(s, S.SeqStmt):
+        return S.seq(*s.seq[:-1], _with_trailing(s.seq[-1], new))
+    return new
+
+
+#: Bound on |acc + bias| for the doubled form (2x must not wrap).
+X_BOUND = 1 << 30
+
+
+def fused_requant_rows(weights, bias, multiplier, shift, output_offset) -> np.ndarray | None:
+    """The ``(2*bias, m, kh, e)`` int32 row of each channel for the fused
+    helper, blocked by groups of four channels (each group is 16 words:
+    the four ``2*bias``, the four ``m``, the four ``kh``, the four ``e``;
+    the last group padded with zeros; :func:`row_of`), or None when a
+    channel is outside the identity's conditions
+    (``m`` in ``(2^30, 2^31)``, right shift ``1 <= e <= 21`` so that the
+    output offset folds into ``kh``, ``|acc + bias| < 2^30``).
+
+    ``weights`` (..., C) are the depthwise weights (int8), ``bias`` the
+    int32 bias with the input offset folded in (None: zero), ``multiplier``
+    and ``shift`` TFLite's per-channel (or per-tensor) values."""
+    w = np.asarray(weights, np.int64)
+    channels = w.shape[-1]
+    m = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
+    e = np.broadcast_to(-np.asarray(shift, np.int64).reshape(-1), (channels,))
+    b = (np.zeros(channels, np.int64) if bias is None
+         else np.asarray(bias, np.int64).reshape(-1))
+    if not ((m > (1 << 30)).all() and (m < (1 << 31)).all() and (e >= 1).all()
+            and (e <= 21).all()):
+        return None
+    reach = 128 * np.abs(w).reshape(-1, channels).sum(axis=0) + np.abs(b)
+    if not (reach < X_BOUND).all():
+        return None
+    kh = np.left_shift(np.int64(1), e - 1) + np.int64(output_offset) * np.left_shift(np.int64(1), e)
+    rows = np.zeros((-(-channels // 4) * 4, 4), np.int64)
+    rows[:channels] = np.stack([2 * b, m, kh, e], axis=1)
+    # blocked by four channels: each field of a group is one Helium vector
+    return rows.reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1).astype(np.int32)
+
+
+def row_of(rows: np.ndarray, c: int) -> tuple[int, int, int, int]:
+    """Channel ``c``'s ``(2*bias, m, kh, e)`` in the blocked rows (the C
+    helpers' ``rows + 16*(c/4) + c%4``, fields four words apart)."""
+    base = 16 * (c // 4) + c % 4
+    return tuple(int(rows[base + 4 * k]) for k in range(4))
+
+
+def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
+    """The fused call for one accumulator call and the epilogue call after
+    it, reading ``rows`` (:func:`fused_requant_rows`), or None when the
+    epilogue does not read exactly those accumulators (same buffer region,
+    pixel stride, pixels and channels)."""
+    acc, acc_ps, x, x_rs, x_cs, w, npix, c_n, kh, kw, sw, dh, dw = acc_call.args
+    y, y_ps, acc2, acc_ps2, _, _, npix2, n, lo, hi = epi_call.args
+    if not (isinstance(acc, E.AccessPtr) and isinstance(acc2, E.AccessPtr)
+            and acc.buffer.data is acc2.buffer.data and equal(acc.offset, acc2.offset)
+            and equal(acc_ps, acc_ps2) and equal(npix, npix2) and equal(c_n, n)):
+        return None
+    return E.Call("int32", FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
+                                        E.AccessPtr(rows, E.const(0), "r"), npix, c_n, kh,
+                                        kw, sw, dh, dw, lo, hi), "extern")
+
+
+class _Fuser(Mutator):
+    def __init__(self, rows: S.Buffer):
+        self.rows = rows
+        self.buffers = {}   # id(data) -> Buffer of fused accumulator rows
+
+    def visit_SeqStmt(self, s):
+        parts = [self.stmt(p) for p in s.seq]
+        out = []
+        k = 0
+        while k < len(parts):
+            acc_call = _call(_trailing(parts[k]), ACC_CALL)
+            epi_call = _call(parts[k + 1], EPILOGUE_CALL) if k + 1 < len(parts) else None
+            fused = (fused_call(acc_call, epi_call, self.rows)
+                     if acc_call is not None and epi_call is not None else None)
+            if fused is not None:
+                self.buffers[id(acc_call.args[0].buffer.data)] = acc_call.args[0].buffer
+                out.append(_with_trailing(parts[k], S.Evaluate(fused)))
+                k += 2
+                continue
+            out.append(parts[k])
+            k += 1
+        return S.seq(*out)
+
+
+class _DropAllocs(Mutator):
+    def __init__(self, ids):
+        self.ids = ids
+
+    def visit_Allocate(self, s):
+        body = self.stmt(s.body)
+        if id(s.buffer.data) in self.ids:
+            return body
+        return s if body is s.body else S.Allocate(s.buffer, body)
+
+
+def fuse_depthwise_epilogue(rows_name: str):
+    """The rewrite (``PrimFunc -> PrimFunc``) that fuses every accumulator
+    row call with its epilogue call, reading the rows of the constant
+    parameter ``rows_name``, or returns the function itself when there is
+    nothing to fuse or fusing would not be exact."""
+    return lambda func: _fuse(func, rows_name)
+
+
+def _fuse(func: S.PrimFunc, rows_name: str) -> S.PrimFunc:
+    rows = [b for b in func.params if b.name == rows_name]
+    if len(rows) != 1:
+        return func
+    fuser = _Fuser(rows[0])
+    body = fuser.stmt(func.body)
+    if not fuser.buffers:
+        return func
+    for n in all_nodes(body):
+        if (isinstance(n, (E.Load, E.AccessPtr, S.Store))
+                and id(n.buffer.data) in fuser.buffers):
+            return func  # the accumulator row has another reader or writer
+    return func.with_body(_DropAllocs(set(fuser.buffers)).stmt(body))
