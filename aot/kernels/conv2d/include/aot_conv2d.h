@@ -159,6 +159,48 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         }
       }
     }
+#if defined(AOT_HAVE_DOT3X2)
+    /* three pixels at a time while at least three are left (the rest in
+       pairs and a last odd pixel below) */
+    if (__builtin_constant_p(pix_words) && __builtin_constant_p(w_os)
+        && aot_dot3x2_fits(pix_words, w_os)) {
+      for (; p + 3 <= n; p += 3) {
+        int32_t* out = acc + (p0 + p) * acc_ps;
+        int32_t o;
+        for (o = 0; o + 2 <= oc; o += 2) {
+          int32_t sum[6] = {0, 0, 0, 0, 0, 0};
+          int32_t r;
+          for (kh = 0; kh < khs; ++kh) {
+            for (r = 0; r < runs; ++r) {
+              aot_dot3x2_wide_s8(sum, wide + kh * kh_words + p * pix_words + r * r_words,
+                                 pix_words, w + o * w_os + (kh * kw_n + r) * c_n, w_os, run);
+            }
+          }
+          out[o] = sum[0];
+          out[o + 1] = sum[1];
+          out[acc_ps + o] = sum[2];
+          out[acc_ps + o + 1] = sum[3];
+          out[2 * acc_ps + o] = sum[4];
+          out[2 * acc_ps + o + 1] = sum[5];
+        }
+        for (; o < oc; ++o) {
+          int32_t s0 = 0, s1 = 0, s2 = 0, r;
+          for (kh = 0; kh < khs; ++kh) {
+            for (r = 0; r < runs; ++r) {
+              const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
+              const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+              s0 = aot_dot1_wide_s8(s0, xa, wa, run);
+              s1 = aot_dot1_wide_s8(s1, xa + pix_words, wa, run);
+              s2 = aot_dot1_wide_s8(s2, xa + 2 * pix_words, wa, run);
+            }
+          }
+          out[o] = s0;
+          out[acc_ps + o] = s1;
+          out[2 * acc_ps + o] = s2;
+        }
+      }
+    }
+#endif
     for (; p + 2 <= n; p += 2) {
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
