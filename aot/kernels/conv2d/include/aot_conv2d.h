@@ -126,6 +126,11 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   const int32_t kh_words = patch ? 0 : cols * c_n / 2;  /* per kernel row in `wide` */
   const int32_t pix_words = patch ? w_os / 2 : sw * c_n / 2;
   const int32_t r_words = dw * c_n / 2;
+#if defined(AOT_HAVE_DOT3X2)
+  /* the assembly blocks take the strides as immediates */
+  const int32_t asm_blocks = __builtin_constant_p(pix_words) && __builtin_constant_p(w_os)
+                             && aot_dot3x2_fits(pix_words, w_os);
+#endif
   int32_t p0;
   for (p0 = 0; p0 < npix; p0 += chunk) {
     const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
@@ -160,11 +165,11 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       }
     }
 #if defined(AOT_HAVE_DOT3X2)
-    /* three pixels at a time while at least three are left (the rest in
-       pairs and a last odd pixel below) */
-    if (__builtin_constant_p(pix_words) && __builtin_constant_p(w_os)
-        && aot_dot3x2_fits(pix_words, w_os)) {
-      for (; p + 3 <= n; p += 3) {
+    /* three pixels at a time, except where that would leave one pixel
+       alone (four left: two pairs; the pair blocks below are about as fast
+       per MAC, a lone pixel is not) */
+    if (asm_blocks) {
+      for (; p + 3 <= n && n - p != 4; p += 3) {
         int32_t* out = acc + (p0 + p) * acc_ps;
         int32_t o;
         for (o = 0; o + 2 <= oc; o += 2) {
@@ -211,6 +216,12 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
           for (r = 0; r < runs; ++r) {
             const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
             const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+#if defined(AOT_HAVE_DOT3X2)
+            if (asm_blocks) {
+              aot_dot2x2_wide_asm_s8(sum, xa, pix_words, wa, w_os, run);
+              continue;
+            }
+#endif
             aot_dot2x2_wide_s8(sum, xa, xa + pix_words, wa, wa + w_os, run);
           }
         }
