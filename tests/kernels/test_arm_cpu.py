@@ -44,8 +44,12 @@ CASES = [
     ("conv2d", {"cin": 12, "cout": 5, "hw": (2, 7), "k": (1, 1), "padding": (0, 0, 0, 0)}),
     ("conv2d", {"cin": 20, "cout": 4, "hw": (3, 4), "k": (1, 1), "padding": (0, 0, 0, 0)}),
     ("conv2d", {"cin": 24, "cout": 6, "hw": (2, 5), "k": (1, 1), "padding": (0, 0, 0, 0)}),
-    # one pixel's window wider than the widening buffer: the plain path
+    # one pixel's window wider than the widening buffer: one kernel row at a
+    # time (chunks of 6 pixels: 3+3, then a pair), the sums carried over ...
     ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 3)}),
+    ("conv2d", {"cin": 64, "cout": 5, "hw": (3, 8)}),
+    # ... and even one kernel row wider than it: the plain path
+    ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 9), "k": (2, 9), "padding": (0, 0, 0, 0)}),
     # a row of accumulators above the stack budget: one pixel at a time
     ("conv2d", {"cin": 5, "cout": 33, "hw": (3, 40), "strides": (1, 1)}),
     ("depthwise_conv2d", {"cin": 8}),

@@ -111,13 +111,16 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
 /* aot_conv_s8 for c_n a multiple of 4 and contiguous columns: each chunk of
    pixels first widens its input window once into a stack buffer (two
    halfword pairs per four bytes), which every output channel then reads
-   with LDRD instead of re-widening it. */
+   with LDRD instead of re-widening it.  w_os is the weights' stride between
+   output channels (kh_n * kw_n * c_n unless the caller passes one kernel row
+   at a time, kh_n = 1); with acc_in the sums start from acc instead of 0. */
+#define AOT_ACC_IN(v) (acc_in ? (v) : 0)
 AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                     const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
                                     int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                                    int32_t dw, int32_t chunk, int32_t patch, int32_t* wide) {
+                                    int32_t dw, int32_t chunk, int32_t patch, int32_t* wide,
+                                    int32_t w_os, int32_t acc_in) {
   const int32_t joined = dw == 1;
-  const int32_t w_os = kh_n * kw_n * c_n;
   /* patches: one run of w_os per pixel; rows: runs per kernel row (and tap) */
   const int32_t run = patch ? w_os : joined ? kw_n * c_n : c_n;
   const int32_t runs = patch || joined ? 1 : kw_n;
@@ -173,7 +176,10 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         int32_t* out = acc + (p0 + p) * acc_ps;
         int32_t o;
         for (o = 0; o + 2 <= oc; o += 2) {
-          int32_t sum[6] = {0, 0, 0, 0, 0, 0};
+          int32_t sum[6] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1]),
+                             AOT_ACC_IN(out[acc_ps + o]), AOT_ACC_IN(out[acc_ps + o + 1]),
+                             AOT_ACC_IN(out[2 * acc_ps + o]),
+                             AOT_ACC_IN(out[2 * acc_ps + o + 1])};
           int32_t r;
           for (kh = 0; kh < khs; ++kh) {
             for (r = 0; r < runs; ++r) {
@@ -189,7 +195,8 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
           out[2 * acc_ps + o + 1] = sum[5];
         }
         for (; o < oc; ++o) {
-          int32_t s0 = 0, s1 = 0, s2 = 0, r;
+          int32_t s0 = AOT_ACC_IN(out[o]), s1 = AOT_ACC_IN(out[acc_ps + o]);
+          int32_t s2 = AOT_ACC_IN(out[2 * acc_ps + o]), r;
           for (kh = 0; kh < khs; ++kh) {
             for (r = 0; r < runs; ++r) {
               const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
@@ -210,7 +217,8 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
       for (o = 0; o + 2 <= oc; o += 2) {
-        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t sum[4] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1]),
+                          AOT_ACC_IN(out[acc_ps + o]), AOT_ACC_IN(out[acc_ps + o + 1])};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
@@ -231,7 +239,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         out[acc_ps + o + 1] = sum[3];
       }
       for (; o < oc; ++o) {
-        int32_t s0 = 0, s1 = 0, r;
+        int32_t s0 = AOT_ACC_IN(out[o]), s1 = AOT_ACC_IN(out[acc_ps + o]), r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
             const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
@@ -248,7 +256,8 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
       for (o = 0; o + 4 <= oc; o += 4) {
-        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t sum[4] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1]), AOT_ACC_IN(out[o + 2]),
+                          AOT_ACC_IN(out[o + 3])};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
@@ -262,7 +271,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         out[o + 3] = sum[3];
       }
       for (; o + 2 <= oc; o += 2) {
-        int32_t sum[2] = {0, 0};
+        int32_t sum[2] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1])};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
@@ -275,7 +284,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         out[o + 1] = sum[1];
       }
       for (; o < oc; ++o) {
-        int32_t s0 = 0, r;
+        int32_t s0 = AOT_ACC_IN(out[o]), r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
             s0 = aot_dot1_wide_s8(s0, wide + kh * kh_words + p * pix_words + r * r_words,
@@ -288,6 +297,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   }
   return 0;
 }
+#undef AOT_ACC_IN
 #endif
 
 
@@ -320,7 +330,22 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
     if (chunk > 0) {
       int32_t wide[AOT_WIDE_WORDS];
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 0, wide);
+                              chunk, 0, wide, kh_n * kw_n * c_n, 0);
+    }
+    /* a window of all kernel rows too big for the buffer (ResNet-8's 3x3
+       layers of 64 channels): one kernel row at a time, each adding to the
+       sums of the rows before it */
+    if (kh_n > 1 && aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw) > 0) {
+      const int32_t row_chunk = aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw);
+      int32_t wide[AOT_WIDE_WORDS];
+      int32_t kh;
+      aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk,
+                       0, wide, kh_n * kw_n * c_n, 0);
+      for (kh = 1; kh < kh_n; ++kh) {
+        aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc,
+                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1);
+      }
+      return 0;
     }
   }
   /* few channels (e.g. the first layer): widened im2col patches when each
@@ -334,13 +359,13 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
       int32_t chunk = 2 * AOT_PATCH_WORDS / (kh_n * kw_n * c_n);
       chunk = chunk >= npix ? npix : chunk & ~1;
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide);
+                              chunk, 1, wide, kh_n * kw_n * c_n, 0);
     } else {
       int32_t wide[AOT_WIDE_WORDS];
       int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
       chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide);
+                              chunk, 1, wide, kh_n * kw_n * c_n, 0);
     }
   }
 #endif
