@@ -44,6 +44,10 @@ CASES = [
     ("conv2d", {"cin": 12, "cout": 5, "hw": (2, 7), "k": (1, 1), "padding": (0, 0, 0, 0)}),
     ("conv2d", {"cin": 20, "cout": 4, "hw": (3, 4), "k": (1, 1), "padding": (0, 0, 0, 0)}),
     ("conv2d", {"cin": 24, "cout": 6, "hw": (2, 5), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    # chunks of at most 4 pixels of 128 channels: 3 + 3, and 4 + 3 for 7
+    # (chunks of 3 would leave a lone pixel)
+    ("conv2d", {"cin": 128, "cout": 3, "hw": (2, 6), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    ("conv2d", {"cin": 128, "cout": 2, "hw": (1, 7), "k": (1, 1), "padding": (0, 0, 0, 0)}),
     # one pixel's window wider than the widening buffer: one kernel row at a
     # time (chunks of 6 pixels: 3+3, then a pair), the sums carried over ...
     ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 3)}),

@@ -105,6 +105,14 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
     return 0;
   }
   p = p > npix ? npix : p;
+#if defined(AOT_HAVE_DOT3X2)
+  /* 1x1 kernels (no columns shared between pixels, so smaller chunks cost
+     no more widening): a multiple of three for the 3-pixel blocks, unless
+     the last chunk would then be a lone pixel */
+  if (kw_n == 1 && p >= 3 && p < npix && npix % (p - p % 3) != 1) {
+    return p - p % 3;
+  }
+#endif
   return p > 1 && p < npix ? p & ~1 : p;
 }
 
