@@ -38,8 +38,22 @@ CASES = [
                 "padding": (1, 1, 1, 2)}),
     ("conv2d", {"cin": 2, "cout": 3, "hw": (6, 13), "k": (5, 10), "padding": (2, 4, 2, 5)}),
     ("conv2d", {"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)}),
-    # one pixel's window wider than the widening buffer: the plain path
+    # pointwise rows for the assembly blocks (GCC, DSP): runs of 12, 20 and 24
+    # channels (loop of four steps, then two and one), rows of 7, 4 and 5
+    # pixels (3+2+2, 2+2, 3+2) and an odd output channel left over
+    ("conv2d", {"cin": 12, "cout": 5, "hw": (2, 7), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    ("conv2d", {"cin": 20, "cout": 4, "hw": (3, 4), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    ("conv2d", {"cin": 24, "cout": 6, "hw": (2, 5), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    # chunks of at most 4 pixels of 128 channels: 3 + 3, and 4 + 3 for 7
+    # (chunks of 3 would leave a lone pixel)
+    ("conv2d", {"cin": 128, "cout": 3, "hw": (2, 6), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    ("conv2d", {"cin": 128, "cout": 2, "hw": (1, 7), "k": (1, 1), "padding": (0, 0, 0, 0)}),
+    # one pixel's window wider than the widening buffer: one kernel row at a
+    # time (chunks of 6 pixels: 3+3, then a pair), the sums carried over ...
     ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 3)}),
+    ("conv2d", {"cin": 64, "cout": 5, "hw": (3, 8)}),
+    # ... and even one kernel row wider than it: the plain path
+    ("conv2d", {"cin": 64, "cout": 3, "hw": (3, 9), "k": (2, 9), "padding": (0, 0, 0, 0)}),
     # a row of accumulators above the stack budget: one pixel at a time
     ("conv2d", {"cin": 5, "cout": 33, "hw": (3, 40), "strides": (1, 1)}),
     ("depthwise_conv2d", {"cin": 8}),
@@ -138,6 +152,20 @@ def test_the_cortex_m4_build_uses_smlad(tmp_path):
     k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
     dis = disassemble(k.source, M4_FLAGS, tmp_path)
     assert "smlad" in dis and "sxtb16" in dis
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+def test_the_cortex_m4_convolutions_build_at_every_optimization_level(opt, tmp_path):
+    """The inline-assembly blocks need 13 registers: where GCC cannot give them
+    (size optimization) the C blocks stand in, never an "impossible
+    constraints" error; a 3x3 convolution's frame is over 4 KiB."""
+    for n, variant in enumerate([{"cin": 64, "cout": 8, "hw": (3, 5), "k": (1, 1),
+                                  "padding": (0, 0, 0, 0)},
+                                 {"cin": 16, "cout": 16, "hw": (32, 32)}]):
+        ag = optimize(conv_graph("conv2d", seed=22, **variant))
+        k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
+        dis = disassemble(k.source, M4_FLAGS, tmp_path / str(n), opt=opt.split())
+        assert "smlad" in dis
 
 
 def test_the_cortex_m4_depthwise_uses_halfword_multiplies(tmp_path):

@@ -15,8 +15,8 @@ import pytest
 from aot.kernels import support_files
 
 
-def disassemble(source: str, cpu_flags, directory: Path) -> str:
-    """``objdump -d`` of ``source`` built with arm-none-eabi-gcc ``-O2 -std=c99
+def disassemble(source: str, cpu_flags, directory: Path, opt=("-O2",)) -> str:
+    """``objdump -d`` of ``source`` built with arm-none-eabi-gcc ``opt -std=c99
     -Wall -Wextra -Werror`` and ``cpu_flags``, beside the support headers in
     ``directory`` (created if needed).  MVE is decoded (objdump is told the
     v8.1-M architecture, which it otherwise prints as ldc/cdp); skips the
@@ -28,7 +28,7 @@ def disassemble(source: str, cpu_flags, directory: Path) -> str:
         (directory / name).write_text(text)
     (directory / "k.c").write_text(source)
     subprocess.run(["arm-none-eabi-gcc", *cpu_flags, "-std=c99", "-Wall", "-Wextra", "-Werror",
-                    "-O2", "-I", str(directory), "-c", str(directory / "k.c"),
+                    *opt, "-I", str(directory), "-c", str(directory / "k.c"),
                     "-o", str(directory / "k.o")], check=True)
     arch = ["-m", "armv8.1-m.main"] if any("cortex-m55" in f for f in cpu_flags) else []
     return subprocess.run(["arm-none-eabi-objdump", "-d", *arch, str(directory / "k.o")],

@@ -19,6 +19,43 @@
    kernel's constant n, lo and hi reach it by GCC's IPA constant propagation):
    inlined into a kernel's pixel loop it competed for registers with the
    loop's own values and spilled, slower than GCC's inline epilogue. */
+#if defined(AOT_HAVE_DOT3X2)
+/* GCC: the pair in assembly, its twelve words in three groups of four LDRs
+   (2+1+1+1 estimated M4 cycles each, where six LDRDs take 3 each) */
+#define AOT_REQUANT_PAIR_STEP()                                                   \
+  do {                                                                            \
+    int32_t q0, q1, m, l, h, e, t;                                                \
+    __asm__("ldr %[q0], [%[acc]], #8\n\t"                                         \
+            "ldr %[q1], [%[acc], #-4]\n\t"                                        \
+            "ldr %[m], [%[bias]], #8\n\t"                                         \
+            "ldr %[l], [%[bias], #-4]\n\t"                                        \
+            "add %[q0], %[q0], %[m]\n\t"                                          \
+            "add %[q1], %[q1], %[l]\n\t"                                          \
+            "ldr %[m], [%[tab]], #32\n\t"                                         \
+            "ldr %[l], [%[tab], #-28]\n\t"                                        \
+            "ldr %[h], [%[tab], #-24]\n\t"                                        \
+            "ldr %[e], [%[tab], #-20]\n\t"                                        \
+            "lsr %[t], %[q0], #31\n\t"                                            \
+            "smlal %[l], %[h], %[q0], %[m]\n\t"                                   \
+            "smlal %[l], %[h], %[t], %[min]\n\t"                                  \
+            "asr %[q0], %[h], %[e]\n\t"                                           \
+            "ldr %[m], [%[tab], #-16]\n\t"                                        \
+            "ldr %[l], [%[tab], #-12]\n\t"                                        \
+            "ldr %[h], [%[tab], #-8]\n\t"                                         \
+            "ldr %[e], [%[tab], #-4]\n\t"                                         \
+            "lsr %[t], %[q1], #31\n\t"                                            \
+            "smlal %[l], %[h], %[q1], %[m]\n\t"                                   \
+            "smlal %[l], %[h], %[t], %[min]\n\t"                                  \
+            "asr %[q1], %[h], %[e]"                                                 \
+            : [q0] "=&r"(q0), [q1] "=&r"(q1), [m] "=&r"(m), [l] "=&r"(l),           \
+              [h] "=&r"(h), [e] "=&r"(e), [t] "=&r"(t), [acc] "+r"(acc),            \
+              [bias] "+r"(bias), [tab] "+r"(table)                                  \
+            : [min] "r"(INT32_MIN)                                                  \
+            : "memory");                                                            \
+    aot_store_s8x2(y, aot_clamp_s8(q0, lo, hi), aot_clamp_s8(q1, lo, hi));        \
+    y += 2;                                                                       \
+  } while (0)
+#else
 #define AOT_REQUANT_PAIR_STEP()                                                   \
   do {                                                                            \
     int32_t m0, l0, h0, e0, m1, l1, h1, e1, a0, a1, b0, b1;                       \
@@ -34,6 +71,7 @@
                    aot_clamp_s8(aot_requant(x1, m1, l1, h1, e1), lo, hi));        \
     y += 2;                                                                       \
   } while (0)
+#endif
 static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
     int8_t* y, int32_t y_ps, const int32_t* acc, int32_t acc_ps, const int32_t* bias0,
     const int32_t* table0, int32_t npix, int32_t n, int32_t lo, int32_t hi) {
@@ -105,19 +143,30 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
     return 0;
   }
   p = p > npix ? npix : p;
+#if defined(AOT_HAVE_DOT3X2)
+  /* 1x1 kernels (no columns shared between pixels, so smaller chunks cost
+     no more widening): a multiple of three for the 3-pixel blocks, unless
+     the last chunk would then be a lone pixel */
+  if (kw_n == 1 && p >= 3 && p < npix && npix % (p - p % 3) != 1) {
+    return p - p % 3;
+  }
+#endif
   return p > 1 && p < npix ? p & ~1 : p;
 }
 
 /* aot_conv_s8 for c_n a multiple of 4 and contiguous columns: each chunk of
    pixels first widens its input window once into a stack buffer (two
    halfword pairs per four bytes), which every output channel then reads
-   with LDRD instead of re-widening it. */
+   with LDRD instead of re-widening it.  w_os is the weights' stride between
+   output channels (kh_n * kw_n * c_n unless the caller passes one kernel row
+   at a time, kh_n = 1); with acc_in the sums start from acc instead of 0. */
+#define AOT_ACC_IN(v) (acc_in ? (v) : 0)
 AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                     const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
                                     int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                                    int32_t dw, int32_t chunk, int32_t patch, int32_t* wide) {
+                                    int32_t dw, int32_t chunk, int32_t patch, int32_t* wide,
+                                    int32_t w_os, int32_t acc_in) {
   const int32_t joined = dw == 1;
-  const int32_t w_os = kh_n * kw_n * c_n;
   /* patches: one run of w_os per pixel; rows: runs per kernel row (and tap) */
   const int32_t run = patch ? w_os : joined ? kw_n * c_n : c_n;
   const int32_t runs = patch || joined ? 1 : kw_n;
@@ -126,6 +175,11 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   const int32_t kh_words = patch ? 0 : cols * c_n / 2;  /* per kernel row in `wide` */
   const int32_t pix_words = patch ? w_os / 2 : sw * c_n / 2;
   const int32_t r_words = dw * c_n / 2;
+#if defined(AOT_HAVE_DOT3X2)
+  /* the assembly blocks take the strides as immediates */
+  const int32_t asm_blocks = __builtin_constant_p(pix_words) && __builtin_constant_p(w_os)
+                             && aot_dot3x2_fits(pix_words, w_os);
+#endif
   int32_t p0;
   for (p0 = 0; p0 < npix; p0 += chunk) {
     const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
@@ -159,16 +213,69 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         }
       }
     }
+#if defined(AOT_HAVE_DOT3X2)
+    /* three pixels at a time, except where that would leave one pixel
+       alone (four left: two pairs; the pair blocks below are about as fast
+       per MAC, a lone pixel is not) */
+    if (asm_blocks) {
+      for (; p + 3 <= n && n - p != 4; p += 3) {
+        int32_t* out = acc + (p0 + p) * acc_ps;
+        int32_t o;
+        for (o = 0; o + 2 <= oc; o += 2) {
+          int32_t sum[6] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1]),
+                             AOT_ACC_IN(out[acc_ps + o]), AOT_ACC_IN(out[acc_ps + o + 1]),
+                             AOT_ACC_IN(out[2 * acc_ps + o]),
+                             AOT_ACC_IN(out[2 * acc_ps + o + 1])};
+          int32_t r;
+          for (kh = 0; kh < khs; ++kh) {
+            for (r = 0; r < runs; ++r) {
+              aot_dot3x2_wide_s8(sum, wide + kh * kh_words + p * pix_words + r * r_words,
+                                 pix_words, w + o * w_os + (kh * kw_n + r) * c_n, w_os, run);
+            }
+          }
+          out[o] = sum[0];
+          out[o + 1] = sum[1];
+          out[acc_ps + o] = sum[2];
+          out[acc_ps + o + 1] = sum[3];
+          out[2 * acc_ps + o] = sum[4];
+          out[2 * acc_ps + o + 1] = sum[5];
+        }
+        for (; o < oc; ++o) {
+          int32_t s0 = AOT_ACC_IN(out[o]), s1 = AOT_ACC_IN(out[acc_ps + o]);
+          int32_t s2 = AOT_ACC_IN(out[2 * acc_ps + o]), r;
+          for (kh = 0; kh < khs; ++kh) {
+            for (r = 0; r < runs; ++r) {
+              const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
+              const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+              s0 = aot_dot1_wide_s8(s0, xa, wa, run);
+              s1 = aot_dot1_wide_s8(s1, xa + pix_words, wa, run);
+              s2 = aot_dot1_wide_s8(s2, xa + 2 * pix_words, wa, run);
+            }
+          }
+          out[o] = s0;
+          out[acc_ps + o] = s1;
+          out[2 * acc_ps + o] = s2;
+        }
+      }
+    }
+#endif
     for (; p + 2 <= n; p += 2) {
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
       for (o = 0; o + 2 <= oc; o += 2) {
-        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t sum[4] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1]),
+                          AOT_ACC_IN(out[acc_ps + o]), AOT_ACC_IN(out[acc_ps + o + 1])};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
             const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
             const int8_t* wa = w + o * w_os + (kh * kw_n + r) * c_n;
+#if defined(AOT_HAVE_DOT3X2)
+            if (asm_blocks) {
+              aot_dot2x2_wide_asm_s8(sum, xa, pix_words, wa, w_os, run);
+              continue;
+            }
+#endif
             aot_dot2x2_wide_s8(sum, xa, xa + pix_words, wa, wa + w_os, run);
           }
         }
@@ -178,7 +285,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         out[acc_ps + o + 1] = sum[3];
       }
       for (; o < oc; ++o) {
-        int32_t s0 = 0, s1 = 0, r;
+        int32_t s0 = AOT_ACC_IN(out[o]), s1 = AOT_ACC_IN(out[acc_ps + o]), r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
             const int32_t* xa = wide + kh * kh_words + p * pix_words + r * r_words;
@@ -195,7 +302,8 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
       int32_t* out = acc + (p0 + p) * acc_ps;
       int32_t o;
       for (o = 0; o + 4 <= oc; o += 4) {
-        int32_t sum[4] = {0, 0, 0, 0};
+        int32_t sum[4] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1]), AOT_ACC_IN(out[o + 2]),
+                          AOT_ACC_IN(out[o + 3])};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
@@ -209,7 +317,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         out[o + 3] = sum[3];
       }
       for (; o + 2 <= oc; o += 2) {
-        int32_t sum[2] = {0, 0};
+        int32_t sum[2] = {AOT_ACC_IN(out[o]), AOT_ACC_IN(out[o + 1])};
         int32_t r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
@@ -222,7 +330,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
         out[o + 1] = sum[1];
       }
       for (; o < oc; ++o) {
-        int32_t s0 = 0, r;
+        int32_t s0 = AOT_ACC_IN(out[o]), r;
         for (kh = 0; kh < khs; ++kh) {
           for (r = 0; r < runs; ++r) {
             s0 = aot_dot1_wide_s8(s0, wide + kh * kh_words + p * pix_words + r * r_words,
@@ -235,6 +343,7 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   }
   return 0;
 }
+#undef AOT_ACC_IN
 #endif
 
 
@@ -267,7 +376,22 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
     if (chunk > 0) {
       int32_t wide[AOT_WIDE_WORDS];
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 0, wide);
+                              chunk, 0, wide, kh_n * kw_n * c_n, 0);
+    }
+    /* a window of all kernel rows too big for the buffer (ResNet-8's 3x3
+       layers of 64 channels): one kernel row at a time, each adding to the
+       sums of the rows before it */
+    if (kh_n > 1 && aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw) > 0) {
+      const int32_t row_chunk = aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw);
+      int32_t wide[AOT_WIDE_WORDS];
+      int32_t kh;
+      aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk,
+                       0, wide, kh_n * kw_n * c_n, 0);
+      for (kh = 1; kh < kh_n; ++kh) {
+        aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc,
+                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1);
+      }
+      return 0;
     }
   }
   /* few channels (e.g. the first layer): widened im2col patches when each
@@ -281,13 +405,13 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
       int32_t chunk = 2 * AOT_PATCH_WORDS / (kh_n * kw_n * c_n);
       chunk = chunk >= npix ? npix : chunk & ~1;
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide);
+                              chunk, 1, wide, kh_n * kw_n * c_n, 0);
     } else {
       int32_t wide[AOT_WIDE_WORDS];
       int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
       chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide);
+                              chunk, 1, wide, kh_n * kw_n * c_n, 0);
     }
   }
 #endif
