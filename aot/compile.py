@@ -95,6 +95,9 @@ class CompiledModel:
     budget: BudgetChoice | None = None
     # The patch stage's code (compile_model(..., patches=...)), else None.
     patches: entry.PatchCode | None = None
+    # The kernels the stage's loop calls (per patch or band); the RPC cannot run
+    # them alone (metadata.json: "in_stage").
+    stage_kernels: frozenset[str] = frozenset()
 
     @property
     def is_jit(self) -> bool:
@@ -115,6 +118,7 @@ class CompiledModel:
             "kernels": [{"name": k.name, "ops": list(k.op_names),
                          "codegen": getattr(k, "codegen", "aot"), "macs": k.macs,
                          "scratch_bytes": k.scratch_bytes, "constant_bytes": k.constant_bytes,
+                         "in_stage": k.name in self.stage_kernels,
                          **({"constant_section": k.constant_section}
                             if getattr(k, "constant_section", "") else {}),
                          "file": f"codegen/{self.name}_kernels_{i}"
@@ -565,11 +569,14 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     lap("passes")
 
     kernels, codes = [], []
+    stage_kernels: list[str] = []
     for i, g in enumerate(groups):
         if g.kind == "patches":
-            kernels += [library.lower_group(pg, patch_graph, target, name=f"{name}_k{i}_{j}")
-                        for j, pg in enumerate(patch_graph.annotations.groups)
-                        if pg.kind != "view"]
+            lowered = [library.lower_group(pg, patch_graph, target, name=f"{name}_k{i}_{j}")
+                       for j, pg in enumerate(patch_graph.annotations.groups)
+                       if pg.kind != "view"]
+            stage_kernels += [k.name for k in lowered]
+            kernels += lowered
         elif g.kind == "external":
             kernel, code = byoc.lower_external(g, annotated, target, name=f"{name}_k{i}",
                                                options=external_options[g.codegen])
@@ -700,7 +707,8 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         lap("sizes")
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
                              timings, llvm=module, program=program, host_c=host_c,
-                             budget=budget, patches=patch_code)
+                             budget=budget, patches=patch_code,
+                             stage_kernels=frozenset(stage_kernels))
 
     generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
                                  board=board.tag if board else None, version=__version__,
@@ -726,7 +734,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     lap("sizes")
     return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
                          sizes, timings, llvm=module, external=external, budget=budget,
-                         patches=patch_code)
+                         patches=patch_code, stage_kernels=frozenset(stage_kernels))
 
 
 @dataclass

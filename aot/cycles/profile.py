@@ -197,12 +197,16 @@ def profile_project(project, core: CoreTiming, memory: MemoryTiming, inputs, *,
         for port, x in zip(meta["inputs"], inputs):
             dev.write_tensor(port["c_name"], x)
         rpc_names = dev.kernels()
-        if len(rpc_names) != len(kernels):
+        # a stage's kernels run only inside its loop (per patch or band): the
+        # RPC lists the others, in order, and times them alone
+        callable_ = [k for k in kernels if not k.get("in_stage")]
+        if len(rpc_names) != len(callable_):
             raise CycleModelError(f"the device lists {len(rpc_names)} kernels, metadata.json "
-                                  f"{len(kernels)}: was the project built from this artifact?")
+                                  f"{len(callable_)}: was the project built from this artifact?")
         whole = dev.run(1, timeout=RUN_TIMEOUT).timings[0]
         (window,) = reader.wait_windows(1, RUN_TIMEOUT)
-        alone = [dev.run(1, kernel=k, timeout=RUN_TIMEOUT).timings[0] for k in rpc_names]
+        alone = {k["name"]: (rpc, dev.run(1, kernel=rpc, timeout=RUN_TIMEOUT).timings[0])
+                 for k, rpc in zip(callable_, rpc_names)}
     cost = CostModel(program, core, memory)
     segments: dict[str, Counter] = {}
     for label, edges in window.segments.items():
@@ -212,14 +216,21 @@ def profile_project(project, core: CoreTiming, memory: MemoryTiming, inputs, *,
     by_class: Counter = Counter()
     rows = []
     live = _live_bytes(meta)
-    for k, (kernel, rpc_name) in enumerate(zip(kernels, rpc_names)):
+    entries = {name: addr for addr, name in markers.items()}
+    for kernel in kernels:
+        calls = 1
+        if kernel.get("in_stage"):  # its MACs are one call's: count the calls in the trace
+            calls = sum(c for edges in window.segments.values() for edge, c in edges.items()
+                        if edge[2] == entries[kernel["name"]])
         est = cost.estimate(segments.pop(kernel["name"], Counter()))
         by_class.update(est.by_class)
-        step = _step(rpc_name)
+        # a stage kernel: its symbol names the row, its counts add up all its calls
+        rpc_name, alone_count = alone.get(kernel["name"], (kernel["name"], None))
+        step = _step(rpc_name) if kernel["name"] in alone else None
         rows.append(KernelProfile(
             name=rpc_name, symbol=kernel["name"], ops=tuple(kernel.get("ops", ())),
-            instructions=est.instructions, instructions_alone=alone[k], cycles=est.cycles,
-            macs=int(kernel.get("macs") or 0),
+            instructions=est.instructions, instructions_alone=alone_count, cycles=est.cycles,
+            macs=int(kernel.get("macs") or 0) * calls,
             activation_bytes=None if step is None else live(step) + kernel.get("scratch_bytes", 0)))
     rest: Counter = Counter()
     for edges in segments.values():  # the entry's own code, before the first kernel too

@@ -94,3 +94,29 @@ def test_profile_on_qemu(tmp_path, capsys):
     assert sum(k["macs"] for k in kernels) == 288
     bars = [r for r in ET.parse(chart).getroot().iter(f"{SVG}rect") if r.get("class") == "bar"]
     assert len(bars) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_profile_of_a_model_with_a_stream_stage(tmp_path, capsys):
+    """magic_wand compiles with a stream stage by default: the stage's kernels run
+    only inside its band loop, so they are not timed alone, and their MACs are one
+    band's times the calls the trace saw, adding up to the layers' whole MACs plus
+    what the stage computes beyond them."""
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    from aot.compile import compile_model
+    wand = MODELS_DIR / "tflm_magic_wand_float.tflite"
+    staged = compile_model(wand, "qemu/mps2-an386", measure_code=False)
+    assert staged.stage_kernels, "magic_wand no longer takes a stream stage by default"
+    whole = compile_model(wand, "qemu/mps2-an386", measure_code=False, patches="off")
+    assert main(["profile", str(wand), "--board", "qemu/mps2-an386", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    kernels = [k for k in data["kernels"] if k["function"] is not None]
+    in_stage = [k for k in kernels if k["function"] in staged.stage_kernels]
+    assert len(in_stage) == len(staged.stage_kernels)
+    assert all(k["instructions_alone"] is None for k in in_stage)
+    assert all(k["instructions_alone"] is not None for k in kernels if k not in in_stage)
+    assert sum(k["instructions"] for k in data["kernels"]) == data["instructions"]
+    assert data["macs"] == sum(k.macs for k in whole.kernels) \
+        + staged.metadata()["patches"]["extra_macs"]
