@@ -28,9 +28,10 @@ def test_sketches_follow_the_loop_nest(kws):
     _, workloads = kws
     names = [sorted(w.space.sketches) for w in workloads]
     # the convolutions and the dense layer reduce over an int8 dot product (the
-    # dot sketch applies); the depthwise convolution reduces over taps only
-    assert names == [["dot", "template", "tiled"], ["template", "tiled"],
-                     ["dot", "template", "tiled"], ["dot", "template", "tiled"]]
+    # dot sketch applies), the convolutions also block pixels x channels; the
+    # depthwise convolution reduces over taps only
+    assert names == [["block", "dot", "template", "tiled"], ["template", "tiled"],
+                     ["block", "dot", "template", "tiled"], ["dot", "template", "tiled"]]
     conv = workloads[0].space.sketches["tiled"].space
     knobs = {k.name: k.values for k in conv.knobs}
     # padding is a stage of the first convolution only; the row of 5x64 int32
@@ -39,6 +40,24 @@ def test_sketches_follow_the_loop_nest(kws):
     assert knobs["order"] == ORDERS and knobs["tile_s"] == (1, 2, 4, 8, 16)
     dense = {k.name: k.values for k in workloads[3].space.sketches["tiled"].space.knobs}
     assert "pad" not in dense and dense["attach"] == (1,)
+
+
+def test_the_block_sketch_offers_what_the_convolution_allows(kws):
+    _, workloads = kws
+    first = {k.name: k.values for k in workloads[0].space.sketches["block"].space.knobs}
+    # rows of 5 pixels: only a call per row (blocks of 2 or 4 leave a tail pixel);
+    # 10x4 taps of one channel: the 4 columns fold into one reduction of 4 bytes
+    assert first["block"] == ("1x2", "1x4", "2x1", "2x2", "2x4", "4x1", "4x2")
+    assert first["order"] == ("channels_outer",) and first["fold_kw"] == (False, True)
+    assert "steps" not in first and "unroll_taps" not in first
+    pointwise = {k.name: k.values for k in workloads[2].space.sketches["block"].space.knobs}
+    assert "fold_kw" not in pointwise and pointwise["steps"] == (1, 2)
+    assert pointwise["requant_row"] == (True, False)
+    config = workloads[2].space.config({"sketch": "block", "block": "2x4",
+                                        "order": "channels_outer", "steps": 2,
+                                        "requant_row": True, "optimize": "O2"})
+    source = workloads[2].lower(config, "k").source
+    assert "aot_block_row_s8(" in source and "aot_requant_row_s8(" in source
 
 
 def test_the_default_is_the_library_schedule(kws):
