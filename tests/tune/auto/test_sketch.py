@@ -45,19 +45,24 @@ def test_sketches_follow_the_loop_nest(kws):
 def test_the_block_sketch_offers_what_the_convolution_allows(kws):
     _, workloads = kws
     first = {k.name: k.values for k in workloads[0].space.sketches["block"].space.knobs}
-    # rows of 5 pixels: only a call per row (blocks of 2 or 4 leave a tail pixel);
-    # 10x4 taps of one channel: the 4 columns fold into one reduction of 4 bytes
+    # rows of 5 pixels: no pixel blocks that divide the row (blocks of 2 or 4 leave
+    # a tail pixel inside the calls); 10x4 taps of one channel: the 4 columns fold
+    # into one reduction of 4 bytes; one channel: no pre-widened weight pairs
     assert first["block"] == ("1x2", "1x4", "2x1", "2x2", "2x4", "4x1", "4x2")
-    assert first["order"] == ("channels_outer",) and first["fold_kw"] == (False, True)
+    assert first["order"] == ("channels_outer", "row", "row_widened")
+    assert first["fold_kw"] == (False, True) and "weights" not in first
     assert "steps" not in first and "unroll_taps" not in first
     pointwise = {k.name: k.values for k in workloads[2].space.sketches["block"].space.knobs}
     assert "fold_kw" not in pointwise and pointwise["steps"] == (1, 2)
-    assert pointwise["requant_row"] == (True, False)
-    config = workloads[2].space.config({"sketch": "block", "block": "2x4",
-                                        "order": "channels_outer", "steps": 2,
-                                        "requant_row": True, "optimize": "O2"})
-    source = workloads[2].lower(config, "k").source
-    assert "aot_block_row_s8(" in source and "aot_requant_row_s8(" in source
+    assert pointwise["requant_row"] == (True, False) and pointwise["weights"] == ("ohwi", "wide")
+    values = {"sketch": "block", "block": "2x4", "order": "row_widened", "weights": "wide",
+              "steps": 2, "requant_row": True, "optimize": "O2"}
+    kernel = workloads[2].lower(workloads[2].space.config(values), "k")
+    assert "aot_block_row_s8(" in kernel.source and "aot_requant_row_s8(" in kernel.source
+    # the layout rule: the weights are stored as int16 pairs (twice the bytes)
+    plain = workloads[2].lower(workloads[2].space.config({**values, "weights": "ohwi"}), "k")
+    assert sum(c.data.nbytes for c in kernel.constants) == \
+        sum(c.data.nbytes for c in plain.constants) + 64 * 64
 
 
 def test_the_default_is_the_library_schedule(kws):
