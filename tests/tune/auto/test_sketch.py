@@ -65,6 +65,26 @@ def test_the_block_sketch_offers_what_the_convolution_allows(kws):
         sum(c.data.nbytes for c in plain.constants) + 64 * 64
 
 
+def test_the_cost_model_sees_the_blocked_calls(kws):
+    from aot.tune.auto.features import _NAMES, loop_features
+    _, workloads = kws
+    wl = workloads[2]
+    base = {"sketch": "block", "block": "2x2", "order": "row", "weights": "ohwi", "steps": 1,
+            "requant_row": True, "optimize": "O2"}
+
+    def features(**change):
+        row = loop_features(wl.lower(wl.space.config({**base, **change}), "k").func)
+        return dict(zip(_NAMES, np.expm1(row)))
+    plain = features()
+    # 25 rows x 5 pixels x 64 channels x 64 values
+    assert plain["block_macs"] == pytest.approx(25 * 5 * 64 * 64)
+    assert plain["block_area"] == pytest.approx(4) and plain["block_wide_w"] == 0
+    assert features(block="2x4")["block_area"] == pytest.approx(8)
+    assert features(weights="wide")["block_wide_w"] == pytest.approx(1)
+    assert features(order="row_widened")["block_wide_x"] == pytest.approx(1)
+    assert features(steps=2)["block_steps"] == pytest.approx(2)
+
+
 def test_the_default_is_the_library_schedule(kws):
     ag, workloads = kws
     for wl in workloads:
