@@ -80,8 +80,9 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
                             f"(shapes: {BLOCK_SHAPES})")
     if steps not in (1, 2):
         raise ScheduleError(f"steps must be 1 or 2, not {steps}")
-    if nch % channels or npix < 1:
-        raise ScheduleError(f"{nch} channels are not blocks of {channels}")
+    if npix < 1 or nch < 1 or nch % channels:
+        raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
+                            f"{pixels} x {channels}")
     k_len = taps * length
     if wide_x and npix * wide_length(k_len) > WIDE_INPUT_MAX:
         raise ScheduleError(f"{npix} pixels of {k_len} values do not fit the widening "
