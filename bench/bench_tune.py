@@ -162,6 +162,10 @@ def main() -> int:
                     "groups_tuned": len(tuned.applied),
                     "best_sketches": sorted({str((w.best_config or {}).get("sketch", "template"))
                                              for w in report.workloads}),
+                    "best_per_workload": [
+                        {"workload": w.description, "default": w.default_cost,
+                         "best": w.best_cost, "config": w.best_config}
+                        for w in report.workloads],
                 })
                 print(f"{name} ({tuner}): {before} -> {after} instructions "
                       f"({after / before:.3f}x), {report.measured} candidates, "

@@ -261,17 +261,38 @@ class KernelBuilder:
         args = ([ph for _, ph in self._inputs] + [ph for _, _, ph in self._consts]
                 + [ph for _, ph in outputs])
         func = lower(sched, args, name=f"{self.name}_impl")
+        consts = self._packed(sched, func)
         # constants the loops do not read are not emitted (a depthwise kernel
         # reads either the fused helper's rows or the bias and table: conv2d.fuse)
         func, keep = _without_unread_constants(func, len(self._inputs), len(self._consts))
-        consts = [c for c, k in zip(self._consts, keep) if k]
+        consts = [c for c, k in zip(consts, keep) if k]
         params = ([KernelParam(t.name, "input", t.dtype, t.type.nbytes) for t, _ in self._inputs]
                   + [KernelParam(t.name, "output", t.dtype, t.type.nbytes) for t, _ in outputs])
         return Kernel(self.name, tuple(params), 0, int(macs), tuple(op_names),
                       target=str(self.target), func=func,
-                      constants=tuple(KernelConstant(cname, data)
-                                      for cname, data, _ in consts),
+                      constants=tuple(KernelConstant(cname, data) for cname, data in consts),
                       includes=(HEADER_NAME,), constant_alignment=constant_alignment(self.target))
+
+    def _packed(self, sched, func) -> list[tuple[str, np.ndarray]]:
+        """The constants' C names and data, in the layouts the schedule asked for
+        (:meth:`aot.te.Schedule.store_constant_as`); a repacked constant must be
+        read only through intrinsics' pointers."""
+        out = []
+        layouts = getattr(sched, "constant_layouts", {})
+        first = len(self._inputs)
+        for i, (cname, data, ph) in enumerate(self._consts):
+            if id(ph.op) in layouts:
+                data = np.ascontiguousarray(layouts[id(ph.op)][1](data))
+                if data.dtype != np.dtype(ph.dtype):
+                    raise KernelError(f"{ph.name}: a packed constant keeps its dtype "
+                                      f"{ph.dtype}, not {data.dtype}")
+                buf = func.params[first + i].data
+                for node in all_nodes(func.body):
+                    if isinstance(node, (E.Load, S.Store)) and node.buffer.data is buf:
+                        raise KernelError(f"{ph.name} is stored in a packed layout but the "
+                                          "loop nest reads it element by element")
+            out.append((cname, data))
+        return out
 
 
 def _without_unread_constants(func: PrimFunc, n_inputs: int, n_consts: int):

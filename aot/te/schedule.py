@@ -297,6 +297,8 @@ class Schedule:
 
     def __init__(self, outputs: list[Operation]):
         self.outputs = outputs
+        # id(placeholder op) -> (placeholder, pack): see store_constant_as
+        self.constant_layouts: dict[int, tuple] = {}
         self.stages: list[Stage] = []
         self._by_op: dict[int, Stage] = {}
         #: (name, fn) rewrites of the lowered function, run after the loop passes
@@ -305,6 +307,19 @@ class Schedule:
             st = Stage(op, self)
             self.stages.append(st)
             self._by_op[id(op)] = st
+
+    def store_constant_as(self, tensor: Tensor, pack) -> None:
+        """Store the compile-time constant ``tensor`` (a placeholder the kernel
+        builder fills) as ``pack(data)``: an array of the same dtype in the
+        layout a tensor intrinsic reads (e.g. weights pre-widened to int16 pairs,
+        as bytes), of any length.  Only tensor intrinsics may then read it,
+        through pointers: :class:`aot.kernels.KernelBuilder` refuses a loop nest
+        that still loads it element by element."""
+        if not isinstance(tensor.op, PlaceholderOp):
+            raise ScheduleError(f"store_constant_as: {tensor.name} is computed, not a constant")
+        if id(tensor.op) in self.constant_layouts:
+            raise ScheduleError(f"store_constant_as: {tensor.name} already has a layout")
+        self.constant_layouts[id(tensor.op)] = (tensor, pack)
 
     def __getitem__(self, key) -> Stage:
         op = key.op if isinstance(key, Tensor) else key

@@ -10,5 +10,6 @@
 #include "aot_kernel_int8.h"
 #include "aot_conv2d.h"
 #include "aot_dense.h"
+#include "aot_kernel_blocked.h"
 
 #endif /* AOT_KERNEL_UTIL_H */

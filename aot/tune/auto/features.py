@@ -8,6 +8,11 @@ multiplies, other arithmetic, guards (``if``, ``select``) and calls of the
 support header's intrinsics (by call name, hashed into a few buckets), plus
 the static size of the code (unrolled loops copied) and the stack bytes
 allocated.  Counts enter as ``log1p``: costs span orders of magnitude.
+Calls of the blocked intrinsic (``aot_block_row_s8``,
+:mod:`aot.kernels.conv2d.blocked`) hide their loops in the helper, so their
+constant arguments become features too: the multiply-accumulates they do,
+the block's area (P x O sums in registers), whether the input and the
+weights are pre-widened and the reduction steps per iteration.
 The file knobs (``optimize``, ``vector_isa``) are not in the loop IR, so
 :func:`config_features` adds their one-hot values.
 """
@@ -24,9 +29,12 @@ from aot.tir import stmt as S
 from aot.tir.functor import children
 
 CALL_BUCKETS = 4
+_BLOCK_NAMES = ("block_macs", "block_area", "block_wide_x", "block_wide_w", "block_steps")
 _NAMES = ("iterations", "innermost_iterations", "stores", "loads", "multiplies",
           "arithmetic", "guards", "unrolled_copies", "code_nodes", "stack_bytes", "loops",
-          "innermost_extent") + tuple(f"calls_{i}" for i in range(CALL_BUCKETS))
+          "innermost_extent") + tuple(f"calls_{i}" for i in range(CALL_BUCKETS)) + _BLOCK_NAMES
+#: aot_block_row_s8's arguments from ``npix`` on: npix, nch, P, O, K, steps, xw, ww
+_BLOCK_CALL, _BLOCK_ARGS = "aot_block_row_s8", 6
 N_LOOP_FEATURES = len(_NAMES)
 
 
@@ -48,7 +56,21 @@ def _count_expr(e, weight: float, out: dict, static: float) -> None:
         elif isinstance(n, E.Call) and n.kind != "intrin":
             bucket = zlib.crc32(n.name.encode()) % CALL_BUCKETS
             out[f"calls_{bucket}"] += weight
+            if n.name == _BLOCK_CALL:
+                _block_call(n, weight, out)
         stack.extend(children(n))
+
+
+def _block_call(call, weight: float, out: dict) -> None:
+    args = [a.value if isinstance(a, E.IntImm) else 0 for a in call.args[_BLOCK_ARGS:]]
+    if len(args) != 8:
+        return
+    npix, nch, p, o, k, steps, xw, ww = args
+    out["block_macs"] += weight * npix * nch * k
+    out["block_area"] = max(out["block_area"], p * o)
+    out["block_wide_x"] = max(out["block_wide_x"], xw)
+    out["block_wide_w"] = max(out["block_wide_w"], ww)
+    out["block_steps"] = max(out["block_steps"], steps)
 
 
 def loop_features(func) -> np.ndarray:

@@ -21,7 +21,22 @@ operator's name:
 * ``tiled`` with ``intrin`` = ``dot``: the same structure with the innermost
   reduction tensorized with the ``aot_dot_s8`` intrinsic (only where the
   stage is marked ``dot_s8``: the loop nest matches it);
-* both with ``pad`` computed at the accumulation's level (``attach``, a
+* ``block``: a convolution's accumulation (four spatial axes, the
+  reduction ``kh, kw, c`` marked ``dot_s8``) computed per output row, a
+  block of P pixels x O output channels over the input channels
+  tensorized with the blocked intrinsic ``aot_block_row_s8``
+  (:mod:`aot.kernels.conv2d.blocked`: each loaded word feeds several
+  SMLADs, the sums stay in registers); annotations: the ``block`` shape
+  among :data:`~aot.kernels.conv2d.blocked.BLOCK_SHAPES`, the loop
+  ``order`` (:data:`BLOCK_ORDERS`: channel blocks, pixel blocks or whole
+  rows per call, and the input widened once per call into a stack buffer
+  -- a cache stage), ``weights`` (the layout rule: ``wide`` stores the
+  weight constant pre-widened at compile time), ``fold_kw`` (the kernel
+  columns and the channels as one contiguous reduction, dilation 1), the
+  taps unrolled or not, ``steps`` (4-byte steps per iteration of the
+  reduction) and ``requant_row`` (the row's epilogue as one
+  ``aot_requant_row_s8`` call, as the template does);
+* ``tiled`` and ``dot`` with ``pad`` computed at the accumulation's level (``attach``, a
   padded copy of the rows it reads) or inlined into the reads
   (``inline``, guards instead of a copy), and the epilogue's last axis
   split by ``epilogue`` and unrolled;
@@ -39,6 +54,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, tensorize_block,
+                                        wide_length)
+from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
 from aot.kernels.conv2d.intrin import tensorize_dot
 from aot.kernels.conv2d.schedules import STACK_BUDGET
 from aot.kernels.template import Config, ConfigError, ConfigSpace, Knob, divisors, extent
@@ -226,7 +244,103 @@ def sketches(template, stages, final, target) -> list[Sketch]:
         knobs = tiled_knobs(stages, final, intrin=True)
         if knobs:
             out.append(Sketch("dot", ConfigSpace([*knobs, *files])))
+        knobs = block_knobs(stages, final)
+        if knobs:
+            out.append(Sketch("block", ConfigSpace([*knobs, *files])))
     return out
+
+
+#: Loop orders of the ``block`` sketch within a row: ``channels_outer``
+#: (the channel blocks outside, each one helper call over the whole row, a
+#: partial last block of pixels one pixel at a time), ``pixels_outer`` (a
+#: loop over blocks of P pixels outside the channel blocks: P must divide
+#: the row), ``row`` (one call per tap for the whole row and every channel,
+#: blocked inside the helper) and ``row_widened`` (the same, the row's input
+#: widened once into a stack buffer first: the cache stage of the input).
+BLOCK_ORDERS = ("channels_outer", "pixels_outer", "row", "row_widened")
+
+
+def block_knobs(stages, final) -> list[Knob] | None:
+    """The annotations of the ``block`` sketch, or None where it does not apply
+    (not a convolution's int8 dot product, or its row of accumulators is over
+    the stack budget)."""
+    acc = stages.get("dot_s8")
+    if acc is None or len(acc.op.axis) != 4 or len(acc.op.reduce_axis) != 3:
+        return None
+    if 1 not in attach_levels(stages, final):
+        return None
+    _, _, ow, oc = (extent(d) for d in acc.shape)
+    shapes = tuple(f"{p}x{o}" for p, o in BLOCK_SHAPES if p <= ow and oc % o == 0)
+    if not shapes:
+        return None
+    kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
+    orders = [o for o in BLOCK_ORDERS
+              if (o != "pixels_outer" or any(ow % p == 0 for p, _ in BLOCK_SHAPES if p > 1))
+              and (o != "row_widened" or ow * wide_length(rc) <= WIDE_INPUT_MAX)]
+    knobs = [Knob("block", shapes, "pixels x output channels of one blocked step"),
+             Knob("order", tuple(orders), "channel blocks, pixel blocks or whole rows per "
+                                          "call, the input widened once or not")]
+    if rc % 2 == 0:
+        knobs.append(Knob("weights", ("ohwi", "wide"),
+                          "weights as they are, or packed pre-widened at compile time"))
+    if kw > 1 and tuple(acc.op.attrs["dilation"])[1] == 1:
+        knobs.append(Knob("fold_kw", (False, True),
+                          "one reduction over the kernel columns and the channels "
+                          "(contiguous in the input and the weights)"))
+    if 1 < kh * kw and kh <= 5 and kw <= 5:
+        knobs.append(Knob("unroll_taps", (False, True), "unroll the taps (kh, kw)"))
+    if rc * kw >= 8:
+        knobs.append(Knob("steps", (1, 2), "4-byte steps per iteration of the reduction"))
+    if requant_pattern(final) is not None:
+        knobs.append(Knob("requant_row", (True, False),
+                          "the row's epilogue as one aot_requant_row_s8 call"))
+    return knobs
+
+
+def apply_block(s, final, stages, cfg) -> None:
+    """Schedule the ``block`` sketch with annotations ``cfg`` (a
+    :class:`ConfigError` for blocks of pixels that do not divide the row under
+    ``pixels_outer``, or a widened row over the buffer with ``fold_kw``)."""
+    acc = stages["acc"]
+    pixels, channels = (int(v) for v in cfg["block"].split("x"))
+    ow, oc = extent(acc.shape[2]), extent(acc.shape[3])
+    s[acc].compute_at(s[final], final.op.axis[1])
+    if "pad" in stages:
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[1])
+    n, h, w, o = acc.op.axis
+    kh, kw, rc = acc.op.reduce_axis
+    fold = bool(cfg.get("fold_kw"))
+    taps = [kh] if fold else [kh, kw]
+    inner = [kw, rc] if fold else [rc]
+    order = cfg["order"]
+    if order == "pixels_outer" and ow % pixels:
+        raise ConfigError(f"block {cfg['block']}: {pixels} pixels do not divide the "
+                          f"row of {ow} (pixels_outer)")
+    length = extent(rc.dom.extent) * (extent(kw.dom.extent) if fold else 1)
+    if order == "row_widened" and ow * wide_length(length) > WIDE_INPUT_MAX:
+        raise ConfigError(f"a row of {ow} pixels x {length} values does not fit the "
+                          f"widening buffer ({WIDE_INPUT_MAX} values)")
+    if order in ("row", "row_widened"):
+        s[acc].reorder(n, h, *taps, w, o, *inner)
+        wi, npix, nch = w, ow, oc
+    else:
+        oo, oi = s[acc].split(o, factor=channels)
+        if order == "pixels_outer":
+            wo, wi = s[acc].split(w, factor=pixels)
+            s[acc].reorder(n, h, wo, oo, *taps, wi, oi, *inner)
+            npix = pixels
+        else:
+            s[acc].reorder(n, h, oo, *taps, w, oi, *inner)
+            wi, npix = w, ow
+        nch = channels
+    tensorize_block(s, stages, wi, npix, nch, pixels, channels, cfg.get("steps", 1),
+                    fold_kw=fold, wide_x=order == "row_widened",
+                    wide_w=cfg.get("weights") == "wide")
+    if cfg.get("unroll_taps"):
+        for t in taps:
+            s[acc].unroll(t)
+    if cfg.get("requant_row"):
+        tensorize_epilogue(s, final, whole_row=True)
 
 
 def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:

@@ -5,15 +5,18 @@ from __future__ import annotations
 from dataclasses import fields
 
 from aot.kernels.kernel import Kernel
-from aot.tune.auto.sketch import AutoConfig, AutoSpace, apply_tiled, file_knobs, sketches
+from aot.tune.auto.sketch import (AutoConfig, AutoSpace, apply_block, apply_tiled, file_knobs,
+                                  sketches)
 from aot.tune.workload import Workload, lower_with
 
 
 def apply(template, s, final, stages, config: AutoConfig) -> None:
     """Schedule with ``config``: its template's code for the ``template``
-    sketch, the tiling rules otherwise."""
+    sketch, the blocking or tiling rules otherwise."""
     if config.sketch == "template":
         template.apply(s, final, stages, config.config)
+    elif config.sketch == "block":
+        apply_block(s, final, stages, config)
     else:
         apply_tiled(s, final, stages, config, intrin=config.sketch == "dot")
 

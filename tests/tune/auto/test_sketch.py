@@ -28,9 +28,10 @@ def test_sketches_follow_the_loop_nest(kws):
     _, workloads = kws
     names = [sorted(w.space.sketches) for w in workloads]
     # the convolutions and the dense layer reduce over an int8 dot product (the
-    # dot sketch applies); the depthwise convolution reduces over taps only
-    assert names == [["dot", "template", "tiled"], ["template", "tiled"],
-                     ["dot", "template", "tiled"], ["dot", "template", "tiled"]]
+    # dot sketch applies), the convolutions also block pixels x channels; the
+    # depthwise convolution reduces over taps only
+    assert names == [["block", "dot", "template", "tiled"], ["template", "tiled"],
+                     ["block", "dot", "template", "tiled"], ["dot", "template", "tiled"]]
     conv = workloads[0].space.sketches["tiled"].space
     knobs = {k.name: k.values for k in conv.knobs}
     # padding is a stage of the first convolution only; the row of 5x64 int32
@@ -39,6 +40,49 @@ def test_sketches_follow_the_loop_nest(kws):
     assert knobs["order"] == ORDERS and knobs["tile_s"] == (1, 2, 4, 8, 16)
     dense = {k.name: k.values for k in workloads[3].space.sketches["tiled"].space.knobs}
     assert "pad" not in dense and dense["attach"] == (1,)
+
+
+def test_the_block_sketch_offers_what_the_convolution_allows(kws):
+    _, workloads = kws
+    first = {k.name: k.values for k in workloads[0].space.sketches["block"].space.knobs}
+    # rows of 5 pixels: no pixel blocks that divide the row (blocks of 2 or 4 leave
+    # a tail pixel inside the calls); 10x4 taps of one channel: the 4 columns fold
+    # into one reduction of 4 bytes; one channel: no pre-widened weight pairs
+    assert first["block"] == ("1x2", "1x4", "2x1", "2x2", "2x4", "4x1", "4x2")
+    assert first["order"] == ("channels_outer", "row", "row_widened")
+    assert first["fold_kw"] == (False, True) and "weights" not in first
+    assert "steps" not in first and "unroll_taps" not in first
+    pointwise = {k.name: k.values for k in workloads[2].space.sketches["block"].space.knobs}
+    assert "fold_kw" not in pointwise and pointwise["steps"] == (1, 2)
+    assert pointwise["requant_row"] == (True, False) and pointwise["weights"] == ("ohwi", "wide")
+    values = {"sketch": "block", "block": "2x4", "order": "row_widened", "weights": "wide",
+              "steps": 2, "requant_row": True, "optimize": "O2"}
+    kernel = workloads[2].lower(workloads[2].space.config(values), "k")
+    assert "aot_block_row_s8(" in kernel.source and "aot_requant_row_s8(" in kernel.source
+    # the layout rule: the weights are stored as int16 pairs (twice the bytes)
+    plain = workloads[2].lower(workloads[2].space.config({**values, "weights": "ohwi"}), "k")
+    assert sum(c.data.nbytes for c in kernel.constants) == \
+        sum(c.data.nbytes for c in plain.constants) + 64 * 64
+
+
+def test_the_cost_model_sees_the_blocked_calls(kws):
+    from aot.tune.auto.features import _NAMES, loop_features
+    _, workloads = kws
+    wl = workloads[2]
+    base = {"sketch": "block", "block": "2x2", "order": "row", "weights": "ohwi", "steps": 1,
+            "requant_row": True, "optimize": "O2"}
+
+    def features(**change):
+        row = loop_features(wl.lower(wl.space.config({**base, **change}), "k").func)
+        return dict(zip(_NAMES, np.expm1(row)))
+    plain = features()
+    # 25 rows x 5 pixels x 64 channels x 64 values
+    assert plain["block_macs"] == pytest.approx(25 * 5 * 64 * 64)
+    assert plain["block_area"] == pytest.approx(4) and plain["block_wide_w"] == 0
+    assert features(block="2x4")["block_area"] == pytest.approx(8)
+    assert features(weights="wide")["block_wide_w"] == pytest.approx(1)
+    assert features(order="row_widened")["block_wide_x"] == pytest.approx(1)
+    assert features(steps=2)["block_steps"] == pytest.approx(2)
 
 
 def test_the_default_is_the_library_schedule(kws):

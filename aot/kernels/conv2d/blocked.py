@@ -1,0 +1,161 @@
+"""Blocked int8 dot products as tensor intrinsics: P pixels x O output channels.
+
+:func:`block_s8_intrin` declares the accumulators of ``npix`` pixels x
+``nch`` output channels over one tap's input channels,
+``c[p, o] += sum_k a[p * sw, k] * b[o, 0, 0, k]``, and lowers it to one
+call of ``aot_block_row_s8`` (``include/aot_kernel_blocked.h``; its reset
+to ``aot_block_reset_s32``), which computes it in blocks of P pixels x O
+channels (``aot_block_s8``; a last partial block one pixel at a time):
+with the DSP extension each loaded word of the P input pixels and of the
+O weight rows is sign extended once and feeds several SMLADs, and the
+P x O sums stay in registers over the reduction.  The weights operand is
+4-D (``O x 1 x 1 x K`` of the OHWI weights) so that it lines up with the
+trailing dimensions of the weight tensor, as tensorize needs.
+
+Two layout choices remove the sign extensions from the inner loop:
+
+* wide weights (``wide_w``): the weight constant is stored pre-widened
+  (:func:`pack_wide`, applied at compile time through
+  :meth:`aot.te.Schedule.store_constant_as`): int16 values in the order
+  SXTB16 pairs them, so four weights are one LDRD;
+* wide input (``wide_x``): the call first widens its pixels into a stack
+  buffer the same way (worth it when the call covers many channel blocks).
+
+:func:`tensorize_block` applies it to a conv2d accumulation whose loops
+end in ``(pixels, channels, input channels)``: the auto tuner's ``block``
+sketch (:mod:`aot.tune.auto.sketch`) makes that nest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot import te, tir
+from aot.kernels.template import extent
+from aot.te.schedule import ScheduleError
+from aot.te.tensor import PlaceholderOp
+
+#: The block shapes (pixels, output channels) the helper is meant for: up to
+#: eight sums, so that they, the widened inputs and the pointers fit the
+#: Cortex-M's registers.
+BLOCK_SHAPES = ((1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (4, 1), (4, 2))
+
+#: int16 values of widened input one call may hold (AOT_BLOCK_WIDE_MAX).
+WIDE_INPUT_MAX = 1024
+
+
+def wide_length(length: int) -> int:
+    """int16 values one widened row of ``length`` takes (rounded up to even:
+    every row starts on a word)."""
+    return (length + 1) & ~1
+
+
+def pack_wide(data: np.ndarray, length: int) -> np.ndarray:
+    """int8 ``data`` (rows of ``length`` values) pre-widened for the helper: each
+    value as int16, each chunk of 4 in the order ``k0 k2 k1 k3`` (SXTB16's even
+    and odd halves), a last partial chunk in order; returned as the int16
+    values' little-endian bytes (int8, twice as long), the constant's dtype."""
+    rows = np.asarray(data, dtype=np.int8).reshape(-1, length).astype("<i2")
+    full = length & ~3
+    if full:
+        chunks = rows[:, :full].reshape(len(rows), -1, 4)
+        rows = np.concatenate([chunks[:, :, [0, 2, 1, 3]].reshape(len(rows), full),
+                               rows[:, full:]], axis=1)
+    return np.ascontiguousarray(rows).view(np.int8).reshape(-1)
+
+
+def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int,
+                    stride: int = 1, steps: int = 1, taps: int = 1, wide_x: bool = False,
+                    wide_w: bool = False):
+    """``npix`` pixels x ``nch`` output channels over ``length`` reduction values,
+    in blocks of ``pixels`` x ``channels``, the input pixels ``stride`` columns
+    apart; ``steps`` 4-byte steps per iteration of the helper's reduction loop
+    (1 or 2).  ``taps`` > 1 also covers that many adjacent kernel columns
+    (dilation 1): input columns and OHWI weight rows hold them contiguously, so
+    the helper reduces over ``taps * length`` values in one go.  ``wide_x`` and
+    ``wide_w``: see the module docstring (wide weights must be packed with
+    :func:`pack_wide` over rows of ``taps * length``)."""
+    if (pixels, channels) not in BLOCK_SHAPES:
+        raise ScheduleError(f"no blocked helper for {pixels} x {channels} "
+                            f"(shapes: {BLOCK_SHAPES})")
+    if steps not in (1, 2):
+        raise ScheduleError(f"steps must be 1 or 2, not {steps}")
+    if npix < 1 or nch < 1 or nch % channels:
+        raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
+                            f"{pixels} x {channels}")
+    k_len = taps * length
+    if wide_x and npix * wide_length(k_len) > WIDE_INPUT_MAX:
+        raise ScheduleError(f"{npix} pixels of {k_len} values do not fit the widening "
+                            f"buffer ({WIDE_INPUT_MAX} values)")
+    if wide_w and length % 2:
+        raise ScheduleError(f"wide weights need an even number of channels, not {length}")
+    a = te.placeholder(((npix - 1) * stride + taps, length), "int8", "a")
+    b = te.placeholder((nch, 1, taps, length), "int8", "b")
+    k = te.reduce_axis((0, length), "k")
+    if taps == 1:
+        c = te.compute((npix, nch), lambda p, o: te.sum(
+            a[p * stride, k].astype("int32") * b[o, 0, 0, k].astype("int32"), axis=k),
+            name="c")
+    else:
+        t = te.reduce_axis((0, taps), "t")
+        c = te.compute((npix, nch), lambda p, o: te.sum(
+            a[p * stride + t, k].astype("int32") * b[o, 0, t, k].astype("int32"),
+            axis=[t, k]), name="c")
+
+    def intrin_func(ins, outs):
+        aa, bb = ins
+        cc = outs[0]
+        reset = tir.call_extern("int32", "aot_block_reset_s32", cc.access_ptr("w"),
+                                cc.strides[0], npix, nch)
+        # wide weights: the constant holds two bytes per weight, so the region
+        # starts at twice its element offset
+        w_ptr = bb.access_ptr("r", offset=bb.elem_offset) if wide_w else bb.access_ptr("r")
+        update = tir.call_extern("int32", "aot_block_row_s8", cc.access_ptr("rw"),
+                                 cc.strides[0], aa.access_ptr("r"), aa.strides[0] * stride,
+                                 w_ptr, bb.strides[0], npix, nch, pixels, channels, k_len,
+                                 steps, int(wide_x), int(wide_w))
+        return None, reset, update
+    # several taps: the columns must follow each other (constant strides, checked
+    # by tensorize against the region's)
+    a_cols = te.var("a_ps") if taps == 1 else length
+    b_cols = te.var("b_ws") if taps == 1 else length
+    binds = {
+        a: tir.decl_buffer(a.shape, "int8", "a", strides=[a_cols, 1],
+                           elem_offset=te.var("a_off")),
+        b: tir.decl_buffer(b.shape, "int8", "b", elem_offset=te.var("b_off"),
+                           strides=[te.var("b_os"), te.var("b_hs"), b_cols, 1]),
+        c: tir.decl_buffer(c.shape, "int32", "c", elem_offset=te.var("c_off"),
+                           strides=[te.var("c_ps"), 1]),
+    }
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds,
+                                 name=f"block_s8_{npix}x{nch}_{pixels}x{channels}_{taps}")
+
+
+def weight_tensor(acc):
+    """The OHWI weight placeholder the conv2d accumulation reads."""
+    o = extent(acc.shape[3])
+    kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
+    found = [t for t in acc.op.input_tensors if isinstance(t.op, PlaceholderOp)
+             and tuple(extent(d) for d in t.shape) == (o, kh, kw, rc)]
+    if len(found) != 1:
+        raise ScheduleError(f"stage {acc.op.name}: no single OHWI weight constant")
+    return found[0]
+
+
+def tensorize_block(s, stages, pixel_axis, npix: int, nch: int, pixels: int, channels: int,
+                    steps: int = 1, fold_kw: bool = False, wide_x: bool = False,
+                    wide_w: bool = False) -> None:
+    """Tensorize the conv2d accumulation from its pixel loop ``pixel_axis`` (of
+    ``npix`` pixels; loops pixels, ``nch`` channels, input channels innermost, or
+    with ``fold_kw`` pixels, channels, kernel columns, input channels); with
+    ``wide_w`` the weight constant is stored packed (:func:`pack_wide`)."""
+    acc = stages["dot_s8"]
+    _, kw, rc = acc.op.reduce_axis
+    _, sw = acc.op.attrs["strides"]
+    taps = extent(kw.dom.extent) if fold_kw else 1
+    length = extent(rc.dom.extent)
+    intrin = block_s8_intrin(npix, nch, pixels, channels, length, sw, steps, taps=taps,
+                             wide_x=wide_x, wide_w=wide_w)
+    s[acc].tensorize(pixel_axis, intrin)
+    if wide_w:
+        s.store_constant_as(weight_tensor(acc), lambda data: pack_wide(data, taps * length))
