@@ -23,7 +23,7 @@ KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 
 def test_block_point_applies_to_the_pointwise_layers_only(tmp_path):
     board = load_board("qemu/mps2-an386")
-    lib = bench.block_library(KWS, board, "conv2d 1x25x5x64 * 64x1x1x64", bench.BEST_KWS)
+    lib = bench.block_library(KWS, board, [(bench.KWS_POINTWISE, bench.BEST_KWS)])
     compiled = compile_model(KWS, board.tag, name="model", measure_code=False,
                              kernel_library=lib)
     assert lib.applied == ["fused_2_conv2d", "fused_4_conv2d", "fused_6_conv2d",
@@ -39,4 +39,10 @@ def test_block_point_applies_to_the_pointwise_layers_only(tmp_path):
 def test_unknown_workload_is_refused():
     board = load_board("qemu/mps2-an386")
     with pytest.raises(TuneError, match="no workload of mlperf_kws_dscnn.tflite"):
-        bench.block_library(KWS, board, "conv2d 1x2x3x4", bench.BEST_KWS)
+        bench.block_library(KWS, board, [("conv2d 1x2x3x4", bench.BEST_KWS)])
+
+
+def test_config_outside_the_space_is_refused():
+    board = load_board("qemu/mps2-an386")
+    with pytest.raises(TuneError, match="not a point of its auto space"):
+        bench.block_library(KWS, board, [(bench.KWS_POINTWISE, {**bench.BEST_KWS, "block": "3x3"})])
