@@ -333,6 +333,9 @@ def measure_chunk(flows: Flows, source, key: str, indices: list[int],
 
 def _init_local_board(spec: BoardSpec, work: str, cache: str) -> None:
     notes: list[str] = []
+    # a forked worker starts with a copy of the head's state: caches the head
+    # filled (measuring in-process) must not stand for this worker's workloads
+    _worker.clear()
     flows = Flows.from_spec(spec, Path(work) / f"board-{os.getpid()}", Path(cache), notes)
     _worker.update(spec=spec, flows=flows, notes=notes)
     # Finalize, not atexit: a pool worker leaves through multiprocessing's own exit path.

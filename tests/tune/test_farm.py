@@ -209,12 +209,18 @@ class BrokenSource(WorkloadSource):
         return found
 
 
+def _broken(source, faults) -> BrokenSource:
+    """``source`` with ``faults``: another extraction, so another cache token."""
+    return BrokenSource(**{**vars(source), "token": f"{source.token}-broken-{faults}"},
+                        broken=faults)
+
+
 @needs_gcc
 def test_a_local_pool_records_wrong_crashing_and_hanging_candidates(dense, tmp_path):
     configs = list(dense.space)[:8]
     faults = ((configs[1].index, "wrong"), (configs[4].index, "crash"),
               (configs[6].index, "hang"))
-    source = BrokenSource(**vars(dense.source), broken=faults)
+    source = _broken(dense.source, faults)
     wl = source.workloads()[dense.key]
     wl.source = source
     spec = BoardSpec(load_board("host/native"), repeats=1, timeout=2.0)
@@ -310,7 +316,7 @@ def _qemus(pids: set[int]) -> list[int]:
 @pytest.mark.slow
 def test_a_killed_workers_qemu_does_not_outlive_it(dense, tmp_path):
     (config,) = list(dense.space)[:1]
-    source = BrokenSource(**vars(dense.source), broken=((config.index, "hang"),))
+    source = _broken(dense.source, ((config.index, "hang"),))
     wl = source.workloads()[dense.key]
     wl.source = source
     spec = BoardSpec(load_board("qemu/mps2-an386"), repeats=1, timeout=5.0)
