@@ -134,9 +134,10 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
                         "docs/byoc.md); default: $CMSIS_NN_PATH")
-    parser.add_argument("--tuning-records", metavar="FILE",
+    parser.add_argument("--tuning-records", metavar="FILE", action="append",
                         help="an `aot tune` log: compile each tuned workload with its best "
-                        "config for this target")
+                        "config for this target (repeatable: the fastest record of any log "
+                        "wins)")
 
 
 class _PrintPasses(argparse.Action):
@@ -266,8 +267,8 @@ def format_layers(compiled) -> str:
 
 
 def tuned_kernels(path, target_or_board):
-    """The kernel library with the records of ``path`` applied; prints the notes
-    about records made for other targets."""
+    """The kernel library with the records of ``path`` (a log or a list of logs)
+    applied; prints the notes about records made for other targets."""
     target, _ = resolve_target(target_or_board)
     tuned, notes = TunedKernels.from_log(path, target)
     for note in notes:
@@ -344,6 +345,8 @@ def run(args: argparse.Namespace) -> int:
     if args.tuning_records:
         tuned = tuned_kernels(args.tuning_records, target_from_args(args))
     compiled = compile_from_args(args, tuned)
+    for note in tuned.stale if tuned is not None else ():
+        print(f"note: {note}", file=sys.stderr)
     if args.project and args.tar:
         raise CompileError("--tar writes an artifact's archive; with --project, archive the "
                            "project folder yourself")

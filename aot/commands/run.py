@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)
+        for note in tuned.stale:
+            print(f"note: {note}", file=sys.stderr)
     if compiled.host_c is not None:
         names = ", ".join(f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
                           for k in compiled.host_c.kernels.values())

@@ -17,6 +17,7 @@ with the library's own strategy.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -425,12 +426,17 @@ class TunedKernels:
         self.target = target
         self.applied: list[str] = []   # groups compiled with a record's config
         self.tunable: list[str] = []   # groups that have a template
+        # groups whose record no longer fits its space: compiled with the library's
+        # schedule, and said so (the compile command prints these as notes)
+        self.stale: list[str] = []
 
     @classmethod
     def from_log(cls, path, target) -> tuple[TunedKernels, list[str]]:
-        """The best record per workload of ``path`` for ``target``, and notes
-        about records ignored (made for other targets)."""
-        chosen, notes = rec.best(rec.load(path), target)
+        """The best record per workload of ``path`` (one log, or a list of logs:
+        the fastest record of any of them) for ``target``, and notes about
+        records ignored (made for other targets)."""
+        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target)
         return cls(chosen, target), notes
 
     def for_group(self, group):
@@ -455,8 +461,11 @@ class TunedKernels:
                          else template.space(stages, final, self.target))
                 try:
                     chosen["config"] = space.config(record.config)
-                except ConfigError:
-                    pass  # the template or the sketch rules changed since the record was made
+                except ConfigError as err:
+                    # the template or the sketch rules changed since the record was made
+                    self.stale.append(f"{group.name}: its tuning record no longer fits the "
+                                      f"{'auto' if auto else 'template'} space ({err}); "
+                                      "compiled with the library's schedule instead")
                 if "config" in chosen:
                     self.applied.append(group.name)
                     if auto:

@@ -77,3 +77,36 @@ def test_a_record_from_an_older_template_falls_back_to_the_library(tmp_path, mod
     plain = compile_model(model, BOARD, measure_code=False)
     assert tuned.applied == []
     assert [k.source for k in with_records.kernels] == [k.source for k in plain.kernels]
+    # ... and says so: a record is never dropped silently
+    (note,) = tuned.stale
+    assert note.startswith(dense.groups[0]) and "no longer fits the template space" in note
+
+
+def test_the_compile_command_names_a_record_that_no_longer_fits(tmp_path, models_dir, capsys):
+    target = load_board(BOARD).target
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
+    dense = workloads[-1]
+    log = tmp_path / "old.jsonl"
+    rec.append(log, [rec.Record(dense.key, dense.description, str(target), BOARD,
+                                {"dot": True}, "ok", 1, "instructions")])
+    assert main(["compile", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board", BOARD,
+                 "-o", str(tmp_path / "out"), "--tuning-records", str(log)]) == 0
+    err = capsys.readouterr().err
+    assert "no longer fits the template space" in err and "library's schedule" in err
+
+
+def test_records_of_several_logs_the_fastest_wins(tmp_path, models_dir, capsys):
+    log, dense, fast = _log(tmp_path, models_dir)
+    target = load_board(BOARD).target
+    slower = tmp_path / "slower.jsonl"   # another log with a slower config of the same layer
+    rec.append(slower, [rec.Record(dense.key, dense.description, str(target), BOARD,
+                                   {**dense.default, "unroll_u": 2}, "ok", 180, "instructions")])
+    both, _ = TunedKernels.from_log([slower, log], target)
+    assert both.best[dense.key].config == fast.to_json()
+    only, _ = TunedKernels.from_log(slower, target)
+    assert only.best[dense.key].cost == 180
+    code = main(["compile", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board", BOARD,
+                 "-o", str(tmp_path / "out"), "--tuning-records", str(slower),
+                 "--tuning-records", str(log)])
+    assert code == 0
+    assert "tuning records applied to 1 of 10 tunable kernels" in capsys.readouterr().out
