@@ -9,7 +9,7 @@ from aot.target import load_board
 from flash import RunnerError, runner_for_board
 from flash.serial_port import probe_serial
 
-ELF = Path("/work/fw.elf")
+ELF = Path("build") / "fw.elf"  # a path the runners only print into argv
 
 
 def test_openocd_and_pyocd_pick_the_probe_by_serial_number():
@@ -17,13 +17,13 @@ def test_openocd_and_pyocd_pick_the_probe_by_serial_number():
     openocd = runner_for_board("openocd", board, ELF, "/dev/ttyACM1", probe="0670FF48")
     assert openocd.argv() == ["openocd", "-f", "board/st_nucleo_l4.cfg",
                               "-c", "adapter serial 0670FF48",
-                              "-c", "program {/work/fw.elf} verify reset exit"]
+                              "-c", f"program {{{ELF}}} verify reset exit"]
     pyocd = runner_for_board("pyocd", board, ELF, "/dev/ttyACM1", probe="0670FF48")
     assert pyocd.argv() == ["pyocd", "flash", "--target", "stm32l4r5zitx", "--uid", "0670FF48",
-                            "/work/fw.elf"]
+                            str(ELF)]
     assert runner_for_board("openocd", board, ELF, "/dev/ttyACM1").argv() == [
         "openocd", "-f", "board/st_nucleo_l4.cfg",
-        "-c", "program {/work/fw.elf} verify reset exit"]
+        "-c", f"program {{{ELF}}} verify reset exit"]
 
 
 def test_runners_that_cannot_pick_a_probe_refuse_one():
