@@ -9,12 +9,11 @@ put it.  The F746 is not emulated by QEMU, so this checks the link only
 
 from __future__ import annotations
 
-import subprocess
 
+from support import linked
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model
-from aot.firmware import build_project, create_project
 
 KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 
@@ -25,13 +24,8 @@ def test_dtcm_holds_workspace_constants_and_stack_on_the_f746(object_cache, tmp_
     plan = compiled.plan
     assert plan.regions["dtcm"] > 0 and plan.region_constants["dtcm"] > 0
     assert plan.stack_region == "dtcm"
-    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
-                             tmp_path / "project")
-    build = build_project(project, cache_dir=object_cache)
-    nm = compiled.board.toolchain.tool("nm")
-    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
-                             check=True).stdout.split("\n")
-    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    project, build = linked.build(compiled, tmp_path, object_cache)
+    where = linked.symbols(compiled, build.elf)
     mem = compiled.board.memory
     dtcm, flash = mem.pool("dtcm"), mem.flash
     start, end = where["__aot_kws_const_dtcm_start"], where["__aot_kws_const_dtcm_end"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from support import linked
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model
-from aot.firmware import build_project, create_project
 from aot.firmware.device import run_project
-from aot.firmware.verify import compare, random_inputs, reference_outputs
+from aot.firmware.verify import random_inputs
 
 KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 
@@ -28,22 +28,14 @@ KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 def test_a_split_workspace_runs_bit_exact(board, spec, slow, object_cache, tmp_path):
     compiled = compile_model(KWS, board, name="kws", memory_regions=spec, measure_code=False)
     assert compiled.plan.regions.get(slow, 0) > 0 and compiled.plan.workspace_bytes <= 9216
-    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
-                             tmp_path / "project")
-    build = build_project(project, cache_dir=object_cache)
-    nm = compiled.board.toolchain.tool("nm")
-    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
-                             check=True).stdout.split("\n")
-    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    project, build = linked.build(compiled, tmp_path, object_cache)
+    where = linked.symbols(compiled, build.elf)
     region = compiled.board.memory.pool(slow)
     assert region.origin <= where[f"kws_region_{slow}"] < region.end
     ram = compiled.board.memory.ram
     assert ram.origin <= where["kws_workspace"] < ram.end
     inputs = random_inputs(compiled.graph, 3, seed=1)
-    run = run_project(project, inputs, build=build)
-    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
-                     float_tolerance=0)
-    assert all(c.exact for c in checks), [c.to_json() for c in checks]
+    linked.assert_exact(compiled, project, build, inputs)
 
 
 @pytest.mark.slow
@@ -59,13 +51,8 @@ def test_constants_copied_to_a_memory_run_bit_exact(spec, region, object_cache, 
                              measure_code=False)
     moved = [k for k in compiled.kernels if k.constant_section]
     assert moved and compiled.plan.region_constants.get(region, 0) > 0
-    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
-                             tmp_path / "project")
-    build = build_project(project, cache_dir=object_cache)
-    nm = compiled.board.toolchain.tool("nm")
-    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
-                             check=True).stdout.split("\n")
-    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    project, build = linked.build(compiled, tmp_path, object_cache)
+    where = linked.symbols(compiled, build.elf)
     memory = (compiled.board.memory.ram if region == "ram"
               else compiled.board.memory.pool(region))
     flash = compiled.board.memory.flash
@@ -76,10 +63,7 @@ def test_constants_copied_to_a_memory_run_bit_exact(spec, region, object_cache, 
         inside = memory if k.constant_section else flash
         assert inside.origin <= address < inside.end, (k.name, hex(address))
     inputs = random_inputs(compiled.graph, 3, seed=2)
-    run = run_project(project, inputs, build=build)
-    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
-                     float_tolerance=0)
-    assert all(c.exact for c in checks), [c.to_json() for c in checks]
+    linked.assert_exact(compiled, project, build, inputs)
 
 
 @pytest.mark.slow
@@ -90,13 +74,8 @@ def test_the_stack_in_another_memory_runs_bit_exact(object_cache, tmp_path):
     compiled = compile_model(KWS, "qemu/mps3-an547", name="kws",
                              memory_regions="ram:9K,isram+stack", measure_code=False)
     assert compiled.plan.stack_region == "isram"
-    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
-                             tmp_path / "project")
-    build = build_project(project, cache_dir=object_cache)
-    nm = compiled.board.toolchain.tool("nm")
-    symbols = subprocess.run([nm, str(build.elf)], capture_output=True, text=True,
-                             check=True).stdout.split("\n")
-    where = {line.split()[-1]: int(line.split()[0], 16) for line in symbols if line.strip()}
+    project, build = linked.build(compiled, tmp_path, object_cache)
+    where = linked.symbols(compiled, build.elf)
     isram = compiled.board.memory.pool("isram")
     stack = compiled.board.memory.stack_bytes
     assert isram.origin <= where["__aot_stack_limit"] < where["_estack"] <= isram.end
@@ -109,10 +88,7 @@ def test_the_stack_in_another_memory_runs_bit_exact(object_cache, tmp_path):
     first = next(line for line in dump.splitlines() if line.startswith(" ")).split()[1]
     assert int.from_bytes(bytes.fromhex(first), "little") == where["_estack"]
     inputs = random_inputs(compiled.graph, 2, seed=3)
-    run = run_project(project, inputs, build=build)
-    checks = compare(compiled.graph, run.outputs, reference_outputs(compiled.graph, inputs),
-                     float_tolerance=0)
-    assert all(c.exact for c in checks), [c.to_json() for c in checks]
+    linked.assert_exact(compiled, project, build, inputs)
 
 
 @pytest.mark.slow
@@ -123,9 +99,7 @@ def test_a_start_up_that_does_not_copy_the_constants_makes_the_run_fail(object_c
     from aot.firmware.errors import DeviceError
     compiled = compile_model(KWS, "qemu/mps3-an547", name="kws",
                              memory_regions="ram:9K,isram:20K+const", measure_code=False)
-    project = create_project(compiled.write(tmp_path / "artifact"), compiled.board,
-                             tmp_path / "project")
-    build = build_project(project, cache_dir=object_cache)
+    project, build = linked.build(compiled, tmp_path, object_cache)
     objcopy = compiled.board.toolchain.tool("objcopy")
     zeros = tmp_path / "zeros.bin"
     zeros.write_bytes(bytes(12))  # one entry: load, start, end all 0 (nothing to copy)
