@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import pytest
 from graphs import conv_graph, dense_graph
 from kernel_checks import all_values, check_graph, seeded_inputs
 from support.disasm import disassemble
+from support.host_c import assert_no_mismatches
 
 from aot.kernels import lower_group
 from aot.passes import annotations, optimize
@@ -283,12 +283,7 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
         "    const int32_t* r = rows + 4 * i;",
         "    if (aot_requant(xs[i], r[0], r[1], r[2], r[3]) + rest[i] != want[i]) { ++bad; }",
         "  }", '  printf("%d\\n", bad);', "  return bad != 0;", "}"])
-    (tmp_path / "t.c").write_text(src)
-    subprocess.run(["gcc", "-std=c99", "-O2", "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", "-I", str(tmp_path), str(tmp_path / "t.c"),
-                    "-o", str(tmp_path / "t")], check=True)
-    out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True)
-    assert out.returncode == 0 and out.stdout.strip() == "0", out.stdout + out.stderr
+    assert_no_mismatches(tmp_path, src)
 
 
 @pytest.mark.parametrize("units, depth, chunk", [(1100, 12, 100), (640, 128, 128),

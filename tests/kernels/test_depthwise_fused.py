@@ -10,10 +10,10 @@ test_arm_cpu.py and test_arm_mve.py (every depthwise case and model).
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from support.host_c import assert_no_mismatches
 from graphs import conv_graph
 from kernel_checks import DepthwiseFusion, check_graph, seeded_inputs
 
@@ -72,12 +72,7 @@ def test_fused_requantization_equals_the_reference(tmp_path):
         "    const int32_t* r = rows + 4 * i;",
         "    if (aot_dw_requant(acc[i], r[0], r[1], r[2], r[3]) != want[i]) { ++bad; }",
         "  }", '  printf("%d\\n", bad);', "  return bad != 0;", "}"])
-    (tmp_path / "t.c").write_text(src)
-    subprocess.run(["gcc", "-std=c99", "-O2", "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", "-I", str(tmp_path), str(tmp_path / "t.c"),
-                    "-o", str(tmp_path / "t")], check=True)
-    out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True)
-    assert out.returncode == 0 and out.stdout.strip() == "0", out.stdout + out.stderr
+    assert_no_mismatches(tmp_path, src)
 
 
 @pytest.mark.parametrize("m, shift, bias, why", [
