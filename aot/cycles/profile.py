@@ -165,22 +165,22 @@ class Profile:
 
 
 def profile_model(model, board: str, *, inputs: list[np.ndarray] | None = None, seed: int = 0,
-                  name: str = "model", target: str | None = None,
-                  codegen_options: dict | None = None, workdir=None,
-                  cache_dir: Path | None = None, jobs: int | None = None) -> Profile:
+                  name: str = "model", target: str | None = None, workdir=None,
+                  cache_dir: Path | None = None, jobs: int | None = None,
+                  **compile_options) -> Profile:
     """Compile ``model`` for the emulated ``board``, run it traced, and profile it.
 
     ``target`` refines the board's target as ``--target`` with ``--board`` does
     (``c -libs=cmsis-nn`` hands every layer CMSIS-NN supports to it, docs/byoc.md);
-    ``codegen_options`` are the external codegens' options (``{"cmsis-nn": {"path":
-    ...}}``).  The profile's ``outputs`` are what the traced run computed, for the
-    caller to check against the reference.
+    ``compile_options`` go to :func:`aot.compile.compile_model` (``codegen_options=
+    {"cmsis-nn": {"path": ...}}``, ``patches="off"``, ...).  The profile's ``outputs``
+    are what the traced run computed, for the caller to check against the reference.
     """
     record = load_board(board)
     core = core_for_board(record)      # refuse before compiling anything
     check_emulated(record)
     compiled = compile_model(model, resolve_target(record.tag, refine=target)[0], name=name,
-                             codegen_options=codegen_options, measure_code=False)
+                             measure_code=False, **compile_options)
     graph = compiled.graph
     if inputs is None:
         inputs = random_inputs(graph, 1, seed)
