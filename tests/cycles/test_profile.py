@@ -79,6 +79,14 @@ def test_a_target_the_board_cannot_take_is_refused_before_any_build(target, erro
         profile_model(HELLO, "qemu/mps2-an386", target=target)
 
 
+def test_cmsis_nn_without_libs_is_refused_not_ignored(capsys):
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("needs qemu-system-arm (checked first)")
+    assert main(["profile", str(HELLO), "--board", "qemu/mps2-an386",
+                 "--cmsis-nn", str(CMSIS_NN_DIR)]) == 2
+    assert "the target's -libs does not name it" in capsys.readouterr().err
+
+
 def test_a_missing_qemu_is_a_clear_error(monkeypatch):
     monkeypatch.setattr("aot.cycles.session.shutil.which", lambda name: None)
     with pytest.raises(CycleModelError, match="qemu-system-arm is not installed"):
