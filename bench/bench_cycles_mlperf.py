@@ -18,8 +18,8 @@ Beside it, the TFLM+CMSIS-NN estimate: the same profile of the model compiled
 with ``-libs=cmsis-nn`` (every layer handed to CMSIS-NN, compiled in place from
 ../shared/third_party/CMSIS-NN for the board's core, so its DSP paths on the
 M4/M7/M33 and its Helium (MVE) paths on the M55), which runs TFLM's CMSIS-NN
-kernels without TFLM's interpreter (docs/performance.md, "Two kernel
-libraries"); BASELINE.md's TFLM+CMSIS-NN instruction count is printed beside it
+kernels without TFLM's interpreter (docs/performance.md, "TFLM+CMSIS-NN,
+estimated the same way"); BASELINE.md's TFLM+CMSIS-NN instruction count is printed beside it
 where it has one (M4, M7).  Both firmwares run the same seeded input and their
 outputs are checked bit-exact against aot.reference; the exit status is 1 when
 one is not.  ``--side`` profiles one of the two only; ``--no-stage`` compiles
