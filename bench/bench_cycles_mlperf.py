@@ -1,4 +1,4 @@
-"""MLPerf Tiny models: exact instructions and estimated cycles against TFLM+CMSIS-NN and published results.
+"""MLPerf Tiny models: estimated cycles against TFLM+CMSIS-NN's and published results.
 
     .venv/bin/python bench/bench_cycles_mlperf.py [--board TAG] [--model NAME]...
                                                   [--side both|aot|cmsis-nn] [--no-stage]
@@ -140,8 +140,9 @@ def main() -> int:
     print(f"\n{args.board} ({core}), zero wait states\n")
     if args.side != "cmsis-nn":
         board_mhz = rows[0]["clock_hz"] / 1e6 if rows and rows[0]["clock_hz"] else None
-        print(f"| model | MACs | instructions | est. cycles | cycles/MAC | ms @ {board_mhz:g} MHz | "
-              "ms @ 120 MHz | best published (cycles, ms @ 120 MHz) | est. / published |")
+        print(f"| model | MACs | instructions | est. cycles | cycles/MAC | "
+              f"ms @ {board_mhz:g} MHz | ms @ 120 MHz | best published (cycles, ms @ 120 MHz) | "
+              "est. / published |")
         print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
         for r in rows:
             print(f"| {r['model']} | {r['macs']:,} | {r['aot']['instructions']:,} | "
