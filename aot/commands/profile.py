@@ -6,7 +6,11 @@ board's core timing table (:mod:`aot.cycles`, docs/cycles.md).  Prints per
 kernel the executed instructions (exact), the estimated cycles, MACs,
 cycles per MAC, the activation RAM live while it runs and its share of the
 total; ``--json`` prints the same as JSON and ``--chart FILE.svg`` writes a
-bar chart.  Boards whose CPU has no timing table are refused (exit 2).
+bar chart.  ``--target`` refines the board's target as for ``aot compile``:
+``--target 'c -libs=cmsis-nn' --cmsis-nn PATH`` profiles the model with every
+layer CMSIS-NN supports handed to it (TFLM+CMSIS-NN's kernels, estimated the
+same way, docs/performance.md).  Boards whose CPU has no timing table are
+refused (exit 2).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import json
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
+from aot.commands.compile import codegen_options
 from aot.commands.interpret import load_inputs
 from aot.cycles import CycleModelError
 from aot.cycles.chart import profile_svg
@@ -33,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the invocation to profile: .npy ([1, *shape]) or .npz "
                              "(default: one seeded random input)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input")
+    parser.add_argument("--target", help="refines the board's target, e.g. 'c -libs=cmsis-nn' "
+                        "(docs/targets.md, docs/byoc.md)")
+    parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
+                        help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn; "
+                        "default: $CMSIS_NN_PATH")
     parser.add_argument("--json", action="store_true", help="print the profile as JSON")
     parser.add_argument("--chart", type=Path, metavar="FILE.svg",
                         help="also write a bar chart of the cycles per kernel")
@@ -44,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.input is not None:
         inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input)]
     profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
+                            target=args.target, codegen_options=codegen_options(args),
                             cache_dir=cache_dir(args), jobs=args.jobs)
     if args.chart is not None:
         try:

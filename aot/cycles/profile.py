@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aot.compile import compile_model
+from aot.compile import compile_model, resolve_target
 from aot.cycles.cores import CoreTiming, MemoryTiming, core_for_board, memory_for_board
 from aot.cycles.errors import CycleModelError
 from aot.cycles.model import CostModel
@@ -78,6 +78,8 @@ class Profile:
     rpc_instructions: int          # the RPC's exact count of the whole model
     rows: tuple[KernelProfile, ...]
     by_class: dict[str, float]
+    #: what the traced whole-model run wrote to each model output, in the model's order
+    outputs: tuple[np.ndarray, ...] = ()
 
     @property
     def instructions(self) -> int:
@@ -163,13 +165,22 @@ class Profile:
 
 
 def profile_model(model, board: str, *, inputs: list[np.ndarray] | None = None, seed: int = 0,
-                  name: str = "model", workdir=None, cache_dir: Path | None = None,
-                  jobs: int | None = None) -> Profile:
-    """Compile ``model`` for the emulated ``board``, run it traced, and profile it."""
+                  name: str = "model", target: str | None = None, workdir=None,
+                  cache_dir: Path | None = None, jobs: int | None = None,
+                  **compile_options) -> Profile:
+    """Compile ``model`` for the emulated ``board``, run it traced, and profile it.
+
+    ``target`` refines the board's target as ``--target`` with ``--board`` does
+    (``c -libs=cmsis-nn`` hands every layer CMSIS-NN supports to it, docs/byoc.md);
+    ``compile_options`` go to :func:`aot.compile.compile_model` (``codegen_options=
+    {"cmsis-nn": {"path": ...}}``, ``patches="off"``, ...).  The profile's ``outputs``
+    are what the traced run computed, for the caller to check against the reference.
+    """
     record = load_board(board)
     core = core_for_board(record)      # refuse before compiling anything
     check_emulated(record)
-    compiled = compile_model(model, record.tag, name=name, measure_code=False)
+    compiled = compile_model(model, resolve_target(record.tag, refine=target)[0], name=name,
+                             measure_code=False, **compile_options)
     graph = compiled.graph
     if inputs is None:
         inputs = random_inputs(graph, 1, seed)
@@ -205,6 +216,7 @@ def profile_project(project, core: CoreTiming, memory: MemoryTiming, inputs, *,
                                   f"{len(callable_)}: was the project built from this artifact?")
         whole = dev.run(1, timeout=RUN_TIMEOUT).timings[0]
         (window,) = reader.wait_windows(1, RUN_TIMEOUT)
+        outputs = tuple(dev.read_tensor(port["c_name"]) for port in meta["outputs"])
         alone = {k["name"]: (rpc, dev.run(1, kernel=rpc, timeout=RUN_TIMEOUT).timings[0])
                  for k, rpc in zip(callable_, rpc_names)}
     cost = CostModel(program, core, memory)
@@ -240,7 +252,7 @@ def profile_project(project, core: CoreTiming, memory: MemoryTiming, inputs, *,
     rows.append(KernelProfile(ENTRY_ROW, None, (), est.instructions, None, est.cycles, 0, None))
     return Profile(model=model_name, board=project.board.tag, core=core, memory=memory,
                    clock_hz=project.board.clock_hz, rpc_instructions=whole, rows=tuple(rows),
-                   by_class=dict(by_class))
+                   by_class=dict(by_class), outputs=outputs)
 
 
 def _function(program: Program, symbol: str) -> int:

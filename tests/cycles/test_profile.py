@@ -7,7 +7,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
-from support.models import MODELS_DIR
+from support.models import CMSIS_NN_DIR, MODELS_DIR
 
 from aot.cli import main
 from aot.cycles import CycleModelError, get_core
@@ -15,7 +15,8 @@ from aot.cycles.chart import profile_svg
 from aot.cycles.cores import MemoryTiming
 from aot.cycles.profile import ENTRY_ROW, KernelProfile, Profile, profile_model
 from aot.cycles.session import check_emulated
-from aot.target import load_board
+from aot.errors import AotError
+from aot.target import TargetError, load_board
 
 HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -65,6 +66,25 @@ def test_a_board_without_a_cycle_model_is_refused(board, capsys):
 def test_a_real_board_is_refused_it_has_no_trace():
     with pytest.raises(CycleModelError, match="st/nucleo-l4r5zi is not emulated"):
         profile_model(HELLO, "st/nucleo-l4r5zi")
+
+
+@pytest.mark.parametrize("target, error, match", [
+    ("c -mcpu=cortex-m7", TargetError, "may add attributes, not change them"),
+    ("c -libs=nosuch", AotError, "no external codegen is called 'nosuch'"),
+])
+def test_a_target_the_board_cannot_take_is_refused_before_any_build(target, error, match):
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("needs qemu-system-arm (checked first)")
+    with pytest.raises(error, match=match):
+        profile_model(HELLO, "qemu/mps2-an386", target=target)
+
+
+def test_cmsis_nn_without_libs_is_refused_not_ignored(capsys):
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("needs qemu-system-arm (checked first)")
+    assert main(["profile", str(HELLO), "--board", "qemu/mps2-an386",
+                 "--cmsis-nn", str(CMSIS_NN_DIR)]) == 2
+    assert "the target's -libs does not name it" in capsys.readouterr().err
 
 
 def test_a_missing_qemu_is_a_clear_error(monkeypatch):
@@ -120,3 +140,30 @@ def test_profile_of_a_model_with_a_stream_stage(tmp_path, capsys):
     assert sum(k["instructions"] for k in data["kernels"]) == data["instructions"]
     assert data["macs"] == sum(k.macs for k in whole.kernels) \
         + staged.metadata()["patches"]["extra_macs"]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_profile_with_every_layer_handed_to_cmsis_nn(tmp_path):
+    """``target="c -libs=cmsis-nn"``: the profiled firmware calls CMSIS-NN for each
+    layer (the TFLM+CMSIS-NN estimate of bench/bench_cycles_mlperf.py), and the
+    outputs of the traced run are the reference's."""
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    if not CMSIS_NN_DIR.is_dir():
+        pytest.skip("needs the CMSIS-NN tree in ../shared/third_party")
+    from aot.firmware.verify import random_inputs, reference_outputs
+    from aot.frontend import load_model
+    graph = load_model(HELLO)
+    inputs = random_inputs(graph, 1, 3)
+    ours = profile_model(HELLO, "qemu/mps2-an386", inputs=inputs, workdir=tmp_path)
+    theirs = profile_model(HELLO, "qemu/mps2-an386", inputs=inputs, workdir=tmp_path,
+                           target="c -libs=cmsis-nn",
+                           codegen_options={"cmsis-nn": {"path": str(CMSIS_NN_DIR)}})
+    (want,) = reference_outputs(graph, inputs)
+    for p in (ours, theirs):
+        assert len(p.outputs) == 1 and (p.outputs[0] == want[0]).all()
+        assert p.trace_complete and sum(r.macs for r in p.rows) == 288
+    # Different code ran: CMSIS-NN's generic loops against aot's specialised ones.
+    assert theirs.rpc_instructions != ours.rpc_instructions
+    assert theirs.cycles > theirs.rpc_instructions
