@@ -175,9 +175,10 @@ def fast_requant_tables(ctx, node, qp):
         return None
     k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
     offset = int(qp.output_offset)
-    if (e - 1).max() <= 20:
-        # adding off * 2^(32 + e1) to q adds off to the result exactly (|q| stays
-        # below 2^63 for e1 <= 20), so the epilogue has no separate add
+    if (e - 1).max() <= 22:
+        # adding off * 2^(32 + e1) to q adds off to the result exactly, so the
+        # epilogue has no separate add: |q| stays below 2^63 for e1 <= 22
+        # (|x*m| < 2^62, |k| <= 2^30 + 2^53 + 128 * 2^54 < 2^62)
         k = k + np.left_shift(np.int64(offset), e + 31)
         offset = 0
     rows = np.stack([mult, k & 0xFFFFFFFF, k >> 32, e - 1], axis=1)
