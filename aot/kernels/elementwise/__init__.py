@@ -16,12 +16,16 @@ axes is indexed with those axes dropped or pinned to 0.
 
 from __future__ import annotations
 
+import numpy as np
+
 from aot import te
 from aot.kernels.activation import int8_table
-from aot.kernels.common import float_activation, requantize
+from aot.kernels.common import (float_activation, one_rounding_rows, one_rounding_value,
+                                requantize)
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
-from aot.quant.arith import qrange, quantize_multiplier, round_half_away
+from aot.quant.arith import (multiply_by_quantized_multiplier, qrange, quantize_multiplier,
+                             round_half_away, wrap_int32)
 from aot.quant.params import f32
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
 from aot.tir import expr as E
@@ -43,9 +47,44 @@ def _operands(ctx, node):
 
 
 def _int_input(t: te.Tensor, idx, offset: int, left_shift: int, m: int, s: int):
-    v = _broadcast(t, idx).astype("int32") + offset
-    return te.call_pure("int32", "aot_mbqm",
-                        te.call_pure("int32", "aot_shl32", v, left_shift), m, s)
+    """One operand of an integer add/sub rescaled to the common scale:
+    ``MBQM((v + offset) << left_shift, m, s)``.  An int8 operand has 256
+    values, so the form is chosen by evaluating all of them at compile time
+    with the reference's arithmetic: an affine function of ``v`` when it is
+    one (a multiplier of 2^30 with no shift halves an even value exactly:
+    ResNet-8's conv operands, ``(v - z) * 2^19``), else the one-rounding
+    ``aot_requant`` with immediates (two SMLALs) when every value agrees, else
+    the two-rounding ``aot_mbqm``."""
+    raw = _broadcast(t, idx)
+    v = raw.astype("int32") + offset
+    x = te.call_pure("int32", "aot_shl32", v, left_shift)
+    if raw.dtype == "int8":
+        q = np.arange(-128, 128, dtype=np.int64)
+        xs = wrap_int32((q + offset) << left_shift)
+        want = np.asarray(multiply_by_quantized_multiplier(xs, m, s), np.int64)
+        slope, at0 = int(want[129] - want[128]), int(want[128])
+        if (want == slope * q + at0).all() and 128 * abs(slope) + abs(at0) < (1 << 31):
+            return raw.astype("int32") * slope + at0
+        fast = one_rounding_rows([m], [s])
+        if fast is not None and (one_rounding_value(xs, fast[0][0]) == want).all():
+            return te.call_pure("int32", "aot_requant", x,
+                                *[E.const(int(c), "int32") for c in fast[0][0]])
+    return te.call_pure("int32", "aot_mbqm", x, m, s)
+
+
+def _requant_s8(raw, m: int, s: int, output_offset: int, clamp):
+    """``clamp(MBQM(raw, m, s) + output_offset)`` as int8: the one-rounding
+    ``aot_requant`` (output offset folded) and SSAT when its conditions hold
+    (exact for every int32 ``raw``, :func:`aot.kernels.common.one_rounding_rows`),
+    else :func:`aot.kernels.common.requantize`."""
+    fast = one_rounding_rows([m], [s], output_offset)
+    if fast is None:
+        return requantize(raw, m, s, output_offset, clamp, "int8")
+    rows, rest = fast
+    q = te.call_pure("int32", "aot_requant", raw, *[E.const(int(c), "int32") for c in rows[0]])
+    if rest:
+        q = q + rest
+    return te.call_pure("int32", "aot_clamp_s8", q, clamp[0], clamp[1]).astype("int8")
 
 
 def _float_only(node):
@@ -85,6 +124,8 @@ def _arith(ctx, node) -> Computed:
         u = _int_input(a, i, qp.input_offset, ls, m1, s1)
         v = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
         raw = u + v if node.op == "add" else u - v
+        if y_t.dtype == "int8":
+            return _requant_s8(raw, mo, so, qp.output_offset, qp.clamp)
         return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
     return Computed(te.compute(shape, body, name="y"))
 
