@@ -86,15 +86,6 @@ def one_rounding_rows(multiplier, shift, output_offset: int = 0):
     return np.where(rows >= (1 << 31), rows - (1 << 32), rows), offset  # int32 bit patterns
 
 
-def one_rounding_value(x, row) -> np.ndarray:
-    """``aot_requant(x, *row)`` in NumPy (int64 arithmetic, as the C helper's
-    portable form): ``floor((x*m + k - [x < 0] * 2^31) / 2^32) >> e1``."""
-    m, k_lo, k_hi, e1 = (int(v) for v in row)
-    x = np.asarray(x, np.int64)
-    k = (k_hi << 32) | (k_lo & 0xFFFFFFFF)
-    return (x * m + k - (x < 0) * (1 << 31)) >> 32 >> e1
-
-
 def float_activation(v, activation: str):
     """The fused activation of a float result as min/max."""
     bounds = ACTIVATION_FLOAT[activation]

@@ -36,6 +36,7 @@ def _source(g, target="c"):
     ((0.04, 0.04, 0.09), "relu6"),    # equal scales: both operands affine
     ((0.5, 0.0001, 3e-7), "none"),    # output multiplier above one: two-rounding output
     ((0.5, 1e-9, 0.4), "none"),       # b's term rounds to a constant (affine, slope 0)
+    ((0.05, 0.03, 68.0), "none"),     # right shift 29: kh past int32, aot_requant output
 ], ids=str)
 def test_every_pair_of_int8_values_matches_the_reference(op, scales, activation):
     g = binary_graph(op, a_shape=(256, 1), b_shape=(1, 256), scales=scales,
@@ -45,19 +46,22 @@ def test_every_pair_of_int8_values_matches_the_reference(op, scales, activation)
 
 def test_the_forms_are_chosen_per_operand():
     """Different scales: the larger-scale operand's multiplier is 2^30 with no
-    shift, an exact affine function (no call); the other's is one-rounding
-    aot_requant, and so is the output's; no two-rounding aot_mbqm is left."""
+    shift, an exact affine function (no call); the other's is the SMMLAR form
+    aot_dw_requant, and so is the output's; no two-rounding aot_mbqm is left."""
     src = _source(binary_graph("add", scales=(0.05, 0.03, 0.07)), ARM)
     assert "aot_mbqm(" not in src
-    assert src.count("aot_requant(") == 2 and "aot_clamp_s8(" in src
+    assert src.count("aot_dw_requant(") == 2 and "aot_clamp_s8(" in src
     # an output multiplier above one keeps the two-rounding form for the output only
     src = _source(binary_graph("add", scales=(0.5, 0.0001, 3e-7)), ARM)
-    assert src.count("aot_mbqm(") == 1 and src.count("aot_requant(") == 1
+    assert src.count("aot_mbqm(") == 1 and src.count("aot_dw_requant(") == 1
+    # an output offset that does not fold into kh: the one-rounding form
+    src = _source(binary_graph("add", scales=(0.05, 0.03, 68.0)), ARM)
+    assert "aot_mbqm(" not in src and src.count("aot_requant(") == 1
 
 
 def test_int16_operands_keep_the_two_rounding_form():
     src = _source(binary_graph("add", dtype="int16"))
-    assert "aot_requant(" not in src and src.count("aot_mbqm(") == 3
+    assert "requant(" not in src and src.count("aot_mbqm(") == 3
 
 
 @pytest.mark.parametrize("variant", [

@@ -151,6 +151,14 @@ def row_of(rows: np.ndarray, c: int) -> tuple[int, int, int, int]:
     return tuple(int(rows[base + 4 * k]) for k in range(4))
 
 
+def requant_value(acc, row) -> np.ndarray:
+    """``aot_dw_requant(acc, *row)`` in NumPy (int64 arithmetic): with ``x2 =
+    2*acc + b2``, ``(floor((kh*2^32 + x2*m + 2^31) / 2^32) - [x2 < 0]) >> e``."""
+    b2, m, kh, e = (int(v) for v in row)
+    x2 = 2 * np.asarray(acc, np.int64) + b2
+    return ((kh << 32) + x2 * m + (1 << 31) >> 32) - (x2 < 0) >> e
+
+
 def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
     """The fused call for one accumulator call and the epilogue call after
     it, reading ``rows`` (:func:`fused_requant_rows`), or None when the
