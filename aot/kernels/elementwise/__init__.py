@@ -47,7 +47,7 @@ def _operands(ctx, node):
 
 
 def _int_input(t: te.Tensor, idx, offset: int, left_shift: int, m: int, s: int):
-    """One operand of an integer add/sub rescaled to the common scale:
+    """One operand of an integer add/sub or comparison rescaled to the common scale:
     ``MBQM((v + offset) << left_shift, m, s)``, and the largest magnitude it
     takes (None when not known).  An int8 operand has 256 values, so the form
     is chosen by evaluating all of them at compile time with the reference's
@@ -200,8 +200,8 @@ def _compare(ctx, node) -> Computed:
         ops.append((-int(t.quant.zero_point[0]), m, s))
 
     def body(*i):
-        u = _int_input(a, i, ops[0][0], COMPARE_SHIFT, ops[0][1], ops[0][2])
-        v = _int_input(b, i, ops[1][0], COMPARE_SHIFT, ops[1][1], ops[1][2])
+        u, _ = _int_input(a, i, ops[0][0], COMPARE_SHIFT, ops[0][1], ops[0][2])
+        v, _ = _int_input(b, i, ops[1][0], COMPARE_SHIFT, ops[1][1], ops[1][2])
         return E.binary(code, u, v)
     return Computed(te.compute(shape, body, name="y"))
 
