@@ -52,6 +52,40 @@ def requantize(acc, mult, shift, output_offset: int, clamp, out_dtype: str, wide
     return te.clamp(v, clamp[0], clamp[1]).astype(out_dtype)
 
 
+def one_rounding_rows(multiplier, shift, output_offset: int = 0):
+    """Per-channel constants of the one-rounding requantization, or None.
+
+    For a multiplier ``m`` in ``(2^30, 2^31)`` and a right shift ``e >= 1``
+    (what int8 conv and dense layers nearly always have), TFLM's two
+    roundings ``RoundingDivideByPOT(SRDHM(x, m), e)`` equal
+    ``floor((x*m + k - [x < 0] * 2^31) / 2^(31+e))`` with
+    ``k = 2^30 + 2^(30+e)``: SRDHM is ``floor((x*m + 2^30) / 2^31)``, its
+    sign is ``x``'s when ``m > 2^30``, and rounding half away from zero is
+    ``floor((y + 2^(e-1) - [y < 0]) / 2^e)``; nested floors merge.  The C
+    helper ``aot_requant`` then needs two SMLALs and a shift of the high word
+    (checked against the reference on random and extreme values in
+    tests/kernels/test_arm_cpu.py).  Returns ``(rows, offset)``: the int64
+    rows ``(m, k_lo, k_hi, e - 1)``, one per channel (int32 bit patterns),
+    with the output offset folded into ``k`` when that is exact (then
+    ``offset`` is 0), or None when a channel is outside those ranges.
+    """
+    mult = np.asarray(multiplier, dtype=np.int64).reshape(-1)
+    e = -np.asarray(shift, dtype=np.int64).reshape(-1)
+    if not ((mult > (1 << 30)).all() and (mult < (1 << 31)).all() and (e >= 1).all()
+            and (e <= 31).all()):
+        return None
+    k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
+    offset = int(output_offset)
+    if (e - 1).max() <= 22:
+        # adding off * 2^(32 + e1) to q adds off to the result exactly, so the
+        # epilogue has no separate add: |q| stays below 2^63 for e1 <= 22
+        # (|x*m| < 2^62, |k| <= 2^30 + 2^53 + 128 * 2^54 < 2^62)
+        k = k + np.left_shift(np.int64(offset), e + 31)
+        offset = 0
+    rows = np.stack([mult, k & 0xFFFFFFFF, k >> 32, e - 1], axis=1)
+    return np.where(rows >= (1 << 31), rows - (1 << 32), rows), offset  # int32 bit patterns
+
+
 def float_activation(v, activation: str):
     """The fused activation of a float result as min/max."""
     bounds = ACTIVATION_FLOAT[activation]

@@ -261,13 +261,13 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
     from aot.kernels import support_files
 
     rng = np.random.default_rng(5)
-    folded = _requant_batch(rng, 2000, 21, -7)
-    kept = _requant_batch(rng, 2000, 31, 5)
-    assert folded[2] == 0 and kept[2] == 5  # the offset is folded only when exact
-    x, rows, rest, want = (np.concatenate([a, b]) if isinstance(a, np.ndarray) else [a, b]
-                           for a, b in zip(folded, kept))
+    # right shifts up to 23 fold the offset (the extreme offsets too), 24 and up keep it
+    batches = [_requant_batch(rng, 1000, 23, off) for off in (-7, -128, 127)]
+    batches.append(_requant_batch(rng, 1000, 31, 5))
+    assert [b[2] for b in batches] == [0, 0, 0, 5]  # the offset is folded only when exact
+    x, rows, want = (np.concatenate([b[k] for b in batches]) for k in (0, 1, 3))
     n = len(x)
-    rest = np.repeat(rest, [2000, 2000])
+    rest = np.repeat([b[2] for b in batches], 1000)
     for name, text in support_files(None).items():
         (tmp_path / name).write_text(text)
 

@@ -31,21 +31,28 @@ ARM = "qemu/mps2-an386"
 
 def _identity_batch(rng, n):
     """Channels of random rows and accumulators inside the rows' bound, with
-    the extremes: |acc + bias| up to just below 2^30, m at both ends, e 1..21."""
+    the extremes: |acc + bias| up to just below 2^30, m at both ends, right
+    shifts 1..31 (the offset folded into kh past a shift of 21 as well),
+    channels whose rows are refused left out."""
     m = rng.integers(2**30 + 1, 2**31, n, dtype=np.int64)
     m[:4] = [2**30 + 1, 2**31 - 1, 2**30 + 1, 2**31 - 1]
-    e = rng.integers(1, 22, n, dtype=np.int64)
-    e[:4] = [1, 21, 21, 1]
+    e = rng.integers(1, 32, n, dtype=np.int64)
+    e[n // 2:] = rng.integers(1, 24, n - n // 2)
+    e[:8] = [1, 21, 21, 1, 22, 22, 23, 31]
     off = rng.integers(-128, 128, n, dtype=np.int64)
+    off[4:8] = [-128, 127, -128, 0]
     bias = rng.integers(-2**29, 2**29, n, dtype=np.int64)
     bias[n // 2:] = rng.integers(-20000, 20000, n - n // 2)
-    w = rng.integers(-128, 128, (9, n), dtype=np.int64)
-    blocked = [fuse.fused_requant_rows(w[:, i:i + 1], bias[i:i + 1], m[i], -e[i], off[i])
-               for i in range(n)]
-    rows = np.array([fuse.row_of(r, 0) for r in blocked])
     reach = 2**30 - 1 - np.abs(bias)
+    reach[1::3] = rng.integers(1, 2**22, len(reach[1::3]))  # small layers, large shifts
+    rows = [fuse.requant_rows(reach[i:i + 1] + abs(bias[i]), bias[i:i + 1], m[i], -e[i], off[i])
+            for i in range(n)]
+    kept = np.array([r is not None for r in rows])
+    assert kept[:8].all() and (e[kept] >= 22).sum() > n // 10
+    rows = np.array([fuse.row_of(r, 0) for r in rows if r is not None])
+    m, e, off, bias, reach = (a[kept] for a in (m, e, off, bias, reach))
     acc = rng.integers(-reach, reach + 1)
-    acc[:8] = [reach[0], -reach[1], 0, -1, 1, reach[5], -reach[6], 2**29]
+    acc[:8] = [reach[0], -reach[1], 0, -1, 1, reach[5], -reach[6], reach[7]]
     x = acc + bias
     assert (np.abs(x) < 2**30).all()
     want = np.asarray(multiply_by_quantized_multiplier(
@@ -75,16 +82,27 @@ def test_fused_requantization_equals_the_reference(tmp_path):
     assert_no_mismatches(tmp_path, src)
 
 
-@pytest.mark.parametrize("m, shift, bias, why", [
-    (2**30, -3, 0, "multiplier not above 2^30"),
-    (2**30 + 5, 0, 0, "no right shift"),
-    (2**30 + 5, -22, 0, "shift too large to fold the output offset"),
-    (2**30 + 5, -3, 2**30 - 100, "|acc + bias| can reach 2^30"),
+@pytest.mark.parametrize("m, shift, bias, offset, why", [
+    (2**30, -3, 0, 3, "multiplier not above 2^30"),
+    (2**30 + 5, 0, 0, 3, "no right shift"),
+    (2**30 + 5, -32, 0, 3, "right shift past 31"),
+    (2**30 + 5, -3, 2**30 - 100, 3, "|acc + bias| can reach 2^30"),
+    (2**30 + 5, -30, 0, 3, "kh = 2^29 + 3 * 2^30 is past int32"),
+    (2**31 - 1, -25, 2**30 - 200000, -33, "kh plus x*m/2^31 can pass int32"),
 ])
-def test_rows_are_refused_outside_the_identity(m, shift, bias, why):
+def test_rows_are_refused_outside_the_identity(m, shift, bias, offset, why):
     w = np.full((3, 3, 1), 127, np.int64)
-    assert fuse.fused_requant_rows(w, np.array([bias]), m, shift, 3) is None, why
-    assert fuse.fused_requant_rows(w, np.array([0]), 2**30 + 5, -3, 3) is not None
+    assert fuse.fused_requant_rows(w, np.array([bias]), m, shift, offset) is None, why
+    assert fuse.fused_requant_rows(w, np.array([0]), 2**30 + 5, -3, offset) is not None
+
+
+def test_rows_fold_the_offset_past_a_shift_of_21():
+    """VWW's layers 21 and 23: a right shift of 22 and an output offset of
+    -128, where the one-rounding table keeps the offset apart; the fused
+    rows fold it into kh = 2^21 - 128 * 2^22."""
+    w = np.full((3, 3, 1), 127, np.int64)
+    rows = fuse.fused_requant_rows(w, np.array([-5000]), 2**31 - 7, -22, -128)
+    assert fuse.row_of(rows, 0) == (-10000, 2**31 - 7, 2**21 - 2**29, 22)
 
 
 def test_the_rewrite_fuses_each_row_pair_and_drops_the_accumulators():

@@ -16,7 +16,7 @@ import numpy as np
 
 from aot import te
 from aot.kernels.common import (channel_value, float_activation, in_bounds, multiplier_tables,
-                                needs_check, requantize)
+                                needs_check, one_rounding_rows, requantize)
 from aot.kernels.registry import Computed, compute_rule
 
 
@@ -151,37 +151,15 @@ def epilogue(ctx, node, acc, bias, qp):
 
 
 def fast_requant_tables(ctx, node, qp):
-    """Per-channel constants of the one-rounding requantization, or None.
-
-    For a multiplier ``m`` in ``(2^30, 2^31)`` and a right shift ``e >= 1``
-    (what int8 conv and dense layers nearly always have), TFLM's two
-    roundings ``RoundingDivideByPOT(SRDHM(x, m), e)`` equal
-    ``floor((x*m + k - [x < 0] * 2^31) / 2^(31+e))`` with
-    ``k = 2^30 + 2^(30+e)``: SRDHM is ``floor((x*m + 2^30) / 2^31)``, its
-    sign is ``x``'s when ``m > 2^30``, and rounding half away from zero is
-    ``floor((y + 2^(e-1) - [y < 0]) / 2^e)``; nested floors merge.  The C
-    helper ``aot_requant`` then needs two SMLALs and a shift of the high word
-    (checked against the reference on random and extreme values in
-    tests/kernels/test_arm_cpu.py).  Returns ``(table, offset)``: the
-    per-channel rows ``(m, k_lo, k_hi, e - 1)`` (int32 bit patterns; the
-    output offset folded into ``k`` when that is exact, then ``offset`` is
-    0) as a constant or as four immediates, or None when a channel is
-    outside those ranges.
-    """
-    mult = np.asarray(qp.multiplier, dtype=np.int64).reshape(-1)
-    e = -np.asarray(qp.shift, dtype=np.int64).reshape(-1)
-    if not ((mult > (1 << 30)).all() and (mult < (1 << 31)).all() and (e >= 1).all()
-            and (e <= 31).all()):
+    """Per-channel constants of the one-rounding requantization
+    (:func:`aot.kernels.common.one_rounding_rows`), or None.  Returns
+    ``(table, offset)``: the per-channel rows ``(m, k_lo, k_hi, e - 1)`` as a
+    constant or as four immediates (every channel the same), and the output
+    offset left to add (0 when folded into ``k``)."""
+    fast = one_rounding_rows(qp.multiplier, qp.shift, int(qp.output_offset))
+    if fast is None:
         return None
-    k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
-    offset = int(qp.output_offset)
-    if (e - 1).max() <= 20:
-        # adding off * 2^(32 + e1) to q adds off to the result exactly (|q| stays
-        # below 2^63 for e1 <= 20), so the epilogue has no separate add
-        k = k + np.left_shift(np.int64(offset), e + 31)
-        offset = 0
-    rows = np.stack([mult, k & 0xFFFFFFFF, k >> 32, e - 1], axis=1)
-    rows = np.where(rows >= (1 << 31), rows - (1 << 32), rows)  # int32 bit patterns
+    rows, offset = fast
     if (rows == rows[0]).all():
         return [te.const(int(v), "int32") for v in rows[0]], offset
     return ctx.const(f"{node.name}_requant", rows.astype(np.int32)), offset

@@ -30,11 +30,19 @@ is ``x2*m + 2^31 + kh*2^32 - [x<0]*2^32``, and ``floor(A / 2^(31+e)) =
 floor(floor(2A / 2^32) / 2^e)``.  The inner floor is one SMMLAR on the
 DSP extension (VRMULH on Helium) plus the sign term, so an output costs
 SMMLAR, an add with ``ASR #31``, a shift and SSAT.  ``|x| < 2^30`` holds
-for every input when ``128 * sum_k |w[k, c]| + |bias[c]| < 2^30``, which
-the rows check per channel from the constant weights and bias (the
+for every input when ``R = 128 * sum_k |w[k, c]| + |bias[c]| < 2^30``,
+which the rows check per channel from the constant weights and bias (the
 accumulator is ``sum_k x_k * w[k, c]`` with int8 ``x_k``, padding
-included).  ``tests/kernels/test_depthwise_fused.py`` checks the identity
-against the reference's requantization on random and extreme values.
+included).  The folded offset makes no other demand on ``e`` than that the
+32-bit values stay exact: ``kh`` fits int32, and so does the result before
+the shift, ``|kh + floor((x2*m + 2^31) / 2^32) - [x2 < 0]| <= |kh| +
+floor(R*m / 2^31) + 2``, also checked per channel (a right shift of 22 with
+an output offset of -128, VWW's layers 21 and 23, gives ``|kh| < 2^29``:
+exact, where the one-rounding table of
+:func:`aot.kernels.conv2d.compute.fast_requant_tables`, with its 64-bit
+constant, cannot fold the offset past a shift of 21).
+``tests/kernels/test_depthwise_fused.py`` checks the identity against the
+reference's requantization on random and extreme values.
 
 The composition keeps the kernel's meaning as long as nothing else reads
 the accumulator row: the rewrite checks that, and leaves the function
@@ -97,29 +105,39 @@ X_BOUND = 1 << 30
 
 def fused_requant_rows(weights, bias, multiplier, shift, output_offset) -> np.ndarray | None:
     """The ``(2*bias, m, kh, e)`` int32 row of each channel for the fused
-    helper, blocked by groups of four channels (each group is 16 words:
-    the four ``2*bias``, the four ``m``, the four ``kh``, the four ``e``;
-    the last group padded with zeros; :func:`row_of`), or None when a
-    channel is outside the identity's conditions
-    (``m`` in ``(2^30, 2^31)``, right shift ``1 <= e <= 21`` so that the
-    output offset folds into ``kh``, ``|acc + bias| < 2^30``).
-
-    ``weights`` (..., C) are the depthwise weights (int8), ``bias`` the
-    int32 bias with the input offset folded in (None: zero), ``multiplier``
-    and ``shift`` TFLite's per-channel (or per-tensor) values."""
+    helper (:func:`requant_rows`) for depthwise weights: ``weights`` (..., C)
+    int8, ``bias`` the int32 bias with the input offset folded in (None:
+    zero), ``multiplier`` and ``shift`` TFLite's per-channel (or per-tensor)
+    values.  ``|acc + bias|`` is at most ``128 * sum_k |w[k, c]| + |bias[c]|``
+    (int8 inputs, padding included)."""
     w = np.asarray(weights, np.int64)
     channels = w.shape[-1]
-    m = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
-    e = np.broadcast_to(-np.asarray(shift, np.int64).reshape(-1), (channels,))
     b = (np.zeros(channels, np.int64) if bias is None
          else np.asarray(bias, np.int64).reshape(-1))
-    if not ((m > (1 << 30)).all() and (m < (1 << 31)).all() and (e >= 1).all()
-            and (e <= 21).all()):
-        return None
     reach = 128 * np.abs(w).reshape(-1, channels).sum(axis=0) + np.abs(b)
-    if not (reach < X_BOUND).all():
+    return requant_rows(reach, b, multiplier, shift, output_offset)
+
+
+def requant_rows(reach, bias, multiplier, shift, output_offset) -> np.ndarray | None:
+    """The rows for channels whose ``|acc + bias|`` is at most ``reach[c]``,
+    blocked by groups of four channels (each group is 16 words: the four
+    ``2*bias``, the four ``m``, the four ``kh``, the four ``e``; the last
+    group padded with zeros; :func:`row_of`), or None when a channel is
+    outside the identity's conditions (``m`` in ``(2^30, 2^31)``, right
+    shift ``1 <= e <= 31``, ``reach < 2^30``, and ``kh`` and the value before
+    the shift within int32; module docstring)."""
+    reach = np.asarray(reach, np.int64).reshape(-1)
+    channels = reach.shape[0]
+    b = np.asarray(bias, np.int64).reshape(-1)
+    m = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
+    e = np.broadcast_to(-np.asarray(shift, np.int64).reshape(-1), (channels,))
+    if not ((m > (1 << 30)).all() and (m < (1 << 31)).all() and (e >= 1).all()
+            and (e <= 31).all() and (reach < X_BOUND).all()):
         return None
     kh = np.left_shift(np.int64(1), e - 1) + np.int64(output_offset) * np.left_shift(np.int64(1), e)
+    # reach * m < 2^61 and |kh| < 2^39: exact in int64
+    if not (np.abs(kh) + ((reach * m) >> 31) + 2 < (1 << 31)).all():
+        return None
     rows = np.zeros((-(-channels // 4) * 4, 4), np.int64)
     rows[:channels] = np.stack([2 * b, m, kh, e], axis=1)
     # blocked by four channels: each field of a group is one Helium vector
@@ -131,6 +149,14 @@ def row_of(rows: np.ndarray, c: int) -> tuple[int, int, int, int]:
     helpers' ``rows + 16*(c/4) + c%4``, fields four words apart)."""
     base = 16 * (c // 4) + c % 4
     return tuple(int(rows[base + 4 * k]) for k in range(4))
+
+
+def requant_value(acc, row) -> np.ndarray:
+    """``aot_dw_requant(acc, *row)`` in NumPy (int64 arithmetic): with ``x2 =
+    2*acc + b2``, ``(floor((kh*2^32 + x2*m + 2^31) / 2^32) - [x2 < 0]) >> e``."""
+    b2, m, kh, e = (int(v) for v in row)
+    x2 = 2 * np.asarray(acc, np.int64) + b2
+    return ((kh << 32) + x2 * m + (1 << 31) >> 32) - (x2 < 0) >> e
 
 
 def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:

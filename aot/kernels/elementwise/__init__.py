@@ -16,12 +16,16 @@ axes is indexed with those axes dropped or pinned to 0.
 
 from __future__ import annotations
 
+import numpy as np
+
 from aot import te
 from aot.kernels.activation import int8_table
-from aot.kernels.common import float_activation, requantize
+from aot.kernels.common import float_activation, one_rounding_rows, requantize
+from aot.kernels.conv2d.fuse import requant_rows, requant_value, row_of
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
-from aot.quant.arith import qrange, quantize_multiplier, round_half_away
+from aot.quant.arith import (multiply_by_quantized_multiplier, qrange, quantize_multiplier,
+                             round_half_away, wrap_int32)
 from aot.quant.params import f32
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
 from aot.tir import expr as E
@@ -43,9 +47,57 @@ def _operands(ctx, node):
 
 
 def _int_input(t: te.Tensor, idx, offset: int, left_shift: int, m: int, s: int):
-    v = _broadcast(t, idx).astype("int32") + offset
-    return te.call_pure("int32", "aot_mbqm",
-                        te.call_pure("int32", "aot_shl32", v, left_shift), m, s)
+    """One operand of an integer add/sub or comparison rescaled to the common scale:
+    ``MBQM((v + offset) << left_shift, m, s)``, and the largest magnitude it
+    takes (None when not known).  An int8 operand has 256 values, so the form
+    is chosen by evaluating all of them at compile time with the reference's
+    arithmetic: an affine function of ``v`` when it is one (a multiplier of
+    2^30 with no shift halves an even value exactly: ResNet-8's conv
+    operands, ``(v - z) * 2^19``), else the SMMLAR form ``aot_dw_requant``
+    (:func:`aot.kernels.conv2d.fuse.requant_rows`: ``|x| < 2^30`` holds, the
+    value is at most ``255 * 2^20``) when it agrees on every value, else the
+    two-rounding ``aot_mbqm``."""
+    raw = _broadcast(t, idx)
+    x = te.call_pure("int32", "aot_shl32", raw.astype("int32") + offset, left_shift)
+    if raw.dtype != "int8":
+        return te.call_pure("int32", "aot_mbqm", x, m, s), None
+    q = np.arange(-128, 128, dtype=np.int64)
+    xs = wrap_int32((q + offset) << left_shift)
+    want = np.asarray(multiply_by_quantized_multiplier(xs, m, s), np.int64)
+    reach = int(np.abs(want).max())
+    slope, at0 = int(want[129] - want[128]), int(want[128])
+    if (want == slope * q + at0).all() and 128 * abs(slope) + abs(at0) < (1 << 31):
+        return raw.astype("int32") * slope + at0, reach
+    rows = requant_rows([np.abs(xs).max()], [0], m, s, 0)
+    if rows is not None and (requant_value(xs, row_of(rows, 0)) == want).all():
+        return _dw_requant(x, row_of(rows, 0)), reach
+    return te.call_pure("int32", "aot_mbqm", x, m, s), reach
+
+
+def _dw_requant(x, row):
+    return te.call_pure("int32", "aot_dw_requant", x, *[E.const(v, "int32") for v in row])
+
+
+def _requant_s8(raw, reach, m: int, s: int, output_offset: int, clamp):
+    """``clamp(MBQM(raw, m, s) + output_offset)`` as int8, with ``|raw| <=
+    reach`` (None: unknown): the SMMLAR form ``aot_dw_requant`` (offset folded
+    into ``kh``) when :func:`aot.kernels.conv2d.fuse.requant_rows` accepts the
+    bound, else the one-rounding ``aot_requant`` (exact for every int32
+    ``raw``, :func:`aot.kernels.common.one_rounding_rows`), then SSAT; else
+    :func:`aot.kernels.common.requantize`."""
+    rows = None if reach is None else requant_rows([reach], [0], m, s, output_offset)
+    if rows is not None:
+        q = _dw_requant(raw, row_of(rows, 0))
+    else:
+        fast = one_rounding_rows([m], [s], output_offset)
+        if fast is None:
+            return requantize(raw, m, s, output_offset, clamp, "int8")
+        table, rest = fast
+        q = te.call_pure("int32", "aot_requant", raw,
+                         *[E.const(int(c), "int32") for c in table[0]])
+        if rest:
+            q = q + rest
+    return te.call_pure("int32", "aot_clamp_s8", q, clamp[0], clamp[1]).astype("int8")
 
 
 def _float_only(node):
@@ -82,9 +134,12 @@ def _arith(ctx, node) -> Computed:
     (m1, s1), (m2, s2) = qp.extra["input1"], qp.extra["input2"]
 
     def body(*i):
-        u = _int_input(a, i, qp.input_offset, ls, m1, s1)
-        v = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
+        u, u_reach = _int_input(a, i, qp.input_offset, ls, m1, s1)
+        v, v_reach = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
         raw = u + v if node.op == "add" else u - v
+        if y_t.dtype == "int8":
+            reach = None if None in (u_reach, v_reach) else u_reach + v_reach
+            return _requant_s8(raw, reach, mo, so, qp.output_offset, qp.clamp)
         return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
     return Computed(te.compute(shape, body, name="y"))
 
@@ -145,8 +200,8 @@ def _compare(ctx, node) -> Computed:
         ops.append((-int(t.quant.zero_point[0]), m, s))
 
     def body(*i):
-        u = _int_input(a, i, ops[0][0], COMPARE_SHIFT, ops[0][1], ops[0][2])
-        v = _int_input(b, i, ops[1][0], COMPARE_SHIFT, ops[1][1], ops[1][2])
+        u, _ = _int_input(a, i, ops[0][0], COMPARE_SHIFT, ops[0][1], ops[0][2])
+        v, _ = _int_input(b, i, ops[1][0], COMPARE_SHIFT, ops[1][1], ops[1][2])
         return E.binary(code, u, v)
     return Computed(te.compute(shape, body, name="y"))
 

@@ -76,9 +76,10 @@ static inline int32_t aot_requant(int32_t x, int32_t m, int32_t k_lo, int32_t k_
 #endif
 }
 
-/* aot_requant(acc + bias, m, k_lo, k_hi, e - 1) for the fused depthwise helper,
-   from the channel's row (b2, m, kh, e) = (2*bias, ...) (aot/kernels/conv2d/fuse.py
-   derives the identity and builds the rows only where |acc + bias| < 2^30):
+/* aot_requant(acc + bias, m, k_lo, k_hi, e - 1) for the fused depthwise helper
+   and the int8 add's rescales, from the channel's row (b2, m, kh, e) = (2*bias, ...)
+   (aot/kernels/conv2d/fuse.py derives the identity and builds the rows only
+   where |acc + bias| < 2^30 and the values stay within int32):
    with x2 = 2*(acc + bias), (floor((kh*2^32 + x2*m + 2^31) / 2^32) - [x2 < 0]) >> e.
    With the DSP extension: ADD (x2 with LSL #1), SMMLAR, ADD with ASR #31, ASR. */
 static inline int32_t aot_dw_requant(int32_t acc, int32_t b2, int32_t m, int32_t kh, int32_t e) {
