@@ -347,6 +347,8 @@ def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner,
                 first, task.first = task.first, []
                 task.tuner.update(first, counted(first))
                 on_batch(len(first), first, None)
+            if task.done:   # its default did not build (_task)
+                continue
             run_search(task.tuner, counted, trials=max(0, trials - task.trials),
                        batch_size=batch, early_stopping=early_stopping, on_batch=on_batch)
     else:
@@ -433,6 +435,14 @@ def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int
         for r in results:
             if r.config == wl.default and r.ok:
                 task.default_cost = r.cost
+            elif r.config == wl.default and r.status == "build" and not task.done:
+                # The library's schedule compiles in the model: what does not build is the
+                # measuring firmware (a board too small for the layer's own buffers), and
+                # no other candidate would either.
+                task.done = True
+                reason = r.error.splitlines()[0] if r.error else "no message"
+                report.notes.append(f"{wl.description}: not tuned: the library's own schedule "
+                                    f"did not build for measuring on {board.tag} ({reason})")
             task.failed += not r.ok
         return [by_index[c.index].cost if by_index[c.index].ok else None for c in configs]
 
