@@ -5,8 +5,8 @@
     .venv/bin/python bench/bench_tune.py --budget 300 --tuner evolution --tuner auto
                                          --model mlperf_kws_dscnn --no-flows
 
-Per MLPerf Tiny model on qemu/mps2-an386 (instructions are exact under
-QEMU's icount):
+Per MLPerf Tiny model on qemu/mps2-an386, or ``--board`` (instructions are
+exact under QEMU's icount):
 
 * instructions per inference of the untuned model (``compile_model`` with
   the kernel library's own strategies) and of the tuned one (the best
@@ -66,11 +66,12 @@ MODELS = ["mlperf_kws_dscnn", "mlperf_ic_resnet8", "mlperf_vww_mobilenetv1_025",
           "mlperf_ad_fc_autoencoder"]
 
 
-def instructions(model: Path, library, work: Path, cache: Path) -> tuple[int, bool]:
+def instructions(model: Path, library, work: Path, cache: Path,
+                 board: str = BOARD) -> tuple[int, bool]:
     """Instructions per inference on the first sample, and whether it is bit-exact."""
     inputs = [np.load(sample_path(model))[:1]]
     want = reference_outputs(load_model(model), inputs)
-    compiled = compile_model(model, BOARD, measure_code=False, kernel_library=library)
+    compiled = compile_model(model, board, measure_code=False, kernel_library=library)
     run = run_on_board(compiled, inputs, workdir=work, cache_dir=cache)
     exact = all(np.array_equal(g, w) for g, w in zip(run.outputs, want))
     return run.per_inference, exact
@@ -118,6 +119,9 @@ def flows(model: Path, count: int, batch: int, work: Path, cache: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--board", default=BOARD,
+                        help=f"QEMU board the models are tuned on (default: {BOARD}; the "
+                             "flow comparison always uses it)")
     parser.add_argument("--trials", type=int, default=24, help="configs per workload")
     parser.add_argument("--model", action="append", help="only these models")
     parser.add_argument("--flow-candidates", type=int, default=16,
@@ -139,17 +143,19 @@ def main() -> int:
         cache = tmp / "cache"
         for name in [] if args.flows_only else args.model or MODELS:
             model = MODELS_DIR / f"{name}.tflite"
-            before, exact_before = instructions(model, None, tmp, cache)
+            before, exact_before = instructions(model, None, tmp, cache, args.board)
             for tuner in args.tuner or ["evolution"]:
                 log = tmp / f"{name}-{tuner}.jsonl"
-                report = tune_model(model, BOARD, trials=None if args.budget else args.trials,
+                report = tune_model(model, args.board,
+                                    trials=None if args.budget else args.trials,
                                     budget=args.budget, tuner=tuner, log=log,
                                     workdir=tmp / f"work-{name}-{tuner}", cache_dir=cache,
                                     progress=lambda p: print("  " + p.line(), file=sys.stderr))
-                tuned, _ = TunedKernels.from_log(log, load_board(BOARD).target)
-                after, exact_after = instructions(model, tuned, tmp, cache)
+                tuned, _ = TunedKernels.from_log(log, load_board(args.board).target)
+                after, exact_after = instructions(model, tuned, tmp, cache, args.board)
                 rows.append({
-                    "model": name, "tuner": tuner, "budget_seconds": args.budget,
+                    "model": name, "board": args.board, "tuner": tuner,
+                    "budget_seconds": args.budget,
                     "instructions_before": before, "instructions_after": after,
                     "ratio": after / before, "bit_exact_before": exact_before,
                     "bit_exact_after": exact_after, "workloads": len(report.workloads),
@@ -184,7 +190,7 @@ def main() -> int:
               f"{r['workloads']} | {r['candidates']} | {r['failed']} | "
               f"{r['candidates_per_minute']:.0f} |")
     if flow is None:
-        _write(args.json, rows, flow)
+        _write(args.json, args.board, rows, flow)
         return 0
     per = flow["seconds_per_candidate"]
     print(f"\nseconds per candidate, {flow['candidates']} configs of {flow['workload']} in "
@@ -193,14 +199,14 @@ def main() -> int:
           f"{flow['ram_bytes_sent_per_candidate']:.0f} bytes loaded per candidate; "
           f"same instruction counts in all three: {flow['same_costs']}, same best config: "
           f"{flow['same_best']}, failed: {flow['failed']}")
-    _write(args.json, rows, flow)
+    _write(args.json, args.board, rows, flow)
     return 0
 
 
-def _write(path: Path | None, rows, flow) -> None:
+def _write(path: Path | None, board: str, rows, flow) -> None:
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"board": BOARD, "models": rows, "flows": flow},
+        path.write_text(json.dumps({"board": board, "models": rows, "flows": flow},
                                    indent=2) + "\n")
 
 

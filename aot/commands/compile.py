@@ -18,7 +18,7 @@ from aot.executor import format_memory_report
 from aot.executor.memory_chart import memory_svg
 from aot.export.sdk import SDK_PROJECTS, write_sdk_project
 from aot.errors import AotError
-from aot.frontend import ModelError
+from aot.frontend import ModelError, load_model
 from aot.passes import DEFAULT_PIPELINE
 from aot.tune.layers import check_costs_match, choose_layers, read_costs, write_costs
 from aot.tune.session import TunedKernels
@@ -137,7 +137,7 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tuning-records", metavar="FILE", action="append",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target (repeatable: the fastest record of any log "
-                        "wins)")
+                        "wins; this model's own records before another model's)")
 
 
 class _PrintPasses(argparse.Action):
@@ -266,11 +266,16 @@ def format_layers(compiled) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tuned_kernels(path, target_or_board):
+def tuned_kernels(path, target_or_board, model=None, shapes=None):
     """The kernel library with the records of ``path`` (a log or a list of logs)
-    applied; prints the notes about records made for other targets."""
+    applied, ``model``'s own records first (the file, with ``shapes`` the graph
+    they fix, as ``aot tune --input-shape`` names it; None for a group of
+    models: the fastest record of any model); prints the notes about records
+    made for other targets or taken from another model."""
     target, _ = resolve_target(target_or_board)
-    tuned, notes = TunedKernels.from_log(path, target)
+    if model is not None and shapes:
+        model = load_model(model, shapes)
+    tuned, notes = TunedKernels.from_log(path, target, model=model)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return tuned
@@ -343,7 +348,8 @@ def run(args: argparse.Namespace) -> int:
                                "files); for one model use --name")
         args.model = args.model[0]
     if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, target_from_args(args))
+        tuned = tuned_kernels(args.tuning_records, target_from_args(args), args.model,
+                              input_shapes(args))
     compiled = compile_from_args(args, tuned)
     for note in tuned.stale if tuned is not None else ():
         print(f"note: {note}", file=sys.stderr)

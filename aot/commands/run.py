@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         raise CompileError(f"--codegen llvm makes objects for a microcontroller board; on this "
                            f"machine the llvm codegen runs through its JIT: use --target llvm "
                            f"instead of --board {HOST_BOARD}")
-    tuned = tuned_kernels(args.tuning_records, tag) if args.tuning_records else None
+    tuned = tuned_kernels(args.tuning_records, tag, args.model, input_shapes(args)) \
+        if args.tuning_records else None
     compiled = compile_model(args.model, tag, codegen=args.codegen, name=args.name,
                              input_shapes=input_shapes(args),
                              opt_level=args.opt_level,

@@ -55,12 +55,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time for the whole model, e.g. 20m, 90s, 1h: a scheduler gives "
                         "more trials to the workloads that take more of the model's time")
     parser.add_argument("--log", required=True,
-                        help="JSON-lines tuning log: appended to, and resumed from")
+                        help="JSON-lines tuning log: appended to, and resumed from (this "
+                        "model's records only: a log may be shared by models)")
     parser.add_argument("--tuning-records", metavar="FILE", action="append",
                         help="start from another model's log (repeatable): its records of "
                         "workloads this model shares (same operators, attributes, shapes and "
                         "dtypes; see docs/tuning.md) are not measured again, except the default "
-                        "config and the 3 fastest, confirmed on this model; read, never written")
+                        "config and the 3 fastest, confirmed on this model; read, never "
+                        "written; the --log itself imports its other models' records)")
     parser.add_argument("--tuner", choices=TUNER_NAMES, default="evolution",
                         help="search strategy (default: evolution); 'auto' searches schedules "
                         "generated from each kernel's loop nest, guided by a learned cost model")

@@ -6,22 +6,34 @@ A line::
      "description": "conv2d 1x49x10x1 * 64x10x4x1 -> 1x25x5x64",
      "target": "c -keys=arm_cpu,cpu -mcpu=cortex-m4 ...", "board": "qemu/mps2-an386",
      "config": {"tile": "row", ...}, "status": "ok", "cost": 1054457,
-     "unit": "instructions", "timings": [...], "error": "", "time": 1763790000.0}
+     "unit": "instructions", "timings": [...], "error": "", "time": 1763790000.0,
+     "model": {"name": "mlperf_kws_dscnn.tflite", "sha256": "3f0c..."}}
 
 Records are keyed by workload and by the canonical target string
 (``str(Target)``): a log may hold several targets, and only the records of
 the target being compiled for apply.  A session appends every result as
 soon as it is measured, so an interrupted session resumes from its log:
 the configs already measured are not measured again.
+
+``model`` names the model the record was measured on (:func:`model_identity`:
+the file's name, and the first 16 hex digits of the SHA-256 of its bytes,
+which is what identifies it).  A session resumes only its own model's
+records (:func:`split_by_model`), and compiling prefers them (:func:`best`);
+records written before the field existed have none and count as the
+model's own, as every record did then.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from aot.ir.graph import Graph
+from aot.ir.printer import format_graph
 from aot.tune.errors import TuneError
 
 VERSION = 1
@@ -40,21 +52,73 @@ class Record:
     timings: tuple = ()
     error: str = ""
     time: float = 0.0
+    model: dict | None = None   # model_identity() of the model measured; None: an old record
 
     def to_json(self) -> dict:
-        return {"version": VERSION, "workload": self.workload,
-                "description": self.description, "target": self.target, "board": self.board,
-                "config": self.config, "status": self.status, "cost": self.cost,
-                "unit": self.unit, "timings": list(self.timings), "error": self.error,
-                "time": self.time}
+        out = {"version": VERSION, "workload": self.workload,
+               "description": self.description, "target": self.target, "board": self.board,
+               "config": self.config, "status": self.status, "cost": self.cost,
+               "unit": self.unit, "timings": list(self.timings), "error": self.error,
+               "time": self.time}
+        if self.model is not None:
+            out["model"] = self.model
+        return out
 
 
-def from_result(workload, board, result) -> Record:
-    """The record of one :class:`aot.tune.measure.Result`."""
+def from_result(workload, board, result, model: dict | None = None) -> Record:
+    """The record of one :class:`aot.tune.measure.Result`, measured on ``model``
+    (a :func:`model_identity`)."""
     return Record(workload.key, workload.description, str(workload.target),
                   board.tag if board is not None else None, result.config.to_json(),
                   result.status, result.cost, result.unit, tuple(result.timings),
-                  result.error, time.time())
+                  result.error, time.time(), model)
+
+
+def model_identity(model) -> dict:
+    """``{"name", "sha256"}`` of ``model``: a model file's name and the hash of
+    its bytes (renaming the file keeps it; any change of the file is another
+    model); a :class:`Graph` given without its file (``aot tune --input-shape``
+    tunes the graph the shapes fixed): its name and a hash of its structure,
+    types and constants.  Only ``sha256`` decides whether two are the same
+    model; the name is for messages."""
+    if isinstance(model, Graph):
+        # the text's first line names the graph: a name is not what identifies it
+        text = format_graph(model).split("\n", 1)[1]
+        digest = hashlib.sha256(text.encode())
+        for t in model.inputs:
+            digest.update(str(t.type).encode())
+        for t in model.constants():
+            digest.update(t.data.tobytes())
+        return {"name": model.name, "sha256": digest.hexdigest()[:16]}
+    if not isinstance(model, (str, os.PathLike)):
+        raise TuneError(f"cannot name the model of tuning records: {model!r} is neither a "
+                        "model file nor a Graph")
+    path = Path(model)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise TuneError(f"cannot read the model {path}: {err.strerror}") from None
+    return {"name": path.name, "sha256": hashlib.sha256(data).hexdigest()[:16]}
+
+
+def is_of(record: Record, identity: dict | None) -> bool:
+    """Whether ``record`` was measured on the model ``identity``: the same
+    hash, or no model named on either side (a record older than the field,
+    or no model to compare with)."""
+    return record.model is None or identity is None or \
+        record.model.get("sha256") == identity["sha256"]
+
+
+def split_by_model(records: list[Record], identity: dict) -> tuple[list[Record], list[Record]]:
+    """``records`` of the model ``identity`` (with those that name no model),
+    and those of other models."""
+    own = [r for r in records if is_of(r, identity)]
+    return own, [r for r in records if not is_of(r, identity)]
+
+
+def model_names(records: list[Record]) -> str:
+    """The names of the models of ``records``, sorted, for messages."""
+    return ", ".join(sorted({str((r.model or {}).get("name", "?")) for r in records}))
 
 
 def append(path, records) -> None:
@@ -78,11 +142,14 @@ def load(path) -> list[Record]:
             obj = json.loads(line)
             if obj.get("version") != VERSION:
                 raise ValueError(f"version {obj.get('version')!r}, expected {VERSION}")
+            model = obj.get("model")
+            if model is not None and not isinstance(model.get("sha256"), str):
+                raise ValueError(f"model {model!r} has no sha256")
             out.append(Record(obj["workload"], obj.get("description", ""), obj["target"],
                               obj.get("board"), dict(obj["config"]), obj["status"],
                               obj.get("cost"), obj.get("unit", ""),
                               tuple(obj.get("timings", ())), obj.get("error", ""),
-                              obj.get("time", 0.0)))
+                              obj.get("time", 0.0), None if model is None else dict(model)))
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise TuneError(f"{path}:{number}: not a tuning record ({err})") from None
     return out
@@ -102,14 +169,32 @@ def for_target(records: list[Record], target) -> tuple[list[Record], list[str]]:
     return mine, notes
 
 
-def best(records: list[Record], target) -> tuple[dict[str, Record], list[str]]:
+def best(records: list[Record], target,
+         model: dict | None = None) -> tuple[dict[str, Record], list[str]]:
     """The fastest ``ok`` record per workload for ``target``, and messages about
-    records ignored because they were made for other targets."""
+    records ignored because they were made for other targets.
+
+    With ``model`` (a :func:`model_identity`), a workload's records of that
+    model (or of none: old records) win over other models' whatever their
+    costs: another model's record applies only to a workload the model's own
+    records do not cover (the transfer, docs/tuning.md), and a message says
+    how many did."""
     mine, notes = for_target(records, target)
     chosen: dict[str, Record] = {}
+
+    def rank(r: Record) -> tuple:
+        return (not is_of(r, model), r.cost)
+
     for r in mine:
         if r.status != "ok" or r.cost is None:
             continue
-        if r.workload not in chosen or r.cost < chosen[r.workload].cost:
+        if r.workload not in chosen or rank(r) < rank(chosen[r.workload]):
             chosen[r.workload] = r
+    if model is not None:
+        others = [r for r in chosen.values() if not is_of(r, model)]
+        if others:
+            n = len(others)
+            notes.append(f"{n} workload{'s take records' if n > 1 else ' takes a record'} of "
+                         f"another model ({model_names(others)}): none of {model['name']}'s "
+                         "own")
     return chosen, notes

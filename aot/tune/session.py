@@ -143,8 +143,12 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     of :data:`TUNER_NAMES`; ``cost`` must be ``instructions`` (see
     :data:`COSTS`).
 
-    Results are appended to ``log`` as they are measured; configs the log
-    already holds for this target are not measured again.  ``only`` limits
+    Results are appended to ``log`` as they are measured, each naming the
+    model (:func:`aot.tune.records.model_identity`); configs the log already
+    holds for this model and target are not measured again (another model's
+    records in the same log are skipped, with a note, unless ``log`` is also
+    among ``tuning_records``; records that name no model count as this
+    model's own).  ``only`` limits
     the session to workloads whose key or description contains one of its
     strings.  ``loader`` is one of :data:`LOADERS`; when ``auto`` chose the
     RAM loader and the device turns out not to offer it, the session goes
@@ -154,7 +158,8 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     layers of the same workload key, see docs/tuning.md): their records for
     this target seed the tuners as priors (not measured again, except the
     default config and the :data:`CONFIRM` fastest, measured first on this
-    model), and count as trials; they are read, never written.
+    model), and count as trials; they are read, never written.  ``log``
+    itself may be one of them: its other models' records are imported.
 
     ``farm`` and ``boards`` choose where candidates are measured
     (:mod:`aot.tune.farm`): by default one board in this process; ``boards``
@@ -201,6 +206,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError("workdir and cache_dir are this machine's folders: a Ray farm builds "
                         "on its nodes, in their temporary folders; leave them out")
     target = board.target
+    identity = rec.model_identity(model)   # before extract_workloads rewrites a Graph
     _, workloads = extract_workloads(model, target)
     if only:
         workloads = [w for w in workloads
@@ -210,20 +216,20 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                         "(templates exist for int8/float conv2d, depthwise_conv2d and dense "
                         "on arm_cpu and riscv)")
     log = Path(log)
-    old = rec.load(log) if log.is_file() else []
-    imported, import_notes = _imported(tuning_records or [], log, target)
+    old, log_notes = _resumed(log, target, identity, tuning_records or [])
+    imported, import_notes = _imported(tuning_records or [], log, target, identity)
     with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = cache_dir or Path(tmp) / "object-cache"
-        report = TuneReport()
+        report = TuneReport(notes=log_notes)
         spec = BoardSpec(board, runner, serial_port, repeats,
                          ram=choose_loader(board, loader) == "ram", forced=loader == "ram")
         with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
                        notes=report.notes) as flows:
             report.boards = flows.boards
             _tune(workloads, board, flows, log, old, imported, report, trials=trials,
-                  tuner=tuner, batch_size=batch_size, early_stopping=early_stopping,
+                  tuner=tuner, model=identity, batch_size=batch_size, early_stopping=early_stopping,
                   seed=seed, progress=progress, budget=budget)
             report.loader = "ram" if flows.ram else "image"
         if tuning_records:
@@ -276,31 +282,52 @@ def _import_notes(imported: list[rec.Record], report: TuneReport) -> list[str]:
             f"{CONFIRM} fastest of each workload measured again)"]
 
 
-def _imported(paths, log: Path, target) -> tuple[list[rec.Record], list[str]]:
+def _resumed(log: Path, target, identity: dict, imports) -> tuple[list[rec.Record], list[str]]:
+    """The records of ``log`` a session of the model ``identity`` resumes from
+    (its own, and those that name no model), and notes about the others
+    (another model's, skipped unless ``log`` is among ``imports``) and about
+    records that name no model."""
+    if not log.is_file():
+        return [], []
+    own, others = rec.split_by_model(rec.load(log), identity)
+    notes = []
+    others = [r for r in others if r.target == str(target)]
+    if others and not any(Path(p).resolve() == log.resolve() for p in imports):
+        notes.append(f"ignoring {len(others)} records of another model "
+                     f"({rec.model_names(others)}) in {log}: a session resumes its own "
+                     f"model's records; import them with --tuning-records {log}")
+    unnamed = sum(r.model is None and r.target == str(target) for r in own)
+    if unnamed:
+        notes.append(f"{unnamed} records in {log} name no model (written before records named "
+                     "their model): taken as this model's own")
+    return own, notes
+
+
+def _imported(paths, log: Path, target, identity: dict) -> tuple[list[rec.Record], list[str]]:
     """The records of the logs ``paths`` made for ``target`` (``--tuning-records``
-    of ``aot tune``), and notes about those ignored (other targets); the
-    session's own ``log`` is refused (it is resumed from)."""
+    of ``aot tune``), and notes about those ignored (other targets); of the
+    session's own ``log``, only other models' records (its own are resumed)."""
     out, notes = [], []
     for path in paths:
         path = Path(path)
+        records = rec.load(path)
         if path.resolve() == log.resolve():
-            raise TuneError(f"--tuning-records {path} is the session's --log: a session "
-                            "resumes from its own log already; give another model's log")
-        chosen, ignored = rec.for_target(rec.load(path), target)
+            records = rec.split_by_model(records, identity)[1]
+        chosen, ignored = rec.for_target(records, target)
         out += chosen
         notes += [f"--tuning-records {path}: {note}" for note in ignored]
     return out, notes
 
 
 def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner, batch_size,
-          early_stopping, seed, progress, budget=None) -> None:
+          early_stopping, seed, progress, budget=None, model=None) -> None:
     """Measure the workloads' candidates: one after the other (``trials`` each),
     or sharing ``budget`` seconds through the task scheduler.  A batch holds
     ``batch_size`` candidates per board of ``flows`` (a farm spreads it)."""
     start = time.perf_counter()
     batch = batch_size * max(1, int(getattr(flows, "boards", 1)))
-    tasks = [_task(wl, board, flows, log, old, imported, report, tuner=tuner, seed=seed)
-             for wl in workloads]
+    tasks = [_task(wl, board, flows, log, old, imported, report, tuner=tuner, seed=seed,
+                   model=model) for wl in workloads]
 
     def per_minute() -> float:
         elapsed = time.perf_counter() - start
@@ -320,6 +347,8 @@ def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner,
                 first, task.first = task.first, []
                 task.tuner.update(first, counted(first))
                 on_batch(len(first), first, None)
+            if task.done:   # its default did not build (_task)
+                continue
             run_search(task.tuner, counted, trials=max(0, trials - task.trials),
                        batch_size=batch, early_stopping=early_stopping, on_batch=on_batch)
     else:
@@ -366,10 +395,12 @@ def _configs(wl, records, auto: bool) -> dict[int, tuple]:
     return out
 
 
-def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int) -> Task:
+def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int,
+          model: dict | None = None) -> Task:
     """The task of one workload: its tuner (resumed from the log's records for
     this target, seeded with the imported ones), the configs it measures
-    first and how its batches are measured and logged."""
+    first and how its batches are measured and logged (as records of
+    ``model``)."""
     if tuner == "auto":
         wl = AutoWorkload.of(wl)
         search = AutoTuner(wl.space, wl.lower, seed=seed)
@@ -398,12 +429,20 @@ def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int
 
     def measure(configs):
         results = flows.measure(wl, configs)
-        rec.append(log, [rec.from_result(wl, board, r) for r in results])
+        rec.append(log, [rec.from_result(wl, board, r, model) for r in results])
         report.measured += len(results)
         by_index = {r.config.index: r for r in results}
         for r in results:
             if r.config == wl.default and r.ok:
                 task.default_cost = r.cost
+            elif r.config == wl.default and r.status == "build" and not task.done:
+                # The library's schedule compiles in the model: what does not build is the
+                # measuring firmware (a board too small for the layer's own buffers), and
+                # no other candidate would either.
+                task.done = True
+                reason = r.error.splitlines()[0] if r.error else "no message"
+                report.notes.append(f"{wl.description}: not tuned: the library's own schedule "
+                                    f"did not build for measuring on {board.tag} ({reason})")
             task.failed += not r.ok
         return [by_index[c.index].cost if by_index[c.index].ok else None for c in configs]
 
@@ -431,12 +470,15 @@ class TunedKernels:
         self.stale: list[str] = []
 
     @classmethod
-    def from_log(cls, path, target) -> tuple[TunedKernels, list[str]]:
+    def from_log(cls, path, target, model=None) -> tuple[TunedKernels, list[str]]:
         """The best record per workload of ``path`` (one log, or a list of logs:
         the fastest record of any of them) for ``target``, and notes about
-        records ignored (made for other targets)."""
+        records ignored (made for other targets).  With ``model`` (the model
+        file or Graph being compiled), a workload's records of that model win
+        over other models' (:func:`aot.tune.records.best`)."""
         paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target)
+        identity = rec.model_identity(model) if model is not None else None
+        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target, identity)
         return cls(chosen, target), notes
 
     def for_group(self, group):

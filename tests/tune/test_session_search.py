@@ -105,3 +105,38 @@ def test_cycles_are_refused_until_candidates_are_traced(kws, tmp_path):
         tune_model(kws, BOARD, trials=2, log=tmp_path / "log", cost="cycles")
     with pytest.raises(TuneError, match="give --trials"):
         tune_model(kws, BOARD, log=tmp_path / "log")
+
+
+class NoRoom:
+    """Fake flows of a board too small for the measuring firmware: nothing builds."""
+
+    def __init__(self):
+        self.boards, self.ram, self.measured = 1, False, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def measure(self, workload, configs):
+        self.measured += len(configs)
+        return [Result(c, "build", error="the firmware of tune dense does not fit qemu/x: RAM "
+                       "overflows by 5824 bytes\nmore lines") for c in configs]
+
+
+@pytest.mark.parametrize("budget", [None, 60], ids=["trials", "budget"])
+def test_a_workload_whose_default_does_not_build_is_not_searched(kws, tmp_path, monkeypatch,
+                                                                  budget):
+    flows = NoRoom()
+    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: flows)
+    report = tune_model(kws, BOARD, trials=32, budget=budget, log=tmp_path / "log.jsonl",
+                        only=["dense", "depthwise"])
+    # the library's own schedule is measured once per workload; no search follows
+    assert flows.measured == 2 and report.measured == 2
+    assert [w.best_cost for w in report.workloads] == [None, None]
+    notes = [n for n in report.notes if "not tuned" in n]
+    assert len(notes) == 2 and notes[1] == (
+        "dense 1x64 * 12x64 -> 1x12: not tuned: the library's own schedule did not build for "
+        "measuring on qemu/mps2-an386 (the firmware of tune dense does not fit qemu/x: RAM "
+        "overflows by 5824 bytes)")

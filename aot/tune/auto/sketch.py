@@ -39,7 +39,10 @@ operator's name:
 * ``tiled`` and ``dot`` with ``pad`` computed at the accumulation's level (``attach``, a
   padded copy of the rows it reads) or inlined into the reads
   (``inline``, guards instead of a copy), and the epilogue's last axis
-  split by ``epilogue`` and unrolled;
+  split by ``epilogue`` and unrolled, or (``requant_row``, where the
+  epilogue has the one-rounding requantization form and the accumulation is
+  computed per row or per pixel) one ``aot_requant_row_s8`` call per row or
+  pixel, as the template and the ``block`` sketch do;
 * every sketch with the file knobs of the target (``optimize``, and
   ``vector_isa`` on cores with Helium and DSP).
 
@@ -223,6 +226,11 @@ def tiled_knobs(stages, final, *, intrin: bool) -> list[Knob] | None:
         knobs.append(Knob("unroll_taps", (False, True), "unroll the short reduce axes"))
     knobs.append(Knob("epilogue", divisors(extent(final.op.axis[-1].dom.extent), (1, 2, 4, 8)),
                       "epilogue outputs per unrolled step"))
+    if requant_pattern(final) is not None and any(lv <= 2 for lv in levels) \
+            and len(final.op.axis) == 4:
+        knobs.append(Knob("requant_row", (False, True),
+                          "the epilogue of a row (attach 1) or pixel (attach 2) as one "
+                          "aot_requant_row_s8 call (only with epilogue 1)"))
     return knobs
 
 
@@ -348,6 +356,9 @@ def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:
     acc = stages["acc"]
     level = cfg["attach"]
     last = len(final.op.axis) - 1
+    if cfg.get("requant_row") and (level > 2 or cfg["epilogue"] > 1):
+        raise ConfigError(f"requant_row needs the accumulation per row or pixel (attach 1 or 2, "
+                          f"not {level}) and epilogue 1 (not {cfg['epilogue']})")
     where = final.op.axis[level]
     if cfg["epilogue"] > 1:
         _, ei = s[final].split(final.op.axis[-1], factor=cfg["epilogue"])
@@ -392,3 +403,5 @@ def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:
         for r in acc.op.reduce_axis[:-1]:
             if 1 < extent(r.dom.extent) <= 5:
                 s[acc].unroll(r)
+    if cfg.get("requant_row"):
+        tensorize_epilogue(s, final, whole_row=level <= 1)

@@ -130,3 +130,32 @@ def test_mutations_stay_in_their_sketch(kws):
     assert muts and all(m.sketch == "tiled" and m != config for m in muts)
     other = wl.default
     assert wl.space.crossover(config, other, random.Random(0)) is None
+
+
+@pytest.mark.parametrize("index", [0, 1, 2], ids=["conv", "depthwise", "pointwise"])
+def test_tiled_points_with_the_row_epilogue_compute_the_reference(kws, index):
+    _, workloads = kws
+    wl = workloads[index]
+    params = wl.lower(wl.default, "k").params
+    inputs = [wl.inputs[p.tensor] for p in params if p.role == "input"]
+    for name in ("tiled", "dot"):
+        if name not in wl.space.sketches:
+            continue
+        knobs = {k.name: k.values for k in wl.space.sketches[name].space.knobs}
+        assert knobs["requant_row"] == (False, True)
+        base = {"sketch": name, **{k: v[0] for k, v in knobs.items()}}
+        for attach in (1, 2):
+            config = wl.space.config({**base, "attach": attach, "requant_row": True})
+            kernel = wl.lower(config, "k")
+            assert "aot_requant_row_s8(" in kernel.source
+            (got,) = run_kernel(kernel, inputs)
+            np.testing.assert_array_equal(got, wl.expected.reshape(-1), err_msg=str(config))
+        # one call per row or pixel: not with the accumulation per output, nor an unrolled epilogue
+        with pytest.raises(ConfigError, match="requant_row needs"):
+            wl.lower(wl.space.config({**base, "attach": 3, "requant_row": True}), "k")
+        with pytest.raises(ConfigError, match="requant_row needs"):
+            wl.lower(wl.space.config({**base, "attach": 1, "epilogue": 2,
+                                      "requant_row": True}), "k")
+    # the dense layer's epilogue is not a row of pixels: no such annotation
+    assert all("requant_row" not in {k.name for k in s.space.knobs}
+               for n, s in workloads[3].space.sketches.items() if n in ("tiled", "dot"))
