@@ -6,6 +6,9 @@ then conv2d's requantization (per tensor or per unit); the input offset is
 folded into the bias at compile time (``off * sum_k w'[u,k]``).  The weight offset
 (TFLite allows a non-zero weight zero point here) is folded into the packed
 weights at compile time when they still fit int8, else added in the loop.
+On a core with the DSP extension, int8 weights that
+:func:`aot.kernels.dense.intrin.packable` accepts are offered to the schedule
+as the ``dense_packed`` stage (stored packed by the arm_cpu default).
 int16x8 accumulates in int64; float32 is a plain product with the fused
 activation.
 """
@@ -16,6 +19,7 @@ import numpy as np
 
 from aot import te
 from aot.kernels.conv2d.compute import epilogue, fold_bias
+from aot.kernels.dense.intrin import packable
 from aot.kernels.registry import Computed, compute_rule
 
 
@@ -51,4 +55,8 @@ def dense(ctx, node) -> Computed:
     stages = {"acc": acc}
     if acc_dtype == "int32" and x_t.dtype == "int8" and not w_off:
         stages["dot_s8"] = acc  # a plain int8 dot product (see conv2d.intrin)
+        # may be stored packed (dense.intrin): only where SMLAD runs the
+        # packed pairs; without the DSP extension decoding them costs more
+        if getattr(ctx.builder.target, "has_dsp", False) and packable(w_eff):
+            stages["dense_packed"] = w
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, rows * units * depth)
