@@ -89,9 +89,15 @@ PLAIN_WEIGHTS = {37, 1040}
 
 
 def _dense_helper(variant) -> str:
+    """Packed weights with a per-tensor epilogue and one widened segment
+    (depth <= 128) fuse the chunk with its epilogue (dense.fuse)."""
     if variant.get("units") in DOT_PER_UNIT:
         return "aot_dot_s8("
-    return "aot_dense_s8(" if variant.get("depth") in PLAIN_WEIGHTS else "aot_dense_packed_s8("
+    if variant.get("depth") in PLAIN_WEIGHTS:
+        return "aot_dense_s8("
+    if variant.get("per_channel") or variant.get("depth", 12) > 128:
+        return "aot_dense_packed_s8("
+    return "aot_dense_packed_requant_s8("
 
 
 def _graph(op, variant, seed):
@@ -182,11 +188,12 @@ def test_the_cortex_m4_convolutions_build_at_every_optimization_level(opt, tmp_p
 def test_the_cortex_m4_packed_dense_builds_at_every_optimization_level(opt, tmp_path):
     """The packed dense block in assembly needs 13 registers (loop bound
     included); every optimization level builds it or the C loop, with every
-    tail of the 8-step loop (depths 640, 28 and 8) and units % 4."""
+    tail of the 8-step loop (depths 640, 28 and 8) and units % 4, alone and
+    fused with the epilogue (depths 28 and 8)."""
     for n, (depth, units) in enumerate([(640, 8), (28, 6), (8, 128)]):
         ag = optimize(dense_graph(seed=22, depth=depth, units=units, rows=1))
         k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
-        assert "aot_dense_packed_s8(" in k.source
+        assert "aot_dense_packed_" in k.source  # depth 640: not fused
         dis = disassemble(k.source, M4_FLAGS, tmp_path / str(n), opt=opt.split())
         assert "smlad" in dis and "sxtb16" in dis
 
@@ -248,7 +255,7 @@ def test_packed_dense_is_exact_for_extreme_inputs_on_an_emulated_cortex_m4(tmp_p
         x[-depth // 2:] = -128  # the second row all -128
         x = x.reshape(ag.inputs[0].type.shape)
         cases += _cases(ag, all_values(ag, [x]), ARM, f"xcase{n}")
-        assert "aot_dense_packed_s8(" in cases[-1][0].source
+        assert "aot_dense_packed_" in cases[-1][0].source
     assert m4_firmware.check_on_qemu(cases, tmp_path) == len(cases)
 
 
@@ -326,16 +333,23 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
     assert_no_mismatches(tmp_path, src)
 
 
-@pytest.mark.parametrize("units, depth, chunk", [(1100, 12, 100), (640, 128, 128),
-                                                 (128, 640, 128), (150, 20, 75)])
-def test_wide_dense_layers_accumulate_in_chunks_of_units(units, depth, chunk):
+@pytest.mark.parametrize("units, depth, chunk, fused", [
+    (1100, 12, 100, True), (640, 128, 128, True), (128, 640, 128, False),
+    (150, 20, 75, False)])
+def test_wide_dense_layers_accumulate_in_chunks_of_units(units, depth, chunk, fused):
     """The accumulators of a dense layer stay within 512 bytes of stack: a
     wider layer runs aot_dense_packed_s8 once per chunk of units, each
     followed by its part of the epilogue (the chunk divides the units, so no
-    tail)."""
-    g = dense_graph(seed=3, units=units, depth=depth, rows=1)
+    tail); fused with it (dense.fuse: per-tensor epilogue, depth <= 128) one
+    aot_dense_packed_requant_s8 per chunk and no accumulator row at all."""
+    g = dense_graph(seed=3, units=units, depth=depth, rows=1, per_channel=units == 150)
     ag = optimize(g)
     k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
-    assert f"int32_t acc[{chunk}];" in k.source
-    assert k.source.count("aot_dense_packed_s8(") == 1
-    assert f", {chunk}, {depth});" in k.source
+    if fused:
+        assert "acc[" not in k.source
+        assert k.source.count("aot_dense_packed_requant_s8(") == 1
+        assert f", {chunk}, {depth}, " in k.source
+    else:
+        assert f"int32_t acc[{chunk}];" in k.source
+        assert k.source.count("aot_dense_packed_s8(") == 1
+        assert f", {chunk}, {depth});" in k.source

@@ -12,6 +12,7 @@ import pytest
 from graphs import dense_graph
 
 from aot.kernels import lower_group
+from aot.kernels.dense.fuse import MAX_DEPTH, dense_requant_rows
 from aot.kernels.dense.intrin import PACKED_BOUND, pack_dense_weights, packable
 from aot.passes import annotations, optimize
 
@@ -73,16 +74,50 @@ def test_weights_that_do_not_fit_the_packed_form_are_refused():
     assert packable(np.full((1, 256), 127))
 
 
-@pytest.mark.parametrize("board, helper", [("qemu/mps2-an386", "aot_dense_packed_s8("),
+@pytest.mark.parametrize("board, helper", [("qemu/mps2-an386", "aot_dense_packed_requant_s8("),
                                            ("qemu/mps3-an547", "aot_dense_s8("),
                                            ("qemu/mps2-an385", "aot_dense_s8(")])
 def test_arm_cpu_packs_the_weights_helium_and_armv7m_keep_them(board, helper):
     """The Cortex-M4 default stores the weights packed (the plain int8 array
-    is then not emitted); Helium's VMLADAVA reads plain int8 weights, so the
-    arm_mve default keeps them, and so does a core without the DSP extension
-    (Cortex-M3: decoding the pairs in C would cost more than it saves)."""
+    is then not emitted) and, fused with the epilogue, reads the rows
+    (m, kh, e, 2 (bias + k) per unit) instead of the bias; Helium's VMLADAVA
+    reads plain int8 weights, so the arm_mve default keeps them, and so does
+    a core without the DSP extension (Cortex-M3: decoding the pairs in C
+    would cost more than it saves)."""
     ag = optimize(dense_graph(seed=2, depth=64, units=8, rows=1))
     k = lower_group(annotations(ag).groups[0], ag, board, name="k")
     assert helper in k.source
     sizes = sorted(c.data.size for c in k.constants)
-    assert sizes == ([8, 8 * 64 + 4 * 8] if "packed" in helper else [8, 8 * 64])
+    assert sizes == ([3 + 8, 8 * 64 + 4 * 8] if "packed" in helper else [8, 8 * 64])
+
+
+class _Quant:
+    wide = False
+    output_offset = -5
+
+
+def test_the_fused_rows_turn_the_packed_sums_into_twice_acc_plus_bias():
+    """dense.fuse: x2 = (s >> 7) + 2 (bias + k) = 2 (x . w + bias), the
+    input of aot_dw_requant's one-rounding form (whose identity with the
+    reference's requantization tests/kernels/test_depthwise_fused.py checks)."""
+    rng = np.random.default_rng(7)
+    w = rng.integers(-127, 128, (6, 32))
+    bias = rng.integers(-5000, 5000, 6)
+    imm = (1 << 30) + 12345, 0, 0, 6  # m, k_lo, k_hi, e - 1
+    rows = dense_requant_rows(w, bias, _Quant(), imm)
+    assert rows[:3].tolist() == [imm[0], (1 << 6) + _Quant.output_offset * (1 << 7), 7]
+    for x in (rng.integers(-128, 128, 32), np.full(32, -128), np.tile([127, -128], 16)):
+        k = 127 * w[:, 1::2].sum(axis=1)
+        s = 256 * (_packed_dot(w, x) - k)  # the helper's packed sums
+        assert ((s >> 7) + rows[3:] == 2 * (w @ x + bias)).all()
+
+
+def test_the_fused_rows_refuse_what_the_form_cannot_do():
+    w = np.ones((4, 32), np.int64)
+    ok = ((1 << 30) + 1, 0, 0, 6)
+    assert dense_requant_rows(w, None, _Quant(), ok) is not None
+    assert dense_requant_rows(np.ones((4, MAX_DEPTH + 4)), None, _Quant(), ok) is None
+    assert dense_requant_rows(w, None, _Quant(), ((1 << 30) + 1, 0, 0, 21)) is None  # e 22
+    assert dense_requant_rows(w, None, _Quant(), (1 << 30, 0, 0, 6)) is None  # m not above 2^30
+    assert dense_requant_rows(w, np.full(4, 1 << 30), _Quant(), ok) is None  # |acc + bias|
+    assert dense_requant_rows(w, None, _Quant(), None) is None  # no per-tensor immediates

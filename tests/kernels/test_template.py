@@ -65,7 +65,7 @@ def test_knobs_refuse_repeats():
 def test_registered_templates():
     assert set(TEMPLATES) == {(op, key) for op in ("conv2d", "depthwise_conv2d", "dense")
                               for key in ("arm_cpu", "riscv")} | {
-        ("conv2d", "arm_mve"), ("depthwise_conv2d", "arm_mve"), ("dense", "arm_mve")}
+        ("conv2d", "arm_mve"), ("depthwise_conv2d", "arm_mve")}
 
 
 def test_every_template_is_the_strategy_of_its_key():

@@ -55,10 +55,11 @@ AOT_INLINE int32_t aot_dense_plain_s8(int32_t* acc, const int8_t* x, const int8_
   return 0;
 }
 
-#if defined(AOT_HAVE_DSP)
 /* Words of the widened input segment of aot_dense_wide_s8: 128 int8 inputs,
    256 bytes of stack. */
 #define AOT_DENSE_WIDE_WORDS 64
+
+#if defined(AOT_HAVE_DSP)
 
 /* aot_dense_plain_s8 for a depth that is a multiple of 4: the input is widened
    one segment of 2 * AOT_DENSE_WIDE_WORDS values at a time and each segment
@@ -353,6 +354,96 @@ AOT_INLINE int32_t aot_dense_packed_wide_s8(int32_t* acc, const int8_t* x, const
   return 0;
 }
 #endif
+
+#if defined(AOT_HAVE_DSP)
+/* One output of aot_dense_packed_requant_s8 from its packed sum s. */
+AOT_INLINE int8_t aot_dense_requant1_s8(int32_t s, int32_t b2, int32_t m, int32_t kh,
+                                        int32_t e, int32_t lo, int32_t hi) {
+  const int32_t x2 = (int32_t)((uint32_t)(s >> 7) + (uint32_t)b2);
+  int32_t q;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(q) : "r"(x2), "r"(m), "r"(kh));
+  return (int8_t)aot_clamp_s8((q + (x2 >> 31)) >> e, lo, hi);
+}
+#endif
+
+/* y[u] = clamp(requant(x . w[u] + bias[u])) for `units` packed rows (depth
+   a multiple of 4, at most 2 * AOT_DENSE_WIDE_WORDS) without an accumulator
+   row: aot/kernels/dense/fuse.py.  rows = (m, kh, e, then 2 * (bias + k)
+   per unit of the layer), c the first unit's index in it.  Each packed sum
+   s = 256 * (x . w - k) becomes x2 = (s >> 7) + 2 * (bias + k) =
+   2 * (x . w + bias), then aot_dw_requant's one-rounding form (SMMLAR, the
+   sign term, a shift) and the clamp, from registers.  The whole input is
+   widened before the first output is written (aot/kernels/overlap.py's
+   READS_FIRST: y may overlap x), on every path. */
+AOT_INLINE int32_t aot_dense_packed_requant_s8(int8_t* y, const int8_t* x, const int8_t* w,
+                                               const int32_t* rows, int32_t c, int32_t units,
+                                               int32_t depth, int32_t lo, int32_t hi) {
+  const int32_t m = rows[0], kh = rows[1], e = rows[2];
+  const int32_t* b2 = rows + 3 + c;
+  int32_t u;
+#if defined(AOT_HAVE_DSP)
+  int32_t wide[AOT_DENSE_WIDE_WORDS];
+  const int8_t* src = x;
+  const int8_t* const end = x + depth;
+  int32_t* dst = wide;
+#if defined(AOT_HAVE_DOT3X2)
+  const int32_t asm_block = __builtin_constant_p(depth) && aot_dense4_fits(depth);
+#endif
+  for (; src != end; src += 4, dst += 2) {
+    const uint32_t v = aot_load32(src);
+    const int32_t p = __ssub16(aot_sxtb16_ror8(v), 0x007f007f);
+    dst[0] = p;
+    dst[1] = __ssub16((int32_t)((v << 8) & 0xff00ff00u), p);
+  }
+  for (u = 0; u + 4 <= units; u += 4) {
+    const int8_t* w0 = w + u * depth;
+    int32_t s[4] = {0, 0, 0, 0};
+#if defined(AOT_HAVE_DOT3X2)
+    if (asm_block) {
+      aot_dense4_packed_asm(s, wide, w0, depth, depth);
+    } else
+#endif
+    {
+      s[0] = aot_dense_packed1_s8(0, wide, w0, depth);
+      s[1] = aot_dense_packed1_s8(0, wide, w0 + depth, depth);
+      s[2] = aot_dense_packed1_s8(0, wide, w0 + 2 * depth, depth);
+      s[3] = aot_dense_packed1_s8(0, wide, w0 + 3 * depth, depth);
+    }
+    /* written out: as a loop GCC kept s on the stack */
+    y[u] = aot_dense_requant1_s8(s[0], b2[u], m, kh, e, lo, hi);
+    y[u + 1] = aot_dense_requant1_s8(s[1], b2[u + 1], m, kh, e, lo, hi);
+    y[u + 2] = aot_dense_requant1_s8(s[2], b2[u + 2], m, kh, e, lo, hi);
+    y[u + 3] = aot_dense_requant1_s8(s[3], b2[u + 3], m, kh, e, lo, hi);
+  }
+  for (u = units - units % 4; u < units; ++u) {
+    const int32_t s1 = aot_dense_packed1_s8(0, wide, w + u * depth, depth);
+    y[u] = aot_dense_requant1_s8(s1, b2[u], m, kh, e, lo, hi);
+  }
+#else
+  /* the same pairs, p = x[odd] - 127 and q = 256 x[even] - x[odd] + 127,
+     then per packed pair (lo, hi') p * (256 hi' + lo as a halfword) + q * lo,
+     which is 256 * (x . w - 127 * w[odd]) per pair (dense.intrin) */
+  int32_t wide[2 * AOT_DENSE_WIDE_WORDS]; /* one word per input here */
+  int32_t i;
+  for (i = 0; i < depth; i += 2) {
+    const int32_t p = (int32_t)x[i + 1] - 127;
+    wide[i] = p;
+    wide[i + 1] = 256 * (int32_t)x[i] - p;
+  }
+  for (u = 0; u < units; ++u) {
+    const int8_t* wu = w + u * depth;
+    uint32_t s = 0;
+    for (i = 0; i < depth; i += 2) {
+      const int32_t lo8 = wu[i];
+      const int32_t half = 256 * (int32_t)wu[i + 1] + (lo8 & 0xff);
+      s += (uint32_t)(wide[i] * half) + (uint32_t)(wide[i + 1] * lo8);
+    }
+    /* s = 256 * (x . w - k): arithmetic shift of the wrapped sum */
+    y[u] = (int8_t)aot_clamp_s8(aot_dw_requant((int32_t)s >> 8, b2[u], m, kh, e), lo, hi);
+  }
+#endif
+  return 0;
+}
 
 /* acc[u] = x . w[u] for `units` rows of packed dense weights (the tensor
    intrinsic dense_packed of the arm_cpu dense strategy): `w` points at the
