@@ -30,7 +30,9 @@ What counts as a read or a write, and when:
   writes whole regions: ``access_ptr`` carries the intrinsic's view of the
   buffer (shape and strides), so its region is exact.  Inside a call the
   order is unknown, so its writes are taken to come before its reads
-  (a call that reads ``x`` where it writes ``y`` gets no overlap there);
+  (a call that reads ``x`` where it writes ``y`` gets no overlap there),
+  except for the helpers of :data:`READS_FIRST`, which read all their
+  inputs before their first write;
 * a load inside either branch of a ``Select`` counts whether or not the
   branch is taken (more reads only make ``D`` smaller); indices outside
   the buffer are guarded loads that never run.
@@ -50,6 +52,10 @@ import numpy as np
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import walk
+
+#: Helpers whose C reads every input region before it writes any output
+#: (dense's fused chunk helper widens its whole input first: dense.fuse).
+READS_FIRST = frozenset({"aot_dense_packed_requant_s8"})
 
 #: Statement instances beyond which the proof gives up (no overlap).
 MAX_EVENTS = 4_000_000
@@ -128,6 +134,7 @@ class _Trace:
             if id(s.buffer.data) == self.yd:
                 self._add(dom, 1, self._elements(self.eval(s.index, dom), dom), self.y, read=False)
         elif isinstance(s, S.Evaluate):
+            reads_first = isinstance(s.value, E.Call) and s.value.name in READS_FIRST
             for n in walk(s.value):
                 if isinstance(n, E.AccessPtr) and id(n.buffer.data) in (self.xd, self.yd):
                     mine = id(n.buffer.data) == self.yd
@@ -136,7 +143,8 @@ class _Trace:
                     if mine and "w" not in n.mode:
                         continue
                     region = self._region(n, dom)
-                    self._add(dom, 0 if mine else 1, region, n.buffer, read=not mine)
+                    slot = (1 if mine else 0) if reads_first else (0 if mine else 1)
+                    self._add(dom, slot, region, n.buffer, read=not mine)
             self._reads(dom, 1, s.value)
         else:
             raise _GiveUp

@@ -140,11 +140,15 @@ def test_kernel_objects_call_the_helpers_the_artifact_compiles(tmp_path):
     tool("gcc", *M4_FLAGS, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-c", helpers,
          "-o", tmp_path / "helpers.o")
     defined = tool("nm", tmp_path / "helpers.o")
+    # hello_world's 16x16 layer stores its weights packed (its epilogue
+    # fused), the other two not
     assert " T hello_c_aot_dense_s8__" in defined
+    assert " T hello_c_aot_dense_packed_requant_s8__" in defined
     for i, k in enumerate(compiled.kernels):
         symbols = tool("nm", art / "codegen" / f"hello_kernels_{i}.o")
         assert f" T {k.name}" in symbols
-        assert " U hello_c_aot_dense_s8__" in symbols
+        helper = "aot_dense_packed_requant_s8" if i == 1 else "aot_dense_s8"
+        assert f" U hello_c_{helper}__" in symbols
         assert "aot_requant" not in symbols  # written in IR and inlined
     meta = compiled.metadata()
     assert meta["build"]["sources"] == ["codegen/hello.c", "codegen/hello_llvm_helpers.c"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 
+import numpy as np
 import pytest
 from graphs import conv_graph, dense_graph
 from kernel_checks import all_values, check_graph, seeded_inputs
@@ -81,6 +82,22 @@ CASES = [
 #: The dense cases whose units have no chunk that fits the accumulator
 #: budget: one aot_dot_s8 per output instead of aot_dense_s8 per chunk.
 DOT_PER_UNIT = {131}
+#: The dense depths whose weights cannot be packed (dense.intrin.packable):
+#: not a multiple of four, or sums that could pass 2^23 (1040 random weights).
+#: The others run aot_dense_packed_s8.
+PLAIN_WEIGHTS = {37, 1040}
+
+
+def _dense_helper(variant) -> str:
+    """Packed weights with a per-tensor epilogue and one widened segment
+    (depth <= 128) fuse the chunk with its epilogue (dense.fuse)."""
+    if variant.get("units") in DOT_PER_UNIT:
+        return "aot_dot_s8("
+    if variant.get("depth") in PLAIN_WEIGHTS:
+        return "aot_dense_s8("
+    if variant.get("per_channel") or variant.get("depth", 12) > 128:
+        return "aot_dense_packed_s8("
+    return "aot_dense_packed_requant_s8("
 
 
 def _graph(op, variant, seed):
@@ -96,8 +113,7 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     if op == "depthwise_conv2d" and variant.get("cin") == 1:
         op = "conv2d"
     helper = {"conv2d": "aot_conv_s8(",
-              "dense": ("aot_dot_s8(" if variant.get("units") in DOT_PER_UNIT
-                        else "aot_dense_s8("),
+              "dense": _dense_helper(variant),
               # the row helper fused with its epilogue (conv2d.fuse)
               "depthwise_conv2d": "aot_depthwise_requant_s8("}[op]
     untensorized = variant.get("w_zp") or (op == "depthwise_conv2d"
@@ -168,6 +184,20 @@ def test_the_cortex_m4_convolutions_build_at_every_optimization_level(opt, tmp_p
         assert "smlad" in dis
 
 
+@pytest.mark.parametrize("opt", ["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+def test_the_cortex_m4_packed_dense_builds_at_every_optimization_level(opt, tmp_path):
+    """The packed dense block in assembly needs 13 registers (loop bound
+    included); every optimization level builds it or the C loop, with every
+    tail of the 8-step loop (depths 640, 28 and 8) and units % 4, alone and
+    fused with the epilogue (depths 28 and 8)."""
+    for n, (depth, units) in enumerate([(640, 8), (28, 6), (8, 128)]):
+        ag = optimize(dense_graph(seed=22, depth=depth, units=units, rows=1))
+        k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
+        assert "aot_dense_packed_" in k.source  # depth 640: not fused
+        dis = disassemble(k.source, M4_FLAGS, tmp_path / str(n), opt=opt.split())
+        assert "smlad" in dis and "sxtb16" in dis
+
+
 def test_the_cortex_m4_depthwise_uses_halfword_multiplies(tmp_path):
     g = conv_graph("depthwise_conv2d", seed=22, cin=8)
     ag = optimize(g)
@@ -212,6 +242,25 @@ def test_dsp_kernels_are_bit_exact_on_an_emulated_cortex_m4(tmp_path):
 
 @pytest.mark.slow
 @QEMU
+def test_packed_dense_is_exact_for_extreme_inputs_on_an_emulated_cortex_m4(tmp_path):
+    """aot_dense_packed_s8's widened pairs reach the ends of int16 (x_even =
+    -128 with x_odd = 127 and the reverse) and its scaled sums the bound of
+    dense.intrin.packable: inputs at the int8 extremes, over all four helper
+    paths (4-step loop, 2- and 1-step tails, units % 4, several segments)."""
+    import m4_firmware
+    cases = []
+    for n, (depth, units) in enumerate([(64, 8), (28, 5), (300, 7), (640, 5)]):
+        ag = optimize(dense_graph(seed=30 + n, depth=depth, units=units, rows=2))
+        x = np.tile(np.array([-128, 127, 127, -128], np.int8), 2 * depth // 4)
+        x[-depth // 2:] = -128  # the second row all -128
+        x = x.reshape(ag.inputs[0].type.shape)
+        cases += _cases(ag, all_values(ag, [x]), ARM, f"xcase{n}")
+        assert "aot_dense_packed_" in cases[-1][0].source
+    assert m4_firmware.check_on_qemu(cases, tmp_path) == len(cases)
+
+
+@pytest.mark.slow
+@QEMU
 @pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025",
                                    "mlperf_ic_resnet8", "mlperf_ad_fc_autoencoder",
                                    "tflm_micro_speech",
@@ -229,8 +278,6 @@ def test_every_kernel_of_a_model_matches_the_reference_on_cortex_m4(model, model
 
 
 def _requant_batch(rng, n, max_shift, offset):
-    import numpy as np
-
     from aot.kernels.conv2d.compute import fast_requant_tables
     from aot.quant.arith import multiply_by_quantized_multiplier
 
@@ -286,15 +333,23 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
     assert_no_mismatches(tmp_path, src)
 
 
-@pytest.mark.parametrize("units, depth, chunk", [(1100, 12, 100), (640, 128, 128),
-                                                 (128, 640, 128), (150, 20, 75)])
-def test_wide_dense_layers_accumulate_in_chunks_of_units(units, depth, chunk):
+@pytest.mark.parametrize("units, depth, chunk, fused", [
+    (1100, 12, 100, True), (640, 128, 128, True), (128, 640, 128, False),
+    (150, 20, 75, False)])
+def test_wide_dense_layers_accumulate_in_chunks_of_units(units, depth, chunk, fused):
     """The accumulators of a dense layer stay within 512 bytes of stack: a
-    wider layer runs aot_dense_s8 once per chunk of units, each followed by its
-    part of the epilogue (the chunk divides the units, so no tail)."""
-    g = dense_graph(seed=3, units=units, depth=depth, rows=1)
+    wider layer runs aot_dense_packed_s8 once per chunk of units, each
+    followed by its part of the epilogue (the chunk divides the units, so no
+    tail); fused with it (dense.fuse: per-tensor epilogue, depth <= 128) one
+    aot_dense_packed_requant_s8 per chunk and no accumulator row at all."""
+    g = dense_graph(seed=3, units=units, depth=depth, rows=1, per_channel=units == 150)
     ag = optimize(g)
     k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
-    assert f"int32_t acc[{chunk}];" in k.source
-    assert k.source.count("aot_dense_s8(") == 1
-    assert f", {chunk}, {depth});" in k.source
+    if fused:
+        assert "acc[" not in k.source
+        assert k.source.count("aot_dense_packed_requant_s8(") == 1
+        assert f", {chunk}, {depth}, " in k.source
+    else:
+        assert f"int32_t acc[{chunk}];" in k.source
+        assert k.source.count("aot_dense_packed_s8(") == 1
+        assert f", {chunk}, {depth});" in k.source

@@ -1,13 +1,20 @@
-"""Tensor intrinsic of the int8 dense layers: ``aot_dense_s8`` over a row of units.
+"""Tensor intrinsics of the int8 dense layers: ``aot_dense_s8`` (or, with packed
+weights, ``aot_dense_packed_s8``) over a row of units.
 
 The accumulators of a whole input row (one int32 per unit, on the stack; in
 chunks of :func:`dense_chunk` units for wide layers) are one call of the
 support header's ``aot_dense_s8`` (four units share each widened input
 word; DSP and Helium paths chosen by the C preprocessor).  Units that have
 no chunk that fits go one output at a time with conv2d's ``dot_s8``.
+
+``dense_packed`` is the same call over weights stored in the layout of
+:func:`pack_dense_weights` (the schedule's ``store_constant_as``): with the
+DSP extension three instructions per four products instead of four.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from aot import te, tir
 from aot.kernels.template import extent
@@ -69,11 +76,13 @@ def rows_fit(stages, final) -> bool:
                                              and extent(axes[1].dom.extent) == units))
 
 
-def tensorize_dense_rows(s, final, stages):
+def tensorize_dense_rows(s, final, stages, packed: bool = False):
     """Accumulate each input row's units in chunks of :func:`dense_chunk`
-    (``aot_dense_s8`` per chunk, the epilogue right after it); only where
-    :func:`rows_fit`.  Returns the epilogue's loop over the units of one chunk
-    (for further scheduling)."""
+    (``aot_dense_s8`` per chunk, the epilogue right after it; ``packed``:
+    ``aot_dense_packed_s8`` over the weights stored by
+    :func:`pack_dense_weights`, only where ``stages`` has ``dense_packed``);
+    only where :func:`rows_fit`.  Returns the epilogue's loop over the units
+    of one chunk (for further scheduling)."""
     acc = stages["acc"]
     units, depth = extent(acc.shape[1]), extent(acc.op.reduce_axis[0].dom.extent)
     chunk = dense_chunk(units)
@@ -82,5 +91,79 @@ def tensorize_dense_rows(s, final, stages):
     if chunk < units:
         at, inner = s[final].split(inner, factor=chunk)
     s[acc].compute_at(s[final], at)
-    s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(chunk, depth))
+    if packed:
+        s.store_constant_as(stages["dense_packed"], pack_dense_weights)
+        s[acc].tensorize(acc.op.axis[1], dense_packed_intrin(chunk, depth, units))
+    else:
+        s[acc].tensorize(acc.op.axis[1], dense_s8_intrin(chunk, depth))
     return inner
+
+
+#: |x . w - 127 * sum(odd weights)| must stay below this for every int8 input:
+#: the packed helper's sums are that value times 256 in an int32.
+PACKED_BOUND = 1 << 23
+
+
+def packable(weights) -> bool:
+    """Whether int8 ``weights`` ``[units, depth]`` fit :func:`pack_dense_weights`:
+    depth a multiple of four, no weight -128 (the odd byte stores
+    ``w[odd] - [w[even] < 0]``), and for every unit and int8 input
+    ``|x . w - 127 * sum(w[odd])| < 2^23`` (the sums are kept times 256)."""
+    w = np.asarray(weights, np.int64)
+    if w.ndim != 2 or w.shape[1] % 4 or w.size == 0 or w.min() < -127 or w.max() > 127:
+        return False
+    reach = 128 * np.abs(w).sum(axis=1) + 127 * np.abs(w[:, 1::2].sum(axis=1))
+    return bool((reach < PACKED_BOUND).all())
+
+
+def packs(stages) -> bool:
+    """Whether the packed row intrinsic is worth offering: the weights are
+    :func:`packable` (the compute rule's ``dense_packed`` stage) and a chunk
+    has more than four units.  Its input widening (about 8 estimated M4
+    cycles per input word) pays only when more than one block of four units
+    shares it: with four or fewer, ``aot_dense_s8`` reads the input words
+    directly (VWW's two-unit layer: 1,058 cycles more packed)."""
+    return "dense_packed" in stages and dense_chunk(extent(stages["acc"].shape[1])) > 4
+
+
+def pack_dense_weights(weights) -> np.ndarray:
+    """The bytes ``aot_dense_packed_s8`` reads: per unit its row of ``depth``
+    bytes, the odd byte of each pair ``(w[2j], w[2j+1])`` stored as
+    ``w[2j+1] - [w[2j] < 0]``, so that the pair read as a little-endian signed
+    halfword is exactly ``256 * w[2j+1] + w[2j]``; then one int32 per unit
+    (little-endian bytes), ``127 * sum_j w[u, 2j+1]``.
+
+    With the DSP extension the helper widens each input word ``x0..x3`` into
+    ``p = (x1 - 127, x3 - 127)`` and ``q = (256 x0 - x1 + 127, 256 x2 - x3 + 127)``
+    (both within int16 for every int8 input) and adds per weight word ``v``
+    ``SMLAD(p, v) + SMLAD(q, SXTB16(v))``; per halfword pair that is
+    ``(x1 - 127)(256 w1 + w0) + (256 x0 - x1 + 127) w0 = 256 (x0 w0 + x1 w1) - 256 * 127 w1``,
+    so the sum is ``256 * (x . w - 127 * sum(w[odd]))`` and the result
+    ``(sum >> 8) + 127 * sum(w[odd])``: exact while :func:`packable` holds."""
+    w = np.asarray(weights, np.int64)
+    packed = w.copy()
+    packed[:, 1::2] -= w[:, 0::2] < 0
+    corrections = (127 * w[:, 1::2].sum(axis=1)).astype("<i4").view(np.int8)
+    return np.concatenate([packed.astype(np.int8).reshape(-1), corrections])
+
+
+def dense_packed_intrin(units: int, depth: int, total_units: int):
+    """``c[u] = sum_k a[k] * b[u, k]`` as one call of ``aot_dense_packed_s8``
+    over ``b`` stored by :func:`pack_dense_weights` (``total_units`` rows):
+    the call gets the byte distance from the chunk's first row to its
+    corrections after the last row."""
+    a = te.placeholder((depth,), "int8", "a")
+    b = te.placeholder((units, depth), "int8", "b")
+    k = te.reduce_axis((0, depth), "k")
+    c = te.compute((units,), lambda u: te.sum(a[k].astype("int32") * b[u, k].astype("int32"),
+                                               axis=k), name="c")
+
+    def intrin_func(ins, outs):
+        aa, bb = ins
+        off = bb.elem_offset
+        koff = total_units * depth + (off // depth) * 4 - off
+        return tir.call_extern("int32", "aot_dense_packed_s8", outs[0].access_ptr("w"),
+                               aa.access_ptr("r"), bb.access_ptr("r"), koff, units, depth)
+    binds = {t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"))
+             for t in (a, b, c)}
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dense_packed")
