@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
+from aot.kernels.conv2d.fuse import conv_requant_rows
 from aot.kernels.common import (channel_value, float_activation, in_bounds, multiplier_tables,
                                 needs_check, requantize)
 from aot.kernels.registry import Computed, compute_rule
@@ -210,4 +211,22 @@ def _fast_epilogue(acc, bias, qp, fast):
 @compute_rule("conv2d")
 def conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=False)
+    if "dot_s8" in stages and node.outputs[0].dtype == "int8" and not qp.wide:
+        rows = _conv_requant_rows(node, qp)
+        if rows is not None:
+            # the fused row helper's requantization (conv2d.fuse), read instead of
+            # the bias and table when the schedule fuses the epilogue
+            stages["conv_requant"] = ctx.const(f"{node.name}_cvq", rows)
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
+
+
+def _conv_requant_rows(node, qp):
+    """:func:`aot.kernels.conv2d.fuse.conv_requant_rows` with the kernel's int32
+    bias (the input offset folded in, wrapped as the accumulators wrap)."""
+    _, w_t, b_t = node.inputs
+    weights = np.asarray(w_t.data)
+    folded = (np.zeros(weights.shape[0], np.int64) if b_t is None
+              else np.asarray(b_t.data, np.int64).reshape(-1))
+    folded = folded + qp.input_offset * weights.astype(np.int64).sum(axis=(1, 2, 3))
+    folded = ((folded + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    return conv_requant_rows(weights, folded, qp.multiplier, qp.shift, qp.output_offset)
