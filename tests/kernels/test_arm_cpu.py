@@ -274,7 +274,7 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
     from aot.kernels import support_files
 
     rng = np.random.default_rng(5)
-    folded = _requant_batch(rng, 2000, 21, -7)
+    folded = _requant_batch(rng, 2000, 23, -128)  # the largest folded shift and offset
     kept = _requant_batch(rng, 2000, 31, 5)
     assert folded[2] == 0 and kept[2] == 5  # the offset is folded only when exact
     x, rows, rest, want = (np.concatenate([a, b]) if isinstance(a, np.ndarray) else [a, b]

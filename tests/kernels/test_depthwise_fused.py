@@ -31,12 +31,13 @@ ARM = "qemu/mps2-an386"
 
 def _identity_batch(rng, n):
     """Channels of random rows and accumulators inside the rows' bound, with
-    the extremes: |acc + bias| up to just below 2^30, m at both ends, e 1..21."""
+    the extremes: |acc + bias| up to just below 2^30, m at both ends, e 1..23."""
     m = rng.integers(2**30 + 1, 2**31, n, dtype=np.int64)
     m[:4] = [2**30 + 1, 2**31 - 1, 2**30 + 1, 2**31 - 1]
-    e = rng.integers(1, 22, n, dtype=np.int64)
-    e[:4] = [1, 21, 21, 1]
+    e = rng.integers(1, fuse.MAX_FOLDED_SHIFT + 1, n, dtype=np.int64)
+    e[:4] = [1, fuse.MAX_FOLDED_SHIFT, fuse.MAX_FOLDED_SHIFT, 1]
     off = rng.integers(-128, 128, n, dtype=np.int64)
+    off[:4] = [-128, 127, -128, 127]  # with the largest shifts: the largest |kh|
     bias = rng.integers(-2**29, 2**29, n, dtype=np.int64)
     bias[n // 2:] = rng.integers(-20000, 20000, n - n // 2)
     w = rng.integers(-128, 128, (9, n), dtype=np.int64)
@@ -78,7 +79,7 @@ def test_fused_requantization_equals_the_reference(tmp_path):
 @pytest.mark.parametrize("m, shift, bias, why", [
     (2**30, -3, 0, "multiplier not above 2^30"),
     (2**30 + 5, 0, 0, "no right shift"),
-    (2**30 + 5, -22, 0, "shift too large to fold the output offset"),
+    (2**30 + 5, -24, 0, "shift too large to fold the output offset"),
     (2**30 + 5, -3, 2**30 - 100, "|acc + bias| can reach 2^30"),
 ])
 def test_rows_are_refused_outside_the_identity(m, shift, bias, why):

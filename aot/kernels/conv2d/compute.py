@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
-from aot.kernels.conv2d.fuse import conv_requant_rows
+from aot.kernels.conv2d.fuse import MAX_FOLDED_SHIFT, conv_requant_rows
 from aot.kernels.common import (channel_value, float_activation, in_bounds, multiplier_tables,
                                 needs_check, requantize)
 from aot.kernels.registry import Computed, compute_rule
@@ -176,9 +176,10 @@ def fast_requant_tables(ctx, node, qp):
         return None
     k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
     offset = int(qp.output_offset)
-    if (e - 1).max() <= 20:
+    if e.max() <= MAX_FOLDED_SHIFT:
         # adding off * 2^(32 + e1) to q adds off to the result exactly (|q| stays
-        # below 2^63 for e1 <= 20), so the epilogue has no separate add
+        # below 2^62 + 2^61 + 2^54 < 2^63 for e1 <= 22 and |off| <= 128), so the
+        # epilogue has no separate add
         k = k + np.left_shift(np.int64(offset), e + 31)
         offset = 0
     rows = np.stack([mult, k & 0xFFFFFFFF, k >> 32, e - 1], axis=1)

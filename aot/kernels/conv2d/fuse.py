@@ -111,6 +111,16 @@ def _with_trailing(s, new):
 #: Bound on |acc + bias| for the doubled form (2x must not wrap).
 X_BOUND = 1 << 30
 
+#: The largest right shift whose output offset folds into the requantization's
+#: constants: into ``k`` of :func:`aot.kernels.conv2d.compute.fast_requant_tables`
+#: (``|x*m + k| < 2^62 + 2^61 + 2^54 < 2^63`` for ``|offset| <= 128``) and into
+#: ``kh`` of :func:`fused_requant_rows` (``|kh| < 2^30`` there).
+MAX_FOLDED_SHIFT = 23
+
+#: Bound on |kh|: SMMLAR's (and VRMULH + add's) result ``kh + floor((x2*m +
+#: 2^31) / 2^32)``, whose second term is within 2^30 + 1, must fit int32.
+KH_BOUND = (1 << 30) - 2
+
 
 def fused_requant_rows(weights, bias, multiplier, shift, output_offset) -> np.ndarray | None:
     """The ``(2*bias, m, kh, e)`` int32 row of each channel for the fused
@@ -118,7 +128,8 @@ def fused_requant_rows(weights, bias, multiplier, shift, output_offset) -> np.nd
     the four ``2*bias``, the four ``m``, the four ``kh``, the four ``e``;
     the last group padded with zeros; :func:`row_of`), or None when a
     channel is outside the identity's conditions
-    (``m`` in ``(2^30, 2^31)``, right shift ``1 <= e <= 21`` so that the
+    (``m`` in ``(2^30, 2^31)``, right shift ``1 <= e <=``
+    :data:`MAX_FOLDED_SHIFT` and ``|kh| <=`` :data:`KH_BOUND` so that the
     output offset folds into ``kh``, ``|acc + bias| < 2^30``).
 
     ``weights`` (..., C) are the depthwise weights (int8), ``bias`` the
@@ -131,12 +142,14 @@ def fused_requant_rows(weights, bias, multiplier, shift, output_offset) -> np.nd
     b = (np.zeros(channels, np.int64) if bias is None
          else np.asarray(bias, np.int64).reshape(-1))
     if not ((m > (1 << 30)).all() and (m < (1 << 31)).all() and (e >= 1).all()
-            and (e <= 21).all()):
+            and (e <= MAX_FOLDED_SHIFT).all()):
         return None
     reach = 128 * np.abs(w).reshape(-1, channels).sum(axis=0) + np.abs(b)
     if not (reach < X_BOUND).all():
         return None
     kh = np.left_shift(np.int64(1), e - 1) + np.int64(output_offset) * np.left_shift(np.int64(1), e)
+    if not (np.abs(kh) <= KH_BOUND).all():
+        return None
     rows = np.zeros((-(-channels // 4) * 4, 4), np.int64)
     rows[:channels] = np.stack([2 * b, m, kh, e], axis=1)
     # blocked by four channels: each field of a group is one Helium vector
