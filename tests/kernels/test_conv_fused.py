@@ -141,3 +141,53 @@ def test_fused_kernels_are_bit_exact_on_an_emulated_cortex_m4(tmp_path):
                  for p in k.params]
         cases.append((k, f"f{n}", before, after))
     assert m4_firmware.check_on_qemu(cases, tmp_path) == len(cases)
+
+
+def _node_with_weights(w, bias):
+    """A stand-in conv2d node: weights and bias data, output channels."""
+    t = lambda data: type("T", (), {"data": data})()  # noqa: E731
+    out = type("T", (), {"shape": (1, 1, 1, w.shape[0])})()
+    return type("N", (), {"op": "conv2d", "inputs": [None, t(w), t(bias)],
+                          "outputs": [out]})()
+
+
+def test_all_zero_channels_take_the_one_rounding_form_with_the_same_output():
+    """A channel whose weights are all zero outputs MBQM(bias) + offset for every
+    input: with a shift past the fold bound (or a small multiplier) it takes
+    (2^30 + 1, -1) and bias 4 * MBQM(bias), which gives the same value; the
+    other channels, and zero channels already in the form, keep theirs."""
+    from aot.kernels.conv2d.compute import CONSTANT_CHANNEL, constant_channels
+    from aot.passes.annotated import QuantParams
+    from aot.quant.arith import multiply_by_quantized_multiplier as mbqm
+
+    w = np.zeros((5, 1, 1, 8), np.int8)
+    w[0] = 3  # a live channel with a large shift: not replaced (not constant)
+    bias = np.array([1000, 2**30 - 64, -77_000_000, 12345, 5], np.int64)
+    m = np.array([2**30 + 7, 1320764593, 1500000000, 2**29, 2**30 + 9], np.int32)
+    shift = np.array([-27, -27, -31, -3, -5], np.int32)
+    qp = QuantParams(m, shift, 0, -128, (-128, 127))
+    qp2, folded = constant_channels(_node_with_weights(w, bias), qp, bias)
+    replaced = [1, 2, 3]  # zero weights and outside the form; 4 is in it already
+    for c in range(5):
+        if c in replaced:
+            assert (qp2.multiplier[c], qp2.shift[c]) == CONSTANT_CHANNEL
+        else:
+            assert (qp2.multiplier[c], qp2.shift[c], folded[c]) == (m[c], shift[c], bias[c])
+        before = mbqm(np.int32(bias[c]), m[c], shift[c])
+        after = mbqm(np.int32(folded[c]), qp2.multiplier[c], qp2.shift[c])
+        assert max(min(after, 512), -512) == max(min(before, 512), -512)
+    # nothing outside the form: the same parameters back
+    inside = QuantParams(np.full(5, 2**30 + 3, np.int32), np.full(5, -3, np.int32), 0, -128,
+                         (-128, 127))
+    assert constant_channels(_node_with_weights(w, bias), inside, bias)[0] is inside
+
+
+def test_vww_pointwise_layers_with_pruned_channels_are_fused(models_dir):
+    """VWW's pointwise layers from 12x12x64 on have all-zero channels with right
+    shifts up to 31: replaced, every pointwise layer takes the fused rows."""
+    from aot.frontend import load_model
+    ag = optimize(load_model(models_dir / "mlperf_vww_mobilenetv1_025.tflite"))
+    fused = [g.name for g in annotations(ag).groups
+             if g.anchor is not None and g.anchor.op == "conv2d"
+             and "aot_conv_requant_s8(" in lower_group(g, ag, ARM, name="k").source]
+    assert len(fused) == 13  # all but the first (3 input channels)
