@@ -86,11 +86,13 @@ DOT_PER_UNIT = {131}
 def _conv_fuses(variant):
     """The conv2d case's row call is fused with its epilogue by default
     (conv2d.schedules.conv_fuses, with a requantizing epilogue): channels a
-    multiple of 4 and a window of at most 512 bytes."""
+    multiple of 4 and a window of at most 512 bytes, or widened patches
+    (kernel rows of whole words, at most 512 bytes)."""
     kh, kw = variant.get("k", (3, 3))
     cin, dw = variant.get("cin", 3), variant.get("dilation", (1, 1))[1]
-    return (cin % 4 == 0 and kh * ((kw - 1) * dw + 1) * cin <= 512
-            and not variant.get("residual"))
+    wide = cin % 4 == 0 and kh * ((kw - 1) * dw + 1) * cin <= 512
+    patch = dw == 1 and (kw * cin) % 4 == 0 and kh * kw * cin <= 512
+    return (wide or patch) and not variant.get("residual")
 
 
 def _graph(op, variant, seed):
@@ -103,9 +105,10 @@ def _graph(op, variant, seed):
 def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     g = _graph(op, variant, 21)
     kernels = check_graph(g, seeded_inputs(g, 21), target=ARM)
+    fuses = op == "conv2d" and _conv_fuses(variant)  # (not a depthwise computed as one)
     if op == "depthwise_conv2d" and variant.get("cin") == 1:
         op = "conv2d"
-    helper = {"conv2d": "aot_conv_requant_s8(" if _conv_fuses(variant) else "aot_conv_s8(",
+    helper = {"conv2d": "aot_conv_requant_s8(" if fuses else "aot_conv_s8(",
               "dense": ("aot_dot_s8(" if variant.get("units") in DOT_PER_UNIT
                         else "aot_dense_s8("),
               # the row helper fused with its epilogue (conv2d.fuse)

@@ -102,7 +102,7 @@ def test_the_knob_off_keeps_the_two_calls():
 
 
 #: Fused rows on every path of aot_conv_requant_s8: the widened blocks (3x2,
-#: 2x2, 1x4, 1x2 and single channels), and forced where the library would not
+#: 2x2, 1x4, 1x2 and single channels), the im2col patches, and forced where the library would not
 #: fuse, the scratch of 2 pixels x 32 channels (more than 32 channels, an odd
 #: pixel, padding, strides, few channels, a window too big for the buffer).
 FUSED = [
@@ -114,6 +114,10 @@ FUSED = [
     {"cin": 3, "cout": 37, "hw": (5, 5)},
     {"cin": 64, "cout": 3, "hw": (3, 5)},
     {"cin": 5, "cout": 33, "hw": (3, 40)},  # one pixel at a time
+    # widened im2col patches: 48 bytes (the 512-byte buffer), 144 (the 1 KiB one)
+    {"cin": 1, "cout": 5, "hw": (10, 9), "k": (3, 4), "strides": (2, 2),
+     "padding": (1, 1, 1, 2)},
+    {"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)},
 ]
 
 

@@ -96,12 +96,16 @@ WIDE_WORDS = 256
 def conv_fuses(stages) -> bool:
     """The fused convolution row's DSP path applies (``aot_conv_requant_s8``
     with ``aot_conv_wide_s8``): channels a multiple of four and one pixel's
-    window, all kernel rows, within the widening buffer.  Elsewhere the fused
+    window, all kernel rows, within the widening buffer, or (few channels)
+    kernel rows of whole words whose patch fits it.  Elsewhere the fused
     helper goes through a scratch of accumulators, no faster than the two calls."""
     acc = stages["acc"]
     kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
     dw = acc.op.attrs["dilation"][1]
-    return rc % 4 == 0 and kh * ((kw - 1) * dw + 1) * rc <= 2 * WIDE_WORDS
+    if rc % 4 == 0 and kh * ((kw - 1) * dw + 1) * rc <= 2 * WIDE_WORDS:
+        return True
+    # few channels: widened im2col patches of kernel rows of whole words
+    return dw == 1 and (kw * rc) % 4 == 0 and kh * kw * rc <= 2 * WIDE_WORDS
 
 
 def conv_template(anchor: str, key: str) -> Template:

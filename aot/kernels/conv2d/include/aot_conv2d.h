@@ -560,7 +560,8 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
    (blocked by four channels, as aot_depthwise_requant_s8's):
      y[p*y_ps + o] = clamp_s8(aot_dw_requant(sum_{kh,kw,c} x[...] * w[...], row of o), lo, hi)
    With the DSP extension (not Helium) and a window that aot_conv_wide_s8
-   widens in one piece, each 3x2, 2x2, 1x4 or 1x2 block of its sums is
+   widens in one piece (or as im2col patches: few channels, kernel rows of
+   whole words), each 3x2, 2x2, 1x4 or 1x2 block of its sums is
    requantized from registers and stored as bytes (KWS's pointwise layers:
    no int32 row stored and read back, no out-of-line epilogue).  Elsewhere
    aot_conv_s8 fills a scratch of two pixels x AOT_CONV_REQUANT_OC channels,
@@ -580,6 +581,22 @@ AOT_INLINE int32_t aot_conv_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x,
       int32_t wide[AOT_WIDE_WORDS];
       return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
                               dw, chunk, 0, wide, w_os, 0, y, y_ps, rows, lo, hi);
+    }
+  }
+  /* few channels: aot_conv_s8's widened im2col patches (KWS's first layer) */
+  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0 && w_os <= 2 * AOT_WIDE_WORDS) {
+    if (w_os <= AOT_PATCH_WORDS) {
+      int32_t wide[AOT_PATCH_WORDS];
+      int32_t chunk = 2 * AOT_PATCH_WORDS / w_os;
+      chunk = chunk >= npix ? npix : chunk & ~1;
+      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
+                              dw, chunk, 1, wide, w_os, 0, y, y_ps, rows, lo, hi);
+    } else {
+      int32_t wide[AOT_WIDE_WORDS];
+      int32_t chunk = 2 * AOT_WIDE_WORDS / w_os;
+      chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
+                              dw, chunk, 1, wide, w_os, 0, y, y_ps, rows, lo, hi);
     }
   }
 #endif
