@@ -52,6 +52,12 @@ def requantize(acc, mult, shift, output_offset: int, clamp, out_dtype: str, wide
     return te.clamp(v, clamp[0], clamp[1]).astype(out_dtype)
 
 
+#: The largest right shift whose output offset folds into the one-rounding
+#: table's 64-bit ``k`` (:func:`one_rounding_rows`; ``|x*m + k| < 2^63`` for
+#: ``|offset| <= 128``).  Past it the epilogue adds the offset itself.
+MAX_FOLDED_SHIFT = 23
+
+
 def one_rounding_rows(multiplier, shift, output_offset: int = 0):
     """Per-channel constants of the one-rounding requantization, or None.
 
@@ -76,7 +82,7 @@ def one_rounding_rows(multiplier, shift, output_offset: int = 0):
         return None
     k = (1 << 30) + np.left_shift(np.int64(1), e + 30)
     offset = int(output_offset)
-    if (e - 1).max() <= 22:
+    if e.max() <= MAX_FOLDED_SHIFT:
         # adding off * 2^(32 + e1) to q adds off to the result exactly, so the
         # epilogue has no separate add: |q| stays below 2^63 for e1 <= 22
         # (|x*m| < 2^62, |k| <= 2^30 + 2^53 + 128 * 2^54 < 2^62)

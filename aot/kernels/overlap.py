@@ -32,7 +32,13 @@ What counts as a read or a write, and when:
   order is unknown, so its writes are taken to come before its reads
   (a call that reads ``x`` where it writes ``y`` gets no overlap there),
   except for the helpers of :data:`READS_FIRST`, which read all their
-  inputs before their first write;
+  inputs before their first write.  The fused convolution row
+  ``aot_conv_requant_s8`` is finer: it writes
+  each output pixel only after reading that pixel's input window (its DSP
+  path a chunk of pixels at a time, its fallback two, include/aot_conv2d.h),
+  so it counts as one read of window ``p`` then one write of pixel ``p``
+  per pixel, in pixel order (the reads of later windows taken as late as
+  that order allows), as the two calls it replaces allowed row by row;
 * a load inside either branch of a ``Select`` counts whether or not the
   branch is taken (more reads only make ``D`` smaller); indices outside
   the buffer are guarded loads that never run.
@@ -133,6 +139,8 @@ class _Trace:
             self._reads(dom, 0, s.value, s.index)
             if id(s.buffer.data) == self.yd:
                 self._add(dom, 1, self._elements(self.eval(s.index, dom), dom), self.y, read=False)
+        elif isinstance(s, S.Evaluate) and _pixel_ordered(s.value):
+            self._pixels(s.value, dom)
         elif isinstance(s, S.Evaluate):
             reads_first = isinstance(s.value, E.Call) and s.value.name in READS_FIRST
             for n in walk(s.value):
@@ -148,6 +156,41 @@ class _Trace:
             self._reads(dom, 1, s.value)
         else:
             raise _GiveUp
+
+    def _pixels(self, call: E.Call, dom: _Domain) -> None:
+        """``aot_conv_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows, npix, oc, kh, kw,
+        c, sw, ...)`` pixel by pixel: at sub-step ``p`` its reads of x's columns
+        ``p*sw .. p*sw + kw_span - 1`` (every window row and channel), then its
+        write of y's pixel ``p``."""
+        y, y_ps, x = call.args[0], _const(call.args[1]), call.args[2]
+        npix, oc, sw = _const(call.args[7]), _const(call.args[8]), _const(call.args[12])
+        for n in walk(call):
+            if isinstance(n, E.AccessPtr) and id(n.buffer.data) in (self.xd, self.yd) and (
+                    n is not x and n is not y or n.mode != ("r" if n is x else "w")):
+                raise _GiveUp  # x or y reached otherwise than as the two row operands
+            if isinstance(n, E.Load) and id(n.buffer.data) in (self.xd, self.yd):
+                raise _GiveUp
+        reads = id(x.buffer.data) == self.xd
+        writes = id(y.buffer.data) == self.yd
+        if reads:
+            shape = [_const(d) for d in x.buffer.shape]
+            strides = [_const(d) for d in x.buffer.strides]
+            span = shape[1] - (npix - 1) * sw  # columns of one pixel's window
+            base = self._elements(self.eval(x.offset, dom), dom)
+        if writes:
+            ybase = self._elements(self.eval(y.offset, dom), dom)
+        for p in range(npix):
+            digits = [*dom.digits, p]
+            step = _Domain(dom.env, digits, dom.n)
+            if reads:
+                grid = np.zeros(1, dtype=np.int64)
+                for extent, stride, first in zip((shape[0], span, shape[2]), strides,
+                                                 (0, p * sw, 0)):
+                    grid = (grid[:, None] + (first + np.arange(extent)) * stride).ravel()
+                self._add(step, 0, base + grid[None, :], x.buffer, read=True)
+            if writes:
+                pixel = ybase + p * y_ps + np.arange(oc, dtype=np.int64)[None, :]
+                self._add(step, 1, pixel, y.buffer, read=False)
 
     def _loop(self, s: S.For, dom: _Domain) -> _Domain:
         lo = np.broadcast_to(np.asarray(self.eval(s.min, dom), dtype=np.int64), (dom.n,))
@@ -268,6 +311,14 @@ class _Trace:
         if isinstance(e, E.Call) and e.name == "likely" and len(e.args) == 1:
             return self.eval(e.args[0], dom)
         raise _GiveUp  # a loaded value, a float, an unknown call: not an address
+
+
+#: The extern call whose reads and writes :meth:`_Trace._pixels` orders per pixel.
+PIXEL_ORDERED = "aot_conv_requant_s8"
+
+
+def _pixel_ordered(value) -> bool:
+    return isinstance(value, E.Call) and value.name == PIXEL_ORDERED
 
 
 def _per_instance(value, dom: _Domain) -> np.ndarray:

@@ -100,6 +100,18 @@ def _dense_helper(variant) -> str:
     return "aot_dense_packed_requant_s8("
 
 
+def _conv_fuses(variant):
+    """The conv2d case's row call is fused with its epilogue by default
+    (conv2d.schedules.conv_fuses, with a requantizing epilogue): channels a
+    multiple of 4 and a window of at most 512 bytes, or widened patches
+    (kernel rows of whole words, at most 512 bytes)."""
+    kh, kw = variant.get("k", (3, 3))
+    cin, dw = variant.get("cin", 3), variant.get("dilation", (1, 1))[1]
+    wide = cin % 4 == 0 and kh * ((kw - 1) * dw + 1) * cin <= 512
+    patch = dw == 1 and (kw * cin) % 4 == 0 and kh * kw * cin <= 512
+    return (wide or patch) and not variant.get("residual")
+
+
 def _graph(op, variant, seed):
     if op == "dense":
         return dense_graph(seed=seed, **variant)
@@ -110,9 +122,10 @@ def _graph(op, variant, seed):
 def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     g = _graph(op, variant, 21)
     kernels = check_graph(g, seeded_inputs(g, 21), target=ARM)
+    fuses = op == "conv2d" and _conv_fuses(variant)  # (not a depthwise computed as one)
     if op == "depthwise_conv2d" and variant.get("cin") == 1:
         op = "conv2d"
-    helper = {"conv2d": "aot_conv_s8(",
+    helper = {"conv2d": "aot_conv_requant_s8(" if fuses else "aot_conv_s8(",
               "dense": _dense_helper(variant),
               # the row helper fused with its epilogue (conv2d.fuse)
               "depthwise_conv2d": "aot_depthwise_requant_s8("}[op]
@@ -123,22 +136,25 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
 
 @pytest.mark.parametrize("op, variant, row", [
     ("conv2d", {"cin": 8, "strides": (2, 2), "activation": "relu"}, True),
+    ("conv2d", {"cin": 3}, True),  # not fused: three channels
     ("depthwise_conv2d", {"cin": 8}, True),
     ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}, False),  # rows pass the stack budget
 ])
 def test_the_epilogue_is_one_helper_call_per_output_row(op, variant, row):
     """aot_requant_row_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi)
-    (conv2d) and aot_depthwise_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
-    npix, n, ...) (depthwise, fused with its accumulators): with the row tile
+    (conv2d) and aot_depthwise_requant_s8 / aot_conv_requant_s8(y, y_ps, x,
+    x_rs, x_cs, w, rows, npix, n, ...) (fused with its accumulators): with the row tile
     one call covers every pixel of an output row (pixel strides = channels,
     NHWC), with the per-pixel tile one pixel."""
     ag = optimize(_graph(op, variant, 5))
     k = lower_group(annotations(ag).groups[0], ag, "qemu/mps2-an386", name="k")
-    helper, at = (("aot_requant_row_s8", 6) if op == "conv2d"
-                  else ("aot_depthwise_requant_s8", 7))
+    fused = op == "depthwise_conv2d" or _conv_fuses(variant)
+    helper, at = (("aot_requant_row_s8", 6) if not fused
+                  else ("aot_depthwise_requant_s8" if op == "depthwise_conv2d"
+                        else "aot_conv_requant_s8", 7))
     calls = re.findall(helper + r"\(([^;]*)\);", k.source)
     assert calls
-    assert "aot_requant_row_s8(" not in k.source or op == "conv2d"
+    assert ("aot_requant_row_s8(" in k.source) == (not fused)
     width = ag.outputs[0].type.shape[2]
     for call in calls:
         args = [a.strip() for a in re.split(r",(?![^(]*\))", call)]

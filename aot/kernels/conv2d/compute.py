@@ -12,12 +12,16 @@ the reduction then reads both operands contiguously along ``c``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from aot import te
-from aot.kernels.common import (channel_value, float_activation, in_bounds, multiplier_tables,
-                                needs_check, one_rounding_rows, requantize)
+from aot.kernels.common import (MAX_FOLDED_SHIFT, channel_value, float_activation, in_bounds,
+                                multiplier_tables, needs_check, one_rounding_rows, requantize)
+from aot.kernels.conv2d.fuse import conv_requant_rows
 from aot.kernels.registry import Computed, compute_rule
+from aot.quant.arith import multiply_by_quantized_multiplier
 
 
 def _padded(x, x_t, node, out_hw, k_hw, fill):
@@ -185,7 +189,73 @@ def _fast_epilogue(acc, bias, qp, fast):
     return te.compute(acc.shape, out, name="y")
 
 
+#: The (multiplier, shift) a channel with all-zero weights takes instead of its
+#: own (:func:`constant_channels`): the one-rounding form's, with a right shift of 1.
+CONSTANT_CHANNEL = ((1 << 30) + 1, -1)
+
+
+def constant_channels(node, qp, folded):
+    """``(qp, folded)`` with each output channel whose weights are all zero and
+    whose requantization is outside the one-rounding form (multiplier not
+    above 2^30, or right shift above :data:`aot.kernels.common.MAX_FOLDED_SHIFT`) given
+    :data:`CONSTANT_CHANNEL` and a bias with the same requantized value;
+    ``folded`` is the kernel's int32 bias (:func:`folded_bias`).
+
+    Such a channel's accumulator is 0 for every input, so its output is the
+    constant ``MBQM(bias) + offset``; VWW's pointwise layers from 12x12x64 on
+    have 4-234 of them (pruned, right shifts up to 31), which kept every
+    channel of the layer off the folded, fused epilogue.  The new bias is
+    ``4 * v`` for the value ``v`` (clipped to +-512, which the int8 clamp
+    cannot tell apart from larger values), checked by evaluating it at
+    compile time; a channel where that does not give ``v`` back keeps its own."""
+    w = np.asarray(node.inputs[1].data, np.int64)
+    channels = w.shape[0]
+    m = np.broadcast_to(np.asarray(qp.multiplier, np.int64).reshape(-1), (channels,))
+    shift = np.broadcast_to(np.asarray(qp.shift, np.int64).reshape(-1), (channels,))
+    dead = (np.abs(w).reshape(channels, -1).sum(axis=1) == 0) & (
+        (m <= (1 << 30)) | (-shift > MAX_FOLDED_SHIFT))
+    if not dead.any():
+        return qp, folded
+    value = np.asarray(multiply_by_quantized_multiplier(folded.astype(np.int32), m, shift),
+                       np.int64)
+    value = np.clip(value, -512, 512)
+    cm, cs = CONSTANT_CHANNEL
+    again = np.asarray(multiply_by_quantized_multiplier((4 * value).astype(np.int32), cm, cs),
+                       np.int64)
+    dead &= again == value
+    if not dead.any():
+        return qp, folded
+    qp = dataclasses.replace(qp, multiplier=np.where(dead, cm, m).astype(np.int32),
+                             shift=np.where(dead, cs, shift).astype(np.int32))
+    return qp, np.where(dead, 4 * value, folded)
+
+
+def folded_bias(node, qp):
+    """The kernel's int32 conv2d bias as numpy values: the input offset folded
+    in, wrapped as the accumulators wrap (:func:`fold_bias`'s values)."""
+    _, w_t, b_t = node.inputs
+    weights = np.asarray(w_t.data)
+    folded = (np.zeros(weights.shape[0], np.int64) if b_t is None
+              else np.asarray(b_t.data, np.int64).reshape(-1))
+    folded = folded + qp.input_offset * weights.astype(np.int64).sum(axis=(1, 2, 3))
+    return ((folded + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
 @compute_rule("conv2d")
 def conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=False)
+    if qp is None or qp.wide or node.outputs[0].dtype != "int8":
+        return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
+    folded = folded_bias(node, qp)
+    qp2, folded2 = constant_channels(node, qp, folded)
+    if qp2 is not qp:  # the replaced channels read their own bias
+        qp, folded = qp2, folded2
+        bias = ctx.const(f"{node.name}_cbias", folded.astype(np.int32))
+    if "dot_s8" in stages:
+        rows = conv_requant_rows(np.asarray(node.inputs[1].data), folded, qp.multiplier,
+                                 qp.shift, qp.output_offset)
+        if rows is not None:
+            # the fused row helper's requantization (conv2d.fuse), read instead of
+            # the bias and table when the schedule fuses the epilogue
+            stages["conv_requant"] = ctx.const(f"{node.name}_cvq", rows)
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)

@@ -1,4 +1,5 @@
-"""Depthwise rows and their epilogue as one helper call, without the accumulator row.
+"""Depthwise and convolution rows and their epilogue as one helper call, without
+the accumulator row.
 
 The arm_cpu / arm_mve depthwise schedule tensorizes the accumulators of an
 output row (or pixel) into ``aot_depthwise_s8`` and the requantizing
@@ -38,11 +39,24 @@ included).  The folded offset makes no other demand on ``e`` than that the
 the shift, ``|kh + floor((x2*m + 2^31) / 2^32) - [x2 < 0]| <= |kh| +
 floor(R*m / 2^31) + 2``, also checked per channel (a right shift of 22 with
 an output offset of -128, VWW's layers 21 and 23, gives ``|kh| < 2^29``:
-exact, where the one-rounding table of
+exact; the one-rounding table of
 :func:`aot.kernels.conv2d.compute.fast_requant_tables`, with its 64-bit
-constant, cannot fold the offset past a shift of 21).
+constant, folds it only up to :data:`aot.kernels.common.MAX_FOLDED_SHIFT`).
 ``tests/kernels/test_depthwise_fused.py`` checks the identity against the
 reference's requantization on random and extreme values.
+
+Convolutions fuse the same way (:func:`fuse_conv_epilogue`): each
+``aot_conv_s8`` call and its ``aot_requant_row_s8`` become one
+``aot_conv_requant_s8``, reading the same kind of rows built from the OHWI
+weights (:func:`conv_requant_rows`: the bound is over each output channel's
+``KH * KW * C`` weights), whose DSP path requantizes each block of sums of
+``aot_conv_wide_s8`` from registers:
+
+    aot_conv_s8(acc, ps, x, x_rs, x_cs, w, npix, O, KH, KW, C, sw, dh, dw, widen);
+    aot_requant_row_s8(y, y_ps, acc, ps, bias, table, npix, O, lo, hi);
+  ->
+    aot_conv_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
+                        npix, O, KH, KW, C, sw, dh, dw, widen, lo, hi);
 
 The composition keeps the kernel's meaning as long as nothing else reads
 the accumulator row: the rewrite checks that, and leaves the function
@@ -64,11 +78,14 @@ from aot.tir import stmt as S
 from aot.tir.functor import Mutator, all_nodes
 from aot.tir.simplify import equal
 
-#: The rewrite's name (``lower``'s dump, docs/kernels.md).
+#: The rewrites' names (``lower``'s dump, docs/kernels.md).
 NAME = "fuse_depthwise_epilogue"
+CONV_NAME = "fuse_conv_epilogue"
 ACC_CALL = "aot_depthwise_s8"
 EPILOGUE_CALL = "aot_requant_row_s8"
 FUSED_CALL = "aot_depthwise_requant_s8"
+CONV_ACC_CALL = "aot_conv_s8"
+CONV_FUSED_CALL = "aot_conv_requant_s8"
 
 
 def _call(s, name):
@@ -144,6 +161,14 @@ def requant_rows(reach, bias, multiplier, shift, output_offset) -> np.ndarray | 
     return rows.reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1).astype(np.int32)
 
 
+def conv_requant_rows(weights, bias, multiplier, shift, output_offset) -> np.ndarray | None:
+    """:func:`fused_requant_rows` for a convolution's OHWI ``weights``: one
+    row per output channel, bounded by that channel's ``KH * KW * C`` weights."""
+    w = np.asarray(weights)
+    return fused_requant_rows(w.reshape(w.shape[0], -1).T, bias, multiplier, shift,
+                              output_offset)
+
+
 def row_of(rows: np.ndarray, c: int) -> tuple[int, int, int, int]:
     """Channel ``c``'s ``(2*bias, m, kh, e)`` in the blocked rows (the C
     helpers' ``rows + 16*(c/4) + c%4``, fields four words apart)."""
@@ -175,9 +200,23 @@ def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | N
                                         kw, sw, dh, dw, lo, hi), "extern")
 
 
+def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
+    """:func:`fused_call` for an ``aot_conv_s8`` call (``aot_conv_requant_s8``)."""
+    acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh, kw, c_n, sw, dh, dw, widen = acc_call.args
+    y, y_ps, acc2, acc_ps2, _, _, npix2, n, lo, hi = epi_call.args
+    if not (isinstance(acc, E.AccessPtr) and isinstance(acc2, E.AccessPtr)
+            and acc.buffer.data is acc2.buffer.data and equal(acc.offset, acc2.offset)
+            and equal(acc_ps, acc_ps2) and equal(npix, npix2) and equal(oc, n)):
+        return None
+    return E.Call("int32", CONV_FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
+                                             E.AccessPtr(rows, E.const(0), "r"), npix, oc, kh,
+                                             kw, c_n, sw, dh, dw, widen, lo, hi), "extern")
+
+
 class _Fuser(Mutator):
-    def __init__(self, rows: S.Buffer):
+    def __init__(self, rows: S.Buffer, acc_name: str = ACC_CALL, make=fused_call):
         self.rows = rows
+        self.acc_name, self.make = acc_name, make
         self.buffers = {}   # id(data) -> Buffer of fused accumulator rows
 
     def visit_SeqStmt(self, s):
@@ -185,9 +224,9 @@ class _Fuser(Mutator):
         out = []
         k = 0
         while k < len(parts):
-            acc_call = _call(_trailing(parts[k]), ACC_CALL)
+            acc_call = _call(_trailing(parts[k]), self.acc_name)
             epi_call = _call(parts[k + 1], EPILOGUE_CALL) if k + 1 < len(parts) else None
-            fused = (fused_call(acc_call, epi_call, self.rows)
+            fused = (self.make(acc_call, epi_call, self.rows)
                      if acc_call is not None and epi_call is not None else None)
             if fused is not None:
                 self.buffers[id(acc_call.args[0].buffer.data)] = acc_call.args[0].buffer
@@ -215,14 +254,19 @@ def fuse_depthwise_epilogue(rows_name: str):
     row call with its epilogue call, reading the rows of the constant
     parameter ``rows_name``, or returns the function itself when there is
     nothing to fuse or fusing would not be exact."""
-    return lambda func: _fuse(func, rows_name)
+    return lambda func: _fuse(func, rows_name, ACC_CALL, fused_call)
 
 
-def _fuse(func: S.PrimFunc, rows_name: str) -> S.PrimFunc:
+def fuse_conv_epilogue(rows_name: str):
+    """The same rewrite for ``aot_conv_s8`` rows (``aot_conv_requant_s8``)."""
+    return lambda func: _fuse(func, rows_name, CONV_ACC_CALL, fused_conv_call)
+
+
+def _fuse(func: S.PrimFunc, rows_name: str, acc_name: str, make) -> S.PrimFunc:
     rows = [b for b in func.params if b.name == rows_name]
     if len(rows) != 1:
         return func
-    fuser = _Fuser(rows[0])
+    fuser = _Fuser(rows[0], acc_name, make)
     body = fuser.stmt(func.body)
     if not fuser.buffers:
         return func

@@ -16,10 +16,13 @@ a time.  The knobs (:func:`conv_template`):
 * ``requant_row`` (arm_cpu, arm_mve): the row's (or pixel's) epilogue as one call of
   ``aot_requant_row_s8`` (:mod:`aot.kernels.conv2d.helium`): Helium's
   vector steps, or two outputs per step with the DSP extension;
-* ``fuse_epilogue`` (depthwise on arm_cpu, arm_mve): with ``depthwise_s8`` and
-  ``requant_row``, each row's two calls become one
-  ``aot_depthwise_requant_s8`` that requantizes from registers, without the
-  row of accumulators (:mod:`aot.kernels.conv2d.fuse`).
+* ``fuse_epilogue`` (arm_cpu, arm_mve): with ``depthwise_s8`` (or
+  ``conv_s8``) and ``requant_row``, each row's two calls become one
+  ``aot_depthwise_requant_s8`` (``aot_conv_requant_s8``) that requantizes
+  from registers, without the row of accumulators
+  (:mod:`aot.kernels.conv2d.fuse`).  On by default for depthwise rows, and
+  for convolutions on arm_cpu whose window the DSP path widens in one piece
+  (:func:`conv_fuses`); Helium keeps its vector epilogue for convolutions.
 
 The default values *are* the library's schedule: plain loops on ``generic``
 and ``riscv`` targets, the row intrinsic plus the epilogue's row helper on
@@ -30,8 +33,9 @@ one input channel is computed as a convolution (see
 
 from __future__ import annotations
 
+from aot.kernels.conv2d.fuse import CONV_NAME as FUSE_CONV_NAME
 from aot.kernels.conv2d.fuse import NAME as FUSE_NAME
-from aot.kernels.conv2d.fuse import fuse_depthwise_epilogue
+from aot.kernels.conv2d.fuse import fuse_conv_epilogue, fuse_depthwise_epilogue
 from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
 from aot.kernels.registry import template
@@ -76,10 +80,32 @@ def _accumulations(stages) -> tuple[str, ...]:
 
 
 def _fusable(stages) -> bool:
-    """The depthwise row intrinsic applies and the fused helper's requantization
-    rows exist (:func:`aot.kernels.conv2d.fuse.fused_requant_rows`), so its
-    call and the epilogue's may fuse."""
-    return not _over_channels(stages) and "depthwise_s8" in stages and "dw_requant" in stages
+    """The depthwise (or conv) row intrinsic applies and the fused helper's
+    requantization rows exist (:func:`aot.kernels.conv2d.fuse.fused_requant_rows`),
+    so its call and the epilogue's may fuse."""
+    if _over_channels(stages):
+        return "dot_s8" in stages and "conv_requant" in stages
+    return "depthwise_s8" in stages and "dw_requant" in stages
+
+
+#: Words of the DSP path's widening buffer (``AOT_WIDE_WORDS`` of
+#: include/aot_kernel_int8.h; tests/kernels/test_conv_fused.py keeps them equal).
+WIDE_WORDS = 256
+
+
+def conv_fuses(stages) -> bool:
+    """The fused convolution row's DSP path applies (``aot_conv_requant_s8``
+    with ``aot_conv_wide_s8``): channels a multiple of four and one pixel's
+    window, all kernel rows, within the widening buffer, or (few channels)
+    kernel rows of whole words whose patch fits it.  Elsewhere the fused
+    helper goes through a scratch of accumulators, no faster than the two calls."""
+    acc = stages["acc"]
+    kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
+    dw = acc.op.attrs["dilation"][1]
+    if rc % 4 == 0 and kh * ((kw - 1) * dw + 1) * rc <= 2 * WIDE_WORDS:
+        return True
+    # few channels: widened im2col patches of kernel rows of whole words
+    return dw == 1 and (kw * rc) % 4 == 0 and kh * kw * rc <= 2 * WIDE_WORDS
 
 
 def conv_template(anchor: str, key: str) -> Template:
@@ -90,6 +116,13 @@ def conv_template(anchor: str, key: str) -> Template:
         """The template has the fuse_epilogue knob (whose "row" tile needs
         only the padded rows on the stack)."""
         return intrinsics and requant_pattern(final) is not None and _fusable(stages)
+
+    def fuse_default(stages, final) -> bool:
+        """The library fuses depthwise rows wherever it can, convolutions on
+        arm_cpu where the DSP path takes the fused rows (:func:`conv_fuses`)."""
+        if not fusing(stages, final):
+            return False
+        return not _over_channels(stages) or (key == "arm_cpu" and conv_fuses(stages))
 
     def knobs(stages, final) -> list[Knob]:
         acc = stages["acc"]
@@ -123,13 +156,14 @@ def conv_template(anchor: str, key: str) -> Template:
                             "unroll_epilogue 1)"))
             if _fusable(stages):
                 out.append(Knob("fuse_epilogue", (True, False),
-                                "depthwise_s8 with requant_row: one aot_depthwise_requant_s8 "
-                                "call per row, requantizing from registers (only with "
-                                "accumulate depthwise_s8, requant_row and unroll_epilogue 1)"))
+                                "depthwise_s8 (conv_s8) with requant_row: one "
+                                "aot_depthwise_requant_s8 (aot_conv_requant_s8) call per row, "
+                                "requantizing from registers (only with that accumulate, "
+                                "requant_row and unroll_epilogue 1)"))
         return out
 
     def default_values(stages, final) -> dict:
-        fuse = fusing(stages, final)
+        fuse = fuse_default(stages, final)
         values = {"tile": "row" if _row_fits(stages, fuse) else "pixel", "unroll_o": 1,
                   "unroll_kw": False, "unroll_epilogue": 1,
                   "accumulate": _accumulations(stages)[0] if intrinsics else "loops"}
@@ -149,6 +183,8 @@ def conv_template(anchor: str, key: str) -> Template:
             tensorize_epilogue(s, final, whole_row=cfg["tile"] == "row")
             if cfg.get("fuse_epilogue") and cfg["accumulate"] == "depthwise_s8":
                 s.rewrite(FUSE_NAME, fuse_depthwise_epilogue(stages["dw_requant"].name))
+            elif cfg.get("fuse_epilogue") and cfg["accumulate"] == "conv_s8":
+                s.rewrite(FUSE_CONV_NAME, fuse_conv_epilogue(stages["conv_requant"].name))
 
     return Template(anchor, key, knobs, default_values, apply)
 

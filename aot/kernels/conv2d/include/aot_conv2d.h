@@ -154,18 +154,53 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
   return p > 1 && p < npix ? p & ~1 : p;
 }
 
+/* The fused epilogue of aot_conv_wide_s8 (aot_conv_requant_s8): `npx`
+   (at most 3) pixels, y_ps bytes apart, of output channels o and o + 1
+   (o even, so both in one group of four of the rows), s[2*q + j] the sum of
+   pixel q and channel o + j, requantized from registers with the channels'
+   rows (2*bias, m, kh, e) (aot_dw_requant, aot/kernels/conv2d/fuse.py) and
+   stored as bytes.  The four words of each row are loaded once for all the
+   pixels of the block.  The pixel loop is unrolled (npx is a constant once
+   inlined): rolled, GCC kept the sums in a stack array and reloaded them.
+   Two STRBs, not a packed STRH: packing takes two more instructions. */
+AOT_INLINE void aot_conv_out_pair(int8_t* y, int32_t y_ps, const int32_t* s, int32_t npx,
+                                  const int32_t* rows, int32_t o, int32_t lo, int32_t hi) {
+  const int32_t* r = rows + 16 * (o >> 2) + (o & 3);
+  const int32_t b0 = r[0], b1 = r[1], m0 = r[4], m1 = r[5];
+  const int32_t k0 = r[8], k1 = r[9], e0 = r[12], e1 = r[13];
+  int32_t q;
+  AOT_UNROLL("GCC unroll 3")
+  for (q = 0; q < npx; ++q) {
+    const int32_t u = aot_clamp_s8(aot_dw_requant(s[2 * q], b0, m0, k0, e0), lo, hi);
+    const int32_t v = aot_clamp_s8(aot_dw_requant(s[2 * q + 1], b1, m1, k1, e1), lo, hi);
+    y[q * y_ps + o] = (int8_t)u;
+    y[q * y_ps + o + 1] = (int8_t)v;
+  }
+}
+
+/* One output of the fused epilogue: channel o of the pixel at y. */
+AOT_INLINE void aot_conv_out1(int8_t* y, int32_t s, const int32_t* rows, int32_t o, int32_t lo,
+                              int32_t hi) {
+  const int32_t* r = rows + 16 * (o >> 2) + (o & 3);
+  y[o] = (int8_t)aot_clamp_s8(aot_dw_requant(s, r[0], r[4], r[8], r[12]), lo, hi);
+}
+
 /* aot_conv_s8 for c_n a multiple of 4 and contiguous columns: each chunk of
    pixels first widens its input window once into a stack buffer (two
    halfword pairs per four bytes), which every output channel then reads
    with LDRD instead of re-widening it.  w_os is the weights' stride between
    output channels (kh_n * kw_n * c_n unless the caller passes one kernel row
-   at a time, kh_n = 1); with acc_in the sums start from acc instead of 0. */
+   at a time, kh_n = 1); with acc_in the sums start from acc instead of 0.
+   With `rows` (aot_conv_requant_s8; acc unused, acc_ps 0) each block's sums
+   are requantized from registers into the int8 outputs y[p*y_ps + o]
+   instead (aot_conv_out_pair), with no row of accumulators. */
 #define AOT_ACC_IN(v) (acc_in ? (v) : 0)
 AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                     const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,
                                     int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
                                     int32_t dw, int32_t chunk, int32_t patch, int32_t* wide,
-                                    int32_t w_os, int32_t acc_in) {
+                                    int32_t w_os, int32_t acc_in, int8_t* y, int32_t y_ps,
+                                    const int32_t* rows, int32_t lo, int32_t hi) {
   const int32_t joined = dw == 1;
   /* patches: one run of w_os per pixel; rows: runs per kernel row (and tap) */
   const int32_t run = patch ? w_os : joined ? kw_n * c_n : c_n;
@@ -233,6 +268,10 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
                                  pix_words, w + o * w_os + (kh * kw_n + r) * c_n, w_os, run);
             }
           }
+          if (rows) {
+            aot_conv_out_pair(y + (p0 + p) * y_ps, y_ps, sum, 3, rows, o, lo, hi);
+            continue;
+          }
           out[o] = sum[0];
           out[o + 1] = sum[1];
           out[acc_ps + o] = sum[2];
@@ -251,6 +290,13 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
               s1 = aot_dot1_wide_s8(s1, xa + pix_words, wa, run);
               s2 = aot_dot1_wide_s8(s2, xa + 2 * pix_words, wa, run);
             }
+          }
+          if (rows) {
+            int8_t* yp = y + (p0 + p) * y_ps;
+            aot_conv_out1(yp, s0, rows, o, lo, hi);
+            aot_conv_out1(yp + y_ps, s1, rows, o, lo, hi);
+            aot_conv_out1(yp + 2 * y_ps, s2, rows, o, lo, hi);
+            continue;
           }
           out[o] = s0;
           out[acc_ps + o] = s1;
@@ -279,6 +325,10 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
             aot_dot2x2_wide_s8(sum, xa, xa + pix_words, wa, wa + w_os, run);
           }
         }
+        if (rows) {
+          aot_conv_out_pair(y + (p0 + p) * y_ps, y_ps, sum, 2, rows, o, lo, hi);
+          continue;
+        }
         out[o] = sum[0];
         out[o + 1] = sum[1];
         out[acc_ps + o] = sum[2];
@@ -293,6 +343,11 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
             s0 = aot_dot1_wide_s8(s0, xa, wa, run);
             s1 = aot_dot1_wide_s8(s1, xa + pix_words, wa, run);
           }
+        }
+        if (rows) {
+          aot_conv_out1(y + (p0 + p) * y_ps, s0, rows, o, lo, hi);
+          aot_conv_out1(y + (p0 + p + 1) * y_ps, s1, rows, o, lo, hi);
+          continue;
         }
         out[o] = s0;
         out[acc_ps + o] = s1;
@@ -311,6 +366,11 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
                                w + o * w_os + (kh * kw_n + r) * c_n, w_os, run);
           }
         }
+        if (rows) {
+          aot_conv_out_pair(y + (p0 + p) * y_ps, 0, sum, 1, rows, o, lo, hi);
+          aot_conv_out_pair(y + (p0 + p) * y_ps, 0, sum + 2, 1, rows, o + 2, lo, hi);
+          continue;
+        }
         out[o] = sum[0];
         out[o + 1] = sum[1];
         out[o + 2] = sum[2];
@@ -326,6 +386,10 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
                                wa + w_os, run);
           }
         }
+        if (rows) {
+          aot_conv_out_pair(y + (p0 + p) * y_ps, 0, sum, 1, rows, o, lo, hi);
+          continue;
+        }
         out[o] = sum[0];
         out[o + 1] = sum[1];
       }
@@ -336,6 +400,10 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
             s0 = aot_dot1_wide_s8(s0, wide + kh * kh_words + p * pix_words + r * r_words,
                                   w + o * w_os + (kh * kw_n + r) * c_n, run);
           }
+        }
+        if (rows) {
+          aot_conv_out1(y + (p0 + p) * y_ps, s0, rows, o, lo, hi);
+          continue;
         }
         out[o] = s0;
       }
@@ -376,7 +444,7 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
     if (chunk > 0) {
       int32_t wide[AOT_WIDE_WORDS];
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 0, wide, kh_n * kw_n * c_n, 0);
+                              chunk, 0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
     }
     /* a window of all kernel rows too big for the buffer (ResNet-8's 3x3
        layers of 64 channels): one kernel row at a time, each adding to the
@@ -386,10 +454,11 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
       int32_t wide[AOT_WIDE_WORDS];
       int32_t kh;
       aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk,
-                       0, wide, kh_n * kw_n * c_n, 0);
+                       0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
       for (kh = 1; kh < kh_n; ++kh) {
         aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc,
-                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1);
+                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1,
+                         0, 0, 0, 0, 0);
       }
       return 0;
     }
@@ -405,13 +474,13 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
       int32_t chunk = 2 * AOT_PATCH_WORDS / (kh_n * kw_n * c_n);
       chunk = chunk >= npix ? npix : chunk & ~1;
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide, kh_n * kw_n * c_n, 0);
+                              chunk, 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
     } else {
       int32_t wide[AOT_WIDE_WORDS];
       int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
       chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
       return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide, kh_n * kw_n * c_n, 0);
+                              chunk, 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
     }
   }
 #endif
@@ -476,6 +545,77 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
         }
       }
       acc[p * acc_ps + o] = s0;
+    }
+  }
+  return 0;
+}
+
+/* Output channels per step of aot_conv_requant_s8's fallback (its int32
+   scratch: two pixels of them, 256 bytes). */
+#define AOT_CONV_REQUANT_OC 32
+
+/* aot_conv_s8 followed by aot_requant_row_s8 over the same pixels, without the
+   row of accumulators in between (aot/kernels/conv2d/fuse.py rewrites the pair
+   into this call), reading a row (2*bias, m, kh, e) per output channel
+   (blocked by four channels, as aot_depthwise_requant_s8's):
+     y[p*y_ps + o] = clamp_s8(aot_dw_requant(sum_{kh,kw,c} x[...] * w[...], row of o), lo, hi)
+   With the DSP extension (not Helium) and a window that aot_conv_wide_s8
+   widens in one piece (or as im2col patches: few channels, kernel rows of
+   whole words), each 3x2, 2x2, 1x4 or 1x2 block of its sums is
+   requantized from registers and stored as bytes (KWS's pointwise layers:
+   no int32 row stored and read back, no out-of-line epilogue).  Elsewhere
+   aot_conv_s8 fills a scratch of two pixels x AOT_CONV_REQUANT_OC channels,
+   then requantized. */
+AOT_INLINE int32_t aot_conv_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,
+                                       int32_t x_cs, const int8_t* w, const int32_t* rows,
+                                       int32_t npix, int32_t oc, int32_t kh_n, int32_t kw_n,
+                                       int32_t c_n, int32_t sw, int32_t dh, int32_t dw,
+                                       int32_t widen, int32_t lo, int32_t hi) {
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t tmp[2 * AOT_CONV_REQUANT_OC];
+  int32_t p;
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+  if (widen && c_n % 4 == 0 && x_cs == c_n) {
+    const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
+    if (chunk > 0) {
+      int32_t wide[AOT_WIDE_WORDS];
+      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
+                              dw, chunk, 0, wide, w_os, 0, y, y_ps, rows, lo, hi);
+    }
+  }
+  /* few channels: aot_conv_s8's widened im2col patches (KWS's first layer) */
+  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0 && w_os <= 2 * AOT_WIDE_WORDS) {
+    if (w_os <= AOT_PATCH_WORDS) {
+      int32_t wide[AOT_PATCH_WORDS];
+      int32_t chunk = 2 * AOT_PATCH_WORDS / w_os;
+      chunk = chunk >= npix ? npix : chunk & ~1;
+      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
+                              dw, chunk, 1, wide, w_os, 0, y, y_ps, rows, lo, hi);
+    } else {
+      int32_t wide[AOT_WIDE_WORDS];
+      int32_t chunk = 2 * AOT_WIDE_WORDS / w_os;
+      chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
+                              dw, chunk, 1, wide, w_os, 0, y, y_ps, rows, lo, hi);
+    }
+  }
+#endif
+  for (p = 0; p < npix; p += 2) {
+    const int32_t np = npix - p < 2 ? npix - p : 2;
+    int32_t o0;
+    for (o0 = 0; o0 < oc; o0 += AOT_CONV_REQUANT_OC) {
+      const int32_t no = oc - o0 < AOT_CONV_REQUANT_OC ? oc - o0 : AOT_CONV_REQUANT_OC;
+      int32_t q, o;
+      (void)aot_conv_s8(tmp, no, x + p * sw * x_cs, x_rs, x_cs, w + o0 * w_os, np, no, kh_n,
+                        kw_n, c_n, sw, dh, dw, widen);
+      for (q = 0; q < np; ++q) {
+        for (o = 0; o < no; ++o) {
+          const int32_t* r = rows + 16 * ((o0 + o) >> 2) + ((o0 + o) & 3);
+          y[(p + q) * y_ps + o0 + o] =
+              (int8_t)aot_clamp_s8(aot_dw_requant(tmp[q * no + o], r[0], r[4], r[8], r[12]),
+                                   lo, hi);
+        }
+      }
     }
   }
   return 0;
