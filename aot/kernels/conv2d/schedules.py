@@ -19,7 +19,11 @@ a time.  The knobs (:func:`conv_template`):
 * ``fuse_epilogue`` (depthwise on arm_cpu, arm_mve): with ``depthwise_s8`` and
   ``requant_row``, each row's two calls become one
   ``aot_depthwise_requant_s8`` that requantizes from registers, without the
-  row of accumulators (:mod:`aot.kernels.conv2d.fuse`).
+  row of accumulators (:mod:`aot.kernels.conv2d.fuse`);
+* ``residual_row`` (arm_mve): an epilogue with a fused residual add (TFLM's
+  int8 ADD) as one call of ``aot_requant_add_row_s8`` per row (or pixel),
+  four outputs per Helium vector step
+  (:func:`aot.kernels.conv2d.helium.residual_pattern`).
 
 The default values *are* the library's schedule: plain loops on ``generic``
 and ``riscv`` targets, the row intrinsic plus the epilogue's row helper on
@@ -32,7 +36,8 @@ from __future__ import annotations
 
 from aot.kernels.conv2d.fuse import NAME as FUSE_NAME
 from aot.kernels.conv2d.fuse import fuse_depthwise_epilogue
-from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
+from aot.kernels.conv2d.helium import (requant_pattern, residual_pattern, tensorize_epilogue,
+                                       tensorize_residual)
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
 from aot.kernels.registry import template
 from aot.kernels.template import Knob, Template, divisors, extent
@@ -126,6 +131,11 @@ def conv_template(anchor: str, key: str) -> Template:
                                 "depthwise_s8 with requant_row: one aot_depthwise_requant_s8 "
                                 "call per row, requantizing from registers (only with "
                                 "accumulate depthwise_s8, requant_row and unroll_epilogue 1)"))
+        if key == "arm_mve" and residual_pattern(final) is not None:
+            out.append(Knob("residual_row", (True, False),
+                            "an epilogue with a fused residual add as one "
+                            "aot_requant_add_row_s8 call per row (or pixel): four outputs "
+                            "per Helium vector step (only with unroll_epilogue 1)"))
         return out
 
     def default_values(stages, final) -> dict:
@@ -141,6 +151,8 @@ def conv_template(anchor: str, key: str) -> Template:
             values["requant_row"] = True
             if _fusable(stages):
                 values["fuse_epilogue"] = fuse
+        if key == "arm_mve" and residual_pattern(final) is not None:
+            values["residual_row"] = True
         return values
 
     def apply(s, final, stages, cfg) -> None:
@@ -149,6 +161,8 @@ def conv_template(anchor: str, key: str) -> Template:
             tensorize_epilogue(s, final, whole_row=cfg["tile"] == "row")
             if cfg.get("fuse_epilogue") and cfg["accumulate"] == "depthwise_s8":
                 s.rewrite(FUSE_NAME, fuse_depthwise_epilogue(stages["dw_requant"].name))
+        if cfg.get("residual_row") and cfg["unroll_epilogue"] == 1:
+            tensorize_residual(s, final, whole_row=cfg["tile"] == "row")
 
     return Template(anchor, key, knobs, default_values, apply)
 
