@@ -78,6 +78,17 @@ def test_cortex_m55_builds_run_vmladava_and_cortex_m4_builds_do_not(graph, tmp_p
 
 
 @ARM_GCC
+def test_cortex_m55_conv_steps_alternate_vector_loads_and_vmladavas(tmp_path):
+    # kernel rows of 48 bytes: the 2x2 block's pipelined asm step, each of
+    # its four post-increment loads followed by a VMLADAVA (the units overlap)
+    dis = _disassembly(_graph("conv2d", {"cin": 16, "cout": 7, "hw": (4, 21)}, 5), M55,
+                       tmp_path)
+    kinds = ["load" if re.search(r"\bvldrb\.[us]8\s+q\d, \[\w+\], #16", line)
+             else "mac" if VMLADAVA.search(line) else "other" for line in dis.splitlines()]
+    assert any(kinds[i:i + 8] == ["load", "mac"] * 4 for i in range(len(kinds)))
+
+
+@ARM_GCC
 def test_cortex_m55_depthwise_widens_to_int32_lanes(tmp_path):
     g = _graph("depthwise_conv2d", {"cin": 11}, 5)  # one step of 8, a tail of 3
     m55 = _disassembly(g, M55, tmp_path)
