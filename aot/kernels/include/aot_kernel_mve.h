@@ -42,6 +42,7 @@ AOT_INLINE void aot_mve_dot2x2_s8(int32_t* s, const int8_t* a0, const int8_t* a1
   if (n >= 48) { /* one or two steps gain nothing from the pipelining */
     int8x16_t x0, y0, x1 = vdupq_n_s8(0), y1 = x1;
     const int8_t *p0 = a0, *p1 = a1, *q0 = b0, *q1 = b1;
+    AOT_UNROLL("GCC unroll 16")
     for (; i + 16 <= n; i += 16) {
       __asm__("vldrb.8 %q[x0], [%[p0]], #16\n\t"
               "vmladava.s8 %[s11], %q[x1], %q[y1]\n\t"
