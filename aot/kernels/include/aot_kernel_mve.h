@@ -89,6 +89,24 @@ AOT_INLINE void aot_mve_dot1x2_s8(int32_t* s, const int8_t* a, const int8_t* b0,
                                   const int8_t* b1, int32_t n) {
   int32_t s0 = s[0], s1 = s[1];
   int32_t i = 0;
+#if defined(AOT_MVE_DOT2X2_ASM)
+  /* the same alternation as aot_mve_dot2x2_s8's step (without pipelining:
+     unrolled, the next step's first load follows this step's last VMLADAVA) */
+  const int8_t *p = a, *q0 = b0, *q1 = b1;
+  AOT_UNROLL("GCC unroll 16")
+  for (; i + 16 <= n; i += 16) {
+    int8x16_t x, y0, y1;
+    __asm__("vldrb.8 %q[x], [%[p]], #16\n\t"
+            "vldrb.8 %q[y0], [%[q0]], #16\n\t"
+            "vmladava.s8 %[s0], %q[x], %q[y0]\n\t"
+            "vldrb.8 %q[y1], [%[q1]], #16\n\t"
+            "vmladava.s8 %[s1], %q[x], %q[y1]"
+            : [x] "=&w"(x), [y0] "=&w"(y0), [y1] "=&w"(y1), [s0] "+Te"(s0), [s1] "+Te"(s1),
+              [p] "+r"(p), [q0] "+r"(q0), [q1] "+r"(q1)
+            :
+            : "memory");
+  }
+#endif
   for (; i + 16 <= n; i += 16) {
     const int8x16_t x = vld1q_s8(a + i);
     s0 = vmladavaq_s8(s0, x, vld1q_s8(b0 + i));

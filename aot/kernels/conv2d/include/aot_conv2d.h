@@ -105,7 +105,7 @@ static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
 /* y[p*y_ps + c] = clamp_s8(aot_requant(acc[p*acc_ps + c] + bias[c],
    table[4c .. 4c+3]), lo, hi) for npix pixels of n outputs (tensor intrinsic
    of the arm_cpu and arm_mve epilogue: a whole output row, or one pixel);
-   Helium does four outputs per vector step (aot_mve_requant_row_s8), the
+   Helium does four outputs per vector step (aot_mve_requant_rows_s8), the
    DSP extension two (aot_requant_pairs_s8, one call per row). */
 AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
                                       int32_t acc_ps, const int32_t* bias,
@@ -114,15 +114,15 @@ AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* ac
 #if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
   aot_requant_pairs_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi);
 #else
-  int32_t p;
+  int32_t p, c0 = 0;
+#if defined(AOT_HAVE_MVE)
+  aot_mve_requant_rows_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi);
+  c0 = n - n % 4; /* the vector steps did all groups of four */
+#endif
   for (p = 0; p < npix; ++p) {
     int8_t* yp = y + p * y_ps;
     const int32_t* ap = acc + p * acc_ps;
-    int32_t c = 0;
-#if defined(AOT_HAVE_MVE)
-    aot_mve_requant_row_s8(yp, ap, bias, table, n, lo, hi);
-    c = n - n % 4; /* the vector steps did all groups of four */
-#endif
+    int32_t c = c0;
     for (; c < n; ++c) {
       const int32_t* r = table + 4 * c;
       yp[c] = (int8_t)aot_clamp_s8(aot_requant(ap[c] + bias[c], r[0], r[1], r[2], r[3]),

@@ -173,16 +173,32 @@ AOT_INLINE int32x4_t aot_mve_requant4(int32x4_t x, const int32_t* r, int32x4_t v
 }
 
 /* The requantizing epilogue on Helium, four outputs per step, exactly
-   aot_requant + aot_clamp_s8 (aot_mve_requant4).  Writes the first
-   n - n % 4 outputs; the caller does the rest. */
-AOT_INLINE void aot_mve_requant_row_s8(int8_t* y, const int32_t* acc, const int32_t* bias,
-                                       const int32_t* table, int32_t n, int32_t lo, int32_t hi) {
+   aot_requant + aot_clamp_s8 (the steps of aot_mve_requant4), over npix
+   pixels: channels outside, so each group's four table rows and biases
+   are loaded (and its shifts negated) once for all the pixels of the row.
+   Writes the first n - n % 4 outputs of each pixel; the caller does the
+   rest. */
+AOT_INLINE void aot_mve_requant_rows_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
+                                        int32_t acc_ps, const int32_t* bias,
+                                        const int32_t* table, int32_t npix, int32_t n,
+                                        int32_t lo, int32_t hi) {
   const int32x4_t vlo = vdupq_n_s32(lo > -128 ? lo : -128);
   const int32x4_t vhi = vdupq_n_s32(hi < 127 ? hi : 127);
-  int32_t c;
+  int32_t c, p;
   for (c = 0; c + 4 <= n; c += 4) {
-    const int32x4_t x = vaddq_s32(vld1q_s32(acc + c), vld1q_s32(bias + c));
-    vstrbq_s32(y + c, aot_mve_requant4(x, table + 4 * c, vlo, vhi));
+    const int32x4x4_t t = vld4q_s32(table + 4 * c); /* m, k_lo, k_hi, e1 */
+    const int32x4_t b = vld1q_s32(bias + c), sh = vnegq_s32(t.val[3]);
+    for (p = 0; p < npix; ++p) {
+      const int32x4_t x = vaddq_s32(vld1q_s32(acc + p * acc_ps + c), b);
+      const uint32x4_t plo = vreinterpretq_u32_s32(vmulq_s32(x, t.val[0]));
+      const uint32x4_t lo1 = vaddq_u32(plo, vreinterpretq_u32_s32(t.val[1]));
+      int32x4_t h = vaddq_s32(vmulhq_s32(x, t.val[0]), t.val[2]);
+      h = vaddq_m_n_s32(h, h, 1, vcmphiq_u32(plo, lo1));
+      h = vsubq_s32(h, vreinterpretq_s32_u32(
+          vshrq_n_u32(vbicq_u32(vreinterpretq_u32_s32(x), lo1), 31)));
+      h = vshlq_s32(h, sh);
+      vstrbq_s32(y + p * y_ps + c, vminq_s32(vmaxq_s32(h, vlo), vhi));
+    }
   }
 }
 
