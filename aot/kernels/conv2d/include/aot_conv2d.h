@@ -146,7 +146,7 @@ static inline int32_t aot_add_term(int32_t v, int32_t off, int32_t ls, int32_t m
    y = clamp(aot_mbqm(aot_add_term(q, c_off, ls, c_m, c_s)
                       + aot_add_term(res, r_off, ls, r_m, r_s), o_m, o_s) + o_off, lo, hi)
    TFLM's int8 ADD of q and the residual input res (-128 <= lo <= hi <= 127).
-   Helium does four outputs per vector step (aot_mve_requant_add_row_s8). */
+   Helium does four outputs per vector step (aot_mve_requant_add_rows_s8). */
 AOT_INLINE int32_t aot_requant_add_row_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
                                           int32_t acc_ps, const int32_t* bias,
                                           const int32_t* table, const int8_t* res,
@@ -155,17 +155,17 @@ AOT_INLINE int32_t aot_requant_add_row_s8(int8_t* y, int32_t y_ps, const int32_t
                                           int32_t r_off, int32_t r_m, int32_t r_s, int32_t ls,
                                           int32_t o_m, int32_t o_s, int32_t o_off, int32_t lo,
                                           int32_t hi) {
-  int32_t p;
+  int32_t p, c0 = 0;
+#if defined(AOT_HAVE_MVE)
+  aot_mve_requant_add_rows_s8(y, y_ps, acc, acc_ps, bias, table, res, res_ps, npix, n, lo1,
+                              hi1, c_off, c_m, c_s, r_off, r_m, r_s, ls, o_m, o_s, o_off, lo, hi);
+  c0 = n - n % 4; /* the vector steps did all groups of four */
+#endif
   for (p = 0; p < npix; ++p) {
     int8_t* yp = y + p * y_ps;
     const int32_t* ap = acc + p * acc_ps;
     const int8_t* rp = res + p * res_ps;
-    int32_t c = 0;
-#if defined(AOT_HAVE_MVE)
-    aot_mve_requant_add_row_s8(yp, ap, bias, table, rp, n, lo1, hi1, c_off, c_m, c_s, r_off,
-                               r_m, r_s, ls, o_m, o_s, o_off, lo, hi);
-    c = n - n % 4; /* the vector steps did all groups of four */
-#endif
+    int32_t c = c0;
     for (; c < n; ++c) {
       const int32_t* r = table + 4 * c;
       const int32_t q = aot_clamp_s8(aot_requant(ap[c] + bias[c], r[0], r[1], r[2], r[3]),
