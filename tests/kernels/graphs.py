@@ -28,7 +28,8 @@ def conv_graph(op, *, seed=0, dtype="int8", hw=(7, 6), cin=3, cout=5, k=(3, 3),
                strides=(1, 1), dilation=(1, 1), padding=(1, 1, 1, 1), depth_multiplier=1,
                activation="none", per_channel=True, bias=True, x_zp=-3, y_zp=5,
                residual=False):
-    """x -> conv2d/depthwise_conv2d [-> add(residual input)] with random weights."""
+    """x -> conv2d/depthwise_conv2d [-> add(residual input)] with random weights
+    (``residual="channel"``: the residual input has one value per channel)."""
     rng = np.random.default_rng(seed)
     b = GraphBuilder(op)
     x_scale, y_scale = 0.05, 0.08
@@ -61,7 +62,9 @@ def conv_graph(op, *, seed=0, dtype="int8", hw=(7, 6), cin=3, cout=5, k=(3, 3),
     shape = (1, *_out_hw(hw, k, strides, dilation, padding), cout)
     y = b.op(op, [x, w, bt], out_type=TensorType(shape, dtype, Q(y_scale, y_zp)), **attrs)
     if residual:
-        r = b.input("r", shape, "int8", Q(0.06, -7))
+        # residual="channel": one value per channel, broadcast over the pixels
+        r = b.input("r", (1, 1, 1, cout) if residual == "channel" else shape, "int8",
+                    Q(0.06, -7))
         y = b.op("add", [y, r], out_type=TensorType(shape, "int8", Q(0.1, 2)),
                  activation="relu")
     return b.build([y])

@@ -43,18 +43,27 @@ scalar loop.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aot import te, tir
 from aot.kernels.template import extent
+from aot.te.tensor import ComputeOp
 from aot.tir import expr as E
+from aot.tir.functor import Mutator, substitute
 
 
-def requant_pattern(final):
-    """``(acc, bias, table, lo, hi)`` when ``final`` is exactly the one-rounding
+def _at_output(indices, axes) -> bool:
+    """``indices`` read the element of the output's iteration ``axes``: each
+    index the axis's variable, or 0 on an axis of extent 1."""
+    return len(indices) == len(axes) and all(
+        i is iv.var or (E.is_const_int(i, 0) and E.is_const_int(iv.dom.extent, 1))
+        for i, iv in zip(indices, axes))
+
+
+def _requant_value(body, axes):
+    """``(acc, bias, table, lo, hi)`` when ``body`` is exactly the one-rounding
     int8 epilogue ``clamp_s8(requant(acc + bias[c], table[c, 0..3]), lo, hi)``
-    over its last axis (:func:`aot.kernels.conv2d.compute._fast_epilogue` with a
-    per-channel table and the output offset folded), else None."""
-    axes = [iv.var for iv in final.op.axis]
-    body = final.op.body
+    of the accumulators at the output's iteration ``axes`` (``c`` the last)."""
     if not (isinstance(body, E.Cast) and body.dtype == "int8"):
         return None
     clamp = body.value
@@ -68,8 +77,8 @@ def requant_pattern(final):
     if not (isinstance(add, E.Binary) and add.op == "add"
             and isinstance(add.a, E.ProducerLoad) and isinstance(add.b, E.ProducerLoad)):
         return None
-    acc, bias, c = add.a, add.b, axes[-1]
-    if not (list(acc.indices) == axes and list(bias.indices) == [c]
+    acc, bias, c = add.a, add.b, axes[-1].var
+    if not (_at_output(acc.indices, axes) and list(bias.indices) == [c]
             and acc.dtype == bias.dtype == "int32"):
         return None
     table = rows[0].tensor if isinstance(rows[0], E.ProducerLoad) else None
@@ -78,6 +87,138 @@ def requant_pattern(final):
                 and r.indices[0] is c and E.is_const_int(r.indices[1], j)):
             return None
     return acc.tensor, bias.tensor, table, clamp.args[1].value, clamp.args[2].value
+
+
+def requant_pattern(final):
+    """``(acc, bias, table, lo, hi)`` when ``final`` is exactly the one-rounding
+    int8 epilogue ``clamp_s8(requant(acc + bias[c], table[c, 0..3]), lo, hi)``
+    over its last axis (:func:`aot.kernels.conv2d.compute._fast_epilogue` with a
+    per-channel table and the output offset folded), else None."""
+    return _requant_value(final.op.body, final.op.axis)
+
+
+@dataclass(frozen=True)
+class ResidualAdd:
+    """The epilogue of a convolution with TFLM's int8 ADD of a residual input
+    fused (:mod:`aot.kernels.elementwise`): the convolution's output ``q``
+    (:func:`requant_pattern`'s form, clamped to ``[lo1, hi1]``) and the
+    residual ``res`` (read at the output's indices) each as
+    ``mbqm(shl32(v + off, ls), m, s)``, summed, then
+    ``clamp(mbqm(sum, out_m, out_s) + out_off, lo, hi)``.  ``conv`` and
+    ``resid`` are ``(off, m, s)``; ``body`` is ``final``'s expression with
+    the convolution's output stage ``inlined`` (as lowering inlines it)."""
+
+    body: object
+    inlined: object
+    acc: object
+    bias: object
+    table: object
+    res: object
+    lo1: int
+    hi1: int
+    conv: tuple
+    resid: tuple
+    ls: int
+    out_m: int
+    out_s: int
+    out_off: int
+    lo: int
+    hi: int
+
+
+def _offset(v):
+    """``(v', k)`` for ``v = v' + k`` with a constant ``k`` (0 when there is none)."""
+    if isinstance(v, E.Binary) and v.op in ("add", "sub") and isinstance(v.b, E.IntImm):
+        return v.a, v.b.value if v.op == "add" else -v.b.value
+    return v, 0
+
+
+def _add_term(e):
+    """``(v, off, ls, m, s)`` for ``mbqm(shl32(int32(v) + off, ls), m, s)``."""
+    if not (isinstance(e, E.Call) and e.name == "aot_mbqm" and len(e.args) == 3
+            and all(isinstance(a, E.IntImm) for a in e.args[1:])):
+        return None
+    sh = e.args[0]
+    if not (isinstance(sh, E.Call) and sh.name == "aot_shl32" and len(sh.args) == 2
+            and isinstance(sh.args[1], E.IntImm)):
+        return None
+    v, off = _offset(sh.args[0])
+    if not (isinstance(v, E.Cast) and v.dtype == "int32"):
+        return None
+    return v.value, off, sh.args[1].value, e.args[1].value, e.args[2].value
+
+
+def residual_pattern(final) -> ResidualAdd | None:
+    """The :class:`ResidualAdd` ``final`` computes over its last axis, else None."""
+    axes = final.op.axis
+    body = final.op.body
+    if not (isinstance(body, E.Cast) and body.dtype == "int8"):
+        return None
+    mn = body.value
+    if not (isinstance(mn, E.Binary) and mn.op == "min" and isinstance(mn.b, E.IntImm)):
+        return None
+    mx = mn.a
+    if not (isinstance(mx, E.Binary) and mx.op == "max" and isinstance(mx.b, E.IntImm)):
+        return None
+    lo, hi = mx.b.value, mn.b.value
+    v, out_off = _offset(mx.a)
+    if not (-128 <= lo <= hi <= 127 and isinstance(v, E.Call) and v.name == "aot_mbqm"
+            and len(v.args) == 3 and all(isinstance(a, E.IntImm) for a in v.args[1:])):
+        return None
+    total = v.args[0]
+    if not (isinstance(total, E.Binary) and total.op == "add"):
+        return None
+    terms = [_add_term(total.a), _add_term(total.b)]
+    if None in terms or terms[0][2] != terms[1][2]:
+        return None
+    conv = resid = None
+    for x, off, _, m, s in terms:
+        if not (isinstance(x, E.ProducerLoad) and x.dtype == "int8"
+                and _at_output(x.indices, axes)):
+            return None
+        op = x.tensor.op
+        inlined = _inline(x) if isinstance(op, ComputeOp) else None
+        found = None if inlined is None else _requant_value(inlined, axes)
+        if found is not None:
+            conv = (op, found, (off, m, s))
+        else:
+            resid = (x.tensor, (off, m, s))
+    if conv is None or resid is None:
+        return None
+    acc, bias, table, lo1, hi1 = conv[1]
+    full = _InlineOne(conv[0]).expr(body)
+    return ResidualAdd(full, conv[0], acc, bias, table, resid[0], lo1, hi1, conv[2], resid[1],
+                       terms[0][2], v.args[1].value, v.args[2].value, out_off, lo, hi)
+
+
+def _inline(load):
+    """The body of ``load``'s compute stage at the load's indices."""
+    op = load.tensor.op
+    return substitute(op.body, {iv.var: i for iv, i in zip(op.axis, load.indices)})
+
+
+class _InlineOne(Mutator):
+    """Inline the loads of one compute stage (``op``)."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def visit_ProducerLoad(self, e):
+        return _inline(e) if e.tensor.op is self.op else e
+
+
+class _Retarget(Mutator):
+    """The epilogue's expression on the intrinsic's placeholders: each load of
+    a tensor in ``tensors`` becomes a load of its placeholder at the trailing
+    indices, the stage's last two axes renamed to the intrinsic's."""
+
+    def __init__(self, tensors: dict, vmap: dict):
+        self.tensors, self.vmap = tensors, vmap
+
+    def visit_ProducerLoad(self, e):
+        ph = self.tensors[id(e.tensor.op)]
+        idx = [substitute(i, self.vmap) for i in e.indices]
+        return E.ProducerLoad(ph, idx[len(idx) - len(ph.shape):])
 
 
 def requant_row_intrin(pixels: int | None, channels: int, lo: int, hi: int):
@@ -107,15 +248,56 @@ def requant_row_intrin(pixels: int | None, channels: int, lo: int, hi: int):
         return tir.call_extern("int32", "aot_requant_row_s8", yy.access_ptr("w"), y_ps,
                                a.access_ptr("r"), acc_ps, b.access_ptr("r"),
                                t.access_ptr("r"), pixels or 1, channels, lo, hi)
-    binds = {
-        acc: tir.decl_buffer(shape, "int32", "acc", elem_offset=te.var("acc_off"),
-                             strides=None if pixels is None else [te.var("acc_ps"), 1]),
-        y: tir.decl_buffer(shape, "int8", "y", elem_offset=te.var("y_off"),
-                           strides=None if pixels is None else [te.var("y_ps"), 1]),
-        **{t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"))
-           for t in (bias, table)},
-    }
-    return te.decl_tensor_intrin(y.op, intrin_func, binds=binds, name="requant_row_s8")
+    return te.decl_tensor_intrin(y.op, intrin_func, binds=_binds(pixels, (acc, y), (bias, table)),
+                                 name="requant_row_s8")
+
+
+def _binds(pixels, rows, channels) -> dict:
+    """Buffers of a row intrinsic: ``rows`` (per pixel and channel) with a
+    variable pixel stride unless ``pixels`` is None, ``channels`` compact;
+    every one at a variable offset."""
+    out = {t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"),
+                              strides=None if pixels is None else [te.var(f"{t.name}_ps"), 1])
+           for t in rows}
+    out.update({t: tir.decl_buffer(t.shape, t.dtype, t.name,
+                                   elem_offset=te.var(f"{t.name}_off")) for t in channels})
+    return out
+
+
+def residual_row_intrin(final, pat: ResidualAdd, pixels: int | None, channels: int):
+    """``final``'s epilogue (a :class:`ResidualAdd`) over ``pixels`` pixels
+    (``None``: one pixel, no pixel axis) of ``channels`` outputs, as one call
+    of ``aot_requant_add_row_s8`` (Helium: four outputs per vector step).
+    The intrinsic computes ``final``'s own expression on its placeholders,
+    so it matches operand for operand whichever side of the add the
+    convolution is on."""
+    shape = (channels,) if pixels is None else (pixels, channels)
+    acc = te.placeholder(shape, "int32", "acc")
+    res = te.placeholder(shape, "int8", "res")
+    bias = te.placeholder((channels,), "int32", "bias")
+    table = te.placeholder((channels, 4), "int32", "table")
+    tensors = {id(pat.acc.op): acc, id(pat.res.op): res, id(pat.bias.op): bias,
+               id(pat.table.op): table}
+    axes = [iv.var for iv in final.op.axis]
+
+    def value(*iv):
+        return _Retarget(tensors, dict(zip(axes[len(axes) - len(iv):], iv))).expr(pat.body)
+    y = te.compute(shape, value, name="y")
+
+    def intrin_func(ins, outs):
+        b = {buf.name: buf for buf in ins}
+        yy = outs[0]
+        y_ps, acc_ps, res_ps = (0, 0, 0) if pixels is None else (
+            yy.strides[0], b["acc"].strides[0], b["res"].strides[0])
+        return tir.call_extern(
+            "int32", "aot_requant_add_row_s8", yy.access_ptr("w"), y_ps,
+            b["acc"].access_ptr("r"), acc_ps, b["bias"].access_ptr("r"),
+            b["table"].access_ptr("r"), b["res"].access_ptr("r"), res_ps, pixels or 1, channels,
+            pat.lo1, pat.hi1, *pat.conv, *pat.resid, pat.ls, pat.out_m, pat.out_s, pat.out_off,
+            pat.lo, pat.hi)
+    return te.decl_tensor_intrin(y.op, intrin_func, binds=_binds(pixels, (acc, res, y),
+                                                                 (bias, table)),
+                                 name="requant_add_row_s8")
 
 
 def tensorize_epilogue(s, final, whole_row: bool) -> None:
@@ -133,3 +315,18 @@ def tensorize_epilogue(s, final, whole_row: bool) -> None:
         s[final].tensorize(w, requant_row_intrin(extent(w.dom.extent), channels, lo, hi))
     else:
         s[final].tensorize(c, requant_row_intrin(None, channels, lo, hi))
+
+
+def tensorize_residual(s, final, whole_row: bool) -> None:
+    """The epilogue of each output row (``whole_row``) or pixel with a fused
+    residual add (:func:`residual_pattern`) as one ``aot_requant_add_row_s8``
+    call, when it has that form."""
+    pat = residual_pattern(final)
+    if pat is None or s[pat.inlined].attach_type != "inline":
+        return
+    w, c = final.op.axis[-2], final.op.axis[-1]
+    channels = extent(c.dom.extent)
+    if whole_row:
+        s[final].tensorize(w, residual_row_intrin(final, pat, extent(w.dom.extent), channels))
+    else:
+        s[final].tensorize(c, residual_row_intrin(final, pat, None, channels))

@@ -23,6 +23,10 @@ a time.  The knobs (:func:`conv_template`):
   (:mod:`aot.kernels.conv2d.fuse`).  On by default for depthwise rows, and
   for convolutions on arm_cpu whose window the DSP path widens in one piece
   (:func:`conv_fuses`); Helium keeps its vector epilogue for convolutions.
+* ``residual_row`` (arm_mve): an epilogue with a fused residual add (TFLM's
+  int8 ADD) as one call of ``aot_requant_add_row_s8`` per row (or pixel),
+  four outputs per Helium vector step
+  (:func:`aot.kernels.conv2d.helium.residual_pattern`).
 
 The default values *are* the library's schedule: plain loops on ``generic``
 and ``riscv`` targets, the row intrinsic plus the epilogue's row helper on
@@ -36,7 +40,8 @@ from __future__ import annotations
 from aot.kernels.conv2d.fuse import CONV_NAME as FUSE_CONV_NAME
 from aot.kernels.conv2d.fuse import NAME as FUSE_NAME
 from aot.kernels.conv2d.fuse import fuse_conv_epilogue, fuse_depthwise_epilogue
-from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
+from aot.kernels.conv2d.helium import (requant_pattern, residual_pattern, tensorize_epilogue,
+                                       tensorize_residual)
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
 from aot.kernels.registry import template
 from aot.kernels.template import Knob, Template, divisors, extent
@@ -160,6 +165,11 @@ def conv_template(anchor: str, key: str) -> Template:
                                 "aot_depthwise_requant_s8 (aot_conv_requant_s8) call per row, "
                                 "requantizing from registers (only with that accumulate, "
                                 "requant_row and unroll_epilogue 1)"))
+        if key == "arm_mve" and residual_pattern(final) is not None:
+            out.append(Knob("residual_row", (True, False),
+                            "an epilogue with a fused residual add as one "
+                            "aot_requant_add_row_s8 call per row (or pixel): four outputs "
+                            "per Helium vector step (only with unroll_epilogue 1)"))
         return out
 
     def default_values(stages, final) -> dict:
@@ -175,6 +185,8 @@ def conv_template(anchor: str, key: str) -> Template:
             values["requant_row"] = True
             if _fusable(stages):
                 values["fuse_epilogue"] = fuse
+        if key == "arm_mve" and residual_pattern(final) is not None:
+            values["residual_row"] = True
         return values
 
     def apply(s, final, stages, cfg) -> None:
@@ -185,6 +197,8 @@ def conv_template(anchor: str, key: str) -> Template:
                 s.rewrite(FUSE_NAME, fuse_depthwise_epilogue(stages["dw_requant"].name))
             elif cfg.get("fuse_epilogue") and cfg["accumulate"] == "conv_s8":
                 s.rewrite(FUSE_CONV_NAME, fuse_conv_epilogue(stages["conv_requant"].name))
+        if cfg.get("residual_row") and cfg["unroll_epilogue"] == 1:
+            tensorize_residual(s, final, whole_row=cfg["tile"] == "row")
 
     return Template(anchor, key, knobs, default_values, apply)
 

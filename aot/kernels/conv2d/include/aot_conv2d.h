@@ -1,7 +1,8 @@
 /* conv2d's and depthwise_conv2d's int8 helpers (aot/kernels/conv2d/include):
    the row intrinsics aot_conv_s8 and aot_depthwise_s8 and the requantizing
-   epilogue aot_requant_row_s8, built on aot_kernel_int8.h; Helium versions
-   in aot_conv2d_mve.h.  See docs/kernels.md. */
+   epilogues aot_requant_row_s8 and aot_requant_add_row_s8, built on
+   aot_kernel_int8.h; Helium versions in aot_conv2d_mve.h.  See
+   docs/kernels.md. */
 #ifndef AOT_CONV2D_H
 #define AOT_CONV2D_H
 
@@ -104,7 +105,7 @@ static __attribute__((noinline, unused)) void aot_requant_pairs_s8(
 /* y[p*y_ps + c] = clamp_s8(aot_requant(acc[p*acc_ps + c] + bias[c],
    table[4c .. 4c+3]), lo, hi) for npix pixels of n outputs (tensor intrinsic
    of the arm_cpu and arm_mve epilogue: a whole output row, or one pixel);
-   Helium does four outputs per vector step (aot_mve_requant_row_s8), the
+   Helium does four outputs per vector step (aot_mve_requant_rows_s8), the
    DSP extension two (aot_requant_pairs_s8, one call per row). */
 AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
                                       int32_t acc_ps, const int32_t* bias,
@@ -113,15 +114,15 @@ AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* ac
 #if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
   aot_requant_pairs_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi);
 #else
-  int32_t p;
+  int32_t p, c0 = 0;
+#if defined(AOT_HAVE_MVE)
+  aot_mve_requant_rows_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi);
+  c0 = n - n % 4; /* the vector steps did all groups of four */
+#endif
   for (p = 0; p < npix; ++p) {
     int8_t* yp = y + p * y_ps;
     const int32_t* ap = acc + p * acc_ps;
-    int32_t c = 0;
-#if defined(AOT_HAVE_MVE)
-    aot_mve_requant_row_s8(yp, ap, bias, table, n, lo, hi);
-    c = n - n % 4; /* the vector steps did all groups of four */
-#endif
+    int32_t c = c0;
     for (; c < n; ++c) {
       const int32_t* r = table + 4 * c;
       yp[c] = (int8_t)aot_clamp_s8(aot_requant(ap[c] + bias[c], r[0], r[1], r[2], r[3]),
@@ -129,6 +130,52 @@ AOT_INLINE int32_t aot_requant_row_s8(int8_t* y, int32_t y_ps, const int32_t* ac
     }
   }
 #endif
+  return 0;
+}
+
+/* aot_mbqm(aot_shl32(v + off, ls), m, s): one operand of TFLM's int8 ADD
+   (offset, shifted left, rescaled to the common scale). */
+static inline int32_t aot_add_term(int32_t v, int32_t off, int32_t ls, int32_t m, int32_t s) {
+  return aot_mbqm(aot_shl32(v + off, ls), m, s);
+}
+
+/* The epilogue of a convolution with a residual add fused (tensor intrinsic
+   of the arm_mve epilogue, aot/kernels/conv2d/helium.py): for npix pixels of
+   n outputs, q = clamp_s8(aot_requant(acc + bias[c], table[4c ..]), lo1, hi1)
+   is the convolution's output, and
+   y = clamp(aot_mbqm(aot_add_term(q, c_off, ls, c_m, c_s)
+                      + aot_add_term(res, r_off, ls, r_m, r_s), o_m, o_s) + o_off, lo, hi)
+   TFLM's int8 ADD of q and the residual input res (-128 <= lo <= hi <= 127).
+   Helium does four outputs per vector step (aot_mve_requant_add_rows_s8). */
+AOT_INLINE int32_t aot_requant_add_row_s8(int8_t* y, int32_t y_ps, const int32_t* acc,
+                                          int32_t acc_ps, const int32_t* bias,
+                                          const int32_t* table, const int8_t* res,
+                                          int32_t res_ps, int32_t npix, int32_t n, int32_t lo1,
+                                          int32_t hi1, int32_t c_off, int32_t c_m, int32_t c_s,
+                                          int32_t r_off, int32_t r_m, int32_t r_s, int32_t ls,
+                                          int32_t o_m, int32_t o_s, int32_t o_off, int32_t lo,
+                                          int32_t hi) {
+  int32_t p, c0 = 0;
+#if defined(AOT_HAVE_MVE)
+  aot_mve_requant_add_rows_s8(y, y_ps, acc, acc_ps, bias, table, res, res_ps, npix, n, lo1,
+                              hi1, c_off, c_m, c_s, r_off, r_m, r_s, ls, o_m, o_s, o_off, lo, hi);
+  c0 = n - n % 4; /* the vector steps did all groups of four */
+#endif
+  for (p = 0; p < npix; ++p) {
+    int8_t* yp = y + p * y_ps;
+    const int32_t* ap = acc + p * acc_ps;
+    const int8_t* rp = res + p * res_ps;
+    int32_t c = c0;
+    for (; c < n; ++c) {
+      const int32_t* r = table + 4 * c;
+      const int32_t q = aot_clamp_s8(aot_requant(ap[c] + bias[c], r[0], r[1], r[2], r[3]),
+                                     lo1, hi1);
+      const int32_t sum = aot_add_term(q, c_off, ls, c_m, c_s)
+          + aot_add_term(rp[c], r_off, ls, r_m, r_s);
+      const int32_t o = aot_mbqm(sum, o_m, o_s) + o_off;
+      yp[c] = (int8_t)(o < lo ? lo : o > hi ? hi : o);
+    }
+  }
   return 0;
 }
 
