@@ -182,12 +182,13 @@ def test_the_cortex_m4_depthwise_builds_at_every_optimization_level(opt, tmp_pat
     assert "smlabb" in dis and "smlatt" in dis
 
 
-def test_the_cortex_m4_depthwise_3x3_taps_are_assembly(tmp_path):
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_the_cortex_m4_depthwise_3x3_taps_are_assembly(strides, tmp_path):
     """At -O2 the shared-column 3x3 taps take the assembly block: its code
     differs from the AOT_NO_ASM build's, and the seven loads of each kernel
     row and half come back to back (the C loop interleaves loads with the
-    multiplies)."""
-    ag = optimize(conv_graph("depthwise_conv2d", seed=22, cin=16, hw=(6, 9)))
+    multiplies); with a stride of 2 too (pixels two columns apart)."""
+    ag = optimize(conv_graph("depthwise_conv2d", seed=22, cin=16, hw=(6, 9), strides=strides))
     k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
     dis = disassemble(k.source, M4_FLAGS, tmp_path / "asm")
     plain = disassemble(k.source, M4_FLAGS, tmp_path / "c", opt=["-O2", "-DAOT_NO_ASM"])

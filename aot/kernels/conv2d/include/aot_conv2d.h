@@ -662,13 +662,46 @@ AOT_INLINE int8_t aot_dw_out_s8(int32_t acc, const int32_t* rows, int32_t c, int
   "smlabb %[t0], %[x3], %[w2], %[t0]\n\t"                                         \
   "smlatt %[t1], %[x3], %[w2], %[t1]\n\t"
 
+/* AOT_DW3X3_ROW for pixels twice the dilation apart (stride 2, dilation
+   1: VWW's stride-2 layers): pixel q's taps are columns 2, 3 and 4, five
+   columns in all; the fifth is loaded into x0 once column 0 is used. */
+#define AOT_DW3X3_ROW_S2(KH, ROR)                                                 \
+  "ldr %[x0], [%[x], #" KH "*%c[R]]\n\t"                                          \
+  "ldr %[w0], [%[w], #(" KH "*3+0)*%c[C]]\n\t"                                    \
+  "ldr %[x1], [%[x], #" KH "*%c[R]+%c[D]]\n\t"                                    \
+  "ldr %[w1], [%[w], #(" KH "*3+1)*%c[C]]\n\t"                                    \
+  "ldr %[x2], [%[x], #" KH "*%c[R]+2*%c[D]]\n\t"                                  \
+  "ldr %[w2], [%[w], #(" KH "*3+2)*%c[C]]\n\t"                                    \
+  "ldr %[x3], [%[x], #" KH "*%c[R]+3*%c[D]]\n\t"                                  \
+  "sxtb16 %[x0], %[x0]" ROR "\n\t"                                                \
+  "sxtb16 %[w0], %[w0]" ROR "\n\t"                                                \
+  "smlabb %[s0], %[x0], %[w0], %[s0]\n\t"                                         \
+  "sxtb16 %[x1], %[x1]" ROR "\n\t"                                                \
+  "smlatt %[s1], %[x0], %[w0], %[s1]\n\t"                                         \
+  "sxtb16 %[w1], %[w1]" ROR "\n\t"                                                \
+  "smlabb %[s0], %[x1], %[w1], %[s0]\n\t"                                         \
+  "sxtb16 %[x2], %[x2]" ROR "\n\t"                                                \
+  "smlatt %[s1], %[x1], %[w1], %[s1]\n\t"                                         \
+  "sxtb16 %[w2], %[w2]" ROR "\n\t"                                                \
+  "smlabb %[t0], %[x2], %[w0], %[t0]\n\t"                                         \
+  "sxtb16 %[x3], %[x3]" ROR "\n\t"                                                \
+  "smlatt %[t1], %[x2], %[w0], %[t1]\n\t"                                         \
+  "ldr %[x0], [%[x], #" KH "*%c[R]+4*%c[D]]\n\t"                                  \
+  "smlabb %[s0], %[x2], %[w2], %[s0]\n\t"                                         \
+  "smlatt %[s1], %[x2], %[w2], %[s1]\n\t"                                         \
+  "smlabb %[t0], %[x3], %[w1], %[t0]\n\t"                                         \
+  "sxtb16 %[x0], %[x0]" ROR "\n\t"                                                \
+  "smlatt %[t1], %[x3], %[w1], %[t1]\n\t"                                         \
+  "smlabb %[t0], %[x0], %[w2], %[t0]\n\t"                                         \
+  "smlatt %[t1], %[x0], %[w2], %[t1]\n\t"
+
 /* s0, s1 (pixel p) and t0, t1 (pixel q) = the sums of channels j and j + 2
    over the 3x3 taps, from x (pixel p's first tap) and w (the channels'
    first weights); the half's SXTB16 form ROR.  R = dh * x_rs, D = dw * x_cs
-   (= the pixels' stride) and C = c_n are immediates (aot_dw3x3_fits). */
-#define AOT_DW3X3_HALF(ROR)                                                       \
-  __asm__ volatile(AOT_DW3X3_ROW("0", ROR) AOT_DW3X3_ROW("1", ROR)                \
-                   AOT_DW3X3_ROW("2", ROR)                                        \
+   (= the pixels' stride; twice it with AOT_DW3X3_ROW_S2) and C = c_n are
+   immediates (aot_dw3x3_fits); ROW one of the two row macros. */
+#define AOT_DW3X3_HALF(ROW, ROR)                                                  \
+  __asm__ volatile(ROW("0", ROR) ROW("1", ROR) ROW("2", ROR)                      \
                    : [s0] "+r"(s0), [s1] "+r"(s1), [t0] "+r"(t0), [t1] "+r"(t1),  \
                      [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2),              \
                      [x3] "=&r"(x3), [w0] "=&r"(w0), [w1] "=&r"(w1),              \
@@ -757,16 +790,26 @@ AOT_INLINE void aot_dw_pair_loop(int8_t* yp, int32_t y_ps, const int8_t* xp, int
   const int8_t* const wend = w + (c_n & ~3);
 #if defined(AOT_HAVE_DW3X3_ASM)
   const int32_t r_ = dh * x_rs, d_ = dw * x_cs, c_ = c_n;
-  if (shared && __builtin_constant_p(kh_n) && __builtin_constant_p(kw_n) && kh_n == 3
-      && kw_n == 3 && __builtin_constant_p(r_) && __builtin_constant_p(d_)
-      && __builtin_constant_p(c_) && aot_dw3x3_fits(r_, d_, c_, 4)) {
+  /* the shared column, or pixels two columns apart (q_cs == 2 * d_) */
+  const int32_t two = !shared && __builtin_constant_p(q_cs) && q_cs == 2 * d_;
+  if ((shared || two) && __builtin_constant_p(kh_n) && __builtin_constant_p(kw_n)
+      && kh_n == 3 && kw_n == 3 && __builtin_constant_p(r_) && __builtin_constant_p(d_)
+      && __builtin_constant_p(c_) && aot_dw3x3_fits(r_, d_, c_, two ? 5 : 4)) {
     while (w != wend) {
       int32_t s0 = 0, s1 = 0, t0 = 0, t1 = 0, x0, x1, x2, x3, w0, w1, w2;
-      AOT_DW3X3_HALF("");
+      if (two) {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW_S2, "");
+      } else {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW, "");
+      }
       AOT_DW_OUT2(s0, t0, 0);
       AOT_DW_OUT2(s1, t1, 2);
       s0 = s1 = t0 = t1 = 0;
-      AOT_DW3X3_HALF(", ror #8");
+      if (two) {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW_S2, ", ror #8");
+      } else {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW, ", ror #8");
+      }
       AOT_DW_OUT2(s0, t0, 1);
       AOT_DW_OUT2(s1, t1, 3);
       w += 4;
