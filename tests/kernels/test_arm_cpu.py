@@ -62,6 +62,10 @@ CASES = [
     ("depthwise_conv2d", {"cin": 11, "hw": (6, 5), "k": (3, 2), "dilation": (1, 2),
                           "padding": (0, 1, 2, 1)}),
     ("depthwise_conv2d", {"cin": 36, "hw": (3, 40)}),
+    # the 3x3 assembly taps (GCC, DSP) with a dilation of 2 as the pixels'
+    # stride, two tail channels and an odd last pixel (rows of 5: 2 + 2 + 1)
+    ("depthwise_conv2d", {"cin": 10, "hw": (9, 9), "strides": (2, 2), "dilation": (2, 2),
+                          "padding": (2, 2, 2, 2)}),
     ("depthwise_conv2d", {"cin": 3, "depth_multiplier": 2}),  # generic fallback
     # one input channel (micro_speech): lowered as a convolution with C = 1
     ("depthwise_conv2d", {"cin": 1, "depth_multiplier": 8, "hw": (9, 8), "k": (4, 4),
@@ -212,6 +216,38 @@ def test_the_cortex_m4_packed_dense_builds_at_every_optimization_level(opt, tmp_
         assert "aot_dense_packed_" in k.source  # depth 640: not fused
         dis = disassemble(k.source, M4_FLAGS, tmp_path / str(n), opt=opt.split())
         assert "smlad" in dis and "sxtb16" in dis
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+def test_the_cortex_m4_depthwise_builds_at_every_optimization_level(opt, tmp_path):
+    """The 3x3 depthwise assembly taps need 13 registers (as the convolution's
+    blocks): every level builds, size optimization with the C loop."""
+    ag = optimize(conv_graph("depthwise_conv2d", seed=22, cin=16, hw=(6, 9)))
+    k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
+    dis = disassemble(k.source, M4_FLAGS, tmp_path, opt=opt.split())
+    assert "smlabb" in dis and "smlatt" in dis
+
+
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_the_cortex_m4_depthwise_3x3_taps_are_assembly(strides, tmp_path):
+    """At -O2 the shared-column 3x3 taps take the assembly block: its code
+    differs from the AOT_NO_ASM build's, and the seven loads of each kernel
+    row and half come back to back (the C loop interleaves loads with the
+    multiplies); with a stride of 2 too (pixels two columns apart)."""
+    ag = optimize(conv_graph("depthwise_conv2d", seed=22, cin=16, hw=(6, 9), strides=strides))
+    k = lower_group(annotations(ag).groups[0], ag, ARM, name="k")
+    dis = disassemble(k.source, M4_FLAGS, tmp_path / "asm")
+    plain = disassemble(k.source, M4_FLAGS, tmp_path / "c", opt=["-O2", "-DAOT_NO_ASM"])
+    ops = [line.split("\t")[2].split()[0] for line in dis.splitlines()
+           if line.count("\t") >= 2 and ":" in line.split("\t")[0]]
+    runs, run = [], 0
+    for op in ops + ["end"]:
+        if op.startswith("ldr"):
+            run += 1
+        elif run:
+            runs, run = runs + [run], 0
+    assert sum(r >= 7 for r in runs) >= 6  # three kernel rows x two halves
+    assert dis != plain
 
 
 def test_the_cortex_m4_depthwise_uses_halfword_multiplies(tmp_path):

@@ -803,6 +803,160 @@ AOT_INLINE int8_t aot_dw_out_s8(int32_t acc, const int32_t* rows, int32_t c, int
     yp[y_ps + (J)] = (int8_t)v_;                                                  \
   } while (0)
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) \
+    && !defined(__OPTIMIZE_SIZE__) && !defined(AOT_NO_ASM)
+/* The 3x3 taps of a 2 pixel x 4 channel block with a shared column (pixel
+   q's tap kw is pixel p's tap kw + 1) in GCC inline assembly, half the
+   channels at a time: AOT_HAVE_DW3X3_ASM says it exists.  In C the block's
+   eight sums, the four widened halves of a column and a weight word and
+   both pointers are fourteen live values, and GCC spilled a sum and both
+   pointers in every tap; one half (channels 0 and 2, the SXTB16 of each
+   word, or 1 and 3, its ROR #8 form) keeps four sums, and the three weight
+   words and four columns of a kernel row fit the seven registers left: 13
+   in all, as aot_dot3x2_wide_s8 (a frame pointer leaves 13).  Each word is
+   loaded once per half, the seven loads of a row back to back (pipelined),
+   then widened, then twelve SMLAxy.  AOT_NO_ASM turns it off; clang and
+   size-optimized builds keep the C loop. */
+#define AOT_HAVE_DW3X3_ASM 1
+
+/* One kernel row of one half: KH the row's index (immediate arithmetic for
+   the assembler), ROR "" or ", ror #8". */
+#define AOT_DW3X3_ROW(KH, ROR)                                                    \
+  "ldr %[x0], [%[x], #" KH "*%c[R]]\n\t"                                          \
+  "ldr %[w0], [%[w], #(" KH "*3+0)*%c[C]]\n\t"                                    \
+  "ldr %[x1], [%[x], #" KH "*%c[R]+%c[D]]\n\t"                                    \
+  "ldr %[w1], [%[w], #(" KH "*3+1)*%c[C]]\n\t"                                    \
+  "ldr %[x2], [%[x], #" KH "*%c[R]+2*%c[D]]\n\t"                                  \
+  "ldr %[w2], [%[w], #(" KH "*3+2)*%c[C]]\n\t"                                    \
+  "ldr %[x3], [%[x], #" KH "*%c[R]+3*%c[D]]\n\t"                                  \
+  "sxtb16 %[x0], %[x0]" ROR "\n\t"                                                \
+  "sxtb16 %[w0], %[w0]" ROR "\n\t"                                                \
+  "smlabb %[s0], %[x0], %[w0], %[s0]\n\t"                                         \
+  "sxtb16 %[x1], %[x1]" ROR "\n\t"                                                \
+  "smlatt %[s1], %[x0], %[w0], %[s1]\n\t"                                         \
+  "sxtb16 %[w1], %[w1]" ROR "\n\t"                                                \
+  "smlabb %[t0], %[x1], %[w0], %[t0]\n\t"                                         \
+  "sxtb16 %[x2], %[x2]" ROR "\n\t"                                                \
+  "smlatt %[t1], %[x1], %[w0], %[t1]\n\t"                                         \
+  "sxtb16 %[w2], %[w2]" ROR "\n\t"                                                \
+  "smlabb %[s0], %[x1], %[w1], %[s0]\n\t"                                         \
+  "sxtb16 %[x3], %[x3]" ROR "\n\t"                                                \
+  "smlatt %[s1], %[x1], %[w1], %[s1]\n\t"                                         \
+  "smlabb %[t0], %[x2], %[w1], %[t0]\n\t"                                         \
+  "smlatt %[t1], %[x2], %[w1], %[t1]\n\t"                                         \
+  "smlabb %[s0], %[x2], %[w2], %[s0]\n\t"                                         \
+  "smlatt %[s1], %[x2], %[w2], %[s1]\n\t"                                         \
+  "smlabb %[t0], %[x3], %[w2], %[t0]\n\t"                                         \
+  "smlatt %[t1], %[x3], %[w2], %[t1]\n\t"
+
+/* AOT_DW3X3_ROW for pixels twice the dilation apart (stride 2, dilation
+   1: VWW's stride-2 layers): pixel q's taps are columns 2, 3 and 4, five
+   columns in all; the fifth is loaded into x0 once column 0 is used. */
+#define AOT_DW3X3_ROW_S2(KH, ROR)                                                 \
+  "ldr %[x0], [%[x], #" KH "*%c[R]]\n\t"                                          \
+  "ldr %[w0], [%[w], #(" KH "*3+0)*%c[C]]\n\t"                                    \
+  "ldr %[x1], [%[x], #" KH "*%c[R]+%c[D]]\n\t"                                    \
+  "ldr %[w1], [%[w], #(" KH "*3+1)*%c[C]]\n\t"                                    \
+  "ldr %[x2], [%[x], #" KH "*%c[R]+2*%c[D]]\n\t"                                  \
+  "ldr %[w2], [%[w], #(" KH "*3+2)*%c[C]]\n\t"                                    \
+  "ldr %[x3], [%[x], #" KH "*%c[R]+3*%c[D]]\n\t"                                  \
+  "sxtb16 %[x0], %[x0]" ROR "\n\t"                                                \
+  "sxtb16 %[w0], %[w0]" ROR "\n\t"                                                \
+  "smlabb %[s0], %[x0], %[w0], %[s0]\n\t"                                         \
+  "sxtb16 %[x1], %[x1]" ROR "\n\t"                                                \
+  "smlatt %[s1], %[x0], %[w0], %[s1]\n\t"                                         \
+  "sxtb16 %[w1], %[w1]" ROR "\n\t"                                                \
+  "smlabb %[s0], %[x1], %[w1], %[s0]\n\t"                                         \
+  "sxtb16 %[x2], %[x2]" ROR "\n\t"                                                \
+  "smlatt %[s1], %[x1], %[w1], %[s1]\n\t"                                         \
+  "sxtb16 %[w2], %[w2]" ROR "\n\t"                                                \
+  "smlabb %[t0], %[x2], %[w0], %[t0]\n\t"                                         \
+  "sxtb16 %[x3], %[x3]" ROR "\n\t"                                                \
+  "smlatt %[t1], %[x2], %[w0], %[t1]\n\t"                                         \
+  "ldr %[x0], [%[x], #" KH "*%c[R]+4*%c[D]]\n\t"                                  \
+  "smlabb %[s0], %[x2], %[w2], %[s0]\n\t"                                         \
+  "smlatt %[s1], %[x2], %[w2], %[s1]\n\t"                                         \
+  "smlabb %[t0], %[x3], %[w1], %[t0]\n\t"                                         \
+  "sxtb16 %[x0], %[x0]" ROR "\n\t"                                                \
+  "smlatt %[t1], %[x3], %[w1], %[t1]\n\t"                                         \
+  "smlabb %[t0], %[x0], %[w2], %[t0]\n\t"                                         \
+  "smlatt %[t1], %[x0], %[w2], %[t1]\n\t"
+
+/* s0, s1 (pixel p) and t0, t1 (pixel q) = the sums of channels j and j + 2
+   over the 3x3 taps, from x (pixel p's first tap) and w (the channels'
+   first weights); the half's SXTB16 form ROR.  R = dh * x_rs, D = dw * x_cs
+   (= the pixels' stride; twice it with AOT_DW3X3_ROW_S2) and C = c_n are
+   immediates (aot_dw3x3_fits); ROW one of the two row macros. */
+#define AOT_DW3X3_HALF(ROW, ROR)                                                  \
+  __asm__ volatile(ROW("0", ROR) ROW("1", ROR) ROW("2", ROR)                      \
+                   : [s0] "+r"(s0), [s1] "+r"(s1), [t0] "+r"(t0), [t1] "+r"(t1),  \
+                     [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2),              \
+                     [x3] "=&r"(x3), [w0] "=&r"(w0), [w1] "=&r"(w1),              \
+                     [w2] "=&r"(w2)                                               \
+                   : [x] "r"(xp), [w] "r"(w), [R] "n"(r_), [D] "n"(d_),           \
+                     [C] "n"(c_)                                                  \
+                   : "memory")
+
+/* One kernel row of one half for three pixels (p, q, r: sums s, t, u), the
+   five columns in a, b, c: each column and weight word loaded and widened
+   once, eighteen SMLAxy. */
+#define AOT_DW3X3_ROW3(KH, ROR)                                                   \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t"                                           \
+  "ldr %[k], [%[w], #(" KH "*3+0)*%c[C]]\n\t"                                     \
+  "ldr %[b], [%[x], #" KH "*%c[R]+%c[D]]\n\t"                                     \
+  "ldr %[c], [%[x], #" KH "*%c[R]+2*%c[D]]\n\t"                                   \
+  "sxtb16 %[a], %[a]" ROR "\n\t"                                                  \
+  "sxtb16 %[k], %[k]" ROR "\n\t"                                                  \
+  "smlabb %[s0], %[a], %[k], %[s0]\n\t"                                           \
+  "sxtb16 %[b], %[b]" ROR "\n\t"                                                  \
+  "smlatt %[s1], %[a], %[k], %[s1]\n\t"                                           \
+  "sxtb16 %[c], %[c]" ROR "\n\t"                                                  \
+  "smlabb %[t0], %[b], %[k], %[t0]\n\t"                                           \
+  "smlatt %[t1], %[b], %[k], %[t1]\n\t"                                           \
+  "smlabb %[u0], %[c], %[k], %[u0]\n\t"                                           \
+  "smlatt %[u1], %[c], %[k], %[u1]\n\t"                                           \
+  "ldr %[k], [%[w], #(" KH "*3+1)*%c[C]]\n\t"                                     \
+  "ldr %[a], [%[x], #" KH "*%c[R]+3*%c[D]]\n\t"                                   \
+  "sxtb16 %[k], %[k]" ROR "\n\t"                                                  \
+  "smlabb %[s0], %[b], %[k], %[s0]\n\t"                                           \
+  "sxtb16 %[a], %[a]" ROR "\n\t"                                                  \
+  "smlatt %[s1], %[b], %[k], %[s1]\n\t"                                           \
+  "smlabb %[t0], %[c], %[k], %[t0]\n\t"                                           \
+  "smlatt %[t1], %[c], %[k], %[t1]\n\t"                                           \
+  "smlabb %[u0], %[a], %[k], %[u0]\n\t"                                           \
+  "smlatt %[u1], %[a], %[k], %[u1]\n\t"                                           \
+  "ldr %[k], [%[w], #(" KH "*3+2)*%c[C]]\n\t"                                     \
+  "ldr %[b], [%[x], #" KH "*%c[R]+4*%c[D]]\n\t"                                   \
+  "sxtb16 %[k], %[k]" ROR "\n\t"                                                  \
+  "smlabb %[s0], %[c], %[k], %[s0]\n\t"                                           \
+  "sxtb16 %[b], %[b]" ROR "\n\t"                                                  \
+  "smlatt %[s1], %[c], %[k], %[s1]\n\t"                                           \
+  "smlabb %[t0], %[a], %[k], %[t0]\n\t"                                           \
+  "smlatt %[t1], %[a], %[k], %[t1]\n\t"                                           \
+  "smlabb %[u0], %[b], %[k], %[u0]\n\t"                                           \
+  "smlatt %[u1], %[b], %[k], %[u1]\n\t"
+
+/* AOT_DW3X3_HALF for three pixels: 6 sums, 4 temporaries, 2 pointers. */
+#define AOT_DW3X3_HALF3(ROR)                                                      \
+  __asm__ volatile(AOT_DW3X3_ROW3("0", ROR) AOT_DW3X3_ROW3("1", ROR)              \
+                   AOT_DW3X3_ROW3("2", ROR)                                       \
+                   : [s0] "+r"(s0), [s1] "+r"(s1), [t0] "+r"(t0), [t1] "+r"(t1),  \
+                     [u0] "+r"(u0), [u1] "+r"(u1), [a] "=&r"(a), [b] "=&r"(b),    \
+                     [c] "=&r"(c), [k] "=&r"(k)                                   \
+                   : [x] "r"(xp), [w] "r"(w), [R] "n"(r_), [D] "n"(d_),           \
+                     [C] "n"(c_)                                                  \
+                   : "memory")
+
+/* The immediates fit LDR's offsets (0..4095 bytes) for `cols` columns
+   (4 for two pixels, 5 for three; 8 * c < 4096 with c < 512).  (Written
+   with unsigned bounds: with signed ones GCC 12 allocated the 3-pixel loop
+   differently and spilled in it, +2% cycles on KWS's depthwise layers.) */
+AOT_INLINE int32_t aot_dw3x3_fits(int32_t r, int32_t d, int32_t c, int32_t cols) {
+  return (uint32_t)r < 2048u && (uint32_t)d < 1024u && (uint32_t)c < 512u
+         && 2 * r + (cols - 1) * d < 4096;
+}
+#endif
+
 /* aot_depthwise_requant_s8's DSP loop over the channels of two pixels (xq =
    xp + q_cs, yq = yp + y_ps): 2 pixel x 4 channel blocks as in
    aot_depthwise_s8, each block's eight sums requantized from registers
@@ -821,6 +975,38 @@ AOT_INLINE void aot_dw_pair_loop(int8_t* yp, int32_t y_ps, const int8_t* xp, int
                                  const int32_t* rows, int32_t c_n, int32_t kh_n, int32_t kw_n,
                                  int32_t dh, int32_t dw, int32_t lo, int32_t hi, int32_t shared) {
   const int8_t* const wend = w + (c_n & ~3);
+#if defined(AOT_HAVE_DW3X3_ASM)
+  const int32_t r_ = dh * x_rs, d_ = dw * x_cs, c_ = c_n;
+  /* the shared column, or pixels two columns apart (q_cs == 2 * d_) */
+  const int32_t two = !shared && __builtin_constant_p(q_cs) && q_cs == 2 * d_;
+  if ((shared || two) && __builtin_constant_p(kh_n) && __builtin_constant_p(kw_n)
+      && kh_n == 3 && kw_n == 3 && __builtin_constant_p(r_) && __builtin_constant_p(d_)
+      && __builtin_constant_p(c_) && aot_dw3x3_fits(r_, d_, c_, two ? 5 : 4)) {
+    while (w != wend) {
+      int32_t s0 = 0, s1 = 0, t0 = 0, t1 = 0, x0, x1, x2, x3, w0, w1, w2;
+      if (two) {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW_S2, "");
+      } else {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW, "");
+      }
+      AOT_DW_OUT2(s0, t0, 0);
+      AOT_DW_OUT2(s1, t1, 2);
+      s0 = s1 = t0 = t1 = 0;
+      if (two) {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW_S2, ", ror #8");
+      } else {
+        AOT_DW3X3_HALF(AOT_DW3X3_ROW, ", ror #8");
+      }
+      AOT_DW_OUT2(s0, t0, 1);
+      AOT_DW_OUT2(s1, t1, 3);
+      w += 4;
+      xp += 4;
+      yp += 4;
+      rows += 16;
+    }
+    return;
+  }
+#endif
   while (w != wend) {
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, kh, kw;
     if (shared) {
@@ -942,6 +1128,60 @@ static __attribute__((noinline, unused)) void aot_dw_one_requant_s8(
     rows += 16;
   }
 }
+
+#if defined(AOT_HAVE_DW3X3_ASM)
+/* The three outputs of a channel of aot_dw_triple_shared_requant_s8 (as AOT_DW_OUT2). */
+#define AOT_DW_OUT3(S, T, U, J)                                                   \
+  do {                                                                            \
+    const int32_t b2_ = rows[J], m_ = rows[4 + (J)];                              \
+    const int32_t kh_ = rows[8 + (J)], e_ = rows[12 + (J)];                       \
+    const int32_t o0_ = aot_clamp_s8(aot_dw_requant(S, b2_, m_, kh_, e_), lo, hi); \
+    const int32_t o1_ = aot_clamp_s8(aot_dw_requant(T, b2_, m_, kh_, e_), lo, hi); \
+    const int32_t o2_ = aot_clamp_s8(aot_dw_requant(U, b2_, m_, kh_, e_), lo, hi); \
+    yp[J] = (int8_t)o0_;                                                          \
+    yp[y_ps + (J)] = (int8_t)o1_;                                                 \
+    yp[2 * y_ps + (J)] = (int8_t)o2_;                                             \
+  } while (0)
+
+/* Three pixels of a row with a shared column (the pixels' stride equals
+   the dilation), for rows of an odd length (KWS's rows of 5 pixels: 3 + 2
+   instead of 2 + 2 + 1): 3 pixel x 4 channel blocks of 3x3 taps in
+   assembly, half the channels at a time (AOT_DW3X3_ROW3: 37 estimated M4
+   cycles per 18 MACs, against 27 per 12 for the pair and about 11 per 4 for
+   the lone pixel's C).  Other shapes, or without the constant immediates,
+   take a pair and a lone pixel as before. */
+static __attribute__((noinline, unused)) void aot_dw_triple_shared_requant_s8(
+    int8_t* yp, int32_t y_ps, const int8_t* xp, int32_t x_rs, int32_t x_cs, const int8_t* w,
+    const int32_t* rows, int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t dh, int32_t dw,
+    int32_t lo, int32_t hi) {
+  const int32_t r_ = dh * x_rs, d_ = dw * x_cs, c_ = c_n;
+  if (__builtin_constant_p(kh_n) && __builtin_constant_p(kw_n) && kh_n == 3 && kw_n == 3
+      && __builtin_constant_p(r_) && __builtin_constant_p(d_) && __builtin_constant_p(c_)
+      && aot_dw3x3_fits(r_, d_, c_, 5)) {
+    const int8_t* const wend = w + (c_n & ~3);
+    while (w != wend) {
+      int32_t s0 = 0, s1 = 0, t0 = 0, t1 = 0, u0 = 0, u1 = 0, a, b, c, k;
+      AOT_DW3X3_HALF3("");
+      AOT_DW_OUT3(s0, t0, u0, 0);
+      AOT_DW_OUT3(s1, t1, u1, 2);
+      s0 = s1 = t0 = t1 = u0 = u1 = 0;
+      AOT_DW3X3_HALF3(", ror #8");
+      AOT_DW_OUT3(s0, t0, u0, 1);
+      AOT_DW_OUT3(s1, t1, u1, 3);
+      w += 4;
+      xp += 4;
+      yp += 4;
+      rows += 16;
+    }
+    return;
+  }
+  aot_dw_pair_shared_requant_s8(yp, y_ps, xp, x_rs, x_cs, w, rows, c_n, kh_n, kw_n, dh, dw, lo,
+                                hi);
+  aot_dw_one_requant_s8(yp + 2 * y_ps, xp + 2 * d_, x_rs, x_cs, w, rows, c_n, kh_n, kw_n, dh,
+                        dw, lo, hi);
+}
+#undef AOT_DW_OUT3
+#endif
 #endif
 
 /* aot_depthwise_s8 followed by aot_requant_row_s8 over the same pixels, without the
@@ -950,7 +1190,9 @@ static __attribute__((noinline, unused)) void aot_dw_one_requant_s8(
    channels, aot_dw_out_s8):
      y[p*y_ps + c] = clamp_s8(aot_dw_requant(sum_{kh,kw} x[...] * w[...], row of c), lo, hi)
    With the DSP extension two pixels at a time (aot_dw_pair_shared_requant_s8
-   or aot_dw_pair_requant_s8, an odd last pixel aot_dw_one_requant_s8);
+   or aot_dw_pair_requant_s8, an odd last pixel aot_dw_one_requant_s8; with
+   the 3x3 assembly taps an odd row of shared columns starts with three,
+   aot_dw_triple_shared_requant_s8);
    Helium: aot_mve_depthwise_requant_s8; elsewhere, and for the last c_n % 4
    channels, plain loops. */
 AOT_INLINE int32_t aot_depthwise_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,
@@ -966,8 +1208,15 @@ AOT_INLINE int32_t aot_depthwise_requant_s8(int8_t* y, int32_t y_ps, const int8_
 #if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
   c0 = c_n & ~3;
   if (c0 > 0) {
-    int32_t p;
-    for (p = 0; p + 2 <= npix; p += 2) {
+    int32_t p = 0;
+#if defined(AOT_HAVE_DW3X3_ASM)
+    if (sw == dw && (npix & 1) && npix >= 3) { /* an odd row: three pixels first */
+      aot_dw_triple_shared_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows, c_n, kh_n, kw_n, dh, dw,
+                                      lo, hi);
+      p = 3;
+    }
+#endif
+    for (; p + 2 <= npix; p += 2) {
       if (sw == dw) { /* pixel q's tap kw is pixel p's tap kw + 1 */
         aot_dw_pair_shared_requant_s8(y + p * y_ps, y_ps, x + p * sw * x_cs, x_rs, x_cs, w,
                                       rows, c_n, kh_n, kw_n, dh, dw, lo, hi);
