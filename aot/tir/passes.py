@@ -495,6 +495,25 @@ class _StripAllocs(Mutator):
         return S.Allocate(s.buffer, body)
 
 
+class _DropAllocs(Mutator):
+    def __init__(self, ids):
+        self.ids = ids
+
+    def visit_Allocate(self, s):
+        body = self.stmt(s.body)
+        if id(s.buffer.data) in self.ids:
+            return body
+        return s if body is s.body else S.Allocate(s.buffer, body)
+
+
+def drop_allocations(stmt, ids):
+    """``stmt`` without the declarations of the buffers whose data variables'
+    ``id`` is in ``ids`` (their bodies kept): what a rewrite leaves once no
+    statement reads those buffers any more (the accumulator rows of a fused
+    epilogue)."""
+    return _DropAllocs(set(ids)).stmt(stmt)
+
+
 def _flatten_allocs(stmt):
     """Top-level scratch buffers and the flat statement list they cover
     (buffers are distinct, so hoisting their declarations is safe)."""

@@ -76,6 +76,7 @@ import numpy as np
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, all_nodes
+from aot.tir.passes import drop_allocations
 from aot.tir.simplify import equal
 
 #: The rewrites' names (``lower``'s dump, docs/kernels.md).
@@ -238,17 +239,6 @@ class _Fuser(Mutator):
         return S.seq(*out)
 
 
-class _DropAllocs(Mutator):
-    def __init__(self, ids):
-        self.ids = ids
-
-    def visit_Allocate(self, s):
-        body = self.stmt(s.body)
-        if id(s.buffer.data) in self.ids:
-            return body
-        return s if body is s.body else S.Allocate(s.buffer, body)
-
-
 def fuse_depthwise_epilogue(rows_name: str):
     """The rewrite (``PrimFunc -> PrimFunc``) that fuses every accumulator
     row call with its epilogue call, reading the rows of the constant
@@ -274,4 +264,4 @@ def _fuse(func: S.PrimFunc, rows_name: str, acc_name: str, make) -> S.PrimFunc:
         if (isinstance(n, (E.Load, E.AccessPtr, S.Store))
                 and id(n.buffer.data) in fuser.buffers):
             return func  # the accumulator row has another reader or writer
-    return func.with_body(_DropAllocs(set(fuser.buffers)).stmt(body))
+    return func.with_body(drop_allocations(body, fuser.buffers))

@@ -36,6 +36,7 @@ import numpy as np
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, all_nodes, uses_var
+from aot.tir.passes import drop_allocations
 from aot.tir.simplify import equal, from_linear, linear
 
 #: The rewrite's name (``lower``'s dump, docs/kernels.md).
@@ -147,17 +148,6 @@ class _Fuser(Mutator):
             bias_base, n, depth, lo, hi), "extern"))
 
 
-class _DropAllocs(Mutator):
-    def __init__(self, ids):
-        self.ids = ids
-
-    def visit_Allocate(self, s):
-        body = self.stmt(s.body)
-        if id(s.buffer.data) in self.ids:
-            return body
-        return s if body is s.body else S.Allocate(s.buffer, body)
-
-
 def fuse_dense_epilogue(rows_name: str):
     """The rewrite (``PrimFunc -> PrimFunc``) fusing each packed chunk call
     with its epilogue loop, reading the constant parameter ``rows_name``
@@ -178,4 +168,4 @@ def _fuse(func: S.PrimFunc, rows_name: str) -> S.PrimFunc:
         if (isinstance(node, (E.Load, E.AccessPtr, S.Store))
                 and id(node.buffer.data) in fuser.acc_ids):
             return func
-    return func.with_body(_DropAllocs(fuser.acc_ids).stmt(body))
+    return func.with_body(drop_allocations(body, fuser.acc_ids))
