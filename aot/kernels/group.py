@@ -28,6 +28,12 @@ class GroupContext:
     def const(self, label: str, data, shape=None, dtype=None) -> te.Tensor:
         return self.builder.const(label, data, shape, dtype)
 
+    def target_keys(self) -> tuple[str, ...]:
+        """The keys of the target the group is lowered for (``arm_cpu``,
+        ``arm_mve``, ...), for a compute rule whose best form depends on the
+        strategy that will schedule it."""
+        return _target_keys(self.builder.target)
+
     def quant(self, node: Node) -> QuantParams:
         qp = annotations(self.graph).quant.get(node)
         if qp is None:

@@ -137,6 +137,16 @@ def test_a_fused_residual_epilogue_is_one_row_call_on_arm_mve(variant):
     check_graph(g, seeded_inputs(g, 31), cross=False, target=MVE_TARGET)
 
 
+def test_resnet8s_residual_blocks_take_the_row_call_on_arm_mve():
+    # ResNet-8's adds have operands whose rescale is affine (the scalar
+    # cores' cheaper form); on Helium each block must still end in the vector
+    # row call, not a scalar epilogue
+    compiled = compile_model(MODELS_DIR / "mlperf_ic_resnet8.tflite", BOARD,
+                             measure_code=False, patches="off")
+    rows = [k.name for k in compiled.kernels if "aot_requant_add_row_s8(" in k.source]
+    assert len(rows) == 3, rows
+
+
 def test_a_residual_add_of_another_form_stays_scalar():
     # a broadcast residual (one value per channel) is not read at the
     # output's indices: no row call

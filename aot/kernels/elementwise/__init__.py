@@ -133,7 +133,21 @@ def _arith(ctx, node) -> Computed:
     ls = qp.extra["left_shift"]
     (m1, s1), (m2, s2) = qp.extra["input1"], qp.extra["input2"]
 
+    # Helium's residual epilogue row (aot.kernels.conv2d.helium.residual_pattern)
+    # matches TFLM's two-rounding form and runs it four outputs per vector step,
+    # faster there than the scalar one-rounding forms: keep that form on arm_mve
+    tflm_form = "arm_mve" in ctx.target_keys()
+
     def body(*i):
+        if tflm_form:
+            u = te.call_pure("int32", "aot_mbqm", te.call_pure(
+                "int32", "aot_shl32", _broadcast(a, i).astype("int32") + qp.input_offset, ls),
+                m1, s1)
+            v = te.call_pure("int32", "aot_mbqm", te.call_pure(
+                "int32", "aot_shl32",
+                _broadcast(b, i).astype("int32") + qp.extra["input2_offset"], ls), m2, s2)
+            return requantize(u + v if node.op == "add" else u - v, mo, so, qp.output_offset,
+                              qp.clamp, y_t.dtype)
         u, u_reach = _int_input(a, i, qp.input_offset, ls, m1, s1)
         v, v_reach = _int_input(b, i, qp.extra["input2_offset"], ls, m2, s2)
         raw = u + v if node.op == "add" else u - v
