@@ -251,7 +251,13 @@ def conv2d(ctx, node) -> Computed:
     if qp2 is not qp:  # the replaced channels read their own bias
         qp, folded = qp2, folded2
         bias = ctx.const(f"{node.name}_cbias", folded.astype(np.int32))
-    if "dot_s8" in stages:
+    target = ctx.builder.target
+    # the fused row requantizes from registers only on the DSP path (not
+    # Helium); its fallback elsewhere recomputes a pixel's window per block
+    # of channels after writing the first, which the overlap proof
+    # (aot.kernels.overlap) does not allow for, and is no faster anyway
+    if ("dot_s8" in stages and getattr(target, "has_dsp", False)
+            and not getattr(target, "has_mve", False)):
         rows = conv_requant_rows(np.asarray(node.inputs[1].data), folded, qp.multiplier,
                                  qp.shift, qp.output_offset)
         if rows is not None:

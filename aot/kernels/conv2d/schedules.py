@@ -89,7 +89,10 @@ def _fusable(stages) -> bool:
     requantization rows exist (:func:`aot.kernels.conv2d.fuse.fused_requant_rows`),
     so its call and the epilogue's may fuse."""
     if _over_channels(stages):
-        return "dot_s8" in stages and "conv_requant" in stages
+        # only where the DSP path takes the fused rows (conv_fuses): the
+        # helper's fallback reads a pixel's window again after writing part
+        # of its outputs, which the overlap proof does not allow for
+        return "dot_s8" in stages and "conv_requant" in stages and conv_fuses(stages)
     return "depthwise_s8" in stages and "dw_requant" in stages
 
 

@@ -612,7 +612,10 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
    requantized from registers and stored as bytes (KWS's pointwise layers:
    no int32 row stored and read back, no out-of-line epilogue).  Elsewhere
    aot_conv_s8 fills a scratch of two pixels x AOT_CONV_REQUANT_OC channels,
-   then requantized. */
+   then requantized: that fallback reads a pixel's window again after writing
+   its first outputs, so the compiler fuses only where the DSP path applies
+   (conv2d.schedules.conv_fuses on a core with DSP and without Helium), the
+   only order aot/kernels/overlap.py proves outputs may overlap inputs for. */
 AOT_INLINE int32_t aot_conv_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,
                                        int32_t x_cs, const int8_t* w, const int32_t* rows,
                                        int32_t npix, int32_t oc, int32_t kh_n, int32_t kw_n,
