@@ -185,16 +185,22 @@ def requant_value(acc, row) -> np.ndarray:
     return ((kh << 32) + x2 * m + (1 << 31) >> 32) - (x2 < 0) >> e
 
 
+def _reads_the_accumulators(acc, acc_ps, npix, channels, epi_call: E.Call) -> bool:
+    """The epilogue call reads exactly the accumulators the row call wrote:
+    same buffer region, pixel stride, pixels and channels."""
+    _, _, acc2, acc_ps2, _, _, npix2, n, _, _ = epi_call.args
+    return (isinstance(acc, E.AccessPtr) and isinstance(acc2, E.AccessPtr)
+            and acc.buffer.data is acc2.buffer.data and equal(acc.offset, acc2.offset)
+            and equal(acc_ps, acc_ps2) and equal(npix, npix2) and equal(channels, n))
+
+
 def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
     """The fused call for one accumulator call and the epilogue call after
     it, reading ``rows`` (:func:`fused_requant_rows`), or None when the
-    epilogue does not read exactly those accumulators (same buffer region,
-    pixel stride, pixels and channels)."""
+    epilogue does not read exactly those accumulators."""
     acc, acc_ps, x, x_rs, x_cs, w, npix, c_n, kh, kw, sw, dh, dw = acc_call.args
-    y, y_ps, acc2, acc_ps2, _, _, npix2, n, lo, hi = epi_call.args
-    if not (isinstance(acc, E.AccessPtr) and isinstance(acc2, E.AccessPtr)
-            and acc.buffer.data is acc2.buffer.data and equal(acc.offset, acc2.offset)
-            and equal(acc_ps, acc_ps2) and equal(npix, npix2) and equal(c_n, n)):
+    y, y_ps, *_, lo, hi = epi_call.args
+    if not _reads_the_accumulators(acc, acc_ps, npix, c_n, epi_call):
         return None
     return E.Call("int32", FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
                                         E.AccessPtr(rows, E.const(0), "r"), npix, c_n, kh,
@@ -204,10 +210,8 @@ def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | N
 def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
     """:func:`fused_call` for an ``aot_conv_s8`` call (``aot_conv_requant_s8``)."""
     acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh, kw, c_n, sw, dh, dw, widen = acc_call.args
-    y, y_ps, acc2, acc_ps2, _, _, npix2, n, lo, hi = epi_call.args
-    if not (isinstance(acc, E.AccessPtr) and isinstance(acc2, E.AccessPtr)
-            and acc.buffer.data is acc2.buffer.data and equal(acc.offset, acc2.offset)
-            and equal(acc_ps, acc_ps2) and equal(npix, npix2) and equal(oc, n)):
+    y, y_ps, *_, lo, hi = epi_call.args
+    if not _reads_the_accumulators(acc, acc_ps, npix, oc, epi_call):
         return None
     return E.Call("int32", CONV_FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
                                              E.AccessPtr(rows, E.const(0), "r"), npix, oc, kh,

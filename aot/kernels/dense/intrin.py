@@ -20,9 +20,9 @@ from aot import te, tir
 from aot.kernels.template import extent
 
 
-def dense_s8_intrin(units: int, depth: int):
-    """``c[u] = sum_k a[k] * b[u, k]`` for all units of one input row, as one
-    call of ``aot_dense_s8`` (four units share each input word)."""
+def _dot_rows_intrin(units: int, depth: int, name: str, call):
+    """``c[u] = sum_k a[k] * b[u, k]`` for ``units`` rows of ``b``, as the one
+    extern call ``call(a, b, c)`` builds from the bound buffers."""
     a = te.placeholder((depth,), "int8", "a")
     b = te.placeholder((units, depth), "int8", "b")
     k = te.reduce_axis((0, depth), "k")
@@ -30,12 +30,18 @@ def dense_s8_intrin(units: int, depth: int):
                                                axis=k), name="c")
 
     def intrin_func(ins, outs):
-        aa, bb = ins
-        return tir.call_extern("int32", "aot_dense_s8", outs[0].access_ptr("w"),
-                               aa.access_ptr("r"), bb.access_ptr("r"), units, depth)
+        return call(*ins, outs[0])
     binds = {t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"))
              for t in (a, b, c)}
-    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dense_s8")
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name=name)
+
+
+def dense_s8_intrin(units: int, depth: int):
+    """``c[u] = sum_k a[k] * b[u, k]`` for all units of one input row, as one
+    call of ``aot_dense_s8`` (four units share each input word)."""
+    return _dot_rows_intrin(units, depth, "dense_s8", lambda aa, bb, cc: tir.call_extern(
+        "int32", "aot_dense_s8", cc.access_ptr("w"), aa.access_ptr("r"), bb.access_ptr("r"),
+        units, depth))
 
 
 #: Bytes of int32 accumulators the dense row intrinsic keeps on the stack: a
@@ -152,18 +158,9 @@ def dense_packed_intrin(units: int, depth: int, total_units: int):
     over ``b`` stored by :func:`pack_dense_weights` (``total_units`` rows):
     the call gets the byte distance from the chunk's first row to its
     corrections after the last row."""
-    a = te.placeholder((depth,), "int8", "a")
-    b = te.placeholder((units, depth), "int8", "b")
-    k = te.reduce_axis((0, depth), "k")
-    c = te.compute((units,), lambda u: te.sum(a[k].astype("int32") * b[u, k].astype("int32"),
-                                               axis=k), name="c")
-
-    def intrin_func(ins, outs):
-        aa, bb = ins
+    def call(aa, bb, cc):
         off = bb.elem_offset
         koff = total_units * depth + (off // depth) * 4 - off
-        return tir.call_extern("int32", "aot_dense_packed_s8", outs[0].access_ptr("w"),
+        return tir.call_extern("int32", "aot_dense_packed_s8", cc.access_ptr("w"),
                                aa.access_ptr("r"), bb.access_ptr("r"), koff, units, depth)
-    binds = {t: tir.decl_buffer(t.shape, t.dtype, t.name, elem_offset=te.var(f"{t.name}_off"))
-             for t in (a, b, c)}
-    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds, name="dense_packed")
+    return _dot_rows_intrin(units, depth, "dense_packed", call)
