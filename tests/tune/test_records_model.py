@@ -9,9 +9,10 @@ compiling, a workload's own records win over another model's.
 """
 
 import json
-import zlib
 
 import pytest
+
+from support.fake_flows import CrcFlows
 
 from aot.cli import main
 from aot.frontend import load_model
@@ -19,34 +20,11 @@ from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune import session
 from aot.tune.errors import TuneError
-from aot.tune.measure import Result
 from aot.tune.session import CONFIRM, TunedKernels, tune_model
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"
 OTHER = {"name": "other.tflite", "sha256": "0123456789abcdef"}
-
-
-class Fake:
-    """Fake flows: a config costs 2000-3999 by its crc, the default 5000."""
-
-    def __init__(self):
-        self.boards, self.ram, self.measured = 1, False, []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-    def measure(self, workload, configs):
-        out = []
-        for c in configs:
-            self.measured.append(c.to_json())
-            cost = 5000 if c == workload.default else \
-                2000 + zlib.crc32(repr(sorted(c.to_json().items())).encode()) % 2000
-            out.append(Result(c, "ok", cost, (cost,), "instructions"))
-        return out
 
 
 @pytest.fixture
@@ -62,7 +40,7 @@ def dense(kws):
 
 @pytest.fixture
 def fake(monkeypatch):
-    flows = Fake()
+    flows = CrcFlows()
     monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: flows)
     return flows
 

@@ -7,10 +7,10 @@ weights, other quantization) and differ in their second layer.  `aot tune B
 B --tuning-records A.log` compiles the shared layer with A's best config.
 """
 
-import zlib
 
 import numpy as np
 import pytest
+from support.fake_flows import CrcFlows
 from support.tflite_builder import ModelBuilder
 from support.tools import needs_arm_qemu
 
@@ -22,7 +22,6 @@ from aot.reference.interpreter import Session
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune import session
-from aot.tune.measure import Result
 from aot.tune.session import CONFIRM, TunedKernels, tune_model
 from aot.tune.workload import extract_workloads
 
@@ -133,33 +132,6 @@ def test_a_second_model_starts_from_the_first_ones_records(models, tmp_path, cap
     np.testing.assert_array_equal(got.outputs[0], want_y)
 
 
-class WrongOnB:
-    """Fake flows: every config costs by its crc, the default most; one config
-    (A's fastest) gives a wrong result on this model."""
-
-    def __init__(self, wrong: dict):
-        self.wrong = wrong
-        self.boards, self.ram, self.measured = 1, False, []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-    def measure(self, workload, configs):
-        out = []
-        for c in configs:
-            self.measured.append(c.to_json())
-            if c.to_json() == self.wrong:
-                out.append(Result(c, "wrong", error="differs"))
-                continue
-            cost = 5000 if c == workload.default else \
-                2000 + zlib.crc32(repr(sorted(c.to_json().items())).encode()) % 2000
-            out.append(Result(c, "ok", cost, (cost,), "instructions"))
-        return out
-
-
 def test_an_imported_config_wrong_on_this_model_is_never_the_best(models_dir, tmp_path,
                                                                    monkeypatch):
     kws = models_dir / "mlperf_kws_dscnn.tflite"
@@ -171,7 +143,7 @@ def test_an_imported_config_wrong_on_this_model_is_never_the_best(models_dir, tm
                                   "ok", 10 + k, "instructions") for k, c in enumerate(configs)]
                + [rec.Record(dense.key, dense.description, "c -keys=riscv,cpu", None,
                              configs[0].to_json(), "ok", 1, "instructions")])
-    flows = WrongOnB(configs[0].to_json())
+    flows = CrcFlows(configs[0].to_json())
     monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: flows)
     report = tune_model(kws, BOARD, trials=6, log=tmp_path / "b.jsonl",
                         only=["dense"], tuning_records=[other])
@@ -205,7 +177,7 @@ def test_records_of_no_workload_of_the_model_are_said_to_be_unused(models_dir, t
     other = tmp_path / "other.jsonl"
     rec.append(other, [rec.Record("dense:0000000000000000", "dense", str(target), BOARD,
                                   {"unroll_u": 1}, "ok", 10, "instructions")])
-    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: WrongOnB({}))
+    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: CrcFlows({}))
     report = tune_model(kws, BOARD, trials=1, log=tmp_path / "b.jsonl", only=["dense"],
                         tuning_records=[other])
     assert report.workloads[0].imported == 0 and report.workloads[0].trials == 1
@@ -221,7 +193,7 @@ def test_the_tune_command_imports_and_says_so(models_dir, tmp_path, monkeypatch,
     other = tmp_path / "other.jsonl"
     rec.append(other, [rec.Record(dense.key, dense.description, str(target), BOARD, c.to_json(),
                                   "ok", 10 + k, "instructions") for k, c in enumerate(configs)])
-    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: WrongOnB({}))
+    monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: CrcFlows({}))
     code = main(["tune", str(kws), "--board", BOARD, "--trials", "5", "--log",
                  str(tmp_path / "b.jsonl"), "--workload", "dense", "--tuning-records", str(other)])
     out, err = capsys.readouterr()
