@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_tune.py [--json out/bench_tune.json] [--trials 24]
                                          [--model NAME]... [--flow-candidates 16]
     .venv/bin/python bench/bench_tune.py --budget 300 --tuner evolution --tuner auto
-                                         --model mlperf_kws_dscnn --no-flows
+                                         --model mlperf_kws_dscnn --no-flows [--logs DIR]
 
 Per MLPerf Tiny model on qemu/mps2-an386, or ``--board`` (instructions are
 exact under QEMU's icount):
@@ -22,7 +22,8 @@ With ``--budget SECONDS``, each model is tuned once per ``--tuner`` with
 that time budget for the whole model (the task scheduler shares it among
 the workloads, aot.tune.scheduler) instead of ``--trials`` per workload:
 the template tuner (``evolution``) against the template-free one
-(``auto``) on the same budget.
+(``auto``) on the same budget.  Every failed trial is printed with its
+reason and kept in the JSON (``failures``); ``--logs`` keeps the logs.
 
 Then, in the same run, the cost per candidate of three flows on the same
 ``--flow-candidates`` configs of the first model's first workload, in
@@ -55,6 +56,7 @@ from aot.firmware import run_on_board  # noqa: E402
 from aot.firmware.verify import reference_outputs, sample_path  # noqa: E402
 from aot.frontend import load_model  # noqa: E402
 from aot.target import load_board  # noqa: E402
+from aot.tune import records  # noqa: E402
 from aot.tune.loader import RamBuilder, RamRunner, measure_ram  # noqa: E402
 from aot.tune.measure import Builder, Runner, measure  # noqa: E402
 from aot.tune.session import TUNER_NAMES, TunedKernels, tune_model  # noqa: E402
@@ -116,6 +118,12 @@ def flows(model: Path, count: int, batch: int, work: Path, cache: Path) -> dict:
             "failed": {k: sum(not r.ok for r in v) for k, v in results.items()}}
 
 
+def failures(log: Path) -> list[dict]:
+    """Every failed trial of ``log``: its workload, status and error."""
+    return [{"workload": r.description, "status": r.status, "error": r.error,
+             "config": r.config} for r in records.load(log) if r.status != "ok"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -132,6 +140,9 @@ def main() -> int:
                         help="tune each model with this time budget instead of --trials")
     parser.add_argument("--tuner", action="append", choices=TUNER_NAMES,
                         help="tuners to compare (repeatable; default: evolution)")
+    parser.add_argument("--logs", type=Path, metavar="DIR",
+                        help="keep the tuning logs here (MODEL-TUNER.jsonl) instead of a "
+                             "temporary folder")
     parser.add_argument("--no-flows", action="store_true",
                         help="skip the comparison of the measuring flows")
     parser.add_argument("--flows-only", action="store_true",
@@ -145,7 +156,9 @@ def main() -> int:
             model = MODELS_DIR / f"{name}.tflite"
             before, exact_before = instructions(model, None, tmp, cache, args.board)
             for tuner in args.tuner or ["evolution"]:
-                log = tmp / f"{name}-{tuner}.jsonl"
+                log = (args.logs or tmp) / f"{name}-{tuner}.jsonl"
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.unlink(missing_ok=True)
                 report = tune_model(model, args.board,
                                     trials=None if args.budget else args.trials,
                                     budget=args.budget, tuner=tuner, log=log,
@@ -166,6 +179,7 @@ def main() -> int:
                     "candidates_per_minute": report.per_minute,
                     "seconds_per_candidate": report.seconds / max(report.measured, 1),
                     "groups_tuned": len(tuned.applied),
+                    "failures": failures(log),
                     "best_sketches": sorted({str((w.best_config or {}).get("sketch", "template"))
                                              for w in report.workloads}),
                     "best_per_workload": [
@@ -176,6 +190,9 @@ def main() -> int:
                 print(f"{name} ({tuner}): {before} -> {after} instructions "
                       f"({after / before:.3f}x), {report.measured} candidates, "
                       f"{report.per_minute:.0f}/min", file=sys.stderr)
+                for f in rows[-1]["failures"]:
+                    print(f"  failed ({f['status']}): {f['workload']}: {f['error']}",
+                          file=sys.stderr)
         flow = None
         if not args.no_flows:
             first = MODELS_DIR / f"{(args.model or MODELS)[0]}.tflite"
