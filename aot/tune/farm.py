@@ -114,6 +114,7 @@ class BoardSpec:
     forced: bool = False
     timeout: float = RUN_TIMEOUT
     probe: str | None = None    # the debug probe's serial number (one of several boards)
+    jobs: int | None = None     # compile jobs per batch image; None: one per core
 
 
 @dataclass(frozen=True)
@@ -213,14 +214,14 @@ class Flows:
 
     def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
                  ram: bool, forced: bool, notes: list[str], timeout: float = RUN_TIMEOUT,
-                 probe: str | None = None):
-        self.builder = Builder(board, work, cache_dir=cache)
+                 probe: str | None = None, jobs: int | None = None):
+        self.builder = Builder(board, work, cache_dir=cache, jobs=jobs)
         self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats,
                              timeout=timeout, probe=probe)
         self.ram = ram
         self.forced = forced
         self.notes = notes
-        self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache)
+        self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache, jobs=jobs)
         self.ram_runner = RamRunner(runner=runner, serial_port=serial_port, repeats=repeats,
                                     timeout=timeout, probe=probe)
 
@@ -228,7 +229,7 @@ class Flows:
     def from_spec(cls, spec: BoardSpec, work: Path, cache: Path, notes: list[str]) -> Flows:
         return cls(spec.board, work, cache, runner=spec.runner, serial_port=spec.serial_port,
                    repeats=spec.repeats, ram=spec.ram, forced=spec.forced, notes=notes,
-                   timeout=spec.timeout, probe=spec.probe)
+                   timeout=spec.timeout, probe=spec.probe, jobs=spec.jobs)
 
     def __enter__(self) -> Flows:
         return self
@@ -407,6 +408,10 @@ class LocalFarm(_Parallel):
             self.slots = [spec] * boards
         else:
             self.slots = serial_specs(spec, boards)
+        if spec.jobs is None:
+            # The slots compile on this machine's cores at once: share them out.
+            share = max(1, (os.cpu_count() or 1) // len(self.slots))
+            self.slots = [replace(s, jobs=share) for s in self.slots]
         super().__init__(spec, len(self.slots), notes)
         self.work = Path(work)
         self.cache = Path(cache)

@@ -95,6 +95,17 @@ def test_open_farm_chooses_by_farm_and_boards(tmp_path):
         open_farm(spec, farm="local", boards=0, work=tmp_path, cache=tmp_path, notes=[])
 
 
+def test_a_local_pools_boards_share_the_cores_for_compiling(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    spec = BoardSpec(load_board("qemu/mps2-an386"))
+    assert [s.jobs for s in LocalFarm(spec, 3, tmp_path, tmp_path, []).slots] == [2, 2, 2]
+    assert [s.jobs for s in LocalFarm(spec, 16, tmp_path, tmp_path, []).slots] == [1] * 16
+    fixed = dataclasses.replace(spec, jobs=5)
+    assert [s.jobs for s in LocalFarm(fixed, 2, tmp_path, tmp_path, []).slots] == [5, 5]
+    with Flows.from_spec(dataclasses.replace(spec, jobs=3), tmp_path, tmp_path, []) as one:
+        assert one.builder.jobs == one.ram_builder.jobs == 3
+
+
 def test_several_real_boards_need_their_serial_ports(tmp_path):
     spec = BoardSpec(load_board("st/nucleo-f746zg"), serial_port="/dev/null")
     with pytest.raises(TuneError, match="needs each one's serial port: --boards "
