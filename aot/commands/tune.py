@@ -18,7 +18,8 @@ from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
 from aot.tune.errors import TuneError
 from aot.tune.farm import parse_boards
-from aot.tune.session import COSTS, LOADERS, TUNER_NAMES, Progress, tune_model
+from aot.tune.measure import COSTS
+from aot.tune.session import LOADERS, TUNER_NAMES, Progress, tune_model
 
 NAME = "tune"
 HELP = "tune the model's kernels on a board (QEMU or real) and write tuning records"
@@ -68,7 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "generated from each kernel's loop nest, guided by a learned cost model")
     parser.add_argument("--cost", choices=COSTS, default="instructions",
                         help="what a candidate costs: instructions counted on the device "
-                        "(default; exact under QEMU); 'cycles' is not supported yet")
+                        "(default; exact under QEMU), or 'cycles': estimated Cortex-M cycles "
+                        "of its runs traced under QEMU (aot profile's core tables; emulated "
+                        "boards with --loader image), on a real board its DWT cycle counter; "
+                        "records of the other kind in --log are ignored (docs/tuning.md)")
     parser.add_argument("--batch", type=int, default=16,
                         help="candidates per firmware image (default: 16)")
     parser.add_argument("--repeats", type=int, default=3,
@@ -132,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates ({how}) in "
           f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}")
     for w in report.workloads:
+        if w.best_cost is None and w.trials == 0:
+            print(f"  {w.description}: not measured (the --budget ran out first)")
+            continue
         if w.best_cost is None:
             print(f"  {w.description}: no candidate ran correctly ({w.failed} failed)")
             continue

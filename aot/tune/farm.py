@@ -114,6 +114,7 @@ class BoardSpec:
     forced: bool = False
     timeout: float = RUN_TIMEOUT
     probe: str | None = None    # the debug probe's serial number (one of several boards)
+    cost: str = "instructions"  # aot.tune.measure.COSTS: travels with every chunk
 
 
 @dataclass(frozen=True)
@@ -213,22 +214,22 @@ class Flows:
 
     def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
                  ram: bool, forced: bool, notes: list[str], timeout: float = RUN_TIMEOUT,
-                 probe: str | None = None):
+                 probe: str | None = None, cost: str = "instructions"):
         self.builder = Builder(board, work, cache_dir=cache)
         self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats,
-                             timeout=timeout, probe=probe)
+                             timeout=timeout, probe=probe, cost=cost)
         self.ram = ram
         self.forced = forced
         self.notes = notes
         self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache)
         self.ram_runner = RamRunner(runner=runner, serial_port=serial_port, repeats=repeats,
-                                    timeout=timeout, probe=probe)
+                                    timeout=timeout, probe=probe, cost=cost)
 
     @classmethod
     def from_spec(cls, spec: BoardSpec, work: Path, cache: Path, notes: list[str]) -> Flows:
         return cls(spec.board, work, cache, runner=spec.runner, serial_port=spec.serial_port,
                    repeats=spec.repeats, ram=spec.ram, forced=spec.forced, notes=notes,
-                   timeout=spec.timeout, probe=spec.probe)
+                   timeout=spec.timeout, probe=spec.probe, cost=spec.cost)
 
     def __enter__(self) -> Flows:
         return self

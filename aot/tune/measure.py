@@ -30,6 +30,14 @@ whatever the size of its output.  A candidate that gives a wrong result is
 ``error``/``timeout`` and the device is restarted (QEMU reboots; a real
 board is reflashed) before the next candidate.  Only ``ok`` results carry
 a cost (the fewest timer units of the repeats: instructions under QEMU).
+
+With ``cost="cycles"`` on an emulated board the runner boots the image under
+QEMU with its execution log on (:class:`aot.cycles.calls.CallTrace`): a
+candidate's cost is then the fewest estimated cycles of its timed runs on the
+sample input, the kernel's own code and the helpers it calls, priced by the
+board's core timing table as ``aot profile`` prices it (unit
+``estimated_cycles``).  On a real board ``cycles`` is the device's own timer,
+which must count cycles (the DWT cycle counter).
 """
 
 from __future__ import annotations
@@ -49,6 +57,9 @@ from aot import __version__
 from aot.codegen.c import C_TYPES
 from aot.executor.codegen import RpcTensor, rpc_tables
 from aot.export import artifact_metadata, runtime_config
+from aot.cycles.calls import CallTrace
+from aot.cycles.cores import core_for_board, memory_for_board
+from aot.cycles.errors import CycleModelError
 from aot.firmware import BuildError, build_project, create_project, open_device
 from aot.firmware.errors import FirmwareError
 from aot.kernels import support_files
@@ -56,11 +67,16 @@ from aot.kernels.template import Config
 from aot.rpc import RpcError
 from aot.rpc.errors import RemoteError, RpcTimeoutError
 from aot.tune.errors import TuneError
+from aot.tune.records import ESTIMATED_CYCLES
 
 #: Sentinel byte ``clear`` writes over the output before each candidate.
 SENTINEL = 0xA5
 #: Seconds one timed batch of runs may take before the candidate counts as hung.
 RUN_TIMEOUT = 30.0
+#: What a candidate's cost is (``aot tune --cost``): the device's timer
+#: (instructions, exact under QEMU), or cycles (estimated from QEMU's execution
+#: trace on an emulated board, the cycle counter on a real one).
+COSTS = ("instructions", "cycles")
 
 
 @dataclass(frozen=True)
@@ -372,12 +388,17 @@ class Runner:
     """Runs batches on the board through its runner (QEMU, host, a real board)."""
 
     def __init__(self, *, runner: str | None = None, serial_port: str | None = None,
-                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None):
+                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None,
+                 cost: str = "instructions"):
+        if cost not in COSTS:
+            raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
         self.runner = runner
         self.serial_port = serial_port
         self.probe = probe      # the debug probe's serial number, one board of several
         self.repeats = repeats
         self.timeout = timeout
+        self.cost = cost
+        self._trace = None      # the batch's CallTrace while it runs (estimated cycles)
 
     def run(self, batch: Batch) -> list[Result]:
         """One result per config of the batch, in candidate order."""
@@ -385,17 +406,19 @@ class Runner:
         wl = batch.workload
         pending = list(enumerate(batch.candidates))
         results: dict[int, tuple] = {}
+        self._trace = call_trace(batch.project, len(batch.candidates)) \
+            if estimates_cycles(batch.project.board, self.cost) else None
         while pending:
             try:
-                with open_device(batch.project, runner=self.runner,
-                                 serial_port=self.serial_port, probe=self.probe) as dev:
+                with self._open(batch) as dev:
                     self._write_inputs(dev, batch)
                     while pending:
                         index, cand = pending[0]
                         start = time.perf_counter()
                         try:
                             outcome = self._measure(dev, index, wl)
-                        except RpcError as err:
+                        except (RpcError, CycleModelError) as err:
+                            # a crash or hang while traced may also leave the trace short
                             status = "timeout" if isinstance(err, RpcTimeoutError) else "error"
                             results[index] = (status, None, (), "", f"device: {err}",
                                               time.perf_counter() - start)
@@ -418,13 +441,65 @@ class Runner:
                 out.append(Result(config, status, cost, timings, unit, error, secs + share))
         return out
 
+    def _open(self, batch: Batch):
+        if self._trace is not None:
+            return self._trace.device()
+        return open_device(batch.project, runner=self.runner, serial_port=self.serial_port,
+                           probe=self.probe)
+
     def _write_inputs(self, dev, batch: Batch) -> None:
         write_inputs(dev, batch.params, batch.workload)
 
     def _measure(self, dev, index: int, wl) -> tuple:
-        return timed_check(dev, wl, lambda n: dev.run(n, kernel=f"c{index}",
-                                                       timeout=self.timeout),
-                           self.repeats, self.timeout)
+        def run(n):
+            return dev.run(n, kernel=f"c{index}", timeout=self.timeout)
+        if self._trace is not None:
+            return traced_check(self._trace, dev, wl, run, self.repeats, self.timeout)
+        return device_cost(timed_check(dev, wl, run, self.repeats, self.timeout), self.cost)
+
+
+def estimates_cycles(board, cost: str) -> bool:
+    """Whether ``cost`` on ``board`` is aot.cycles' estimate from QEMU's trace
+    (``cycles`` on an emulated board) rather than the device's own timer."""
+    return cost == "cycles" and board.qemu is not None
+
+
+def call_trace(project, candidates: int):
+    """The :class:`aot.cycles.calls.CallTrace` of a batch image: one call window
+    per run of a candidate's RPC kernel ``c<i>`` (its function ``tune_run_<i>``)."""
+    board = project.board
+    return CallTrace(project, {f"c{i}": f"tune_run_{i}" for i in range(candidates)},
+                     core_for_board(board), memory_for_board(board.tag))
+
+
+def traced_check(trace, dev, wl, run, repeats: int, timeout: float) -> tuple:
+    """:func:`timed_check` with the cost of the timed runs on the sample input
+    taken from ``trace`` (estimated cycles, the fewest of the repeats) instead
+    of the device's timer; the check cases' runs are traced too but not priced."""
+    windows: list[int] = []
+
+    def traced(n):
+        if not windows:      # the first call: the timed runs on the sample input
+            windows.append(trace.mark())
+        return run(n)
+
+    status, _, _, _, error = timed_check(dev, wl, traced, repeats, timeout)
+    estimates = trace.estimates(windows[0], repeats, timeout)
+    cycles = tuple(round(e.cycles) for e in estimates)
+    if status != "ok":
+        return (status, None, cycles, ESTIMATED_CYCLES, error)
+    return ("ok", min(cycles), cycles, ESTIMATED_CYCLES, "")
+
+
+def device_cost(outcome: tuple, cost: str) -> tuple:
+    """``outcome`` of :func:`timed_check`, refused when ``cost`` is ``cycles`` and
+    the device's timer counts something else (a board whose port has no cycle
+    counter)."""
+    status, value, timings, unit, error = outcome
+    if cost == "cycles" and status == "ok" and unit != "cycles":
+        return ("error", None, timings, unit,
+                f"--cost cycles: the device's timer counts {unit}, not cycles")
+    return outcome
 
 
 def write_inputs(dev, params, wl) -> None:
