@@ -76,7 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=int, default=16,
                         help="candidates per firmware image (default: 16)")
     parser.add_argument("--repeats", type=int, default=3,
-                        help="timed runs per candidate; the fastest counts (default: 3)")
+                        help="timed runs per candidate; the fastest counts (default: 3); "
+                        "with --cost cycles on QEMU the estimate comes from one more, traced "
+                        "run (it is the same for every run)")
     parser.add_argument("--early-stopping", type=int, metavar="N",
                         help="stop a workload after N trials without a better config")
     parser.add_argument("--workload", action="append", metavar="TEXT",

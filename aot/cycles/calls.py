@@ -37,6 +37,9 @@ from aot.cycles.trace import TraceParser, TraceReader, Window
 
 #: The port's function that ends the RPC's measurement (aot/runtime_c/ports/*/port.c).
 TIMER_STOP = "aot_port_timer_stop"
+#: Functions QEMU need not log: the port's UART read, which polls while the host
+#: prepares its next request and never runs inside a timed call.
+UNTRACED = ("aot_port_read_byte",)
 
 
 def function_address(program: Program, symbol: str) -> int:
@@ -68,7 +71,9 @@ class CallTrace:
         device has a fresh trace (a call that crashed or hung leaves its window open:
         the next device does not see it)."""
         parser = TraceParser(self.starts, self.stop)
-        with traced_device(self.project, parser, timeout=timeout) as (dev, reader):
+        excluded = [self.program.extent(fn) for fn in UNTRACED if self.program.has_function(fn)]
+        with traced_device(self.project, parser, timeout=timeout,
+                           excluded=excluded) as (dev, reader):
             self.reader = reader
             try:
                 yield dev

@@ -31,13 +31,15 @@ whatever the size of its output.  A candidate that gives a wrong result is
 board is reflashed) before the next candidate.  Only ``ok`` results carry
 a cost (the fewest timer units of the repeats: instructions under QEMU).
 
-With ``cost="cycles"`` on an emulated board the runner boots the image under
-QEMU with its execution log on (:class:`aot.cycles.calls.CallTrace`): a
-candidate's cost is then the fewest estimated cycles of its timed runs on the
-sample input, the kernel's own code and the helpers it calls, priced by the
-board's core timing table as ``aot profile`` prices it (unit
-``estimated_cycles``).  On a real board ``cycles`` is the device's own timer,
-which must count cycles (the DWT cycle counter).
+With ``cost="cycles"`` on an emulated board the runner checks the batch as
+above, then boots the image again under QEMU with its execution log on
+(:class:`aot.cycles.calls.CallTrace`) and runs each candidate that was right
+once more on the sample input: its cost is the estimated cycles of that run
+(the same for every run of the same code on the same input), the kernel's
+own code and the helpers it calls, priced by the board's core timing table
+as ``aot profile`` prices it (unit ``estimated_cycles``).  On a real board
+``cycles`` is the device's own timer, which must count cycles (the DWT
+cycle counter).
 """
 
 from __future__ import annotations
@@ -398,25 +400,60 @@ class Runner:
         self.repeats = repeats
         self.timeout = timeout
         self.cost = cost
-        self._trace = None      # the batch's CallTrace while it runs (estimated cycles)
+        # while a batch runs: its cost is estimated from a trace (the device's count of
+        # the first, untraced pass only checks the candidates)
+        self._estimating = False
 
     def run(self, batch: Batch) -> list[Result]:
-        """One result per config of the batch, in candidate order."""
+        """One result per config of the batch, in candidate order.
+
+        For estimated cycles, two boots: the candidates are run and checked as
+        for instructions (untraced), then the image boots again under traced
+        QEMU and each candidate that was right runs once more on the sample
+        input, priced from the trace (:func:`traced_cost`).  QEMU's exec log
+        slows a run down more than ten times (docs/tuning.md "Cost"), so the
+        repeats, the check cases and the failing candidates stay untraced."""
 
         wl = batch.workload
-        pending = list(enumerate(batch.candidates))
+        trace = None
+        if estimates_cycles(batch.project.board, self.cost):
+            trace = call_trace(batch.project, len(batch.candidates))
+        self._estimating = trace is not None
+        results = self._run_candidates(batch, list(range(len(batch.candidates))),
+                                       self._open_device,
+                                       lambda dev, index: self._measure(dev, index, wl))
+        if trace is not None:
+            ok = [i for i, r in results.items() if r[0] == "ok"]
+            traced = self._run_candidates(
+                batch, ok, lambda _: trace.device(),
+                lambda dev, index: traced_cost(trace, dev, wl, self._runs(dev, index),
+                                               self.timeout))
+            for index, outcome in traced.items():
+                results[index] = (*outcome[:5], results[index][5] + outcome[5])
+        out = []
+        for index, cand in enumerate(batch.candidates):
+            status, cost, timings, unit, error, secs = results[index]
+            share = batch.build_seconds / len(batch.candidates)
+            for config in cand.configs:
+                out.append(Result(config, status, cost, timings, unit, error, secs + share))
+        return out
+
+    def _run_candidates(self, batch: Batch, indices: list[int], open_device,
+                        measure) -> dict[int, tuple]:
+        """``measure(dev, index)`` for each candidate of ``indices`` on a device of
+        ``open_device()``, restarted after a candidate that crashes or hangs:
+        ``index -> (status, cost, timings, unit, error, seconds)``."""
+        pending = list(indices)
         results: dict[int, tuple] = {}
-        self._trace = call_trace(batch.project, len(batch.candidates)) \
-            if estimates_cycles(batch.project.board, self.cost) else None
         while pending:
             try:
-                with self._open(batch) as dev:
+                with open_device(batch) as dev:
                     self._write_inputs(dev, batch)
                     while pending:
-                        index, cand = pending[0]
+                        index = pending[0]
                         start = time.perf_counter()
                         try:
-                            outcome = self._measure(dev, index, wl)
+                            outcome = measure(dev, index)
                         except (RpcError, CycleModelError) as err:
                             # a crash or hang while traced may also leave the trace short
                             status = "timeout" if isinstance(err, RpcTimeoutError) else "error"
@@ -428,34 +465,26 @@ class Runner:
                         pending.pop(0)
                         if outcome[0] == "wrong":
                             self._write_inputs(dev, batch)
-            except (FirmwareError, RpcError) as err:
+            except (FirmwareError, RpcError, CycleModelError) as err:
                 # The image does not boot or answer at all: nothing in it can be measured.
-                for index, _ in pending:
+                for index in pending:
                     results[index] = ("error", None, (), "", f"device: {err}", 0.0)
                 pending = []
-        out = []
-        for index, cand in enumerate(batch.candidates):
-            status, cost, timings, unit, error, secs = results[index]
-            share = batch.build_seconds / len(batch.candidates)
-            for config in cand.configs:
-                out.append(Result(config, status, cost, timings, unit, error, secs + share))
-        return out
+        return results
 
-    def _open(self, batch: Batch):
-        if self._trace is not None:
-            return self._trace.device()
+    def _open_device(self, batch: Batch):
         return open_device(batch.project, runner=self.runner, serial_port=self.serial_port,
                            probe=self.probe)
 
     def _write_inputs(self, dev, batch: Batch) -> None:
         write_inputs(dev, batch.params, batch.workload)
 
+    def _runs(self, dev, index: int):
+        return lambda n: dev.run(n, kernel=f"c{index}", timeout=self.timeout)
+
     def _measure(self, dev, index: int, wl) -> tuple:
-        def run(n):
-            return dev.run(n, kernel=f"c{index}", timeout=self.timeout)
-        if self._trace is not None:
-            return traced_check(self._trace, dev, wl, run, self.repeats, self.timeout)
-        return device_cost(timed_check(dev, wl, run, self.repeats, self.timeout), self.cost)
+        outcome = timed_check(dev, wl, self._runs(dev, index), self.repeats, self.timeout)
+        return outcome if self._estimating else device_cost(outcome, self.cost)
 
 
 def estimates_cycles(board, cost: str) -> bool:
@@ -472,22 +501,23 @@ def call_trace(project, candidates: int):
                      core_for_board(board), memory_for_board(board.tag))
 
 
-def traced_check(trace, dev, wl, run, repeats: int, timeout: float) -> tuple:
-    """:func:`timed_check` with the cost of the timed runs on the sample input
-    taken from ``trace`` (estimated cycles, the fewest of the repeats) instead
-    of the device's timer; the check cases' runs are traced too but not priced."""
-    windows: list[int] = []
-
-    def traced(n):
-        if not windows:      # the first call: the timed runs on the sample input
-            windows.append(trace.mark())
-        return run(n)
-
-    status, _, _, _, error = timed_check(dev, wl, traced, repeats, timeout)
-    estimates = trace.estimates(windows[0], repeats, timeout)
-    cycles = tuple(round(e.cycles) for e in estimates)
-    if status != "ok":
-        return (status, None, cycles, ESTIMATED_CYCLES, error)
+def traced_cost(trace, dev, wl, run, timeout: float) -> tuple:
+    """A checked candidate's run on the sample input again, priced from ``trace``
+    (a :class:`aot.cycles.calls.CallTrace` whose device ``dev`` is): ``restore``,
+    ``clear``, ``run(1)``, ``check``.  One run: the estimate of a run is a function
+    of the code and its input, the same every time (the device's timer is what
+    ``--repeats`` runs several times for).  ``(status, cost, timings, unit, error)``."""
+    dev.run(1, kernel="restore", timeout=timeout)
+    dev.run(1, kernel="clear", timeout=timeout)
+    since = trace.mark()
+    run(1)
+    cycles = tuple(round(e.cycles) for e in trace.estimates(since, 1, timeout))
+    try:
+        dev.run(1, kernel="check", timeout=timeout)
+    except RemoteError:
+        return ("wrong", None, cycles, ESTIMATED_CYCLES,
+                "right when run untraced, but its output differs from the reference in the "
+                "traced run")
     return ("ok", min(cycles), cycles, ESTIMATED_CYCLES, "")
 
 

@@ -189,7 +189,7 @@ def test_a_candidates_cycles_are_aot_profiles_row_of_the_same_kernel(kws, tmp_pa
     (summary,) = report.workloads
     records = rec.load(log)
     assert all(r.unit == ESTIMATED_CYCLES for r in records)
-    assert all(len(r.timings) == 3 and r.cost == min(r.timings) for r in records if r.cost)
+    assert all(r.timings == (r.cost,) for r in records if r.cost)   # one traced run
     sample = [np.load(sample_path(kws))[:1]]
     untuned = profile_model(kws, BOARD, inputs=sample, cache_dir=tmp_path / "cache")
     (row,) = [r for r in untuned.rows if "dense" in r.name]
@@ -230,5 +230,6 @@ def test_a_candidate_that_crashes_or_hangs_while_traced_is_a_failed_trial(models
     assert not batch.build_error
     results = Runner(repeats=2, timeout=3.0, cost="cycles").run(batch)
     assert [r.status for r in results] == ["ok", "error", "ok", "timeout", "ok"]
-    for r in (results[0], results[2], results[4]):   # the trace survives the restarts
-        assert r.unit == ESTIMATED_CYCLES and len(r.timings) == 2 and r.cost == min(r.timings)
+    for r in (results[0], results[2], results[4]):   # after the restarts, traced again
+        assert r.unit == ESTIMATED_CYCLES and r.timings == (r.cost,) and r.cost > 0
+    assert "device" in results[1].error
