@@ -233,3 +233,19 @@ def test_a_candidate_that_crashes_or_hangs_while_traced_is_a_failed_trial(models
     for r in (results[0], results[2], results[4]):   # after the restarts, traced again
         assert r.unit == ESTIMATED_CYCLES and r.timings == (r.cost,) and r.cost > 0
     assert "device" in results[1].error
+
+
+@pytest.mark.slow
+@needs_arm_qemu
+def test_a_local_farm_of_two_qemus_estimates_what_one_board_does(kws, dense, tmp_path):
+    from aot.tune.farm import LocalFarm
+
+    configs = list(dense.space)[:4]
+    spec = BoardSpec(load_board(BOARD), repeats=1, cost="cycles")
+    with Flows.from_spec(spec, tmp_path / "one", tmp_path / "cache", []) as f:
+        alone = f.measure(dense, configs)
+    with LocalFarm(spec, 2, tmp_path / "pool", tmp_path / "cache", []) as farm:
+        pooled = farm.measure(dense, configs)
+    assert [r.unit for r in pooled] == [ESTIMATED_CYCLES] * len(configs)
+    assert [(r.status, r.cost) for r in pooled] == [(r.status, r.cost) for r in alone]
+    assert all(r.ok for r in pooled)
