@@ -2,6 +2,8 @@
 kinds never compared; on QEMU (slow), a candidate's estimated cycles equal
 ``aot profile``'s row of the same kernel."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -249,3 +251,56 @@ def test_a_local_farm_of_two_qemus_estimates_what_one_board_does(kws, dense, tmp
     assert [r.unit for r in pooled] == [ESTIMATED_CYCLES] * len(configs)
     assert [(r.status, r.cost) for r in pooled] == [(r.status, r.cost) for r in alone]
     assert all(r.ok for r in pooled)
+
+
+class _Dev:
+    """A device that runs every kernel right, each run counted 10 instructions."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def run(self, n, kernel=None, timeout=None):
+        from aot.rpc.protocol import TimerUnit
+        return SimpleNamespace(timings=[10] * n, unit=TimerUnit.INSTRUCTIONS)
+
+
+class _Trace:
+    """Estimates 123 cycles per call, but the trace of candidate ``short`` ends early."""
+
+    def __init__(self, short: int):
+        self.short, self.calls = short, 0
+
+    def device(self):
+        return _Dev()
+
+    def mark(self):
+        return self.calls
+
+    def estimates(self, since, count, timeout):
+        from aot.cycles import CycleModelError
+        from aot.cycles.model import Estimate
+        self.calls += count
+        if self.calls - 1 == self.short:
+            raise CycleModelError("QEMU's execution log holds 0 measured runs, expected 1")
+        return [Estimate(instructions=10, cycles=123.0)] * count
+
+
+def test_a_candidate_whose_traced_run_fails_is_a_failed_trial(monkeypatch):
+    from aot.tune import measure
+    from aot.tune.measure import Batch, Candidate, Runner
+
+    monkeypatch.setattr(measure, "call_trace", lambda project, n: _Trace(short=1))
+    monkeypatch.setattr(measure, "open_device", lambda *a, **k: _Dev())
+    monkeypatch.setattr(measure, "write_inputs", lambda *a: None)
+    batch = Batch(None, [Candidate(f"tune_c{i}", [f"config{i}"], "", None) for i in range(3)],
+                  SimpleNamespace(board=load_board(BOARD)))
+    results = Runner(cost="cycles").run(batch)
+    assert [r.status for r in results] == ["ok", "error", "ok"]
+    assert [r.cost for r in results] == [123, None, 123]
+    assert "expected 1" in results[1].error and results[0].unit == ESTIMATED_CYCLES
+    # the same batch costed in instructions never builds a trace
+    monkeypatch.setattr(measure, "call_trace", None)
+    assert [r.cost for r in Runner().run(batch)] == [10, 10, 10]
