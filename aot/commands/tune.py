@@ -19,6 +19,7 @@ from aot.frontend import load_model
 from aot.tune.errors import TuneError
 from aot.tune.farm import parse_boards
 from aot.tune.measure import COSTS
+from aot.tune.records import unit_name
 from aot.tune.session import LOADERS, TUNER_NAMES, Progress, tune_model
 
 NAME = "tune"
@@ -135,8 +136,10 @@ def run(args: argparse.Namespace) -> int:
     how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
     if report.boards > 1:
         how += f", {report.boards} boards"
+    unit = unit_name(report.unit) if report.unit else "the board timer's units"
     print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates ({how}) in "
-          f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}")
+          f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}; "
+          f"costs in {unit}")
     for w in report.workloads:
         if w.best_cost is None and w.trials == 0:
             print(f"  {w.description}: not measured (the --budget ran out first)")

@@ -106,6 +106,7 @@ class TuneReport:
     loader: str = "image"      # the flow that measured the candidates (ram or image)
     boards: int = 1            # boards that measured in parallel (aot.tune.farm)
     overrun: float = 0.0       # seconds past the --budget (0 within it)
+    unit: str | None = None    # of the costs (cost_unit); None: a real board's own timer
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -223,7 +224,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         work = Path(workdir) if workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = cache_dir or Path(tmp) / "object-cache"
-        report = TuneReport(notes=log_notes)
+        report = TuneReport(notes=log_notes, unit=unit)
         spec = BoardSpec(board, runner, serial_port, repeats,
                          ram=choose_loader(board, loader, cost) == "ram",
                          forced=loader == "ram", cost=cost)
