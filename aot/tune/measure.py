@@ -57,11 +57,11 @@ import numpy as np
 
 from aot import __version__
 from aot.codegen.c import C_TYPES
-from aot.executor.codegen import RpcTensor, rpc_tables
-from aot.export import artifact_metadata, runtime_config
 from aot.cycles.calls import CallTrace
 from aot.cycles.cores import core_for_board, memory_for_board
 from aot.cycles.errors import CycleModelError
+from aot.executor.codegen import RpcTensor, rpc_tables
+from aot.export import artifact_metadata, runtime_config
 from aot.firmware import BuildError, build_project, create_project, open_device
 from aot.firmware.errors import FirmwareError
 from aot.kernels import support_files

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aot.kernels import lower_group, support_files
-from aot.kernels.registry import find_template, select_strategy
-from aot.kernels.template import ConfigError
 from aot.cycles.cores import core_for_board
 from aot.cycles.errors import CycleModelError
 from aot.cycles.session import check_emulated
+from aot.kernels import lower_group, support_files
+from aot.kernels.registry import find_template, select_strategy
+from aot.kernels.template import ConfigError
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
