@@ -25,7 +25,8 @@ LAYERS = (
     ("byoc",),
     ("compile",),
     ("firmware",),
-    ("tune", "cycles"),
+    ("cycles",),
+    ("tune",),
     ("commands",),
     ("cli",),
     ("__main__", "west_commands"),
@@ -90,4 +91,4 @@ def test_an_upward_import_hidden_in_a_function_is_found(tmp_path):
         "from aot.compile import compile_model\n\n\ndef f():\n"
         "    from aot.commands.build import default_cache_dir\n")
     assert _upward(tmp_path) == [
-        "aot/firmware/x.py:5: firmware (layer 9) imports commands (layer 11)"]
+        "aot/firmware/x.py:5: firmware (layer 9) imports commands (layer 12)"]

@@ -9,18 +9,22 @@ total; ``--json`` prints the same as JSON and ``--chart FILE.svg`` writes a
 bar chart.  ``--target`` refines the board's target as for ``aot compile``:
 ``--target 'c -libs=cmsis-nn' --cmsis-nn PATH`` profiles the model with every
 layer CMSIS-NN supports handed to it (TFLM+CMSIS-NN's kernels, estimated the
-same way, docs/performance.md).  Boards whose CPU has no timing table are
-refused (exit 2).
+same way, docs/performance.md).  ``--tuning-records`` compiles with an
+``aot tune`` log's best configs, as ``aot compile`` does (the tuned model's
+cycles, docs/tuning.md).  Boards whose CPU has no timing table are refused
+(exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
-from aot.commands.compile import codegen_options
+from aot.commands.compile import codegen_options, tuned_kernels
+from aot.compile import resolve_target
 from aot.commands.interpret import load_inputs
 from aot.cycles import CycleModelError
 from aot.cycles.chart import profile_svg
@@ -43,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn; "
                         "default: $CMSIS_NN_PATH")
+    parser.add_argument("--tuning-records", metavar="FILE", action="append",
+                        help="an `aot tune` log: profile the model compiled with each tuned "
+                        "workload's best config for this target, as aot compile "
+                        "--tuning-records does (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the profile as JSON")
     parser.add_argument("--chart", type=Path, metavar="FILE.svg",
                         help="also write a bar chart of the cycles per kernel")
@@ -53,9 +61,13 @@ def run(args: argparse.Namespace) -> int:
     inputs = None
     if args.input is not None:
         inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input)]
+    tuned = None
+    if args.tuning_records:
+        target, _ = resolve_target(args.board, refine=args.target)
+        tuned = tuned_kernels(args.tuning_records, target, args.model)
     profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
                             target=args.target, codegen_options=codegen_options(args),
-                            cache_dir=cache_dir(args), jobs=args.jobs)
+                            cache_dir=cache_dir(args), jobs=args.jobs, kernel_library=tuned)
     if args.chart is not None:
         try:
             args.chart.write_text(profile_svg(profile))
@@ -63,9 +75,18 @@ def run(args: argparse.Namespace) -> int:
             raise CycleModelError(f"cannot write the chart {args.chart}: "
                                   f"{err.strerror or err}") from None
     if args.json:
-        print(json.dumps(profile.to_json(), indent=2))
+        out = profile.to_json()
+        if tuned is not None:
+            out["tuning_records"] = {"applied": len(tuned.applied),
+                                     "tunable": len(tuned.tunable), "stale": tuned.stale}
+        print(json.dumps(out, indent=2))
     else:
         print(profile.table())
+        if tuned is not None:
+            print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
+                  "tunable kernels")
+        for note in [] if tuned is None else tuned.stale:
+            print(f"note: {note}", file=sys.stderr)
         if args.chart is not None:
             print(f"  chart written to {args.chart}")
     return 0

@@ -18,7 +18,9 @@ from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
 from aot.tune.errors import TuneError
 from aot.tune.farm import parse_boards
-from aot.tune.session import COSTS, LOADERS, TUNER_NAMES, Progress, tune_model
+from aot.tune.measure import COSTS
+from aot.tune.records import unit_name
+from aot.tune.session import LOADERS, TUNER_NAMES, Progress, tune_model
 
 NAME = "tune"
 HELP = "tune the model's kernels on a board (QEMU or real) and write tuning records"
@@ -68,11 +70,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "generated from each kernel's loop nest, guided by a learned cost model")
     parser.add_argument("--cost", choices=COSTS, default="instructions",
                         help="what a candidate costs: instructions counted on the device "
-                        "(default; exact under QEMU); 'cycles' is not supported yet")
+                        "(default; exact under QEMU), or 'cycles': estimated Cortex-M cycles "
+                        "of its runs traced under QEMU (aot profile's core tables; emulated "
+                        "boards with --loader image), on a real board its DWT cycle counter; "
+                        "records of the other kind in --log are ignored (docs/tuning.md)")
     parser.add_argument("--batch", type=int, default=16,
                         help="candidates per firmware image (default: 16)")
     parser.add_argument("--repeats", type=int, default=3,
-                        help="timed runs per candidate; the fastest counts (default: 3)")
+                        help="timed runs per candidate; the fastest counts (default: 3); "
+                        "with --cost cycles on QEMU the estimate comes from one more, traced "
+                        "run (it is the same for every run)")
     parser.add_argument("--early-stopping", type=int, metavar="N",
                         help="stop a workload after N trials without a better config")
     parser.add_argument("--workload", action="append", metavar="TEXT",
@@ -129,9 +136,14 @@ def run(args: argparse.Namespace) -> int:
     how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
     if report.boards > 1:
         how += f", {report.boards} boards"
+    unit = unit_name(report.unit) if report.unit else "the board timer's units"
     print(f"tuned {len(report.workloads)} workloads: {report.measured} candidates ({how}) in "
-          f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}")
+          f"{report.seconds:.1f} s ({report.per_minute:.0f} per minute); log {args.log}; "
+          f"costs in {unit}")
     for w in report.workloads:
+        if w.best_cost is None and w.trials == 0:
+            print(f"  {w.description}: not measured (the --budget ran out first)")
+            continue
         if w.best_cost is None:
             print(f"  {w.description}: no candidate ran correctly ({w.failed} failed)")
             continue

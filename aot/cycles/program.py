@@ -112,6 +112,14 @@ class Program:
         except KeyError:
             raise CycleModelError(f"{self.path} has no function {name!r}") from None
 
+    def extent(self, name: str) -> tuple[int, int]:
+        """``(address, size in bytes)`` of function ``name``."""
+        address = self.address_of(name)
+        for start, size, fn in self._funcs:
+            if start == address and fn == name:
+                return start, max(size, 2)
+        raise CycleModelError(f"{self.path} has no function {name!r}")  # unreachable
+
     def has_function(self, name: str) -> bool:
         return name in self._by_name
 

@@ -115,6 +115,7 @@ class BoardSpec:
     timeout: float = RUN_TIMEOUT
     probe: str | None = None    # the debug probe's serial number (one of several boards)
     jobs: int | None = None     # compile jobs per batch image; None: one per core
+    cost: str = "instructions"  # aot.tune.measure.COSTS: travels with every chunk
 
 
 @dataclass(frozen=True)
@@ -214,22 +215,23 @@ class Flows:
 
     def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
                  ram: bool, forced: bool, notes: list[str], timeout: float = RUN_TIMEOUT,
-                 probe: str | None = None, jobs: int | None = None):
+                 probe: str | None = None, jobs: int | None = None,
+                 cost: str = "instructions"):
         self.builder = Builder(board, work, cache_dir=cache, jobs=jobs)
         self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats,
-                             timeout=timeout, probe=probe)
+                             timeout=timeout, probe=probe, cost=cost)
         self.ram = ram
         self.forced = forced
         self.notes = notes
         self.ram_builder = RamBuilder(board, work / "ram", cache_dir=cache, jobs=jobs)
         self.ram_runner = RamRunner(runner=runner, serial_port=serial_port, repeats=repeats,
-                                    timeout=timeout, probe=probe)
+                                    timeout=timeout, probe=probe, cost=cost)
 
     @classmethod
     def from_spec(cls, spec: BoardSpec, work: Path, cache: Path, notes: list[str]) -> Flows:
         return cls(spec.board, work, cache, runner=spec.runner, serial_port=spec.serial_port,
                    repeats=spec.repeats, ram=spec.ram, forced=spec.forced, notes=notes,
-                   timeout=spec.timeout, probe=spec.probe, jobs=spec.jobs)
+                   timeout=spec.timeout, probe=spec.probe, jobs=spec.jobs, cost=spec.cost)
 
     def __enter__(self) -> Flows:
         return self

@@ -55,6 +55,7 @@ from aot.tune.measure import (
     Builder,
     Candidate,
     Result,
+    device_cost,
     render,
     timed_check,
     workload_params,
@@ -247,12 +248,16 @@ class RamRunner:
     """
 
     def __init__(self, *, runner: str | None = None, serial_port: str | None = None,
-                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None):
+                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None,
+                 cost: str = "instructions"):
         self.runner = runner
         self.serial_port = serial_port
         self.probe = probe
         self.repeats = repeats
         self.timeout = timeout
+        # ``cycles`` here is the device's timer (a real board's cycle counter): the
+        # estimate from QEMU's trace cannot see RAM-loaded code (the session refuses it)
+        self.cost = cost
         self._stack: contextlib.ExitStack | None = None
         self._dev = None
         self._base: Base | None = None
@@ -328,9 +333,9 @@ class RamRunner:
             return None
         try:
             self.bytes_sent += dev.load_code(img.code, img.entry)
-            outcome = timed_check(dev, base.workload,
-                                  lambda n: dev.run_loaded(n, timeout=self.timeout),
-                                  self.repeats, self.timeout)
+            outcome = device_cost(timed_check(dev, base.workload,
+                                              lambda n: dev.run_loaded(n, timeout=self.timeout),
+                                              self.repeats, self.timeout), self.cost)
         except RpcError as err:
             self.close()  # boot the base image again for the next candidate
             status = "timeout" if isinstance(err, RpcTimeoutError) else "error"

@@ -30,6 +30,16 @@ whatever the size of its output.  A candidate that gives a wrong result is
 ``error``/``timeout`` and the device is restarted (QEMU reboots; a real
 board is reflashed) before the next candidate.  Only ``ok`` results carry
 a cost (the fewest timer units of the repeats: instructions under QEMU).
+
+With ``cost="cycles"`` on an emulated board the runner checks the batch as
+above, then boots the image again under QEMU with its execution log on
+(:class:`aot.cycles.calls.CallTrace`) and runs each candidate that was right
+once more on the sample input: its cost is the estimated cycles of that run
+(the same for every run of the same code on the same input), the kernel's
+own code and the helpers it calls, priced by the board's core timing table
+as ``aot profile`` prices it (unit ``estimated_cycles``).  On a real board
+``cycles`` is the device's own timer, which must count cycles (the DWT
+cycle counter).
 """
 
 from __future__ import annotations
@@ -47,6 +57,9 @@ import numpy as np
 
 from aot import __version__
 from aot.codegen.c import C_TYPES
+from aot.cycles.calls import CallTrace
+from aot.cycles.cores import core_for_board, memory_for_board
+from aot.cycles.errors import CycleModelError
 from aot.executor.codegen import RpcTensor, rpc_tables
 from aot.export import artifact_metadata, runtime_config
 from aot.firmware import BuildError, build_project, create_project, open_device
@@ -56,11 +69,16 @@ from aot.kernels.template import Config
 from aot.rpc import RpcError
 from aot.rpc.errors import RemoteError, RpcTimeoutError
 from aot.tune.errors import TuneError
+from aot.tune.records import ESTIMATED_CYCLES
 
 #: Sentinel byte ``clear`` writes over the output before each candidate.
 SENTINEL = 0xA5
 #: Seconds one timed batch of runs may take before the candidate counts as hung.
 RUN_TIMEOUT = 30.0
+#: What a candidate's cost is (``aot tune --cost``): the device's timer
+#: (instructions, exact under QEMU), or cycles (estimated from QEMU's execution
+#: trace on an emulated board, the cycle counter on a real one).
+COSTS = ("instructions", "cycles")
 
 
 @dataclass(frozen=True)
@@ -372,30 +390,72 @@ class Runner:
     """Runs batches on the board through its runner (QEMU, host, a real board)."""
 
     def __init__(self, *, runner: str | None = None, serial_port: str | None = None,
-                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None):
+                 repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None,
+                 cost: str = "instructions"):
+        if cost not in COSTS:
+            raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
         self.runner = runner
         self.serial_port = serial_port
         self.probe = probe      # the debug probe's serial number, one board of several
         self.repeats = repeats
         self.timeout = timeout
+        self.cost = cost
+        # while a batch runs: its cost is estimated from a trace (the device's count of
+        # the first, untraced pass only checks the candidates)
+        self._estimating = False
 
     def run(self, batch: Batch) -> list[Result]:
-        """One result per config of the batch, in candidate order."""
+        """One result per config of the batch, in candidate order.
+
+        For estimated cycles, two boots: the candidates are run and checked as
+        for instructions (untraced), then the image boots again under traced
+        QEMU and each candidate that was right runs once more on the sample
+        input, priced from the trace (:func:`traced_cost`).  QEMU's exec log
+        slows a run down more than ten times (docs/tuning.md "Cost"), so the
+        repeats, the check cases and the failing candidates stay untraced."""
 
         wl = batch.workload
-        pending = list(enumerate(batch.candidates))
+        trace = None
+        if estimates_cycles(batch.project.board, self.cost):
+            trace = call_trace(batch.project, len(batch.candidates))
+        self._estimating = trace is not None
+        results = self._run_candidates(batch, list(range(len(batch.candidates))),
+                                       self._open_device,
+                                       lambda dev, index: self._measure(dev, index, wl))
+        if trace is not None:
+            ok = [i for i, r in results.items() if r[0] == "ok"]
+            traced = self._run_candidates(
+                batch, ok, lambda _: trace.device(),
+                lambda dev, index: traced_cost(trace, dev, wl, self._runs(dev, index),
+                                               self.timeout))
+            for index, outcome in traced.items():
+                results[index] = (*outcome[:5], results[index][5] + outcome[5])
+        out = []
+        for index, cand in enumerate(batch.candidates):
+            status, cost, timings, unit, error, secs = results[index]
+            share = batch.build_seconds / len(batch.candidates)
+            for config in cand.configs:
+                out.append(Result(config, status, cost, timings, unit, error, secs + share))
+        return out
+
+    def _run_candidates(self, batch: Batch, indices: list[int], open_device,
+                        measure) -> dict[int, tuple]:
+        """``measure(dev, index)`` for each candidate of ``indices`` on a device of
+        ``open_device()``, restarted after a candidate that crashes or hangs:
+        ``index -> (status, cost, timings, unit, error, seconds)``."""
+        pending = list(indices)
         results: dict[int, tuple] = {}
         while pending:
             try:
-                with open_device(batch.project, runner=self.runner,
-                                 serial_port=self.serial_port, probe=self.probe) as dev:
+                with open_device(batch) as dev:
                     self._write_inputs(dev, batch)
                     while pending:
-                        index, cand = pending[0]
+                        index = pending[0]
                         start = time.perf_counter()
                         try:
-                            outcome = self._measure(dev, index, wl)
-                        except RpcError as err:
+                            outcome = measure(dev, index)
+                        except (RpcError, CycleModelError) as err:
+                            # a crash or hang while traced may also leave the trace short
                             status = "timeout" if isinstance(err, RpcTimeoutError) else "error"
                             results[index] = (status, None, (), "", f"device: {err}",
                                               time.perf_counter() - start)
@@ -405,26 +465,71 @@ class Runner:
                         pending.pop(0)
                         if outcome[0] == "wrong":
                             self._write_inputs(dev, batch)
-            except (FirmwareError, RpcError) as err:
+            except (FirmwareError, RpcError, CycleModelError) as err:
                 # The image does not boot or answer at all: nothing in it can be measured.
-                for index, _ in pending:
+                for index in pending:
                     results[index] = ("error", None, (), "", f"device: {err}", 0.0)
                 pending = []
-        out = []
-        for index, cand in enumerate(batch.candidates):
-            status, cost, timings, unit, error, secs = results[index]
-            share = batch.build_seconds / len(batch.candidates)
-            for config in cand.configs:
-                out.append(Result(config, status, cost, timings, unit, error, secs + share))
-        return out
+        return results
+
+    def _open_device(self, batch: Batch):
+        return open_device(batch.project, runner=self.runner, serial_port=self.serial_port,
+                           probe=self.probe)
 
     def _write_inputs(self, dev, batch: Batch) -> None:
         write_inputs(dev, batch.params, batch.workload)
 
+    def _runs(self, dev, index: int):
+        return lambda n: dev.run(n, kernel=f"c{index}", timeout=self.timeout)
+
     def _measure(self, dev, index: int, wl) -> tuple:
-        return timed_check(dev, wl, lambda n: dev.run(n, kernel=f"c{index}",
-                                                       timeout=self.timeout),
-                           self.repeats, self.timeout)
+        outcome = timed_check(dev, wl, self._runs(dev, index), self.repeats, self.timeout)
+        return outcome if self._estimating else device_cost(outcome, self.cost)
+
+
+def estimates_cycles(board, cost: str) -> bool:
+    """Whether ``cost`` on ``board`` is aot.cycles' estimate from QEMU's trace
+    (``cycles`` on an emulated board) rather than the device's own timer."""
+    return cost == "cycles" and board.qemu is not None
+
+
+def call_trace(project, candidates: int):
+    """The :class:`aot.cycles.calls.CallTrace` of a batch image: one call window
+    per run of a candidate's RPC kernel ``c<i>`` (its function ``tune_run_<i>``)."""
+    board = project.board
+    return CallTrace(project, {f"c{i}": f"tune_run_{i}" for i in range(candidates)},
+                     core_for_board(board), memory_for_board(board.tag))
+
+
+def traced_cost(trace, dev, wl, run, timeout: float) -> tuple:
+    """A checked candidate's run on the sample input again, priced from ``trace``
+    (a :class:`aot.cycles.calls.CallTrace` whose device ``dev`` is): ``restore``,
+    ``clear``, ``run(1)``, ``check``.  One run: the estimate of a run is a function
+    of the code and its input, the same every time (the device's timer is what
+    ``--repeats`` runs several times for).  ``(status, cost, timings, unit, error)``."""
+    dev.run(1, kernel="restore", timeout=timeout)
+    dev.run(1, kernel="clear", timeout=timeout)
+    since = trace.mark()
+    run(1)
+    cycles = tuple(round(e.cycles) for e in trace.estimates(since, 1, timeout))
+    try:
+        dev.run(1, kernel="check", timeout=timeout)
+    except RemoteError:
+        return ("wrong", None, cycles, ESTIMATED_CYCLES,
+                "right when run untraced, but its output differs from the reference in the "
+                "traced run")
+    return ("ok", min(cycles), cycles, ESTIMATED_CYCLES, "")
+
+
+def device_cost(outcome: tuple, cost: str) -> tuple:
+    """``outcome`` of :func:`timed_check`, refused when ``cost`` is ``cycles`` and
+    the device's timer counts something else (a board whose port has no cycle
+    counter)."""
+    status, value, timings, unit, error = outcome
+    if cost == "cycles" and status == "ok" and unit != "cycles":
+        return ("error", None, timings, unit,
+                f"--cost cycles: the device's timer counts {unit}, not cycles")
+    return outcome
 
 
 def write_inputs(dev, params, wl) -> None:

@@ -38,6 +38,15 @@ from aot.tune.errors import TuneError
 
 VERSION = 1
 
+#: ``unit`` of a cost estimated by aot.cycles from QEMU's execution trace
+#: (``aot tune --cost cycles`` on an emulated board).  The device's own timer
+#: gives ``instructions`` (QEMU) or ``cycles`` (a real board's cycle counter).
+ESTIMATED_CYCLES = "estimated_cycles"
+#: Which kind of cost a workload's best record is taken from when a log holds
+#: several (:func:`best`): the closest to a latency first.  Costs of different
+#: kinds are never compared with each other.
+UNIT_PREFERENCE = ("cycles", ESTIMATED_CYCLES, "instructions")
+
 
 @dataclass(frozen=True)
 class Record:
@@ -169,6 +178,28 @@ def for_target(records: list[Record], target) -> tuple[list[Record], list[str]]:
     return mine, notes
 
 
+def unit_name(unit: str) -> str:
+    """How messages name a cost unit: ``estimated cycles``."""
+    return unit.replace("_", " ") if unit else "no unit"
+
+
+def of_unit(records: list[Record], unit: str | None) -> tuple[list[Record], list[Record]]:
+    """``records`` whose cost may be compared with costs in ``unit``, and the
+    others.  A record without a unit (its candidate failed before anything was
+    measured) fits every unit; ``unit`` None is the device's own timer on a real
+    board (whatever it counts), which every unit but :data:`ESTIMATED_CYCLES` fits."""
+    def fits(r: Record) -> bool:
+        if not r.unit:
+            return True
+        return r.unit != ESTIMATED_CYCLES if unit is None else r.unit == unit
+    return [r for r in records if fits(r)], [r for r in records if not fits(r)]
+
+
+def _unit_rank(unit: str) -> tuple:
+    return (UNIT_PREFERENCE.index(unit) if unit in UNIT_PREFERENCE else len(UNIT_PREFERENCE),
+            unit)
+
+
 def best(records: list[Record], target,
          model: dict | None = None) -> tuple[dict[str, Record], list[str]]:
     """The fastest ``ok`` record per workload for ``target``, and messages about
@@ -178,18 +209,33 @@ def best(records: list[Record], target,
     model (or of none: old records) win over other models' whatever their
     costs: another model's record applies only to a workload the model's own
     records do not cover (the transfer, docs/tuning.md), and a message says
-    how many did."""
+    how many did.  Costs of different units (instructions, estimated cycles,
+    measured cycles) are never compared: a workload with records of several
+    takes the fastest of the first unit of :data:`UNIT_PREFERENCE` it has, and
+    a message says so."""
     mine, notes = for_target(records, target)
     chosen: dict[str, Record] = {}
+    mixed: dict[tuple[str, ...], int] = {}
 
     def rank(r: Record) -> tuple:
-        return (not is_of(r, model), r.cost)
+        return (not is_of(r, model), _unit_rank(r.unit), r.cost)
 
+    units: dict[str, set[str]] = {}
     for r in mine:
         if r.status != "ok" or r.cost is None:
             continue
+        units.setdefault(r.workload, set()).add(r.unit)
         if r.workload not in chosen or rank(r) < rank(chosen[r.workload]):
             chosen[r.workload] = r
+    for seen in units.values():
+        if len(seen) > 1:
+            order = tuple(sorted(seen, key=_unit_rank))
+            mixed[order] = mixed.get(order, 0) + 1
+    for order, n in sorted(mixed.items()):
+        notes.append(f"{n} workload{'s have' if n > 1 else ' has'} records in "
+                     f"{' and '.join(unit_name(u) for u in order)}: costs of different kinds "
+                     "are not compared, each takes its fastest record in "
+                     f"{unit_name(order[0])} (tune with one --cost per log to avoid this)")
     if model is not None:
         others = [r for r in chosen.values() if not is_of(r, model)]
         if others:

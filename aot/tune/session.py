@@ -24,6 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aot.cycles.cores import core_for_board
+from aot.cycles.errors import CycleModelError
+from aot.cycles.session import check_emulated
 from aot.kernels import lower_group, support_files
 from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import ConfigError
@@ -35,7 +38,7 @@ from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
-from aot.tune.measure import max_batch
+from aot.tune.measure import COSTS, estimates_cycles, max_batch
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
@@ -103,6 +106,7 @@ class TuneReport:
     loader: str = "image"      # the flow that measured the candidates (ram or image)
     boards: int = 1            # boards that measured in parallel (aot.tune.farm)
     overrun: float = 0.0       # seconds past the --budget (0 within it)
+    unit: str | None = None    # of the costs (cost_unit); None: a real board's own timer
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -115,10 +119,6 @@ class TuneReport:
 #: but only a measurement on this model (its weights, its reference output,
 #: this board) may make one the best.
 CONFIRM = 3
-
-#: What a candidate's cost is: instructions counted on the device (exact
-#: under QEMU).  ``cycles`` (aot.cycles' estimate) is refused: see :func:`tune_model`.
-COSTS = ("instructions", "cycles")
 
 #: Every ``--tuner``: the config-space tuners of aot.tune.tuner, and ``auto``
 #: (aot.tune.auto: sketches and a learned cost model).
@@ -140,8 +140,11 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     With a ``budget`` (seconds), :class:`aot.tune.scheduler.TaskScheduler`
     shares it among the workloads, weighted by how many of the model's
     groups run each (``trials`` then caps each workload).  ``tuner`` is one
-    of :data:`TUNER_NAMES`; ``cost`` must be ``instructions`` (see
-    :data:`COSTS`).
+    of :data:`TUNER_NAMES`; ``cost`` one of :data:`aot.tune.measure.COSTS`
+    (:func:`check_cost`): ``cycles`` ranks candidates by aot.cycles' estimate
+    of their cycles under QEMU.  Records of the log or of ``tuning_records``
+    whose costs are of another kind (:func:`cost_unit`) are ignored, with a
+    note.
 
     Results are appended to ``log`` as they are measured, each naming the
     model (:func:`aot.tune.records.model_identity`); configs the log already
@@ -172,13 +175,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     board = load_board(board) if isinstance(board, str) else board
     if tuner not in TUNER_NAMES:
         raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
-    if cost not in COSTS:
-        raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
-    if cost == "cycles":
-        raise TuneError("--cost cycles is not supported yet: aot.cycles estimates cycles from a "
-                        "QEMU execution trace of a whole run, and the measuring flows count "
-                        "instructions on the device without tracing each candidate; use "
-                        "--cost instructions (exact under QEMU)")
+    check_cost(board, cost, loader, farm)
     if trials is None and budget is None:
         raise TuneError("give --trials (configs per workload) or --budget (time for the model)")
     if trials is not None and trials < 1:
@@ -218,13 +215,19 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     log = Path(log)
     old, log_notes = _resumed(log, target, identity, tuning_records or [])
     imported, import_notes = _imported(tuning_records or [], log, target, identity)
+    unit = cost_unit(board, cost)
+    old, ignored = rec.of_unit(old, unit)
+    log_notes += _unit_notes(ignored, unit, log, "resumed from")
+    imported, ignored = rec.of_unit(imported, unit)
+    import_notes += _unit_notes(ignored, unit, "--tuning-records", "imported from")
     with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = cache_dir or Path(tmp) / "object-cache"
-        report = TuneReport(notes=log_notes)
+        report = TuneReport(notes=log_notes, unit=unit)
         spec = BoardSpec(board, runner, serial_port, repeats,
-                         ram=choose_loader(board, loader) == "ram", forced=loader == "ram")
+                         ram=choose_loader(board, loader, cost) == "ram",
+                         forced=loader == "ram", cost=cost)
         with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
                        notes=report.notes) as flows:
             report.boards = flows.boards
@@ -237,7 +240,67 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         return report
 
 
-def choose_loader(board, loader: str = "auto") -> str:
+def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None) -> None:
+    """Refuse a ``--cost`` that ``board`` cannot measure (docs/tuning.md "Cost").
+
+    ``cycles`` is aot.cycles' estimate from QEMU's execution trace on an
+    emulated board whose core has a timing table (with QEMU installed here
+    unless a Ray farm's nodes run it), with batch images only (the trace is
+    priced from the image's ELF, which a RAM-loaded candidate is not part of);
+    on a real board, the device's own timer when its runtime reads the DWT
+    cycle counter (measured cycles, not verified on hardware here)."""
+    if cost not in COSTS:
+        raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
+    if cost != "cycles":
+        return
+    if board.qemu is None:
+        if board.timer.kind != "dwt_cyccnt":
+            raise TuneError(
+                f"--cost cycles on {board.tag}: the board is not emulated (no QEMU execution "
+                "trace to estimate cycles from) and its runtime's timer is "
+                f"{board.timer.kind!r}, not a cycle counter (the DWT cycle counter of boards "
+                "whose timer kind is dwt_cyccnt); use --cost instructions, or tune on the "
+                "emulated board of the same core (aot boards lists them)")
+        return
+    try:
+        core_for_board(board)
+        if farm is None or parse_farm(farm)[0] != "ray":   # a Ray farm's nodes run QEMU
+            check_emulated(board)
+    except CycleModelError as err:
+        raise TuneError(f"--cost cycles on {board.tag}: {err}") from None
+    if loader == "ram":
+        raise TuneError("--cost cycles with --loader ram is not supported yet: the cycle "
+                        "estimate prices QEMU's trace from the image's ELF, and a candidate "
+                        "loaded into RAM is not part of it; use --loader image (the default "
+                        "on emulated boards)")
+
+
+def cost_unit(board, cost: str) -> str | None:
+    """The ``unit`` of the records a session of ``cost`` on ``board`` writes:
+    ``estimated_cycles``, ``instructions`` (QEMU's count), ``cycles`` (a real
+    board's cycle counter), or None for ``instructions`` on a real board (its
+    timer's unit, whatever the device reports)."""
+    if estimates_cycles(board, cost):
+        return rec.ESTIMATED_CYCLES
+    if cost == "cycles":
+        return "cycles"
+    return "instructions" if board.qemu is not None else None
+
+
+def _unit_notes(ignored: list[rec.Record], unit: str | None, where, verb: str) -> list[str]:
+    """What a session says about records it did not take because their costs are
+    of another kind than its own."""
+    if not ignored:
+        return []
+    units = sorted({r.unit for r in ignored})
+    own = rec.unit_name(unit) if unit else "the device timer's units"
+    return [f"ignoring {len(ignored)} records in {where} whose costs are in "
+            f"{' and '.join(rec.unit_name(u) for u in units)}: this session measures "
+            f"{own} (--cost), and costs of different kinds are not compared; such configs "
+            f"are measured again rather than {verb} that log"]
+
+
+def choose_loader(board, loader: str = "auto", cost: str = "instructions") -> str:
     """``ram`` or ``image`` for ``loader`` on ``board``.
 
     ``auto`` is ``ram`` on real boards that declare executable RAM: a
@@ -249,6 +312,8 @@ def choose_loader(board, loader: str = "auto") -> str:
     share of a reboot (bench/bench_tune.py, docs/tuning.md).
     """
     if loader == "auto":
+        if estimates_cycles(board, cost):
+            return "image"   # the cycle estimate needs the candidates in the traced ELF
         return "ram" if ram_code_bytes(board) > 0 and not board.emulated else "image"
     return loader
 

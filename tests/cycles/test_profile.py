@@ -167,3 +167,37 @@ def test_profile_with_every_layer_handed_to_cmsis_nn(tmp_path):
     # Different code ran: CMSIS-NN's generic loops against aot's specialised ones.
     assert theirs.rpc_instructions != ours.rpc_instructions
     assert theirs.cycles > theirs.rpc_instructions
+
+
+def test_tuning_records_that_do_not_exist_are_refused(tmp_path, capsys):
+    assert main(["profile", str(HELLO), "--board", "qemu/mps2-an386", "--tuning-records",
+                 str(tmp_path / "missing.jsonl")]) == 2
+    assert "missing.jsonl does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_profile_with_tuning_records(tmp_path, capsys):
+    """``--tuning-records`` profiles the model as ``aot compile --tuning-records`` builds it."""
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    from aot.tune import records as rec
+    from aot.tune.workload import extract_workloads
+
+    board = load_board("qemu/mps2-an386")
+    _, workloads = extract_workloads(HELLO, board.target)
+    wl = workloads[0]
+    config = next(c for c in wl.space if c.to_json().get("accumulate") == "loops")
+    log = tmp_path / "hello.jsonl"
+    rec.append(log, [rec.Record(wl.key, wl.description, str(wl.target), board.tag,
+                                config.to_json(), "ok", 100, "estimated_cycles",
+                                model=rec.model_identity(HELLO))])
+    runs = {}
+    for label, extra in (("untuned", []), ("tuned", ["--tuning-records", str(log)])):
+        assert main(["profile", str(HELLO), "--board", board.tag, "--json", *extra]) == 0
+        runs[label] = json.loads(capsys.readouterr().out)
+    assert runs["tuned"]["tuning_records"] == {"applied": len(wl.groups), "tunable": 3,
+                                               "stale": []}
+    assert "tuning_records" not in runs["untuned"]
+    cycles = {label: [k["cycles"] for k in run["kernels"]] for label, run in runs.items()}
+    assert cycles["tuned"] != cycles["untuned"]   # the loops differ from the library's kernel

@@ -129,6 +129,19 @@ def test_the_cluster_measures_what_one_board_measures(cluster, dense, one_board)
     assert {r.config.index: r.cost for r in results} == costs
 
 
+def test_the_cluster_estimates_cycles_as_one_board_does(cluster, dense, tmp_path):
+    """--cost cycles travels with each chunk: every node traces its own QEMU."""
+    configs = list(dense.space)[:4]
+    spec = BoardSpec(load_board(TAG), repeats=1, cost="cycles")
+    with Flows.from_spec(spec, tmp_path, tmp_path / "cache", []) as f:
+        alone = f.measure(dense, configs)
+    with RayFarm("auto", spec, None, []) as farm:
+        results = farm.measure(dense, configs)
+    assert [r.unit for r in results] == ["estimated_cycles"] * len(configs)
+    assert [(r.status, r.cost) for r in results] == [(r.status, r.cost) for r in alone]
+    assert all(r.ok and r.cost > 0 for r in results)
+
+
 def test_asking_for_more_boards_than_the_cluster_has_is_refused(cluster):
     with pytest.raises(TuneError, match="declares only 3"):
         RayFarm("auto", BoardSpec(load_board(TAG)), 5, [])

@@ -100,9 +100,9 @@ def test_compiling_applies_an_auto_record(kws, tmp_path):
     assert kernel.source == wl.lower(config, "k").source
 
 
-def test_cycles_are_refused_until_candidates_are_traced(kws, tmp_path):
-    with pytest.raises(TuneError, match="--cost cycles is not supported yet"):
-        tune_model(kws, BOARD, trials=2, log=tmp_path / "log", cost="cycles")
+def test_cycles_without_a_trace_or_a_cycle_counter_and_no_trials_are_refused(kws, tmp_path):
+    with pytest.raises(TuneError, match="host/native: the board is not emulated"):
+        tune_model(kws, "host/native", trials=2, log=tmp_path / "log", cost="cycles")
     with pytest.raises(TuneError, match="give --trials"):
         tune_model(kws, BOARD, log=tmp_path / "log")
 

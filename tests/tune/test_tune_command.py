@@ -67,12 +67,15 @@ def test_budgets_read_units():
     assert [parse_budget(t) for t in ("90s", "20m", "1.5h", "30")] == [90, 1200, 5400, 30]
 
 
-def test_cycles_as_the_cost_is_refused(models_dir, tmp_path, capsys):
+def test_cycles_on_a_board_without_qemu_or_cycle_counter_are_refused(models_dir, tmp_path,
+                                                                     capsys):
     code = main(["tune", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board",
-                 "qemu/mps2-an386", "--trials", "2", "--cost", "cycles", "--tuner", "auto",
+                 "host/native", "--trials", "2", "--cost", "cycles", "--tuner", "auto",
                  "--log", str(tmp_path / "log")])
     assert code == 2
-    assert "--cost cycles is not supported yet" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--cost cycles on host/native" in err and "not emulated" in err
+    assert not (tmp_path / "log").exists()
 
 
 def test_an_unknown_farm_is_refused_before_the_model_is_read(tmp_path, capsys):
