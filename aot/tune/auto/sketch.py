@@ -36,6 +36,15 @@ operator's name:
   taps unrolled or not, ``steps`` (4-byte steps per iteration of the
   reduction) and ``requant_row`` (the row's epilogue as one
   ``aot_requant_row_s8`` call, as the template does);
+* ``dwblock``: a depthwise accumulation (two reduce axes ``kh, kw``, marked
+  ``depthwise_s8``, dilation 1) computed per output row and tensorized with
+  the blocked depthwise intrinsic ``aot_dwblock_s8``
+  (:mod:`aot.kernels.depthwise_conv2d.blocked`: kernel columns of one channel
+  paired for SMLAD, the weights packed at compile time, the input rows
+  widened channel-planar into a stack buffer -- a cache stage); annotations:
+  ``pixels`` per register block, ``channels`` per widening chunk and the
+  ``epilogue`` form (``fused``: requantized from registers, ``row``: one
+  ``aot_requant_row_s8`` call per row, ``loops``: the epilogue's own loops);
 * ``tiled`` and ``dot`` with ``pad`` computed at the accumulation's level (``attach``, a
   padded copy of the rows it reads) or inlined into the reads
   (``inline``, guards instead of a copy), and the epilogue's last axis
@@ -62,6 +71,7 @@ from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, tensorize_
 from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
 from aot.kernels.conv2d.intrin import tensorize_dot
 from aot.kernels.conv2d.schedules import STACK_BUDGET
+from aot.kernels.depthwise_conv2d import blocked as dwb
 from aot.kernels.template import Config, ConfigError, ConfigSpace, Knob, divisors, extent
 
 #: Loop orders of the tiled accumulation, below the attach level:
@@ -255,6 +265,9 @@ def sketches(template, stages, final, target) -> list[Sketch]:
         knobs = block_knobs(stages, final)
         if knobs:
             out.append(Sketch("block", ConfigSpace([*knobs, *files])))
+    knobs = dwblock_knobs(stages, final)
+    if knobs:
+        out.append(Sketch("dwblock", ConfigSpace([*knobs, *files])))
     return out
 
 
@@ -405,3 +418,47 @@ def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:
                 s[acc].unroll(r)
     if cfg.get("requant_row"):
         tensorize_epilogue(s, final, whole_row=level <= 1)
+
+
+#: Epilogue forms of the ``dwblock`` sketch: ``fused`` (the row's sums
+#: requantized from registers by ``aot_dwblock_requant_s8``, where the fused
+#: helper's rows exist), ``row`` (a row of accumulators, then one
+#: ``aot_requant_row_s8`` call) and ``loops`` (the epilogue's own loops, where
+#: it is not the one-rounding requantization).
+DWBLOCK_EPILOGUES = ("fused", "row", "loops")
+
+
+def dwblock_knobs(stages, final) -> list[Knob] | None:
+    """The annotations of the ``dwblock`` sketch, or None where it does not
+    apply (not a depthwise int8 accumulation the helper computes, or its row
+    of accumulators and padded rows over the stack budget)."""
+    acc = stages.get("depthwise_s8")
+    if acc is None or not dwb.applies(acc) or 1 not in attach_levels(stages, final):
+        return None
+    ow = extent(acc.shape[2])
+    sizes = dwb.chunks(acc)
+    if not sizes:
+        return None
+    if requant_pattern(final) is None:
+        epilogues = ("loops",)
+    elif "dw_requant" in stages:
+        epilogues = ("fused", "row")
+    else:
+        epilogues = ("row",)
+    return [Knob("pixels", tuple(p for p in dwb.PIXEL_BLOCKS if p <= ow),
+                 "output pixels per register block (per channel)"),
+            Knob("channels", sizes, "channels widened per chunk into the stack buffer"),
+            Knob("epilogue", epilogues, "requantized from registers, one row call, or loops")]
+
+
+def apply_dwblock(s, final, stages, cfg) -> None:
+    """Schedule the ``dwblock`` sketch with annotations ``cfg``."""
+    acc = stages["acc"]
+    s[acc].compute_at(s[final], final.op.axis[1])
+    if "pad" in stages:
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[1])
+    dwb.tensorize_dwblock(s, stages, cfg["pixels"], cfg["channels"])
+    if cfg["epilogue"] in ("fused", "row"):
+        tensorize_epilogue(s, final, whole_row=True)
+    if cfg["epilogue"] == "fused":
+        s.rewrite(dwb.FUSE_NAME, dwb.fuse_dwblock_epilogue(stages["dw_requant"].name))
