@@ -14,9 +14,11 @@
    kernel columns instead of the channels:
 
    * the input is widened once per call, `cb` channels at a time, into a
-     channel-planar stack buffer: wide[kh][c][col] int16, adjacent columns
-     adjacent, each plane `wp` (even) values long, the column after the last
-     tap zero; a word at an even column holds (x[col], x[col+1]);
+     stack buffer of int16 pairs of adjacent columns: the word of channel c,
+     kernel row kh and columns (2j, 2j+1) at (kh*pairs + j)*cb + c, for the
+     row's columns and the one after the last tap (wp = 2 * pairs values per
+     channel and kernel row); four channels of two columns are two word loads,
+     four SXTB16, four PKHBT/PKHTB and four word stores side by side;
    * the weights are packed at compile time (pack_dwblock): per channel and
      kernel row KW + 1 words of int16 pairs, E_j = (w[2j], w[2j+1]) for
      j < (KW+1)/2 and O_j = (w[2j-1], w[2j]) for j <= KW/2 (w[-1] = w[KW] = 0).
@@ -46,11 +48,26 @@
 
 typedef int32_t aot_dwb_s32_alias __attribute__((may_alias));
 
-/* The word of int16 pairs at element `at` (even) of a widened plane or of the
-   packed weights. */
+/* The word of int16 pairs at element `at` (even) of the packed weights. */
 AOT_INLINE int32_t aot_dwb_word(const int16_t* base, int32_t at) {
   return *(const aot_dwb_s32_alias*)(const void*)(base + at);
 }
+
+#if defined(AOT_HAVE_DSP)
+/* (lo(a), lo(b)) and (hi(a), hi(b)): PKHBT and PKHTB (GCC spells each as two
+   instructions). */
+AOT_INLINE int32_t aot_dwb_pack_lo(int32_t a, int32_t b) {
+  int32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
+AOT_INLINE int32_t aot_dwb_pack_hi(int32_t a, int32_t b) {
+  int32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+  return r;
+}
+#endif
 
 /* sum += lo(a) * lo(b) + hi(a) * hi(b) (SMLAD), wrapping. */
 AOT_INLINE int32_t aot_dwb_dual(int32_t a, int32_t b, int32_t sum) {
@@ -84,58 +101,50 @@ AOT_INLINE int32_t aot_dwb_hi_lo(int32_t a, int32_t b, int32_t sum) {
 }
 
 /* Widen channels c0 .. c0 + n - 1 of kh_n input rows of `cols` columns into
-   wide[kh][c][col] (planes of wp values; columns cols .. wp - 1 zero). */
-AOT_INLINE void aot_dwb_widen(int16_t* wide, int32_t wp, const int8_t* x, int32_t x_rs,
+   the words wide[(kh*pairs + j)*n + c] = (x[kh][2j][c], x[kh][2j+1][c]) for
+   the pairs j < pairs = wp / 2 (a column at or past `cols` holds a copy of
+   the last one: only zero weights or no multiply read it). */
+AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_t x_rs,
                               int32_t x_cs, int32_t c0, int32_t n, int32_t kh_n,
                               int32_t cols) {
-  int32_t kh, c, col;
+  const int32_t pairs = wp / 2;
+  int32_t kh, j, c;
   for (kh = 0; kh < kh_n; ++kh) {
-    const int8_t* row = x + kh * x_rs + c0;
-    int16_t* plane = wide + kh * n * wp;
-    int32_t c4 = 0;
+    for (j = 0; j < pairs; ++j) {
+      const int32_t ca = 2 * j < cols ? 2 * j : cols - 1;
+      const int32_t cb = 2 * j + 1 < cols ? 2 * j + 1 : cols - 1;
+      const int8_t* xa = x + kh * x_rs + ca * x_cs + c0;
+      const int8_t* xb = x + kh * x_rs + cb * x_cs + c0;
+      int32_t* out = wide + (kh * pairs + j) * n;
+      int32_t c4 = 0;
 #if defined(AOT_HAVE_DSP)
-    /* four channels of two columns: two words in, four pairs out (a bound
-       GCC sees is a multiple of 4, so it knows where the tail starts) */
-    c4 = n & ~3;
-    for (c = 0; c < c4; c += 4) {
-      int16_t* p0 = plane + c * wp;
-      for (col = 0; col + 2 <= cols; col += 2) {
-        const uint32_t a = aot_load32(row + col * x_cs + c);
-        const uint32_t b = aot_load32(row + (col + 1) * x_cs + c);
-        const uint32_t ae = (uint32_t)__sxtb16((int32_t)a), be = (uint32_t)__sxtb16((int32_t)b);
-        const uint32_t ao = (uint32_t)aot_sxtb16_ror8(a), bo = (uint32_t)aot_sxtb16_ror8(b);
-        *(aot_dwb_s32_alias*)(void*)(p0 + col) = (int32_t)((ae & 0xffffu) | (be << 16));
-        *(aot_dwb_s32_alias*)(void*)(p0 + wp + col) = (int32_t)((ao & 0xffffu) | (bo << 16));
-        *(aot_dwb_s32_alias*)(void*)(p0 + 2 * wp + col) =
-            (int32_t)((ae >> 16) | (be & 0xffff0000u));
-        *(aot_dwb_s32_alias*)(void*)(p0 + 3 * wp + col) =
-            (int32_t)((ao >> 16) | (bo & 0xffff0000u));
+      /* four channels of both columns: two words in, four pairs out (a bound
+         GCC sees is a multiple of 4, so it knows where the tail starts) */
+      c4 = n & ~3;
+      for (c = 0; c < c4; c += 4) {
+        const uint32_t a = aot_load32(xa + c), b = aot_load32(xb + c);
+        const int32_t ae = __sxtb16((int32_t)a), be = __sxtb16((int32_t)b);
+        const int32_t ao = aot_sxtb16_ror8(a), bo = aot_sxtb16_ror8(b);
+        out[c] = aot_dwb_pack_lo(ae, be);
+        out[c + 1] = aot_dwb_pack_lo(ao, bo);
+        out[c + 2] = aot_dwb_pack_hi(ae, be);
+        out[c + 3] = aot_dwb_pack_hi(ao, bo);
       }
-      for (; col < wp; ++col) {
-        const int32_t in = col < cols;
-        p0[col] = in ? row[col * x_cs + c] : 0;
-        p0[wp + col] = in ? row[col * x_cs + c + 1] : 0;
-        p0[2 * wp + col] = in ? row[col * x_cs + c + 2] : 0;
-        p0[3 * wp + col] = in ? row[col * x_cs + c + 3] : 0;
-      }
-    }
 #endif
-    for (c = c4; c < n; ++c) {
-      int16_t* pc = plane + c * wp;
-      for (col = 0; col < cols; ++col) {
-        pc[col] = row[col * x_cs + c];
-      }
-      for (; col < wp; ++col) {
-        pc[col] = 0;
+      for (c = c4; c < n; ++c) {
+        out[c] = (int32_t)(((uint32_t)(int32_t)xa[c] & 0xffffu) | ((uint32_t)(int32_t)xb[c] << 16));
       }
     }
   }
 }
 
-/* The sums of P pixels (p0 .. p0 + P - 1) of one channel: xc its planes
-   (kernel rows n * wp apart), wc its packed weights (kh_n * (kw_n + 1) words). */
-AOT_INLINE void aot_dwb_pixels(int32_t* s, const int16_t* xc, int32_t row_vals,
-                               const int16_t* wc, int32_t p0, int32_t P, int32_t kh_n,
+/* The sums of P pixels of one channel, pixels q .. q + P - 1 of a block
+   whose first pixel's column is even: xb its first widened word (pairs of
+   columns `n` words apart, kernel rows `row` words apart), wc the channel's
+   packed weights (kh_n * (kw_n + 1) words).  q, P and the shapes are
+   constants once inlined, so each pixel's column parity is too. */
+AOT_INLINE void aot_dwb_pixels(int32_t* s, const int32_t* xb, int32_t row, int32_t n,
+                               const int16_t* wc, int32_t q, int32_t P, int32_t kh_n,
                                int32_t kw_n, int32_t sw) {
   const int32_t ne = (kw_n + 1) / 2, no = kw_n / 2 + 1;
   int32_t kh, i, j;
@@ -145,15 +154,19 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, const int16_t* xc, int32_t row_vals,
   }
   AOT_UNROLL("GCC unroll 8")
   for (kh = 0; kh < kh_n; ++kh) {
-    const int16_t* xr = xc + kh * row_vals;
+    const int32_t* xr = xb + kh * row;
     const int16_t* wr = wc + 2 * kh * (kw_n + 1);
+#if defined(AOT_HAVE_DSP)
+    /* each kernel row's words loaded where they are used: hoisted out of the
+       pixel blocks, the weights took the sums' registers and GCC spilled */
+    __asm__ volatile("" ::: "memory");
+#endif
     if (kw_n == 3) {
       const int32_t e0 = aot_dwb_word(wr, 0), o1 = aot_dwb_word(wr, 6);
       AOT_UNROLL("GCC unroll 4")
       for (i = 0; i < P; ++i) {
-        const int32_t col = (p0 + i) * sw;
-        const int32_t b = col & ~1;
-        const int32_t a0 = aot_dwb_word(xr, b), a1 = aot_dwb_word(xr, b + 2);
+        const int32_t col = (q + i) * sw;
+        const int32_t a0 = xr[(col >> 1) * n], a1 = xr[((col >> 1) + 1) * n];
         if (col & 1) {
           s[i] = aot_dwb_dual(a1, o1, aot_dwb_hi_lo(a0, e0, s[i]));
         } else {
@@ -163,18 +176,17 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, const int16_t* xc, int32_t row_vals,
     } else {
       AOT_UNROLL("GCC unroll 4")
       for (i = 0; i < P; ++i) {
-        const int32_t col = (p0 + i) * sw;
-        const int32_t b = col & ~1;
+        const int32_t col = (q + i) * sw;
+        const int32_t* xp = xr + (col >> 1) * n;
         if (col & 1) {
           AOT_UNROLL("GCC unroll 4")
           for (j = 0; j < no; ++j) {
-            s[i] = aot_dwb_dual(aot_dwb_word(xr, b + 2 * j), aot_dwb_word(wr, 2 * (ne + j)),
-                                s[i]);
+            s[i] = aot_dwb_dual(xp[j * n], aot_dwb_word(wr, 2 * (ne + j)), s[i]);
           }
         } else {
           AOT_UNROLL("GCC unroll 4")
           for (j = 0; j < ne; ++j) {
-            s[i] = aot_dwb_dual(aot_dwb_word(xr, b + 2 * j), aot_dwb_word(wr, 2 * j), s[i]);
+            s[i] = aot_dwb_dual(xp[j * n], aot_dwb_word(wr, 2 * j), s[i]);
           }
         }
       }
@@ -182,58 +194,71 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, const int16_t* xc, int32_t row_vals,
   }
 }
 
+/* Pixels q .. q + P - 1 of the block at y (or acc): their sums, then the outputs. */
+#define AOT_DWB_BLOCK(Q, NP)                                                      \
+  do {                                                                            \
+    aot_dwb_pixels(s, xb, row, n, wc, (Q), (NP), kh_n, kw_n, sw);                 \
+    AOT_UNROLL("GCC unroll 4")                                                    \
+    for (i = 0; i < (NP); ++i) {                                                  \
+      if (rows) {                                                                 \
+        yb[((Q) + i) * y_ps] = (int8_t)aot_clamp_s8(aot_dw_requant(s[i], b2, m, k, e), lo, hi); \
+      } else {                                                                    \
+        ab[((Q) + i) * acc_ps] = s[i];                                            \
+      }                                                                           \
+    }                                                                             \
+  } while (0)
+
 /* The row: chunks of cb channels widened, then per channel blocks of P
-   pixels (a last partial block one pixel at a time); with `rows` the int8
-   outputs y[p*y_ps + c], else the sums acc[p*acc_ps + c]. */
+   pixels (two blocks per step when P pixels span an odd number of columns,
+   so that every step starts at an even column; a last partial step as one
+   block); with `rows` the int8 outputs y[p*y_ps + c], else the sums
+   acc[p*acc_ps + c]. */
 AOT_INLINE void aot_dwblock_row(int32_t* acc, int32_t acc_ps, int8_t* y, int32_t y_ps,
                                 const int32_t* rows, int32_t lo, int32_t hi, const int8_t* x,
                                 int32_t x_rs, int32_t x_cs, const int8_t* w, int32_t npix,
                                 int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t sw, int32_t P,
                                 int32_t cb) {
-  int16_t wide[AOT_DWB_WIDE_MAX] AOT_ALIGNED(8);
+  int32_t wide[AOT_DWB_WIDE_MAX / 2];
   const int16_t* wq = (const int16_t*)(const void*)w;
   const int32_t cols = (npix - 1) * sw + kw_n;
   const int32_t wp = (cols + 2) & ~1;  /* the column after the last tap, even */
   const int32_t w_cs = 2 * kh_n * (kw_n + 1);  /* int16 values per channel */
+  const int32_t step = (P * sw) & 1 ? 2 * P : P;
   int32_t c0, c, p, i;
   for (c0 = 0; c0 < c_n; c0 += cb) {
     const int32_t n = c_n - c0 < cb ? c_n - c0 : cb;
+    const int32_t row = n * (wp / 2);
     aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, kh_n, cols);
     for (c = 0; c < n; ++c) {
-      const int16_t* xc = wide + c * wp;
       const int16_t* wc = wq + (c0 + c) * w_cs;
       const int32_t* r = rows ? rows + 16 * ((c0 + c) >> 2) + ((c0 + c) & 3) : rows;
       int32_t b2 = 0, m = 0, k = 0, e = 0;
-      int32_t s[AOT_DWB_P_MAX];
+      int32_t s[2 * AOT_DWB_P_MAX];
       if (rows) {
         b2 = r[0];
         m = r[4];
         k = r[8];
         e = r[12];
       }
-      for (p = 0; p + P <= npix; p += P) {
-        aot_dwb_pixels(s, xc, n * wp, wc, p, P, kh_n, kw_n, sw);
-        AOT_UNROLL("GCC unroll 4")
-        for (i = 0; i < P; ++i) {
-          if (rows) {
-            y[(p + i) * y_ps + c0 + c] =
-                (int8_t)aot_clamp_s8(aot_dw_requant(s[i], b2, m, k, e), lo, hi);
-          } else {
-            acc[(p + i) * acc_ps + c0 + c] = s[i];
-          }
+      for (p = 0; p + step <= npix; p += step) {
+        const int32_t* xb = wide + c + ((p * sw) >> 1) * n;
+        int8_t* yb = rows ? y + p * y_ps + c0 + c : y;
+        int32_t* ab = rows ? acc : acc + p * acc_ps + c0 + c;
+        AOT_DWB_BLOCK(0, P);
+        if (step > P) {
+          AOT_DWB_BLOCK(P, P);
         }
       }
-      for (; p < npix; ++p) {
-        aot_dwb_pixels(s, xc, n * wp, wc, p, 1, kh_n, kw_n, sw);
-        if (rows) {
-          y[p * y_ps + c0 + c] = (int8_t)aot_clamp_s8(aot_dw_requant(s[0], b2, m, k, e), lo, hi);
-        } else {
-          acc[p * acc_ps + c0 + c] = s[0];
-        }
+      if (p < npix) {
+        const int32_t* xb = wide + c + ((p * sw) >> 1) * n;
+        int8_t* yb = rows ? y + p * y_ps + c0 + c : y;
+        int32_t* ab = rows ? acc : acc + p * acc_ps + c0 + c;
+        AOT_DWB_BLOCK(0, npix - p);
       }
     }
   }
 }
+#undef AOT_DWB_BLOCK
 
 /* The sums of a row (the tensor intrinsic; its epilogue is separate). */
 AOT_INLINE int32_t aot_dwblock_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
