@@ -208,77 +208,85 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, const int32_t* xb, int32_t row, int32
     }                                                                             \
   } while (0)
 
-/* The row: chunks of cb channels widened, then per channel blocks of P
-   pixels (two blocks per step when P pixels span an odd number of columns,
-   so that every step starts at an even column; a last partial step as one
-   block); with `rows` the int8 outputs y[p*y_ps + c], else the sums
-   acc[p*acc_ps + c]. */
-AOT_INLINE void aot_dwblock_row(int32_t* acc, int32_t acc_ps, int8_t* y, int32_t y_ps,
-                                const int32_t* rows, int32_t lo, int32_t hi, const int8_t* x,
-                                int32_t x_rs, int32_t x_cs, const int8_t* w, int32_t npix,
-                                int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t sw, int32_t P,
-                                int32_t cb) {
+/* nrow output rows of npix pixels (rows npix pixels apart in y or acc; input
+   row r * sh for output row r): chunks of cb channels widened, every input
+   row once, then per channel and output row blocks of P pixels (two blocks
+   per step when P pixels span an odd number of columns, so that every step
+   starts at an even column; a last partial step as one block); with `rows`
+   the int8 outputs y[(r*npix + p)*y_ps + c], else the sums
+   acc[(r*npix + p)*acc_ps + c]. */
+AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_t y_ps,
+                                 const int32_t* rows, int32_t lo, int32_t hi, const int8_t* x,
+                                 int32_t x_rs, int32_t x_cs, const int8_t* w, int32_t nrow,
+                                 int32_t npix, int32_t c_n, int32_t kh_n, int32_t kw_n,
+                                 int32_t sh, int32_t sw, int32_t P, int32_t cb) {
   int32_t wide[AOT_DWB_WIDE_MAX / 2];
   const int16_t* wq = (const int16_t*)(const void*)w;
   const int32_t cols = (npix - 1) * sw + kw_n;
   const int32_t wp = (cols + 2) & ~1;  /* the column after the last tap, even */
   const int32_t w_cs = 2 * kh_n * (kw_n + 1);  /* int16 values per channel */
   const int32_t step = (P * sw) & 1 ? 2 * P : P;
-  int32_t c0, c, p, i;
+  const int32_t in_rows = (nrow - 1) * sh + kh_n;
+  int32_t c0, c, r, p, i;
   for (c0 = 0; c0 < c_n; c0 += cb) {
     const int32_t n = c_n - c0 < cb ? c_n - c0 : cb;
     const int32_t row = n * (wp / 2);
-    aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, kh_n, cols);
+    aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, in_rows, cols);
     for (c = 0; c < n; ++c) {
       const int16_t* wc = wq + (c0 + c) * w_cs;
-      const int32_t* r = rows ? rows + 16 * ((c0 + c) >> 2) + ((c0 + c) & 3) : rows;
+      const int32_t* rr = rows ? rows + 16 * ((c0 + c) >> 2) + ((c0 + c) & 3) : rows;
       int32_t b2 = 0, m = 0, k = 0, e = 0;
       int32_t s[2 * AOT_DWB_P_MAX];
       if (rows) {
-        b2 = r[0];
-        m = r[4];
-        k = r[8];
-        e = r[12];
+        b2 = rr[0];
+        m = rr[4];
+        k = rr[8];
+        e = rr[12];
       }
-      for (p = 0; p + step <= npix; p += step) {
-        const int32_t* xb = wide + c + ((p * sw) >> 1) * n;
-        int8_t* yb = rows ? y + p * y_ps + c0 + c : y;
-        int32_t* ab = rows ? acc : acc + p * acc_ps + c0 + c;
-        AOT_DWB_BLOCK(0, P);
-        if (step > P) {
-          AOT_DWB_BLOCK(P, P);
+      for (r = 0; r < nrow; ++r) {
+        const int32_t* xr = wide + c + r * sh * row;
+        int8_t* yr = rows ? y + r * npix * y_ps + c0 + c : y;
+        int32_t* ar = rows ? acc : acc + r * npix * acc_ps + c0 + c;
+        for (p = 0; p + step <= npix; p += step) {
+          const int32_t* xb = xr + ((p * sw) >> 1) * n;
+          int8_t* yb = rows ? yr + p * y_ps : y;
+          int32_t* ab = rows ? acc : ar + p * acc_ps;
+          AOT_DWB_BLOCK(0, P);
+          if (step > P) {
+            AOT_DWB_BLOCK(P, P);
+          }
         }
-      }
-      if (p < npix) {
-        const int32_t* xb = wide + c + ((p * sw) >> 1) * n;
-        int8_t* yb = rows ? y + p * y_ps + c0 + c : y;
-        int32_t* ab = rows ? acc : acc + p * acc_ps + c0 + c;
-        AOT_DWB_BLOCK(0, npix - p);
+        if (p < npix) {
+          const int32_t* xb = xr + ((p * sw) >> 1) * n;
+          int8_t* yb = rows ? yr + p * y_ps : y;
+          int32_t* ab = rows ? acc : ar + p * acc_ps;
+          AOT_DWB_BLOCK(0, npix - p);
+        }
       }
     }
   }
 }
 #undef AOT_DWB_BLOCK
 
-/* The sums of a row (the tensor intrinsic; its epilogue is separate). */
+/* The sums of nrow output rows (the tensor intrinsic; its epilogue is separate). */
 AOT_INLINE int32_t aot_dwblock_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
-                                  int32_t x_cs, const int8_t* w, int32_t npix, int32_t c_n,
-                                  int32_t kh_n, int32_t kw_n, int32_t sw, int32_t P,
-                                  int32_t cb) {
-  aot_dwblock_row(acc, acc_ps, (int8_t*)0, 0, (const int32_t*)0, 0, 0, x, x_rs, x_cs, w, npix,
-                  c_n, kh_n, kw_n, sw, P, cb);
+                                  int32_t x_cs, const int8_t* w, int32_t nrow, int32_t npix,
+                                  int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t sh,
+                                  int32_t sw, int32_t P, int32_t cb) {
+  aot_dwblock_rows(acc, acc_ps, (int8_t*)0, 0, (const int32_t*)0, 0, 0, x, x_rs, x_cs, w, nrow,
+                   npix, c_n, kh_n, kw_n, sh, sw, P, cb);
   return 0;
 }
 
-/* aot_dwblock_s8 followed by aot_requant_row_s8 over the row, requantized from
+/* aot_dwblock_s8 followed by aot_requant_row_s8 over its rows, requantized from
    registers (the fused epilogue's rows, aot/kernels/conv2d/fuse.py). */
 AOT_INLINE int32_t aot_dwblock_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,
                                           int32_t x_cs, const int8_t* w, const int32_t* rows,
-                                          int32_t npix, int32_t c_n, int32_t kh_n, int32_t kw_n,
-                                          int32_t sw, int32_t P, int32_t cb, int32_t lo,
-                                          int32_t hi) {
-  aot_dwblock_row((int32_t*)0, 0, y, y_ps, rows, lo, hi, x, x_rs, x_cs, w, npix, c_n, kh_n,
-                  kw_n, sw, P, cb);
+                                          int32_t nrow, int32_t npix, int32_t c_n,
+                                          int32_t kh_n, int32_t kw_n, int32_t sh, int32_t sw,
+                                          int32_t P, int32_t cb, int32_t lo, int32_t hi) {
+  aot_dwblock_rows((int32_t*)0, 0, y, y_ps, rows, lo, hi, x, x_rs, x_cs, w, nrow, npix, c_n,
+                   kh_n, kw_n, sh, sw, P, cb);
   return 0;
 }
 

@@ -428,16 +428,31 @@ def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:
 DWBLOCK_EPILOGUES = ("fused", "row", "loops")
 
 
+def dwblock_rows(stages, final, fused: bool) -> tuple[int, ...]:
+    """Output rows per ``dwblock`` call: divisors of the output height (up to
+    :data:`~aot.kernels.depthwise_conv2d.blocked.MAX_ROWS`) whose padded input
+    rows, and unless ``fused`` accumulators, fit the stack budget and whose
+    widened input fits the buffer in chunks of some channels."""
+    acc = stages["depthwise_s8"]
+    oh, ow, oc, (kh, _), (sh, _) = dwb.geometry(acc)
+    out = []
+    for r in divisors(oh, tuple(range(1, dwb.MAX_ROWS + 1))):
+        pad = 0
+        if "pad" in stages:
+            p = stages["pad"]
+            pad = ((r - 1) * sh + kh) * extent(p.shape[2]) * extent(p.shape[3])
+        accs = 0 if fused else r * ow * oc * 4
+        if pad + accs <= STACK_BUDGET and dwb.chunks(acc, r):
+            out.append(r)
+    return tuple(out)
+
+
 def dwblock_knobs(stages, final) -> list[Knob] | None:
     """The annotations of the ``dwblock`` sketch, or None where it does not
-    apply (not a depthwise int8 accumulation the helper computes, or its row
-    of accumulators and padded rows over the stack budget)."""
+    apply (not a depthwise int8 accumulation the helper computes, or no block
+    of rows within the stack budget)."""
     acc = stages.get("depthwise_s8")
-    if acc is None or not dwb.applies(acc) or 1 not in attach_levels(stages, final):
-        return None
-    ow = extent(acc.shape[2])
-    sizes = dwb.chunks(acc)
-    if not sizes:
+    if acc is None or not dwb.applies(acc):
         return None
     if requant_pattern(final) is None:
         epilogues = ("loops",)
@@ -445,20 +460,41 @@ def dwblock_knobs(stages, final) -> list[Knob] | None:
         epilogues = ("fused", "row")
     else:
         epilogues = ("row",)
-    return [Knob("pixels", tuple(p for p in dwb.PIXEL_BLOCKS if p <= ow),
+    rows = dwblock_rows(stages, final, fused=epilogues[0] == "fused")
+    if not rows:
+        return None
+    _, ow, _, _, _ = dwb.geometry(acc)
+    sizes = sorted({c for r in rows for c in dwb.chunks(acc, r)})
+    return [Knob("rows", rows, "output rows per call (each input row widened once per call)"),
+            Knob("pixels", tuple(p for p in dwb.PIXEL_BLOCKS if p <= ow),
                  "output pixels per register block (per channel)"),
-            Knob("channels", sizes, "channels widened per chunk into the stack buffer"),
-            Knob("epilogue", epilogues, "requantized from registers, one row call, or loops")]
+            Knob("channels", tuple(sizes), "channels widened per chunk into the stack buffer"),
+            Knob("epilogue", epilogues, "requantized from registers, one call per block of "
+                                        "rows, or loops")]
 
 
 def apply_dwblock(s, final, stages, cfg) -> None:
-    """Schedule the ``dwblock`` sketch with annotations ``cfg``."""
+    """Schedule the ``dwblock`` sketch with annotations ``cfg`` (a
+    :class:`ConfigError` for a chunk of channels whose widened rows do not fit
+    the buffer, or accumulators over the stack budget: ``rows`` with ``row``)."""
     acc = stages["acc"]
-    s[acc].compute_at(s[final], final.op.axis[1])
+    nrow = cfg["rows"]
+    if cfg["channels"] not in dwb.chunks(acc, nrow):
+        raise ConfigError(f"{cfg['channels']} channels of {nrow} rows do not fit the "
+                          f"widening buffer ({dwb.WIDE_MAX} values)")
+    if nrow not in dwblock_rows(stages, final, fused=cfg["epilogue"] == "fused"):
+        raise ConfigError(f"{nrow} rows of accumulators are over the stack budget "
+                          f"(epilogue {cfg['epilogue']})")
+    ho, hi = s[final].split(final.op.axis[1], factor=nrow)
+    s[acc].compute_at(s[final], ho)
     if "pad" in stages:
-        s[stages["pad"]].compute_at(s[acc], acc.op.axis[1])
-    dwb.tensorize_dwblock(s, stages, cfg["pixels"], cfg["channels"])
+        # inside the accumulation's (single) batch loop, before its rows: the
+        # padded input rows of the whole block of rows
+        s[stages["pad"]].compute_at(s[acc], acc.op.axis[0])
+    dwb.tensorize_dwblock(s, stages, nrow, cfg["pixels"], cfg["channels"])
     if cfg["epilogue"] in ("fused", "row"):
-        tensorize_epilogue(s, final, whole_row=True)
+        _, _, _, lo, hi_ = requant_pattern(final)
+        _, ow, oc, _, _ = dwb.geometry(acc)
+        s[final].tensorize(hi, dwb.requant_rows_intrin(nrow, ow, oc, lo, hi_))
     if cfg["epilogue"] == "fused":
         s.rewrite(dwb.FUSE_NAME, dwb.fuse_dwblock_epilogue(stages["dw_requant"].name))
