@@ -66,15 +66,16 @@ def wide_values(nrow: int, npix: int, kernel: tuple[int, int], strides: tuple[in
     return ((nrow - 1) * sh + kh) * channels * wide_plane(npix, kw, sw)
 
 
-def pack_dwblock(data: np.ndarray) -> np.ndarray:
+def pack_dwblock(data: np.ndarray, scale: int = 1) -> np.ndarray:
     """1HWC int8 depthwise ``data`` packed for the helper: per channel, per
     kernel row, ``E_j = (w[2j], w[2j+1])`` for ``j < (KW+1)/2`` then ``O_j =
     (w[2j-1], w[2j])`` for ``j <= KW/2`` (``w[-1] = w[KW] = 0``), int16 pairs;
-    returned as the int16 values' little-endian bytes (int8), the constant's dtype."""
+    returned as the int16 values' little-endian bytes (int8), the constant's dtype.
+    ``scale`` 2 doubles every weight (``dbl``: see the header)."""
     w = np.asarray(data, dtype=np.int8)
     _, kh, kw, c = w.shape
     taps = np.zeros((c, kh, kw + 2), np.int16)        # w[-1], w[0..KW-1], w[KW]
-    taps[:, :, 1:kw + 1] = w[0].transpose(2, 0, 1)
+    taps[:, :, 1:kw + 1] = w[0].transpose(2, 0, 1).astype(np.int16) * scale
     ne, no = (kw + 1) // 2, kw // 2 + 1
     even = [taps[:, :, 1 + 2 * j:3 + 2 * j] for j in range(ne)]
     odd = [taps[:, :, 2 * j:2 + 2 * j] for j in range(no)]
@@ -97,9 +98,11 @@ def _contiguous_rows(buf, npix: int, what: str):
 
 
 def dwblock_intrin(nrow: int, npix: int, channels: int, kernel: tuple[int, int],
-                   strides: tuple[int, int], pixels: int, chunk: int):
+                   strides: tuple[int, int], pixels: int, chunk: int, dbl: bool = False):
     """``nrow`` output rows of ``npix`` pixels x ``channels`` channels, blocks
-    of ``pixels`` pixels, the input widened ``chunk`` channels at a time."""
+    of ``pixels`` pixels, the input widened ``chunk`` channels at a time;
+    ``dbl``: the weights are packed doubled (only where the sums are below
+    2^30: the fused epilogue's rows exist)."""
     kh_n, kw_n = kernel
     sh, sw = strides
     if pixels not in PIXEL_BLOCKS:
@@ -127,7 +130,7 @@ def dwblock_intrin(nrow: int, npix: int, channels: int, kernel: tuple[int, int],
         return tir.call_extern("int32", ACC_CALL, cc.access_ptr("w"), ps,
                                aa.access_ptr("r"), aa.strides[0], aa.strides[1],
                                bb.access_ptr("r"), nrow, npix, channels, kh_n, kw_n, sh, sw,
-                               pixels, chunk)
+                               pixels, chunk, int(dbl))
     binds = {
         a: tir.decl_buffer(a.shape, "int8", "a", strides=[te.var("a_rs"), te.var("a_cs"), 1],
                            elem_offset=te.var("a_off")),
@@ -204,28 +207,35 @@ def weight_tensor(acc):
     return found[0]
 
 
-def tensorize_dwblock(s, stages, nrow: int, pixels: int, chunk: int) -> None:
+def tensorize_dwblock(s, stages, nrow: int, pixels: int, chunk: int,
+                      dbl: bool = False) -> None:
     """Tensorize the depthwise accumulation computed per block of ``nrow``
     output rows (loops rows, pixels, channels, taps) from its row axis, and
-    store its weight constant packed (:func:`pack_dwblock`)."""
+    store its weight constant packed (:func:`pack_dwblock`; ``dbl``: doubled,
+    only where the fused epilogue's rows exist, whose bound makes it exact)."""
     acc = stages["depthwise_s8"]
+    if dbl and "dw_requant" not in stages:
+        raise ScheduleError("dwblock: doubled weights need the fused epilogue's rows "
+                            "(their bound keeps 2 * acc within int32)")
     _, ow, oc, kernel, strides = geometry(acc)
     s[acc].tensorize(acc.op.axis[1], dwblock_intrin(nrow, ow, oc, kernel, strides, pixels,
-                                                    chunk))
-    s.store_constant_as(weight_tensor(acc), pack_dwblock)
+                                                    chunk, dbl))
+    scale = 2 if dbl else 1
+    s.store_constant_as(weight_tensor(acc), lambda data: pack_dwblock(data, scale))
 
 
 def fused_call(acc_call: E.Call, epi_call: E.Call, rows) -> E.Call | None:
     """The fused call for one ``aot_dwblock_s8`` and the ``aot_requant_row_s8``
     after it, reading ``rows``; None when the epilogue reads other accumulators."""
-    acc, acc_ps, x, x_rs, x_cs, w, nrow, npix, c_n, kh, kw, sh, sw, pixels, chunk = acc_call.args
+    (acc, acc_ps, x, x_rs, x_cs, w, nrow, npix, c_n, kh, kw, sh, sw, pixels, chunk,
+     dbl) = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
     run = E.const(_const(nrow) * _const(npix))
     if not reads_the_accumulators(acc, acc_ps, run, c_n, epi_call):
         return None
     return E.Call("int32", FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
                                         E.AccessPtr(rows, E.const(0), "r"), nrow, npix, c_n,
-                                        kh, kw, sh, sw, pixels, chunk, lo, hi), "extern")
+                                        kh, kw, sh, sw, pixels, chunk, dbl, lo, hi), "extern")
 
 
 def fuse_dwblock_epilogue(rows_name: str):

@@ -29,6 +29,12 @@
      SMLATB(word(b), E_0) + SMLAD(word(b+2), O_1), so a kernel row of a
      pixel costs two multiplies and (pairs of pixels) one LDRD.
 
+   With `dbl` the weights are packed doubled (the fused epilogue's: each
+   channel's |acc + bias| < 2^30, so 2 * acc does not wrap): the fused
+   helper starts each sum at the channel's 2 * bias and has the doubled
+   value aot_dw_requant starts from without an add; aot_dwblock_s8 returns
+   the sums halved (exact).
+
    Channels outermost: a channel's weights and requantization row are loaded
    once per call, then its pixels in blocks of P (1, 2 or 4: the sums in
    registers).  Every argument but the pointers is a compile-time constant at
@@ -143,14 +149,14 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
    columns `n` words apart, kernel rows `row` words apart), wc the channel's
    packed weights (kh_n * (kw_n + 1) words).  q, P and the shapes are
    constants once inlined, so each pixel's column parity is too. */
-AOT_INLINE void aot_dwb_pixels(int32_t* s, const int32_t* xb, int32_t row, int32_t n,
-                               const int16_t* wc, int32_t q, int32_t P, int32_t kh_n,
-                               int32_t kw_n, int32_t sw) {
+AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int32_t row,
+                               int32_t n, const int16_t* wc, int32_t q, int32_t P,
+                               int32_t kh_n, int32_t kw_n, int32_t sw) {
   const int32_t ne = (kw_n + 1) / 2, no = kw_n / 2 + 1;
   int32_t kh, i, j;
   AOT_UNROLL("GCC unroll 4")
   for (i = 0; i < P; ++i) {
-    s[i] = 0;
+    s[i] = init;
   }
   AOT_UNROLL("GCC unroll 8")
   for (kh = 0; kh < kh_n; ++kh) {
@@ -197,13 +203,15 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, const int32_t* xb, int32_t row, int32
 /* Pixels q .. q + P - 1 of the block at y (or acc): their sums, then the outputs. */
 #define AOT_DWB_BLOCK(Q, NP)                                                      \
   do {                                                                            \
-    aot_dwb_pixels(s, xb, row, n, wc, (Q), (NP), kh_n, kw_n, sw);                 \
+    aot_dwb_pixels(s, dbl && rows ? b2 : 0, xb, row, n, wc, (Q), (NP), kh_n, kw_n, sw); \
     AOT_UNROLL("GCC unroll 4")                                                    \
     for (i = 0; i < (NP); ++i) {                                                  \
       if (rows) {                                                                 \
-        yb[((Q) + i) * y_ps] = (int8_t)aot_clamp_s8(aot_dw_requant(s[i], b2, m, k, e), lo, hi); \
+        const int32_t q_ = dbl ? aot_dw_requant(0, s[i], m, k, e)                 \
+                               : aot_dw_requant(s[i], b2, m, k, e);               \
+        yb[((Q) + i) * y_ps] = (int8_t)aot_clamp_s8(q_, lo, hi);                  \
       } else {                                                                    \
-        ab[((Q) + i) * acc_ps] = s[i];                                            \
+        ab[((Q) + i) * acc_ps] = dbl ? s[i] >> 1 : s[i];                          \
       }                                                                           \
     }                                                                             \
   } while (0)
@@ -219,7 +227,7 @@ AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_
                                  const int32_t* rows, int32_t lo, int32_t hi, const int8_t* x,
                                  int32_t x_rs, int32_t x_cs, const int8_t* w, int32_t nrow,
                                  int32_t npix, int32_t c_n, int32_t kh_n, int32_t kw_n,
-                                 int32_t sh, int32_t sw, int32_t P, int32_t cb) {
+                                 int32_t sh, int32_t sw, int32_t P, int32_t cb, int32_t dbl) {
   int32_t wide[AOT_DWB_WIDE_MAX / 2];
   const int16_t* wq = (const int16_t*)(const void*)w;
   const int32_t cols = (npix - 1) * sw + kw_n;
@@ -272,9 +280,9 @@ AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_
 AOT_INLINE int32_t aot_dwblock_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                   int32_t x_cs, const int8_t* w, int32_t nrow, int32_t npix,
                                   int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t sh,
-                                  int32_t sw, int32_t P, int32_t cb) {
+                                  int32_t sw, int32_t P, int32_t cb, int32_t dbl) {
   aot_dwblock_rows(acc, acc_ps, (int8_t*)0, 0, (const int32_t*)0, 0, 0, x, x_rs, x_cs, w, nrow,
-                   npix, c_n, kh_n, kw_n, sh, sw, P, cb);
+                   npix, c_n, kh_n, kw_n, sh, sw, P, cb, dbl);
   return 0;
 }
 
@@ -284,9 +292,10 @@ AOT_INLINE int32_t aot_dwblock_requant_s8(int8_t* y, int32_t y_ps, const int8_t*
                                           int32_t x_cs, const int8_t* w, const int32_t* rows,
                                           int32_t nrow, int32_t npix, int32_t c_n,
                                           int32_t kh_n, int32_t kw_n, int32_t sh, int32_t sw,
-                                          int32_t P, int32_t cb, int32_t lo, int32_t hi) {
+                                          int32_t P, int32_t cb, int32_t dbl, int32_t lo,
+                                          int32_t hi) {
   aot_dwblock_rows((int32_t*)0, 0, y, y_ps, rows, lo, hi, x, x_rs, x_cs, w, nrow, npix, c_n,
-                   kh_n, kw_n, sh, sw, P, cb);
+                   kh_n, kw_n, sh, sw, P, cb, dbl);
   return 0;
 }
 

@@ -491,7 +491,10 @@ def apply_dwblock(s, final, stages, cfg) -> None:
         # inside the accumulation's (single) batch loop, before its rows: the
         # padded input rows of the whole block of rows
         s[stages["pad"]].compute_at(s[acc], acc.op.axis[0])
-    dwb.tensorize_dwblock(s, stages, nrow, cfg["pixels"], cfg["channels"])
+    # fused: the weights doubled, so the sums are the doubled values the
+    # requantization starts from
+    dwb.tensorize_dwblock(s, stages, nrow, cfg["pixels"], cfg["channels"],
+                          dbl=cfg["epilogue"] == "fused")
     if cfg["epilogue"] in ("fused", "row"):
         _, _, _, lo, hi_ = requant_pattern(final)
         _, ow, oc, _, _ = dwb.geometry(acc)
