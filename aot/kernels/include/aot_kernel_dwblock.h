@@ -144,6 +144,125 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
   }
 }
 
+#if defined(AOT_HAVE_DSP) && defined(__GNUC__) && !defined(__clang__) \
+    && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(AOT_NO_ASM)
+/* The 3x3 taps of a block of P pixels (1 to 4) of one channel whose first
+   column is even, in GCC inline assembly: in C, GCC kept the sums of a block
+   on the stack between kernel rows (spilled around every multiply).  Per
+   kernel row: the two weight words, then the block's words in column order
+   into two alternating registers, each feeding the multiplies that read it
+   (stride 1, four pixels: five loads, eight multiplies; ten registers in
+   all).  AOT_DWB_ROW_S<stride>P<pixels> (written out by a script, one per
+   shape): KH the kernel row (immediate arithmetic for the assembler); R the
+   kernel rows' and N the column pairs' distance in bytes, immediates
+   (aot_dwb_fits).  AOT_NO_ASM turns it off. */
+#define AOT_HAVE_DWB_ASM 1
+
+#define AOT_DWB_ROW_S1P1(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t"
+
+#define AOT_DWB_ROW_S1P2(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[o], %[s1]\n\t"
+
+#define AOT_DWB_ROW_S1P3(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s2], %[a], %[o], %[s2]\n\t"
+
+#define AOT_DWB_ROW_S1P4(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
+  "smlatb %[s3], %[b], %[e], %[s3]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
+  "smlad %[s3], %[a], %[o], %[s3]\n\t"
+
+#define AOT_DWB_ROW_S2P2(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s1], %[a], %[o], %[s1]\n\t"
+
+#define AOT_DWB_ROW_S2P3(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
+  "smlabt %[s2], %[b], %[o], %[s2]\n\t"
+
+#define AOT_DWB_ROW_S2P4(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
+  "smlabt %[s2], %[b], %[o], %[s2]\n\t" \
+  "smlad %[s3], %[b], %[e], %[s3]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
+  "smlabt %[s3], %[a], %[o], %[s3]\n\t"
+
+#define AOT_DWB_S_OUT1 [s0] "+r"(s[0])
+#define AOT_DWB_S_OUT2 AOT_DWB_S_OUT1, [s1] "+r"(s[1])
+#define AOT_DWB_S_OUT3 AOT_DWB_S_OUT2, [s2] "+r"(s[2])
+#define AOT_DWB_S_OUT4 AOT_DWB_S_OUT3, [s3] "+r"(s[3])
+#define AOT_DWB_ASM(ROW, OUT)                                                     \
+  __asm__ volatile(ROW("0") ROW("1") ROW("2")                                     \
+                   : OUT, [a] "=&r"(a), [b] "=&r"(b), [e] "=&r"(e), [o] "=&r"(o)  \
+                   : [x] "r"(xb), [w] "r"(wc), [R] "n"(r_), [N] "n"(n_)           \
+                   : "memory")
+
+/* The immediates fit LDR's offsets (0..4095 bytes): two kernel rows and up
+   to four column pairs past the block's first word. */
+AOT_INLINE int32_t aot_dwb_fits(int32_t r, int32_t n) {
+  return (uint32_t)r < 2048u && (uint32_t)n < 1024u && 2 * r + 4 * n < 4096;
+}
+#endif
+
 /* The sums of P pixels of one channel, pixels q .. q + P - 1 of a block
    whose first pixel's column is even: xb its first widened word (pairs of
    columns `n` words apart, kernel rows `row` words apart), wc the channel's
@@ -158,6 +277,50 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
   for (i = 0; i < P; ++i) {
     s[i] = init;
   }
+#if defined(AOT_HAVE_DWB_ASM)
+  {
+    const int32_t r_ = 4 * row, n_ = 4 * n;
+    if (kh_n == 3 && kw_n == 3 && ((q * sw) & 1) == 0 && __builtin_constant_p(r_)
+        && __builtin_constant_p(n_) && __builtin_constant_p(P) && __builtin_constant_p(sw)
+        && aot_dwb_fits(r_, n_)) {
+      int32_t a, b, e, o;
+      xb += ((q * sw) >> 1) * n;
+      if (sw == 1 && P == 1) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P1, AOT_DWB_S_OUT1);
+        return;
+      }
+      if (sw == 1 && P == 2) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P2, AOT_DWB_S_OUT2);
+        return;
+      }
+      if (sw == 1 && P == 3) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P3, AOT_DWB_S_OUT3);
+        return;
+      }
+      if (sw == 1 && P == 4) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P4, AOT_DWB_S_OUT4);
+        return;
+      }
+      if (sw == 2 && P == 1) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P1, AOT_DWB_S_OUT1);
+        return;
+      }
+      if (sw == 2 && P == 2) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S2P2, AOT_DWB_S_OUT2);
+        return;
+      }
+      if (sw == 2 && P == 3) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S2P3, AOT_DWB_S_OUT3);
+        return;
+      }
+      if (sw == 2 && P == 4) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S2P4, AOT_DWB_S_OUT4);
+        return;
+      }
+      xb -= ((q * sw) >> 1) * n;
+    }
+  }
+#endif
   AOT_UNROLL("GCC unroll 8")
   for (kh = 0; kh < kh_n; ++kh) {
     const int32_t* xr = xb + kh * row;
@@ -216,13 +379,61 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
     }                                                                             \
   } while (0)
 
+/* One chunk of the call: channels c0 .. c0 + n - 1 (see aot_dwblock_rows),
+   widened, then per channel and output row the blocks of pixels. */
+AOT_INLINE void aot_dwb_chunk(int32_t* wide, int32_t* acc, int32_t acc_ps, int8_t* y,
+                              int32_t y_ps, const int32_t* rows, int32_t lo, int32_t hi,
+                              const int8_t* x, int32_t x_rs, int32_t x_cs, const int16_t* wq,
+                              int32_t nrow, int32_t npix, int32_t c0, int32_t n, int32_t kh_n,
+                              int32_t kw_n, int32_t sh, int32_t sw, int32_t P, int32_t dbl) {
+  const int32_t cols = (npix - 1) * sw + kw_n;
+  const int32_t wp = (cols + 2) & ~1;  /* the column after the last tap, even */
+  const int32_t w_cs = 2 * kh_n * (kw_n + 1);  /* int16 values per channel */
+  const int32_t step = (P * sw) & 1 ? 2 * P : P;
+  const int32_t row = n * (wp / 2);
+  int32_t c, r, p, i;
+  aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, (nrow - 1) * sh + kh_n, cols);
+  for (c = 0; c < n; ++c) {
+    const int16_t* wc = wq + (c0 + c) * w_cs;
+    const int32_t* rr = rows ? rows + 16 * ((c0 + c) >> 2) + ((c0 + c) & 3) : rows;
+    int32_t b2 = 0, m = 0, k = 0, e = 0;
+    int32_t s[2 * AOT_DWB_P_MAX];
+    if (rows) {
+      b2 = rr[0];
+      m = rr[4];
+      k = rr[8];
+      e = rr[12];
+    }
+    for (r = 0; r < nrow; ++r) {
+      const int32_t* xr = wide + c + r * sh * row;
+      int8_t* yr = rows ? y + r * npix * y_ps + c0 + c : y;
+      int32_t* ar = rows ? acc : acc + r * npix * acc_ps + c0 + c;
+      for (p = 0; p + step <= npix; p += step) {
+        const int32_t* xb = xr + ((p * sw) >> 1) * n;
+        int8_t* yb = rows ? yr + p * y_ps : y;
+        int32_t* ab = rows ? acc : ar + p * acc_ps;
+        AOT_DWB_BLOCK(0, P);
+        if (step > P) {
+          AOT_DWB_BLOCK(P, P);
+        }
+      }
+      if (p < npix) {
+        const int32_t* xb = xr + ((p * sw) >> 1) * n;
+        int8_t* yb = rows ? yr + p * y_ps : y;
+        int32_t* ab = rows ? acc : ar + p * acc_ps;
+        AOT_DWB_BLOCK(0, npix - p);
+      }
+    }
+  }
+}
+
 /* nrow output rows of npix pixels (rows npix pixels apart in y or acc; input
-   row r * sh for output row r): chunks of cb channels widened, every input
-   row once, then per channel and output row blocks of P pixels (two blocks
-   per step when P pixels span an odd number of columns, so that every step
-   starts at an even column; a last partial step as one block); with `rows`
-   the int8 outputs y[(r*npix + p)*y_ps + c], else the sums
-   acc[(r*npix + p)*acc_ps + c]. */
+   row r * sh for output row r): chunks of cb channels (a last one of
+   c_n % cb) widened, every input row once, then per channel and output row
+   blocks of P pixels (two blocks per step when P pixels span an odd number
+   of columns, so that every step starts at an even column; a last partial
+   step as one block); with `rows` the int8 outputs y[(r*npix + p)*y_ps + c],
+   else the sums acc[(r*npix + p)*acc_ps + c]. */
 AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_t y_ps,
                                  const int32_t* rows, int32_t lo, int32_t hi, const int8_t* x,
                                  int32_t x_rs, int32_t x_cs, const int8_t* w, int32_t nrow,
@@ -230,48 +441,15 @@ AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_
                                  int32_t sh, int32_t sw, int32_t P, int32_t cb, int32_t dbl) {
   int32_t wide[AOT_DWB_WIDE_MAX / 2];
   const int16_t* wq = (const int16_t*)(const void*)w;
-  const int32_t cols = (npix - 1) * sw + kw_n;
-  const int32_t wp = (cols + 2) & ~1;  /* the column after the last tap, even */
-  const int32_t w_cs = 2 * kh_n * (kw_n + 1);  /* int16 values per channel */
-  const int32_t step = (P * sw) & 1 ? 2 * P : P;
-  const int32_t in_rows = (nrow - 1) * sh + kh_n;
-  int32_t c0, c, r, p, i;
-  for (c0 = 0; c0 < c_n; c0 += cb) {
-    const int32_t n = c_n - c0 < cb ? c_n - c0 : cb;
-    const int32_t row = n * (wp / 2);
-    aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, in_rows, cols);
-    for (c = 0; c < n; ++c) {
-      const int16_t* wc = wq + (c0 + c) * w_cs;
-      const int32_t* rr = rows ? rows + 16 * ((c0 + c) >> 2) + ((c0 + c) & 3) : rows;
-      int32_t b2 = 0, m = 0, k = 0, e = 0;
-      int32_t s[2 * AOT_DWB_P_MAX];
-      if (rows) {
-        b2 = rr[0];
-        m = rr[4];
-        k = rr[8];
-        e = rr[12];
-      }
-      for (r = 0; r < nrow; ++r) {
-        const int32_t* xr = wide + c + r * sh * row;
-        int8_t* yr = rows ? y + r * npix * y_ps + c0 + c : y;
-        int32_t* ar = rows ? acc : acc + r * npix * acc_ps + c0 + c;
-        for (p = 0; p + step <= npix; p += step) {
-          const int32_t* xb = xr + ((p * sw) >> 1) * n;
-          int8_t* yb = rows ? yr + p * y_ps : y;
-          int32_t* ab = rows ? acc : ar + p * acc_ps;
-          AOT_DWB_BLOCK(0, P);
-          if (step > P) {
-            AOT_DWB_BLOCK(P, P);
-          }
-        }
-        if (p < npix) {
-          const int32_t* xb = xr + ((p * sw) >> 1) * n;
-          int8_t* yb = rows ? yr + p * y_ps : y;
-          int32_t* ab = rows ? acc : ar + p * acc_ps;
-          AOT_DWB_BLOCK(0, npix - p);
-        }
-      }
-    }
+  int32_t c0;
+  /* whole chunks, then the rest: each with a constant number of channels */
+  for (c0 = 0; c0 + cb <= c_n; c0 += cb) {
+    aot_dwb_chunk(wide, acc, acc_ps, y, y_ps, rows, lo, hi, x, x_rs, x_cs, wq, nrow, npix, c0,
+                  cb, kh_n, kw_n, sh, sw, P, dbl);
+  }
+  if (c0 < c_n) {
+    aot_dwb_chunk(wide, acc, acc_ps, y, y_ps, rows, lo, hi, x, x_rs, x_cs, wq, nrow, npix, c0,
+                  c_n % cb, kh_n, kw_n, sh, sw, P, dbl);
   }
 }
 #undef AOT_DWB_BLOCK
