@@ -39,7 +39,7 @@ from aot.tir import expr as E
 #: int16 values of widened input one chunk of channels may hold (AOT_DWB_WIDE_MAX).
 WIDE_MAX = 1536
 #: Pixels per block the helper keeps in registers (AOT_DWB_P_MAX bounds them).
-PIXEL_BLOCKS = (1, 2, 4)
+PIXEL_BLOCKS = (1, 2, 3, 4, 5, 6)
 #: Most output rows one call covers (the sketch offers divisors of the height up to it).
 MAX_ROWS = 8
 #: Largest kernel the sketch offers (the taps' loops are unrolled in the helper).
@@ -170,6 +170,14 @@ def requant_rows_intrin(nrow: int, npix: int, channels: int, lo: int, hi: int):
     binds.update({t: tir.decl_buffer(t.shape, t.dtype, t.name,
                                      elem_offset=te.var(f"{t.name}_off")) for t in (bias, table)})
     return te.decl_tensor_intrin(y.op, intrin_func, binds=binds, name="requant_rows_s8")
+
+
+def pixel_blocks(acc) -> tuple[int, ...]:
+    """The blocks of pixels worth offering: within the row, and none that
+    makes a block start at an odd column (P pixels of an odd stride spanning
+    an odd number of columns: the helper's C path), unless P is the whole row."""
+    _, ow, _, _, (_, sw) = geometry(acc)
+    return tuple(p for p in PIXEL_BLOCKS if p <= ow and (p * sw % 2 == 0 or p == ow))
 
 
 def applies(acc) -> bool:

@@ -50,7 +50,7 @@
 
 /* int16 values of the widened input one chunk of channels may hold (3 KiB). */
 #define AOT_DWB_WIDE_MAX 1536
-#define AOT_DWB_P_MAX 4
+#define AOT_DWB_P_MAX 6
 
 typedef int32_t aot_dwb_s32_alias __attribute__((may_alias));
 
@@ -146,7 +146,7 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
 
 #if defined(AOT_HAVE_DSP) && defined(__GNUC__) && !defined(__clang__) \
     && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(AOT_NO_ASM)
-/* The 3x3 taps of a block of P pixels (1 to 4) of one channel whose first
+/* The 3x3 taps of a block of P pixels (1 to 6) of one channel whose first
    column is even, in GCC inline assembly: in C, GCC kept the sums of a block
    on the stack between kernel rows (spilled around every multiply).  Per
    kernel row: the two weight words, then the block's words in column order
@@ -204,6 +204,52 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
   "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
   "smlad %[s3], %[a], %[o], %[s3]\n\t"
 
+#define AOT_DWB_ROW_S1P5(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
+  "smlatb %[s3], %[b], %[e], %[s3]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
+  "smlad %[s3], %[a], %[o], %[s3]\n\t" \
+  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
+  "smlabt %[s4], %[b], %[o], %[s4]\n\t"
+
+#define AOT_DWB_ROW_S1P6(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
+  "smlatb %[s3], %[b], %[e], %[s3]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
+  "smlad %[s3], %[a], %[o], %[s3]\n\t" \
+  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
+  "smlatb %[s5], %[a], %[e], %[s5]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
+  "smlabt %[s4], %[b], %[o], %[s4]\n\t" \
+  "smlad %[s5], %[b], %[o], %[s5]\n\t"
+
+#define AOT_DWB_ROW_S2P1(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t"
+
 #define AOT_DWB_ROW_S2P2(KH) \
   "ldr %[e], [%[w], #" KH "*16]\n\t" \
   "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
@@ -246,10 +292,55 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
   "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
   "smlabt %[s3], %[a], %[o], %[s3]\n\t"
 
+#define AOT_DWB_ROW_S2P5(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
+  "smlabt %[s2], %[b], %[o], %[s2]\n\t" \
+  "smlad %[s3], %[b], %[e], %[s3]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
+  "smlabt %[s3], %[a], %[o], %[s3]\n\t" \
+  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+5*%c[N]]\n\t" \
+  "smlabt %[s4], %[b], %[o], %[s4]\n\t"
+
+#define AOT_DWB_ROW_S2P6(KH) \
+  "ldr %[e], [%[w], #" KH "*16]\n\t" \
+  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
+  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
+  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
+  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
+  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
+  "smlabt %[s2], %[b], %[o], %[s2]\n\t" \
+  "smlad %[s3], %[b], %[e], %[s3]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
+  "smlabt %[s3], %[a], %[o], %[s3]\n\t" \
+  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
+  "ldr %[b], [%[x], #" KH "*%c[R]+5*%c[N]]\n\t" \
+  "smlabt %[s4], %[b], %[o], %[s4]\n\t" \
+  "smlad %[s5], %[b], %[e], %[s5]\n\t" \
+  "ldr %[a], [%[x], #" KH "*%c[R]+6*%c[N]]\n\t" \
+  "smlabt %[s5], %[a], %[o], %[s5]\n\t"
+
 #define AOT_DWB_S_OUT1 [s0] "+r"(s[0])
 #define AOT_DWB_S_OUT2 AOT_DWB_S_OUT1, [s1] "+r"(s[1])
 #define AOT_DWB_S_OUT3 AOT_DWB_S_OUT2, [s2] "+r"(s[2])
 #define AOT_DWB_S_OUT4 AOT_DWB_S_OUT3, [s3] "+r"(s[3])
+#define AOT_DWB_S_OUT5 AOT_DWB_S_OUT4, [s4] "+r"(s[4])
+#define AOT_DWB_S_OUT6 AOT_DWB_S_OUT5, [s5] "+r"(s[5])
 #define AOT_DWB_ASM(ROW, OUT)                                                     \
   __asm__ volatile(ROW("0") ROW("1") ROW("2")                                     \
                    : OUT, [a] "=&r"(a), [b] "=&r"(b), [e] "=&r"(e), [o] "=&r"(o)  \
@@ -257,9 +348,9 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
                    : "memory")
 
 /* The immediates fit LDR's offsets (0..4095 bytes): two kernel rows and up
-   to four column pairs past the block's first word. */
+   to six column pairs past the block's first word (stride 2, six pixels). */
 AOT_INLINE int32_t aot_dwb_fits(int32_t r, int32_t n) {
-  return (uint32_t)r < 2048u && (uint32_t)n < 1024u && 2 * r + 4 * n < 4096;
+  return (uint32_t)r < 2048u && (uint32_t)n < 1024u && 2 * r + 6 * n < 4096;
 }
 #endif
 
@@ -301,8 +392,16 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
         AOT_DWB_ASM(AOT_DWB_ROW_S1P4, AOT_DWB_S_OUT4);
         return;
       }
+      if (sw == 1 && P == 5) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P5, AOT_DWB_S_OUT5);
+        return;
+      }
+      if (sw == 1 && P == 6) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S1P6, AOT_DWB_S_OUT6);
+        return;
+      }
       if (sw == 2 && P == 1) {
-        AOT_DWB_ASM(AOT_DWB_ROW_S1P1, AOT_DWB_S_OUT1);
+        AOT_DWB_ASM(AOT_DWB_ROW_S2P1, AOT_DWB_S_OUT1);
         return;
       }
       if (sw == 2 && P == 2) {
@@ -315,6 +414,14 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
       }
       if (sw == 2 && P == 4) {
         AOT_DWB_ASM(AOT_DWB_ROW_S2P4, AOT_DWB_S_OUT4);
+        return;
+      }
+      if (sw == 2 && P == 5) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S2P5, AOT_DWB_S_OUT5);
+        return;
+      }
+      if (sw == 2 && P == 6) {
+        AOT_DWB_ASM(AOT_DWB_ROW_S2P6, AOT_DWB_S_OUT6);
         return;
       }
       xb -= ((q * sw) >> 1) * n;

@@ -463,10 +463,9 @@ def dwblock_knobs(stages, final) -> list[Knob] | None:
     rows = dwblock_rows(stages, final, fused=epilogues[0] == "fused")
     if not rows:
         return None
-    _, ow, _, _, _ = dwb.geometry(acc)
     sizes = sorted({c for r in rows for c in dwb.chunks(acc, r)})
     return [Knob("rows", rows, "output rows per call (each input row widened once per call)"),
-            Knob("pixels", tuple(p for p in dwb.PIXEL_BLOCKS if p <= ow),
+            Knob("pixels", dwb.pixel_blocks(acc),
                  "output pixels per register block (per channel)"),
             Knob("channels", tuple(sizes), "channels widened per chunk into the stack buffer"),
             Knob("epilogue", epilogues, "requantized from registers, one call per block of "
