@@ -106,6 +106,30 @@ AOT_INLINE int32_t aot_dwb_hi_lo(int32_t a, int32_t b, int32_t sum) {
 #endif
 }
 
+/* The n words (xa[c], xb[c]) of one pair of columns, widened. */
+AOT_INLINE void aot_dwb_widen_pair(int32_t* out, const int8_t* xa, const int8_t* xb,
+                                   int32_t n) {
+  int32_t c, c4 = 0;
+#if defined(AOT_HAVE_DSP)
+  /* four channels of both columns: two words in, four pairs out (a bound
+     GCC sees is a multiple of 4, so it knows where the tail starts) */
+  c4 = n & ~3;
+  AOT_UNROLL("GCC unroll 4")
+  for (c = 0; c < c4; c += 4) {
+    const uint32_t a = aot_load32(xa + c), b = aot_load32(xb + c);
+    const int32_t ae = __sxtb16((int32_t)a), be = __sxtb16((int32_t)b);
+    const int32_t ao = aot_sxtb16_ror8(a), bo = aot_sxtb16_ror8(b);
+    out[c] = aot_dwb_pack_lo(ae, be);
+    out[c + 1] = aot_dwb_pack_lo(ao, bo);
+    out[c + 2] = aot_dwb_pack_hi(ae, be);
+    out[c + 3] = aot_dwb_pack_hi(ao, bo);
+  }
+#endif
+  for (c = c4; c < n; ++c) {
+    out[c] = (int32_t)(((uint32_t)(int32_t)xa[c] & 0xffffu) | ((uint32_t)(int32_t)xb[c] << 16));
+  }
+}
+
 /* Widen channels c0 .. c0 + n - 1 of kh_n input rows of `cols` columns into
    the words wide[(kh*pairs + j)*n + c] = (x[kh][2j][c], x[kh][2j+1][c]) for
    the pairs j < pairs = wp / 2 (a column at or past `cols` holds a copy of
@@ -113,33 +137,17 @@ AOT_INLINE int32_t aot_dwb_hi_lo(int32_t a, int32_t b, int32_t sum) {
 AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_t x_rs,
                               int32_t x_cs, int32_t c0, int32_t n, int32_t kh_n,
                               int32_t cols) {
-  const int32_t pairs = wp / 2;
-  int32_t kh, j, c;
+  const int32_t pairs = wp / 2, full = cols / 2;
+  int32_t kh, j;
   for (kh = 0; kh < kh_n; ++kh) {
-    for (j = 0; j < pairs; ++j) {
-      const int32_t ca = 2 * j < cols ? 2 * j : cols - 1;
-      const int32_t cb = 2 * j + 1 < cols ? 2 * j + 1 : cols - 1;
-      const int8_t* xa = x + kh * x_rs + ca * x_cs + c0;
-      const int8_t* xb = x + kh * x_rs + cb * x_cs + c0;
-      int32_t* out = wide + (kh * pairs + j) * n;
-      int32_t c4 = 0;
-#if defined(AOT_HAVE_DSP)
-      /* four channels of both columns: two words in, four pairs out (a bound
-         GCC sees is a multiple of 4, so it knows where the tail starts) */
-      c4 = n & ~3;
-      for (c = 0; c < c4; c += 4) {
-        const uint32_t a = aot_load32(xa + c), b = aot_load32(xb + c);
-        const int32_t ae = __sxtb16((int32_t)a), be = __sxtb16((int32_t)b);
-        const int32_t ao = aot_sxtb16_ror8(a), bo = aot_sxtb16_ror8(b);
-        out[c] = aot_dwb_pack_lo(ae, be);
-        out[c + 1] = aot_dwb_pack_lo(ao, bo);
-        out[c + 2] = aot_dwb_pack_hi(ae, be);
-        out[c + 3] = aot_dwb_pack_hi(ao, bo);
-      }
-#endif
-      for (c = c4; c < n; ++c) {
-        out[c] = (int32_t)(((uint32_t)(int32_t)xa[c] & 0xffffu) | ((uint32_t)(int32_t)xb[c] << 16));
-      }
+    const int8_t* xr = x + kh * x_rs + c0;
+    int32_t* out = wide + kh * pairs * n;
+    for (j = 0; j < full; ++j) {
+      aot_dwb_widen_pair(out + j * n, xr + 2 * j * x_cs, xr + (2 * j + 1) * x_cs, n);
+    }
+    for (; j < pairs; ++j) { /* past the last column: copies of it */
+      const int8_t* last = xr + (cols - 1) * x_cs;
+      aot_dwb_widen_pair(out + j * n, 2 * j < cols ? xr + 2 * j * x_cs : last, last, n);
     }
   }
 }
