@@ -420,14 +420,6 @@ def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:
         tensorize_epilogue(s, final, whole_row=level <= 1)
 
 
-#: Epilogue forms of the ``dwblock`` sketch: ``fused`` (the row's sums
-#: requantized from registers by ``aot_dwblock_requant_s8``, where the fused
-#: helper's rows exist), ``row`` (a row of accumulators, then one
-#: ``aot_requant_row_s8`` call) and ``loops`` (the epilogue's own loops, where
-#: it is not the one-rounding requantization).
-DWBLOCK_EPILOGUES = ("fused", "row", "loops")
-
-
 def dwblock_rows(stages, final, fused: bool) -> tuple[int, ...]:
     """Output rows per ``dwblock`` call: divisors of the output height (up to
     :data:`~aot.kernels.depthwise_conv2d.blocked.MAX_ROWS`) whose padded input
@@ -450,14 +442,20 @@ def dwblock_rows(stages, final, fused: bool) -> tuple[int, ...]:
 def dwblock_knobs(stages, final) -> list[Knob] | None:
     """The annotations of the ``dwblock`` sketch, or None where it does not
     apply (not a depthwise int8 accumulation the helper computes, or no block
-    of rows within the stack budget)."""
+    of rows within the stack budget).  The epilogue has one form per
+    workload: ``fused`` (the sums requantized from registers by
+    ``aot_dwblock_requant_s8``) where the fused helper's rows exist, else
+    ``row`` (the block's accumulators, then one ``aot_requant_row_s8`` call)
+    where it is the one-rounding requantization, else ``loops`` (its own)."""
     acc = stages.get("depthwise_s8")
     if acc is None or not dwb.applies(acc):
         return None
+    # one form per workload: the fused one where its rows exist (a row of
+    # accumulators and a separate call is never faster), else the row call
     if requant_pattern(final) is None:
         epilogues = ("loops",)
     elif "dw_requant" in stages:
-        epilogues = ("fused", "row")
+        epilogues = ("fused",)
     else:
         epilogues = ("row",)
     rows = dwblock_rows(stages, final, fused=epilogues[0] == "fused")
