@@ -59,7 +59,7 @@ def _cases(seed: int, n: int):
         (group,) = [g for g in annotations(ag).groups if g.kind != "view"]
         seen = {}
 
-        def probe(s, final, stages):
+        def probe(s, final, stages, seen=seen):
             seen["knobs"] = dwblock_knobs(stages, final)
         lower_group(group, ag, ARM, name="probe", schedule=probe)
         if seen["knobs"] is None:
