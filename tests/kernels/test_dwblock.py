@@ -104,19 +104,23 @@ def test_random_dwblock_layers_match_the_reference_on_the_host():
     assert forms == {"fused", "sums"}
 
 
-def test_the_fused_points_pack_doubled_weights_and_drop_the_accumulators():
+def test_each_epilogue_form_computes_the_reference_the_fused_one_from_doubled_weights():
     ag = optimize(conv_graph("depthwise_conv2d", seed=3, hw=(6, 7), cin=8))
     (group,) = [g for g in annotations(ag).groups if g.kind != "view"]
     sizes = {}
-    for form in ("fused", "loops"):
+    for form in ("fused", "loops", "row"):
         cfg = {"rows": 2, "pixels": 2, "channels": 8, "epilogue": form}
         kernel = lower_group(group, ag, ARM, name="k", schedule=lambda s, f, st, c=cfg:
                              apply_dwblock(s, f, st, c))
         (weights,) = [c for c in kernel.constants if c.data.size == 8 * 3 * 4 * 4]
         sizes[form] = np.abs(weights.data.view("<i2")).max()
         assert ("aot_dwblock_requant_s8(" in kernel.source) == (form == "fused")
+        assert ("aot_requant_row_s8(" in kernel.source) == (form == "row")
+        (got,) = run_kernel(kernel, seeded_inputs(ag, 3))
+        want = all_values(ag, seeded_inputs(ag, 3))[id(ag.outputs[0])]
+        np.testing.assert_array_equal(got, want.reshape(-1), err_msg=form)
     # the same weights, doubled for the fused form
-    assert sizes["fused"] % 2 == 0 and sizes["fused"] // 2 <= 127
+    assert sizes["fused"] % 2 == 0 and sizes["fused"] == 2 * sizes["row"] == 2 * sizes["loops"]
 
 
 def test_out_of_range_blocks_and_chunks_are_refused():

@@ -91,7 +91,7 @@ def _contiguous_rows(buf, npix: int, what: str):
     """The pixel stride of a (rows, pixels, channels) region whose rows follow
     each other (one flat run of rows * pixels pixels), or a ScheduleError."""
     rs, ps = _const(buf.strides[0]), _const(buf.strides[1])
-    if rs is None or ps is None or (buf.shape[0] != 1 and rs != npix * ps):
+    if rs is None or ps is None or (extent(buf.shape[0]) != 1 and rs != npix * ps):
         raise ScheduleError(f"dwblock: the rows of {what} are not one run of pixels "
                             f"(row stride {buf.strides[0]}, pixel stride {buf.strides[1]})")
     return buf.strides[1]
