@@ -372,7 +372,7 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
                                int32_t kh_n, int32_t kw_n, int32_t sw) {
   const int32_t ne = (kw_n + 1) / 2, no = kw_n / 2 + 1;
   int32_t kh, i, j;
-  AOT_UNROLL("GCC unroll 4")
+  AOT_UNROLL("GCC unroll 8")
   for (i = 0; i < P; ++i) {
     s[i] = init;
   }
@@ -447,7 +447,7 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
 #endif
     if (kw_n == 3) {
       const int32_t e0 = aot_dwb_word(wr, 0), o1 = aot_dwb_word(wr, 6);
-      AOT_UNROLL("GCC unroll 4")
+      AOT_UNROLL("GCC unroll 8")
       for (i = 0; i < P; ++i) {
         const int32_t col = (q + i) * sw;
         const int32_t a0 = xr[(col >> 1) * n], a1 = xr[((col >> 1) + 1) * n];
@@ -458,7 +458,7 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
         }
       }
     } else {
-      AOT_UNROLL("GCC unroll 4")
+      AOT_UNROLL("GCC unroll 8")
       for (i = 0; i < P; ++i) {
         const int32_t col = (q + i) * sw;
         const int32_t* xp = xr + (col >> 1) * n;
@@ -482,7 +482,7 @@ AOT_INLINE void aot_dwb_pixels(int32_t* s, int32_t init, const int32_t* xb, int3
 #define AOT_DWB_BLOCK(Q, NP)                                                      \
   do {                                                                            \
     aot_dwb_pixels(s, dbl && rows ? b2 : 0, xb, row, n, wc, (Q), (NP), kh_n, kw_n, sw); \
-    AOT_UNROLL("GCC unroll 4")                                                    \
+    AOT_UNROLL("GCC unroll 8")                                                    \
     for (i = 0; i < (NP); ++i) {                                                  \
       if (rows) {                                                                 \
         const int32_t q_ = dbl ? aot_dw_requant(0, s[i], m, k, e)                 \
