@@ -9,11 +9,11 @@ measures on the board (instructions under QEMU, every candidate checked bit
 for bit on the device, as the tuner does) the template's default (the kernel
 library's schedule) and the ``dwblock`` points: each ``--point`` (an
 auto-sketch config, e.g. ``{"sketch": "dwblock", "pixels": 2, ...}``; the
-file knob ``optimize`` defaults to ``O2``, and a point outside a workload's
-space is skipped for it), or every point of the sketch (``--limit`` of them
-at random).  Prints one markdown row per workload.  Estimated cycles of a
-point: ``bench/bench_block_cycles.py --point WORKLOAD JSON`` (it takes any
-auto-sketch config).
+file knob ``optimize`` defaults to ``O2`` and ``unroll_widen`` to false, and
+a point outside a workload's space is skipped for it), or every point of the
+sketch (``--limit`` of them at random).  Prints one markdown row per
+workload.  Estimated cycles of a point: ``bench/bench_block_cycles.py
+--point WORKLOAD JSON`` (it takes any auto-sketch config).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _points(aw, points, limit):
         out = []
         for p in points:
             try:
-                out.append(aw.space.config({"optimize": "O2", **p}))
+                out.append(aw.space.config({"optimize": "O2", "unroll_widen": False, **p}))
             except ConfigError:
                 continue
         return out

@@ -23,7 +23,7 @@ def test_points_outside_a_workloads_space_are_skipped_and_the_default_is_the_ske
     good = {"sketch": "dwblock", "rows": 5, "pixels": 4, "channels": 8, "epilogue": "fused"}
     bad = {**good, "rows": 3}        # 3 does not divide the 25 rows: not in the space
     (only,) = bench._points(wl, [good, bad], None)
-    assert only.to_json() == {**good, "optimize": "O2"}
+    assert only.to_json() == {**good, "optimize": "O2", "unroll_widen": False}
     every = bench._points(wl, [], None)
     assert len(every) == len(wl.space.sketches["dwblock"].space)
     assert {c.sketch for c in every} == {"dwblock"}

@@ -98,11 +98,13 @@ def _contiguous_rows(buf, npix: int, what: str):
 
 
 def dwblock_intrin(nrow: int, npix: int, channels: int, kernel: tuple[int, int],
-                   strides: tuple[int, int], pixels: int, chunk: int, dbl: bool = False):
+                   strides: tuple[int, int], pixels: int, chunk: int, dbl: bool = False,
+                   unroll_widen: bool = False):
     """``nrow`` output rows of ``npix`` pixels x ``channels`` channels, blocks
     of ``pixels`` pixels, the input widened ``chunk`` channels at a time;
     ``dbl``: the weights are packed doubled (only where the sums are below
-    2^30: the fused epilogue's rows exist)."""
+    2^30: the fused epilogue's rows exist); ``unroll_widen``: the widening's
+    column pairs four at a time."""
     kh_n, kw_n = kernel
     sh, sw = strides
     if pixels not in PIXEL_BLOCKS:
@@ -130,7 +132,7 @@ def dwblock_intrin(nrow: int, npix: int, channels: int, kernel: tuple[int, int],
         return tir.call_extern("int32", ACC_CALL, cc.access_ptr("w"), ps,
                                aa.access_ptr("r"), aa.strides[0], aa.strides[1],
                                bb.access_ptr("r"), nrow, npix, channels, kh_n, kw_n, sh, sw,
-                               pixels, chunk, int(dbl))
+                               pixels, chunk, int(dbl), int(unroll_widen))
     binds = {
         a: tir.decl_buffer(a.shape, "int8", "a", strides=[te.var("a_rs"), te.var("a_cs"), 1],
                            elem_offset=te.var("a_off")),
@@ -216,7 +218,7 @@ def weight_tensor(acc):
 
 
 def tensorize_dwblock(s, stages, nrow: int, pixels: int, chunk: int,
-                      dbl: bool = False) -> None:
+                      dbl: bool = False, unroll_widen: bool = False) -> None:
     """Tensorize the depthwise accumulation computed per block of ``nrow``
     output rows (loops rows, pixels, channels, taps) from its row axis, and
     store its weight constant packed (:func:`pack_dwblock`; ``dbl``: doubled,
@@ -227,7 +229,7 @@ def tensorize_dwblock(s, stages, nrow: int, pixels: int, chunk: int,
                             "(their bound keeps 2 * acc within int32)")
     _, ow, oc, kernel, strides = geometry(acc)
     s[acc].tensorize(acc.op.axis[1], dwblock_intrin(nrow, ow, oc, kernel, strides, pixels,
-                                                    chunk, dbl))
+                                                    chunk, dbl, unroll_widen))
     scale = 2 if dbl else 1
     s.store_constant_as(weight_tensor(acc), lambda data: pack_dwblock(data, scale))
 
@@ -236,14 +238,15 @@ def fused_call(acc_call: E.Call, epi_call: E.Call, rows) -> E.Call | None:
     """The fused call for one ``aot_dwblock_s8`` and the ``aot_requant_row_s8``
     after it, reading ``rows``; None when the epilogue reads other accumulators."""
     (acc, acc_ps, x, x_rs, x_cs, w, nrow, npix, c_n, kh, kw, sh, sw, pixels, chunk,
-     dbl) = acc_call.args
+     dbl, uw) = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
     run = E.const(_const(nrow) * _const(npix))
     if not reads_the_accumulators(acc, acc_ps, run, c_n, epi_call):
         return None
     return E.Call("int32", FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
                                         E.AccessPtr(rows, E.const(0), "r"), nrow, npix, c_n,
-                                        kh, kw, sh, sw, pixels, chunk, dbl, lo, hi), "extern")
+                                        kh, kw, sh, sw, pixels, chunk, dbl, uw, lo, hi),
+                  "extern")
 
 
 def fuse_dwblock_epilogue(rows_name: str):

@@ -136,14 +136,21 @@ AOT_INLINE void aot_dwb_widen_pair(int32_t* out, const int8_t* xa, const int8_t*
    the last one: only zero weights or no multiply read it). */
 AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_t x_rs,
                               int32_t x_cs, int32_t c0, int32_t n, int32_t kh_n,
-                              int32_t cols) {
+                              int32_t cols, int32_t uw) {
   const int32_t pairs = wp / 2, full = cols / 2;
   int32_t kh, j;
   for (kh = 0; kh < kh_n; ++kh) {
     const int8_t* xr = x + kh * x_rs + c0;
     int32_t* out = wide + kh * pairs * n;
-    for (j = 0; j < full; ++j) {
-      aot_dwb_widen_pair(out + j * n, xr + 2 * j * x_cs, xr + (2 * j + 1) * x_cs, n);
+    if (uw) { /* the pairs four at a time (the sketch's `unroll_widen`) */
+      AOT_UNROLL("GCC unroll 4")
+      for (j = 0; j < full; ++j) {
+        aot_dwb_widen_pair(out + j * n, xr + 2 * j * x_cs, xr + (2 * j + 1) * x_cs, n);
+      }
+    } else {
+      for (j = 0; j < full; ++j) {
+        aot_dwb_widen_pair(out + j * n, xr + 2 * j * x_cs, xr + (2 * j + 1) * x_cs, n);
+      }
     }
     for (; j < pairs; ++j) { /* past the last column: copies of it */
       const int8_t* last = xr + (cols - 1) * x_cs;
@@ -500,14 +507,15 @@ AOT_INLINE void aot_dwb_chunk(int32_t* wide, int32_t* acc, int32_t acc_ps, int8_
                               int32_t y_ps, const int32_t* rows, int32_t lo, int32_t hi,
                               const int8_t* x, int32_t x_rs, int32_t x_cs, const int16_t* wq,
                               int32_t nrow, int32_t npix, int32_t c0, int32_t n, int32_t kh_n,
-                              int32_t kw_n, int32_t sh, int32_t sw, int32_t P, int32_t dbl) {
+                              int32_t kw_n, int32_t sh, int32_t sw, int32_t P, int32_t dbl,
+                              int32_t uw) {
   const int32_t cols = (npix - 1) * sw + kw_n;
   const int32_t wp = (cols + 2) & ~1;  /* the column after the last tap, even */
   const int32_t w_cs = 2 * kh_n * (kw_n + 1);  /* int16 values per channel */
   const int32_t step = (P * sw) & 1 ? 2 * P : P;
   const int32_t row = n * (wp / 2);
   int32_t c, r, p, i;
-  aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, (nrow - 1) * sh + kh_n, cols);
+  aot_dwb_widen(wide, wp, x, x_rs, x_cs, c0, n, (nrow - 1) * sh + kh_n, cols, uw);
   for (c = 0; c < n; ++c) {
     const int16_t* wc = wq + (c0 + c) * w_cs;
     const int32_t* rr = rows ? rows + 16 * ((c0 + c) >> 2) + ((c0 + c) & 3) : rows;
@@ -553,18 +561,19 @@ AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_
                                  const int32_t* rows, int32_t lo, int32_t hi, const int8_t* x,
                                  int32_t x_rs, int32_t x_cs, const int8_t* w, int32_t nrow,
                                  int32_t npix, int32_t c_n, int32_t kh_n, int32_t kw_n,
-                                 int32_t sh, int32_t sw, int32_t P, int32_t cb, int32_t dbl) {
+                                 int32_t sh, int32_t sw, int32_t P, int32_t cb, int32_t dbl,
+                                 int32_t uw) {
   int32_t wide[AOT_DWB_WIDE_MAX / 2];
   const int16_t* wq = (const int16_t*)(const void*)w;
   int32_t c0;
   /* whole chunks, then the rest: each with a constant number of channels */
   for (c0 = 0; c0 + cb <= c_n; c0 += cb) {
     aot_dwb_chunk(wide, acc, acc_ps, y, y_ps, rows, lo, hi, x, x_rs, x_cs, wq, nrow, npix, c0,
-                  cb, kh_n, kw_n, sh, sw, P, dbl);
+                  cb, kh_n, kw_n, sh, sw, P, dbl, uw);
   }
   if (c0 < c_n) {
     aot_dwb_chunk(wide, acc, acc_ps, y, y_ps, rows, lo, hi, x, x_rs, x_cs, wq, nrow, npix, c0,
-                  c_n % cb, kh_n, kw_n, sh, sw, P, dbl);
+                  c_n % cb, kh_n, kw_n, sh, sw, P, dbl, uw);
   }
 }
 #undef AOT_DWB_BLOCK
@@ -573,9 +582,9 @@ AOT_INLINE void aot_dwblock_rows(int32_t* acc, int32_t acc_ps, int8_t* y, int32_
 AOT_INLINE int32_t aot_dwblock_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                   int32_t x_cs, const int8_t* w, int32_t nrow, int32_t npix,
                                   int32_t c_n, int32_t kh_n, int32_t kw_n, int32_t sh,
-                                  int32_t sw, int32_t P, int32_t cb, int32_t dbl) {
+                                  int32_t sw, int32_t P, int32_t cb, int32_t dbl, int32_t uw) {
   aot_dwblock_rows(acc, acc_ps, (int8_t*)0, 0, (const int32_t*)0, 0, 0, x, x_rs, x_cs, w, nrow,
-                   npix, c_n, kh_n, kw_n, sh, sw, P, cb, dbl);
+                   npix, c_n, kh_n, kw_n, sh, sw, P, cb, dbl, uw);
   return 0;
 }
 
@@ -585,10 +594,10 @@ AOT_INLINE int32_t aot_dwblock_requant_s8(int8_t* y, int32_t y_ps, const int8_t*
                                           int32_t x_cs, const int8_t* w, const int32_t* rows,
                                           int32_t nrow, int32_t npix, int32_t c_n,
                                           int32_t kh_n, int32_t kw_n, int32_t sh, int32_t sw,
-                                          int32_t P, int32_t cb, int32_t dbl, int32_t lo,
-                                          int32_t hi) {
+                                          int32_t P, int32_t cb, int32_t dbl, int32_t uw,
+                                          int32_t lo, int32_t hi) {
   aot_dwblock_rows((int32_t*)0, 0, y, y_ps, rows, lo, hi, x, x_rs, x_cs, w, nrow, npix, c_n,
-                   kh_n, kw_n, sh, sw, P, cb, dbl);
+                   kh_n, kw_n, sh, sw, P, cb, dbl, uw);
   return 0;
 }
 

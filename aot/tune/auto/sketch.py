@@ -42,7 +42,8 @@ operator's name:
   (:mod:`aot.kernels.depthwise_conv2d.blocked`: kernel columns of one channel
   paired for SMLAD, the weights packed at compile time, the input rows
   widened channel-planar into a stack buffer -- a cache stage); annotations:
-  ``pixels`` per register block, ``channels`` per widening chunk and the
+  ``pixels`` per register block, ``channels`` per widening chunk,
+  ``unroll_widen`` (the widening's column pairs four at a time) and the
   ``epilogue`` form (``fused``: requantized from registers, ``row``: one
   ``aot_requant_row_s8`` call per row, ``loops``: the epilogue's own loops);
 * ``tiled`` and ``dot`` with ``pad`` computed at the accumulation's level (``attach``, a
@@ -466,6 +467,7 @@ def dwblock_knobs(stages, final) -> list[Knob] | None:
             Knob("pixels", dwb.pixel_blocks(acc),
                  "output pixels per register block (per channel)"),
             Knob("channels", tuple(sizes), "channels widened per chunk into the stack buffer"),
+            Knob("unroll_widen", (False, True), "the widening's column pairs four at a time"),
             Knob("epilogue", epilogues, "requantized from registers, one call per block of "
                                         "rows, or loops")]
 
@@ -491,7 +493,8 @@ def apply_dwblock(s, final, stages, cfg) -> None:
     # fused: the weights doubled, so the sums are the doubled values the
     # requantization starts from
     dwb.tensorize_dwblock(s, stages, nrow, cfg["pixels"], cfg["channels"],
-                          dbl=cfg["epilogue"] == "fused")
+                          dbl=cfg["epilogue"] == "fused",
+                          unroll_widen=bool(cfg.get("unroll_widen")))
     if cfg["epilogue"] in ("fused", "row"):
         _, _, _, lo, hi_ = requant_pattern(final)
         _, ow, oc, _, _ = dwb.geometry(acc)

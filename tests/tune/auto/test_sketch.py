@@ -94,8 +94,9 @@ def test_the_dwblock_sketch_offers_what_the_depthwise_layer_allows(kws):
     # stride 1: even blocks, or the whole row; the fused rows exist
     assert knobs["rows"] == (1, 5) and knobs["pixels"] == (2, 4, 5)
     assert knobs["channels"] == (2, 4, 8, 16, 32, 64) and knobs["epilogue"] == ("fused",)
-    point = {"sketch": "dwblock", "rows": 5, "pixels": 4, "channels": 8, "epilogue": "fused",
-             "optimize": "O2"}
+    assert knobs["unroll_widen"] == (False, True)
+    point = {"sketch": "dwblock", "rows": 5, "pixels": 4, "channels": 8, "unroll_widen": False,
+             "epilogue": "fused", "optimize": "O2"}
     kernel = wl.lower(wl.space.config(point), "k")
     assert "aot_dwblock_requant_s8(" in kernel.source and "aot_requant_row_s8" not in kernel.source
     row = dict(zip(_NAMES, np.expm1(loop_features(kernel.func))))
