@@ -1,14 +1,15 @@
 /* Blocked depthwise rows: the tensor intrinsic of the auto tuner's ``dwblock``
    sketch (aot/tune/auto/sketch.py, aot/kernels/depthwise_conv2d/blocked.py).
-   One call computes the npix output pixels of one output row of a depthwise
-   convolution (multiplier 1, dilation 1):
+   One call computes nrow output rows of npix pixels of a depthwise
+   convolution (multiplier 1, dilation 1; output row r reads input rows
+   r*sh .. r*sh + KH - 1):
 
-     s[p, c] = sum_{kh, kw} x[kh*x_rs + (p*sw + kw)*x_cs + c] * w[kh, kw, c]
+     s[r, p, c] = sum_{kh, kw} x[(r*sh + kh)*x_rs + (p*sw + kw)*x_cs + c] * w[kh, kw, c]
 
-   and stores either the sums (aot_dwblock_s8: acc[p*acc_ps + c]) or the
-   int8 outputs requantized from registers with the fused epilogue's rows
-   (aot_dwblock_requant_s8: clamp_s8(aot_dw_requant(s, row of c)), the rows of
-   aot/kernels/conv2d/fuse.py, blocked by four channels).
+   and stores either the sums (aot_dwblock_s8: acc[(r*npix + p)*acc_ps + c])
+   or the int8 outputs requantized from registers with the fused epilogue's
+   rows (aot_dwblock_requant_s8: clamp_s8(aot_dw_requant(s, row of c)), the
+   rows of aot/kernels/conv2d/fuse.py, blocked by four channels).
 
    SMLAD multiplies two halfword pairs, so the operands are paired along the
    kernel columns instead of the channels:
@@ -18,7 +19,8 @@
      kernel row kh and columns (2j, 2j+1) at (kh*pairs + j)*cb + c, for the
      row's columns and the one after the last tap (wp = 2 * pairs values per
      channel and kernel row); four channels of two columns are two word loads,
-     four SXTB16, four PKHBT/PKHTB and four word stores side by side;
+     four SXTB16, four PKHBT/PKHTB and four word stores side by side (every
+     input row of the call once, `uw`: the column pairs four at a time);
    * the weights are packed at compile time (pack_dwblock): per channel and
      kernel row KW + 1 words of int16 pairs, E_j = (w[2j], w[2j+1]) for
      j < (KW+1)/2 and O_j = (w[2j-1], w[2j]) for j <= KW/2 (w[-1] = w[KW] = 0).
@@ -27,7 +29,7 @@
      For 3 columns only E_0 = (w0, w1) and O_1 = (w1, w2) are read: the even
      pixel is SMLAD(word(b), E_0) + SMLABT(word(b+2), O_1), the odd one
      SMLATB(word(b), E_0) + SMLAD(word(b+2), O_1), so a kernel row of a
-     pixel costs two multiplies and (pairs of pixels) one LDRD.
+     pixel costs two multiplies and (pairs of pixels) one word load.
 
    With `dbl` the weights are packed doubled (the fused epilogue's: each
    channel's |acc + bias| < 2^30, so 2 * acc does not wrap): the fused
@@ -35,9 +37,9 @@
    value aot_dw_requant starts from without an add; aot_dwblock_s8 returns
    the sums halved (exact).
 
-   Channels outermost: a channel's weights and requantization row are loaded
-   once per call, then its pixels in blocks of P (1, 2 or 4: the sums in
-   registers).  Every argument but the pointers is a compile-time constant at
+   Channels outermost: a channel's requantization row is loaded once per
+   call, then per output row its pixels in blocks of P (1 to 6: the sums in
+   registers; 3x3 blocks in inline assembly).  Every argument but the pointers is a compile-time constant at
    the call and the helpers are always inlined.  The portable path reads the
    same layouts with plain multiplies and wraps like int32 sums do: every path
    gives the same bits. */
