@@ -4,7 +4,8 @@
    convolution (multiplier 1, dilation 1; output row r reads input rows
    r*sh .. r*sh + KH - 1):
 
-     s[r, p, c] = sum_{kh, kw} x[(r*sh + kh)*x_rs + (p*sw + kw)*x_cs + c] * w[kh, kw, c]
+     s[r, p, c] = sum_{kh, kw} x[(r*sh + kh)*x_rs + (p*sw + kw)*x_cs + c]
+                               * w[kh, kw, c]
 
    and stores either the sums (aot_dwblock_s8: acc[(r*npix + p)*acc_ps + c])
    or the int8 outputs requantized from registers with the fused epilogue's
