@@ -42,8 +42,8 @@
    call, then per output row its pixels in blocks of P (1 to 6: the sums in
    registers; 3x3 blocks in inline assembly).  Every argument but the
    pointers is a compile-time constant at the call and the helpers are always
-   inlined.  The portable path reads the same layouts with plain multiplies and wraps like int32 sums do: every path
-   gives the same bits. */
+   inlined.  The portable path reads the same layouts with plain multiplies
+   and wraps like int32 sums do: every path gives the same bits. */
 #ifndef AOT_KERNEL_DWBLOCK_H
 #define AOT_KERNEL_DWBLOCK_H
 
