@@ -133,10 +133,32 @@ AOT_INLINE void aot_dwb_widen_pair(int32_t* out, const int8_t* xa, const int8_t*
   }
 }
 
+/* The n words of a lone last column: its value in the low half (the high
+   half, past the last column, is read only by zero weights or not at all). */
+AOT_INLINE void aot_dwb_widen_one(int32_t* out, const int8_t* xa, int32_t n) {
+  int32_t c, c4 = 0;
+#if defined(AOT_HAVE_DSP)
+  c4 = n & ~3;
+  AOT_UNROLL("GCC unroll 4")
+  for (c = 0; c < c4; c += 4) {
+    const uint32_t a = aot_load32(xa + c);
+    const int32_t ae = __sxtb16((int32_t)a), ao = aot_sxtb16_ror8(a);
+    out[c] = ae;
+    out[c + 1] = ao;
+    out[c + 2] = ae >> 16;
+    out[c + 3] = ao >> 16;
+  }
+#endif
+  for (c = c4; c < n; ++c) {
+    out[c] = (int32_t)xa[c];
+  }
+}
+
 /* Widen channels c0 .. c0 + n - 1 of kh_n input rows of `cols` columns into
    the words wide[(kh*pairs + j)*n + c] = (x[kh][2j][c], x[kh][2j+1][c]) for
-   the pairs j < pairs = wp / 2 (a column at or past `cols` holds a copy of
-   the last one: only zero weights or no multiply read it). */
+   the pairs j < pairs = wp / 2 (the high half of a pair past the last
+   column is unspecified, and so is a pair wholly past it: only zero weights
+   or no multiply read them). */
 AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_t x_rs,
                               int32_t x_cs, int32_t c0, int32_t n, int32_t kh_n,
                               int32_t cols, int32_t uw) {
@@ -155,9 +177,8 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
         aot_dwb_widen_pair(out + j * n, xr + 2 * j * x_cs, xr + (2 * j + 1) * x_cs, n);
       }
     }
-    for (; j < pairs; ++j) { /* past the last column: copies of it */
-      const int8_t* last = xr + (cols - 1) * x_cs;
-      aot_dwb_widen_pair(out + j * n, 2 * j < cols ? xr + 2 * j * x_cs : last, last, n);
+    for (; j < pairs; ++j) { /* the lone last column, or a pair past it */
+      aot_dwb_widen_one(out + j * n, xr + (2 * j < cols ? 2 * j : cols - 1) * x_cs, n);
     }
   }
 }
