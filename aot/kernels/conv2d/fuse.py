@@ -185,7 +185,7 @@ def requant_value(acc, row) -> np.ndarray:
     return ((kh << 32) + x2 * m + (1 << 31) >> 32) - (x2 < 0) >> e
 
 
-def _reads_the_accumulators(acc, acc_ps, npix, channels, epi_call: E.Call) -> bool:
+def reads_the_accumulators(acc, acc_ps, npix, channels, epi_call: E.Call) -> bool:
     """The epilogue call reads exactly the accumulators the row call wrote:
     same buffer region, pixel stride, pixels and channels."""
     _, _, acc2, acc_ps2, _, _, npix2, n, _, _ = epi_call.args
@@ -200,7 +200,7 @@ def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | N
     epilogue does not read exactly those accumulators."""
     acc, acc_ps, x, x_rs, x_cs, w, npix, c_n, kh, kw, sw, dh, dw = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
-    if not _reads_the_accumulators(acc, acc_ps, npix, c_n, epi_call):
+    if not reads_the_accumulators(acc, acc_ps, npix, c_n, epi_call):
         return None
     return E.Call("int32", FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
                                         E.AccessPtr(rows, E.const(0), "r"), npix, c_n, kh,
@@ -211,7 +211,7 @@ def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Cal
     """:func:`fused_call` for an ``aot_conv_s8`` call (``aot_conv_requant_s8``)."""
     acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh, kw, c_n, sw, dh, dw, widen = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
-    if not _reads_the_accumulators(acc, acc_ps, npix, oc, epi_call):
+    if not reads_the_accumulators(acc, acc_ps, npix, oc, epi_call):
         return None
     return E.Call("int32", CONV_FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
                                              E.AccessPtr(rows, E.const(0), "r"), npix, oc, kh,
@@ -254,6 +254,14 @@ def fuse_depthwise_epilogue(rows_name: str):
 def fuse_conv_epilogue(rows_name: str):
     """The same rewrite for ``aot_conv_s8`` rows (``aot_conv_requant_s8``)."""
     return lambda func: _fuse(func, rows_name, CONV_ACC_CALL, fused_conv_call)
+
+
+def fuse_row_calls(rows_name: str, acc_name: str, make):
+    """The same rewrite for the row calls named ``acc_name`` of another row
+    intrinsic (the auto tuner's ``dwblock``, :mod:`aot.kernels.depthwise_conv2d.blocked`):
+    ``make(acc_call, epi_call, rows)`` builds its fused call, or None when the
+    epilogue does not read exactly its accumulators (:func:`reads_the_accumulators`)."""
+    return lambda func: _fuse(func, rows_name, acc_name, make)
 
 
 def _fuse(func: S.PrimFunc, rows_name: str, acc_name: str, make) -> S.PrimFunc:

@@ -11,5 +11,6 @@
 #include "aot_conv2d.h"
 #include "aot_dense.h"
 #include "aot_kernel_blocked.h"
+#include "aot_kernel_dwblock.h"
 
 #endif /* AOT_KERNEL_UTIL_H */

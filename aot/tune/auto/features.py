@@ -12,7 +12,10 @@ Calls of the blocked intrinsic (``aot_block_row_s8``,
 :mod:`aot.kernels.conv2d.blocked`) hide their loops in the helper, so their
 constant arguments become features too: the multiply-accumulates they do,
 the block's area (P x O sums in registers), whether the input and the
-weights are pre-widened and the reduction steps per iteration.
+weights are pre-widened and the reduction steps per iteration; those of the
+blocked depthwise calls (``aot_dwblock_s8``, fused or not:
+:mod:`aot.kernels.depthwise_conv2d.blocked`) the same way: their MACs, the
+output rows per call, the pixels per block and the channels per chunk.
 The file knobs (``optimize``, ``vector_isa``) are not in the loop IR, so
 :func:`config_features` adds their one-hot values.
 """
@@ -30,11 +33,16 @@ from aot.tir.functor import children
 
 CALL_BUCKETS = 4
 _BLOCK_NAMES = ("block_macs", "block_area", "block_wide_x", "block_wide_w", "block_steps")
+_DWBLOCK_NAMES = ("dwblock_macs", "dwblock_rows", "dwblock_pixels", "dwblock_chunk")
 _NAMES = ("iterations", "innermost_iterations", "stores", "loads", "multiplies",
           "arithmetic", "guards", "unrolled_copies", "code_nodes", "stack_bytes", "loops",
-          "innermost_extent") + tuple(f"calls_{i}" for i in range(CALL_BUCKETS)) + _BLOCK_NAMES
+          "innermost_extent") + tuple(f"calls_{i}" for i in range(CALL_BUCKETS)) + _BLOCK_NAMES \
+    + _DWBLOCK_NAMES
 #: aot_block_row_s8's arguments from ``npix`` on: npix, nch, P, O, K, steps, xw, ww
 _BLOCK_CALL, _BLOCK_ARGS = "aot_block_row_s8", 6
+#: the blocked depthwise calls (aot.kernels.depthwise_conv2d.blocked) and where
+#: their constant arguments nrow, npix, c_n, kh, kw, sh, sw, P, cb start
+_DWBLOCK_CALLS = {"aot_dwblock_s8": 6, "aot_dwblock_requant_s8": 7}
 N_LOOP_FEATURES = len(_NAMES)
 
 
@@ -58,6 +66,8 @@ def _count_expr(e, weight: float, out: dict, static: float) -> None:
             out[f"calls_{bucket}"] += weight
             if n.name == _BLOCK_CALL:
                 _block_call(n, weight, out)
+            elif n.name in _DWBLOCK_CALLS:
+                _dwblock_call(n, weight, out)
         stack.extend(children(n))
 
 
@@ -71,6 +81,18 @@ def _block_call(call, weight: float, out: dict) -> None:
     out["block_wide_x"] = max(out["block_wide_x"], xw)
     out["block_wide_w"] = max(out["block_wide_w"], ww)
     out["block_steps"] = max(out["block_steps"], steps)
+
+
+def _dwblock_call(call, weight: float, out: dict) -> None:
+    at = _DWBLOCK_CALLS[call.name]
+    args = [a.value if isinstance(a, E.IntImm) else 0 for a in call.args[at:at + 9]]
+    if len(args) != 9:
+        return
+    nrow, npix, c_n, kh, kw, _, _, p, cb = args
+    out["dwblock_macs"] += weight * nrow * npix * c_n * kh * kw
+    out["dwblock_rows"] = max(out["dwblock_rows"], nrow)
+    out["dwblock_pixels"] = max(out["dwblock_pixels"], p)
+    out["dwblock_chunk"] = max(out["dwblock_chunk"], cb)
 
 
 def loop_features(func) -> np.ndarray:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import fields
 
 from aot.kernels.kernel import Kernel
-from aot.tune.auto.sketch import (AutoConfig, AutoSpace, apply_block, apply_tiled, file_knobs,
-                                  sketches)
+from aot.tune.auto.sketch import (AutoConfig, AutoSpace, apply_block, apply_dwblock, apply_tiled,
+                                  file_knobs, sketches)
 from aot.tune.workload import Workload, lower_with
 
 
@@ -17,6 +17,8 @@ def apply(template, s, final, stages, config: AutoConfig) -> None:
         template.apply(s, final, stages, config.config)
     elif config.sketch == "block":
         apply_block(s, final, stages, config)
+    elif config.sketch == "dwblock":
+        apply_dwblock(s, final, stages, config)
     else:
         apply_tiled(s, final, stages, config, intrin=config.sketch == "dot")
 

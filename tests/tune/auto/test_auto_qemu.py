@@ -43,3 +43,23 @@ def test_auto_candidates_are_checked_and_compile_bit_exact(models_dir, tmp_path)
     for got, exp in zip(run.outputs, want):
         np.testing.assert_array_equal(got, exp)
     assert len(tuned.applied) == 5   # four depthwise convolutions and the dense layer
+
+
+def test_a_dwblock_point_is_bit_exact_on_the_device_and_beats_the_library(models_dir, tmp_path):
+    """KWS's depthwise workload: the library's schedule and one dwblock point
+    measured as the tuner measures (checked bit for bit on the device)."""
+    from aot.target.tags import load_board
+    from aot.tune.auto import AutoWorkload
+    from aot.tune.measure import Builder, Runner, measure
+    from aot.tune.workload import extract_workloads
+    board = load_board(BOARD)
+    _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", board.target)
+    (wl,) = [AutoWorkload.of(w) for w in workloads if w.description.startswith("depthwise")]
+    point = wl.space.config({"sketch": "dwblock", "rows": 5, "pixels": 5, "channels": 8,
+                             "unroll_widen": False, "epilogue": "fused", "optimize": "O2"})
+    results = measure(Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache"),
+                      Runner(), wl, [wl.default, point])
+    assert all(r.ok for r in results), [r.error for r in results]
+    library, dwblock = (next(r.cost for r in results if r.config == c)
+                        for c in (wl.default, point))
+    assert dwblock < library

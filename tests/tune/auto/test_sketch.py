@@ -29,8 +29,8 @@ def test_sketches_follow_the_loop_nest(kws):
     names = [sorted(w.space.sketches) for w in workloads]
     # the convolutions and the dense layer reduce over an int8 dot product (the
     # dot sketch applies), the convolutions also block pixels x channels; the
-    # depthwise convolution reduces over taps only
-    assert names == [["block", "dot", "template", "tiled"], ["template", "tiled"],
+    # depthwise convolution reduces over taps only (its own blocked intrinsic)
+    assert names == [["block", "dot", "template", "tiled"], ["dwblock", "template", "tiled"],
                      ["block", "dot", "template", "tiled"], ["dot", "template", "tiled"]]
     conv = workloads[0].space.sketches["tiled"].space
     knobs = {k.name: k.values for k in conv.knobs}
@@ -83,6 +83,29 @@ def test_the_cost_model_sees_the_blocked_calls(kws):
     assert features(weights="wide")["block_wide_w"] == pytest.approx(1)
     assert features(order="row_widened")["block_wide_x"] == pytest.approx(1)
     assert features(steps=2)["block_steps"] == pytest.approx(2)
+
+
+def test_the_dwblock_sketch_offers_what_the_depthwise_layer_allows(kws):
+    from aot.tune.auto.features import _NAMES, loop_features
+    _, workloads = kws
+    wl = workloads[1]
+    knobs = {k.name: k.values for k in wl.space.sketches["dwblock"].space.knobs}
+    # 25 rows: blocks of 1 or 5 within the stack budget; rows of 5 pixels at
+    # stride 1: even blocks, or the whole row; the fused rows exist
+    assert knobs["rows"] == (1, 5) and knobs["pixels"] == (2, 4, 5)
+    assert knobs["channels"] == (2, 4, 8, 16, 32, 64) and knobs["epilogue"] == ("fused",)
+    assert knobs["unroll_widen"] == (False, True)
+    point = {"sketch": "dwblock", "rows": 5, "pixels": 4, "channels": 8, "unroll_widen": False,
+             "epilogue": "fused", "optimize": "O2"}
+    kernel = wl.lower(wl.space.config(point), "k")
+    assert "aot_dwblock_requant_s8(" in kernel.source and "aot_requant_row_s8" not in kernel.source
+    row = dict(zip(_NAMES, np.expm1(loop_features(kernel.func))))
+    assert row["dwblock_macs"] == pytest.approx(25 * 5 * 64 * 9)
+    assert (row["dwblock_rows"], row["dwblock_pixels"], row["dwblock_chunk"]) == \
+        pytest.approx((5, 4, 8))
+    # 64 channels of 32 do not fit the buffer for 5 rows: not a point that lowers
+    with pytest.raises(ConfigError, match="do not fit the widening buffer"):
+        wl.lower(wl.space.config({**point, "channels": 64}), "k")
 
 
 def test_the_default_is_the_library_schedule(kws):
