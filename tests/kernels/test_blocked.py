@@ -19,7 +19,9 @@ from kernel_checks import SANITIZE, all_values, seeded_inputs
 from aot.kernels import lower_group, support_files
 from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, block_s8_intrin,
                                         pack_wide, wide_length)
+from aot.kernels.conv2d.fuse import requant_rows
 from aot.passes import annotations, optimize
+from aot.quant.arith import multiply_by_quantized_multiplier
 from aot.te.schedule import ScheduleError
 from aot.tune.auto.sketch import apply_block
 
@@ -93,6 +95,13 @@ def test_the_blocked_helper_computes_every_block_shape_on_random_shapes():
     src += [_CASE.format(**c) for c in cases]
     src.append("int main(void) {" + "".join(f" case{c['i']}();" for c in cases)
                + " return 0; }")
+    got = _run_host(src)
+    want = np.concatenate([_expected(c) for c in cases])
+    np.testing.assert_array_equal(got, want)
+
+
+def _run_host(src: list[str]) -> np.ndarray:
+    """Compile and run a host program (under the sanitizers); its printed integers."""
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         for name, text in support_files().items():
@@ -104,9 +113,69 @@ def test_the_blocked_helper_computes_every_block_shape_on_random_shapes():
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
         out = subprocess.run([str(d / "exe")], capture_output=True, text=True, env=env,
                              check=True).stdout.split()
-    got = np.array([int(v) for v in out], dtype=np.int64)
-    want = np.concatenate([_expected(c) for c in cases])
-    np.testing.assert_array_equal(got, want)
+    return np.array([int(v) for v in out], dtype=np.int64)
+
+
+_FUSED_CASE = """
+static void fcase{i}(void) {{
+  static const int8_t x[{xn}] = {{{x}}};
+  static const int8_t w[{wn}] AOT_ALIGNED(8) = {{{w}}};
+  static const int32_t rows[{rn}] = {{{rows}}};
+  int8_t y[{yn}];
+  int32_t j;
+  for (j = 0; j < {yn}; ++j) y[j] = {seed};
+  aot_block_requant_s8(y, {yps}, x, {xps}, w, {wos}, rows, {npix}, {nch}, {p}, {o}, {k},
+                       {steps}, {xw}, {ww}, {lo}, {hi});
+  for (j = 0; j < {yn}; ++j) printf("%d\\n", (int)y[j]);
+}}
+"""
+
+
+def _fused_cases(n: int, seed: int):
+    """:func:`_host_cases` with the fused epilogue: per channel rows from
+    :func:`aot.kernels.conv2d.fuse.requant_rows` (multipliers at both ends of
+    their range, right shifts 1-20, offsets and clamps at the int8 limits),
+    the first pixel's sums moved by the bias onto exact rounding ties
+    (``(2j + 1) * 2^(e + 1)`` with ``m = 3 * 2^29``), and the expected bytes
+    from TFLite's requantization (``multiply_by_quantized_multiplier``)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in _host_cases(n, seed):
+        nch, npix, k = c["nch"], c["npix"], c["k"]
+        acc = np.array([[int(c["xa"][p * c["xps"]:p * c["xps"] + k] @ c["wa"][o, :k])
+                         for o in range(nch)] for p in range(npix)], np.int64)
+        m = rng.choice([2**30 + 1, 2**31 - 1, 3 * 2**29, 1518500250], nch).astype(np.int64)
+        e = rng.integers(1, 21, nch).astype(np.int64)
+        off = int(rng.choice([-128, 127, 0, int(rng.integers(-128, 128))]))
+        lo, hi = [(-128, 127), (-128, 0), (off, 127), (-20, 30)][c["i"] % 4]
+        lo, hi = min(lo, hi), max(lo, hi)
+        bias = rng.integers(-2**14, 2**14, nch).astype(np.int64)
+        tie = m == 3 * 2**29
+        odd = 2 * rng.integers(-4, 4, nch) + 1
+        bias[tie] = (odd * (1 << (e + 1)))[tie] - acc[0, tie]
+        reach = 128 * np.abs(c["wa"][:, :k]).sum(axis=1) + np.abs(bias)
+        rows = requant_rows(reach, bias, m, -e, off)
+        assert rows is not None
+        x = acc + bias
+        want = np.asarray(multiply_by_quantized_multiplier(
+            x.astype(np.int32), np.broadcast_to(m, x.shape).astype(np.int32),
+            np.broadcast_to(-e, x.shape).astype(np.int32))).astype(np.int64) + off
+        yps = nch + int(rng.integers(0, 3))
+        y = np.full((npix, yps), c["seed"], np.int64)
+        y[:, :nch] = np.clip(want, lo, hi)
+        out.append(dict(c, rows=", ".join(map(str, rows)), rn=len(rows), yps=yps,
+                        yn=npix * yps, lo=lo, hi=hi, want=y.reshape(-1)))
+    return out
+
+
+def test_the_fused_blocked_helper_requantizes_every_block_shape_as_tflite_does():
+    cases = _fused_cases(64, 11)
+    src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"']
+    src += [_FUSED_CASE.format(**c) for c in cases]
+    src.append("int main(void) {" + "".join(f" fcase{c['i']}();" for c in cases)
+               + " return 0; }")
+    got = _run_host(src)
+    np.testing.assert_array_equal(got, np.concatenate([c["want"] for c in cases]))
 
 
 def test_block_shapes_outside_the_family_are_refused():
@@ -140,6 +209,18 @@ BLOCKED = [
     ({"cin": 10, "cout": 4, "hw": (5, 5), "k": (1, 1), "padding": (0, 0, 0, 0),
       "residual": True},
      {"block": "2x2", "order": "row", "weights": "wide"}),
+    # the fused epilogue: 3x2 and 2x2 blocks of wide operands (the assembly
+    # blocks on the M4: K of 16, and 24 with the kernel columns folded), and
+    # plain operands with a stride, an odd K and a tail of pixels
+    ({"cin": 16, "cout": 6, "hw": (4, 7), "k": (1, 1), "padding": (0, 0, 0, 0)},
+     {"block": "3x2", "order": "row_widened", "weights": "wide", "requant_row": True,
+      "epilogue": "fused"}),
+    ({"cin": 8, "cout": 4, "hw": (5, 8), "k": (1, 3), "padding": (0, 0, 1, 1)},
+     {"block": "2x2", "order": "row_widened", "fold_kw": True, "weights": "wide",
+      "requant_row": True, "epilogue": "fused"}),
+    ({"cin": 11, "cout": 8, "hw": (5, 10), "k": (1, 1), "strides": (2, 2),
+      "padding": (0, 0, 0, 0)},
+     {"block": "4x2", "order": "row", "steps": 2, "requant_row": True, "epilogue": "fused"}),
 ]
 
 
@@ -153,7 +234,9 @@ def _blocked_cases(prefix: str, seed: int):
         kernel = lower_group(group, ag, ARM, name=f"{prefix}{n}",
                              schedule=lambda s, final, stages, c=cfg: apply_block(
                                  s, final, stages, c))
-        assert "aot_block_row_s8(" in kernel.source
+        fused = cfg.get("epilogue") == "fused"
+        assert ("aot_block_requant_s8(" if fused else "aot_block_row_s8(") in kernel.source
+        assert not fused or "aot_requant_row_s8(" not in kernel.source
         before = [values[id(tensors[p.tensor])] if p.role == "input" else None
                   for p in kernel.params]
         after = [values[id(tensors[p.tensor])] if p.role == "output" else None
@@ -177,6 +260,17 @@ def test_pixel_blocks_must_divide_the_row():
     with pytest.raises(ConfigError, match="2 pixels do not divide the row of 5"):
         lower_group(group, ag, ARM, name="k", schedule=lambda s, f, st: apply_block(
             s, f, st, {"block": "2x2", "order": "pixels_outer"}))
+
+
+def test_the_fused_epilogue_needs_one_reduction_call_per_row():
+    from aot.kernels.template import ConfigError
+    ag = optimize(conv_graph("conv2d", seed=1, cin=8, cout=4, hw=(5, 5)))   # 3x3 taps
+    (group,) = [g for g in annotations(ag).groups if g.kind != "view"]
+    for cfg in ({"block": "2x2", "order": "row", "fold_kw": True},
+                {"block": "2x2", "order": "channels_outer"}):
+        with pytest.raises(ConfigError, match="one reduction call per row"):
+            lower_group(group, ag, ARM, name="k", schedule=lambda s, f, st, c=cfg: apply_block(
+                s, f, st, {**c, "requant_row": True, "epilogue": "fused"}))
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ from aot.te.tensor import PlaceholderOp
 #: The block shapes (pixels, output channels) the helper is meant for: up to
 #: eight sums, so that they, the widened inputs and the pointers fit the
 #: Cortex-M's registers.
-BLOCK_SHAPES = ((1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (4, 1), (4, 2))
+BLOCK_SHAPES = ((1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (3, 2), (4, 1), (4, 2))
 
 #: int16 values of widened input one call may hold (AOT_BLOCK_WIDE_MAX).
 WIDE_INPUT_MAX = 1024

@@ -213,4 +213,218 @@ AOT_INLINE int32_t aot_block_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   return 0;
 }
 
+#if defined(AOT_HAVE_DSP) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) \
+    && !defined(__OPTIMIZE_SIZE__) && !defined(AOT_NO_ASM)
+/* Blocks of wide input x wide weights in GCC inline assembly (Armv7E-M):
+   AOT_HAVE_BLOCK_ASM says aot_block_wide_asm_s8 exists.  In C, GCC splits
+   each 64-bit load of a wide pair into two LDRs (and the Cortex-M4 counts
+   both); here each operand's four values are one LDRD, so a step of four
+   values of a 2 x 2 block is 4 LDRD + 8 SMLAD (0.75 instructions per MAC)
+   and of a 3 x 2 block 5 LDRD + 12 SMLAD (0.71).  The loop bound waits on
+   the stack as in aot_dot3x2_wide_s8 (aot_kernel_int8.h), which explains
+   the register budget: 3 x 2 takes all fourteen allocatable registers, so
+   it is used only without a frame pointer (AOT_BLOCK_ASM_3X2, off at -O1
+   and -Os as the header's other blocks).  The input and weight strides are
+   immediates: the caller checks __builtin_constant_p and
+   aot_block_asm_fits.  AOT_NO_ASM keeps the C blocks; so do clang and -Os. */
+#define AOT_HAVE_BLOCK_ASM 1
+
+/* LDRD's immediate offsets reach 1020 bytes: the last pixel of a block, the
+   second weight row and a step's 24 bytes within it. */
+AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
+  return x_ps >= 0 && w_os >= 0 && 2 * (P - 1) * x_ps <= 1016 && 2 * w_os <= 1016
+         && x_ps % 2 == 0 && w_os % 2 == 0;
+}
+
+/* One step of four values: both weight rows' pairs, then each pixel's pair
+   and its four SMLADs.  a and b advance on their first load (post-index),
+   by 8 * B / 4 bytes, so the step's offsets k (bytes into the advance) are
+   relative to the advanced pointers. */
+#define AOT_BLOCK_W(bo, k, B)                                                     \
+  "ldrd %[we0], %[wo0], [%[b]" bo "\n\t"                                          \
+  "ldrd %[we1], %[wo1], [%[b], #%c[W]-" #B "+" #k "]\n\t"
+#define AOT_BLOCK_X(p, xe, xo, s0, s1, ao, k, B)                                  \
+  "ldrd %[" xe "], %[" xo "], [%[a]" ao "\n\t"                                    \
+  "smlad %[" s0 "], %[" xe "], %[we0], %[" s0 "]\n\t"                             \
+  "smlad %[" s1 "], %[" xe "], %[we1], %[" s1 "]\n\t"                             \
+  "smlad %[" s0 "], %[" xo "], %[wo0], %[" s0 "]\n\t"                             \
+  "smlad %[" s1 "], %[" xo "], %[wo1], %[" s1 "]\n\t"
+#define AOT_BLOCK_XN(n, xe, xo, s0, s1, k, B)                                     \
+  AOT_BLOCK_X(n, xe, xo, s0, s1, ", #" #n "*%c[X]-" #B "+" #k "]", k, B)
+#define AOT_BLOCK_STEP2(bo, ao, k, B)                                             \
+  AOT_BLOCK_W(bo, k, B)                                                           \
+  AOT_BLOCK_X(0, "xe", "xo", "s00", "s01", ao, k, B)                              \
+  AOT_BLOCK_XN(1, "xe", "xo", "s10", "s11", k, B)
+#define AOT_BLOCK_STEP3(bo, ao, k, B)                                             \
+  AOT_BLOCK_STEP2(bo, ao, k, B)                                                   \
+  AOT_BLOCK_XN(2, "xe", "xo", "s20", "s21", k, B)
+/* Four steps per iteration (16 values), then two and one as K % 16 needs. */
+#define AOT_BLOCK_LOOP(STEP, OUTPUTS)                                             \
+  do {                                                                            \
+    if (K >= 16) {                                                                \
+      __asm__ volatile("push {%[xe]}\n"                                           \
+                       "1:\n\t"                                                   \
+                       STEP("], #32", "], #32", 0, 32)                            \
+                       STEP(", #-24]", ", #-24]", 8, 32)                          \
+                       STEP(", #-16]", ", #-16]", 16, 32)                         \
+                       STEP(", #-8]", ", #-8]", 24, 32)                           \
+                       "ldr %[xe], [sp]\n\t"                                      \
+                       "cmp %[b], %[xe]\n\t"                                      \
+                       "bne 1b\n\t"                                               \
+                       "add sp, #4"                                               \
+                       : OUTPUTS                                                  \
+                       : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                     \
+                       : "cc", "memory");                                         \
+    }                                                                             \
+    if (K & 8) {                                                                  \
+      __asm__ volatile(STEP("], #16", "], #16", 0, 16)                            \
+                       STEP(", #-8]", ", #-8]", 8, 16)                            \
+                       : OUTPUTS                                                  \
+                       : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                     \
+                       : "memory");                                               \
+    }                                                                             \
+    if (K & 4) {                                                                  \
+      __asm__ volatile(STEP("], #8", "], #8", 0, 8)                               \
+                       : OUTPUTS                                                  \
+                       : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                     \
+                       : "memory");                                               \
+    }                                                                             \
+  } while (0)
+#define AOT_BLOCK_REGS                                                            \
+  [a] "+r"(a), [b] "+r"(b), [we0] "=r"(we0), [wo0] "=r"(wo0), [we1] "=r"(we1),    \
+      [wo1] "=r"(wo1), [xe] "+r"(xe), [xo] "=r"(xo)
+#define AOT_BLOCK_OUT2                                                            \
+  [s00] "+r"(s[0][0]), [s01] "+r"(s[0][1]), [s10] "+r"(s[1][0]),                  \
+      [s11] "+r"(s[1][1]), AOT_BLOCK_REGS
+#define AOT_BLOCK_OUT3 AOT_BLOCK_OUT2, [s20] "+r"(s[2][0]), [s21] "+r"(s[2][1])
+
+/* AOT_BLOCK_NO_3X2 keeps the 3 x 2 blocks in C (a build that keeps a frame
+   pointer has thirteen registers left: "impossible constraints"). */
+#if defined(AOT_BLOCK_NO_3X2)
+#define AOT_BLOCK_ASM_3X2 0
+#else
+#define AOT_BLOCK_ASM_3X2 1
+#endif
+
+/* s[p][o] += a_p . b_o for P (2 or 3) pixels x 2 channels over K values (a
+   multiple of 4) of wide rows: a_p = a + p*x_ps, b_o = b + o*w_os (int16
+   values), both constants within aot_block_asm_fits. */
+AOT_INLINE void aot_block_wide_asm_s8(int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], const int16_t* a,
+                                      int32_t x_ps, const int16_t* b, int32_t w_os, int32_t P,
+                                      int32_t K) {
+  int32_t we0, wo0, we1, wo1, xo;
+  /* the loop bound: b advances by four values per step */
+  int32_t xe = (int32_t)(intptr_t)(b + (K & ~15));
+  if (P == 3) {
+    AOT_BLOCK_LOOP(AOT_BLOCK_STEP3, AOT_BLOCK_OUT3);
+  } else {
+    AOT_BLOCK_LOOP(AOT_BLOCK_STEP2, AOT_BLOCK_OUT2);
+  }
+}
+#undef AOT_BLOCK_W
+#undef AOT_BLOCK_X
+#undef AOT_BLOCK_XN
+#undef AOT_BLOCK_STEP2
+#undef AOT_BLOCK_STEP3
+#undef AOT_BLOCK_LOOP
+#undef AOT_BLOCK_REGS
+#undef AOT_BLOCK_OUT2
+#undef AOT_BLOCK_OUT3
+#endif
+
+/* The P x O sums s[p][o] of output channels c..c+O-1 requantized from the
+   fused rows (2*bias, m, kh, e) of aot/kernels/conv2d/fuse.py (blocked by
+   four channels; aot_dw_requant, the library's fused rows' form) and stored
+   as int8 at y[p*y_ps + c + o].  Each channel's row is loaded once for the
+   block's pixels, before its stores (int8 stores may alias the rows). */
+AOT_INLINE void aot_block_out_s8(int8_t* y, int32_t y_ps, int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX],
+                                 int32_t P, int32_t O, const int32_t* rows, int32_t c,
+                                 int32_t lo, int32_t hi) {
+  int32_t p, o;
+  AOT_UNROLL("GCC unroll 4")
+  for (o = 0; o < O; ++o) {
+    const int32_t* r = rows + 16 * ((c + o) >> 2) + ((c + o) & 3);
+    const int32_t b2 = r[0], m = r[4], kh = r[8], e = r[12];
+    AOT_UNROLL("GCC unroll 4")
+    for (p = 0; p < P; ++p) {
+      y[p * y_ps + c + o] = (int8_t)aot_clamp_s8(aot_dw_requant(s[p][o], b2, m, kh, e), lo, hi);
+    }
+  }
+}
+
+/* One P x O block of the fused row: sums from zero (the bias is in the rows)
+   over K values, then requantized.  Wide input and wide weights with
+   constant strides take the assembly blocks where they exist. */
+AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32_t x_ps,
+                                   int32_t xw, const void* w, int32_t w_os, int32_t ww,
+                                   const int32_t* rows, int32_t c, int32_t P, int32_t O,
+                                   int32_t K, int32_t steps, int32_t lo, int32_t hi) {
+  int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX];
+  int32_t p, o;
+  AOT_UNROLL("GCC unroll 4")
+  for (p = 0; p < AOT_BLOCK_MAX; ++p) {
+    AOT_UNROLL("GCC unroll 4")
+    for (o = 0; o < AOT_BLOCK_MAX; ++o) {
+      s[p][o] = 0;
+    }
+  }
+#if defined(AOT_HAVE_BLOCK_ASM)
+  if (xw && ww && O == 2 && (P == 2 || (P == 3 && AOT_BLOCK_ASM_3X2)) && K % 4 == 0
+      && __builtin_constant_p(x_ps) && __builtin_constant_p(w_os)
+      && aot_block_asm_fits(P, x_ps, w_os)) {
+    aot_block_wide_asm_s8(s, (const int16_t*)x, x_ps, (const int16_t*)w, w_os, P, K);
+    aot_block_out_s8(y, y_ps, s, P, O, rows, c, lo, hi);
+    return;
+  }
+#endif
+  aot_block_s8(&s[0][0], AOT_BLOCK_MAX, x, x_ps, xw, w, w_os, ww, P, O, K, steps);
+  aot_block_out_s8(y, y_ps, s, P, O, rows, c, lo, hi);
+}
+
+/* aot_block_row_s8 and aot_requant_row_s8 of the same row in one call (the
+   ``block`` sketch's fused epilogue, aot/kernels/conv2d/fuse.py): each
+   P x O block's sums are requantized from registers and stored as int8 at
+   y[p*y_ps + o], with no row of int32 accumulators.  ``rows``: the fused
+   requantization rows (which exist only where the form is exact).  The
+   pixels left over by the blocks of P go as one block of two, then one. */
+AOT_INLINE int32_t aot_block_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_ps,
+                                        const int8_t* w, int32_t w_os, const int32_t* rows,
+                                        int32_t npix, int32_t nch, int32_t P, int32_t O,
+                                        int32_t K, int32_t steps, int32_t xw, int32_t ww,
+                                        int32_t lo, int32_t hi) {
+  int16_t wide[AOT_BLOCK_WIDE_MAX] AOT_ALIGNED(8);
+  const int8_t* xs = x;
+  int32_t xs_ps = x_ps;
+  int32_t c, p;
+  if (xw) {
+    xs_ps = (K + 1) & ~1;
+    aot_block_widen_s8(wide, xs_ps, x, x_ps, npix, K);
+    xs = (const int8_t*)(const void*)wide;
+  }
+  for (c = 0; c < nch; c += O) {
+    const void* wc = ww ? (const void*)((const int16_t*)(const void*)w + c * w_os)
+                        : (const void*)(w + c * w_os);
+    for (p = 0; p + P <= npix; p += P) {
+      const void* xp = xw ? (const void*)((const int16_t*)(const void*)xs + p * xs_ps)
+                          : (const void*)(xs + p * xs_ps);
+      aot_block_fused_s8(y + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rows, c, P, O, K,
+                         steps, lo, hi);
+    }
+    if (P > 2 && npix - p >= 2) {
+      const void* xp = xw ? (const void*)((const int16_t*)(const void*)xs + p * xs_ps)
+                          : (const void*)(xs + p * xs_ps);
+      aot_block_fused_s8(y + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rows, c, 2, O, K,
+                         steps, lo, hi);
+      p += 2;
+    }
+    for (; p < npix; ++p) {
+      const void* xp = xw ? (const void*)((const int16_t*)(const void*)xs + p * xs_ps)
+                          : (const void*)(xs + p * xs_ps);
+      aot_block_fused_s8(y + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rows, c, 1, O, K,
+                         steps, lo, hi);
+    }
+  }
+  return 0;
+}
+
 #endif /* AOT_KERNEL_BLOCKED_H */

@@ -34,8 +34,11 @@ operator's name:
   weight constant pre-widened at compile time), ``fold_kw`` (the kernel
   columns and the channels as one contiguous reduction, dilation 1), the
   taps unrolled or not, ``steps`` (4-byte steps per iteration of the
-  reduction) and ``requant_row`` (the row's epilogue as one
-  ``aot_requant_row_s8`` call, as the template does);
+  reduction), ``requant_row`` (the row's epilogue as one
+  ``aot_requant_row_s8`` call, as the template does) and ``epilogue``
+  (``fused``: each block requantized from registers, no int32 row,
+  :func:`aot.kernels.conv2d.fuse.fuse_block_epilogue`; offered where the
+  library's fused rows exist, ``conv_requant``, and the kernel has one row);
 * ``tiled`` and ``dot`` with ``pad`` computed at the accumulation's level (``attach``, a
   padded copy of the rows it reads) or inlined into the reads
   (``inline``, guards instead of a copy), and the epilogue's last axis
@@ -59,6 +62,8 @@ from dataclasses import dataclass
 
 from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, tensorize_block,
                                         wide_length)
+from aot.kernels.conv2d.fuse import BLOCK_NAME as FUSE_BLOCK_NAME
+from aot.kernels.conv2d.fuse import fuse_block_epilogue
 from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
 from aot.kernels.conv2d.intrin import tensorize_dot
 from aot.kernels.conv2d.schedules import STACK_BUDGET
@@ -302,6 +307,12 @@ def block_knobs(stages, final) -> list[Knob] | None:
     if requant_pattern(final) is not None:
         knobs.append(Knob("requant_row", (True, False),
                           "the row's epilogue as one aot_requant_row_s8 call"))
+        if "conv_requant" in stages and kh == 1:
+            knobs.append(Knob("epilogue", ("row", "fused"),
+                              "requantize through the int32 row, or each block from "
+                              "registers (aot_block_requant_s8; with requant_row and one "
+                              "call per row: order row or row_widened, one kernel column or "
+                              "fold_kw)"))
     return knobs
 
 
@@ -347,8 +358,20 @@ def apply_block(s, final, stages, cfg) -> None:
     if cfg.get("unroll_taps"):
         for t in taps:
             s[acc].unroll(t)
+    fused = cfg.get("epilogue") == "fused"
+    if fused and "conv_requant" not in stages:
+        raise ConfigError("epilogue fused: this convolution has no fused requantization rows "
+                          "(conv2d.fuse.conv_requant_rows: not int8, no DSP, or outside "
+                          "the form's bounds)")
+    if fused and not (cfg.get("requant_row") and order in ("row", "row_widened")
+                      and extent(kh.dom.extent) == 1 and (fold or extent(kw.dom.extent) == 1)):
+        raise ConfigError(f"epilogue fused needs requant_row, order row or row_widened (not "
+                          f"{order}) and one reduction call per row (one kernel row, and one "
+                          f"kernel column or fold_kw)")
     if cfg.get("requant_row"):
         tensorize_epilogue(s, final, whole_row=True)
+    if fused:
+        s.rewrite(FUSE_BLOCK_NAME, fuse_block_epilogue(stages["conv_requant"].name))
 
 
 def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:
