@@ -334,20 +334,22 @@ AOT_INLINE void aot_block_wide_asm_s8(int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], c
 
 /* The P x O sums s[p][o] of output channels c..c+O-1 requantized from the
    fused rows (2*bias, m, kh, e) of aot/kernels/conv2d/fuse.py (blocked by
-   four channels; aot_dw_requant, the library's fused rows' form) and stored
-   as int8 at y[p*y_ps + c + o].  Each channel's row is loaded once for the
-   block's pixels, before its stores (int8 stores may alias the rows). */
+   four channels: field f of channel c at rows[16*(c/4) + c%4 + 4*f];
+   aot_dw_requant, the library's fused rows' form) and stored as int8 at
+   y[p*y_ps + o].  rc points at channel c's first field: O divides four and
+   c is a multiple of O, so the block's channels are one group's rc[o + 4*f]
+   (adjacent words: the pairs load as LDRDs).  Each channel's row is loaded
+   once for the block's pixels. */
 AOT_INLINE void aot_block_out_s8(int8_t* y, int32_t y_ps, int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX],
-                                 int32_t P, int32_t O, const int32_t* rows, int32_t c,
-                                 int32_t lo, int32_t hi) {
+                                 int32_t P, int32_t O, const int32_t* rc, int32_t lo,
+                                 int32_t hi) {
   int32_t p, o;
   AOT_UNROLL("GCC unroll 4")
   for (o = 0; o < O; ++o) {
-    const int32_t* r = rows + 16 * ((c + o) >> 2) + ((c + o) & 3);
-    const int32_t b2 = r[0], m = r[4], kh = r[8], e = r[12];
+    const int32_t b2 = rc[o], m = rc[4 + o], kh = rc[8 + o], e = rc[12 + o];
     AOT_UNROLL("GCC unroll 4")
     for (p = 0; p < P; ++p) {
-      y[p * y_ps + c + o] = (int8_t)aot_clamp_s8(aot_dw_requant(s[p][o], b2, m, kh, e), lo, hi);
+      y[p * y_ps + o] = (int8_t)aot_clamp_s8(aot_dw_requant(s[p][o], b2, m, kh, e), lo, hi);
     }
   }
 }
@@ -357,8 +359,8 @@ AOT_INLINE void aot_block_out_s8(int8_t* y, int32_t y_ps, int32_t s[AOT_BLOCK_MA
    constant strides take the assembly blocks where they exist. */
 AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32_t x_ps,
                                    int32_t xw, const void* w, int32_t w_os, int32_t ww,
-                                   const int32_t* rows, int32_t c, int32_t P, int32_t O,
-                                   int32_t K, int32_t steps, int32_t lo, int32_t hi) {
+                                   const int32_t* rc, int32_t P, int32_t O, int32_t K,
+                                   int32_t steps, int32_t lo, int32_t hi) {
   int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX];
   int32_t p, o;
   AOT_UNROLL("GCC unroll 4")
@@ -373,12 +375,12 @@ AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32
       && __builtin_constant_p(x_ps) && __builtin_constant_p(w_os)
       && aot_block_asm_fits(P, x_ps, w_os)) {
     aot_block_wide_asm_s8(s, (const int16_t*)x, x_ps, (const int16_t*)w, w_os, P, K);
-    aot_block_out_s8(y, y_ps, s, P, O, rows, c, lo, hi);
+    aot_block_out_s8(y, y_ps, s, P, O, rc, lo, hi);
     return;
   }
 #endif
   aot_block_s8(&s[0][0], AOT_BLOCK_MAX, x, x_ps, xw, w, w_os, ww, P, O, K, steps);
-  aot_block_out_s8(y, y_ps, s, P, O, rows, c, lo, hi);
+  aot_block_out_s8(y, y_ps, s, P, O, rc, lo, hi);
 }
 
 /* aot_block_row_s8 and aot_requant_row_s8 of the same row in one call (the
@@ -404,24 +406,26 @@ AOT_INLINE int32_t aot_block_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x
   for (c = 0; c < nch; c += O) {
     const void* wc = ww ? (const void*)((const int16_t*)(const void*)w + c * w_os)
                         : (const void*)(w + c * w_os);
+    const int32_t* rc = rows + 16 * (c >> 2) + (c & 3);
+    int8_t* yc = y + c;
     for (p = 0; p + P <= npix; p += P) {
       const void* xp = xw ? (const void*)((const int16_t*)(const void*)xs + p * xs_ps)
                           : (const void*)(xs + p * xs_ps);
-      aot_block_fused_s8(y + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rows, c, P, O, K,
-                         steps, lo, hi);
+      aot_block_fused_s8(yc + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rc, P, O, K, steps,
+                         lo, hi);
     }
     if (P > 2 && npix - p >= 2) {
       const void* xp = xw ? (const void*)((const int16_t*)(const void*)xs + p * xs_ps)
                           : (const void*)(xs + p * xs_ps);
-      aot_block_fused_s8(y + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rows, c, 2, O, K,
-                         steps, lo, hi);
+      aot_block_fused_s8(yc + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rc, 2, O, K, steps,
+                         lo, hi);
       p += 2;
     }
     for (; p < npix; ++p) {
       const void* xp = xw ? (const void*)((const int16_t*)(const void*)xs + p * xs_ps)
                           : (const void*)(xs + p * xs_ps);
-      aot_block_fused_s8(y + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rows, c, 1, O, K,
-                         steps, lo, hi);
+      aot_block_fused_s8(yc + p * y_ps, y_ps, xp, xs_ps, xw, wc, w_os, ww, rc, 1, O, K, steps,
+                         lo, hi);
     }
   }
   return 0;
