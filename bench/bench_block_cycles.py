@@ -8,7 +8,7 @@ runs ``aot profile``'s recipe (:mod:`aot.cycles.profile`) on the whole model
 twice: with the library's kernels, and with a kernel library that applies
 each ``--point`` (the conv2d workloads whose description starts with
 WORKLOAD get the auto-sketch config JSON, as in a tuning record, e.g.
-``{"sketch": "block", "block": "4x2", ...}``; every other layer keeps the
+``{"sketch": "block", "block": "3x2", ...}``; every other layer keeps the
 library's kernel).  Prints per layer the estimated Cortex-M cycles and the
 instructions of both.  Default point: KWS's best (``BEST_KWS``) on its
 pointwise workload.
@@ -39,8 +39,8 @@ from aot.tune.workload import extract_workloads
 MODELS = Path(__file__).resolve().parents[1] / ".." / "shared" / "models"
 
 #: The best ``block`` point of KWS's pointwise layers in estimated cycles (docs/performance.md).
-BEST_KWS = {"sketch": "block", "block": "4x2", "order": "row_widened", "weights": "wide",
-            "steps": 2, "requant_row": True, "optimize": "unroll-loops"}
+BEST_KWS = {"sketch": "block", "block": "3x2", "order": "row_widened", "weights": "wide",
+            "steps": 1, "requant_row": True, "epilogue": "fused", "optimize": "unroll-loops"}
 KWS_POINTWISE = "conv2d 1x25x5x64 * 64x1x1x64"
 
 
