@@ -221,6 +221,11 @@ BLOCKED = [
     ({"cin": 11, "cout": 8, "hw": (5, 10), "k": (1, 1), "strides": (2, 2),
       "padding": (0, 0, 0, 0)},
      {"block": "4x2", "order": "row", "steps": 2, "requant_row": True, "epilogue": "fused"}),
+    # an activation's clamp: the blocks in assembly, the epilogue in C
+    ({"cin": 12, "cout": 4, "hw": (3, 5), "k": (1, 1), "padding": (0, 0, 0, 0),
+      "activation": "relu6"},
+     {"block": "3x2", "order": "row_widened", "weights": "wide", "requant_row": True,
+      "epilogue": "fused"}),
 ]
 
 

@@ -321,6 +321,63 @@ AOT_INLINE void aot_block_wide_asm_s8(int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], c
     AOT_BLOCK_LOOP(AOT_BLOCK_STEP2, AOT_BLOCK_OUT2);
   }
 }
+/* One output of aot_block_out_asm_s8: x2 = 2*s + b2 into s, then
+   aot_dw_requant's SMMLAR, the sign term and the shift, SSAT and the store. */
+#define AOT_BLOCK_Q(sum, off)                                                     \
+  "add %[" sum "], %[b2], %[" sum "], lsl #1\n\t"                                 \
+  "smmlar %[q], %[" sum "], %[m], %[kh]\n\t"                                      \
+  "add %[q], %[q], %[" sum "], asr #31\n\t"                                       \
+  "asr %[q], %[q], %[e]\n\t"                                                      \
+  "ssat %[q], #8, %[q]\n\t"                                                       \
+  "strb %[q], [%[y], #" off "]\n\t"
+/* Channel o's row (rc[o + 4*f]) into the four field registers. */
+#define AOT_BLOCK_ROW(o)                                                          \
+  "ldr %[b2], [%[rc], #4*" #o "]\n\t"                                             \
+  "ldr %[m], [%[rc], #16+4*" #o "]\n\t"                                           \
+  "ldr %[kh], [%[rc], #32+4*" #o "]\n\t"                                          \
+  "ldr %[e], [%[rc], #48+4*" #o "]\n\t"
+#define AOT_BLOCK_OUT_OPS(...)                                                    \
+  : __VA_ARGS__, [b2] "=&r"(b2), [m] "=&r"(m), [kh] "=&r"(kh), [e] "=&r"(e),       \
+    [q] "=&r"(q)                                                                  \
+  : [y] "r"(y), [rc] "r"(rc), [Y] "n"(y_ps)                                       \
+  : "memory"
+
+/* aot_block_out_s8 for P (1 to 3) pixels x 2 channels without an activation
+   clamp, in assembly: each output is exactly the six instructions of the
+   form (above), each channel's row four LDRs.  GCC's version of the same
+   arithmetic kept fewer values in registers after the blocks, which had
+   taken every register, and reloaded them (about 2 instructions more per
+   output).  y_ps is an immediate (aot_block_out_fits). */
+AOT_INLINE int32_t aot_block_out_fits(int32_t P, int32_t y_ps) {
+  return y_ps >= 0 && (P - 1) * y_ps + 1 <= 4095;
+}
+
+AOT_INLINE void aot_block_out_asm_s8(int8_t* y, int32_t y_ps,
+                                     int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], int32_t P,
+                                     const int32_t* rc) {
+  int32_t b2, m, kh, e, q;
+  if (P == 3) {
+    __asm__ volatile(AOT_BLOCK_ROW(0) AOT_BLOCK_Q("s0", "0") AOT_BLOCK_Q("s1", "%c[Y]")
+                     AOT_BLOCK_Q("s2", "2*%c[Y]")
+                     AOT_BLOCK_ROW(1) AOT_BLOCK_Q("t0", "1") AOT_BLOCK_Q("t1", "%c[Y]+1")
+                     AOT_BLOCK_Q("t2", "2*%c[Y]+1")
+                     AOT_BLOCK_OUT_OPS([s0] "+r"(s[0][0]), [s1] "+r"(s[1][0]),
+                                       [s2] "+r"(s[2][0]), [t0] "+r"(s[0][1]),
+                                       [t1] "+r"(s[1][1]), [t2] "+r"(s[2][1])));
+  } else if (P == 2) {
+    __asm__ volatile(AOT_BLOCK_ROW(0) AOT_BLOCK_Q("s0", "0") AOT_BLOCK_Q("s1", "%c[Y]")
+                     AOT_BLOCK_ROW(1) AOT_BLOCK_Q("t0", "1") AOT_BLOCK_Q("t1", "%c[Y]+1")
+                     AOT_BLOCK_OUT_OPS([s0] "+r"(s[0][0]), [s1] "+r"(s[1][0]),
+                                       [t0] "+r"(s[0][1]), [t1] "+r"(s[1][1])));
+  } else {
+    __asm__ volatile(AOT_BLOCK_ROW(0) AOT_BLOCK_Q("s0", "0")
+                     AOT_BLOCK_ROW(1) AOT_BLOCK_Q("t0", "1")
+                     AOT_BLOCK_OUT_OPS([s0] "+r"(s[0][0]), [t0] "+r"(s[0][1])));
+  }
+}
+#undef AOT_BLOCK_Q
+#undef AOT_BLOCK_ROW
+#undef AOT_BLOCK_OUT_OPS
 #undef AOT_BLOCK_W
 #undef AOT_BLOCK_X
 #undef AOT_BLOCK_XN
@@ -362,7 +419,7 @@ AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32
                                    const int32_t* rc, int32_t P, int32_t O, int32_t K,
                                    int32_t steps, int32_t lo, int32_t hi) {
   int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX];
-  int32_t p, o;
+  int32_t p, o, done = 0;
   AOT_UNROLL("GCC unroll 4")
   for (p = 0; p < AOT_BLOCK_MAX; ++p) {
     AOT_UNROLL("GCC unroll 4")
@@ -375,11 +432,19 @@ AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32
       && __builtin_constant_p(x_ps) && __builtin_constant_p(w_os)
       && aot_block_asm_fits(P, x_ps, w_os)) {
     aot_block_wide_asm_s8(s, (const int16_t*)x, x_ps, (const int16_t*)w, w_os, P, K);
-    aot_block_out_s8(y, y_ps, s, P, O, rc, lo, hi);
+    done = 1;
+  }
+#endif
+  if (!done) {
+    aot_block_s8(&s[0][0], AOT_BLOCK_MAX, x, x_ps, xw, w, w_os, ww, P, O, K, steps);
+  }
+#if defined(AOT_HAVE_BLOCK_ASM)
+  if (O == 2 && P <= 3 && __builtin_constant_p(lo) && __builtin_constant_p(hi) && lo == -128
+      && hi == 127 && __builtin_constant_p(y_ps) && aot_block_out_fits(P, y_ps)) {
+    aot_block_out_asm_s8(y, y_ps, s, P, rc);
     return;
   }
 #endif
-  aot_block_s8(&s[0][0], AOT_BLOCK_MAX, x, x_ps, xw, w, w_os, ww, P, O, K, steps);
   aot_block_out_s8(y, y_ps, s, P, O, rc, lo, hi);
 }
 
