@@ -243,25 +243,35 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
 #define AOT_BLOCK_W(bo, k, B)                                                     \
   "ldrd %[we0], %[wo0], [%[b]" bo "\n\t"                                          \
   "ldrd %[we1], %[wo1], [%[b], #%c[W]-" #B "+" #k "]\n\t"
-#define AOT_BLOCK_X(p, xe, xo, s0, s1, ao, k, B)                                  \
+/* The first multiply-accumulate into a sum: SMLAD, or SMUAD (the sum from
+   zero) in the block's first step. */
+#define AOT_BLOCK_ACC(s, x, w) "smlad %[" s "], %[" x "], %[" w "], %[" s "]\n\t"
+#define AOT_BLOCK_SET(s, x, w) "smuad %[" s "], %[" x "], %[" w "]\n\t"
+#define AOT_BLOCK_X(F, xe, xo, s0, s1, ao)                                        \
   "ldrd %[" xe "], %[" xo "], [%[a]" ao "\n\t"                                    \
-  "smlad %[" s0 "], %[" xe "], %[we0], %[" s0 "]\n\t"                             \
-  "smlad %[" s1 "], %[" xe "], %[we1], %[" s1 "]\n\t"                             \
-  "smlad %[" s0 "], %[" xo "], %[wo0], %[" s0 "]\n\t"                             \
-  "smlad %[" s1 "], %[" xo "], %[wo1], %[" s1 "]\n\t"
-#define AOT_BLOCK_XN(n, xe, xo, s0, s1, k, B)                                     \
-  AOT_BLOCK_X(n, xe, xo, s0, s1, ", #" #n "*%c[X]-" #B "+" #k "]", k, B)
-#define AOT_BLOCK_STEP2(bo, ao, k, B)                                             \
+  F(s0, xe, "we0") F(s1, xe, "we1")                                               \
+  AOT_BLOCK_ACC(s0, xo, "wo0") AOT_BLOCK_ACC(s1, xo, "wo1")
+#define AOT_BLOCK_XN(F, n, xe, xo, s0, s1, k, B)                                  \
+  AOT_BLOCK_X(F, xe, xo, s0, s1, ", #" #n "*%c[X]-" #B "+" #k "]")
+#define AOT_BLOCK_STEP2F(F, bo, ao, k, B)                                         \
   AOT_BLOCK_W(bo, k, B)                                                           \
-  AOT_BLOCK_X(0, "xe", "xo", "s00", "s01", ao, k, B)                              \
-  AOT_BLOCK_XN(1, "xe", "xo", "s10", "s11", k, B)
-#define AOT_BLOCK_STEP3(bo, ao, k, B)                                             \
-  AOT_BLOCK_STEP2(bo, ao, k, B)                                                   \
-  AOT_BLOCK_XN(2, "xe", "xo", "s20", "s21", k, B)
-/* Four steps per iteration (16 values), then two and one as K % 16 needs. */
-#define AOT_BLOCK_LOOP(STEP, OUTPUTS)                                             \
+  AOT_BLOCK_X(F, "xe", "xo", "s00", "s01", ao)                                    \
+  AOT_BLOCK_XN(F, 1, "xe", "xo", "s10", "s11", k, B)
+#define AOT_BLOCK_STEP3F(F, bo, ao, k, B)                                         \
+  AOT_BLOCK_STEP2F(F, bo, ao, k, B)                                               \
+  AOT_BLOCK_XN(F, 2, "xe", "xo", "s20", "s21", k, B)
+#define AOT_BLOCK_STEP2(bo, ao, k, B) AOT_BLOCK_STEP2F(AOT_BLOCK_ACC, bo, ao, k, B)
+#define AOT_BLOCK_STEP3(bo, ao, k, B) AOT_BLOCK_STEP3F(AOT_BLOCK_ACC, bo, ao, k, B)
+/* The first step (SMUAD: the sums start from it), then four steps per
+   iteration (16 values), then two and one as the n = K - 4 left need. */
+#define AOT_BLOCK_LOOP(STEPF, STEP, OUTPUTS, FIRST)                               \
   do {                                                                            \
-    if (K >= 16) {                                                                \
+    __asm__ volatile(STEPF(AOT_BLOCK_SET, "], #8", "], #8", 0, 8)                 \
+                     : FIRST                                                      \
+                     : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                       \
+                     : "memory");                                                 \
+    xe = (int32_t)(intptr_t)(b + (n & ~15));                                      \
+    if (n >= 16) {                                                                \
       __asm__ volatile("push {%[xe]}\n"                                           \
                        "1:\n\t"                                                   \
                        STEP("], #32", "], #32", 0, 32)                            \
@@ -276,14 +286,14 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
                        : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                     \
                        : "cc", "memory");                                         \
     }                                                                             \
-    if (K & 8) {                                                                  \
+    if (n & 8) {                                                                  \
       __asm__ volatile(STEP("], #16", "], #16", 0, 16)                            \
                        STEP(", #-8]", ", #-8]", 8, 16)                            \
                        : OUTPUTS                                                  \
                        : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                     \
                        : "memory");                                               \
     }                                                                             \
-    if (K & 4) {                                                                  \
+    if (n & 4) {                                                                  \
       __asm__ volatile(STEP("], #8", "], #8", 0, 8)                               \
                        : OUTPUTS                                                  \
                        : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                     \
@@ -297,6 +307,10 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
   [s00] "+r"(s[0][0]), [s01] "+r"(s[0][1]), [s10] "+r"(s[1][0]),                  \
       [s11] "+r"(s[1][1]), AOT_BLOCK_REGS
 #define AOT_BLOCK_OUT3 AOT_BLOCK_OUT2, [s20] "+r"(s[2][0]), [s21] "+r"(s[2][1])
+#define AOT_BLOCK_SET2                                                            \
+  [s00] "=r"(s[0][0]), [s01] "=r"(s[0][1]), [s10] "=r"(s[1][0]),                  \
+      [s11] "=r"(s[1][1]), AOT_BLOCK_REGS
+#define AOT_BLOCK_SET3 AOT_BLOCK_SET2, [s20] "=r"(s[2][0]), [s21] "=r"(s[2][1])
 
 /* AOT_BLOCK_NO_3X2 keeps the 3 x 2 blocks in C (a build that keeps a frame
    pointer has thirteen registers left: "impossible constraints"). */
@@ -306,19 +320,19 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
 #define AOT_BLOCK_ASM_3X2 1
 #endif
 
-/* s[p][o] += a_p . b_o for P (2 or 3) pixels x 2 channels over K values (a
-   multiple of 4) of wide rows: a_p = a + p*x_ps, b_o = b + o*w_os (int16
-   values), both constants within aot_block_asm_fits. */
+/* s[p][o] = a_p . b_o for P (2 or 3) pixels x 2 channels over K values (a
+   positive multiple of 4) of wide rows: a_p = a + p*x_ps, b_o = b + o*w_os
+   (int16 values), both constants within aot_block_asm_fits.  xe carries
+   the loop bound into the loop (b advances by four values per step). */
 AOT_INLINE void aot_block_wide_asm_s8(int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], const int16_t* a,
                                       int32_t x_ps, const int16_t* b, int32_t w_os, int32_t P,
                                       int32_t K) {
-  int32_t we0, wo0, we1, wo1, xo;
-  /* the loop bound: b advances by four values per step */
-  int32_t xe = (int32_t)(intptr_t)(b + (K & ~15));
+  int32_t we0, wo0, we1, wo1, xo, xe = 0;
+  const int32_t n = K - 4;
   if (P == 3) {
-    AOT_BLOCK_LOOP(AOT_BLOCK_STEP3, AOT_BLOCK_OUT3);
+    AOT_BLOCK_LOOP(AOT_BLOCK_STEP3F, AOT_BLOCK_STEP3, AOT_BLOCK_OUT3, AOT_BLOCK_SET3);
   } else {
-    AOT_BLOCK_LOOP(AOT_BLOCK_STEP2, AOT_BLOCK_OUT2);
+    AOT_BLOCK_LOOP(AOT_BLOCK_STEP2F, AOT_BLOCK_STEP2, AOT_BLOCK_OUT2, AOT_BLOCK_SET2);
   }
 }
 /* One output of aot_block_out_asm_s8: x2 = 2*s + b2 into s, then
@@ -383,6 +397,12 @@ AOT_INLINE void aot_block_out_asm_s8(int8_t* y, int32_t y_ps,
 #undef AOT_BLOCK_XN
 #undef AOT_BLOCK_STEP2
 #undef AOT_BLOCK_STEP3
+#undef AOT_BLOCK_STEP2F
+#undef AOT_BLOCK_STEP3F
+#undef AOT_BLOCK_ACC
+#undef AOT_BLOCK_SET
+#undef AOT_BLOCK_SET2
+#undef AOT_BLOCK_SET3
 #undef AOT_BLOCK_LOOP
 #undef AOT_BLOCK_REGS
 #undef AOT_BLOCK_OUT2
@@ -428,7 +448,7 @@ AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32
     }
   }
 #if defined(AOT_HAVE_BLOCK_ASM)
-  if (xw && ww && O == 2 && (P == 2 || (P == 3 && AOT_BLOCK_ASM_3X2)) && K % 4 == 0
+  if (xw && ww && O == 2 && (P == 2 || (P == 3 && AOT_BLOCK_ASM_3X2)) && K % 4 == 0 && K > 0
       && __builtin_constant_p(x_ps) && __builtin_constant_p(w_os)
       && aot_block_asm_fits(P, x_ps, w_os)) {
     aot_block_wide_asm_s8(s, (const int16_t*)x, x_ps, (const int16_t*)w, w_os, P, K);
