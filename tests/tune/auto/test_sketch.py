@@ -86,6 +86,10 @@ def test_the_cost_model_sees_the_blocked_calls(kws):
     assert features(weights="wide")["block_wide_w"] == pytest.approx(1)
     assert features(order="row_widened")["block_wide_x"] == pytest.approx(1)
     assert features(steps=2)["block_steps"] == pytest.approx(2)
+    # the fused row's call carries the same arguments; its epilogue call is gone
+    fused = features(epilogue="fused", weights="wide")
+    assert fused["block_macs"] == pytest.approx(25 * 5 * 64 * 64)
+    assert fused["block_wide_w"] == pytest.approx(1)
 
 
 def test_the_default_is_the_library_schedule(kws):
