@@ -221,6 +221,16 @@ BLOCKED = [
     ({"cin": 11, "cout": 8, "hw": (5, 10), "k": (1, 1), "strides": (2, 2),
       "padding": (0, 0, 0, 0)},
      {"block": "4x2", "order": "row", "steps": 2, "requant_row": True, "epilogue": "fused"}),
+    # the patch order: whole im2col patches per block (fused: 3x2 blocks in
+    # assembly over K = 16; 27 values of plain weights; one kernel column)
+    ({"cin": 1, "cout": 8, "hw": (9, 10), "k": (4, 4), "strides": (2, 2),
+      "padding": (1, 1, 2, 1)},
+     {"block": "3x2", "order": "patch", "fold_kw": True, "weights": "wide",
+      "requant_row": True, "epilogue": "fused"}),
+    ({"cin": 3, "cout": 4, "hw": (7, 7), "k": (3, 3), "strides": (2, 2)},
+     {"block": "2x2", "order": "patch", "fold_kw": True, "requant_row": True}),
+    ({"cin": 4, "cout": 4, "hw": (6, 5), "k": (3, 1)},
+     {"block": "4x1", "order": "patch", "weights": "wide", "steps": 2}),
     # an activation's clamp: the blocks in assembly, the epilogue in C
     ({"cin": 12, "cout": 4, "hw": (3, 5), "k": (1, 1), "padding": (0, 0, 0, 0),
       "activation": "relu6"},
@@ -240,7 +250,9 @@ def _blocked_cases(prefix: str, seed: int):
                              schedule=lambda s, final, stages, c=cfg: apply_block(
                                  s, final, stages, c))
         fused = cfg.get("epilogue") == "fused"
-        assert ("aot_block_requant_s8(" if fused else "aot_block_row_s8(") in kernel.source
+        call = ("aot_block_" + ("patch_" if cfg["order"] == "patch" else "")
+                + ("requant_s8(" if fused else "row_s8("))
+        assert call in kernel.source
         assert not fused or "aot_requant_row_s8(" not in kernel.source
         before = [values[id(tensors[p.tensor])] if p.role == "input" else None
                   for p in kernel.params]
@@ -265,6 +277,16 @@ def test_pixel_blocks_must_divide_the_row():
     with pytest.raises(ConfigError, match="2 pixels do not divide the row of 5"):
         lower_group(group, ag, ARM, name="k", schedule=lambda s, f, st: apply_block(
             s, f, st, {"block": "2x2", "order": "pixels_outer"}))
+
+
+def test_the_patch_order_folds_the_kernel_columns():
+    from aot.kernels.template import ConfigError
+    ag = optimize(conv_graph("conv2d", seed=1, cin=2, cout=4, hw=(5, 5)))   # 3x3 taps
+    (group,) = [g for g in annotations(ag).groups if g.kind != "view"]
+    for cfg in ({"fold_kw": False}, {"fold_kw": True, "unroll_taps": True}):
+        with pytest.raises(ConfigError, match="order patch folds the kernel columns"):
+            lower_group(group, ag, ARM, name="k", schedule=lambda s, f, st, c=cfg: apply_block(
+                s, f, st, {**c, "block": "2x2", "order": "patch"}))
 
 
 def test_the_fused_epilogue_needs_one_reduction_call_per_row():

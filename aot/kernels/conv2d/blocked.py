@@ -42,6 +42,16 @@ BLOCK_SHAPES = ((1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (3, 2), (4, 1), (4, 2))
 
 #: int16 values of widened input one call may hold (AOT_BLOCK_WIDE_MAX).
 WIDE_INPUT_MAX = 1024
+#: Bytes of im2col patches one ``patch`` call may gather (AOT_BLOCK_PATCH_MAX).
+PATCH_MAX = 1024
+#: The ``patch`` form's call (include/aot_kernel_blocked.h).
+PATCH_CALL = "aot_block_patch_row_s8"
+
+
+def patch_fits(npix: int, k_len: int) -> bool:
+    """``npix`` whole patches of ``k_len`` values fit the gathering and the
+    widening buffers of one ``patch`` call."""
+    return npix * k_len <= PATCH_MAX and npix * wide_length(k_len) <= WIDE_INPUT_MAX
 
 
 def wide_length(length: int) -> int:
@@ -66,7 +76,7 @@ def pack_wide(data: np.ndarray, length: int) -> np.ndarray:
 
 def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int,
                     stride: int = 1, steps: int = 1, taps: int = 1, wide_x: bool = False,
-                    wide_w: bool = False):
+                    wide_w: bool = False, kernel_rows: int = 0):
     """``npix`` pixels x ``nch`` output channels over ``length`` reduction values,
     in blocks of ``pixels`` x ``channels``, the input pixels ``stride`` columns
     apart; ``steps`` 4-byte steps per iteration of the helper's reduction loop
@@ -74,7 +84,14 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
     (dilation 1): input columns and OHWI weight rows hold them contiguously, so
     the helper reduces over ``taps * length`` values in one go.  ``wide_x`` and
     ``wide_w``: see the module docstring (wide weights must be packed with
-    :func:`pack_wide` over rows of ``taps * length``)."""
+    :func:`pack_wide` over rows of ``taps * length``).  ``kernel_rows`` > 0:
+    the ``patch`` form, that many kernel rows of ``taps`` contiguous columns
+    each in one reduction of ``kernel_rows * taps * length`` values (the
+    pixels' im2col patches gathered and widened by the call:
+    ``aot_block_patch_row_s8``; wide weights packed over those rows)."""
+    if kernel_rows:
+        return _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps,
+                             wide_w, kernel_rows)
     if (pixels, channels) not in BLOCK_SHAPES:
         raise ScheduleError(f"no blocked helper for {pixels} x {channels} "
                             f"(shapes: {BLOCK_SHAPES})")
@@ -131,6 +148,57 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
                                  name=f"block_s8_{npix}x{nch}_{pixels}x{channels}_{taps}")
 
 
+def _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps, wide_w, rows):
+    """:func:`block_s8_intrin`'s ``patch`` form (its docstring)."""
+    if (pixels, channels) not in BLOCK_SHAPES:
+        raise ScheduleError(f"no blocked helper for {pixels} x {channels} "
+                            f"(shapes: {BLOCK_SHAPES})")
+    if steps not in (1, 2):
+        raise ScheduleError(f"steps must be 1 or 2, not {steps}")
+    if npix < 1 or nch < 1 or nch % channels:
+        raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
+                            f"{pixels} x {channels}")
+    k_len = rows * taps * length
+    if not patch_fits(npix, k_len):
+        raise ScheduleError(f"{npix} patches of {k_len} values do not fit the patch buffers "
+                            f"({PATCH_MAX} bytes, {WIDE_INPUT_MAX} widened values)")
+    if wide_w and k_len % 2:
+        raise ScheduleError(f"wide weights need an even patch length, not {k_len}")
+    a = te.placeholder((rows, (npix - 1) * stride + taps, length), "int8", "a")
+    b = te.placeholder((nch, rows, taps, length), "int8", "b")
+    r = te.reduce_axis((0, rows), "r")
+    t = te.reduce_axis((0, taps), "t")
+    k = te.reduce_axis((0, length), "k")
+    c = te.compute((npix, nch), lambda p, o: te.sum(
+        a[r, p * stride + t, k].astype("int32") * b[o, r, t, k].astype("int32"),
+        axis=[r, t, k]), name="c")
+
+    def intrin_func(ins, outs):
+        aa, bb = ins
+        cc = outs[0]
+        reset = tir.call_extern("int32", "aot_block_reset_s32", cc.access_ptr("w"),
+                                cc.strides[0], npix, nch)
+        w_ptr = bb.access_ptr("r", offset=bb.elem_offset) if wide_w else bb.access_ptr("r")
+        update = tir.call_extern("int32", PATCH_CALL, cc.access_ptr("rw"), cc.strides[0],
+                                 aa.access_ptr("r"), aa.strides[0], aa.strides[1] * stride,
+                                 w_ptr, bb.strides[0], npix, nch, pixels, channels, rows,
+                                 taps * length, steps, 1, int(wide_w))
+        return None, reset, update
+    # each kernel row's columns and channels contiguous in the input, the whole
+    # patch contiguous in the OHWI weights (checked by tensorize)
+    binds = {
+        a: tir.decl_buffer(a.shape, "int8", "a", elem_offset=te.var("a_off"),
+                           strides=[te.var("a_rs"), length, 1]),
+        b: tir.decl_buffer(b.shape, "int8", "b", elem_offset=te.var("b_off"),
+                           strides=[te.var("b_os"), taps * length, length, 1]),
+        c: tir.decl_buffer(c.shape, "int32", "c", elem_offset=te.var("c_off"),
+                           strides=[te.var("c_ps"), 1]),
+    }
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds,
+                                 name=f"block_patch_s8_{npix}x{nch}_{pixels}x{channels}_"
+                                      f"{rows}x{taps}")
+
+
 def weight_tensor(acc):
     """The OHWI weight placeholder the conv2d accumulation reads."""
     o = extent(acc.shape[3])
@@ -144,18 +212,21 @@ def weight_tensor(acc):
 
 def tensorize_block(s, stages, pixel_axis, npix: int, nch: int, pixels: int, channels: int,
                     steps: int = 1, fold_kw: bool = False, wide_x: bool = False,
-                    wide_w: bool = False) -> None:
+                    wide_w: bool = False, patch: bool = False) -> None:
     """Tensorize the conv2d accumulation from its pixel loop ``pixel_axis`` (of
-    ``npix`` pixels; loops pixels, ``nch`` channels, input channels innermost, or
-    with ``fold_kw`` pixels, channels, kernel columns, input channels); with
-    ``wide_w`` the weight constant is stored packed (:func:`pack_wide`)."""
+    ``npix`` pixels; loops pixels, channels, input channels innermost, or
+    with ``fold_kw`` pixels, channels, kernel columns, input channels, or with
+    ``patch`` pixels, channels, kernel rows, kernel columns, input channels);
+    with ``wide_w`` the weight constant is stored packed (:func:`pack_wide`)."""
     acc = stages["dot_s8"]
-    _, kw, rc = acc.op.reduce_axis
+    kh, kw, rc = acc.op.reduce_axis
     _, sw = acc.op.attrs["strides"]
-    taps = extent(kw.dom.extent) if fold_kw else 1
+    taps = extent(kw.dom.extent) if fold_kw or patch else 1
+    rows = extent(kh.dom.extent) if patch else 0
     length = extent(rc.dom.extent)
     intrin = block_s8_intrin(npix, nch, pixels, channels, length, sw, steps, taps=taps,
-                             wide_x=wide_x, wide_w=wide_w)
+                             wide_x=wide_x, wide_w=wide_w, kernel_rows=rows)
     s[acc].tensorize(pixel_axis, intrin)
     if wide_w:
-        s.store_constant_as(weight_tensor(acc), lambda data: pack_wide(data, taps * length))
+        row = max(rows, 1) * taps * length
+        s.store_constant_as(weight_tensor(acc), lambda data: pack_wide(data, row))

@@ -106,6 +106,8 @@ BLOCK_NAME = "fuse_block_epilogue"
 BLOCK_ACC_CALL = "aot_block_row_s8"
 BLOCK_RESET_CALL = "aot_block_reset_s32"
 BLOCK_FUSED_CALL = "aot_block_requant_s8"
+PATCH_ACC_CALL = "aot_block_patch_row_s8"
+PATCH_FUSED_CALL = "aot_block_patch_requant_s8"
 
 
 def _call(s, name):
@@ -248,6 +250,17 @@ def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Ca
                                               o, k, steps, xw, ww, lo, hi), "extern")
 
 
+def fused_patch_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
+    """:func:`fused_call` for an ``aot_block_patch_row_s8`` call (``aot_block_patch_requant_s8``)."""
+    acc, acc_ps, x, x_rs, x_ps, w, w_os, npix, nch, *rest = acc_call.args
+    y, y_ps, *_, lo, hi = epi_call.args
+    if not _reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
+        return None
+    return E.Call("int32", PATCH_FUSED_CALL, (y, y_ps, x, x_rs, x_ps, w, w_os,
+                                              E.AccessPtr(rows, E.const(0), "r"), npix, nch,
+                                              *rest, lo, hi), "extern")
+
+
 class _Fuser(Mutator):
     def __init__(self, rows: S.Buffer, acc_name: str = ACC_CALL, make=fused_call,
                  reset_name: str | None = None):
@@ -267,17 +280,38 @@ class _Fuser(Mutator):
                      if acc_call is not None and epi_call is not None else None)
             if fused is not None:
                 data = acc_call.args[0].buffer.data
-                reset = _call(out[-1], self.reset_name) if out and self.reset_name else None
-                if reset is not None and isinstance(reset.args[0], E.AccessPtr) \
-                        and reset.args[0].buffer.data is data:
-                    out.pop()   # the fused call's sums start from zero
+                new = _with_trailing(parts[k], S.Evaluate(fused))
+                if self.reset_name:   # the fused call's sums start from zero
+                    if out and self._resets(out[-1], data):
+                        out.pop()
+                    else:
+                        new = self._without_reset(new, data)
                 self.buffers[id(data)] = acc_call.args[0].buffer
-                out.append(_with_trailing(parts[k], S.Evaluate(fused)))
+                out.append(new)
                 k += 2
                 continue
             out.append(parts[k])
             k += 1
         return S.seq(*out)
+
+    def _resets(self, s, data) -> bool:
+        reset = _call(s, self.reset_name)
+        return (reset is not None and isinstance(reset.args[0], E.AccessPtr)
+                and reset.args[0].buffer.data is data)
+
+    def _without_reset(self, s, data):
+        """``s`` without the reset of ``data`` right before its trailing
+        statement, inside the scratch buffers it declares (the padded rows'
+        buffer holds both calls)."""
+        if isinstance(s, S.Allocate):
+            return S.Allocate(s.buffer, self._without_reset(s.body, data))
+        if isinstance(s, S.SeqStmt):
+            seq = list(s.seq)
+            if len(seq) >= 2 and self._resets(seq[-2], data):
+                del seq[-2]
+                return S.seq(*seq)
+            return S.seq(*seq[:-1], self._without_reset(seq[-1], data))
+        return s
 
 
 def fuse_depthwise_epilogue(rows_name: str):
@@ -300,8 +334,10 @@ def fuse_block_epilogue(rows_name: str):
     def rewrite(func):
         out = _fuse(func, rows_name, BLOCK_ACC_CALL, fused_block_call, BLOCK_RESET_CALL)
         if out is func:
-            raise ScheduleError(f"{func.name}: no aot_block_row_s8 call and its epilogue "
-                                f"could be fused (another reader of the accumulators?)")
+            out = _fuse(func, rows_name, PATCH_ACC_CALL, fused_patch_call, BLOCK_RESET_CALL)
+        if out is func:
+            raise ScheduleError(f"{func.name}: no blocked row call and its epilogue could "
+                                f"be fused (another reader of the accumulators?)")
         return out
     return rewrite
 

@@ -516,4 +516,60 @@ AOT_INLINE int32_t aot_block_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x
   return 0;
 }
 
+/* Bytes of im2col patches one patch call may gather (1 KiB of stack). */
+#define AOT_BLOCK_PATCH_MAX 1024
+
+/* dst[p*KH*KWC + r*KWC + j] = x[r*x_rs + p*x_ps + j]: the im2col patches of
+   npix pixels (KH kernel rows of KWC contiguous bytes each, the kernel
+   columns and channels of a row with dilation 1), one after the other. */
+AOT_INLINE void aot_block_gather_s8(int8_t* dst, const int8_t* x, int32_t x_rs, int32_t x_ps,
+                                    int32_t npix, int32_t KH, int32_t KWC) {
+  int32_t p, r, j;
+  for (p = 0; p < npix; ++p) {
+    for (r = 0; r < KH; ++r) {
+      const int8_t* src = x + r * x_rs + p * x_ps;
+      int8_t* out = dst + (p * KH + r) * KWC;
+      j = 0;
+#if defined(AOT_HAVE_DSP)
+      for (; j + 4 <= KWC; j += 4) {
+        *(aot_u32_unaligned*)(void*)(out + j) = aot_load32(src + j);
+      }
+#endif
+      for (; j < KWC; ++j) {
+        out[j] = src[j];
+      }
+    }
+  }
+}
+
+/* The ``block`` sketch's ``patch`` order: aot_block_row_s8 over the npix
+   pixels' whole im2col patches (K = KH * KWC values, the OHWI weights'
+   order), gathered into a stack buffer once per call and widened there
+   (xw), so that few-channel convolutions get one reduction of K per block
+   instead of one per kernel row.  x: the first kernel row of the first
+   pixel's window, x_rs bytes between kernel rows, x_ps between pixels. */
+AOT_INLINE int32_t aot_block_patch_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                          int32_t x_rs, int32_t x_ps, const int8_t* w,
+                                          int32_t w_os, int32_t npix, int32_t nch, int32_t P,
+                                          int32_t O, int32_t KH, int32_t KWC, int32_t steps,
+                                          int32_t xw, int32_t ww) {
+  int8_t patch[AOT_BLOCK_PATCH_MAX] AOT_ALIGNED(8);
+  aot_block_gather_s8(patch, x, x_rs, x_ps, npix, KH, KWC);
+  return aot_block_row_s8(acc, acc_ps, patch, KH * KWC, w, w_os, npix, nch, P, O, KH * KWC,
+                          steps, xw, ww);
+}
+
+/* aot_block_patch_row_s8 fused with the row's epilogue (aot_block_requant_s8). */
+AOT_INLINE int32_t aot_block_patch_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                              int32_t x_rs, int32_t x_ps, const int8_t* w,
+                                              int32_t w_os, const int32_t* rows, int32_t npix,
+                                              int32_t nch, int32_t P, int32_t O, int32_t KH,
+                                              int32_t KWC, int32_t steps, int32_t xw, int32_t ww,
+                                              int32_t lo, int32_t hi) {
+  int8_t patch[AOT_BLOCK_PATCH_MAX] AOT_ALIGNED(8);
+  aot_block_gather_s8(patch, x, x_rs, x_ps, npix, KH, KWC);
+  return aot_block_requant_s8(y, y_ps, patch, KH * KWC, w, w_os, rows, npix, nch, P, O,
+                              KH * KWC, steps, xw, ww, lo, hi);
+}
+
 #endif /* AOT_KERNEL_BLOCKED_H */

@@ -37,6 +37,8 @@ _NAMES = ("iterations", "innermost_iterations", "stores", "loads", "multiplies",
 #: Where the blocked calls' arguments ``npix, nch, P, O, K, steps, xw, ww`` start: the
 #: accumulating row and the row fused with its epilogue (conv2d.fuse).
 _BLOCK_CALLS = {"aot_block_row_s8": 6, "aot_block_requant_s8": 7}
+#: The patch calls: npix, nch, P, O, KH, KWC, steps, xw, ww (K = KH * KWC).
+_PATCH_CALLS = {"aot_block_patch_row_s8": 7, "aot_block_patch_requant_s8": 8}
 N_LOOP_FEATURES = len(_NAMES)
 
 
@@ -60,11 +62,16 @@ def _count_expr(e, weight: float, out: dict, static: float) -> None:
             out[f"calls_{bucket}"] += weight
             if n.name in _BLOCK_CALLS:
                 _block_call(n, _BLOCK_CALLS[n.name], weight, out)
+            elif n.name in _PATCH_CALLS:
+                _block_call(n, _PATCH_CALLS[n.name], weight, out, patch=True)
         stack.extend(children(n))
 
 
-def _block_call(call, first: int, weight: float, out: dict) -> None:
-    args = [a.value if isinstance(a, E.IntImm) else 0 for a in call.args[first:first + 8]]
+def _block_call(call, first: int, weight: float, out: dict, patch: bool = False) -> None:
+    args = [a.value if isinstance(a, E.IntImm) else 0
+            for a in call.args[first:first + 8 + patch]]
+    if patch and len(args) == 9:   # KH, KWC -> K
+        args[4:6] = [args[4] * args[5]]
     if len(args) != 8:
         return
     npix, nch, p, o, k, steps, xw, ww = args

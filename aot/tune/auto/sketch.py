@@ -60,8 +60,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, tensorize_block,
-                                        wide_length)
+from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, patch_fits,
+                                        tensorize_block, wide_length)
 from aot.kernels.conv2d.fuse import BLOCK_NAME as FUSE_BLOCK_NAME
 from aot.kernels.conv2d.fuse import fuse_block_epilogue
 from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
@@ -269,8 +269,11 @@ def sketches(template, stages, final, target) -> list[Sketch]:
 #: loop over blocks of P pixels outside the channel blocks: P must divide
 #: the row), ``row`` (one call per tap for the whole row and every channel,
 #: blocked inside the helper) and ``row_widened`` (the same, the row's input
-#: widened once into a stack buffer first: the cache stage of the input).
-BLOCK_ORDERS = ("channels_outer", "pixels_outer", "row", "row_widened")
+#: widened once into a stack buffer first: the cache stage of the input) and
+#: ``patch`` (the same over the row's whole im2col patches: every kernel row
+#: in one reduction, gathered and widened once per call; kernels of several
+#: rows, dilation 1, with ``fold_kw`` where the kernel has several columns).
+BLOCK_ORDERS = ("channels_outer", "pixels_outer", "row", "row_widened", "patch")
 
 
 def block_knobs(stages, final) -> list[Knob] | None:
@@ -287,15 +290,20 @@ def block_knobs(stages, final) -> list[Knob] | None:
     if not shapes:
         return None
     kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
+    patch = (kh > 1 and tuple(acc.op.attrs["dilation"]) == (1, 1)
+             and patch_fits(ow, kh * kw * rc))
     orders = [o for o in BLOCK_ORDERS
               if (o != "pixels_outer" or any(ow % p == 0 for p, _ in BLOCK_SHAPES if p > 1))
-              and (o != "row_widened" or ow * wide_length(rc) <= WIDE_INPUT_MAX)]
+              and (o != "row_widened" or ow * wide_length(rc) <= WIDE_INPUT_MAX)
+              and (o != "patch" or patch)]
     knobs = [Knob("block", shapes, "pixels x output channels of one blocked step"),
-             Knob("order", tuple(orders), "channel blocks, pixel blocks or whole rows per "
-                                          "call, the input widened once or not")]
-    if rc % 2 == 0:
+             Knob("order", tuple(orders), "channel blocks, pixel blocks, whole rows or "
+                                          "the row's im2col patches per call, the input "
+                                          "widened once or not")]
+    if rc % 2 == 0 or (patch and kh * kw * rc % 2 == 0):
         knobs.append(Knob("weights", ("ohwi", "wide"),
-                          "weights as they are, or packed pre-widened at compile time"))
+                          "weights as they are, or packed pre-widened at compile time "
+                          "(odd channel counts: the patch order only)"))
     if kw > 1 and tuple(acc.op.attrs["dilation"])[1] == 1:
         knobs.append(Knob("fold_kw", (False, True),
                           "one reduction over the kernel columns and the channels "
@@ -307,12 +315,12 @@ def block_knobs(stages, final) -> list[Knob] | None:
     if requant_pattern(final) is not None:
         knobs.append(Knob("requant_row", (True, False),
                           "the row's epilogue as one aot_requant_row_s8 call"))
-        if "conv_requant" in stages and kh == 1:
+        if "conv_requant" in stages and (kh == 1 or patch):
             knobs.append(Knob("epilogue", ("row", "fused"),
                               "requantize through the int32 row, or each block from "
                               "registers (aot_block_requant_s8; with requant_row and one "
-                              "call per row: order row or row_widened, one kernel column or "
-                              "fold_kw)"))
+                              "call per row: order patch, or row or row_widened with one "
+                              "kernel row and one column or fold_kw)"))
     return knobs
 
 
@@ -339,7 +347,18 @@ def apply_block(s, final, stages, cfg) -> None:
     if order == "row_widened" and ow * wide_length(length) > WIDE_INPUT_MAX:
         raise ConfigError(f"a row of {ow} pixels x {length} values does not fit the "
                           f"widening buffer ({WIDE_INPUT_MAX} values)")
-    if order in ("row", "row_widened"):
+    patch = order == "patch"
+    if patch and (extent(kw.dom.extent) > 1 and not fold or cfg.get("unroll_taps")):
+        raise ConfigError("order patch folds the kernel columns (fold_kw) and leaves no "
+                          "taps to unroll (unroll_taps off)")
+    if patch and not patch_fits(ow, extent(kh.dom.extent) * length):
+        raise ConfigError(f"the row's {ow} patches of {extent(kh.dom.extent) * length} "
+                          f"values do not fit the patch buffers")
+    if patch:
+        s[acc].reorder(n, h, w, o, kh, kw, rc)
+        taps = []
+        wi, npix, nch = w, ow, oc
+    elif order in ("row", "row_widened"):
         s[acc].reorder(n, h, *taps, w, o, *inner)
         wi, npix, nch = w, ow, oc
     else:
@@ -354,7 +373,7 @@ def apply_block(s, final, stages, cfg) -> None:
         nch = channels
     tensorize_block(s, stages, wi, npix, nch, pixels, channels, cfg.get("steps", 1),
                     fold_kw=fold, wide_x=order == "row_widened",
-                    wide_w=cfg.get("weights") == "wide")
+                    wide_w=cfg.get("weights") == "wide", patch=patch)
     if cfg.get("unroll_taps"):
         for t in taps:
             s[acc].unroll(t)
@@ -363,11 +382,12 @@ def apply_block(s, final, stages, cfg) -> None:
         raise ConfigError("epilogue fused: this convolution has no fused requantization rows "
                           "(conv2d.fuse.conv_requant_rows: not int8, no DSP, or outside "
                           "the form's bounds)")
-    if fused and not (cfg.get("requant_row") and order in ("row", "row_widened")
-                      and extent(kh.dom.extent) == 1 and (fold or extent(kw.dom.extent) == 1)):
-        raise ConfigError(f"epilogue fused needs requant_row, order row or row_widened (not "
-                          f"{order}) and one reduction call per row (one kernel row, and one "
-                          f"kernel column or fold_kw)")
+    one_call = patch or (order in ("row", "row_widened") and extent(kh.dom.extent) == 1
+                         and (fold or extent(kw.dom.extent) == 1))
+    if fused and not (cfg.get("requant_row") and one_call):
+        raise ConfigError(f"epilogue fused needs requant_row and one reduction call per row "
+                          f"(order patch, or row or row_widened with one kernel row and one "
+                          f"kernel column or fold_kw; not order {order})")
     if cfg.get("requant_row"):
         tensorize_epilogue(s, final, whole_row=True)
     if fused:

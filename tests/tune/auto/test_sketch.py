@@ -47,12 +47,14 @@ def test_the_block_sketch_offers_what_the_convolution_allows(kws):
     first = {k.name: k.values for k in workloads[0].space.sketches["block"].space.knobs}
     # rows of 5 pixels: no pixel blocks that divide the row (blocks of 2 or 4 leave
     # a tail pixel inside the calls); 10x4 taps of one channel: the 4 columns fold
-    # into one reduction of 4 bytes; one channel: no pre-widened weight pairs
+    # into one reduction of 4 bytes; one channel: no pre-widened pairs per tap
     assert first["block"] == ("1x2", "1x4", "2x1", "2x2", "2x4", "3x2", "4x1", "4x2")
-    assert first["order"] == ("channels_outer", "row", "row_widened")
-    assert first["fold_kw"] == (False, True) and "weights" not in first
-    # ten kernel rows: a call per kernel row, so no fused epilogue
-    assert "epilogue" not in first
+    # and the whole 10x4 patches of the row's pixels (5 x 40 values) as one
+    # reduction, whose even length allows pre-widened weights and one call
+    # per row (the fused epilogue)
+    assert first["order"] == ("channels_outer", "row", "row_widened", "patch")
+    assert first["fold_kw"] == (False, True) and first["weights"] == ("ohwi", "wide")
+    assert first["epilogue"] == ("row", "fused")
     assert "steps" not in first and "unroll_taps" not in first
     pointwise = {k.name: k.values for k in workloads[2].space.sketches["block"].space.knobs}
     assert "fold_kw" not in pointwise and pointwise["steps"] == (1, 2)
@@ -193,3 +195,23 @@ def test_block_points_with_the_fused_epilogue_compute_the_reference(kws):
         wl.lower(wl.space.config({**base, "order": "channels_outer"}), "k")
     with pytest.raises(ConfigError, match="epilogue fused needs requant_row"):
         wl.lower(wl.space.config({**base, "order": "row", "requant_row": False}), "k")
+
+
+def test_patch_points_of_the_first_convolution_compute_the_reference(kws):
+    """KWS's first convolution (one channel, 10x4 taps) as the row's whole
+    patches: plain and fused epilogues, wide and plain weights, on the host."""
+    _, workloads = kws
+    wl = workloads[0]
+    params = wl.lower(wl.default, "k").params
+    inputs = [wl.inputs[p.tensor] for p in params if p.role == "input"]
+    base = {"sketch": "block", "block": "3x2", "order": "patch", "fold_kw": True,
+            "requant_row": True, "optimize": "O2"}
+    for change in ({"weights": "wide", "epilogue": "fused"}, {"weights": "ohwi",
+                                                              "epilogue": "row"}):
+        config = wl.space.config({**base, **change})
+        kernel = wl.lower(config, "k")
+        fused = change["epilogue"] == "fused"
+        assert ("aot_block_patch_requant_s8(" if fused else "aot_block_patch_row_s8(") \
+            in kernel.source
+        (got,) = run_kernel(kernel, inputs)
+        np.testing.assert_array_equal(got, wl.expected.reshape(-1), err_msg=str(config))
