@@ -18,7 +18,7 @@ from kernel_checks import SANITIZE, all_values, seeded_inputs
 
 from aot.kernels import lower_group, support_files
 from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, block_s8_intrin,
-                                        pack_wide, wide_length)
+                                        pack_wide, pack_wide_pairs, wide_length)
 from aot.kernels.conv2d.fuse import requant_rows
 from aot.passes import annotations, optimize
 from aot.quant.arith import multiply_by_quantized_multiplier
@@ -53,6 +53,8 @@ def _host_cases(n: int, seed: int):
         nch = o * int(rng.integers(1, 4))
         k = int(rng.integers(1, 40))
         xw, ww = (i // len(BLOCK_SHAPES)) % 2, (i // (2 * len(BLOCK_SHAPES))) % 2
+        if ww and o == 2 and i % 3 == 0:   # wide pairs: whole chunks of 4
+            k, ww = 4 * max(1, k // 4), 2
         if xw and npix * wide_length(k) > WIDE_INPUT_MAX:
             xw = 0
         xps = k + int(rng.integers(0, 5))
@@ -60,7 +62,10 @@ def _host_cases(n: int, seed: int):
         aps = nch + int(rng.integers(0, 3))
         xa = rng.integers(-128, 128, size=(npix - 1) * xps + k, dtype=np.int64)
         wa = rng.integers(-128, 128, size=(nch, wos), dtype=np.int64)
-        if ww:
+        if ww == 2:   # pairs of rows 2 * wos values apart, their chunks alternating
+            stored = np.zeros((nch // 2, 4 * wos), np.int8)
+            stored[:, :4 * k] = pack_wide_pairs(wa[:, :k], k).reshape(nch // 2, 4 * k)
+        elif ww:
             packed = pack_wide(wa[:, :k], k).reshape(nch, 2 * k)
             stored = np.zeros((nch, 2 * wos), np.int8)
             stored[:, :2 * k] = packed
@@ -89,8 +94,17 @@ def test_pack_wide_orders_each_chunk_as_sxtb16_pairs_it():
     assert got.tolist() == [-3, -1, -2, 0, 1, 3, 2, 4, 5, 6]
 
 
+def test_pack_wide_pairs_alternates_the_chunks_of_two_channels():
+    data = np.arange(16, dtype=np.int8).reshape(2, 8)   # two channels of 8 values
+    got = pack_wide_pairs(data, 8).view("<i2")
+    assert got.tolist() == [0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15]
+    with pytest.raises(ScheduleError, match="wide pairs need rows of a multiple of 4"):
+        pack_wide_pairs(np.zeros((2, 6), np.int8), 6)
+
+
 def test_the_blocked_helper_computes_every_block_shape_on_random_shapes():
     cases = _host_cases(56, 5)
+    assert any(c["ww"] == 2 for c in cases)
     src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"']
     src += [_CASE.format(**c) for c in cases]
     src.append("int main(void) {" + "".join(f" case{c['i']}();" for c in cases)
@@ -231,6 +245,12 @@ BLOCKED = [
      {"block": "2x2", "order": "patch", "fold_kw": True, "requant_row": True}),
     ({"cin": 4, "cout": 4, "hw": (6, 5), "k": (3, 1)},
      {"block": "4x1", "order": "patch", "weights": "wide", "steps": 2}),
+    # wide pairs (one LDM per step of the assembly blocks), fused and not
+    ({"cin": 16, "cout": 6, "hw": (3, 5), "k": (1, 1), "padding": (0, 0, 0, 0)},
+     {"block": "3x2", "order": "row_widened", "weights": "wide_pairs", "requant_row": True,
+      "epilogue": "fused"}),
+    ({"cin": 12, "cout": 4, "hw": (4, 3), "k": (1, 1), "padding": (0, 0, 0, 0)},
+     {"block": "2x2", "order": "row", "weights": "wide_pairs", "steps": 2}),
     # an activation's clamp: the blocks in assembly, the epilogue in C
     ({"cin": 12, "cout": 4, "hw": (3, 5), "k": (1, 1), "padding": (0, 0, 0, 0),
       "activation": "relu6"},

@@ -28,6 +28,8 @@ sketch (:mod:`aot.tune.auto.sketch`) makes that nest.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from aot import te, tir
@@ -74,6 +76,19 @@ def pack_wide(data: np.ndarray, length: int) -> np.ndarray:
     return np.ascontiguousarray(rows).view(np.int8).reshape(-1)
 
 
+def pack_wide_pairs(data: np.ndarray, length: int) -> np.ndarray:
+    """:func:`pack_wide` with the chunks of each pair of rows (output channels
+    2j, 2j+1) alternating: chunk q of row 2j, chunk q of row 2j+1, chunk q+1
+    of row 2j, ... (``length`` a multiple of 4, an even number of rows), so
+    that a 2-channel block's step is four consecutive words (one LDM)."""
+    rows = np.asarray(data, dtype=np.int8).reshape(-1, length)
+    if length % 4 or len(rows) % 2:
+        raise ScheduleError(f"wide pairs need rows of a multiple of 4 values and an even "
+                            f"number of rows, not {len(rows)} x {length}")
+    wide = pack_wide(rows, length).view("<i2").reshape(len(rows) // 2, 2, length // 4, 4)
+    return np.ascontiguousarray(wide.transpose(0, 2, 1, 3)).view(np.int8).reshape(-1)
+
+
 def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int,
                     stride: int = 1, steps: int = 1, taps: int = 1, wide_x: bool = False,
                     wide_w: bool = False, kernel_rows: int = 0):
@@ -84,7 +99,8 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
     (dilation 1): input columns and OHWI weight rows hold them contiguously, so
     the helper reduces over ``taps * length`` values in one go.  ``wide_x`` and
     ``wide_w``: see the module docstring (wide weights must be packed with
-    :func:`pack_wide` over rows of ``taps * length``).  ``kernel_rows`` > 0:
+    :func:`pack_wide` over rows of ``taps * length``; ``wide_w`` 2: with
+    :func:`pack_wide_pairs`, blocks of 2 channels over whole rows).  ``kernel_rows`` > 0:
     the ``patch`` form, that many kernel rows of ``taps`` contiguous columns
     each in one reduction of ``kernel_rows * taps * length`` values (the
     pixels' im2col patches gathered and widened by the call:
@@ -106,6 +122,9 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
                             f"buffer ({WIDE_INPUT_MAX} values)")
     if wide_w and length % 2:
         raise ScheduleError(f"wide weights need an even number of channels, not {length}")
+    if wide_w == 2 and (channels != 2 or k_len % 4):
+        raise ScheduleError(f"wide pairs need blocks of 2 channels (not {channels}) over "
+                            f"a multiple of 4 values (not {k_len})")
     a = te.placeholder(((npix - 1) * stride + taps, length), "int8", "a")
     b = te.placeholder((nch, 1, taps, length), "int8", "b")
     k = te.reduce_axis((0, length), "k")
@@ -164,6 +183,9 @@ def _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps, wide
                             f"({PATCH_MAX} bytes, {WIDE_INPUT_MAX} widened values)")
     if wide_w and k_len % 2:
         raise ScheduleError(f"wide weights need an even patch length, not {k_len}")
+    if wide_w == 2 and (channels != 2 or k_len % 4):
+        raise ScheduleError(f"wide pairs need blocks of 2 channels (not {channels}) over "
+                            f"a multiple of 4 values (not {k_len})")
     a = te.placeholder((rows, (npix - 1) * stride + taps, length), "int8", "a")
     b = te.placeholder((nch, rows, taps, length), "int8", "b")
     r = te.reduce_axis((0, rows), "r")
@@ -212,12 +234,13 @@ def weight_tensor(acc):
 
 def tensorize_block(s, stages, pixel_axis, npix: int, nch: int, pixels: int, channels: int,
                     steps: int = 1, fold_kw: bool = False, wide_x: bool = False,
-                    wide_w: bool = False, patch: bool = False) -> None:
+                    wide_w: int = 0, patch: bool = False) -> None:
     """Tensorize the conv2d accumulation from its pixel loop ``pixel_axis`` (of
     ``npix`` pixels; loops pixels, channels, input channels innermost, or
     with ``fold_kw`` pixels, channels, kernel columns, input channels, or with
     ``patch`` pixels, channels, kernel rows, kernel columns, input channels);
-    with ``wide_w`` the weight constant is stored packed (:func:`pack_wide`)."""
+    with ``wide_w`` the weight constant is stored packed (:func:`pack_wide`,
+    2: :func:`pack_wide_pairs`, the call then covering whole weight rows)."""
     acc = stages["dot_s8"]
     kh, kw, rc = acc.op.reduce_axis
     _, sw = acc.op.attrs["strides"]
@@ -229,4 +252,9 @@ def tensorize_block(s, stages, pixel_axis, npix: int, nch: int, pixels: int, cha
     s[acc].tensorize(pixel_axis, intrin)
     if wide_w:
         row = max(rows, 1) * taps * length
-        s.store_constant_as(weight_tensor(acc), lambda data: pack_wide(data, row))
+        weights = weight_tensor(acc)
+        if wide_w == 2 and row != math.prod(extent(d) for d in weights.shape[1:]):
+            raise ScheduleError("wide pairs need each call to cover whole weight rows "
+                                "(one kernel tap, fold_kw over one kernel row, or patch)")
+        pack = pack_wide_pairs if wide_w == 2 else pack_wide
+        s.store_constant_as(weights, lambda data: pack(data, row))

@@ -46,6 +46,14 @@ AOT_INLINE int32_t aot_block_x(const void* x, int32_t xw, int32_t at, int32_t k,
             : (int32_t)((const int8_t*)x)[at + k];
 }
 
+/* Where the weights of channel o (of a block starting on an even channel)
+   and values i..i+3 start (i a multiple of 4): o*w_os, or with wide pairs
+   (ww == 2: the chunks of channels 2j and 2j+1 alternate, K a multiple of 4)
+   in channel o's pair, then chunk i/4, then the pair's channel. */
+AOT_INLINE int32_t aot_block_w_at(int32_t ww, int32_t o, int32_t w_os, int32_t i) {
+  return ww == 2 ? (o >> 1) * 2 * w_os + 2 * i + (o & 1) * 4 : o * w_os + i;
+}
+
 /* acc[p*acc_ps + o] = 0 for the npix x nch block (the intrinsic's reset). */
 AOT_INLINE int32_t aot_block_reset_s32(int32_t* acc, int32_t acc_ps, int32_t npix,
                                        int32_t nch) {
@@ -85,7 +93,7 @@ AOT_INLINE int32_t aot_block_reset_s32(int32_t* acc, int32_t acc_ps, int32_t npi
     AOT_UNROLL("GCC unroll 4")                                                    \
     for (o = 0; o < O; ++o) {                                                     \
       int32_t we, wo;                                                             \
-      AOT_BLOCK_HALVES(w, ww, o * w_os + (i), we, wo);                            \
+      AOT_BLOCK_HALVES(w, ww, aot_block_w_at(ww, o, w_os, i), we, wo);            \
       AOT_UNROLL("GCC unroll 4")                                                  \
       for (p = 0; p < P; ++p) {                                                   \
         s[p][o] = __smlad(xe[p], we, s[p][o]);                                    \
@@ -128,7 +136,9 @@ AOT_INLINE void aot_block_s8(int32_t* acc, int32_t acc_ps, const void* x, int32_
       const int32_t xv = aot_block_x(x, xw, p * x_ps, i, K);
       AOT_UNROLL("GCC unroll 4")
       for (o = 0; o < O; ++o) {
-        const int32_t wv = aot_block_x(w, ww, o * w_os, i, K);
+        const int32_t wv = ww == 2 ? (int32_t)((const int16_t*)w)[
+                               aot_block_w_at(ww, o, w_os, i & ~3) + aot_block_lane(i & 3, 4)]
+                                   : aot_block_x(w, ww, o * w_os, i, K);
         s[p][o] = (int32_t)((uint32_t)s[p][o] + (uint32_t)(xv * wv));
       }
     }
@@ -213,8 +223,8 @@ AOT_INLINE int32_t aot_block_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
   return 0;
 }
 
-#if defined(AOT_HAVE_DSP) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__) \
-    && !defined(__OPTIMIZE_SIZE__) && !defined(AOT_NO_ASM)
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE) && defined(__GNUC__) && !defined(__clang__) \
+    && defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && !defined(AOT_NO_ASM)
 /* Blocks of wide input x wide weights in GCC inline assembly (Armv7E-M):
    AOT_HAVE_BLOCK_ASM says aot_block_wide_asm_s8 exists.  In C, GCC splits
    each 64-bit load of a wide pair into two LDRs (and the Cortex-M4 counts
@@ -226,7 +236,8 @@ AOT_INLINE int32_t aot_block_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
    it is used only without a frame pointer (AOT_BLOCK_ASM_3X2, off at -O1
    and -Os as the header's other blocks).  The input and weight strides are
    immediates: the caller checks __builtin_constant_p and
-   aot_block_asm_fits.  AOT_NO_ASM keeps the C blocks; so do clang and -Os. */
+   aot_block_asm_fits.  AOT_NO_ASM keeps the C blocks; so do clang, -Os and
+   Helium cores (as for the library's blocks). */
 #define AOT_HAVE_BLOCK_ASM 1
 
 /* LDRD's immediate offsets reach 1020 bytes: the last pixel of a block, the
@@ -253,24 +264,33 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
   AOT_BLOCK_ACC(s0, xo, "wo0") AOT_BLOCK_ACC(s1, xo, "wo1")
 #define AOT_BLOCK_XN(F, n, xe, xo, s0, s1, k, B)                                  \
   AOT_BLOCK_X(F, xe, xo, s0, s1, ", #" #n "*%c[X]-" #B "+" #k "]")
-#define AOT_BLOCK_STEP2F(F, bo, ao, k, B)                                         \
-  AOT_BLOCK_W(bo, k, B)                                                           \
+/* Wide pairs (ww == 2): the step's four words of both channels are one LDM
+   (the registers pinned in ascending order), b advancing by 16 bytes. */
+#define AOT_BLOCK_WP(bo, k, B) "ldmia %[b]!, {%[we0], %[wo0], %[we1], %[wo1]}\n\t"
+#define AOT_BLOCK_STEP2W(F, W, bo, ao, k, B)                                      \
+  W(bo, k, B)                                                                     \
   AOT_BLOCK_X(F, "xe", "xo", "s00", "s01", ao)                                    \
   AOT_BLOCK_XN(F, 1, "xe", "xo", "s10", "s11", k, B)
-#define AOT_BLOCK_STEP3F(F, bo, ao, k, B)                                         \
-  AOT_BLOCK_STEP2F(F, bo, ao, k, B)                                               \
+#define AOT_BLOCK_STEP3W(F, W, bo, ao, k, B)                                      \
+  AOT_BLOCK_STEP2W(F, W, bo, ao, k, B)                                            \
   AOT_BLOCK_XN(F, 2, "xe", "xo", "s20", "s21", k, B)
+#define AOT_BLOCK_STEP2F(F, bo, ao, k, B) AOT_BLOCK_STEP2W(F, AOT_BLOCK_W, bo, ao, k, B)
+#define AOT_BLOCK_STEP3F(F, bo, ao, k, B) AOT_BLOCK_STEP3W(F, AOT_BLOCK_W, bo, ao, k, B)
 #define AOT_BLOCK_STEP2(bo, ao, k, B) AOT_BLOCK_STEP2F(AOT_BLOCK_ACC, bo, ao, k, B)
 #define AOT_BLOCK_STEP3(bo, ao, k, B) AOT_BLOCK_STEP3F(AOT_BLOCK_ACC, bo, ao, k, B)
+#define AOT_BLOCK_STEP2FP(F, bo, ao, k, B) AOT_BLOCK_STEP2W(F, AOT_BLOCK_WP, bo, ao, k, B)
+#define AOT_BLOCK_STEP3FP(F, bo, ao, k, B) AOT_BLOCK_STEP3W(F, AOT_BLOCK_WP, bo, ao, k, B)
+#define AOT_BLOCK_STEP2P(bo, ao, k, B) AOT_BLOCK_STEP2FP(AOT_BLOCK_ACC, bo, ao, k, B)
+#define AOT_BLOCK_STEP3P(bo, ao, k, B) AOT_BLOCK_STEP3FP(AOT_BLOCK_ACC, bo, ao, k, B)
 /* The first step (SMUAD: the sums start from it), then four steps per
    iteration (16 values), then two and one as the n = K - 4 left need. */
-#define AOT_BLOCK_LOOP(STEPF, STEP, OUTPUTS, FIRST)                               \
+#define AOT_BLOCK_LOOP(STEPF, STEP, OUTPUTS, FIRST, WIDTH)                        \
   do {                                                                            \
     __asm__ volatile(STEPF(AOT_BLOCK_SET, "], #8", "], #8", 0, 8)                 \
                      : FIRST                                                      \
                      : [X] "n"(2 * x_ps), [W] "n"(2 * w_os)                       \
                      : "memory");                                                 \
-    xe = (int32_t)(intptr_t)(b + (n & ~15));                                      \
+    xe = (int32_t)(intptr_t)(b + WIDTH * (n & ~15));                              \
     if (n >= 16) {                                                                \
       __asm__ volatile("push {%[xe]}\n"                                           \
                        "1:\n\t"                                                   \
@@ -313,8 +333,10 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
 #define AOT_BLOCK_SET3 AOT_BLOCK_SET2, [s20] "=r"(s[2][0]), [s21] "=r"(s[2][1])
 
 /* AOT_BLOCK_NO_3X2 keeps the 3 x 2 blocks in C (a build that keeps a frame
-   pointer has thirteen registers left: "impossible constraints"). */
-#if defined(AOT_BLOCK_NO_3X2)
+   pointer has thirteen registers left: "impossible constraints"); so do
+   Armv8.1-M cores with Helium built for the DSP path (AOT_NO_MVE), where
+   GCC's low-overhead loops hold LR around the block. */
+#if defined(AOT_BLOCK_NO_3X2) || defined(__ARM_FEATURE_MVE)
 #define AOT_BLOCK_ASM_3X2 0
 #else
 #define AOT_BLOCK_ASM_3X2 1
@@ -322,17 +344,31 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
 
 /* s[p][o] = a_p . b_o for P (2 or 3) pixels x 2 channels over K values (a
    positive multiple of 4) of wide rows: a_p = a + p*x_ps, b_o = b + o*w_os
-   (int16 values), both constants within aot_block_asm_fits.  xe carries
-   the loop bound into the loop (b advances by four values per step). */
+   (int16 values; ww == 2: wide pairs, aot_block_w_at), both constants
+   within aot_block_asm_fits.  xe carries the loop bound into the loop (b
+   advances by four values of one or both channels per step). */
 AOT_INLINE void aot_block_wide_asm_s8(int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], const int16_t* a,
-                                      int32_t x_ps, const int16_t* b, int32_t w_os, int32_t P,
-                                      int32_t K) {
-  int32_t we0, wo0, we1, wo1, xo, xe = 0;
+                                      int32_t x_ps, const int16_t* b, int32_t w_os, int32_t ww,
+                                      int32_t P, int32_t K) {
+  int32_t xo, xe = 0;
   const int32_t n = K - 4;
-  if (P == 3) {
-    AOT_BLOCK_LOOP(AOT_BLOCK_STEP3F, AOT_BLOCK_STEP3, AOT_BLOCK_OUT3, AOT_BLOCK_SET3);
+  if (ww == 2) {
+    register int32_t we0 __asm__("r8");
+    register int32_t wo0 __asm__("r9");
+    register int32_t we1 __asm__("r10");
+    register int32_t wo1 __asm__("r11");
+    if (P == 3) {
+      AOT_BLOCK_LOOP(AOT_BLOCK_STEP3FP, AOT_BLOCK_STEP3P, AOT_BLOCK_OUT3, AOT_BLOCK_SET3, 2);
+    } else {
+      AOT_BLOCK_LOOP(AOT_BLOCK_STEP2FP, AOT_BLOCK_STEP2P, AOT_BLOCK_OUT2, AOT_BLOCK_SET2, 2);
+    }
   } else {
-    AOT_BLOCK_LOOP(AOT_BLOCK_STEP2F, AOT_BLOCK_STEP2, AOT_BLOCK_OUT2, AOT_BLOCK_SET2);
+    int32_t we0, wo0, we1, wo1;
+    if (P == 3) {
+      AOT_BLOCK_LOOP(AOT_BLOCK_STEP3F, AOT_BLOCK_STEP3, AOT_BLOCK_OUT3, AOT_BLOCK_SET3, 1);
+    } else {
+      AOT_BLOCK_LOOP(AOT_BLOCK_STEP2F, AOT_BLOCK_STEP2, AOT_BLOCK_OUT2, AOT_BLOCK_SET2, 1);
+    }
   }
 }
 /* One output of aot_block_out_asm_s8: x2 = 2*s + b2 into s, then
@@ -399,6 +435,13 @@ AOT_INLINE void aot_block_out_asm_s8(int8_t* y, int32_t y_ps,
 #undef AOT_BLOCK_STEP3
 #undef AOT_BLOCK_STEP2F
 #undef AOT_BLOCK_STEP3F
+#undef AOT_BLOCK_WP
+#undef AOT_BLOCK_STEP2W
+#undef AOT_BLOCK_STEP3W
+#undef AOT_BLOCK_STEP2FP
+#undef AOT_BLOCK_STEP3FP
+#undef AOT_BLOCK_STEP2P
+#undef AOT_BLOCK_STEP3P
 #undef AOT_BLOCK_ACC
 #undef AOT_BLOCK_SET
 #undef AOT_BLOCK_SET2
@@ -451,7 +494,7 @@ AOT_INLINE void aot_block_fused_s8(int8_t* y, int32_t y_ps, const void* x, int32
   if (xw && ww && O == 2 && (P == 2 || (P == 3 && AOT_BLOCK_ASM_3X2)) && K % 4 == 0 && K > 0
       && __builtin_constant_p(x_ps) && __builtin_constant_p(w_os)
       && aot_block_asm_fits(P, x_ps, w_os)) {
-    aot_block_wide_asm_s8(s, (const int16_t*)x, x_ps, (const int16_t*)w, w_os, P, K);
+    aot_block_wide_asm_s8(s, (const int16_t*)x, x_ps, (const int16_t*)w, w_os, ww, P, K);
     done = 1;
   }
 #endif

@@ -301,9 +301,14 @@ def block_knobs(stages, final) -> list[Knob] | None:
                                           "the row's im2col patches per call, the input "
                                           "widened once or not")]
     if rc % 2 == 0 or (patch and kh * kw * rc % 2 == 0):
-        knobs.append(Knob("weights", ("ohwi", "wide"),
+        row = kh * kw * rc
+        pairs = oc % 2 == 0 and row % 4 == 0 and (kh == 1 or patch)
+        knobs.append(Knob("weights", ("ohwi", "wide", "wide_pairs") if pairs else
+                          ("ohwi", "wide"),
                           "weights as they are, or packed pre-widened at compile time "
-                          "(odd channel counts: the patch order only)"))
+                          "(odd channel counts: the patch order only; wide_pairs: two "
+                          "channels' steps interleaved, for blocks of 2 channels over "
+                          "whole weight rows)"))
     if kw > 1 and tuple(acc.op.attrs["dilation"])[1] == 1:
         knobs.append(Knob("fold_kw", (False, True),
                           "one reduction over the kernel columns and the channels "
@@ -373,7 +378,8 @@ def apply_block(s, final, stages, cfg) -> None:
         nch = channels
     tensorize_block(s, stages, wi, npix, nch, pixels, channels, cfg.get("steps", 1),
                     fold_kw=fold, wide_x=order == "row_widened",
-                    wide_w=cfg.get("weights") == "wide", patch=patch)
+                    wide_w={"wide": 1, "wide_pairs": 2}.get(cfg.get("weights"), 0),
+                    patch=patch)
     if cfg.get("unroll_taps"):
         for t in taps:
             s[acc].unroll(t)

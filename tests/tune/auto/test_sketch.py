@@ -53,12 +53,14 @@ def test_the_block_sketch_offers_what_the_convolution_allows(kws):
     # reduction, whose even length allows pre-widened weights and one call
     # per row (the fused epilogue)
     assert first["order"] == ("channels_outer", "row", "row_widened", "patch")
-    assert first["fold_kw"] == (False, True) and first["weights"] == ("ohwi", "wide")
+    assert first["fold_kw"] == (False, True)
+    assert first["weights"] == ("ohwi", "wide", "wide_pairs")
     assert first["epilogue"] == ("row", "fused")
     assert "steps" not in first and "unroll_taps" not in first
     pointwise = {k.name: k.values for k in workloads[2].space.sketches["block"].space.knobs}
     assert "fold_kw" not in pointwise and pointwise["steps"] == (1, 2)
-    assert pointwise["requant_row"] == (True, False) and pointwise["weights"] == ("ohwi", "wide")
+    assert pointwise["requant_row"] == (True, False)
+    assert pointwise["weights"] == ("ohwi", "wide", "wide_pairs")
     assert pointwise["epilogue"] == ("row", "fused")
     values = {"sketch": "block", "block": "2x4", "order": "row_widened", "weights": "wide",
               "steps": 2, "requant_row": True, "epilogue": "row", "optimize": "O2"}
