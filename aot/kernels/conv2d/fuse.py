@@ -251,7 +251,8 @@ def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Ca
 
 
 def fused_patch_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
-    """:func:`fused_call` for an ``aot_block_patch_row_s8`` call (``aot_block_patch_requant_s8``)."""
+    """:func:`fused_call` for an ``aot_block_patch_row_s8`` call
+    (``aot_block_patch_requant_s8``)."""
     acc, acc_ps, x, x_rs, x_ps, w, w_os, npix, nch, *rest = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
     if not _reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
