@@ -233,8 +233,10 @@ AOT_INLINE int32_t aot_block_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
    and of a 3 x 2 block 5 LDRD + 12 SMLAD (0.71).  The loop bound waits on
    the stack as in aot_dot3x2_wide_s8 (aot_kernel_int8.h), which explains
    the register budget: 3 x 2 takes all fourteen allocatable registers, so
-   it is used only without a frame pointer (AOT_BLOCK_ASM_3X2, off at -O1
-   and -Os as the header's other blocks).  The input and weight strides are
+   a build with a frame pointer must turn it off (AOT_BLOCK_NO_3X2, below;
+   GCC otherwise stops with "impossible constraints").  With wide pairs
+   (ww == 2) both channels' four values are one LDM: 16 and 11 instructions
+   per step.  The input and weight strides are
    immediates: the caller checks __builtin_constant_p and
    aot_block_asm_fits.  AOT_NO_ASM keeps the C blocks; so do clang, -Os and
    Helium cores (as for the library's blocks). */
@@ -248,9 +250,9 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
 }
 
 /* One step of four values: both weight rows' pairs, then each pixel's pair
-   and its four SMLADs.  a and b advance on their first load (post-index),
-   by 8 * B / 4 bytes, so the step's offsets k (bytes into the advance) are
-   relative to the advanced pointers. */
+   and its four SMLADs.  A group of steps of B bytes per operand row advances
+   a and b by B on the group's first loads (post-index), so a step's offsets
+   k (its bytes into the group) are relative to the advanced pointers. */
 #define AOT_BLOCK_W(bo, k, B)                                                     \
   "ldrd %[we0], %[wo0], [%[b]" bo "\n\t"                                          \
   "ldrd %[we1], %[wo1], [%[b], #%c[W]-" #B "+" #k "]\n\t"
