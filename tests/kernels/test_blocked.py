@@ -245,6 +245,10 @@ BLOCKED = [
      {"block": "2x2", "order": "patch", "fold_kw": True, "requant_row": True}),
     ({"cin": 4, "cout": 4, "hw": (6, 5), "k": (3, 1)},
      {"block": "4x1", "order": "patch", "weights": "wide", "steps": 2}),
+    # 27 values padded to 28 for wide pairs, rows of 43 patches in two chunks (36 + 7)
+    ({"cin": 3, "cout": 4, "hw": (5, 85), "k": (3, 3), "strides": (2, 2)},
+     {"block": "3x2", "order": "patch", "fold_kw": True, "weights": "wide_pairs",
+      "requant_row": True, "epilogue": "fused"}),
     # wide pairs (one LDM per step of the assembly blocks), fused and not
     ({"cin": 16, "cout": 6, "hw": (3, 5), "k": (1, 1), "padding": (0, 0, 0, 0)},
      {"block": "3x2", "order": "row_widened", "weights": "wide_pairs", "requant_row": True,
@@ -297,6 +301,19 @@ def test_pixel_blocks_must_divide_the_row():
     with pytest.raises(ConfigError, match="2 pixels do not divide the row of 5"):
         lower_group(group, ag, ARM, name="k", schedule=lambda s, f, st: apply_block(
             s, f, st, {"block": "2x2", "order": "pixels_outer"}))
+
+
+def test_the_patch_chunks_are_the_same_in_python_and_in_c():
+    from aot.kernels.conv2d.blocked import patch_chunk, patch_length
+    shapes = [(npix, p, k, ww) for npix in (1, 5, 43, 48, 200) for p in (1, 2, 3, 4)
+              for k in (4, 27, 40, 100, 1000) for ww in (0, 1)]
+    src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"', "int main(void) {"]
+    src += [f'  printf("%d\\n", (int)aot_block_patch_chunk({n}, {p}, '
+            f'aot_block_patch_len({k}, {ww})));' for n, p, k, ww in shapes]
+    src.append("  return 0;\n}")
+    got = _run_host(src)
+    assert got.tolist() == [patch_chunk(n, p, patch_length(k, ww)) for n, p, k, ww in shapes]
+    assert patch_chunk(43, 3, patch_length(27, 1)) == 36
 
 
 def test_the_patch_order_folds_the_kernel_columns():

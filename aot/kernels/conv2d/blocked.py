@@ -50,10 +50,34 @@ PATCH_MAX = 1024
 PATCH_CALL = "aot_block_patch_row_s8"
 
 
-def patch_fits(npix: int, k_len: int) -> bool:
-    """``npix`` whole patches of ``k_len`` values fit the gathering and the
-    widening buffers of one ``patch`` call."""
-    return npix * k_len <= PATCH_MAX and npix * wide_length(k_len) <= WIDE_INPUT_MAX
+def patch_length(k_len: int, wide_w: int) -> int:
+    """The values a ``patch`` call reduces over: the patch's ``k_len``, rounded
+    up to a multiple of 4 with wide weights (each weight row padded with zeros
+    the same way), so that odd patches take the assembly blocks too
+    (``aot_block_patch_len``)."""
+    return (k_len + 3) & ~3 if wide_w else k_len
+
+
+def patch_chunk(npix: int, pixels: int, kp: int) -> int:
+    """Pixels per gathered chunk of a ``patch`` call (``aot_block_patch_chunk``):
+    as many patches of ``kp`` values as the buffers hold, a multiple of the
+    block's ``pixels`` when that is at least one block, at most ``npix``."""
+    n = min(PATCH_MAX // kp, WIDE_INPUT_MAX // wide_length(kp))
+    if n >= pixels:
+        n -= n % pixels
+    return min(n, npix)
+
+
+def patch_fits(k_len: int) -> bool:
+    """One whole patch of ``k_len`` values (padded for wide weights) fits the
+    buffers of a ``patch`` call; a row takes as many chunks as it needs."""
+    kp = patch_length(k_len, 1)
+    return kp <= PATCH_MAX and wide_length(kp) <= WIDE_INPUT_MAX
+
+
+def _pad_rows(data, k_len: int, kp: int) -> np.ndarray:
+    rows = np.asarray(data, dtype=np.int8).reshape(-1, k_len)
+    return np.pad(rows, ((0, 0), (0, kp - k_len))) if kp > k_len else rows
 
 
 def wide_length(length: int) -> int:
@@ -178,14 +202,12 @@ def _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps, wide
         raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
                             f"{pixels} x {channels}")
     k_len = rows * taps * length
-    if not patch_fits(npix, k_len):
-        raise ScheduleError(f"{npix} patches of {k_len} values do not fit the patch buffers "
+    if not patch_fits(k_len):
+        raise ScheduleError(f"a patch of {k_len} values does not fit the patch buffers "
                             f"({PATCH_MAX} bytes, {WIDE_INPUT_MAX} widened values)")
-    if wide_w and k_len % 2:
-        raise ScheduleError(f"wide weights need an even patch length, not {k_len}")
-    if wide_w == 2 and (channels != 2 or k_len % 4):
-        raise ScheduleError(f"wide pairs need blocks of 2 channels (not {channels}) over "
-                            f"a multiple of 4 values (not {k_len})")
+    if wide_w == 2 and channels != 2:
+        raise ScheduleError(f"wide pairs need blocks of 2 channels, not {channels}")
+    kp = patch_length(k_len, wide_w)
     a = te.placeholder((rows, (npix - 1) * stride + taps, length), "int8", "a")
     b = te.placeholder((nch, rows, taps, length), "int8", "b")
     r = te.reduce_axis((0, rows), "r")
@@ -200,18 +222,21 @@ def _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps, wide
         cc = outs[0]
         reset = tir.call_extern("int32", "aot_block_reset_s32", cc.access_ptr("w"),
                                 cc.strides[0], npix, nch)
-        w_ptr = bb.access_ptr("r", offset=bb.elem_offset) if wide_w else bb.access_ptr("r")
+        # wide weights: packed rows of kp values, the call covering every channel
+        # (the region starts at the constant's start: elem_offset 0, bound below)
+        w_ptr = bb.access_ptr("r")
         update = tir.call_extern("int32", PATCH_CALL, cc.access_ptr("rw"), cc.strides[0],
                                  aa.access_ptr("r"), aa.strides[0], aa.strides[1] * stride,
-                                 w_ptr, bb.strides[0], npix, nch, pixels, channels, rows,
-                                 taps * length, steps, 1, int(wide_w))
+                                 w_ptr, kp if wide_w else bb.strides[0], npix, nch, pixels,
+                                 channels, rows, taps * length, steps, 1, int(wide_w))
         return None, reset, update
     # each kernel row's columns and channels contiguous in the input, the whole
     # patch contiguous in the OHWI weights (checked by tensorize)
     binds = {
         a: tir.decl_buffer(a.shape, "int8", "a", elem_offset=te.var("a_off"),
                            strides=[te.var("a_rs"), length, 1]),
-        b: tir.decl_buffer(b.shape, "int8", "b", elem_offset=te.var("b_off"),
+        b: tir.decl_buffer(b.shape, "int8", "b",
+                           elem_offset=0 if wide_w else te.var("b_off"),
                            strides=[te.var("b_os"), taps * length, length, 1]),
         c: tir.decl_buffer(c.shape, "int32", "c", elem_offset=te.var("c_off"),
                            strides=[te.var("c_ps"), 1]),
@@ -257,4 +282,5 @@ def tensorize_block(s, stages, pixel_axis, npix: int, nch: int, pixels: int, cha
             raise ScheduleError("wide pairs need each call to cover whole weight rows "
                                 "(one kernel tap, fold_kw over one kernel row, or patch)")
         pack = pack_wide_pairs if wide_w == 2 else pack_wide
-        s.store_constant_as(weights, lambda data: pack(data, row))
+        kp = patch_length(row, wide_w) if patch else row
+        s.store_constant_as(weights, lambda data: pack(_pad_rows(data, row, kp), kp))

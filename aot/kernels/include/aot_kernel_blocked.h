@@ -564,16 +564,39 @@ AOT_INLINE int32_t aot_block_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x
 /* Bytes of im2col patches one patch call may gather (1 KiB of stack). */
 #define AOT_BLOCK_PATCH_MAX 1024
 
-/* dst[p*KH*KWC + r*KWC + j] = x[r*x_rs + p*x_ps + j]: the im2col patches of
-   npix pixels (KH kernel rows of KWC contiguous bytes each, the kernel
-   columns and channels of a row with dilation 1), one after the other. */
+/* The patch length the patch helpers reduce over: K = KH * KWC, rounded up
+   to a multiple of 4 with wide weights (their packing pads each weight row
+   with zeros the same way, aot/kernels/conv2d/blocked.py patch_length), so
+   that the assembly blocks take odd patches too. */
+AOT_INLINE int32_t aot_block_patch_len(int32_t K, int32_t ww) {
+  return ww ? (K + 3) & ~3 : K;
+}
+
+/* Pixels per gathered chunk of a patch call: as many patches of Kp values
+   as the buffers hold (AOT_BLOCK_PATCH_MAX bytes, AOT_BLOCK_WIDE_MAX int16
+   values once widened), a multiple of P when that is at least P, at most
+   npix (blocked.py patch_chunk). */
+AOT_INLINE int32_t aot_block_patch_chunk(int32_t npix, int32_t P, int32_t Kp) {
+  int32_t n = AOT_BLOCK_PATCH_MAX / Kp;
+  const int32_t m = AOT_BLOCK_WIDE_MAX / ((Kp + 1) & ~1);
+  n = m < n ? m : n;
+  if (n >= P) {
+    n -= n % P;
+  }
+  return n < npix ? n : npix;
+}
+
+/* dst[p*Kp + r*KWC + j] = x[r*x_rs + p*x_ps + j], zeros from KH*KWC to Kp:
+   the im2col patches of npix pixels (KH kernel rows of KWC contiguous bytes
+   each, the kernel columns and channels of a row with dilation 1), one
+   after the other. */
 AOT_INLINE void aot_block_gather_s8(int8_t* dst, const int8_t* x, int32_t x_rs, int32_t x_ps,
-                                    int32_t npix, int32_t KH, int32_t KWC) {
+                                    int32_t npix, int32_t KH, int32_t KWC, int32_t Kp) {
   int32_t p, r, j;
   for (p = 0; p < npix; ++p) {
+    int8_t* out = dst + p * Kp;
     for (r = 0; r < KH; ++r) {
       const int8_t* src = x + r * x_rs + p * x_ps;
-      int8_t* out = dst + (p * KH + r) * KWC;
       j = 0;
 #if defined(AOT_HAVE_DSP)
       for (; j + 4 <= KWC; j += 4) {
@@ -583,25 +606,37 @@ AOT_INLINE void aot_block_gather_s8(int8_t* dst, const int8_t* x, int32_t x_rs, 
       for (; j < KWC; ++j) {
         out[j] = src[j];
       }
+      out += KWC;
+    }
+    for (j = KH * KWC; j < Kp; ++j) {
+      dst[p * Kp + j] = 0;
     }
   }
 }
 
 /* The ``block`` sketch's ``patch`` order: aot_block_row_s8 over the npix
    pixels' whole im2col patches (K = KH * KWC values, the OHWI weights'
-   order), gathered into a stack buffer once per call and widened there
-   (xw), so that few-channel convolutions get one reduction of K per block
-   instead of one per kernel row.  x: the first kernel row of the first
-   pixel's window, x_rs bytes between kernel rows, x_ps between pixels. */
+   order; Kp with aot_block_patch_len), gathered into a stack buffer and
+   widened there (xw) a chunk of pixels at a time (aot_block_patch_chunk),
+   so that few-channel convolutions get one reduction per block instead of
+   one per kernel row.  x: the first kernel row of the first pixel's window,
+   x_rs bytes between kernel rows, x_ps between pixels; w_os: Kp. */
 AOT_INLINE int32_t aot_block_patch_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
                                           int32_t x_rs, int32_t x_ps, const int8_t* w,
                                           int32_t w_os, int32_t npix, int32_t nch, int32_t P,
                                           int32_t O, int32_t KH, int32_t KWC, int32_t steps,
                                           int32_t xw, int32_t ww) {
   int8_t patch[AOT_BLOCK_PATCH_MAX] AOT_ALIGNED(8);
-  aot_block_gather_s8(patch, x, x_rs, x_ps, npix, KH, KWC);
-  return aot_block_row_s8(acc, acc_ps, patch, KH * KWC, w, w_os, npix, nch, P, O, KH * KWC,
-                          steps, xw, ww);
+  const int32_t Kp = aot_block_patch_len(KH * KWC, ww);
+  const int32_t chunk = aot_block_patch_chunk(npix, P, Kp);
+  int32_t p0;
+  for (p0 = 0; p0 < npix; p0 += chunk) {
+    const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
+    aot_block_gather_s8(patch, x + p0 * x_ps, x_rs, x_ps, n, KH, KWC, Kp);
+    aot_block_row_s8(acc + p0 * acc_ps, acc_ps, patch, Kp, w, w_os, n, nch, P, O, Kp, steps,
+                     xw, ww);
+  }
+  return 0;
 }
 
 /* aot_block_patch_row_s8 fused with the row's epilogue (aot_block_requant_s8). */
@@ -612,9 +647,16 @@ AOT_INLINE int32_t aot_block_patch_requant_s8(int8_t* y, int32_t y_ps, const int
                                               int32_t KWC, int32_t steps, int32_t xw, int32_t ww,
                                               int32_t lo, int32_t hi) {
   int8_t patch[AOT_BLOCK_PATCH_MAX] AOT_ALIGNED(8);
-  aot_block_gather_s8(patch, x, x_rs, x_ps, npix, KH, KWC);
-  return aot_block_requant_s8(y, y_ps, patch, KH * KWC, w, w_os, rows, npix, nch, P, O,
-                              KH * KWC, steps, xw, ww, lo, hi);
+  const int32_t Kp = aot_block_patch_len(KH * KWC, ww);
+  const int32_t chunk = aot_block_patch_chunk(npix, P, Kp);
+  int32_t p0;
+  for (p0 = 0; p0 < npix; p0 += chunk) {
+    const int32_t n = npix - p0 < chunk ? npix - p0 : chunk;
+    aot_block_gather_s8(patch, x + p0 * x_ps, x_rs, x_ps, n, KH, KWC, Kp);
+    aot_block_requant_s8(y + p0 * y_ps, y_ps, patch, Kp, w, w_os, rows, n, nch, P, O, Kp,
+                         steps, xw, ww, lo, hi);
+  }
+  return 0;
 }
 
 #endif /* AOT_KERNEL_BLOCKED_H */

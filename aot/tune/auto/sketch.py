@@ -290,8 +290,7 @@ def block_knobs(stages, final) -> list[Knob] | None:
     if not shapes:
         return None
     kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
-    patch = (kh > 1 and tuple(acc.op.attrs["dilation"]) == (1, 1)
-             and patch_fits(ow, kh * kw * rc))
+    patch = kh > 1 and tuple(acc.op.attrs["dilation"]) == (1, 1) and patch_fits(kh * kw * rc)
     orders = [o for o in BLOCK_ORDERS
               if (o != "pixels_outer" or any(ow % p == 0 for p, _ in BLOCK_SHAPES if p > 1))
               and (o != "row_widened" or ow * wide_length(rc) <= WIDE_INPUT_MAX)
@@ -300,15 +299,14 @@ def block_knobs(stages, final) -> list[Knob] | None:
              Knob("order", tuple(orders), "channel blocks, pixel blocks, whole rows or "
                                           "the row's im2col patches per call, the input "
                                           "widened once or not")]
-    if rc % 2 == 0 or (patch and kh * kw * rc % 2 == 0):
-        row = kh * kw * rc
-        pairs = oc % 2 == 0 and row % 4 == 0 and (kh == 1 or patch)
+    if rc % 2 == 0 or patch:
+        pairs = oc % 2 == 0 and ((kh == 1 and kw * rc % 4 == 0) or patch)
         knobs.append(Knob("weights", ("ohwi", "wide", "wide_pairs") if pairs else
                           ("ohwi", "wide"),
                           "weights as they are, or packed pre-widened at compile time "
-                          "(odd channel counts: the patch order only; wide_pairs: two "
-                          "channels' steps interleaved, for blocks of 2 channels over "
-                          "whole weight rows)"))
+                          "(odd channel counts: the patch order only, each patch padded "
+                          "to a multiple of 4; wide_pairs: two channels' steps "
+                          "interleaved, for blocks of 2 channels over whole weight rows)"))
     if kw > 1 and tuple(acc.op.attrs["dilation"])[1] == 1:
         knobs.append(Knob("fold_kw", (False, True),
                           "one reduction over the kernel columns and the channels "
@@ -356,9 +354,9 @@ def apply_block(s, final, stages, cfg) -> None:
     if patch and (extent(kw.dom.extent) > 1 and not fold or cfg.get("unroll_taps")):
         raise ConfigError("order patch folds the kernel columns (fold_kw) and leaves no "
                           "taps to unroll (unroll_taps off)")
-    if patch and not patch_fits(ow, extent(kh.dom.extent) * length):
-        raise ConfigError(f"the row's {ow} patches of {extent(kh.dom.extent) * length} "
-                          f"values do not fit the patch buffers")
+    if patch and not patch_fits(extent(kh.dom.extent) * length):
+        raise ConfigError(f"a patch of {extent(kh.dom.extent) * length} values does not "
+                          f"fit the patch buffers")
     if patch:
         s[acc].reorder(n, h, w, o, kh, kw, rc)
         taps = []
