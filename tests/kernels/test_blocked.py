@@ -255,6 +255,10 @@ BLOCKED = [
       "epilogue": "fused"}),
     ({"cin": 12, "cout": 4, "hw": (4, 3), "k": (1, 1), "padding": (0, 0, 0, 0)},
      {"block": "2x2", "order": "row", "weights": "wide_pairs", "steps": 2}),
+    # 256 channels: 3-pixel blocks reach the first and third pixel from the middle
+    ({"cin": 256, "cout": 4, "hw": (2, 3), "k": (1, 1), "padding": (0, 0, 0, 0)},
+     {"block": "3x2", "order": "row_widened", "weights": "wide_pairs", "requant_row": True,
+      "epilogue": "fused"}),
     # an activation's clamp: the blocks in assembly, the epilogue in C
     ({"cin": 12, "cout": 4, "hw": (3, 5), "k": (1, 1), "padding": (0, 0, 0, 0),
       "activation": "relu6"},

@@ -242,10 +242,11 @@ AOT_INLINE int32_t aot_block_row_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
    Helium cores (as for the library's blocks). */
 #define AOT_HAVE_BLOCK_ASM 1
 
-/* LDRD's immediate offsets reach 1020 bytes: the last pixel of a block, the
-   second weight row and a step's 24 bytes within it. */
+/* LDRD's immediate offsets reach 1020 bytes either way: a pixel next to the
+   one a points at (the second of two, the first and third of three) and the
+   second weight row, less or plus a step's 32 bytes. */
 AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
-  return x_ps >= 0 && w_os >= 0 && 2 * (P - 1) * x_ps <= 1016 && 2 * w_os <= 1016
+  return P <= 3 && x_ps >= 0 && w_os >= 0 && 2 * x_ps + 32 <= 1020 && 2 * w_os <= 1016
          && x_ps % 2 == 0 && w_os % 2 == 0;
 }
 
@@ -273,9 +274,13 @@ AOT_INLINE int32_t aot_block_asm_fits(int32_t P, int32_t x_ps, int32_t w_os) {
   W(bo, k, B)                                                                     \
   AOT_BLOCK_X(F, "xe", "xo", "s00", "s01", ao)                                    \
   AOT_BLOCK_XN(F, 1, "xe", "xo", "s10", "s11", k, B)
+/* Three pixels: a points at the middle one (offsets -X and +X for the
+   others, so that rows of 256 wide values stay within LDRD's reach). */
 #define AOT_BLOCK_STEP3W(F, W, bo, ao, k, B)                                      \
-  AOT_BLOCK_STEP2W(F, W, bo, ao, k, B)                                            \
-  AOT_BLOCK_XN(F, 2, "xe", "xo", "s20", "s21", k, B)
+  W(bo, k, B)                                                                     \
+  AOT_BLOCK_X(F, "xe", "xo", "s10", "s11", ao)                                    \
+  AOT_BLOCK_XN(F, -1, "xe", "xo", "s00", "s01", k, B)                             \
+  AOT_BLOCK_XN(F, 1, "xe", "xo", "s20", "s21", k, B)
 #define AOT_BLOCK_STEP2F(F, bo, ao, k, B) AOT_BLOCK_STEP2W(F, AOT_BLOCK_W, bo, ao, k, B)
 #define AOT_BLOCK_STEP3F(F, bo, ao, k, B) AOT_BLOCK_STEP3W(F, AOT_BLOCK_W, bo, ao, k, B)
 #define AOT_BLOCK_STEP2(bo, ao, k, B) AOT_BLOCK_STEP2F(AOT_BLOCK_ACC, bo, ao, k, B)
@@ -354,6 +359,9 @@ AOT_INLINE void aot_block_wide_asm_s8(int32_t s[AOT_BLOCK_MAX][AOT_BLOCK_MAX], c
                                       int32_t P, int32_t K) {
   int32_t xo, xe = 0;
   const int32_t n = K - 4;
+  if (P == 3) {
+    a += x_ps; /* the middle pixel (AOT_BLOCK_STEP3W) */
+  }
   if (ww == 2) {
     register int32_t we0 __asm__("r8");
     register int32_t wo0 __asm__("r9");
