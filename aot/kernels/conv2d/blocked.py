@@ -113,9 +113,21 @@ def pack_wide_pairs(data: np.ndarray, length: int) -> np.ndarray:
     return np.ascontiguousarray(wide.transpose(0, 2, 1, 3)).view(np.int8).reshape(-1)
 
 
+def _check_blocks(npix: int, nch: int, pixels: int, channels: int, steps: int) -> None:
+    """``npix`` pixels x ``nch`` channels in blocks the helpers have."""
+    if (pixels, channels) not in BLOCK_SHAPES:
+        raise ScheduleError(f"no blocked helper for {pixels} x {channels} "
+                            f"(shapes: {BLOCK_SHAPES})")
+    if steps not in (1, 2):
+        raise ScheduleError(f"steps must be 1 or 2, not {steps}")
+    if npix < 1 or nch < 1 or nch % channels:
+        raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
+                            f"{pixels} x {channels}")
+
+
 def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int,
                     stride: int = 1, steps: int = 1, taps: int = 1, wide_x: bool = False,
-                    wide_w: bool = False, kernel_rows: int = 0):
+                    wide_w: int = 0, kernel_rows: int = 0):
     """``npix`` pixels x ``nch`` output channels over ``length`` reduction values,
     in blocks of ``pixels`` x ``channels``, the input pixels ``stride`` columns
     apart; ``steps`` 4-byte steps per iteration of the helper's reduction loop
@@ -132,14 +144,7 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
     if kernel_rows:
         return _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps,
                              wide_w, kernel_rows)
-    if (pixels, channels) not in BLOCK_SHAPES:
-        raise ScheduleError(f"no blocked helper for {pixels} x {channels} "
-                            f"(shapes: {BLOCK_SHAPES})")
-    if steps not in (1, 2):
-        raise ScheduleError(f"steps must be 1 or 2, not {steps}")
-    if npix < 1 or nch < 1 or nch % channels:
-        raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
-                            f"{pixels} x {channels}")
+    _check_blocks(npix, nch, pixels, channels, steps)
     k_len = taps * length
     if wide_x and npix * wide_length(k_len) > WIDE_INPUT_MAX:
         raise ScheduleError(f"{npix} pixels of {k_len} values do not fit the widening "
@@ -193,14 +198,7 @@ def block_s8_intrin(npix: int, nch: int, pixels: int, channels: int, length: int
 
 def _patch_intrin(npix, nch, pixels, channels, length, stride, steps, taps, wide_w, rows):
     """:func:`block_s8_intrin`'s ``patch`` form (its docstring)."""
-    if (pixels, channels) not in BLOCK_SHAPES:
-        raise ScheduleError(f"no blocked helper for {pixels} x {channels} "
-                            f"(shapes: {BLOCK_SHAPES})")
-    if steps not in (1, 2):
-        raise ScheduleError(f"steps must be 1 or 2, not {steps}")
-    if npix < 1 or nch < 1 or nch % channels:
-        raise ScheduleError(f"{npix} pixels x {nch} channels are not blocks of "
-                            f"{pixels} x {channels}")
+    _check_blocks(npix, nch, pixels, channels, steps)
     k_len = rows * taps * length
     if not patch_fits(k_len):
         raise ScheduleError(f"a patch of {k_len} values does not fit the patch buffers "

@@ -30,15 +30,18 @@ operator's name:
   among :data:`~aot.kernels.conv2d.blocked.BLOCK_SHAPES`, the loop
   ``order`` (:data:`BLOCK_ORDERS`: channel blocks, pixel blocks or whole
   rows per call, and the input widened once per call into a stack buffer
-  -- a cache stage), ``weights`` (the layout rule: ``wide`` stores the
-  weight constant pre-widened at compile time), ``fold_kw`` (the kernel
+  -- a cache stage -- or the row's im2col patches gathered and widened),
+  ``weights`` (the layout rule: ``wide`` stores the weight constant
+  pre-widened at compile time, ``wide_pairs`` with two channels' chunks
+  alternating), ``fold_kw`` (the kernel
   columns and the channels as one contiguous reduction, dilation 1), the
   taps unrolled or not, ``steps`` (4-byte steps per iteration of the
   reduction), ``requant_row`` (the row's epilogue as one
   ``aot_requant_row_s8`` call, as the template does) and ``epilogue``
   (``fused``: each block requantized from registers, no int32 row,
   :func:`aot.kernels.conv2d.fuse.fuse_block_epilogue`; offered where the
-  library's fused rows exist, ``conv_requant``, and the kernel has one row);
+  library's fused rows exist, ``conv_requant``, and a row takes one call:
+  a kernel of one row, or the ``patch`` order);
 * ``tiled`` and ``dot`` with ``pad`` computed at the accumulation's level (``attach``, a
   padded copy of the rows it reads) or inlined into the reads
   (``inline``, guards instead of a copy), and the epilogue's last axis
@@ -271,8 +274,9 @@ def sketches(template, stages, final, target) -> list[Sketch]:
 #: blocked inside the helper) and ``row_widened`` (the same, the row's input
 #: widened once into a stack buffer first: the cache stage of the input) and
 #: ``patch`` (the same over the row's whole im2col patches: every kernel row
-#: in one reduction, gathered and widened once per call; kernels of several
-#: rows, dilation 1, with ``fold_kw`` where the kernel has several columns).
+#: in one reduction, gathered and widened a chunk of pixels at a time; kernels
+#: of several rows, dilation 1, with ``fold_kw`` where the kernel has several
+#: columns).
 BLOCK_ORDERS = ("channels_outer", "pixels_outer", "row", "row_widened", "patch")
 
 
