@@ -8,10 +8,10 @@ runs ``aot profile``'s recipe (:mod:`aot.cycles.profile`) on the whole model
 twice: with the library's kernels, and with a kernel library that applies
 each ``--point`` (the conv2d workloads whose description starts with
 WORKLOAD get the auto-sketch config JSON, as in a tuning record, e.g.
-``{"sketch": "block", "block": "4x2", ...}``; every other layer keeps the
+``{"sketch": "block", "block": "3x2", ...}``; every other layer keeps the
 library's kernel).  Prints per layer the estimated Cortex-M cycles and the
-instructions of both.  Default point: KWS's best (``BEST_KWS``) on its
-pointwise workload.
+instructions of both.  Default points: KWS's best on its pointwise workload
+(``BEST_KWS``) and on its first convolution (``BEST_KWS_FIRST``).
 """
 
 from __future__ import annotations
@@ -38,10 +38,15 @@ from aot.tune.workload import extract_workloads
 
 MODELS = Path(__file__).resolve().parents[1] / ".." / "shared" / "models"
 
-#: The best ``block`` point of KWS's pointwise layers in estimated cycles (docs/performance.md).
-BEST_KWS = {"sketch": "block", "block": "4x2", "order": "row_widened", "weights": "wide",
-            "steps": 2, "requant_row": True, "optimize": "unroll-loops"}
+#: The best ``block`` points of KWS's pointwise layers and first convolution
+#: (docs/tuning.md, "The `block` sketch against the templates").
+BEST_KWS = {"sketch": "block", "block": "3x2", "order": "row_widened", "weights": "wide_pairs",
+            "steps": 1, "requant_row": True, "epilogue": "fused", "optimize": "unroll-loops"}
 KWS_POINTWISE = "conv2d 1x25x5x64 * 64x1x1x64"
+BEST_KWS_FIRST = {"sketch": "block", "block": "3x2", "order": "patch", "weights": "wide_pairs",
+                  "fold_kw": True, "requant_row": True, "epilogue": "fused",
+                  "optimize": "unroll-loops"}
+KWS_FIRST = "conv2d 1x49x10x1 * 64x10x4x1"
 
 
 def block_library(model: Path, board, points) -> TunedKernels:
@@ -88,13 +93,14 @@ def main(argv=None) -> int:
     ap.add_argument("--models-dir", default=str(MODELS))
     ap.add_argument("--point", nargs=2, action="append", metavar=("WORKLOAD", "JSON"),
                     default=None, help="a workload description prefix and an auto-sketch "
-                    "config (JSON) for it; default: the best KWS block point")
+                    "config (JSON) for it; default: the best KWS block points")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     board = load_board(args.board)
     model = Path(args.models_dir) / f"{args.model}.tflite"
     try:
-        points = [(w, json.loads(c)) for w, c in args.point or []] or [(KWS_POINTWISE, BEST_KWS)]
+        points = ([(w, json.loads(c)) for w, c in args.point or []]
+                  or [(KWS_POINTWISE, BEST_KWS), (KWS_FIRST, BEST_KWS_FIRST)])
     except json.JSONDecodeError as err:
         raise SystemExit(f"--point: the config is not JSON: {err}") from None
     library = block_library(model, board, points)

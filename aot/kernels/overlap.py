@@ -31,8 +31,9 @@ What counts as a read or a write, and when:
   buffer (shape and strides), so its region is exact.  Inside a call the
   order is unknown, so its writes are taken to come before its reads
   (a call that reads ``x`` where it writes ``y`` gets no overlap there),
-  except for the helpers of :data:`READS_FIRST`, which read all their
-  inputs before their first write.  The fused convolution row
+  except for the helpers of :data:`READS_FIRST` (and the fused blocked row
+  over a widened input), which read all their inputs before their first
+  write.  The fused convolution row
   ``aot_conv_requant_s8`` is finer: it writes
   each output pixel only after reading that pixel's input window (its DSP
   path a chunk of pixels at a time, its fallback two, include/aot_conv2d.h),
@@ -55,6 +56,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.kernels.conv2d.blocked import patch_chunk, patch_length
+from aot.kernels.conv2d.fuse import BLOCK_FUSED_CALL, PATCH_FUSED_CALL
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import walk
@@ -62,6 +65,30 @@ from aot.tir.functor import walk
 #: Helpers whose C reads every input region before it writes any output
 #: (dense's fused chunk helper widens its whole input first: dense.fuse).
 READS_FIRST = frozenset({"aot_dense_packed_requant_s8"})
+
+#: The fused blocked row (aot_block_requant_s8) reads its input first when it
+#: widens it first: its ``xw`` argument (include/aot_kernel_blocked.h); the
+#: fused patch row when its pixels are one chunk: ``npix, nch, P, O, KH, KWC,
+#: steps, xw, ww`` from argument 8.
+_BLOCK_XW_ARG = 13
+_PATCH_ARGS = 8
+
+
+def _reads_first(value) -> bool:
+    """The call reads every input region before its first write (:data:`READS_FIRST`,
+    a fused blocked row over a widened input, or over one chunk of patches)."""
+    if not isinstance(value, E.Call):
+        return False
+    if value.name == BLOCK_FUSED_CALL:
+        xw = value.args[_BLOCK_XW_ARG]
+        return isinstance(xw, E.IntImm) and xw.value == 1
+    if value.name == PATCH_FUSED_CALL:
+        args = value.args[_PATCH_ARGS:_PATCH_ARGS + 9]
+        if not all(isinstance(a, E.IntImm) for a in args):
+            return False
+        npix, _, p, _, kh, kwc, _, _, ww = (a.value for a in args)
+        return patch_chunk(npix, p, patch_length(kh * kwc, ww)) >= npix
+    return value.name in READS_FIRST
 
 #: Statement instances beyond which the proof gives up (no overlap).
 MAX_EVENTS = 4_000_000
@@ -142,7 +169,7 @@ class _Trace:
         elif isinstance(s, S.Evaluate) and _pixel_ordered(s.value):
             self._pixels(s.value, dom)
         elif isinstance(s, S.Evaluate):
-            reads_first = isinstance(s.value, E.Call) and s.value.name in READS_FIRST
+            reads_first = _reads_first(s.value)
             for n in walk(s.value):
                 if isinstance(n, E.AccessPtr) and id(n.buffer.data) in (self.xd, self.yd):
                     mine = id(n.buffer.data) == self.yd

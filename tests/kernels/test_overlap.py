@@ -141,6 +141,61 @@ def test_a_3x3_depthwise_row_kernel_needs_one_row_of_slack():
     assert _limit_of(k) == 64 - 16
 
 
+def test_fused_blocked_rows_read_a_widened_row_first(tmp_path):
+    # the block sketch's fused row (aot_block_requant_s8): with the row's input
+    # widened first (row_widened) every read comes before the first write, so
+    # the output row may lie on its own input row; reading the input again
+    # for each channel block (row), the output row must stay clear of it
+    from aot.tune.auto.sketch import apply_block
+    ag = optimize(conv_graph("conv2d", hw=(6, 5), cin=16, cout=16, k=(1, 1),
+                             padding=(0, 0, 0, 0)))
+    (group,) = [g for g in annotations(ag).groups if g.kind != "view"]
+    limits, kernels = {}, {}
+    for order in ("row_widened", "row"):
+        cfg = {"block": "2x2", "order": order, "requant_row": True, "epilogue": "fused"}
+        k = lower_group(group, ag, ARM, name="k",
+                        schedule=lambda s, f, st, c=cfg: apply_block(s, f, st, c))
+        assert "aot_block_requant_s8(" in k.source
+        limits[order] = _limit_of(k)
+        kernels[order] = k
+    assert limits["row_widened"] == 0 and limits["row"] < 0
+    # run in place (the output on its input, the limit) it computes the reference
+    k = kernels["row_widened"]
+    y_index = next(i for i, p in enumerate(k.params) if p.role == "output")
+    inputs = seeded_inputs(ag, 12)
+    values = all_values(ag, inputs, steps=1)
+    named = {t.name: v for t, v in zip(ag.inputs, inputs)}
+    got = run_with_shared_bytes(k.with_inplace([(0, y_index)]), 0, y_index, 0, named, tmp_path)
+    np.testing.assert_array_equal(got, np.asarray(values[id(ag.outputs[0])]).reshape(-1))
+
+
+@pytest.mark.parametrize("width", [9, 85], ids=["one-chunk", "two-chunks"])
+def test_fused_patch_rows_run_at_their_limit(width, tmp_path):
+    # the patch order gathers its patches a chunk of pixels at a time: a row in
+    # one chunk reads all its input first, a row in two does not; either way
+    # the kernel run with its output at the proved limit computes the reference
+    from aot.tune.auto.sketch import apply_block
+    ag = optimize(conv_graph("conv2d", seed=3, hw=(5, width), cin=3, cout=4,
+                             strides=(2, 2), padding=(0, 0, 0, 0)))
+    (group,) = [g for g in annotations(ag).groups if g.kind != "view"]
+    cfg = {"block": "3x2", "order": "patch", "fold_kw": True, "weights": "wide_pairs",
+           "requant_row": True, "epilogue": "fused"}
+    k = lower_group(group, ag, ARM, name="k",
+                    schedule=lambda s, f, st: apply_block(s, f, st, cfg))
+    assert "aot_block_patch_requant_s8(" in k.source
+    y_index = next(i for i, p in enumerate(k.params) if p.role == "output")
+    limit = _limit_of(k)
+    # reading first, a row's output may lie on its own input row's start
+    assert (limit >= 0) == (width == 9)
+    shift = min(limit, k.params[0].nbytes - 1)
+    inputs = seeded_inputs(ag, 13)
+    values = all_values(ag, inputs, steps=1)
+    named = {t.name: v for t, v in zip(ag.inputs, inputs)}
+    got = run_with_shared_bytes(k.with_inplace([(0, y_index)]), 0, y_index, shift, named,
+                                tmp_path)
+    np.testing.assert_array_equal(got, np.asarray(values[id(ag.outputs[0])]).reshape(-1))
+
+
 CASES = [
     ("conv3x3", lambda: conv_graph("conv2d", seed=1, hw=(9, 7), cin=8, cout=8)),
     ("conv1x1-widen", lambda: conv_graph("conv2d", seed=2, hw=(6, 5), cin=8, cout=16, k=(1, 1),

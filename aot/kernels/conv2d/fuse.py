@@ -58,6 +58,20 @@ weights (:func:`conv_requant_rows`: the bound is over each output channel's
     aot_conv_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
                         npix, O, KH, KW, C, sw, dh, dw, widen, lo, hi);
 
+The auto tuner's ``block`` sketch fuses the same way
+(:func:`fuse_block_epilogue`): a row's ``aot_block_reset_s32`` (zero
+accumulators), ``aot_block_row_s8`` and ``aot_requant_row_s8`` become one
+``aot_block_requant_s8``, which starts each P x O block of sums from zero
+(the bias is in the rows) and requantizes it from registers with the same
+rows (:func:`conv_requant_rows`, the same validity conditions):
+
+    aot_block_reset_s32(acc, ps, npix, nch);
+    aot_block_row_s8(acc, ps, x, x_ps, w, w_os, npix, nch, P, O, K, steps, xw, ww);
+    aot_requant_row_s8(y, y_ps, acc, ps, bias, table, npix, nch, lo, hi);
+  ->
+    aot_block_requant_s8(y, y_ps, x, x_ps, w, w_os, rows, npix, nch, P, O, K, steps,
+                         xw, ww, lo, hi);
+
 The composition keeps the kernel's meaning as long as nothing else reads
 the accumulator row: the rewrite checks that, and leaves the function
 unchanged if any other statement still uses the buffer (an accumulator
@@ -73,6 +87,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.te.schedule import ScheduleError
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, all_nodes
@@ -87,6 +102,12 @@ EPILOGUE_CALL = "aot_requant_row_s8"
 FUSED_CALL = "aot_depthwise_requant_s8"
 CONV_ACC_CALL = "aot_conv_s8"
 CONV_FUSED_CALL = "aot_conv_requant_s8"
+BLOCK_NAME = "fuse_block_epilogue"
+BLOCK_ACC_CALL = "aot_block_row_s8"
+BLOCK_RESET_CALL = "aot_block_reset_s32"
+BLOCK_FUSED_CALL = "aot_block_requant_s8"
+PATCH_ACC_CALL = "aot_block_patch_row_s8"
+PATCH_FUSED_CALL = "aot_block_patch_requant_s8"
 
 
 def _call(s, name):
@@ -218,10 +239,35 @@ def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Cal
                                              kw, c_n, sw, dh, dw, widen, lo, hi), "extern")
 
 
+def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
+    """:func:`fused_call` for an ``aot_block_row_s8`` call (``aot_block_requant_s8``)."""
+    acc, acc_ps, x, x_ps, w, w_os, npix, nch, p, o, k, steps, xw, ww = acc_call.args
+    y, y_ps, *_, lo, hi = epi_call.args
+    if not _reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
+        return None
+    return E.Call("int32", BLOCK_FUSED_CALL, (y, y_ps, x, x_ps, w, w_os,
+                                              E.AccessPtr(rows, E.const(0), "r"), npix, nch, p,
+                                              o, k, steps, xw, ww, lo, hi), "extern")
+
+
+def fused_patch_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
+    """:func:`fused_call` for an ``aot_block_patch_row_s8`` call
+    (``aot_block_patch_requant_s8``)."""
+    acc, acc_ps, x, x_rs, x_ps, w, w_os, npix, nch, *rest = acc_call.args
+    y, y_ps, *_, lo, hi = epi_call.args
+    if not _reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
+        return None
+    return E.Call("int32", PATCH_FUSED_CALL, (y, y_ps, x, x_rs, x_ps, w, w_os,
+                                              E.AccessPtr(rows, E.const(0), "r"), npix, nch,
+                                              *rest, lo, hi), "extern")
+
+
 class _Fuser(Mutator):
-    def __init__(self, rows: S.Buffer, acc_name: str = ACC_CALL, make=fused_call):
+    def __init__(self, rows: S.Buffer, acc_name: str = ACC_CALL, make=fused_call,
+                 reset_name: str | None = None):
         self.rows = rows
         self.acc_name, self.make = acc_name, make
+        self.reset_name = reset_name   # the call that zeroes the accumulators first
         self.buffers = {}   # id(data) -> Buffer of fused accumulator rows
 
     def visit_SeqStmt(self, s):
@@ -234,13 +280,39 @@ class _Fuser(Mutator):
             fused = (self.make(acc_call, epi_call, self.rows)
                      if acc_call is not None and epi_call is not None else None)
             if fused is not None:
-                self.buffers[id(acc_call.args[0].buffer.data)] = acc_call.args[0].buffer
-                out.append(_with_trailing(parts[k], S.Evaluate(fused)))
+                data = acc_call.args[0].buffer.data
+                new = _with_trailing(parts[k], S.Evaluate(fused))
+                if self.reset_name:   # the fused call's sums start from zero
+                    if out and self._resets(out[-1], data):
+                        out.pop()
+                    else:
+                        new = self._without_reset(new, data)
+                self.buffers[id(data)] = acc_call.args[0].buffer
+                out.append(new)
                 k += 2
                 continue
             out.append(parts[k])
             k += 1
         return S.seq(*out)
+
+    def _resets(self, s, data) -> bool:
+        reset = _call(s, self.reset_name)
+        return (reset is not None and isinstance(reset.args[0], E.AccessPtr)
+                and reset.args[0].buffer.data is data)
+
+    def _without_reset(self, s, data):
+        """``s`` without the reset of ``data`` right before its trailing
+        statement, inside the scratch buffers it declares (the padded rows'
+        buffer holds both calls)."""
+        if isinstance(s, S.Allocate):
+            return S.Allocate(s.buffer, self._without_reset(s.body, data))
+        if isinstance(s, S.SeqStmt):
+            seq = list(s.seq)
+            if len(seq) >= 2 and self._resets(seq[-2], data):
+                del seq[-2]
+                return S.seq(*seq)
+            return S.seq(*seq[:-1], self._without_reset(seq[-1], data))
+        return s
 
 
 def fuse_depthwise_epilogue(rows_name: str):
@@ -264,11 +336,27 @@ def fuse_row_calls(rows_name: str, acc_name: str, make):
     return lambda func: _fuse(func, rows_name, acc_name, make)
 
 
-def _fuse(func: S.PrimFunc, rows_name: str, acc_name: str, make) -> S.PrimFunc:
+def fuse_block_epilogue(rows_name: str):
+    """The same rewrite for the ``block`` sketch's rows (``aot_block_requant_s8``),
+    their reset call dropped; strict: a :class:`ScheduleError` when no row fuses
+    (the sketch asked for it only where its loop nest allows it)."""
+    def rewrite(func):
+        out = _fuse(func, rows_name, BLOCK_ACC_CALL, fused_block_call, BLOCK_RESET_CALL)
+        if out is func:
+            out = _fuse(func, rows_name, PATCH_ACC_CALL, fused_patch_call, BLOCK_RESET_CALL)
+        if out is func:
+            raise ScheduleError(f"{func.name}: no blocked row call and its epilogue could "
+                                f"be fused (another reader of the accumulators?)")
+        return out
+    return rewrite
+
+
+def _fuse(func: S.PrimFunc, rows_name: str, acc_name: str, make,
+          reset_name: str | None = None) -> S.PrimFunc:
     rows = [b for b in func.params if b.name == rows_name]
     if len(rows) != 1:
         return func
-    fuser = _Fuser(rows[0], acc_name, make)
+    fuser = _Fuser(rows[0], acc_name, make, reset_name)
     body = fuser.stmt(func.body)
     if not fuser.buffers:
         return func

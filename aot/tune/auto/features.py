@@ -9,7 +9,8 @@ support header's intrinsics (by call name, hashed into a few buckets), plus
 the static size of the code (unrolled loops copied) and the stack bytes
 allocated.  Counts enter as ``log1p``: costs span orders of magnitude.
 Calls of the blocked intrinsic (``aot_block_row_s8``,
-:mod:`aot.kernels.conv2d.blocked`) hide their loops in the helper, so their
+:mod:`aot.kernels.conv2d.blocked`, or ``aot_block_requant_s8`` when its
+epilogue is fused) hide their loops in the helper, so their
 constant arguments become features too: the multiply-accumulates they do,
 the block's area (P x O sums in registers), whether the input and the
 weights are pre-widened and the reduction steps per iteration; those of the
@@ -38,8 +39,11 @@ _NAMES = ("iterations", "innermost_iterations", "stores", "loads", "multiplies",
           "arithmetic", "guards", "unrolled_copies", "code_nodes", "stack_bytes", "loops",
           "innermost_extent") + tuple(f"calls_{i}" for i in range(CALL_BUCKETS)) + _BLOCK_NAMES \
     + _DWBLOCK_NAMES
-#: aot_block_row_s8's arguments from ``npix`` on: npix, nch, P, O, K, steps, xw, ww
-_BLOCK_CALL, _BLOCK_ARGS = "aot_block_row_s8", 6
+#: Where the blocked calls' arguments ``npix, nch, P, O, K, steps, xw, ww`` start: the
+#: accumulating row and the row fused with its epilogue (conv2d.fuse).
+_BLOCK_CALLS = {"aot_block_row_s8": 6, "aot_block_requant_s8": 7}
+#: The patch calls: npix, nch, P, O, KH, KWC, steps, xw, ww (K = KH * KWC).
+_PATCH_CALLS = {"aot_block_patch_row_s8": 7, "aot_block_patch_requant_s8": 8}
 #: the blocked depthwise calls (aot.kernels.depthwise_conv2d.blocked) and where
 #: their constant arguments nrow, npix, c_n, kh, kw, sh, sw, P, cb start
 _DWBLOCK_CALLS = {"aot_dwblock_s8": 6, "aot_dwblock_requant_s8": 7}
@@ -64,15 +68,20 @@ def _count_expr(e, weight: float, out: dict, static: float) -> None:
         elif isinstance(n, E.Call) and n.kind != "intrin":
             bucket = zlib.crc32(n.name.encode()) % CALL_BUCKETS
             out[f"calls_{bucket}"] += weight
-            if n.name == _BLOCK_CALL:
-                _block_call(n, weight, out)
+            if n.name in _BLOCK_CALLS:
+                _block_call(n, _BLOCK_CALLS[n.name], weight, out)
+            elif n.name in _PATCH_CALLS:
+                _block_call(n, _PATCH_CALLS[n.name], weight, out, patch=True)
             elif n.name in _DWBLOCK_CALLS:
                 _dwblock_call(n, weight, out)
         stack.extend(children(n))
 
 
-def _block_call(call, weight: float, out: dict) -> None:
-    args = [a.value if isinstance(a, E.IntImm) else 0 for a in call.args[_BLOCK_ARGS:]]
+def _block_call(call, first: int, weight: float, out: dict, patch: bool = False) -> None:
+    args = [a.value if isinstance(a, E.IntImm) else 0
+            for a in call.args[first:first + 8 + patch]]
+    if patch and len(args) == 9:   # KH, KWC -> K
+        args[4:6] = [args[4] * args[5]]
     if len(args) != 8:
         return
     npix, nch, p, o, k, steps, xw, ww = args

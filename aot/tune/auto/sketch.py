@@ -30,12 +30,18 @@ operator's name:
   among :data:`~aot.kernels.conv2d.blocked.BLOCK_SHAPES`, the loop
   ``order`` (:data:`BLOCK_ORDERS`: channel blocks, pixel blocks or whole
   rows per call, and the input widened once per call into a stack buffer
-  -- a cache stage), ``weights`` (the layout rule: ``wide`` stores the
-  weight constant pre-widened at compile time), ``fold_kw`` (the kernel
+  -- a cache stage -- or the row's im2col patches gathered and widened),
+  ``weights`` (the layout rule: ``wide`` stores the weight constant
+  pre-widened at compile time, ``wide_pairs`` with two channels' chunks
+  alternating), ``fold_kw`` (the kernel
   columns and the channels as one contiguous reduction, dilation 1), the
   taps unrolled or not, ``steps`` (4-byte steps per iteration of the
-  reduction) and ``requant_row`` (the row's epilogue as one
-  ``aot_requant_row_s8`` call, as the template does);
+  reduction), ``requant_row`` (the row's epilogue as one
+  ``aot_requant_row_s8`` call, as the template does) and ``epilogue``
+  (``fused``: each block requantized from registers, no int32 row,
+  :func:`aot.kernels.conv2d.fuse.fuse_block_epilogue`; offered where the
+  library's fused rows exist, ``conv_requant``, and a row takes one call:
+  a kernel of one row, or the ``patch`` order);
 * ``dwblock``: a depthwise accumulation (two reduce axes ``kh, kw``, marked
   ``depthwise_s8``, dilation 1) computed per output row and tensorized with
   the blocked depthwise intrinsic ``aot_dwblock_s8``
@@ -67,8 +73,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, tensorize_block,
-                                        wide_length)
+from aot.kernels.conv2d.blocked import (BLOCK_SHAPES, WIDE_INPUT_MAX, patch_fits,
+                                        tensorize_block, wide_length)
+from aot.kernels.conv2d.fuse import BLOCK_NAME as FUSE_BLOCK_NAME
+from aot.kernels.conv2d.fuse import fuse_block_epilogue
 from aot.kernels.conv2d.helium import requant_pattern, tensorize_epilogue
 from aot.kernels.conv2d.intrin import tensorize_dot
 from aot.kernels.conv2d.schedules import STACK_BUDGET
@@ -278,8 +286,12 @@ def sketches(template, stages, final, target) -> list[Sketch]:
 #: loop over blocks of P pixels outside the channel blocks: P must divide
 #: the row), ``row`` (one call per tap for the whole row and every channel,
 #: blocked inside the helper) and ``row_widened`` (the same, the row's input
-#: widened once into a stack buffer first: the cache stage of the input).
-BLOCK_ORDERS = ("channels_outer", "pixels_outer", "row", "row_widened")
+#: widened once into a stack buffer first: the cache stage of the input) and
+#: ``patch`` (the same over the row's whole im2col patches: every kernel row
+#: in one reduction, gathered and widened a chunk of pixels at a time; kernels
+#: of several rows, dilation 1, with ``fold_kw`` where the kernel has several
+#: columns).
+BLOCK_ORDERS = ("channels_outer", "pixels_outer", "row", "row_widened", "patch")
 
 
 def block_knobs(stages, final) -> list[Knob] | None:
@@ -296,15 +308,23 @@ def block_knobs(stages, final) -> list[Knob] | None:
     if not shapes:
         return None
     kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
+    patch = kh > 1 and tuple(acc.op.attrs["dilation"]) == (1, 1) and patch_fits(kh * kw * rc)
     orders = [o for o in BLOCK_ORDERS
               if (o != "pixels_outer" or any(ow % p == 0 for p, _ in BLOCK_SHAPES if p > 1))
-              and (o != "row_widened" or ow * wide_length(rc) <= WIDE_INPUT_MAX)]
+              and (o != "row_widened" or ow * wide_length(rc) <= WIDE_INPUT_MAX)
+              and (o != "patch" or patch)]
     knobs = [Knob("block", shapes, "pixels x output channels of one blocked step"),
-             Knob("order", tuple(orders), "channel blocks, pixel blocks or whole rows per "
-                                          "call, the input widened once or not")]
-    if rc % 2 == 0:
-        knobs.append(Knob("weights", ("ohwi", "wide"),
-                          "weights as they are, or packed pre-widened at compile time"))
+             Knob("order", tuple(orders), "channel blocks, pixel blocks, whole rows or "
+                                          "the row's im2col patches per call, the input "
+                                          "widened once or not")]
+    if rc % 2 == 0 or patch:
+        pairs = oc % 2 == 0 and ((kh == 1 and kw * rc % 4 == 0) or patch)
+        knobs.append(Knob("weights", ("ohwi", "wide", "wide_pairs") if pairs else
+                          ("ohwi", "wide"),
+                          "weights as they are, or packed pre-widened at compile time "
+                          "(odd channel counts: the patch order only, each patch padded "
+                          "to a multiple of 4; wide_pairs: two channels' steps "
+                          "interleaved, for blocks of 2 channels over whole weight rows)"))
     if kw > 1 and tuple(acc.op.attrs["dilation"])[1] == 1:
         knobs.append(Knob("fold_kw", (False, True),
                           "one reduction over the kernel columns and the channels "
@@ -316,6 +336,12 @@ def block_knobs(stages, final) -> list[Knob] | None:
     if requant_pattern(final) is not None:
         knobs.append(Knob("requant_row", (True, False),
                           "the row's epilogue as one aot_requant_row_s8 call"))
+        if "conv_requant" in stages and (kh == 1 or patch):
+            knobs.append(Knob("epilogue", ("row", "fused"),
+                              "requantize through the int32 row, or each block from "
+                              "registers (aot_block_requant_s8; with requant_row and one "
+                              "call per row: order patch, or row or row_widened with one "
+                              "kernel row and one column or fold_kw)"))
     return knobs
 
 
@@ -342,7 +368,18 @@ def apply_block(s, final, stages, cfg) -> None:
     if order == "row_widened" and ow * wide_length(length) > WIDE_INPUT_MAX:
         raise ConfigError(f"a row of {ow} pixels x {length} values does not fit the "
                           f"widening buffer ({WIDE_INPUT_MAX} values)")
-    if order in ("row", "row_widened"):
+    patch = order == "patch"
+    if patch and (extent(kw.dom.extent) > 1 and not fold or cfg.get("unroll_taps")):
+        raise ConfigError("order patch folds the kernel columns (fold_kw) and leaves no "
+                          "taps to unroll (unroll_taps off)")
+    if patch and not patch_fits(extent(kh.dom.extent) * length):
+        raise ConfigError(f"a patch of {extent(kh.dom.extent) * length} values does not "
+                          f"fit the patch buffers")
+    if patch:
+        s[acc].reorder(n, h, w, o, kh, kw, rc)
+        taps = []
+        wi, npix, nch = w, ow, oc
+    elif order in ("row", "row_widened"):
         s[acc].reorder(n, h, *taps, w, o, *inner)
         wi, npix, nch = w, ow, oc
     else:
@@ -357,12 +394,26 @@ def apply_block(s, final, stages, cfg) -> None:
         nch = channels
     tensorize_block(s, stages, wi, npix, nch, pixels, channels, cfg.get("steps", 1),
                     fold_kw=fold, wide_x=order == "row_widened",
-                    wide_w=cfg.get("weights") == "wide")
+                    wide_w={"wide": 1, "wide_pairs": 2}.get(cfg.get("weights"), 0),
+                    patch=patch)
     if cfg.get("unroll_taps"):
         for t in taps:
             s[acc].unroll(t)
+    fused = cfg.get("epilogue") == "fused"
+    if fused and "conv_requant" not in stages:
+        raise ConfigError("epilogue fused: this convolution has no fused requantization rows "
+                          "(conv2d.fuse.conv_requant_rows: not int8, no DSP, or outside "
+                          "the form's bounds)")
+    one_call = patch or (order in ("row", "row_widened") and extent(kh.dom.extent) == 1
+                         and (fold or extent(kw.dom.extent) == 1))
+    if fused and not (cfg.get("requant_row") and one_call):
+        raise ConfigError(f"epilogue fused needs requant_row and one reduction call per row "
+                          f"(order patch, or row or row_widened with one kernel row and one "
+                          f"kernel column or fold_kw; not order {order})")
     if cfg.get("requant_row"):
         tensorize_epilogue(s, final, whole_row=True)
+    if fused:
+        s.rewrite(FUSE_BLOCK_NAME, fuse_block_epilogue(stages["conv_requant"].name))
 
 
 def apply_tiled(s, final, stages, cfg, *, intrin: bool) -> None:

@@ -47,16 +47,23 @@ def test_the_block_sketch_offers_what_the_convolution_allows(kws):
     first = {k.name: k.values for k in workloads[0].space.sketches["block"].space.knobs}
     # rows of 5 pixels: no pixel blocks that divide the row (blocks of 2 or 4 leave
     # a tail pixel inside the calls); 10x4 taps of one channel: the 4 columns fold
-    # into one reduction of 4 bytes; one channel: no pre-widened weight pairs
-    assert first["block"] == ("1x2", "1x4", "2x1", "2x2", "2x4", "4x1", "4x2")
-    assert first["order"] == ("channels_outer", "row", "row_widened")
-    assert first["fold_kw"] == (False, True) and "weights" not in first
+    # into one reduction of 4 bytes; one channel: no pre-widened pairs per tap
+    assert first["block"] == ("1x2", "1x4", "2x1", "2x2", "2x4", "3x2", "4x1", "4x2")
+    # and the whole 10x4 patches of the row's pixels (5 x 40 values) as one
+    # reduction, whose even length allows pre-widened weights and one call
+    # per row (the fused epilogue)
+    assert first["order"] == ("channels_outer", "row", "row_widened", "patch")
+    assert first["fold_kw"] == (False, True)
+    assert first["weights"] == ("ohwi", "wide", "wide_pairs")
+    assert first["epilogue"] == ("row", "fused")
     assert "steps" not in first and "unroll_taps" not in first
     pointwise = {k.name: k.values for k in workloads[2].space.sketches["block"].space.knobs}
     assert "fold_kw" not in pointwise and pointwise["steps"] == (1, 2)
-    assert pointwise["requant_row"] == (True, False) and pointwise["weights"] == ("ohwi", "wide")
+    assert pointwise["requant_row"] == (True, False)
+    assert pointwise["weights"] == ("ohwi", "wide", "wide_pairs")
+    assert pointwise["epilogue"] == ("row", "fused")
     values = {"sketch": "block", "block": "2x4", "order": "row_widened", "weights": "wide",
-              "steps": 2, "requant_row": True, "optimize": "O2"}
+              "steps": 2, "requant_row": True, "epilogue": "row", "optimize": "O2"}
     kernel = workloads[2].lower(workloads[2].space.config(values), "k")
     assert "aot_block_row_s8(" in kernel.source and "aot_requant_row_s8(" in kernel.source
     # the layout rule: the weights are stored as int16 pairs (twice the bytes)
@@ -70,7 +77,7 @@ def test_the_cost_model_sees_the_blocked_calls(kws):
     _, workloads = kws
     wl = workloads[2]
     base = {"sketch": "block", "block": "2x2", "order": "row", "weights": "ohwi", "steps": 1,
-            "requant_row": True, "optimize": "O2"}
+            "requant_row": True, "epilogue": "row", "optimize": "O2"}
 
     def features(**change):
         row = loop_features(wl.lower(wl.space.config({**base, **change}), "k").func)
@@ -83,6 +90,10 @@ def test_the_cost_model_sees_the_blocked_calls(kws):
     assert features(weights="wide")["block_wide_w"] == pytest.approx(1)
     assert features(order="row_widened")["block_wide_x"] == pytest.approx(1)
     assert features(steps=2)["block_steps"] == pytest.approx(2)
+    # the fused row's call carries the same arguments; its epilogue call is gone
+    fused = features(epilogue="fused", weights="wide")
+    assert fused["block_macs"] == pytest.approx(25 * 5 * 64 * 64)
+    assert fused["block_wide_w"] == pytest.approx(1)
 
 
 def test_the_dwblock_sketch_offers_what_the_depthwise_layer_allows(kws):
@@ -182,3 +193,50 @@ def test_tiled_points_with_the_row_epilogue_compute_the_reference(kws, index):
     # the dense layer's epilogue is not a row of pixels: no such annotation
     assert all("requant_row" not in {k.name for k in s.space.knobs}
                for n, s in workloads[3].space.sketches.items() if n in ("tiled", "dot"))
+
+
+def test_block_points_with_the_fused_epilogue_compute_the_reference(kws):
+    """The pointwise layer's ``epilogue`` annotation: fused points lower to one
+    aot_block_requant_s8 per row (no int32 row, no bias or table constant) and
+    compute the reference; the loop orders with several calls per row are
+    refused."""
+    _, workloads = kws
+    wl = workloads[2]
+    params = wl.lower(wl.default, "k").params
+    inputs = [wl.inputs[p.tensor] for p in params if p.role == "input"]
+    knobs = {k.name: k.values for k in wl.space.sketches["block"].space.knobs}
+    rng = random.Random(22)
+    for _ in range(3):
+        values = {"sketch": "block", **{k: rng.choice(v) for k, v in knobs.items()},
+                  "order": rng.choice(("row", "row_widened")), "requant_row": True,
+                  "epilogue": "fused"}
+        kernel = wl.lower(wl.space.config(values), "k")
+        assert "aot_block_requant_s8(" in kernel.source
+        assert "aot_block_row_s8(" not in kernel.source and "int32_t acc[" not in kernel.source
+        (got,) = run_kernel(kernel, inputs)
+        np.testing.assert_array_equal(got, wl.expected.reshape(-1), err_msg=str(values))
+    base = {"sketch": "block", **{k: v[0] for k, v in knobs.items()}, "epilogue": "fused"}
+    with pytest.raises(ConfigError, match="epilogue fused needs requant_row"):
+        wl.lower(wl.space.config({**base, "order": "channels_outer"}), "k")
+    with pytest.raises(ConfigError, match="epilogue fused needs requant_row"):
+        wl.lower(wl.space.config({**base, "order": "row", "requant_row": False}), "k")
+
+
+def test_patch_points_of_the_first_convolution_compute_the_reference(kws):
+    """KWS's first convolution (one channel, 10x4 taps) as the row's whole
+    patches: plain and fused epilogues, wide and plain weights, on the host."""
+    _, workloads = kws
+    wl = workloads[0]
+    params = wl.lower(wl.default, "k").params
+    inputs = [wl.inputs[p.tensor] for p in params if p.role == "input"]
+    base = {"sketch": "block", "block": "3x2", "order": "patch", "fold_kw": True,
+            "requant_row": True, "optimize": "O2"}
+    for change in ({"weights": "wide", "epilogue": "fused"}, {"weights": "ohwi",
+                                                              "epilogue": "row"}):
+        config = wl.space.config({**base, **change})
+        kernel = wl.lower(config, "k")
+        fused = change["epilogue"] == "fused"
+        assert ("aot_block_patch_requant_s8(" if fused else "aot_block_patch_row_s8(") \
+            in kernel.source
+        (got,) = run_kernel(kernel, inputs)
+        np.testing.assert_array_equal(got, wl.expected.reshape(-1), err_msg=str(config))
