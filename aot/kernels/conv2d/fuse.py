@@ -243,7 +243,7 @@ def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Ca
     """:func:`fused_call` for an ``aot_block_row_s8`` call (``aot_block_requant_s8``)."""
     acc, acc_ps, x, x_ps, w, w_os, npix, nch, p, o, k, steps, xw, ww = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
-    if not _reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
+    if not reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
         return None
     return E.Call("int32", BLOCK_FUSED_CALL, (y, y_ps, x, x_ps, w, w_os,
                                               E.AccessPtr(rows, E.const(0), "r"), npix, nch, p,
@@ -255,7 +255,7 @@ def fused_patch_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Ca
     (``aot_block_patch_requant_s8``)."""
     acc, acc_ps, x, x_rs, x_ps, w, w_os, npix, nch, *rest = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
-    if not _reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
+    if not reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
         return None
     return E.Call("int32", PATCH_FUSED_CALL, (y, y_ps, x, x_rs, x_ps, w, w_os,
                                               E.AccessPtr(rows, E.const(0), "r"), npix, nch,
