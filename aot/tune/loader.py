@@ -57,6 +57,7 @@ from aot.tune.measure import (
     Result,
     device_cost,
     render,
+    stack_guard,
     timed_check,
     workload_params,
     write_inputs,
@@ -199,7 +200,7 @@ class RamBuilder(Builder):
         """One candidate's image, or an :class:`Image` whose ``error`` says why not."""
         folder = base.project.path.parent / "loaded" / cand.name
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "kernel.c").write_text(cand.source)
+        (folder / "kernel.c").write_text(stack_guard(self.board) + cand.source)
         (folder / "entry.c").write_text(wrapper(base, cand))
         (folder / "link.ld").write_text(linker_script(base.origin, base.size))
         elf = folder / "candidate.elf"

@@ -364,6 +364,31 @@ def workload_params(workload):
     return workload.lower(workload.default, "tune_params").params
 
 
+#: Bytes of a board's stack a measured kernel leaves to the firmware below its
+#: frame: the RPC server's calls down to the candidate, an exception frame and
+#: its handler (``aot.firmware.stack`` bounds them at 268-392 bytes in the
+#: tuning images of the M0, M4, M55 and RISC-V ports; tests/tune/test_measure.py
+#: checks the M4's bound against this).
+KERNEL_STACK_RESERVE = 512
+
+
+def stack_guard(board) -> str:
+    """A line ahead of a candidate's C that makes GCC refuse to compile it when
+    one of its functions' frames (the always-inlined helpers' buffers
+    included) passes what the board's stack leaves a kernel
+    (:data:`KERNEL_STACK_RESERVE`): such a candidate is recorded ``build``
+    with GCC's "stack usage is N bytes" instead of overflowing the stack on
+    the device, where it may corrupt memory without crashing.  Empty for
+    boards without a memory map (host processes)."""
+    memory = getattr(board, "memory", None)
+    if memory is None:
+        return ""
+    limit = max(memory.stack_bytes - KERNEL_STACK_RESERVE, 0)
+    return ("#if defined(__GNUC__) && !defined(__clang__)\n"
+            f'#pragma GCC diagnostic error "-Wstack-usage={limit}"\n'
+            "#endif\n")
+
+
 def write_project(workload, candidates: list[Candidate], board, root: Path):
     """A firmware project in ``root/project`` serving ``candidates`` (possibly none)
     of ``workload`` through the descriptor of :func:`descriptor`."""
@@ -375,8 +400,9 @@ def write_project(workload, candidates: list[Candidate], board, root: Path):
     target = workload.target
     for rel, text in support_files(target).items():
         (artifact / "codegen" / rel).write_text(text)
+    guard = stack_guard(board)
     for cand in candidates:
-        (artifact / "codegen" / f"{cand.name}.c").write_text(cand.source)
+        (artifact / "codegen" / f"{cand.name}.c").write_text(guard + cand.source)
     first = candidates[0].kernel if candidates else workload.lower(workload.default, "tune_params")
     (artifact / "codegen" / "tune_rpc.c").write_text(
         descriptor("tune", target.digest(), first, [c.name for c in candidates]))

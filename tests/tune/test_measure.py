@@ -13,7 +13,17 @@ from support.tools import needs_arm_qemu
 
 from aot.export import runtime_config
 from aot.target import Target, load_board
-from aot.tune.measure import Builder, Candidate, Runner, descriptor, max_batch, measure
+from aot.firmware.stack import stack_usage
+from aot.tune.measure import (
+    KERNEL_STACK_RESERVE,
+    Builder,
+    Candidate,
+    Runner,
+    descriptor,
+    max_batch,
+    measure,
+    stack_guard,
+)
 from aot.tune.errors import TuneError
 from aot.tune.workload import extract_workloads
 
@@ -99,6 +109,34 @@ def test_a_candidate_that_does_not_compile_fails_alone(dense, tmp_path, monkeypa
     by_config = {r.config: r.status for r in results}
     assert by_config[configs[-1]] == "build"
     assert [by_config[c] for c in configs[:2]] == ["ok", "ok"]
+
+
+needs_arm_gcc = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
+                                   reason="needs arm-none-eabi-gcc")
+
+
+def test_a_candidate_may_take_the_boards_stack_less_the_firmwares_share():
+    assert '"-Wstack-usage=7680"' in stack_guard(load_board("qemu/mps2-an386"))
+    assert '"-Wstack-usage=3584"' in stack_guard(load_board("qemu/microbit"))
+    assert stack_guard(load_board("host/native")) == ""
+
+
+@needs_arm_gcc
+def test_a_candidate_whose_frame_passes_the_stack_does_not_build(dense, tmp_path):
+    board = load_board("qemu/mps2-an386")
+    builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
+    good, _ = builder.candidates(dense, list(dense.space)[:1])
+
+    def with_buffer(name: str, size: int) -> Candidate:
+        return _broken(good[0], name, f"  volatile int8_t buf[{size}];\n  buf[0] = x0[0];\n"
+                       f"  y1[0] = buf[{size} - 1];\n  return 0;")
+    fits = builder.build(dense, [good[0], with_buffer("tune_fits", 6000)])
+    assert not fits.build_error
+    deep = builder.build(dense, [with_buffer("tune_deep", 7800)])
+    assert "stack usage is 78" in deep.build_error
+    # The reserve covers what the firmware itself puts on the stack under a kernel.
+    peak = stack_usage(fits.project)
+    assert peak.bounded and peak.runtime + peak.exception <= KERNEL_STACK_RESERVE
 
 
 def test_expected_output_is_what_the_reference_computes(dense):
