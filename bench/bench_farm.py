@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from aot.target import load_board  # noqa: E402
 from aot.tune.farm import BoardSpec, Flows, LocalFarm, RayFarm, board_resource  # noqa: E402
-from aot.tune.measure import Builder, Runner, measure  # noqa: E402
+from aot.tune.measure import Builder, Runner, distinct_candidates, measure  # noqa: E402
 from aot.tune.workload import extract_workloads  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
@@ -108,8 +108,9 @@ def main() -> int:
             finally:
                 c.shutdown()
     out = []
-    print(f"{wl.description}: {n} candidates, 1 repeat; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    distinct = len(distinct_candidates(wl, configs)[0])
+    print(f"{wl.description}: {n} candidates ({distinct} distinct kernels), 1 repeat; load "
+          f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
     print("| farm | boards | seconds | candidates/min | same costs | failed |")
     print("|---|---:|---:|---:|---|---:|")
     for (farm, k), (secs, got) in rows.items():
@@ -121,7 +122,7 @@ def main() -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"workload": wl.description, "candidates": n,
-                                         "rows": out}, indent=2))
+                                         "distinct_kernels": distinct, "rows": out}, indent=2))
     return 0
 
 
