@@ -213,3 +213,33 @@ def test_the_helium_fused_helper_is_bit_exact_on_an_emulated_cortex_m55(variant,
     assert any("aot_depthwise_requant_s8(" in k.source for k in compiled.kernels)
     run = run_on_board(compiled, inputs, workdir=tmp_path)
     assert all(c.exact for c in compare(g, run.outputs, reference_outputs(g, inputs)))
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+@pytest.mark.parametrize("fuse_epilogue", [False, True])
+def test_rows_of_three_pixels_compile_with_the_projects_warnings(models_dir, tmp_path,
+                                                                 fuse_epilogue):
+    """VWW's last depthwise layer (3x3 pixels, 256 channels) unfused: the
+    two-pixel loop once left GCC unable to tell where the channel tail
+    starts, and -Werror turned its warning (aggressive-loop-optimizations)
+    into a failed build of every such candidate."""
+    import subprocess
+
+    from aot.target import load_board
+    from aot.tune.workload import extract_workloads
+
+    board = load_board(ARM)
+    _, workloads = extract_workloads(models_dir / "mlperf_vww_mobilenetv1_025.tflite",
+                                     board.target)
+    wl = next(w for w in workloads if w.description.startswith("depthwise_conv2d 1x3x3x256"))
+    config = next(c for c in wl.space if c["fuse_epilogue"] is fuse_epilogue
+                  and c["unroll_epilogue"] == 8 and c["optimize"] == "O2")
+    for rel, text in support_files(wl.target).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "k.c").write_text(wl.lower(config, "k").source)
+    proc = subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-Wall", "-Wextra", "-Werror",
+                           "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
+                           "-mfpu=fpv4-sp-d16", "-O2", "-I.", "-c", "k.c", "-o", "k.o"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

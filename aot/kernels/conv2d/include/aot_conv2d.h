@@ -694,7 +694,9 @@ AOT_INLINE int32_t aot_depthwise_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
     const int8_t* xq = xp + sw * x_cs;
     int32_t* out = acc + p * acc_ps;
     int32_t c;
-    for (c = 0; c + 4 <= c_n; c += 4) {
+    /* c < (c_n & ~3), not c + 4 <= c_n: GCC then knows where the tail starts
+       (otherwise it warned of the tail loop as invoking undefined behaviour) */
+    for (c = 0; c < (c_n & ~3); c += 4) {
       int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0, kh, kw;
       AOT_UNROLL("GCC unroll 8")
       for (kh = 0; kh < kh_n; ++kh) {
