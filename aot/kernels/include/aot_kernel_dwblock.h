@@ -191,188 +191,44 @@ AOT_INLINE void aot_dwb_widen(int32_t* wide, int32_t wp, const int8_t* x, int32_
    kernel row: the two weight words, then the block's words in column order
    into two alternating registers, each feeding the multiplies that read it
    (stride 1, four pixels: five loads, eight multiplies; ten registers in
-   all).  AOT_DWB_ROW_S<stride>P<pixels> (written out by a script, one per
-   shape): KH the kernel row (immediate arithmetic for the assembler); R the
-   kernel rows' and N the column pairs' distance in bytes, immediates
-   (aot_dwb_fits).  AOT_NO_ASM turns it off. */
+   all).  AOT_DWB_ROW_S<stride>P<pixels>, composed of one step per pixel
+   or, at stride 1, per pair of pixels: KH the kernel row (immediate
+   arithmetic for the assembler); R the kernel rows' and N the column pairs'
+   distance in bytes, immediates (aot_dwb_fits).  AOT_NO_ASM turns it off. */
 #define AOT_HAVE_DWB_ASM 1
 
-#define AOT_DWB_ROW_S1P1(KH) \
+/* A kernel row's two weight words and the block's first word. */
+#define AOT_DWB_HEAD(KH) \
   "ldr %[e], [%[w], #" KH "*16]\n\t" \
   "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t"
+  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t"
+/* Pixel I alone: its first two taps from word A (already loaded), its third
+   from word J, loaded into B. */
+#define AOT_DWB_PIX(KH, I, J, A, B) \
+  "smlad %[s" #I "], %[" #A "], %[e], %[s" #I "]\n\t" \
+  "ldr %[" #B "], [%[x], #" KH "*%c[R]+" #J "*%c[N]]\n\t" \
+  "smlabt %[s" #I "], %[" #B "], %[o], %[s" #I "]\n\t"
+/* Pixels I and I1 (stride 1) from word A and word J, loaded into B. */
+#define AOT_DWB_PAIR(KH, I, I1, J, A, B) \
+  "smlad %[s" #I "], %[" #A "], %[e], %[s" #I "]\n\t" \
+  "smlatb %[s" #I1 "], %[" #A "], %[e], %[s" #I1 "]\n\t" \
+  "ldr %[" #B "], [%[x], #" KH "*%c[R]+" #J "*%c[N]]\n\t" \
+  "smlabt %[s" #I "], %[" #B "], %[o], %[s" #I "]\n\t" \
+  "smlad %[s" #I1 "], %[" #B "], %[o], %[s" #I1 "]\n\t"
 
-#define AOT_DWB_ROW_S1P2(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[o], %[s1]\n\t"
+#define AOT_DWB_ROW_S1P1(KH) AOT_DWB_HEAD(KH) AOT_DWB_PIX(KH, 0, 1, a, b)
+#define AOT_DWB_ROW_S1P2(KH) AOT_DWB_HEAD(KH) AOT_DWB_PAIR(KH, 0, 1, 1, a, b)
+#define AOT_DWB_ROW_S1P3(KH) AOT_DWB_ROW_S1P2(KH) AOT_DWB_PIX(KH, 2, 2, b, a)
+#define AOT_DWB_ROW_S1P4(KH) AOT_DWB_ROW_S1P2(KH) AOT_DWB_PAIR(KH, 2, 3, 2, b, a)
+#define AOT_DWB_ROW_S1P5(KH) AOT_DWB_ROW_S1P4(KH) AOT_DWB_PIX(KH, 4, 3, a, b)
+#define AOT_DWB_ROW_S1P6(KH) AOT_DWB_ROW_S1P4(KH) AOT_DWB_PAIR(KH, 4, 5, 3, a, b)
 
-#define AOT_DWB_ROW_S1P3(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s2], %[a], %[o], %[s2]\n\t"
-
-#define AOT_DWB_ROW_S1P4(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
-  "smlatb %[s3], %[b], %[e], %[s3]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
-  "smlad %[s3], %[a], %[o], %[s3]\n\t"
-
-#define AOT_DWB_ROW_S1P5(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
-  "smlatb %[s3], %[b], %[e], %[s3]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
-  "smlad %[s3], %[a], %[o], %[s3]\n\t" \
-  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
-  "smlabt %[s4], %[b], %[o], %[s4]\n\t"
-
-#define AOT_DWB_ROW_S1P6(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "smlatb %[s1], %[a], %[e], %[s1]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[b], %[e], %[s2]\n\t" \
-  "smlatb %[s3], %[b], %[e], %[s3]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s2], %[a], %[o], %[s2]\n\t" \
-  "smlad %[s3], %[a], %[o], %[s3]\n\t" \
-  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
-  "smlatb %[s5], %[a], %[e], %[s5]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
-  "smlabt %[s4], %[b], %[o], %[s4]\n\t" \
-  "smlad %[s5], %[b], %[o], %[s5]\n\t"
-
-#define AOT_DWB_ROW_S2P1(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t"
-
-#define AOT_DWB_ROW_S2P2(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s1], %[a], %[o], %[s1]\n\t"
-
-#define AOT_DWB_ROW_S2P3(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
-  "smlabt %[s2], %[b], %[o], %[s2]\n\t"
-
-#define AOT_DWB_ROW_S2P4(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
-  "smlabt %[s2], %[b], %[o], %[s2]\n\t" \
-  "smlad %[s3], %[b], %[e], %[s3]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
-  "smlabt %[s3], %[a], %[o], %[s3]\n\t"
-
-#define AOT_DWB_ROW_S2P5(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
-  "smlabt %[s2], %[b], %[o], %[s2]\n\t" \
-  "smlad %[s3], %[b], %[e], %[s3]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
-  "smlabt %[s3], %[a], %[o], %[s3]\n\t" \
-  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+5*%c[N]]\n\t" \
-  "smlabt %[s4], %[b], %[o], %[s4]\n\t"
-
-#define AOT_DWB_ROW_S2P6(KH) \
-  "ldr %[e], [%[w], #" KH "*16]\n\t" \
-  "ldr %[o], [%[w], #" KH "*16+12]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]]\n\t" \
-  "smlad %[s0], %[a], %[e], %[s0]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+1*%c[N]]\n\t" \
-  "smlabt %[s0], %[b], %[o], %[s0]\n\t" \
-  "smlad %[s1], %[b], %[e], %[s1]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+2*%c[N]]\n\t" \
-  "smlabt %[s1], %[a], %[o], %[s1]\n\t" \
-  "smlad %[s2], %[a], %[e], %[s2]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+3*%c[N]]\n\t" \
-  "smlabt %[s2], %[b], %[o], %[s2]\n\t" \
-  "smlad %[s3], %[b], %[e], %[s3]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+4*%c[N]]\n\t" \
-  "smlabt %[s3], %[a], %[o], %[s3]\n\t" \
-  "smlad %[s4], %[a], %[e], %[s4]\n\t" \
-  "ldr %[b], [%[x], #" KH "*%c[R]+5*%c[N]]\n\t" \
-  "smlabt %[s4], %[b], %[o], %[s4]\n\t" \
-  "smlad %[s5], %[b], %[e], %[s5]\n\t" \
-  "ldr %[a], [%[x], #" KH "*%c[R]+6*%c[N]]\n\t" \
-  "smlabt %[s5], %[a], %[o], %[s5]\n\t"
+#define AOT_DWB_ROW_S2P1(KH) AOT_DWB_HEAD(KH) AOT_DWB_PIX(KH, 0, 1, a, b)
+#define AOT_DWB_ROW_S2P2(KH) AOT_DWB_ROW_S2P1(KH) AOT_DWB_PIX(KH, 1, 2, b, a)
+#define AOT_DWB_ROW_S2P3(KH) AOT_DWB_ROW_S2P2(KH) AOT_DWB_PIX(KH, 2, 3, a, b)
+#define AOT_DWB_ROW_S2P4(KH) AOT_DWB_ROW_S2P3(KH) AOT_DWB_PIX(KH, 3, 4, b, a)
+#define AOT_DWB_ROW_S2P5(KH) AOT_DWB_ROW_S2P4(KH) AOT_DWB_PIX(KH, 4, 5, a, b)
+#define AOT_DWB_ROW_S2P6(KH) AOT_DWB_ROW_S2P5(KH) AOT_DWB_PIX(KH, 5, 6, b, a)
 
 #define AOT_DWB_S_OUT1 [s0] "+r"(s[0])
 #define AOT_DWB_S_OUT2 AOT_DWB_S_OUT1, [s1] "+r"(s[1])
