@@ -26,17 +26,6 @@ BOARD = "qemu/mps2-an386"
 
 
 @pytest.fixture
-def kws(models_dir):
-    return models_dir / "mlperf_kws_dscnn.tflite"
-
-
-@pytest.fixture
-def dense(kws):
-    target = load_board(BOARD).target
-    return [w for w in extract_workloads(kws, target)[1] if w.description.startswith("dense")][0]
-
-
-@pytest.fixture
 def fake(monkeypatch):
     flows = CrcFlows(unit=ESTIMATED_CYCLES)
     monkeypatch.setattr(session, "open_farm", lambda *args, **kwargs: flows)

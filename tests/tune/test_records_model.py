@@ -21,21 +21,9 @@ from aot.tune import records as rec
 from aot.tune import session
 from aot.tune.errors import TuneError
 from aot.tune.session import CONFIRM, TunedKernels, tune_model
-from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"
 OTHER = {"name": "other.tflite", "sha256": "0123456789abcdef"}
-
-
-@pytest.fixture
-def kws(models_dir):
-    return models_dir / "mlperf_kws_dscnn.tflite"
-
-
-@pytest.fixture
-def dense(kws):
-    target = load_board(BOARD).target
-    return [w for w in extract_workloads(kws, target)[1] if w.description.startswith("dense")][0]
 
 
 @pytest.fixture
