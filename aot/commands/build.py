@@ -39,7 +39,6 @@ def cache_dir(args: argparse.Namespace) -> Path | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", help="a project directory from `aot project create`")
-    parser.add_argument("--json", action="store_true", help="print the sizes as JSON")
     parser.add_argument("--stack", action="store_true",
                         help="also bound the peak stack from GCC's call graph, the linked "
                              "libraries and the exception frame (compiles the sources once more)")

@@ -51,7 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an `aot tune` log: profile the model compiled with each tuned "
                         "workload's best config for this target, as aot compile "
                         "--tuning-records does (repeatable)")
-    parser.add_argument("--json", action="store_true", help="print the profile as JSON")
     parser.add_argument("--chart", type=Path, metavar="FILE.svg",
                         help="also write a bar chart of the cycles per kernel")
     add_cache_arguments(parser)

@@ -42,8 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=".npy ([N, *input shape]) or, for several inputs, .npz")
     parser.add_argument("--output", required=True, type=Path,
                         help=".npy, or .npz for models with several outputs")
-    parser.add_argument("--json", action="store_true",
-                        help="print a JSON summary (sizes, invocations, files)")
     parser.add_argument("--sanitize", action="store_true",
                         help="build with AddressSanitizer and UndefinedBehaviorSanitizer")
     add_board_arguments(parser)

@@ -44,7 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path,
                         help="where to write the JSON report (default: "
                              "aot-verify-<model>-<board>.json in the current folder)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--runner", help="the runner (default: the board's first)")
     parser.add_argument("--port", help="the board's serial port (real boards)")
     add_model_arguments(parser)
