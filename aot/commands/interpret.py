@@ -24,7 +24,7 @@ import numpy as np
 
 from aot.commands.compile import add_model_arguments, input_shapes
 from aot.frontend import load_model
-from aot.inputs import check_inputs
+from aot.inputs import check_finite, check_inputs
 from aot.ir import Graph
 from aot.reference.interpreter import InterpretError, Session
 
@@ -34,16 +34,28 @@ HELP = "run a model with the reference interpreter (bit-exact with TFLM)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite or .onnx model file")
-    parser.add_argument("--input", required=True, type=Path,
-                        help=".npy ([N, *input shape]) or, for several inputs, .npz")
+    add_input_arguments(parser, required=True)
     parser.add_argument("--output", required=True, type=Path,
                         help=".npy, or .npz for models with several outputs")
     add_model_arguments(parser)
 
 
-def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
+def add_input_arguments(parser: argparse.ArgumentParser, *, required: bool = False,
+                        help: str = ".npy ([N, *input shape]) or, for several inputs, "
+                                    ".npz") -> None:
+    """``--input`` and ``--allow-nonfinite``: the options of every command
+    that runs a model on the user's inputs (read by :func:`load_inputs`)."""
+    parser.add_argument("--input", required=required, type=Path, help=help)
+    parser.add_argument("--allow-nonfinite", action="store_true",
+                        help="run float inputs holding NaN or Inf (refused by default: a "
+                             "model's answer to them is not defined)")
+
+
+def load_inputs(graph: Graph, path: Path, *, allow_nonfinite: bool = False) -> list[np.ndarray]:
     """One ``[N, *shape]`` array per graph input, in graph-input order, checked
-    against the model's inputs (:func:`aot.inputs.check_inputs`)."""
+    against the model's inputs (:func:`aot.inputs.check_inputs`) and, unless
+    ``allow_nonfinite``, refused when a float input holds NaN or Inf
+    (:func:`aot.inputs.check_finite`)."""
     try:
         with open(path, "rb") as f:
             magic = f.read(6)
@@ -72,7 +84,10 @@ def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
                     raise InterpretError(f"{path} has no array {t.name!r} or 'input_{k}'; "
                                          f"it holds {sorted(data.files)}")
                 arrays.append(data[key])
-    return check_inputs(graph, arrays, source=path)
+    arrays = check_inputs(graph, arrays, source=path)
+    if not allow_nonfinite:
+        check_finite(graph, arrays, source=path, hint="--allow-nonfinite runs them anyway")
+    return arrays
 
 
 def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -95,7 +110,8 @@ def save_outputs(graph: Graph, outputs: list[np.ndarray], path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     graph = load_model(args.model, input_shapes(args))
-    outputs = interpret(graph, load_inputs(graph, args.input))
+    outputs = interpret(graph, load_inputs(graph, args.input,
+                                           allow_nonfinite=args.allow_nonfinite))
     try:
         save_outputs(graph, outputs, args.output)
     except OSError as err:

@@ -20,7 +20,7 @@ from aot.commands.compile import (
     add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
     target_from_args, tuned_kernels,
 )
-from aot.commands.interpret import load_inputs, save_outputs
+from aot.commands.interpret import add_input_arguments, load_inputs, save_outputs
 from aot.commands.run_board import add_board_arguments, run_command
 from aot.compile import CompileError, compile_model, resolve_target
 from aot.executor.codegen import host_main
@@ -38,8 +38,7 @@ HOST_BOARD = "host/native"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     add_target_arguments(parser, board_default=HOST_BOARD)
-    parser.add_argument("--input", required=True, type=Path,
-                        help=".npy ([N, *input shape]) or, for several inputs, .npz")
+    add_input_arguments(parser, required=True)
     parser.add_argument("--output", required=True, type=Path,
                         help=".npy, or .npz for models with several outputs")
     parser.add_argument("--sanitize", action="store_true",
@@ -115,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                           for k in compiled.host_c.kernels.values())
         print(f"note: hand-written C kernels, compiled by this machine's C compiler beside the "
               f"LLVM JIT: {names}", file=sys.stderr)
-    inputs = load_inputs(compiled.graph, args.input)
+    inputs = load_inputs(compiled.graph, args.input, allow_nonfinite=args.allow_nonfinite)
     if not compiled.is_jit and not on_host:
         return run_command(args, compiled, inputs)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
