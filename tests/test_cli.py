@@ -134,3 +134,26 @@ def test_sigterm_removes_the_temporary_folders(tmp_path):
     assert proc.returncode == EXIT_TERMINATED, err
     assert "aot run: terminated" in err and "Traceback" not in err
     assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_board_run_removes_its_firmware_folder(tmp_path):
+    """The issue's case: SIGTERM to `aot run --board qemu/...` left /tmp/aot-fw-* behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((5000, 1, 1), np.int8))
+    proc = _aot("run", HELLO, "--board", "qemu/mps2-an386", "--input", str(x),
+                stdout=subprocess.PIPE,
+                env={"TMPDIR": str(tmp), "AOT_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + 300
+    while not list(tmp.glob("aot-fw-*/**/firmware.elf")) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run never built its firmware"
+        time.sleep(0.02)
+    time.sleep(0.5)   # into the flash and run
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_TERMINATED, err
+    assert "aot run: terminated" in err and "Traceback" not in err
+    assert list(tmp.iterdir()) == []
