@@ -178,6 +178,9 @@ def check_output_path(graph: Graph, path: Path) -> None:
     if path.suffix == ".npy" and n != 1:
         raise InterpretError(f"--output {path}: the model has {n} outputs: name the output "
                              "file *.npz")
+    if not path.absolute().parent.is_dir():
+        raise InterpretError(f"--output {path}: the folder {path.parent} does not exist; "
+                             "make it first")
 
 
 def save_outputs(graph: Graph, outputs: list[np.ndarray], path: Path) -> None:

@@ -31,6 +31,7 @@ def x(tmp_path):
     ("yy", "--output {}: name a .npy file (a model with one output) or a .npz file"),
     ("out.txt", "--output {}: name a .npy file"),
     ("folder", "--output {} is a folder: name the file to write, e.g. {}/outputs.npy"),
+    ("no-such/y.npy", "--output {}: the folder no-such does not exist"),
 ])
 def test_output_must_name_a_npy_or_npz_file(command, name, message, x, tmp_path, monkeypatch,
                                             capsys):
