@@ -11,6 +11,12 @@ after the build and the flash, and look like a device that stops answering.
 Values must convert exactly to the input's dtype, the rule of the reference
 interpreter (docs/models.md): an int64 array of int8 values is fine, 0.5 or
 200 for an int8 input is an error.
+
+NaN and Inf pass :func:`check_inputs` (a caller of the Python API may mean
+them), but a model's answer to them is not defined: TFLM, the reference and
+the compiled C each give something different, and a softmax turns it into a
+plausible-looking wrong answer.  :func:`check_finite` refuses them; the
+``aot`` commands call it on every input file unless ``--allow-nonfinite``.
 """
 
 from __future__ import annotations
@@ -106,3 +112,27 @@ def _first_inexact(x: np.ndarray, dtype: np.dtype) -> str:
     except (TypeError, ValueError):
         return f"a {x.dtype} value"
     return repr(flat[bad[0]].item()) if bad.size else f"a {x.dtype} value"
+
+
+def check_finite(model, arrays: Sequence, *, source=None, hint: str = "") -> None:
+    """An :class:`InputError` when a float input of ``model`` (a Graph or
+    metadata) holds NaN or Inf, naming the input, how many values and the
+    first one's index; ``hint`` (what to do to pass them anyway) ends the
+    message.  ``arrays`` are :func:`check_inputs`'s result."""
+    where = f"{source}: " if source is not None else ""
+    for spec, x in zip(input_specs(model), arrays):
+        if spec.dtype.kind != "f":
+            continue
+        bad = ~np.isfinite(x)
+        count = int(bad.sum())
+        if count == 0:
+            continue
+        nan = int(np.isnan(x).sum())
+        first = [int(i) for i in np.unravel_index(int(np.argmax(bad)), x.shape)]
+        kinds = ", ".join(f"{n} {what}" for n, what in ((nan, "NaN"), (count - nan, "Inf"))
+                          if n)
+        raise InputError(
+            f"{where}input {spec.name!r} holds {count} non-finite value"
+            f"{'s' if count != 1 else ''} ({kinds}), the first at index {first} "
+            "(invocation first); a model's answer to NaN or Inf is not defined (TFLM, "
+            "the reference and the compiled code differ)" + (f"; {hint}" if hint else ""))

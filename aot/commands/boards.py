@@ -12,14 +12,11 @@ HELP = "list the boards aot knows, or show one board's record"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     sub = parser.add_subparsers(dest="boards_command", metavar="ACTION")
     show = sub.add_parser(
         "show", help="show one board's record", description="Show one board's record."
     )
     show.add_argument("tag", help="board tag, alias or tag:vN (qemu/mps2-an386)")
-    # SUPPRESS keeps `aot boards --json show TAG` from being reset by the sub-parser.
-    show.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def _size(n: int) -> str:

@@ -2,7 +2,8 @@
 
 Runs ``make -j`` in the project, reusing runtime objects compiled earlier
 with the same compiler and flags (a cache in ``$AOT_CACHE_DIR``, default
-``~/.cache/aot``), and prints flash and RAM use split into model code,
+``$XDG_CACHE_HOME/aot`` or ``~/.cache/aot``; bypassed with a note when it
+cannot be written), and prints flash and RAM use split into model code,
 weights and runtime.
 """
 
@@ -11,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
+import warnings
 from pathlib import Path
 
+from aot.errors import AotWarning
 from aot.firmware import build_project
 from aot.firmware.stack import stack_usage
 
@@ -20,10 +24,31 @@ NAME = "build"
 HELP = "build a firmware project and print its flash and RAM use"
 
 
-def default_cache_dir() -> Path:
-    """The object cache: ``$AOT_CACHE_DIR/objects`` or ``~/.cache/aot/objects``."""
-    root = os.environ.get("AOT_CACHE_DIR") or Path.home() / ".cache" / "aot"
-    return Path(root) / "objects"
+def default_cache_dir() -> Path | None:
+    """The object cache: ``$AOT_CACHE_DIR/objects``, else
+    ``$XDG_CACHE_HOME/aot/objects``, else ``~/.cache/aot/objects``.
+
+    The one place that picks it.  The cache only saves time, so a folder that
+    cannot be made or written (a read-only home, as in some CI containers)
+    is bypassed with a note naming it and AOT_CACHE_DIR: None, no cache.
+    """
+    if os.environ.get("AOT_CACHE_DIR"):
+        root, where = Path(os.environ["AOT_CACHE_DIR"]), "AOT_CACHE_DIR"
+    elif os.environ.get("XDG_CACHE_HOME"):
+        root, where = Path(os.environ["XDG_CACHE_HOME"]) / "aot", "XDG_CACHE_HOME"
+    else:
+        root, where = Path(os.path.expanduser("~")) / ".cache" / "aot", "the home folder"
+    folder = root / "objects"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()  # writable, not only present
+    except OSError as err:
+        warnings.warn(AotWarning(
+            f"the object cache {folder} (from {where}) cannot be written "
+            f"({err.strerror or err}); building without it: set AOT_CACHE_DIR to a writable "
+            "folder to reuse compiled runtime objects"), stacklevel=2)
+        return None
+    return folder
 
 
 def add_cache_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +64,6 @@ def cache_dir(args: argparse.Namespace) -> Path | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", help="a project directory from `aot project create`")
-    parser.add_argument("--json", action="store_true", help="print the sizes as JSON")
     parser.add_argument("--stack", action="store_true",
                         help="also bound the peak stack from GCC's call graph, the linked "
                              "libraries and the exception frame (compiles the sources once more)")

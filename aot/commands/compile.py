@@ -8,6 +8,7 @@ artifact and how firmware builds use it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -203,6 +204,17 @@ def _libs(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(target.attrs.get("libs") or ())
 
 
+def _text_stream(args: argparse.Namespace):
+    """Where dumps and tables go: stdout, or stderr under ``--json`` (stdout then
+    holds the one JSON document)."""
+    return sys.stderr if getattr(args, "json", False) else sys.stdout
+
+
+def _tuning_json(tuned) -> dict | None:
+    return None if tuned is None else {"applied": len(tuned.applied),
+                                       "tunable": len(tuned.tunable), "stale": tuned.stale}
+
+
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
     if getattr(args, "choose_layers", False):
         return choose_from_args(args, kernel_library)
@@ -212,7 +224,7 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
     compiled = compile_model(args.model, target, codegen=args.codegen,
                              name=args.name, input_shapes=input_shapes(args),
                              opt_level=args.opt_level, disabled_pass=args.disabled_pass,
-                             dump_after=args.dump_after, dump_stream=sys.stdout,
+                             dump_after=args.dump_after, dump_stream=_text_stream(args),
                              io_in_workspace=args.io_in_workspace, inplace=args.inplace,
                              overlap=args.overlap, memory_budget=args.memory_budget,
                              memory_regions=args.memory_regions, patches=args.patches,
@@ -242,12 +254,14 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            overlap=args.overlap, memory_budget=args.memory_budget,
                              memory_regions=args.memory_regions,
                            kernel_library=kernel_library)
-    print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
-    print(choice.table())
+    out = _text_stream(args)
+    print("per-layer choice, each kernel run alone on the board (instructions or cycles):",
+          file=out)
+    print(choice.table(), file=out)
     if args.layer_costs:
         write_costs(choice, args.layer_costs)
         print(f"  costs written to {args.layer_costs} (--layer-costs without --choose-layers "
-              "applies them)")
+              "applies them)", file=out)
     return choice.compiled
 
 
@@ -298,7 +312,7 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
     return compile_group(args.model, target_from_args(args), names=names, name=args.name,
                          codegen=args.codegen, opt_level=args.opt_level,
                          disabled_pass=args.disabled_pass, dump_after=args.dump_after,
-                         dump_stream=sys.stdout, io_in_workspace=args.io_in_workspace,
+                         dump_stream=_text_stream(args), io_in_workspace=args.io_in_workspace,
                          inplace=args.inplace, overlap=args.overlap,
                          memory_regions=args.memory_regions,
                          kernel_library=kernel_library, codegen_options=codegen_options(args))
@@ -308,15 +322,28 @@ def run_group(args: argparse.Namespace, tuned) -> int:
     group = group_from_args(args, tuned)
     path = group.write(args.output, tar=args.tar)
     where = group.board.tag if group.board else str(group.target)
+    charts = {}
     if args.memory_report:
         for m in group.models:
-            print(f"{m.name} ({m.graph.name}):")
-            print(format_memory_report(m.plan), end="")
             chart = Path(path) / f"memory_{m.name}.svg" if Path(path).is_dir() else \
                 Path(path).with_suffix(f".memory_{m.name}.svg")
             chart.write_text(memory_svg(m.plan, f"{m.graph.name} ({m.name}) on {where}: "
                                         f"{m.plan.workspace_bytes:,}-byte workspace"))
-            print(f"memory chart: {chart}")
+            charts[m.name] = str(chart)
+            if not args.json:
+                print(f"{m.name} ({m.graph.name}):")
+                print(format_memory_report(m.plan), end="")
+                print(f"memory chart: {chart}")
+    if args.json:
+        print(json.dumps({
+            "models": [{"name": m.name, "model": m.graph.name, "sizes": m.sizes.to_json(),
+                        "memory_chart": charts.get(m.name)} for m in group.models],
+            "target": str(group.target), "board": group.board.tag if group.board else None,
+            "output": str(path), "workspace": f"{group.name}_workspace",
+            "sizes": group.sizes.to_json(),
+            "regions": group.metadata()["group"].get("regions", {}),
+            "tuning_records": _tuning_json(tuned)}, indent=2))
+        return 0
     print(f"compiled {len(group.models)} models for {where} into {path}, sharing "
           f"{group.name}_workspace")
     for m in group.models:
@@ -366,13 +393,29 @@ def run(args: argparse.Namespace) -> int:
     else:
         path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
+    chart = None
     if args.memory_report:
-        print(format_memory_report(compiled.plan), end="")
         chart = Path(path) / "memory.svg" if Path(path).is_dir() else \
             Path(path).with_suffix(".memory.svg")
         chart.write_text(memory_svg(compiled.plan, f"{compiled.graph.name} on {where}: "
                                     f"{compiled.plan.workspace_bytes:,}-byte workspace"))
-        print(f"memory chart: {chart}")
+        if not args.json:
+            print(format_memory_report(compiled.plan), end="")
+            print(f"memory chart: {chart}")
+    if args.json:
+        plan = compiled.plan
+        print(json.dumps({
+            "model": compiled.graph.name, "name": compiled.name,
+            "target": str(compiled.target),
+            "board": compiled.board.tag if compiled.board else None,
+            "output": str(path), "project": args.project, "sizes": compiled.sizes.to_json(),
+            "memory_budget": compiled.budget.to_json() if compiled.budget else None,
+            "patches": compiled.patches.to_json() if compiled.patches else None,
+            "memory_regions": dict(plan.regions), "region_constants": dict(
+                plan.region_constants), "memory_chart": str(chart) if chart else None,
+            "layers": compiled.layers() if compiled.target.attrs.get("libs") else None,
+            "tuning_records": _tuning_json(tuned)}, indent=2))
+        return 0
     print(f"compiled {compiled.graph.name} for {where} into {path}")
     hand_written = [f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
                     for k in compiled.kernels if compiled.llvm is not None and k.func is None]

@@ -10,6 +10,7 @@ docs/integration.md shows them in use.
 from __future__ import annotations
 
 import argparse
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -39,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     paths = _paths()
+    if args.json:
+        print(json.dumps({key: str(path) for key, path in paths.items()
+                          if args.key in (None, key)}, indent=2))
+        return 0
     if args.key:
         print(paths[args.key])
     else:

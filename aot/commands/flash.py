@@ -10,6 +10,7 @@ run in one go.  ``--dry-run`` prints the exact command instead of running it.
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 
 from aot.firmware import load_project, open_device
@@ -32,13 +33,27 @@ def run(args: argparse.Namespace) -> int:
     project = load_project(args.project)
     if args.dry_run:
         if args.runner == "none":
-            print(f"# --runner none flashes nothing; the RPC opens {args.port}")
+            if args.json:
+                print(json.dumps({"board": project.board_tag, "runner": "none", "argv": None,
+                                  "port": args.port}, indent=2))
+            else:
+                print(f"# --runner none flashes nothing; the RPC opens {args.port}")
             return 0
-        print(shlex.join(device_runner(project, args.runner, args.port).argv()))
+        runner = device_runner(project, args.runner, args.port)
+        if args.json:
+            print(json.dumps({"board": project.board_tag, "runner": runner.name,
+                              "argv": runner.argv(), "port": args.port}, indent=2))
+        else:
+            print(shlex.join(runner.argv()))
         return 0
     with open_device(project, runner=args.runner, serial_port=args.port) as dev:
         info = dev.info()
         tensors = dev.tensors()
+    if args.json:
+        print(json.dumps({"board": project.board_tag, "model": info.model_name,
+                          "build_id": info.build_id, "protocol_version": info.protocol_version,
+                          "tensors": len(tensors), "kernels": info.num_kernels}, indent=2))
+        return 0
     print(f"{project.board_tag} runs {info.model_name} (build {info.build_id}, protocol "
           f"v{info.protocol_version}, {len(tensors)} tensors, {info.num_kernels} kernels)")
     return 0

@@ -22,7 +22,6 @@ HELP = "show a model's operators, tensors, MACs and memory needs"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite or .onnx model file")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_model_arguments(parser)
 
 

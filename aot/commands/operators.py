@@ -15,6 +15,7 @@ their name.
 from __future__ import annotations
 
 import argparse
+import json
 
 from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
 from aot.frontend.tflm_builtins import TFLM_BUILTINS
@@ -102,6 +103,10 @@ def markdown() -> str:
 def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(markdown(), end="")
+        return 0
+    if args.json:
+        keys = [h.replace(" ", "_").lower() for h in _HEADER]
+        print(json.dumps([dict(zip(keys, r)) for r in rows()], indent=2))
         return 0
     table = [_HEADER, *rows()]
     widths = [max(len(r[i]) for r in table) for i in range(len(_HEADER))]

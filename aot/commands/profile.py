@@ -25,7 +25,7 @@ from pathlib import Path
 from aot.commands.build import add_cache_arguments, cache_dir
 from aot.commands.compile import codegen_options, tuned_kernels
 from aot.compile import resolve_target
-from aot.commands.interpret import load_inputs
+from aot.commands.interpret import add_input_arguments, load_inputs
 from aot.cycles import CycleModelError
 from aot.cycles.chart import profile_svg
 from aot.cycles.profile import profile_model
@@ -38,9 +38,8 @@ HELP = "estimate cycles per kernel on an emulated Cortex-M board (instructions, 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="an emulated board, e.g. qemu/mps2-an386")
-    parser.add_argument("--input", type=Path,
-                        help="the invocation to profile: .npy ([1, *shape]) or .npz "
-                             "(default: one seeded random input)")
+    add_input_arguments(parser, help="the invocation to profile: .npy ([1, *shape]) or .npz "
+                                     "(default: one seeded random input)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input")
     parser.add_argument("--target", help="refines the board's target, e.g. 'c -libs=cmsis-nn' "
                         "(docs/targets.md, docs/byoc.md)")
@@ -51,7 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an `aot tune` log: profile the model compiled with each tuned "
                         "workload's best config for this target, as aot compile "
                         "--tuning-records does (repeatable)")
-    parser.add_argument("--json", action="store_true", help="print the profile as JSON")
     parser.add_argument("--chart", type=Path, metavar="FILE.svg",
                         help="also write a bar chart of the cycles per kernel")
     add_cache_arguments(parser)
@@ -60,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     inputs = None
     if args.input is not None:
-        inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input)]
+        inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input,
+                                             allow_nonfinite=args.allow_nonfinite)]
     tuned = None
     if args.tuning_records:
         target, _ = resolve_target(args.board, refine=args.target)

@@ -7,6 +7,7 @@ board's port, a Makefile and a CMakeLists.txt; it builds without Python.
 from __future__ import annotations
 
 import argparse
+import json
 
 from aot.firmware import create_project
 
@@ -27,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     project = create_project(args.artifact, args.board, args.output)
+    if args.json:
+        print(json.dumps({"project": str(project.path), "model": project.data["model"],
+                          "board": project.board_tag}, indent=2))
+        return 0
     print(f"created the firmware project {project.path} for {project.data['model']} on "
           f"{project.board_tag}")
     print(f"  build it with `aot build {project.path}` (or `make -C {project.path}`, or CMake)")

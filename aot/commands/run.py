@@ -1,8 +1,10 @@
-"""``aot run MODEL --board host/native --input X --output Y``: compile, build, run.
+"""``aot run MODEL [--board TAG] [--input X | --fill F] [--output Y]``: compile, build, run.
 
 Inputs and outputs follow ``aot interpret``: a leading axis of N
 invocations that run in order on one state, ``.npy`` for one tensor and
-``.npz`` for several.  Other boards go through the firmware flow
+``.npz`` for several; without ``--input`` the inputs are generated
+(``--fill``, default random), without ``--output`` the outputs are
+printed.  Other boards go through the firmware flow
 (:mod:`aot.commands.run_board`: project, build, flash, RPC).  ``--target
 llvm`` (the only target ``aot run`` takes) runs the model on this machine
 with its kernels compiled by LLVM's JIT instead of gcc (docs/codegen.md).
@@ -20,13 +22,15 @@ from aot.commands.compile import (
     add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
     target_from_args, tuned_kernels,
 )
-from aot.commands.interpret import load_inputs, save_outputs
+from aot.commands.interpret import (
+    add_input_arguments, add_output_argument, check_output_path, format_outputs,
+    inputs_from_args, outputs_json, save_outputs,
+)
 from aot.commands.run_board import add_board_arguments, run_command
 from aot.compile import CompileError, compile_model, resolve_target
 from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
 from aot.inputs import check_inputs
-from aot.reference.interpreter import InterpretError
 from aot.target import Target
 
 NAME = "run"
@@ -38,12 +42,8 @@ HOST_BOARD = "host/native"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     add_target_arguments(parser, board_default=HOST_BOARD)
-    parser.add_argument("--input", required=True, type=Path,
-                        help=".npy ([N, *input shape]) or, for several inputs, .npz")
-    parser.add_argument("--output", required=True, type=Path,
-                        help=".npy, or .npz for models with several outputs")
-    parser.add_argument("--json", action="store_true",
-                        help="print a JSON summary (sizes, invocations, files)")
+    add_input_arguments(parser, fill=True)
+    add_output_argument(parser)
     parser.add_argument("--sanitize", action="store_true",
                         help="build with AddressSanitizer and UndefinedBehaviorSanitizer")
     add_board_arguments(parser)
@@ -117,24 +117,29 @@ def run(args: argparse.Namespace) -> int:
                           for k in compiled.host_c.kernels.values())
         print(f"note: hand-written C kernels, compiled by this machine's C compiler beside the "
               f"LLVM JIT: {names}", file=sys.stderr)
-    inputs = load_inputs(compiled.graph, args.input)
+    if args.output is not None:
+        check_output_path(compiled.graph, args.output)  # before the run, not after it
+    inputs, source = inputs_from_args(compiled.graph, args)
     if not compiled.is_jit and not on_host:
-        return run_command(args, compiled, inputs)
+        return run_command(args, compiled, inputs, source)
     outputs = run_on_host(compiled, inputs, sanitize=args.sanitize)
-    try:
+    if args.output is not None:
         save_outputs(compiled.graph, outputs, args.output)
-    except OSError as err:
-        raise InterpretError(f"cannot write {args.output}: {err.strerror or err}") from None
     n = outputs[0].shape[0]
     board = compiled.board.tag if compiled.board is not None else None
     if args.json:
         print(json.dumps({"model": compiled.graph.name, "board": board,
-                          "target": str(compiled.target), "invocations": n,
-                          "output": str(args.output), "sizes": compiled.sizes.to_json()},
+                          "target": str(compiled.target), "invocations": n, "inputs": source,
+                          "output": str(args.output) if args.output else None,
+                          "sizes": compiled.sizes.to_json(),
+                          **outputs_json(compiled.graph, outputs, values=args.output is None)},
                          indent=2))
     else:
         where = board or f"this machine ({compiled.target}, LLVM JIT)"
+        written = f"outputs written to {args.output}" if args.output else "outputs:"
         print(f"{n} invocation{'s' if n != 1 else ''} of {compiled.graph.name} on "
-              f"{where}; outputs written to {args.output}")
+              f"{where} ({source}); {written}")
+        if args.output is None:
+            print(format_outputs(compiled.graph, outputs))
         print(f"  {compiled.sizes}")
     return 0

@@ -24,13 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "target",
         help='target string ("c -mcpu=cortex-m4"), JSON object or board tag (qemu/mps2-an386)',
     )
-    show.add_argument("--json", action="store_true", help="print the canonical JSON only")
-    kinds = sub.add_parser(
+    sub.add_parser(
         "kinds",
         help="list target kinds and their attributes",
         description="List the registered target kinds and their attributes.",
     )
-    kinds.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _facts(t: Target) -> dict:

@@ -12,6 +12,7 @@ describes the search spaces, the measurement and the records.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from aot.commands.compile import add_model_arguments, input_shapes
@@ -133,6 +134,18 @@ def run(args: argparse.Namespace) -> int:
                         tuning_records=args.tuning_records, progress=_printer(sys.stderr))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({
+            "model": str(args.model), "board": args.board, "log": str(args.log),
+            "loader": report.loader, "boards": report.boards, "measured": report.measured,
+            "seconds": report.seconds, "per_minute": report.per_minute,
+            "overrun_seconds": report.overrun, "unit": report.unit, "notes": report.notes,
+            "workloads": [{"key": w.key, "description": w.description, "groups": w.groups,
+                           "trials": w.trials, "failed": w.failed, "imported": w.imported,
+                           "default_cost": w.default_cost, "best_cost": w.best_cost,
+                           "best_config": w.best_config} for w in report.workloads]},
+            indent=2, default=str))
+        return 0
     how = "loaded into RAM" if report.loader == "ram" else "one image per batch"
     if report.boards > 1:
         how += f", {report.boards} boards"

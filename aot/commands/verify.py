@@ -19,7 +19,7 @@ from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
 from aot.commands.compile import add_codegen_argument, add_model_arguments, input_shapes
-from aot.commands.interpret import load_inputs
+from aot.commands.interpret import add_input_arguments, load_inputs
 from aot.firmware import FirmwareError, verify_model
 from aot.firmware.verify import FLOAT_TOLERANCE
 from aot.frontend import load_model
@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
     add_codegen_argument(parser)
-    parser.add_argument("--input", type=Path,
-                        help="inputs instead of the sample file: .npy ([N, *shape]) or .npz")
+    add_input_arguments(parser, help="inputs instead of the sample file: .npy ([N, *shape]) "
+                                     "or .npz")
     parser.add_argument("--random", type=int, default=2, metavar="N",
                         help="seeded random invocations after the samples (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -44,7 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path,
                         help="where to write the JSON report (default: "
                              "aot-verify-<model>-<board>.json in the current folder)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--runner", help="the runner (default: the board's first)")
     parser.add_argument("--port", help="the board's serial port (real boards)")
     add_model_arguments(parser)
@@ -61,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if args.random < 0:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
     shapes = input_shapes(args)
-    inputs = load_inputs(load_model(args.model, shapes), args.input) if args.input else None
+    inputs = load_inputs(load_model(args.model, shapes), args.input,
+                         allow_nonfinite=args.allow_nonfinite) if args.input else None
     report = verify_model(args.model, args.board, codegen=args.codegen, inputs=inputs,
                           input_shapes=shapes,
                           random_count=args.random,

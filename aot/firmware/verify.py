@@ -90,7 +90,9 @@ class OutputCheck:
 
     def to_json(self) -> dict:
         return {"name": self.name, "values": self.values, "differing": self.differing,
-                "mismatches": self.mismatches, "max_abs_diff": self.max_abs_diff,
+                "mismatches": self.mismatches,
+                # JSON has no Infinity: null stands for a NaN or Inf difference.
+                "max_abs_diff": self.max_abs_diff if np.isfinite(self.max_abs_diff) else None,
                 "first_mismatch": self.first_mismatch, "tolerance": self.tolerance,
                 "bit_exact": self.exact, "passed": self.passed}
 
@@ -150,7 +152,9 @@ def compare(graph: Graph, got: list[np.ndarray], want: list[np.ndarray], *,
             float_tolerance: float = 0.0) -> list[OutputCheck]:
     """Compare each output over all invocations: integers bit for bit, floats
     within ``float_tolerance`` times ``max(1, |reference|)`` (absolute near
-    zero, relative for large values; NaN matches NaN)."""
+    zero, relative for large values).  NaN matches only NaN and an infinity
+    only the same infinity; any other non-finite difference is a mismatch
+    (a NaN reference makes no tolerance)."""
     checks = []
     for t, a, b in zip(graph.outputs, got, want):
         a, b = np.asarray(a), np.asarray(b)
@@ -158,11 +162,14 @@ def compare(graph: Graph, got: list[np.ndarray], want: list[np.ndarray], *,
             checks.append(OutputCheck(t.name, b.size, b.size, b.size, float("inf"), 0))
             continue
         is_float = a.dtype.kind == "f"
-        nan = np.isnan(a) & np.isnan(b) if is_float else np.zeros(a.shape, bool)
-        diff = np.where(nan, 0.0, np.abs(a.astype(np.float64) - b.astype(np.float64)))
-        diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
+        with np.errstate(invalid="ignore"):
+            diff = np.where(same, 0.0, np.abs(a64 - b64))
+        diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number, inf - inf
         tol = float_tolerance if is_float else 0.0
-        bad = diff > tol * np.maximum(1.0, np.abs(b.astype(np.float64)))
+        with np.errstate(invalid="ignore"):
+            bad = ~same & (np.isinf(diff) | (diff > tol * np.maximum(1.0, np.abs(b64))))
         per_run = bad.reshape(a.shape[0], -1).any(axis=1)
         checks.append(OutputCheck(t.name, int(b.size), int((diff != 0).sum()),
                                   int(bad.sum()), float(diff.max()) if diff.size else 0.0,

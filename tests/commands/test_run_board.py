@@ -9,7 +9,8 @@ import numpy as np
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model
-from aot.commands.run_board import run_command, top_classes
+from aot.commands.interpret import top_classes
+from aot.commands.run_board import run_command
 from aot.firmware.verify import reference_outputs
 from aot.frontend import load_model
 
@@ -26,7 +27,7 @@ def test_run_writes_outputs_and_prints_counts_class_and_memory(tmp_path, monkeyp
     monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
     x = np.load(MODELS_DIR / "samples" / "tflm_micro_speech.npy")  # "yes", then "no"
     compiled = compile_model(SPEECH, "qemu/mps2-an386", measure_code=False)
-    assert run_command(_args(tmp_path), compiled, [x]) == 0
+    assert run_command(_args(tmp_path), compiled, [x], "x.npy") == 0
     got = np.load(tmp_path / "y.npy")
     np.testing.assert_array_equal(got, reference_outputs(compiled.graph, [x])[0])
     out = capsys.readouterr().out
@@ -37,7 +38,7 @@ def test_run_writes_outputs_and_prints_counts_class_and_memory(tmp_path, monkeyp
 
     args = _args(tmp_path)
     args.json = True
-    assert run_command(args, compiled, [x[:1]]) == 0
+    assert run_command(args, compiled, [x[:1]], "x.npy") == 0
     data = json.loads(capsys.readouterr().out)
     assert data["instructions_per_inference"] > 0 and data["top_class"] == [2]
     assert data["workspace_bytes"] == compiled.sizes.workspace

@@ -103,6 +103,21 @@ def test_west_aot_boards_prints_what_aot_boards_prints(workspace, capsys):
     assert "qemu/mps2-an386" in expected
 
 
+def test_west_aot_boards_into_a_closed_pipe_exits_quietly(workspace):
+    """``west aot boards | head -3`` ended in "internal error: BrokenPipeError"."""
+    top, env = workspace
+    read, write = os.pipe()
+    os.close(read)   # the reader is gone before anything is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "west", "aot", "boards"], cwd=top,
+                              env=env, stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=600)
+    finally:
+        os.close(write)
+    assert "BrokenPipe" not in done.stderr and "internal error" not in done.stderr
+    assert done.returncode == 141, done.stderr
+
+
 def test_west_lists_the_command_with_its_help(workspace):
     done = west(workspace, "help")
     assert done.returncode == 0, done.stderr
@@ -114,7 +129,8 @@ def test_west_lists_the_command_with_its_help(workspace):
 def test_west_aot_help_lists_the_forwarded_commands_and_the_workspace_settings(workspace):
     done = west(workspace, "aot", "--help")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: west aot [-h] [--version] [--debug] COMMAND ...")
+    assert done.stdout.startswith("usage: west aot [-h] [--version] [--debug] [--json] "
+                                  "COMMAND ...")
     for name in ("compile", "flash", "verify", "tune", "boards", "aot.board", "aot.build-dir"):
         assert name in done.stdout
     assert "interpret" not in done.stdout
