@@ -36,7 +36,8 @@
  *   and read from mpccr (0x7E2).  It is 32 bits; timer_stop() returns the
  *   32-bit difference, exact for runs shorter than 2^32 cycles (26 s at
  *   160 MHz), in AOT_TIMER_CYCLES.
- * - aot_port_report() measures the CPU clock: mpccr cycles over 10 ms of
+ * - aot_port_init() measures the CPU clock once (aot_port_report() sends
+ *   it): mpccr cycles over 10 ms of
  *   the system timer, which counts at 16 MHz from the 40 MHz crystal
  *   whatever the CPU clock (TRM 10 "System Timer").
  * - aot_port_exit() loops on ebreak (a debugger sees the breakpoint; without
@@ -146,6 +147,9 @@ __attribute__((used, section(".rodata_desc"))) const struct aot_esp_app_desc aot
 
 static uint32_t timer_origin;
 static uint32_t cpu_hz;
+static uint32_t measured_hz;
+
+static uint32_t measure_clock(void);
 
 static uint32_t cycle_count(void)
 {
@@ -215,6 +219,7 @@ void aot_port_init(void)
                      ".option pop"
                      ::: "memory");
 #endif
+    measured_hz = measure_clock(); /* once, at boot: INFO answers at once */
 }
 
 /* UNIT0's low word, or 0 when the latch never becomes valid. */
@@ -251,7 +256,7 @@ void aot_port_report(aot_device_report_t *report)
 {
     report->flash_wait_states = AOT_NO_WAIT_STATES; /* the flash sits behind the cache */
     report->caches = (aot_mmio_read(EXTMEM_ICACHE_CTRL) & ICACHE_ENABLE) != 0 ? AOT_CACHE_XIP : 0u;
-    report->measured_clock_hz = measure_clock();
+    report->measured_clock_hz = measured_hz;
 }
 
 int aot_port_read_byte(void)

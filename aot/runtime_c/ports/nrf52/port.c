@@ -22,7 +22,8 @@
  *   computes; a lost byte costs a frame, which the host resends.
  * - The timer (DWT CYCCNT, exact for runs shorter than 2^32 cycles: 67 s at
  *   64 MHz) and aot_port_exit() (a breakpoint) are ../cortex-m/dwt.c.
- * - aot_port_report() measures the core clock: DWT cycles over 10 ms of
+ * - aot_port_init() measures the core clock once (aot_port_report() sends
+ *   it): DWT cycles over 10 ms of
  *   RTC0 on the 32.768 kHz crystal, a clock independent of HFCLK.
  *
  * Board parameters (the project passes them from the board record):
@@ -139,6 +140,9 @@
 
 static volatile uint8_t rx_byte;
 static volatile uint8_t tx_buf[TX_CHUNK];
+static uint32_t measured_hz;
+
+static uint32_t measure_clock(void);
 
 uint32_t aot_port_clock_hz(void)
 {
@@ -213,6 +217,7 @@ void aot_port_init(void)
     start_rx();
 
     aot_dwt_start();
+    measured_hz = measure_clock(); /* once, at boot: INFO answers at once */
 }
 
 /* Core cycles (DWT) over MEASURE_TICKS of RTC0 on the 32.768 kHz crystal
@@ -252,7 +257,7 @@ void aot_port_report(aot_device_report_t *report)
     report->caches = (aot_mmio_read(NVMC_ICACHECNF) & ICACHECNF_CACHEEN) != 0
                          ? AOT_CACHE_FLASH_ICACHE
                          : 0u;
-    report->measured_clock_hz = measure_clock();
+    report->measured_clock_hz = measured_hz;
 }
 
 int aot_port_read_byte(void)
