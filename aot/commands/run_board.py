@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from aot.commands.build import default_cache_dir
 from aot.commands.interpret import save_outputs
@@ -48,6 +49,8 @@ def run_command(args: argparse.Namespace, compiled, inputs) -> int:
     except OSError as err:
         raise InterpretError(f"cannot write {args.output}: {err.strerror or err}") from None
     report = run.report()
+    for warning in run.device_warnings:  # stderr, so --json stays parseable
+        print(f"warning: {warning}", file=sys.stderr)
     classes = top_classes(run.outputs)
     if args.json:
         extra = {"top_class": classes} if classes is not None else {}
