@@ -56,6 +56,18 @@ class DeviceReport:
         return {"core_clock_hz": self.core_clock_hz, "measured_clock_hz": self.measured_clock_hz,
                 "flash_wait_states": self.flash_wait_states, "caches": list(self.caches)}
 
+    def summary(self) -> str:
+        """One line for people: ``core 216 MHz (not measured), 7 flash wait states,
+        caches l1_icache, l1_dcache``."""
+        core = (f"core {self.core_clock_hz / 1e6:g} MHz" if self.core_clock_hz
+                else "core clock unknown")
+        measured = (f"measured {self.measured_clock_hz / 1e6:.6g} MHz"
+                    if self.measured_clock_hz else "not measured")
+        ws = ("no flash wait states to set" if self.flash_wait_states is None
+              else f"{self.flash_wait_states} flash wait states")
+        caches = f"caches {', '.join(self.caches)}" if self.caches else "no caches on"
+        return f"{core} ({measured}), {ws}, {caches}"
+
 
 @dataclass(frozen=True)
 class DeviceInfo:

@@ -64,3 +64,10 @@ def test_every_real_board_record_describes_the_clocks_its_port_sets_up(tag):
     assert board.clocks is not None and board.clocks.derivation
     assert board.clock_hz and board.memory.caches, "the device report checks both"
     assert f"{board.clock_hz / 1e6:g} MHz" in board.clocks.derivation
+
+
+def test_the_report_in_one_line_as_aot_flash_prints_it():
+    assert DeviceReport(216_000_000, None, 7, ("l1_icache", "l1_dcache")).summary() == (
+        "core 216 MHz (not measured), 7 flash wait states, caches l1_icache, l1_dcache")
+    assert DeviceReport(None, 63_937_561, None, ()).summary() == (
+        "core clock unknown (measured 63.9376 MHz), no flash wait states to set, no caches on")
