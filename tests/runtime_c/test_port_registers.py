@@ -330,3 +330,10 @@ def test_rp2040_pll_that_never_locks_is_powered_down_again(tmp_path_factory):
                   "ready:4000c008:ffffffff"])
     assert t.reads(0x40028000) == 5000 and t.writes(0x4002A004) == [0x21]
     assert t.writes(0x4000803C) == [] and t.clock_hz == 0
+
+
+def test_esp32c3_without_a_system_timer_reports_no_measurement(tmp_path_factory):
+    # The latch never becomes valid: no measurement, no endless wait.
+    t = simulate(tmp_path_factory, "esp32c3", "espressif/esp32c3-devkitm",
+                 ["600c0058=400", "count:7e2:186a00"])
+    assert t.clock_hz == 160_000_000 and t.measured_clock_hz == 0

@@ -222,28 +222,32 @@ void aot_port_init(void)
     measured_hz = measure_clock(); /* once, at boot: INFO answers at once */
 }
 
-/* UNIT0's low word, or 0 when the latch never becomes valid. */
-static uint32_t systimer_now(void)
+/* UNIT0's low word into *ticks; 0 when the latch never becomes valid. */
+static int systimer_now(uint32_t *ticks)
 {
     aot_mmio_write(SYSTIMER_UNIT0_OP, SYSTIMER_UPDATE);
     if (!aot_mmio_wait(SYSTIMER_UNIT0_OP, SYSTIMER_VALUE_VALID, SYSTIMER_VALUE_VALID,
                        SYSTIMER_WAIT)) {
         return 0;
     }
-    return aot_mmio_read(SYSTIMER_UNIT0_VALUE_LO);
+    *ticks = aot_mmio_read(SYSTIMER_UNIT0_VALUE_LO);
+    return 1;
 }
 
 /* CPU cycles over MEASURE_TICKS of the system timer, in Hz; 0 when the
- * system timer does not count. */
+ * system timer does not answer or does not count. */
 static uint32_t measure_clock(void)
 {
-    uint32_t s0 = systimer_now();
-    uint32_t c0 = cycle_count();
-    uint32_t s1 = s0;
-    uint32_t c1;
-    uint32_t n;
+    uint32_t s0, s1, c0, c1, n;
+    if (!systimer_now(&s0)) {
+        return 0;
+    }
+    c0 = cycle_count();
+    s1 = s0;
     for (n = 0; n < SYSTIMER_WAIT && s1 - s0 < MEASURE_TICKS; ++n) {
-        s1 = systimer_now();
+        if (!systimer_now(&s1)) {
+            return 0;
+        }
     }
     c1 = cycle_count();
     if (s1 - s0 < MEASURE_TICKS) {
