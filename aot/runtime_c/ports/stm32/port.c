@@ -73,11 +73,12 @@
 #define AOT_PWR_IOSV_REG 0x40007004u     /* PWR_CR2 */
 #define AOT_PWR_IOSV_BIT 9u              /* IOSV: VDDIO2 (port G) valid */
 #define AOT_LPUART_DEFAULT 1
-/* 120 MHz (RM0432 6.4.4 PLL, 6.4.3 HSI16): HSI16 / M 4 = 4 MHz, * N 60 =
- * VCO 240 MHz, / R 2.  HSI16 is factory-trimmed to 1 % over temperature and
- * supply; MSI without its PLL mode (MSIPLLEN, which needs the LSE) drifts
- * further, and the LPUART's baud with it.  Voltage range 1 boost mode, 5
- * flash wait states (RM0432 3.3.3, Table 12); PCLK1 = 120 MHz clocks LPUART1. */
+/* 120 MHz (RM0432 6.2.2 HSI16, 6.2.5 PLL, 6.4.4 RCC_PLLCFGR): HSI16 / M 4 =
+ * 4 MHz, * N 60 = VCO 240 MHz, / R 2.  HSI16 is factory-trimmed to 1 % over
+ * temperature and supply; MSI without its PLL mode (MSIPLLEN, which needs
+ * the LSE) drifts further, and the LPUART's baud with it.  Voltage range 1
+ * boost mode, 5 flash wait states (RM0432 3.3.3); PCLK1 = 120 MHz clocks
+ * LPUART1. */
 #define AOT_STM32_L4 1
 #define AOT_PLL_HZ 120000000u
 #define AOT_PLL_M 4u
@@ -248,7 +249,7 @@ static uint32_t usart_hz = AOT_RESET_HZ;
 #define L4_PLLCFGR_PLLREN (1u << 24)
 #define FLASH_ACR_ADDR L4_FLASH_ACR
 
-/* HSI16 -> PLL -> SYSCLK at 120 MHz in boost mode (RM0432 6.2.9: the AHB
+/* HSI16 -> PLL -> SYSCLK at 120 MHz in boost mode (RM0432 5.1.8: the AHB
  * runs at half speed across the switch above 80 MHz), or nothing changed
  * where a step does not answer. */
 static void clock_init(void)
@@ -298,8 +299,9 @@ static void clock_init(void)
  * at 5 wait states. */
 #define FLASH_ACR_SPEEDUP (FLASH_ACR_PRFTEN | FLASH_ACR_ICEN | FLASH_ACR_DCEN)
 #else
-/* RM0385 3.3.2, AN4667: ART and prefetch act on the ITCM flash interface
- * only; this image runs from the AXIM address, behind the L1 caches. */
+/* RM0385 chapter 3 (ART accelerator), AN4667: ART and prefetch act on the
+ * ITCM flash interface only; this image runs from the AXIM address, behind
+ * the L1 caches. */
 #define FLASH_ACR_SPEEDUP 0u
 #endif
 
@@ -334,8 +336,8 @@ static void clock_init(void)
         return;
     }
 #endif
-    /* More wait states first (RM0090 3.5.1, RM0385 3.3.2); they must read
-     * back before the clock goes up. */
+    /* More wait states first (RM0090 3.5.1; RM0385 chapter 3, flash read
+     * access latency); they must read back before the clock goes up. */
     aot_mmio_modify(FLASH_ACR, FLASH_ACR_LATENCY_MASK | FLASH_ACR_SPEEDUP,
                     AOT_FLASH_LATENCY | FLASH_ACR_SPEEDUP);
     if ((aot_mmio_read(FLASH_ACR) & FLASH_ACR_LATENCY_MASK) != AOT_FLASH_LATENCY) {
