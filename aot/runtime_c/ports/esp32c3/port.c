@@ -22,13 +22,13 @@
  *   watchdogs armed; aot_port_init() disables them and sets the super
  *   watchdog to feed itself, or the chip would reset during long runs.  A
  *   timer group watchdog takes a new configuration only when
- *   TIMG_WDT_CONF_UPDATE_EN is written after it (TRM 11.4 "Registers",
+ *   TIMG_WDT_CONF_UPDATE_EN is written after it (TRM chapter "Timer Group",
  *   TIMG_WDTCONFIG0_REG bit 22).
  * - CPU clock: the ESP-IDF second-stage boot loader leaves the CPU at
  *   CONFIG_BOOTLOADER_CPU_CLK_FREQ_MHZ, 80 MHz by default.  With the SoC clock
  *   on the PLL (SYSTEM_SYSCLK_CONF_REG SOC_CLK_SEL = 1), the port sets
- *   SYSTEM_CPU_PER_CONF_REG CPUPERIOD_SEL = 1: CPU_CLK = 160 MHz (TRM 6.2.4.1
- *   "CPU Clock", Table 6-3), APB stays 80 MHz so the UART's divider and
+ *   SYSTEM_CPU_PER_CONF_REG CPUPERIOD_SEL = 1: CPU_CLK = 160 MHz (TRM chapter
+ *   "Reset and Clock", CPU clock table), APB stays 80 MHz so the UART's divider and
  *   115200 baud do not change.  aot_port_clock_hz() reports what the
  *   registers say afterwards.
  * - Timer: the ESP32-C3 has no mcycle CSR; its performance counter is set to
@@ -37,9 +37,9 @@
  *   32-bit difference, exact for runs shorter than 2^32 cycles (26 s at
  *   160 MHz), in AOT_TIMER_CYCLES.
  * - aot_port_init() measures the CPU clock once (aot_port_report() sends
- *   it): mpccr cycles over 10 ms of
- *   the system timer, which counts at 16 MHz from the 40 MHz crystal
- *   whatever the CPU clock (TRM 10 "System Timer").
+ *   it): mpccr cycles over 10 ms of the system timer, which counts at 16 MHz
+ *   from the 40 MHz crystal whatever the CPU clock (TRM chapter "System
+ *   Timer").
  * - aot_port_exit() loops on ebreak (a debugger sees the breakpoint; without
  *   one, crt0.S's trap handler parks the core).
  *
@@ -107,7 +107,7 @@ __attribute__((used, section(".rodata_desc"))) const struct aot_esp_app_desc aot
 #define UART_TXFIFO_CNT(status) (((status) >> 16) & 0x3FFu)
 #define UART_FIFO_BYTES 128u
 
-/* Watchdogs: RTC_CNTL at 0x60008000, timer groups 0 and 1 (TRM 9, 11). */
+/* Watchdogs: RTC_CNTL at 0x60008000, timer groups 0 and 1. */
 #define RTC_WDT_CONFIG0 0x60008090u
 #define RTC_WDT_WPROTECT 0x600080A8u
 #define RTC_SWD_CONF 0x600080ACu
@@ -121,7 +121,7 @@ __attribute__((used, section(".rodata_desc"))) const struct aot_esp_app_desc aot
 #define WDT_WKEY 0x50D83AA1u
 #define SWD_WKEY 0x8F1D312Au
 
-/* Clocks (TRM 6.2, SYSTEM registers at 0x600C0000). */
+/* Clocks (TRM "Reset and Clock"; SYSTEM registers at 0x600C0000). */
 #define SYSTEM_CPU_PER_CONF 0x600C0008u
 #define SYSTEM_SYSCLK_CONF 0x600C0058u
 #define CPUPERIOD_SEL_MASK 3u
@@ -132,7 +132,7 @@ __attribute__((used, section(".rodata_desc"))) const struct aot_esp_app_desc aot
 #define PRE_DIV_CNT(v) ((v) & 0x3FFu)
 #define XTAL_HZ 40000000u
 
-/* System timer (TRM 10): UNIT0 counts at 16 MHz. */
+/* System timer (TRM "System Timer"): UNIT0 counts at 16 MHz. */
 #define SYSTIMER_UNIT0_OP 0x60023004u
 #define SYSTIMER_UNIT0_VALUE_LO 0x60023044u
 #define SYSTIMER_UPDATE (1u << 30)
@@ -141,7 +141,7 @@ __attribute__((used, section(".rodata_desc"))) const struct aot_esp_app_desc aot
 #define MEASURE_TICKS 160000u /* 10 ms */
 #define SYSTIMER_WAIT 100000u
 
-/* Cache in front of the external flash (TRM 3 "System and Memory"). */
+/* Cache in front of the external flash (TRM "System and Memory", EXTMEM). */
 #define EXTMEM_ICACHE_CTRL 0x600C4000u
 #define ICACHE_ENABLE 1u
 
@@ -186,7 +186,7 @@ static void watchdogs_off(void)
     aot_mmio_write(RTC_SWD_WPROTECT, 0);
 }
 
-/* The CPU clock the registers select now (TRM 6.2.4.1, Table 6-3). */
+/* The CPU clock the registers select now (TRM "Reset and Clock"). */
 static uint32_t selected_cpu_hz(void)
 {
     uint32_t sysclk = aot_mmio_read(SYSTEM_SYSCLK_CONF);

@@ -23,8 +23,8 @@
  * - The timer (DWT CYCCNT, exact for runs shorter than 2^32 cycles: 67 s at
  *   64 MHz) and aot_port_exit() (a breakpoint) are ../cortex-m/dwt.c.
  * - aot_port_init() measures the core clock once (aot_port_report() sends
- *   it): DWT cycles over 10 ms of
- *   RTC0 on the 32.768 kHz crystal, a clock independent of HFCLK.
+ *   it): DWT cycles over 10 ms of RTC0 on the 32.768 kHz crystal, a clock
+ *   independent of HFCLK.
  *
  * Board parameters (the project passes them from the board record):
  *   AOT_CONSOLE_BASE   UARTE instance (0x40002000: UARTE0)
@@ -48,7 +48,7 @@
 #define AOT_UART_RX_PIN 8u
 #endif
 
-/* BAUDRATE of the UARTE (nRF52840 PS v1.7, 6.34.10 BAUDRATE): the UARTE's
+/* BAUDRATE of the UARTE (nRF52840 PS v1.7, UARTE chapter, register BAUDRATE): the UARTE's
  * table differs from the legacy UART's (115200: 0x01D7E000 there); the UARTE
  * value gives 115108 baud, -0.08 %. */
 #if AOT_CONSOLE_BAUD == 115200
@@ -58,7 +58,7 @@
 #endif
 
 /* Polls of a ready event before the set-up gives up: HFXO starts in
- * 0.26 ms typical, the LFXO in 0.25 s (PS 6.4.x electrical
+ * 0.26 ms typical, the LFXO in 0.25 s (PS v1.7, CLOCK electrical
  * specification); a poll takes several cycles at 64 MHz. */
 #ifndef AOT_CLOCK_WAIT
 #define AOT_CLOCK_WAIT 2000000u
@@ -67,7 +67,7 @@
 #define AOT_LFXO_WAIT 16000000u
 #endif
 
-/* CLOCK (PS 6.4.7) */
+/* CLOCK (PS v1.7, CLOCK chapter) */
 #define CLOCK_TASKS_HFCLKSTART 0x40000000u
 #define CLOCK_TASKS_LFCLKSTART 0x40000008u
 #define CLOCK_EVENTS_HFCLKSTARTED 0x40000100u
@@ -75,8 +75,9 @@
 #define CLOCK_LFCLKSRC 0x40000518u
 #define LFCLKSRC_XTAL 1u
 
-/* APPROTECT (PS 6.1.x "Access port protection", and the nRF52840 errata
- * configuration 249 that nrfx's system_nrf52_approtect.h checks): on parts
+/* APPROTECT (PS v1.7, APPROTECT and UICR chapters, "Access port
+ * protection"; the nRF52840 errata configuration 249 that nrfx's
+ * system_nrf52_approtect.h checks before the same writes): on parts
  * with the hardened APPROTECT the debug port locks at every reset unless
  * UICR.APPROTECT holds HwDisabled (0x5A) AND the firmware writes SwDisable
  * (0x5A) to APPROTECT.DISABLE early after each reset. */
@@ -88,7 +89,7 @@
 #define APPROTECT_SW_DISABLE 0x5Au
 #define UICR_ERASED 0xFFFFFFFFu
 
-/* NVMC (PS 4.3.9) */
+/* NVMC (PS v1.7, NVMC chapter) */
 #define NVMC_READY 0x4001E400u
 #define NVMC_CONFIG 0x4001E504u
 #define NVMC_ICACHECNF 0x4001E540u
@@ -96,7 +97,7 @@
 #define NVMC_CONFIG_WEN 1u
 #define ICACHECNF_CACHEEN 1u
 
-/* RTC0 (PS 6.22): 24-bit counter on LFCLK, the independent clock the core
+/* RTC0 (PS v1.7, RTC chapter): 24-bit counter on LFCLK, the independent clock the core
  * clock is measured against. */
 #define RTC0_TASKS_START 0x4000B000u
 #define RTC0_TASKS_STOP 0x4000B004u
@@ -109,13 +110,13 @@
 /* DWT cycle counter (Armv7-M ARM C1.8), started by aot_dwt_start(). */
 #define DWT_CYCCNT 0xE0001004u
 
-/* GPIO P0 (PS 6.9.2) */
+/* GPIO P0 (PS v1.7, GPIO chapter, PIN_CNF) */
 #define P0_OUTSET 0x50000508u
 #define P0_PIN_CNF(n) (0x50000700u + 4u * (n))
 #define PIN_CNF_OUTPUT 1u          /* DIR=output, INPUT=connected, no pull */
 #define PIN_CNF_INPUT_PULLUP 0x0Cu /* DIR=input, INPUT=connected, PULL=pullup */
 
-/* UARTE (PS 6.34.10) */
+/* UARTE (PS v1.7, UARTE chapter) */
 #define UARTE_TASKS_STARTRX (AOT_CONSOLE_BASE + 0x000u)
 #define UARTE_TASKS_STARTTX (AOT_CONSOLE_BASE + 0x008u)
 #define UARTE_EVENTS_ENDRX (AOT_CONSOLE_BASE + 0x110u)
@@ -197,11 +198,12 @@ void aot_port_init(void)
     aot_mmio_write(CLOCK_TASKS_HFCLKSTART, 1);
     (void)aot_mmio_wait(CLOCK_EVENTS_HFCLKSTARTED, 1u, 1u, AOT_CLOCK_WAIT);
 
-    /* Flash instruction cache (PS 4.3.9 ICACHECNF): off at reset. */
+    /* Flash instruction cache (NVMC ICACHECNF): off at reset. */
     aot_mmio_write(NVMC_ICACHECNF, ICACHECNF_CACHEEN);
 
-    /* TX idles high as an output; RX is an input with the pull-up (PS 6.34.2
-     * "Pin configuration"), so an unconnected line reads idle, not noise. */
+    /* TX idles high as an output; RX is an input with the pull-up (UARTE
+     * chapter, "Pin configuration"), so an unconnected line reads idle, not
+     * noise. */
     aot_mmio_write(P0_OUTSET, 1u << AOT_UART_TX_PIN);
     aot_mmio_write(P0_PIN_CNF(AOT_UART_TX_PIN), PIN_CNF_OUTPUT);
     aot_mmio_write(P0_PIN_CNF(AOT_UART_RX_PIN), PIN_CNF_INPUT_PULLUP);
@@ -251,8 +253,8 @@ static uint32_t measure_clock(void)
 
 void aot_port_report(aot_device_report_t *report)
 {
-    /* Flash has no wait states to set on the nRF52840 (PS 4.3: reads at
-     * 64 MHz stall through the cache, not through a latency setting). */
+    /* Flash has no wait states to set on the nRF52840 (no latency setting
+     * in the NVMC; the instruction cache hides its access time). */
     report->flash_wait_states = AOT_NO_WAIT_STATES;
     report->caches = (aot_mmio_read(NVMC_ICACHECNF) & ICACHECNF_CACHEEN) != 0
                          ? AOT_CACHE_FLASH_ICACHE
