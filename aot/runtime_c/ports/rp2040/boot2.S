@@ -1,9 +1,9 @@
 /*
  * Second-stage boot loader (boot2) of the rp2040 port, written for this port
- * from the RP2040 datasheet (2.8.1 "Processor controlled boot sequence",
- * 2.19.6.3 "Pad control - QSPI bank", 4.10 "SSI") and the Winbond W25Q080
- * datasheet (status register 2's QE bit, 8.2.7 "Fast Read Quad I/O (EBh)"
- * with its continuous read mode bits).  NOT VERIFIED ON HARDWARE;
+ * from the RP2040 datasheet (2.8 "Bootrom", its processor-controlled boot
+ * sequence; 2.19.6 pad control registers of the QSPI bank; 4.10 "SSI") and
+ * the Winbond W25Q080 datasheet (status register 2's QE bit; the Fast Read
+ * Quad I/O (EBh) instruction with its continuous read mode bits).  NOT VERIFIED ON HARDWARE;
  * tests/runtime_c/test_rp2040_boot2.py runs these exact bytes in a small
  * Thumb interpreter against a model of the SSI and the flash.
  *

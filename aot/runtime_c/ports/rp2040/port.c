@@ -17,7 +17,7 @@
  *   reports 0 and the UART's baud is wrong, but the core runs for a debugger
  *   instead of hanging silently in the first wait.
  * - aot_port_report() measures clk_sys with the clocks block's frequency
- *   counter (datasheet 2.15.6.2) against clk_ref = XOSC, independent of the
+ *   counter (datasheet 2.15, frequency counter) against clk_ref = XOSC, independent of the
  *   PLL; it reports the XIP cache (XIP_CTRL.EN, 2.6.3).
  * - Console: UART0 (PL011) on GP0 (TX) / GP1 (RX), 8N1 with FIFOs, baud
  *   divisors computed from clk_peri: at 125 MHz and 115200 baud IBRD 67,
@@ -116,7 +116,7 @@
 #define PLL_PWR_POSTDIVPD (1u << 3)
 #define PLL_PWR_VCOPD (1u << 5)
 
-/* Frequency counter (datasheet 2.15.6.2, CLOCKS FC0_*). */
+/* Frequency counter (datasheet 2.15 Clocks, registers FC0_*). */
 #define FC0_REF_KHZ 0x40008080u
 #define FC0_MIN_KHZ 0x40008084u
 #define FC0_MAX_KHZ 0x40008088u
@@ -129,7 +129,7 @@
 #define FC0_STATUS_RUNNING (1u << 8)
 #define XOSC_KHZ 12000u
 
-/* XIP cache control (datasheet 2.6.3.1). */
+/* XIP cache control (datasheet 2.6.3 Flash, XIP_CTRL). */
 #define XIP_CTRL 0x14000000u
 #define XIP_CTRL_EN 1u
 
@@ -174,7 +174,7 @@ static int unreset(uint32_t bits)
 }
 
 /* XOSC -> clk_ref, PLL_SYS -> clk_sys; 1 when it got there, 0 where a step
- * did not answer (datasheet 2.15.6.1, 2.16.7, 2.18.2). */
+ * did not answer (datasheet 2.15 Clocks, 2.16 XOSC, 2.18 PLL). */
 static int clocks_init(void)
 {
     /* clk_sys back to clk_ref and clk_ref to the ring oscillator, so that the
