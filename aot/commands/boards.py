@@ -83,7 +83,14 @@ def _show(board: Board) -> str:
             lines.append(
                 f"memory       {r.name:<10} 0x{r.origin:08x}..0x{r.end:08x}  {_size(r.length)}"
                 + (f"  speed {r.speed}" if r.speed else "")
+                + (f"  {r.wait_states} wait states" if r.wait_states is not None else "")
             )
+        if board.memory.caches is not None:
+            lines.append(f"caches       {', '.join(board.memory.caches) or 'none'}")
+    if board.clocks:
+        k = board.clocks
+        source = k.source + (f" {k.reference_hz / 1e6:g} MHz" if k.reference_hz else "")
+        lines.append(f"clocks       {source}: {k.derivation}; measured by {k.measured_by}")
     tc = board.toolchain
     lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}".rstrip())
     im = board.image

@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import sys
 
 from aot.firmware import load_project, open_device
-from aot.firmware.device import device_runner
+from aot.firmware.device import device_runner, device_warnings
 
 NAME = "flash"
 HELP = "flash a built project onto its board and check that it answers"
@@ -56,4 +57,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{project.board_tag} runs {info.model_name} (build {info.build_id}, protocol "
           f"v{info.protocol_version}, {len(tensors)} tensors, {info.num_kernels} kernels)")
+    if info.device is not None:  # the board's own report: is the port set up as recorded?
+        print(f"  {info.device.summary()}")
+    for warning in device_warnings(project.board, info.device):
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

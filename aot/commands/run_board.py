@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from aot.commands.build import default_cache_dir
 from aot.commands.interpret import format_outputs, outputs_json, save_outputs, top_classes
@@ -36,6 +37,8 @@ def run_command(args: argparse.Namespace, compiled, inputs, source: str) -> int:
     if args.output is not None:
         save_outputs(graph, run.outputs, args.output)
     report = run.report()
+    for warning in run.device_warnings:  # stderr, so --json stays parseable
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps({**report, "inputs": source,
                           "output": str(args.output) if args.output else None,

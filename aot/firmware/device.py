@@ -29,7 +29,7 @@ from aot.firmware.images import image_path
 from aot.firmware.project import Project, create_project, load_project
 from aot.inputs import check_inputs
 from aot.executor.codegen import RUN_STATUSES
-from aot.rpc import Client, RpcError, connect
+from aot.rpc import Client, DeviceReport, RpcError, connect
 from aot.rpc.errors import RemoteError
 from aot.rpc.protocol import Status
 from aot.rpc.protocol import TimerUnit
@@ -142,6 +142,44 @@ def _check_identity(client: Client, project: Project) -> None:
                           "project's firmware")
 
 
+#: How far a measured core clock may sit from the record's before it is a
+#: warning: the measurement's own reference (a 32 kHz or 12/40 MHz crystal,
+#: +-50 ppm) is far better; 2 % still lets an uncalibrated RC oscillator
+#: (nRF HFINT +-1.5 %, STM32 HSI +-1 %) pass as "right".
+MEASURED_CLOCK_TOLERANCE = 0.02
+
+
+def _mhz(hz: int) -> str:
+    return f"{hz / 1e6:g} MHz"
+
+
+def device_warnings(board: Board, report: DeviceReport | None) -> list[str]:
+    """Where the device's report of itself differs from its board record
+    (:meth:`Board.expected_device`): one message per fact, naming both."""
+    if report is None:
+        return []
+    want = board.expected_device()
+    where = f"the record {board.tag}" + (f" ({board.path})" if board.path else "")
+    out = []
+    if want.core_clock_hz is not None and report.core_clock_hz != want.core_clock_hz:
+        got = (_mhz(report.core_clock_hz) if report.core_clock_hz else
+               "an unknown clock (its clock set-up gave up)")
+        out.append(f"the device runs its core at {got}; {where} says "
+                   f"{_mhz(want.core_clock_hz)}")
+    if want.core_clock_hz is not None and report.measured_clock_hz is not None and (
+            abs(report.measured_clock_hz - want.core_clock_hz)
+            > MEASURED_CLOCK_TOLERANCE * want.core_clock_hz):
+        out.append(f"the device measured its core clock at {_mhz(report.measured_clock_hz)}; "
+                   f"{where} says {_mhz(want.core_clock_hz)}")
+    if want.flash_wait_states is not None and report.flash_wait_states != want.flash_wait_states:
+        out.append(f"the device reads back {report.flash_wait_states} flash wait states; "
+                   f"{where} says {want.flash_wait_states}")
+    if want.caches is not None and set(report.caches) != set(want.caches):
+        out.append(f"the device has caches {list(report.caches)} on; {where} says "
+                   f"{list(want.caches)}")
+    return out
+
+
 @dataclass(frozen=True)
 class BoardRun:
     """The outputs (one ``[N, *shape]`` array per model output) and per-run timings.
@@ -157,6 +195,8 @@ class BoardRun:
     build: BuildResult
     metadata: dict
     clock_hz: int = 0
+    device: DeviceReport | None = None   # the firmware's report of itself (INFO)
+    device_warnings: tuple[str, ...] = ()  # where it differs from the board record
 
     @property
     def per_inference(self) -> int | None:
@@ -176,6 +216,8 @@ class BoardRun:
             "timings": list(self.timings),
             "timer_unit": self.unit.name.lower(),
             "clock_hz": self.clock_hz or None,
+            "device": self.device.to_json() if self.device else None,
+            "device_warnings": list(self.device_warnings),
             "workspace_bytes": self.metadata["workspace"]["bytes"],
             "state_bytes": self.metadata["sizes"]["state"],
             "flash_bytes": sizes.flash if sizes else None,
@@ -194,7 +236,9 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
     timings: list[int] = []
     unit = TimerUnit.INSTRUCTIONS
     with open_device(project, runner=runner, serial_port=serial_port) as dev:
-        clock_hz = dev.info().clock_hz
+        info = dev.info()
+        clock_hz = info.clock_hz
+        warnings = tuple(device_warnings(project.board, info.device))
         for i in range(n):
             for port, x in zip(meta["inputs"], inputs):
                 dev.write_tensor(port["c_name"], x[i])
@@ -203,7 +247,7 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
             unit = result.unit
             for k, port in enumerate(meta["outputs"]):
                 outputs[k][i] = dev.read_tensor(port["c_name"])
-    return BoardRun(outputs, timings, unit, build, meta, clock_hz)
+    return BoardRun(outputs, timings, unit, build, meta, clock_hz, info.device, warnings)
 
 
 def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: str | None = None,

@@ -145,6 +145,7 @@ class VerifyReport:
             lines.append(f"  {per}" + (f" (core clock {clock / 1e6:g} MHz)" if clock else ""))
         if self.run.build.sizes is not None:
             lines.append(f"  {self.run.build.sizes}")
+        lines += [f"  warning: {w}" for w in self.run.device_warnings]
         return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ The protocol is specified in docs/runtime.md; the device side is
 aot/runtime_c/src/rpc_server.c.
 """
 
-from aot.rpc.client import Client, DeviceInfo, RunResult, TensorInfo, connect
+from aot.rpc.client import Client, DeviceInfo, DeviceReport, RunResult, TensorInfo, connect
 from aot.rpc.errors import (
     DeviceResetError,
     ProtocolError,
@@ -19,6 +19,7 @@ from aot.rpc.transport import FaultPlan, FaultyTransport, PipeTransport, SerialT
 __all__ = [
     "Client",
     "DeviceInfo",
+    "DeviceReport",
     "DeviceResetError",
     "FaultPlan",
     "FaultyTransport",

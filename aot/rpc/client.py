@@ -17,10 +17,14 @@ import numpy as np
 from aot.errors import did_you_mean, one_of
 from aot.rpc.errors import ProtocolError, RemoteError, RpcError
 from aot.rpc.protocol import (
+    DEVICE_REPORT_BYTES,
     LOADED_KERNEL,
+    MAX_WAIT_STATES,
+    NO_WAIT_STATES,
     NUMPY_DTYPES,
     TENSOR_WRITABLE,
     WHOLE_MODEL,
+    Cache,
     Capability,
     Command,
     Dtype,
@@ -30,6 +34,39 @@ from aot.rpc.protocol import (
 )
 from aot.rpc.session import Session
 from aot.rpc.transport import SerialTransport, Transport
+
+
+@dataclass(frozen=True)
+class DeviceReport:
+    """What the firmware says about its own set-up (INFO, Capability.DEVICE).
+
+    ``core_clock_hz`` is the clock the port configured (None: not known),
+    ``measured_clock_hz`` that clock counted against a timer independent of
+    it (None: not measured: QEMU, or no independent timer set up),
+    ``flash_wait_states`` read back from the flash interface (None: the flash
+    has no such setting), ``caches`` the caches and accelerators found on.
+    """
+
+    core_clock_hz: int | None
+    measured_clock_hz: int | None
+    flash_wait_states: int | None
+    caches: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"core_clock_hz": self.core_clock_hz, "measured_clock_hz": self.measured_clock_hz,
+                "flash_wait_states": self.flash_wait_states, "caches": list(self.caches)}
+
+    def summary(self) -> str:
+        """One line for people: ``core 216 MHz (not measured), 7 flash wait states,
+        caches l1_icache, l1_dcache``."""
+        core = (f"core {self.core_clock_hz / 1e6:g} MHz" if self.core_clock_hz
+                else "core clock unknown")
+        measured = (f"measured {self.measured_clock_hz / 1e6:.6g} MHz"
+                    if self.measured_clock_hz else "not measured")
+        ws = ("no flash wait states to set" if self.flash_wait_states is None
+              else f"{self.flash_wait_states} flash wait states")
+        caches = f"caches {', '.join(self.caches)}" if self.caches else "no caches on"
+        return f"{core} ({measured}), {ws}, {caches}"
 
 
 @dataclass(frozen=True)
@@ -50,6 +87,7 @@ class DeviceInfo:
     code_origin: int = 0     # the RAM loader's region (Capability.RAM_LOADER only)
     code_size: int = 0
     clock_hz: int = 0        # the core clock the firmware runs at; 0: not reported
+    device: DeviceReport | None = None  # Capability.DEVICE only: firmware older has none
 
 
 @dataclass(frozen=True)
@@ -92,6 +130,30 @@ class _Reader:
         return raw.decode("utf-8", "replace")
 
 
+def parse_device_report(r: _Reader, clock_hz: int) -> DeviceReport:
+    """The device report block: a length byte, then at least
+    DEVICE_REPORT_BYTES bytes (more from a newer firmware are skipped).
+    Every value is checked: nothing from the wire is trusted."""
+    size = r.take("<B")
+    if size < DEVICE_REPORT_BYTES:
+        raise ProtocolError(f"INFO device report is {size} bytes; at least "
+                            f"{DEVICE_REPORT_BYTES} expected")
+    end = r.pos + size
+    if end > len(r.data):
+        raise ProtocolError("INFO reply is truncated")
+    measured, wait_states, caches = r.take("<IBH")
+    r.pos = end
+    if wait_states != NO_WAIT_STATES and wait_states > MAX_WAIT_STATES:
+        raise ProtocolError(f"INFO device report: {wait_states} flash wait states is not a "
+                            f"setting (0..{MAX_WAIT_STATES}, or {NO_WAIT_STATES:#x} for none)")
+    unknown = caches & ~sum(Cache)
+    if unknown:
+        raise ProtocolError(f"INFO device report: unknown cache bits {unknown:#06x}")
+    return DeviceReport(clock_hz or None, measured or None,
+                        None if wait_states == NO_WAIT_STATES else wait_states,
+                        tuple(c.name.lower() for c in Cache if caches & c))
+
+
 class Client:
     """Typed access to one device; tensors are addressed by name."""
 
@@ -122,15 +184,17 @@ class Client:
             r = _Reader(self.session.call(Command.INFO), "INFO")
             head = r.take("<HHHHHBBI")
             strings = [r.string() for _ in range(4)]
-            caps, origin, size, clock = Capability(0), 0, 0, 0
+            caps, origin, size, clock, device = Capability(0), 0, 0, 0, None
             if r.pos < len(r.data):  # firmware older than the capabilities word ends here
                 caps = Capability(r.take("<I"))
                 if caps & Capability.RAM_LOADER:
                     origin, size = r.take("<II")
                 if caps & Capability.CLOCK:
                     clock = r.take("<I")
+                if caps & Capability.DEVICE:
+                    device = parse_device_report(r, clock)
             self._info = DeviceInfo(*head[:5], TimerUnit(head[5]), *head[6:], *strings,
-                                    caps, origin, size, clock)
+                                    caps, origin, size, clock, device)
         return self._info
 
     def tensors(self) -> dict[str, TensorInfo]:

@@ -51,6 +51,32 @@ class Capability(enum.IntFlag):
 
     RAM_LOADER = 0x01
     CLOCK = 0x02       # the device reports its core clock (DeviceInfo.clock_hz)
+    DEVICE = 0x04      # the device report follows (DeviceInfo.device)
+
+
+#: Bytes of the device report this host knows (a length byte precedes it;
+#: a newer firmware may send more, which is skipped).
+DEVICE_REPORT_BYTES = 7
+#: flash_wait_states where the flash has none to set (XIP, nRF52).
+NO_WAIT_STATES = 0xFF
+#: The largest wait-state count any supported flash interface has (4 bits).
+MAX_WAIT_STATES = 15
+
+
+class Cache(enum.IntFlag):
+    """Bits of the device report's caches word (AOT_CACHE_* in aot/platform.h);
+    the lower-case names are what ``aot run --json`` prints and records list."""
+
+    L1_ICACHE = 0x01        # Cortex-M7 L1 instruction cache
+    L1_DCACHE = 0x02        # Cortex-M7 L1 data cache
+    FLASH_PREFETCH = 0x04   # flash interface prefetch (STM32 PRFTEN)
+    FLASH_ICACHE = 0x08     # flash instruction cache (STM32F4/L4 ICEN, nRF52 NVMC)
+    FLASH_DCACHE = 0x10     # flash data cache (STM32F4/L4 DCEN)
+    ART = 0x20              # STM32F7 ART accelerator (ITCM flash interface)
+    XIP = 0x40              # cache in front of external flash (RP2040, ESP32-C3)
+
+
+CACHE_NAMES = {c.name.lower(): c for c in Cache}
 
 
 class Dtype(enum.IntEnum):

@@ -19,6 +19,8 @@ Public API (everything below is importable from ``aot.target``)::
     b.runners[i].name/.args, b.runner, b.console.kind/.base/.baud/.usb,
     b.qemu.system/.machine/.args (None unless emulated),
     b.timer.kind/.clock_hz/.icount_instructions_per_tick, b.clock_hz, b.note, b.verified
+    b.clocks.source/.derivation/.measured_by/.reference_hz (None where not described),
+    b.memory.flash.wait_states, b.memory.caches, b.expected_device() (DeviceFacts)
     list_boards(), load_board_file(path), DEFAULT_BOARD, native_target(), runs_on_host(t)
 
     VirtualDevice.parse("qemu/mps2-an386:1"), TargetLabels().register("dsp", t)
@@ -37,7 +39,9 @@ from aot.target.tags import (
     BOARDS_DIR,
     DEFAULT_BOARD,
     Board,
+    Clocks,
     Console,
+    DeviceFacts,
     Memory,
     Qemu,
     Region,
@@ -58,8 +62,10 @@ __all__ = [
     "BOARDS_DIR",
     "Board",
     "BoardError",
+    "Clocks",
     "Console",
     "DEFAULT_BOARD",
+    "DeviceFacts",
     "Facts",
     "KINDS",
     "KindRegistry",

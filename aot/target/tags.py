@@ -50,6 +50,7 @@ class Region:
     length: int
     note: str = ""
     speed: int | None = None
+    wait_states: int | None = None  # flash: what the port sets for the board's clock
 
     @property
     def end(self) -> int:
@@ -72,6 +73,7 @@ class Memory:
     ram: Region
     pools: tuple[Region, ...] = ()
     stack_bytes: int = DEFAULT_STACK_BYTES
+    caches: tuple[str, ...] | None = None  # switched on by the port; None: not described
 
     @property
     def model_ram_bytes(self) -> int:
@@ -154,12 +156,36 @@ class Console:
 
 
 @dataclass(frozen=True)
+class Clocks:
+    """How the runtime port reaches ``clock_hz``: the oscillator, the
+    arithmetic, and what the firmware measures its clock against."""
+
+    source: str
+    derivation: str
+    measured_by: str
+    reference_hz: int | None = None
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What a board's firmware should report about itself (its device
+    report, aot/rpc); None where the record says nothing."""
+
+    core_clock_hz: int | None = None
+    flash_wait_states: int | None = None
+    caches: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Qemu:
-    """How to emulate the board: ``system -M machine *args``."""
+    """How to emulate the board: ``system -M machine *args``; ``device`` holds
+    what the firmware reports under the emulator where QEMU leaves the
+    silicon's clock tree or flash interface unmodelled."""
 
     system: str
     machine: str
     args: tuple[str, ...] = ()
+    device: DeviceFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +229,7 @@ class Board:
     clock_hz: int | None = None
     image: Image = Image()
     path: Path | None = None
+    clocks: Clocks | None = None
 
     @property
     def versioned_tag(self) -> str:
@@ -216,6 +243,22 @@ class Board:
     def runner(self) -> Runner:
         """The preferred runner."""
         return self.runners[0]
+
+    def expected_device(self) -> DeviceFacts:
+        """What the firmware's device report should say: the record's clock,
+        flash wait states and caches, or under QEMU what ``[qemu] device``
+        says the emulator shows instead."""
+        mem = self.memory
+        facts = DeviceFacts(self.clock_hz, mem.flash.wait_states if mem else None,
+                            mem.caches if mem else None)
+        if self.emulated and self.qemu is not None and self.qemu.device is not None:
+            override = self.qemu.device
+            facts = DeviceFacts(
+                override.core_clock_hz or facts.core_clock_hz,
+                facts.flash_wait_states if override.flash_wait_states is None
+                else override.flash_wait_states,
+                facts.caches if override.caches is None else override.caches)
+        return facts
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the record's fields, the canonical target string and JSON."""
@@ -311,6 +354,7 @@ def load_board_file(path: str | Path) -> Board:
             ram=Region("ram", **mem["ram"]),
             pools=tuple(Region(**p) for p in mem.get("pools", ())),
             stack_bytes=mem.get("stack_bytes", DEFAULT_STACK_BYTES),
+            caches=tuple(mem["caches"]) if "caches" in mem else None,
         )
         if memory.stack_bytes >= memory.ram.length:
             raise BoardError(f"{path}: field 'memory.stack_bytes': {memory.stack_bytes} bytes "
@@ -350,11 +394,21 @@ def load_board_file(path: str | Path) -> Board:
         memory=memory,
         qemu=None
         if qemu is None
-        else Qemu(qemu["system"], qemu["machine"], tuple(qemu.get("args", ()))),
+        else Qemu(qemu["system"], qemu["machine"], tuple(qemu.get("args", ())),
+                  _device_facts(qemu.get("device"))),
         clock_hz=data.get("clock_hz"),
         image=Image(**data.get("image", {})),
         path=path,
+        clocks=Clocks(**data["clocks"]) if "clocks" in data else None,
     )
+
+
+def _device_facts(table: dict | None) -> DeviceFacts | None:
+    if table is None:
+        return None
+    caches = table.get("caches")
+    return DeviceFacts(table.get("core_clock_hz"), table.get("flash_wait_states"),
+                       None if caches is None else tuple(caches))
 
 
 @dataclass(frozen=True)

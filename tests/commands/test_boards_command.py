@@ -72,12 +72,22 @@ def test_show(capsys):
     assert "31.25 instructions/tick" in out
 
 
+def test_show_says_how_the_port_clocks_the_chip(capsys):
+    assert main(["boards", "show", "st/nucleo-f746zg"]) == 0
+    out = capsys.readouterr().out
+    assert "0x08000000..0x08100000  1 MiB  7 wait states" in out
+    assert "caches       l1_icache, l1_dcache" in out
+    assert "clocks       hse_bypass 8 MHz: HSE 8 MHz (ST-LINK MCO) / PLLM 4" in out
+    assert "measured by none" in out
+
+
 def test_show_json(capsys):
     assert main(["boards", "show", "st/nucleo-l4r5zi", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["tag"] == "st/nucleo-l4r5zi"
     assert record["console"]["usb"] == "0483:374b"
     assert record["target_json"]["mcpu"] == "cortex-m4"
+    assert record["clocks"]["source"] == "hsi16" and record["memory"]["flash"]["wait_states"] == 5
     assert record["qemu"] is None
     # --json before the action works too
     assert main(["boards", "--json", "show", "qemu/sifive-e"]) == 0

@@ -96,3 +96,27 @@ def test_a_missing_serial_port_is_named_before_flashing(projects, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert f"serial port {port} does not exist" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_flash_shows_the_boards_own_report_and_no_warning_when_it_matches(tmp_path, capsys):
+    """On the first flash the user sees how the port set the chip up (issue 37)."""
+    import shutil
+
+    from aot.cli import main
+    from support.models import MODELS_DIR
+
+    if not shutil.which("qemu-system-arm") or not shutil.which("arm-none-eabi-gcc"):
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    tag = "qemu/netduinoplus2"
+    model = MODELS_DIR / "tflm_hello_world_int8.tflite"
+    assert main(["compile", str(model), "--board", tag, "-o", str(tmp_path / "a")]) == 0
+    assert main(["project", "create", "--board", tag, "--artifact", str(tmp_path / "a"),
+                 "-o", str(tmp_path / "p")]) == 0
+    assert main(["build", str(tmp_path / "p")]) == 0
+    capsys.readouterr()
+    assert main(["flash", str(tmp_path / "p")]) == 0
+    out, err = capsys.readouterr()
+    assert "  core 16 MHz (not measured), 0 flash wait states, no caches on" in out
+    assert "warning:" not in err

@@ -62,6 +62,7 @@ def test_shared_model_on_the_board_is_bit_exact_or_refused_with_sizes(tag, model
     run = report.to_json()
     assert run["board"] == tag and run["instructions_per_inference"] > 0
     assert run["clock_hz"] == clock_hz
+    assert run["device"]["core_clock_hz"] == clock_hz and run["device_warnings"] == []
 
 
 @pytest.mark.parametrize("tag", sorted(BOARDS))

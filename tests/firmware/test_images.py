@@ -110,13 +110,13 @@ def test_pico_boot2_has_the_crc_the_boot_rom_checks_and_enters_the_vectors(pico)
     pages = parse_uf2(pico.image.read_bytes())
     boot2 = pages[XIP_BASE]
     assert struct.unpack_from("<I", boot2, 252)[0] == crc32_mpeg2(boot2[:252])
-    # XIP set up as the datasheet's SSI registers want it: 32-bit frames, EEPROM-read
-    # mode (CTRLR0), command 03h with an 8-bit instruction and a 24-bit address
-    # (SPI_CTRLR0), and `movs r1, #4; str r1, [r3, #0x14]`: BAUDR = 4, SCK = clk_sys / 4
-    # (31.25 MHz at 125 MHz, under the 50 MHz every QSPI flash reads 03h at).
-    assert struct.pack("<I", (31 << 16) | (3 << 8)) in boot2[:252]
-    assert struct.pack("<I", (0x03 << 24) | (2 << 8) | (6 << 2)) in boot2[:252]
-    assert bytes.fromhex("0421 5961") in boot2[:252]
+    # XIP set up as the datasheet's SSI registers want it: quad frame format, 32-bit
+    # frames, EEPROM-read mode (CTRLR0); no instruction, 24-bit address + mode bits A0h
+    # on four lines, 4 dummy clocks (SPI_CTRLR0); `movs r1, #2; str r1, [r3, #0x14]`:
+    # BAUDR = 2, SCK = clk_sys / 2.  tests/runtime_c/test_rp2040_boot2.py runs it.
+    assert struct.pack("<I", (2 << 21) | (31 << 16) | (3 << 8)) in boot2[:252]
+    assert struct.pack("<I", (0xA0 << 24) | (4 << 11) | (8 << 2) | 2) in boot2[:252]
+    assert bytes.fromhex("0221 5961") in boot2[:252]
     # The image's vector table at flash + 0x100: stack pointer in RAM, Thumb reset handler.
     vectors = pages[XIP_BASE + 0x100]
     sp, reset = struct.unpack_from("<2I", vectors)

@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 from support.firmware import fw
 
-from aot.rpc import DeviceResetError, PipeTransport, RemoteError, RpcError, connect
+from aot.rpc import (
+    DeviceResetError,
+    PipeTransport,
+    ProtocolError,
+    RemoteError,
+    RpcError,
+    connect,
+)
 from aot.rpc.framing import FrameDecoder, Header, encode_frame
 from aot.rpc.protocol import Command, Role, Status, TimerUnit
 
@@ -229,3 +236,57 @@ def test_info_reads_the_clock_after_the_loader_fields():
     assert both.capabilities == Capability.RAM_LOADER | Capability.CLOCK
     assert Client(FakeSession(reply(2, 168_000_000))).info().clock_hz == 168_000_000
     assert Client(FakeSession(reply(0))).info().clock_hz == 0  # the host port: unknown
+
+
+def _info_payload(caps: int, *fields: bytes) -> bytes:
+    head = struct.pack("<HHHHHBBI", 1, 512, 32, 0, 0, 1, 6, 0)
+    strings = b"".join(bytes([len(s)]) + s for s in (b"b", b"id", b"m", b"h"))
+    return head + strings + struct.pack("<I", caps) + b"".join(fields)
+
+
+class _FakeSession:
+    def __init__(self, payload):
+        self.payload = payload
+
+    def call(self, command):
+        assert command is Command.INFO
+        return self.payload
+
+
+def test_info_reads_the_device_report_after_the_clock():
+    from aot.rpc.client import Client
+
+    report = bytes([7]) + struct.pack("<IBH", 215_990_000, 7, 0x03)
+    info = Client(_FakeSession(_info_payload(6, struct.pack("<I", 216_000_000), report))).info()
+    assert info.device.to_json() == {"core_clock_hz": 216_000_000,
+                                     "measured_clock_hz": 215_990_000,
+                                     "flash_wait_states": 7,
+                                     "caches": ["l1_icache", "l1_dcache"]}
+    # 0 reads as "not measured" / unknown clock; 0xFF as "no wait states to set";
+    # a longer block from a newer firmware is skipped to its announced end.
+    report = bytes([9]) + struct.pack("<IBH", 0, 0xFF, 0x40) + b"\x01\x02"
+    info = Client(_FakeSession(_info_payload(4, report))).info()
+    assert info.device.to_json() == {"core_clock_hz": None, "measured_clock_hz": None,
+                                     "flash_wait_states": None, "caches": ["xip"]}
+    # Firmware without the capability: no report (older firmware stays readable).
+    assert Client(_FakeSession(_info_payload(2, struct.pack("<I", 1)))).info().device is None
+
+
+@pytest.mark.parametrize("block, message", [
+    (bytes([6]) + struct.pack("<IBH", 0, 0, 0)[:6], "is 6 bytes; at least 7"),
+    (bytes([7]) + struct.pack("<IBH", 0, 0, 0)[:5], "truncated"),
+    (bytes([7]) + struct.pack("<IBH", 0, 16, 0), "16 flash wait states is not a setting"),
+    (bytes([7]) + struct.pack("<IBH", 0, 0, 0x80), "unknown cache bits 0x0080"),
+])
+def test_a_malformed_device_report_is_refused_by_name(block, message):
+    from aot.rpc.client import Client
+
+    with pytest.raises(ProtocolError, match=message):
+        Client(_FakeSession(_info_payload(4, block))).info()
+
+
+def test_the_host_port_reports_itself_as_unmeasured(device):
+    report = device.info().device
+    assert report is not None
+    assert report.to_json() == {"core_clock_hz": None, "measured_clock_hz": None,
+                                "flash_wait_states": None, "caches": []}

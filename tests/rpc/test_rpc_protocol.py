@@ -26,10 +26,11 @@ C = c_constants()
 @pytest.mark.parametrize(
     "enum, prefix",
     [(p.Command, "AOT_CMD_"), (p.Status, "AOT_ERR_"), (p.Dtype, "AOT_DTYPE_"),
-     (p.Role, "AOT_ROLE_"), (p.TimerUnit, "AOT_TIMER_")],
+     (p.Role, "AOT_ROLE_"), (p.TimerUnit, "AOT_TIMER_"), (p.Cache, "AOT_CACHE_")],
 )
 def test_enums_match_the_c_headers(enum, prefix):
-    c_side = {k[len(prefix):]: v for k, v in C.items() if k.startswith(prefix)}
+    c_side = {k[len(prefix):]: v for k, v in C.items() if k.startswith(prefix)
+              and k != "AOT_CACHE_ALL"}  # the mask of every bit, checked below
     py_side = {m.name: m.value for m in enum if m.name != "OK"}
     assert py_side == c_side
 
@@ -42,6 +43,10 @@ def test_scalars_match_the_c_headers():
     assert C["AOT_RPC_LOADED_KERNEL"] == p.LOADED_KERNEL
     assert C["AOT_RPC_CAP_RAM_LOADER"] == p.Capability.RAM_LOADER
     assert C["AOT_RPC_CAP_CLOCK"] == p.Capability.CLOCK
+    assert C["AOT_RPC_CAP_DEVICE"] == p.Capability.DEVICE
+    assert C["AOT_RPC_DEVICE_REPORT_BYTES"] == p.DEVICE_REPORT_BYTES
+    assert C["AOT_NO_WAIT_STATES"] == p.NO_WAIT_STATES
+    assert C["AOT_CACHE_ALL"] == sum(p.Cache)
     assert C["AOT_TENSOR_WRITABLE"] == p.TENSOR_WRITABLE
     assert C["AOT_FRAME_HEADER"] == p.HEADER_SIZE
     assert C["AOT_FRAME_CRC"] == p.CRC_SIZE

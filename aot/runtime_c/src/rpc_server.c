@@ -85,6 +85,7 @@ static aot_status_t cmd_info(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     const aot_model_t *m = srv->model;
     uint32_t clock_hz;
     uint32_t caps;
+    aot_device_report_t report;
     if (in->len != 0) {
         return AOT_ERR_BAD_LENGTH;
     }
@@ -103,7 +104,7 @@ static aot_status_t cmd_info(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     /* Appended in a backward-compatible way: older hosts stop reading above.
      * The capabilities say which of the optional fields follow, in order. */
     clock_hz = aot_port_clock_hz();
-    caps = clock_hz != 0 ? AOT_RPC_CAP_CLOCK : 0u;
+    caps = (clock_hz != 0 ? AOT_RPC_CAP_CLOCK : 0u) | AOT_RPC_CAP_DEVICE;
 #if AOT_RPC_LOADER_BYTES > 0
     caps |= AOT_RPC_CAP_RAM_LOADER;
 #endif
@@ -115,6 +116,12 @@ static aot_status_t cmd_info(aot_rpc_server_t *srv, const in_t *in, out_t *out)
     if (clock_hz != 0) {
         put_u32(out, clock_hz);
     }
+    memset(&report, 0, sizeof report);
+    aot_port_report(&report);
+    put_u8(out, AOT_RPC_DEVICE_REPORT_BYTES);
+    put_u32(out, report.measured_clock_hz);
+    put_u8(out, report.flash_wait_states);
+    put_u16(out, (uint16_t)(report.caches & AOT_CACHE_ALL));
     return AOT_OK;
 }
 

@@ -36,6 +36,12 @@ uint64_t aot_port_timer_stop(void) { return fake_clock += 17; }
 uint8_t aot_port_timer_unit(void) { return AOT_TIMER_CYCLES; }
 uint32_t aot_port_entropy(void) { return 1234; }
 uint32_t aot_port_clock_hz(void) { return 48000000u; }
+void aot_port_report(aot_device_report_t *report)
+{
+    report->measured_clock_hz = 47999000u;
+    report->flash_wait_states = 2;
+    report->caches = AOT_CACHE_FLASH_ICACHE;
+}
 void aot_port_exit(int code) { exit(code); }
 
 void aot_port_write(const uint8_t *data, size_t len)

@@ -43,6 +43,33 @@ uint8_t aot_port_timer_unit(void);
  * counts can be turned into time. */
 uint32_t aot_port_clock_hz(void);
 
+/* Bits of aot_device_report_t.caches: the caches and accelerators in front
+ * of the core's code and constants that the port found switched on. */
+#define AOT_CACHE_L1_ICACHE 0x01u      /* Cortex-M7 L1 instruction cache */
+#define AOT_CACHE_L1_DCACHE 0x02u      /* Cortex-M7 L1 data cache */
+#define AOT_CACHE_FLASH_PREFETCH 0x04u /* flash interface prefetch (STM32 PRFTEN) */
+#define AOT_CACHE_FLASH_ICACHE 0x08u   /* flash instruction cache (STM32F4/L4 ICEN, nRF52 NVMC) */
+#define AOT_CACHE_FLASH_DCACHE 0x10u   /* flash data cache (STM32F4/L4 DCEN) */
+#define AOT_CACHE_ART 0x20u            /* STM32F7 ART accelerator (ITCM flash interface) */
+#define AOT_CACHE_XIP 0x40u            /* cache in front of external flash (RP2040, ESP32-C3) */
+#define AOT_CACHE_ALL 0x7Fu
+/* aot_device_report_t.flash_wait_states where flash has none to set. */
+#define AOT_NO_WAIT_STATES 0xFFu
+
+/* What the board says about itself in INFO (docs/runtime.md): the host
+ * compares it with the board record, so that a port that set the chip up
+ * differently from what the record says shows on the first connection. */
+typedef struct {
+    uint32_t measured_clock_hz; /* the core clock counted against a timer that does
+                                   not run from it; 0: not measured */
+    uint8_t flash_wait_states;  /* read back from the flash interface, or AOT_NO_WAIT_STATES */
+    uint16_t caches;            /* AOT_CACHE_* bits read back from the hardware */
+} aot_device_report_t;
+
+/* Fill `report` from the hardware (not from what the port meant to set).
+ * May take some milliseconds: a measured clock counts for a while. */
+void aot_port_report(aot_device_report_t *report);
+
 /* A value that differs between boots when the hardware allows it (used to mix
  * session ids, not for security).  Returning a constant is allowed: the host
  * nonce alone already separates sessions of one boot. */

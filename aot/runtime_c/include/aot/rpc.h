@@ -30,6 +30,11 @@
 /* Bits of the capabilities word at the end of the INFO reply. */
 #define AOT_RPC_CAP_RAM_LOADER 0x01u /* LOAD_CODE / COMMIT_CODE (built with AOT_RPC_LOADER) */
 #define AOT_RPC_CAP_CLOCK 0x02u      /* a u32 core clock in Hz follows (aot_port_clock_hz) */
+#define AOT_RPC_CAP_DEVICE 0x04u     /* the device report follows (aot_port_report):
+                                        u8 length, then that many bytes: u32 measured clock
+                                        in Hz (0: not measured), u8 flash wait states
+                                        (0xFF: none), u16 AOT_CACHE_* bits */
+#define AOT_RPC_DEVICE_REPORT_BYTES 7u
 
 /* Command codes (requests); see docs/runtime.md for payloads. */
 enum {

@@ -203,6 +203,16 @@ uint32_t aot_port_clock_hz(void)
 #endif
 }
 
+void aot_port_report(aot_device_report_t *report)
+{
+    /* Under QEMU nothing is measured (every timer runs on the emulator's
+     * virtual clock, which -icount ties to the instruction count), no flash
+     * interface is modelled and no cache is emulated. */
+    report->measured_clock_hz = 0;
+    report->flash_wait_states = AOT_NO_WAIT_STATES;
+    report->caches = 0;
+}
+
 uint32_t aot_port_entropy(void)
 {
     /* Nothing random survives a reset under QEMU; the host nonce suffices. */

@@ -9,6 +9,6 @@ AOT_PORT_LDSCRIPT_IN := $(AOT_PORT_DIR)/link.ld.in
 AOT_PORT_CFLAGS := --specs=picolibc.specs -Wa,-march=rv32imc_zicsr -ffunction-sections -fdata-sections -mcmodel=medany
 AOT_PORT_LDFLAGS := -nostartfiles -Wl,--gc-sections
 AOT_FLASH_ORIGIN ?= 0x42000000
-AOT_FLASH_LENGTH ?= 0x00400000
+AOT_FLASH_LENGTH ?= 0x00100000
 AOT_RAM_ORIGIN ?= 0x3FC80000
 AOT_RAM_LENGTH ?= 0x00060000

@@ -127,6 +127,14 @@ uint32_t aot_port_clock_hz(void)
     return 0; /* the host's clock is not the firmware's to know */
 }
 
+void aot_port_report(aot_device_report_t *report)
+{
+    /* The machine running aot: nothing of its clock or caches is ours to report. */
+    report->measured_clock_hz = 0;
+    report->flash_wait_states = AOT_NO_WAIT_STATES;
+    report->caches = 0;
+}
+
 uint32_t aot_port_entropy(void)
 {
     return (uint32_t)now_ns() ^ ((uint32_t)getpid() << 16);

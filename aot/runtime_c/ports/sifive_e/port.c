@@ -88,6 +88,14 @@ uint32_t aot_port_clock_hz(void)
     return 0; /* QEMU's sifive_e: no clock_hz in the record; rdinstret counts instructions */
 }
 
+void aot_port_report(aot_device_report_t *report)
+{
+    /* QEMU: nothing to measure against, no flash interface, no cache. */
+    report->measured_clock_hz = 0;
+    report->flash_wait_states = AOT_NO_WAIT_STATES;
+    report->caches = 0;
+}
+
 uint32_t aot_port_entropy(void)
 {
     return 0x73696665u;

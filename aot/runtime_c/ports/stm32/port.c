@@ -1,8 +1,9 @@
 /*
- * Port for STM32 boards: clock setup, the console USART or LPUART (polled),
- * and the timer the board record names.  The same code serves real boards
- * (the st/ boards) and QEMU's STM32F405 (qemu/netduinoplus2); they differ only in the
- * board facts the project passes as -D flags (aot.firmware.project.board_defines):
+ * Port for STM32 boards: clock setup, caches, the console USART or LPUART
+ * (polled), and the timer the board record names.  The same code serves real
+ * boards (the st/ boards) and QEMU's STM32F405 (qemu/netduinoplus2); they
+ * differ only in the board facts the project passes as -D flags
+ * (aot.firmware.project.board_defines):
  *
  *   AOT_BOARD_<TAG>            picks the chip's pins and RCC bits below
  *   AOT_CONSOLE_BASE, _BAUD    [console] base and baud
@@ -17,27 +18,33 @@
  * Boards (register values from the reference manuals):
  *   st/nucleo-f746zg  RM0385: USART3 on PD8/PD9 (AF7).  Clock: HSE 8 MHz
  *                     (ST-LINK MCO, bypass) / 4 * 216 / 2 = 216 MHz, over-drive,
- *                     7 wait states; APB1 = 54 MHz clocks USART3.  Also the
- *                     default when no board is named (a plain runtime.mk build).
+ *                     7 wait states; APB1 = 54 MHz clocks USART3.  Caches: the
+ *                     Cortex-M7 L1 I- and D-caches (AN4667; see l1_caches_on).
+ *                     Also the default when no board is named (a plain
+ *                     runtime.mk build).
  *   st/nucleo-l4r5zi  RM0432: LPUART1 on PG7/PG8 (AF8), port G powered from
- *                     VDDIO2 (PWR_CR2.IOSV).  Clock: MSI 4 MHz * 60 / 2 =
- *                     120 MHz in range 1 boost mode, 5 wait states; PCLK1 =
- *                     120 MHz clocks LPUART1.
+ *                     VDDIO2 (PWR_CR2.IOSV).  Clock: HSI16 / 4 * 60 / 2 =
+ *                     120 MHz in range 1 boost mode, 5 wait states, prefetch and
+ *                     the flash I/D caches on; PCLK1 = 120 MHz clocks LPUART1.
  *   qemu/netduinoplus2 RM0090 (STM32F405): USART1 on PA9/PA10 (AF7), the USART
  *                     QEMU connects to its first serial port.  Clock: HSE 25 MHz
- *                     / 25 * 336 / 2 = 168 MHz, 5 wait states; APB2 = 84 MHz
- *                     clocks USART1.
+ *                     / 25 * 336 / 2 = 168 MHz, 5 wait states, ART (I/D caches,
+ *                     prefetch); APB2 = 84 MHz clocks USART1.
  * A project for another STM32 board stops the build with #error.
  *
- * Clock setup never hangs: each wait for a ready flag (HSE, PLL, the clock
- * switch, the over-drive) gives up after AOT_CLOCK_WAIT polls, and the core
- * then stays on its reset clock.  QEMU does not model the RCC (its registers
- * read 0), so there the port always runs on the reset clock (HSI 16 MHz).
- * aot_port_clock_hz() reports the clock the core really runs at, and the
- * USART divisor is computed from the bus clock actually selected.
+ * Clock setup never hangs: each wait for a ready flag (HSE, HSI, PLL, the
+ * clock switch, the over-drive) gives up after AOT_CLOCK_WAIT polls, and the
+ * core then stays on its reset clock.  QEMU does not model the RCC (its
+ * registers read 0), so there the port always runs on the reset clock (HSI
+ * 16 MHz).  aot_port_clock_hz() reports the clock the core really runs at,
+ * aot_port_report() the wait states and caches read back from the hardware,
+ * and the USART divisor is computed from the bus clock actually selected.
+ * Registers go through aot/mmio.h, so tests/runtime_c/test_port_registers.py
+ * runs this set-up on the host against a recorded register space.
  */
 #include <stdint.h>
 
+#include "aot/mmio.h"
 #include "aot/platform.h"
 
 #ifndef AOT_CONSOLE_BAUD
@@ -66,11 +73,15 @@
 #define AOT_PWR_IOSV_REG 0x40007004u     /* PWR_CR2 */
 #define AOT_PWR_IOSV_BIT 9u              /* IOSV: VDDIO2 (port G) valid */
 #define AOT_LPUART_DEFAULT 1
-/* 120 MHz (RM0432 6.2.5): MSI 4 MHz / M 1 * N 60 = VCO 240 MHz, / R 2;
- * voltage range 1 boost mode, 5 flash wait states; PCLK1 = 120 MHz clocks
+/* 120 MHz (RM0432 6.2.2 HSI16, 6.2.5 PLL, 6.4.4 RCC_PLLCFGR): HSI16 / M 4 =
+ * 4 MHz, * N 60 = VCO 240 MHz, / R 2.  HSI16 is factory-trimmed to 1 % over
+ * temperature and supply; MSI without its PLL mode (MSIPLLEN, which needs
+ * the LSE) drifts further, and the LPUART's baud with it.  Voltage range 1
+ * boost mode, 5 flash wait states (RM0432 3.3.3); PCLK1 = 120 MHz clocks
  * LPUART1. */
 #define AOT_STM32_L4 1
 #define AOT_PLL_HZ 120000000u
+#define AOT_PLL_M 4u
 #define AOT_PLL_N 60u
 #define AOT_FLASH_LATENCY 5u
 #elif defined(AOT_BOARD_QEMU_NETDUINOPLUS2)
@@ -99,6 +110,7 @@
 #define AOT_PPRE2 4u          /* APB2 = HCLK / 2 = 84 MHz (at most 84) */
 #define AOT_USART_ON_APB2 1
 #define AOT_OVERDRIVE 0
+#define AOT_STM32_F4 1        /* ART: flash I/D caches and prefetch (RM0090 3.5.2) */
 #elif defined(AOT_BOARD_ST_NUCLEO_F746ZG) || !defined(AOT_CONSOLE_BASE)
 /* STM32F746 (RM0385) */
 #define AOT_USART_BASE 0x40004800u /* USART3 */
@@ -124,6 +136,7 @@
 #define AOT_PPRE2 4u          /* APB2 = HCLK / 2 = 108 MHz (at most 108) */
 #define AOT_USART_ON_APB2 0
 #define AOT_OVERDRIVE 1       /* above 180 MHz (RM0385 4.1.4) */
+#define AOT_STM32_F7 1        /* Cortex-M7 L1 caches (AN4667) */
 #else
 #error "stm32 port: no pins and clocks for this board; add it to ports/stm32/port.c"
 #endif
@@ -149,24 +162,23 @@
 #error "stm32 port: the board's clock_hz differs from the PLL setting this port knows"
 #endif
 
-#define REG(addr) (*(volatile uint32_t *)(addr))
 #if AOT_USART_F4
-#define USART_SR REG(AOT_USART_BASE + 0x00u)
-#define USART_DR REG(AOT_USART_BASE + 0x04u)
-#define USART_BRR REG(AOT_USART_BASE + 0x08u)
-#define USART_CR1 REG(AOT_USART_BASE + 0x0Cu)
+#define USART_SR (AOT_USART_BASE + 0x00u)
+#define USART_DR (AOT_USART_BASE + 0x04u)
+#define USART_BRR (AOT_USART_BASE + 0x08u)
+#define USART_CR1 (AOT_USART_BASE + 0x0Cu)
 #define USART_STATUS USART_SR
 #define USART_RX USART_DR
 #define USART_TX USART_DR
 #define CR1_UE (1u << 13)
 #else
-#define USART_CR1 REG(AOT_USART_BASE + 0x00u)
-#define USART_BRR REG(AOT_USART_BASE + 0x0Cu)
-#define USART_ISR REG(AOT_USART_BASE + 0x1Cu)
-#define USART_ICR REG(AOT_USART_BASE + 0x20u)
+#define USART_CR1 (AOT_USART_BASE + 0x00u)
+#define USART_BRR (AOT_USART_BASE + 0x0Cu)
+#define USART_ISR (AOT_USART_BASE + 0x1Cu)
+#define USART_ICR (AOT_USART_BASE + 0x20u)
 #define USART_STATUS USART_ISR
-#define USART_RX REG(AOT_USART_BASE + 0x24u)
-#define USART_TX REG(AOT_USART_BASE + 0x28u)
+#define USART_RX (AOT_USART_BASE + 0x24u)
+#define USART_TX (AOT_USART_BASE + 0x28u)
 #define CR1_UE 1u
 #endif
 #define ST_ORE (1u << 3)
@@ -175,18 +187,20 @@
 #define CR1_RE (1u << 2)
 #define CR1_TE (1u << 3)
 
-#define GPIO_MODER REG(AOT_GPIO_BASE + 0x00u)
-#define GPIO_AFRL REG(AOT_GPIO_BASE + 0x20u)
-#define GPIO_AFRH REG(AOT_GPIO_BASE + 0x24u)
+#define GPIO_MODER (AOT_GPIO_BASE + 0x00u)
+#define GPIO_AFRL (AOT_GPIO_BASE + 0x20u)
+#define GPIO_AFRH (AOT_GPIO_BASE + 0x24u)
 
 /* RCC and flash interface of the F4 and F7 (same layout). */
-#define RCC_CR REG(0x40023800u)
-#define RCC_PLLCFGR REG(0x40023804u)
-#define RCC_CFGR REG(0x40023808u)
-#define RCC_APB1ENR REG(0x40023840u)
-#define FLASH_ACR REG(0x40023C00u)
-#define PWR_CR1 REG(0x40007000u)
-#define PWR_CSR1 REG(0x40007004u)
+#define RCC_CR 0x40023800u
+#define RCC_PLLCFGR 0x40023804u
+#define RCC_CFGR 0x40023808u
+#define RCC_APB1ENR 0x40023840u
+#define FLASH_ACR 0x40023C00u
+#define PWR_CR1 0x40007000u
+#define PWR_CSR1 0x40007004u
+#define CR_HSION (1u << 0)
+#define CR_HSIRDY (1u << 1)
 #define CR_HSEON (1u << 16)
 #define CR_HSERDY (1u << 17)
 #define CR_HSEBYP (1u << 18)
@@ -201,106 +215,138 @@
 #define PWR_ODSWEN (1u << 17)
 #define PWR_ODRDY (1u << 16)
 #define PWR_ODSWRDY (1u << 17)
+/* PLLCFGR fields of the F4/F7 (RM0090 6.3.2, RM0385 5.3.2): PLLM 5:0, PLLN
+ * 14:6, PLLP 17:16, PLLSRC 22, PLLQ 27:24.  Everything else is reserved and
+ * keeps its reset value (0x24003010 has reserved bit 29 set). */
+#define PLLCFGR_FIELDS 0x0F437FFFu
+/* FLASH_ACR: LATENCY 3:0, PRFTEN 8; F4 and L4: ICEN 9, DCEN 10; F7: ARTEN 9. */
 #define FLASH_ACR_LATENCY_MASK 0xFu
+#define FLASH_ACR_PRFTEN (1u << 8)
+#define FLASH_ACR_ICEN (1u << 9)
+#define FLASH_ACR_ARTEN (1u << 9)
+#define FLASH_ACR_DCEN (1u << 10)
 
 static uint32_t core_hz = AOT_RESET_HZ;
 static uint32_t usart_hz = AOT_RESET_HZ;
 
-static int wait_for(volatile uint32_t *reg, uint32_t mask, uint32_t value)
-{
-    uint32_t n;
-    for (n = 0; n < AOT_CLOCK_WAIT; ++n) {
-        if ((*reg & mask) == value) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 #if defined(AOT_STM32_L4)
-#define L4_RCC_CR REG(0x40021000u)
-#define L4_RCC_CFGR REG(0x40021008u)
-#define L4_RCC_PLLCFGR REG(0x4002100Cu)
-#define L4_RCC_APB1ENR1 REG(0x40021058u)
-#define L4_PWR_CR5 REG(0x40007080u)
-#define L4_FLASH_ACR REG(0x40022000u)
+#define L4_RCC_CR 0x40021000u
+#define L4_RCC_CFGR 0x40021008u
+#define L4_RCC_PLLCFGR 0x4002100Cu
+#define L4_RCC_APB1ENR1 0x40021058u
+#define L4_PWR_CR5 0x40007080u
+#define L4_FLASH_ACR 0x40022000u
+#define L4_CR_HSION (1u << 8)
+#define L4_CR_HSIRDY (1u << 10)
 #define L4_CFGR_HPRE_DIV2 (8u << 4)
 #define L4_CFGR_HPRE_MASK (0xFu << 4)
 #define L4_CFGR_SW_PLL 3u
 #define L4_CFGR_SWS_PLL (3u << 2)
+/* RCC_PLLCFGR (RM0432 6.4.4): PLLSRC 1:0 (2 = HSI16), PLLM 7:4 (M - 1),
+ * PLLN 14:8, PLLREN 24, PLLR 26:25 (0 = / 2). */
+#define L4_PLLCFGR_FIELDS 0x07007FF3u
+#define L4_PLLCFGR_HSI16 2u
+#define L4_PLLCFGR_PLLREN (1u << 24)
+#define FLASH_ACR_ADDR L4_FLASH_ACR
 
-/* MSI -> PLL -> SYSCLK at 120 MHz in boost mode (RM0432 5.1.8: the AHB
- * runs at half speed across the switch), or nothing changed where a step
- * does not answer. */
+/* HSI16 -> PLL -> SYSCLK at 120 MHz in boost mode (RM0432 5.1.8: the AHB
+ * runs at half speed across the switch above 80 MHz), or nothing changed
+ * where a step does not answer. */
 static void clock_init(void)
 {
     uint32_t n;
-    L4_RCC_APB1ENR1 |= 1u << 28; /* PWREN */
-    (void)L4_RCC_APB1ENR1;
-    L4_RCC_PLLCFGR = 1u | (AOT_PLL_N << 8) | (1u << 24); /* MSI, M = 1, R = 2, PLLREN */
-    L4_RCC_CR |= CR_PLLON;
-    if (!wait_for(&L4_RCC_CR, CR_PLLRDY, CR_PLLRDY)) {
-        L4_RCC_CR &= ~CR_PLLON;
+    aot_mmio_set(L4_RCC_APB1ENR1, 1u << 28); /* PWREN */
+    (void)aot_mmio_read(L4_RCC_APB1ENR1);
+    aot_mmio_set(L4_RCC_CR, L4_CR_HSION);
+    if (!aot_mmio_wait(L4_RCC_CR, L4_CR_HSIRDY, L4_CR_HSIRDY, AOT_CLOCK_WAIT)) {
         return;
     }
-    L4_RCC_CFGR = (L4_RCC_CFGR & ~L4_CFGR_HPRE_MASK) | L4_CFGR_HPRE_DIV2;
-    L4_PWR_CR5 &= ~(1u << 8); /* R1MODE = 0: range 1 boost */
-    L4_FLASH_ACR = (L4_FLASH_ACR & ~FLASH_ACR_LATENCY_MASK) | AOT_FLASH_LATENCY;
-    if ((L4_FLASH_ACR & FLASH_ACR_LATENCY_MASK) != AOT_FLASH_LATENCY) {
-        L4_RCC_CFGR &= ~L4_CFGR_HPRE_MASK;
+    aot_mmio_modify(L4_RCC_PLLCFGR, L4_PLLCFGR_FIELDS,
+                    L4_PLLCFGR_HSI16 | ((AOT_PLL_M - 1u) << 4) | (AOT_PLL_N << 8) |
+                        L4_PLLCFGR_PLLREN); /* PLLR = 0: / 2 */
+    aot_mmio_set(L4_RCC_CR, CR_PLLON);
+    if (!aot_mmio_wait(L4_RCC_CR, CR_PLLRDY, CR_PLLRDY, AOT_CLOCK_WAIT)) {
+        aot_mmio_clear(L4_RCC_CR, CR_PLLON);
         return;
     }
-    L4_RCC_CFGR = (L4_RCC_CFGR & ~CFGR_SW_MASK) | L4_CFGR_SW_PLL;
-    if (!wait_for(&L4_RCC_CFGR, CFGR_SWS_MASK, L4_CFGR_SWS_PLL)) {
-        L4_RCC_CFGR &= ~(CFGR_SW_MASK | L4_CFGR_HPRE_MASK); /* back to MSI, AHB / 1 */
+    aot_mmio_modify(L4_RCC_CFGR, L4_CFGR_HPRE_MASK, L4_CFGR_HPRE_DIV2);
+    aot_mmio_clear(L4_PWR_CR5, 1u << 8); /* R1MODE = 0: range 1 boost */
+    /* More wait states first (RM0432 3.3.3); they must read back before the
+     * clock goes up. */
+    aot_mmio_modify(L4_FLASH_ACR, FLASH_ACR_LATENCY_MASK | FLASH_ACR_PRFTEN | FLASH_ACR_ICEN |
+                                      FLASH_ACR_DCEN,
+                    AOT_FLASH_LATENCY | FLASH_ACR_PRFTEN | FLASH_ACR_ICEN | FLASH_ACR_DCEN);
+    if ((aot_mmio_read(L4_FLASH_ACR) & FLASH_ACR_LATENCY_MASK) != AOT_FLASH_LATENCY) {
+        aot_mmio_clear(L4_RCC_CFGR, L4_CFGR_HPRE_MASK);
+        return;
+    }
+    aot_mmio_modify(L4_RCC_CFGR, CFGR_SW_MASK, L4_CFGR_SW_PLL);
+    if (!aot_mmio_wait(L4_RCC_CFGR, CFGR_SWS_MASK, L4_CFGR_SWS_PLL, AOT_CLOCK_WAIT)) {
+        aot_mmio_clear(L4_RCC_CFGR, CFGR_SW_MASK | L4_CFGR_HPRE_MASK); /* back to MSI */
         return;
     }
     for (n = 0; n < 64u; ++n) { /* at least 1 us at 60 MHz before AHB / 1 */
         __asm__ volatile("nop");
     }
-    L4_RCC_CFGR &= ~L4_CFGR_HPRE_MASK;
+    aot_mmio_clear(L4_RCC_CFGR, L4_CFGR_HPRE_MASK);
     core_hz = AOT_PLL_HZ;
     usart_hz = AOT_PLL_HZ; /* PPRE1 / 1 */
 }
 #elif defined(AOT_PLL_HZ)
+#define FLASH_ACR_ADDR FLASH_ACR
+#if defined(AOT_STM32_F4)
+/* RM0090 3.5.2: the ART accelerator's caches and prefetch serve the flash
+ * at 5 wait states. */
+#define FLASH_ACR_SPEEDUP (FLASH_ACR_PRFTEN | FLASH_ACR_ICEN | FLASH_ACR_DCEN)
+#else
+/* RM0385 chapter 3 (ART accelerator), AN4667: ART and prefetch act on the
+ * ITCM flash interface only; this image runs from the AXIM address, behind
+ * the L1 caches. */
+#define FLASH_ACR_SPEEDUP 0u
+#endif
+
 /* HSE -> PLL -> SYSCLK at AOT_PLL_HZ, or nothing changed where a step does
  * not answer (the core then stays on HSI). */
 static void clock_init(void)
 {
-    RCC_CR |= AOT_PLL_HSE_BYPASS ? CR_HSEBYP : 0u; /* only while HSE is off */
-    RCC_CR |= CR_HSEON;
-    if (!wait_for(&RCC_CR, CR_HSERDY, CR_HSERDY)) {
-        RCC_CR &= ~(CR_HSEON | CR_HSEBYP);
+    aot_mmio_set(RCC_CR, AOT_PLL_HSE_BYPASS ? CR_HSEBYP : 0u); /* only while HSE is off */
+    aot_mmio_set(RCC_CR, CR_HSEON);
+    if (!aot_mmio_wait(RCC_CR, CR_HSERDY, CR_HSERDY, AOT_CLOCK_WAIT)) {
+        aot_mmio_clear(RCC_CR, CR_HSEON | CR_HSEBYP);
         return;
     }
-    RCC_PLLCFGR = AOT_PLL_M | (AOT_PLL_N << 6) | ((AOT_PLL_P / 2u - 1u) << 16) | (1u << 22) |
-                  (AOT_PLL_Q << 24); /* PLLSRC = HSE */
-    RCC_CR |= CR_PLLON;
-    if (!wait_for(&RCC_CR, CR_PLLRDY, CR_PLLRDY)) {
-        RCC_CR &= ~(CR_PLLON | CR_HSEON | CR_HSEBYP);
+    /* Read-modify-write: the reserved bits keep their reset values. */
+    aot_mmio_modify(RCC_PLLCFGR, PLLCFGR_FIELDS,
+                    AOT_PLL_M | (AOT_PLL_N << 6) | ((AOT_PLL_P / 2u - 1u) << 16) | (1u << 22) |
+                        (AOT_PLL_Q << 24)); /* PLLSRC = HSE */
+    aot_mmio_set(RCC_CR, CR_PLLON);
+    if (!aot_mmio_wait(RCC_CR, CR_PLLRDY, CR_PLLRDY, AOT_CLOCK_WAIT)) {
+        aot_mmio_clear(RCC_CR, CR_PLLON | CR_HSEON | CR_HSEBYP);
         return;
     }
 #if AOT_OVERDRIVE
-    RCC_APB1ENR |= APB1ENR_PWREN;
-    (void)RCC_APB1ENR;
-    PWR_CR1 |= PWR_ODEN;
-    if (!wait_for(&PWR_CSR1, PWR_ODRDY, PWR_ODRDY)) {
+    aot_mmio_set(RCC_APB1ENR, APB1ENR_PWREN);
+    (void)aot_mmio_read(RCC_APB1ENR);
+    aot_mmio_set(PWR_CR1, PWR_ODEN);
+    if (!aot_mmio_wait(PWR_CSR1, PWR_ODRDY, PWR_ODRDY, AOT_CLOCK_WAIT)) {
         return;
     }
-    PWR_CR1 |= PWR_ODSWEN;
-    if (!wait_for(&PWR_CSR1, PWR_ODSWRDY, PWR_ODSWRDY)) {
+    aot_mmio_set(PWR_CR1, PWR_ODSWEN);
+    if (!aot_mmio_wait(PWR_CSR1, PWR_ODSWRDY, PWR_ODSWRDY, AOT_CLOCK_WAIT)) {
         return;
     }
 #endif
-    /* More wait states first; they must read back before the clock goes up. */
-    FLASH_ACR = (FLASH_ACR & ~FLASH_ACR_LATENCY_MASK) | AOT_FLASH_LATENCY;
-    if ((FLASH_ACR & FLASH_ACR_LATENCY_MASK) != AOT_FLASH_LATENCY) {
+    /* More wait states first (RM0090 3.5.1; RM0385 chapter 3, flash read
+     * access latency); they must read back before the clock goes up. */
+    aot_mmio_modify(FLASH_ACR, FLASH_ACR_LATENCY_MASK | FLASH_ACR_SPEEDUP,
+                    AOT_FLASH_LATENCY | FLASH_ACR_SPEEDUP);
+    if ((aot_mmio_read(FLASH_ACR) & FLASH_ACR_LATENCY_MASK) != AOT_FLASH_LATENCY) {
         return;
     }
-    RCC_CFGR = (RCC_CFGR & ~(CFGR_SW_MASK | (0xFu << 4) | (0x3Fu << 10))) |
-               (AOT_PPRE1 << 10) | (AOT_PPRE2 << 13) | CFGR_SW_PLL;
-    if (!wait_for(&RCC_CFGR, CFGR_SWS_MASK, CFGR_SWS_PLL)) {
-        RCC_CFGR &= ~CFGR_SW_MASK; /* back to HSI */
+    aot_mmio_modify(RCC_CFGR, CFGR_SW_MASK | (0xFu << 4) | (0x3Fu << 10),
+                    (AOT_PPRE1 << 10) | (AOT_PPRE2 << 13) | CFGR_SW_PLL);
+    if (!aot_mmio_wait(RCC_CFGR, CFGR_SWS_MASK, CFGR_SWS_PLL, AOT_CLOCK_WAIT)) {
+        aot_mmio_clear(RCC_CFGR, CFGR_SW_MASK); /* back to HSI */
         return;
     }
     core_hz = AOT_PLL_HZ;
@@ -308,12 +354,93 @@ static void clock_init(void)
 }
 #endif
 
+#if defined(AOT_STM32_F7)
+/* System control block of the Cortex-M7 (Armv7-M ARM B3.2; cache
+ * maintenance B2.2.7). */
+#define SCB_CCR 0xE000ED14u
+#define SCB_CCSIDR 0xE000ED80u
+#define SCB_CSSELR 0xE000ED84u
+#define SCB_ICIALLU 0xE000EF50u
+#define SCB_DCISW 0xE000EF60u
+#define CCR_DC (1u << 16)
+#define CCR_IC (1u << 17)
+
+/* AN4667 (STM32F7 system architecture and performance) section 3: code and
+ * constants are linked at the flash's AXIM address 0x08000000, where they
+ * reach the core through the AXI bus and the L1 caches; ART and prefetch
+ * only serve the ITCM address (0x00200000).  Running from ITCM + ART would
+ * also be full speed, but needs another link address for the whole image
+ * and the RAM loader; with AXIM + L1 the D-cache also holds the weights and
+ * SRAM1/SRAM2 data.  Both caches power up with undefined contents and must
+ * be invalidated before they are enabled (PM0253 4.8.3 and the Cortex-M7
+ * TRM's cache initialisation sequence): I-cache by ICIALLU, D-cache set by
+ * set and way by DCISW, each followed by DSB and ISB.  Nothing else masters
+ * the bus here (the UART is polled, no DMA), so write-back data is safe;
+ * the RAM loader cleans and invalidates around code it writes. */
+static void l1_caches_on(void)
+{
+    uint32_t ccsidr, sets, ways, line_shift, way_shift, set, way, n;
+    aot_mmio_sync();
+    aot_mmio_write(SCB_ICIALLU, 0);
+    aot_mmio_sync();
+    aot_mmio_set(SCB_CCR, CCR_IC);
+    aot_mmio_sync();
+
+    aot_mmio_write(SCB_CSSELR, 0); /* level 1, data cache */
+    aot_mmio_sync();
+    ccsidr = aot_mmio_read(SCB_CCSIDR);
+    sets = ((ccsidr >> 13) & 0x7FFFu) + 1u;
+    ways = ((ccsidr >> 3) & 0x3FFu) + 1u;
+    line_shift = (ccsidr & 7u) + 4u; /* log2(bytes per line) */
+    way_shift = 32u;                  /* the way index sits in the top bits */
+    for (n = ways - 1u; n != 0u; n >>= 1) {
+        --way_shift;
+    }
+    for (set = 0; set < sets; ++set) {
+        for (way = 0; way < ways; ++way) {
+            aot_mmio_write(SCB_DCISW,
+                           (way_shift < 32u ? way << way_shift : 0u) | (set << line_shift));
+        }
+    }
+    aot_mmio_sync();
+    aot_mmio_set(SCB_CCR, CCR_DC);
+    aot_mmio_sync();
+}
+#endif
+
+void aot_port_report(aot_device_report_t *report)
+{
+#if defined(FLASH_ACR_ADDR)
+    uint32_t acr = aot_mmio_read(FLASH_ACR_ADDR);
+    uint16_t caches = 0;
+#if defined(AOT_STM32_F7)
+    uint32_t ccr = aot_mmio_read(SCB_CCR);
+    caches |= (ccr & CCR_IC) != 0 ? AOT_CACHE_L1_ICACHE : 0u;
+    caches |= (ccr & CCR_DC) != 0 ? AOT_CACHE_L1_DCACHE : 0u;
+    caches |= (acr & FLASH_ACR_ARTEN) != 0 ? AOT_CACHE_ART : 0u;
+#else
+    caches |= (acr & FLASH_ACR_ICEN) != 0 ? AOT_CACHE_FLASH_ICACHE : 0u;
+    caches |= (acr & FLASH_ACR_DCEN) != 0 ? AOT_CACHE_FLASH_DCACHE : 0u;
+#endif
+    caches |= (acr & FLASH_ACR_PRFTEN) != 0 ? AOT_CACHE_FLASH_PREFETCH : 0u;
+    report->flash_wait_states = (uint8_t)(acr & FLASH_ACR_LATENCY_MASK);
+    report->caches = caches;
+#else
+    report->flash_wait_states = AOT_NO_WAIT_STATES;
+    report->caches = 0;
+#endif
+    /* Not measured: every timer of these chips runs from the same PLL as the
+     * core; an independent count needs the LSE (32.768 kHz on the Nucleo-144
+     * boards) through the RTC or a timer capture, not set up here. */
+    report->measured_clock_hz = 0;
+}
+
 static void pin_af(uint32_t pin)
 {
-    volatile uint32_t *afr = pin < 8u ? &GPIO_AFRL : &GPIO_AFRH;
+    uint32_t afr = pin < 8u ? GPIO_AFRL : GPIO_AFRH;
     uint32_t shift = (pin & 7u) * 4u;
-    GPIO_MODER = (GPIO_MODER & ~(3u << (pin * 2u))) | (2u << (pin * 2u));
-    *afr = (*afr & ~(0xFu << shift)) | (AOT_GPIO_AF << shift);
+    aot_mmio_modify(GPIO_MODER, 3u << (pin * 2u), 2u << (pin * 2u));
+    aot_mmio_modify(afr, 0xFu << shift, AOT_GPIO_AF << shift);
 }
 
 #if defined(AOT_TIMER_KIND_STM32_TIM2)
@@ -321,11 +448,11 @@ static void pin_af(uint32_t pin)
  * tick per nanosecond of virtual time, i.e. one per instruction with
  * -icount shift=0.  The 32-bit difference is exact for 4.29 G instructions. */
 #define RCC_TIM2_EN_REG 0x40023840u /* RCC_APB1ENR */
-#define TIM2_CR1 REG(0x40000000u)
-#define TIM2_EGR REG(0x40000014u)
-#define TIM2_CNT REG(0x40000024u)
-#define TIM2_PSC REG(0x40000028u)
-#define TIM2_ARR REG(0x4000002Cu)
+#define TIM2_CR1 0x40000000u
+#define TIM2_EGR 0x40000014u
+#define TIM2_CNT 0x40000024u
+#define TIM2_PSC 0x40000028u
+#define TIM2_ARR 0x4000002Cu
 
 #include "../cortex-m/semihost.h"
 
@@ -333,12 +460,12 @@ static uint32_t timer_origin;
 
 static void timer_init(void)
 {
-    REG(RCC_TIM2_EN_REG) |= 1u; /* TIM2EN */
-    (void)REG(RCC_TIM2_EN_REG);
-    TIM2_PSC = 0;
-    TIM2_ARR = 0xFFFFFFFFu;
-    TIM2_EGR = 1u; /* UG: load the prescaler */
-    TIM2_CR1 = 1u; /* CEN */
+    aot_mmio_set(RCC_TIM2_EN_REG, 1u); /* TIM2EN */
+    (void)aot_mmio_read(RCC_TIM2_EN_REG);
+    aot_mmio_write(TIM2_PSC, 0);
+    aot_mmio_write(TIM2_ARR, 0xFFFFFFFFu);
+    aot_mmio_write(TIM2_EGR, 1u); /* UG: load the prescaler */
+    aot_mmio_write(TIM2_CR1, 1u); /* CEN */
 }
 
 void aot_systick_handler(void);
@@ -349,12 +476,12 @@ void aot_systick_handler(void)
 
 void aot_port_timer_start(void)
 {
-    timer_origin = TIM2_CNT;
+    timer_origin = aot_mmio_read(TIM2_CNT);
 }
 
 uint64_t aot_port_timer_stop(void)
 {
-    return (uint32_t)(TIM2_CNT - timer_origin);
+    return (uint32_t)(aot_mmio_read(TIM2_CNT) - timer_origin);
 }
 
 uint8_t aot_port_timer_unit(void)
@@ -364,7 +491,7 @@ uint8_t aot_port_timer_unit(void)
 
 uint32_t aot_port_entropy(void)
 {
-    return TIM2_CNT;
+    return aot_mmio_read(TIM2_CNT);
 }
 
 void aot_port_exit(int code)
@@ -386,25 +513,29 @@ uint32_t aot_port_clock_hz(void)
 
 void aot_port_init(void)
 {
+#if defined(AOT_STM32_F7)
+    l1_caches_on();
+#endif
     clock_init();
 #ifdef AOT_PWR_IOSV_REG
-    REG(AOT_RCC_PWR_EN_REG) |= 1u << AOT_RCC_PWR_EN_BIT;
-    (void)REG(AOT_RCC_PWR_EN_REG);
-    REG(AOT_PWR_IOSV_REG) |= 1u << AOT_PWR_IOSV_BIT;
+    aot_mmio_set(AOT_RCC_PWR_EN_REG, 1u << AOT_RCC_PWR_EN_BIT);
+    (void)aot_mmio_read(AOT_RCC_PWR_EN_REG);
+    aot_mmio_set(AOT_PWR_IOSV_REG, 1u << AOT_PWR_IOSV_BIT);
 #endif
-    REG(AOT_RCC_GPIO_EN_REG) |= 1u << AOT_RCC_GPIO_EN_BIT;
-    REG(AOT_RCC_USART_EN_REG) |= 1u << AOT_RCC_USART_EN_BIT;
-    (void)REG(AOT_RCC_USART_EN_REG); /* let the clock enable take effect */
+    aot_mmio_set(AOT_RCC_GPIO_EN_REG, 1u << AOT_RCC_GPIO_EN_BIT);
+    aot_mmio_set(AOT_RCC_USART_EN_REG, 1u << AOT_RCC_USART_EN_BIT);
+    (void)aot_mmio_read(AOT_RCC_USART_EN_REG); /* let the clock enable take effect */
     pin_af(AOT_GPIO_TX_PIN);
     pin_af(AOT_GPIO_RX_PIN);
 #if AOT_USART_IS_LPUART
     /* LPUART: BRR = 256 * clock / baud, at least 0x300 (RM0432 LPUART baud rate). */
-    USART_BRR = (uint32_t)((256ull * usart_hz + AOT_CONSOLE_BAUD / 2u) / AOT_CONSOLE_BAUD);
+    aot_mmio_write(USART_BRR,
+                   (uint32_t)((256ull * usart_hz + AOT_CONSOLE_BAUD / 2u) / AOT_CONSOLE_BAUD));
 #else
     /* USART, oversampling by 16: BRR = clock / baud. */
-    USART_BRR = (usart_hz + AOT_CONSOLE_BAUD / 2u) / AOT_CONSOLE_BAUD;
+    aot_mmio_write(USART_BRR, (usart_hz + AOT_CONSOLE_BAUD / 2u) / AOT_CONSOLE_BAUD);
 #endif
-    USART_CR1 = CR1_UE | CR1_RE | CR1_TE;
+    aot_mmio_write(USART_CR1, CR1_UE | CR1_RE | CR1_TE);
 
     timer_init();
 }
@@ -412,20 +543,20 @@ void aot_port_init(void)
 int aot_port_read_byte(void)
 {
     for (;;) {
-        uint32_t status = USART_STATUS;
+        uint32_t status = aot_mmio_read(USART_STATUS);
         if ((status & ST_ORE) != 0) {
             /* A lost byte only costs a frame: the host retries.  F4: reading
              * SR then DR clears ORE; F7/L4: ICR. */
 #if AOT_USART_F4
             if ((status & ST_RXNE) == 0) {
-                (void)USART_RX;
+                (void)aot_mmio_read(USART_RX);
             }
 #else
-            USART_ICR = ST_ORE;
+            aot_mmio_write(USART_ICR, ST_ORE);
 #endif
         }
         if ((status & ST_RXNE) != 0) {
-            return (int)(USART_RX & 0xFFu);
+            return (int)(aot_mmio_read(USART_RX) & 0xFFu);
         }
     }
 }
@@ -434,8 +565,8 @@ void aot_port_write(const uint8_t *data, size_t len)
 {
     size_t i;
     for (i = 0; i < len; ++i) {
-        while ((USART_STATUS & ST_TXE) == 0) {
+        while ((aot_mmio_read(USART_STATUS) & ST_TXE) == 0) {
         }
-        USART_TX = data[i];
+        aot_mmio_write(USART_TX, data[i]);
     }
 }

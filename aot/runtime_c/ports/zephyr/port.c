@@ -132,6 +132,15 @@ uint32_t aot_port_clock_hz(void)
 #endif
 }
 
+void aot_port_report(aot_device_report_t *report)
+{
+    /* The clock tree and caches are Zephyr's (devicetree, SoC init): not
+     * read back here. */
+    report->measured_clock_hz = 0;
+    report->flash_wait_states = AOT_NO_WAIT_STATES;
+    report->caches = 0;
+}
+
 uint32_t aot_port_entropy(void)
 {
     /* Boot time in timer cycles: differs between boots only as much as the
