@@ -71,7 +71,7 @@ KEYS = {
     "project": {"project", "model", "board"},
     "build": {"elf", "compiled", "sizes"},
     "flash": {"board", "runner", "argv", "port"},
-    "verify": {"model", "board", "passed", "outputs", "invocations"},
+    "verify": {"model", "board", "passed", "outputs", "invocations", "device"},
     "profile": {"model", "board"},
     "tune": {"model", "board", "measured", "workloads", "log"},
     "config": {"cmake-dir", "cmake-prefix", "runtime-dir"},
