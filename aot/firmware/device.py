@@ -25,7 +25,7 @@ import numpy as np
 
 from aot.firmware.build import BuildResult, build_project
 from aot.firmware.errors import DeviceError
-from aot.firmware.images import image_path
+from aot.firmware.images import built_images
 from aot.firmware.project import Project, create_project, load_project
 from aot.inputs import check_inputs
 from aot.executor.codegen import RUN_STATUSES
@@ -45,12 +45,13 @@ RUN_TIMEOUT = 120.0
 def device_runner(project: Project, name: str | None = None,
                   serial_port: str | None = None, probe: str | None = None) -> Runner:
     """The runner that puts ``project``'s image on its board: ``name``, or the
-    board record's first; set up from the record alone (flash.runner_for_board),
-    through the debug probe with serial number ``probe`` when given."""
+    board record's first; set up from the record alone (flash.runner_for_board)
+    to write the one of the build's images it takes, through the debug probe
+    with serial number ``probe`` when given."""
     board = project.board
     name = name or board.runner.name
     try:
-        return runner_for_board(name, board, image_path(project), serial_port, probe)
+        return runner_for_board(name, board, built_images(project), serial_port, probe)
     except RunnerError as err:
         raise DeviceError(str(err)) from None
 
