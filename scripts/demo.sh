@@ -42,7 +42,7 @@ print(f"answer: class {best} ({LABELS[best]!r}), score {int(scores[best])} of in
 print(f"instructions per inference: {report['instructions_per_inference']:,}")
 print(f"RAM:   {sizes['ram']['total']:,} bytes (workspace {sizes['ram']['workspace']:,}, "
       f"stack {sizes['ram']['stack']:,}, runtime {sizes['ram']['runtime']:,})")
-print(f"flash: {sizes['flash']['total']:,} bytes (weights {sizes['flash']['weights']:,}, "
+print(f"flash: {sizes['flash']['total']:,} bytes (constants {sizes['flash']['constants']:,}, "
       f"model code {sizes['flash']['model_code']:,}, runtime {sizes['flash']['runtime']:,})")
 PY
 echo

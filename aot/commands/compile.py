@@ -311,7 +311,7 @@ def run_group(args: argparse.Namespace, tuned) -> int:
     if args.memory_report:
         for m in group.models:
             print(f"{m.name} ({m.graph.name}):")
-            print(format_memory_report(m.plan), end="")
+            print(format_memory_report(m.plan, constants=m.sizes.constants), end="")
             chart = Path(path) / f"memory_{m.name}.svg" if Path(path).is_dir() else \
                 Path(path).with_suffix(f".memory_{m.name}.svg")
             chart.write_text(memory_svg(m.plan, f"{m.graph.name} ({m.name}) on {where}: "
@@ -367,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
         path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
     if args.memory_report:
-        print(format_memory_report(compiled.plan), end="")
+        print(format_memory_report(compiled.plan, constants=compiled.sizes.constants), end="")
         chart = Path(path) / "memory.svg" if Path(path).is_dir() else \
             Path(path).with_suffix(".memory.svg")
         chart.write_text(memory_svg(compiled.plan, f"{compiled.graph.name} on {where}: "
