@@ -15,13 +15,11 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from aot.errors import AotWarning
 from flash.base import FlashImage, Runner, RunnerError, run_tool
-from flash.serial_port import check_serial_port, describe_port, find_serial_port
+from flash.serial_port import check_serial_port, pick_serial_port
 
 
 def board_args(board, name: str) -> tuple[str, ...]:
@@ -50,13 +48,9 @@ class _FlashThenSerial(Runner):
     def find_port(self) -> None:
         """Set the serial port, when none was given, to the one attached port
         whose USB id the board record gives, and say so."""
-        if self.config.serial_url is not None:
-            return
-        port = find_serial_port(self.config.usb)
-        warnings.warn(AotWarning(f"runner {self.name}: using serial port {describe_port(port)}, "
-                                 "the one with the board's USB id; --port picks another"),
-                      stacklevel=2)
-        self.config = replace(self.config, serial_url=port.device)
+        if self.config.serial_url is None:
+            port = pick_serial_port(self.config.usb, f"runner {self.name}")
+            self.config = replace(self.config, serial_url=port)
 
     def check(self) -> None:
         """Refuse early what would fail after (or during) a flash: the RPC needs the port."""

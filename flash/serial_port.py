@@ -20,11 +20,13 @@ import fcntl
 import glob
 import grp
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from serial.tools import list_ports
 
+from aot.errors import AotWarning
 from flash.base import RunnerError
 
 #: Where serial monitors (minicom, picocom, screen) leave UUCP lock files.
@@ -80,6 +82,15 @@ def find_serial_port(usb: Sequence[str], comports: Callable[[], list] | None = N
     seen = f"serial ports present: {present}" if present else "no serial port is present"
     raise RunnerError(f"no serial port has the board's USB id ({ids}): is the board plugged in "
                       f"(with a data cable)? {seen}; or pass the port with --port")
+
+
+def pick_serial_port(usb: Sequence[str], who: str) -> str:
+    """The device path :func:`find_serial_port` finds, announced as a notice
+    (``note: runner esptool: using serial port ...``) for ``who`` uses it."""
+    port = find_serial_port(usb)
+    warnings.warn(AotWarning(f"{who}: using serial port {describe_port(port)}, the one with "
+                             "the board's USB id; --port picks another"), stacklevel=2)
+    return port.device
 
 
 def _group_of(path: str) -> str:

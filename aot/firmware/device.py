@@ -35,7 +35,7 @@ from aot.rpc.protocol import Status
 from aot.rpc.protocol import TimerUnit
 from aot.target import Board
 from flash import Runner, RunnerError, runner_for_board
-from flash.serial_port import check_serial_port
+from flash.serial_port import check_serial_port, pick_serial_port
 
 #: Seconds one RUN attempt may take: the largest shared model needs well
 #: under a second of QEMU time; slow shared machines need the margin.
@@ -62,7 +62,8 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
     """Flash or start ``project``'s firmware and yield a connected client.
 
     ``runner`` defaults to the board's first runner; ``"none"`` skips
-    flashing and only opens ``serial_port`` (a board flashed already).
+    flashing and only opens ``serial_port`` (a board flashed already; without
+    one, the one attached port with the board's USB id).
     ``probe`` picks the debug probe (its serial number) of one of several
     attached boards.  The runner's process is always stopped on exit.
     """
@@ -75,11 +76,11 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
     with contextlib.ExitStack() as stack:
         started = None
         if name == "none":
-            if serial_port is None:
-                raise DeviceError("--runner none needs --port: the serial port of the board")
             if probe is not None:
                 raise DeviceError(f"runner none flashes nothing, so probe {probe} has no use: "
                                   "leave it out, or give a runner that flashes")
+            if serial_port is None:
+                serial_port = pick_serial_port(board.console.usb, "runner none")
             check_serial_port(serial_port)
             url = serial_port
         else:

@@ -244,3 +244,16 @@ def test_a_given_port_is_used_without_looking(pty, tmp_path):
         with runner as url:
             assert url == pty
     comports.assert_not_called()
+
+
+def test_runner_none_finds_the_port_as_the_runners_do(projects, monkeypatch, capsys):
+    p = projects["st/nucleo-f746zg"]
+    (p / "build").mkdir(exist_ok=True)
+    (p / "build" / "firmware.elf").write_bytes(b"\x7fELF")  # stands in for a build
+    monkeypatch.setattr("flash.serial_port.list_ports.comports",
+                        lambda: [_port("/dev/ttyUSB0", "10c4:ea60")])
+    assert main(["flash", str(p), "--runner", "none"]) == 2
+    err = capsys.readouterr().err
+    assert ("no serial port has the board's USB id (0483:374b or 0483:3752): is the board "
+            "plugged in (with a data cable)? serial ports present: /dev/ttyUSB0 (USB "
+            "10c4:ea60); or pass the port with --port") in err
