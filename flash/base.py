@@ -60,6 +60,9 @@ class Runner:
     #: The image formats this runner's tool writes (:data:`IMAGE_FORMATS`),
     #: preferred first: :meth:`choose_image` picks from what a build made.
     takes: ClassVar[tuple[str, ...]]
+    #: Whether the RPC reaches the board on its serial port (a real board), which
+    #: must then be known, given or found (flash.serial_port.pick_serial_port).
+    needs_serial_port: ClassVar[bool] = False
     #: Why a board record might not list this runner, added to the refusal
     #: of a board that does not (``aot flash --runner``).
     unlisted_hint: ClassVar[str] = ""

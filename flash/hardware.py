@@ -35,6 +35,8 @@ class _FlashThenSerial(Runner):
     :meth:`argv` alone never looks for hardware (``aot flash --dry-run``).
     """
 
+    needs_serial_port = True
+
     #: What to install when the tool is missing.
     install = ""
     tool_hint = ""

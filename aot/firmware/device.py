@@ -34,7 +34,7 @@ from aot.rpc.errors import RemoteError
 from aot.rpc.protocol import Status
 from aot.rpc.protocol import TimerUnit
 from aot.target import Board
-from flash import Runner, RunnerError, runner_for_board
+from flash import Runner, RunnerError, get_runner, runner_for_board
 from flash.serial_port import check_serial_port, pick_serial_port
 
 #: Seconds one RUN attempt may take: the largest shared model needs well
@@ -223,6 +223,10 @@ def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: st
     if compiled.board is None:
         raise DeviceError("running on a device needs a board: compile with --board")
     inputs = check_inputs(compiled.graph, inputs)  # before the build and the flash
+    name = runner or compiled.board.runner.name
+    if serial_port is None and (name == "none" or get_runner(name).needs_serial_port):
+        # Found before the build, so that a board not plugged in is said at once.
+        serial_port = pick_serial_port(compiled.board.console.usb, f"runner {name}")
     with tempfile.TemporaryDirectory(prefix="aot-fw-", dir=workdir) as tmp:
         root = Path(tmp)
         artifact = compiled.write(root / "artifact")
