@@ -68,7 +68,7 @@ def one_path(path: Path, where, inputs, work: Path, cache: Path) -> dict:
     run = run_project(project, inputs, build=build)
     return {"compile_s": t_compile, "build_s": t_build,
             "instructions_per_inference": run.per_inference,
-            "model_code": build.sizes.model_code, "weights": build.sizes.weights,
+            "model_code": build.sizes.model_code, "constants": build.sizes.constants,
             "outputs": run.outputs}
 
 
@@ -86,7 +86,7 @@ def bench_model(path: Path, board: str, repeat: int, cache: Path, opt: int | Non
         row[codegen] = {"compile_s": statistics.median(r["compile_s"] for r in runs),
                         "build_s": statistics.median(r["build_s"] for r in runs),
                         **{k: first[k] for k in ("instructions_per_inference", "model_code",
-                                                 "weights")}}
+                                                 "constants")}}
         row[codegen + "_outputs"] = first["outputs"]
     row["bit_exact"] = all(np.array_equal(a, b) for a, b in
                            zip(row.pop("c_outputs"), row.pop("llvm_outputs")))

@@ -21,7 +21,7 @@ under QEMU with ``-icount shift=0``, and report the columns of issue 8:
 * the RAM of the whole RPC firmware: the runtime's own (frame buffers,
   .data/.bss of the server and port) and everything used (workspace, i/o,
   the deepest stack of the server with an inference under it, runtime);
-* flash of a standalone image (model code, weights, startup, port, C
+* flash of a standalone image (model code, constants, startup, port, C
   library: the whole firmware minus the objects only the RPC needs) against
   TFLM's whole release firmware with CMSIS-NN and with reference kernels;
 * whether the outputs equal aot.reference's (= TFLM's) bit for bit (float
@@ -235,7 +235,7 @@ def bench_model(path: Path, board: str, workdir: Path, cache: Path,
                            "total": activations, "stack_bounded": stack.bounded,
                            "tflm_arena": baseline.arena.get(name),
                            "vs_tflm_arena": _ratio(activations, baseline.arena.get(name))},
-        "flash": {"model_code": s.model_code, "weights": s.weights,
+        "flash": {"model_code": s.model_code, "constants": s.constants,
                   "runtime": s.runtime_flash, "total": s.flash,
                   "rpc_only": s.flash - standalone, "standalone": standalone,
                   "tflm_cmsis_nn": baseline.flash_cmsis_nn.get(name),
@@ -266,7 +266,7 @@ def _verdict(r: dict) -> str:
 COLUMNS = ("model", "MACs", "instructions", "instr/MAC", "vs TFLM+CMSIS-NN", "vs TFLM ref",
            "activation RAM: workspace + i/o + stack = total", "vs TFLM arena",
            "RPC firmware RAM: runtime, whole",
-           "flash: code + weights + rest = standalone (RPC extra)",
+           "flash: code + constants + rest = standalone (RPC extra)",
            "vs TFLM flash CMSIS-NN / ref", "exact")
 
 
@@ -279,7 +279,7 @@ def table(rows: list[dict]) -> str:
             lines.append(f"| {r['model']} | {_short(r['error'])} |" + " |" * (len(COLUMNS) - 2))
             continue
         a, f = r["activation_ram"], r["flash"]
-        rest = f["standalone"] - f["model_code"] - f["weights"]
+        rest = f["standalone"] - f["model_code"] - f["constants"]
         per_mac = "n/a" if r["instructions_per_mac"] is None else \
             f"{r['instructions_per_mac']:.2f}"
         lines.append(
@@ -288,7 +288,7 @@ def table(rows: list[dict]) -> str:
             f"{_n(a['workspace'])} + {_n(a['io'])} + {_n(a['inference_stack'])} = "
             f"{_n(a['total'])} | {_x(a['vs_tflm_arena'])} | "
             f"{_n(r['ram']['runtime'])}, {_n(r['ram']['total_used'])} | "
-            f"{_n(f['model_code'])} + {_n(f['weights'])} + {_n(rest)} = "
+            f"{_n(f['model_code'])} + {_n(f['constants'])} + {_n(rest)} = "
             f"{_n(f['standalone'])} (+{_n(f['rpc_only'])}) | "
             f"{_x(f['vs_tflm_cmsis_nn'])} / {_x(f['vs_tflm_reference'])} | {_verdict(r)} |")
     return head + "\n".join(lines) + "\n"

@@ -3,11 +3,14 @@
     from flash import get_runner
     with get_runner("qemu")(QemuConfig(elf=..., machine="mps2-an386")) as url:
         client = aot.rpc.connect(url)
-    with runner_for_board("openocd", board, image, "/dev/ttyACM0") as url: ...
+    with runner_for_board("openocd", board, images, "/dev/ttyACM0") as url: ...
 
 Each runner class builds its config from a board record (``for_board``) and
 its command line from that config (``argv``), so which tool flashes a board
-is data: the record's ``[[runners]]``, preferred first.
+is data: the record's ``[[runners]]``, preferred first.  Which file it
+writes is data too: the runner class declares the image formats it takes
+(``takes``), the build says which it made (:class:`FlashImage`), and
+:meth:`Runner.choose_image` matches the two.
 
 :data:`RUNNERS` is the one explicit registry of runner names.
 """
@@ -15,7 +18,9 @@ is data: the record's ``[[runners]]``, preferred first.
 from __future__ import annotations
 
 from aot.errors import did_you_mean, one_of
-from flash.base import Runner, RunnerError
+from pathlib import Path
+
+from flash.base import IMAGE_FORMATS, FlashImage, Runner, RunnerError
 from flash.hardware import (
     EsptoolConfig,
     EsptoolRunner,
@@ -54,20 +59,30 @@ def get_runner(name: str) -> type[Runner]:
     return RUNNERS[name]
 
 
-def runner_for_board(name: str, board, image, serial_port: str | None = None,
+def runner_for_board(name: str, board, images, serial_port: str | None = None,
                      probe: str | None = None) -> Runner:
-    """Runner ``name`` set up for ``board`` from its record, writing ``image``
-    (the build's flashable file: aot.firmware.images); ``probe`` is the serial
-    number of the debug probe to flash through when several are attached
-    (:meth:`Runner.with_probe`)."""
+    """Runner ``name`` of ``board``'s record, set up from the record to write
+    the one of ``images`` (what the build made: aot.firmware.images.built_images;
+    a bare path is an ELF) that it takes; ``probe`` is the serial number of the
+    debug probe to flash through when several are attached
+    (:meth:`Runner.with_probe`).  A runner the record does not list is refused:
+    its board-specific arguments would be missing."""
     cls = get_runner(name)
-    config = cls.for_board(board, image, serial_port)
+    listed = [r.name for r in board.runners]
+    if name not in listed:
+        hint = f". {cls.unlisted_hint}" if cls.unlisted_hint else ""
+        raise RunnerError(f"{board.tag} has no runner {name!r} in its record; its runners: "
+                          f"{', '.join(listed)}{hint}")
+    if isinstance(images, (str, Path)):
+        images = (FlashImage("elf", Path(images)),)
+    config = cls.for_board(board, cls.choose_image(images, board.tag), serial_port)
     if probe is not None:
         config = cls.with_probe(config, probe)
     return cls(config)
 
 
 __all__ = [
-    "RUNNERS", "EsptoolConfig", "HostConfig", "OpenOcdConfig", "PyOcdConfig", "QemuConfig",
-    "Runner", "RunnerError", "Uf2Config", "WestConfig", "get_runner", "runner_for_board",
+    "IMAGE_FORMATS", "RUNNERS", "EsptoolConfig", "FlashImage", "HostConfig", "OpenOcdConfig",
+    "PyOcdConfig", "QemuConfig", "Runner", "RunnerError", "Uf2Config", "WestConfig", "get_runner",
+    "runner_for_board",
 ]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from aot.errors import AotError
@@ -16,6 +18,32 @@ from aot.errors import AotError
 
 class RunnerError(AotError):
     """Flashing or starting a device failed; the message says what to try."""
+
+
+#: The kinds of file a build makes for flashing, and what each holds.
+IMAGE_FORMATS = {
+    "elf": "an ELF executable (its load addresses inside)",
+    "uf2": "a UF2 file (flash addresses in every block)",
+    "esp": "an ESP app image (raw bytes, written at the app partition's flash offset)",
+}
+
+
+@dataclass(frozen=True)
+class FlashImage:
+    """One file a build made for flashing: ``format`` (a key of
+    :data:`IMAGE_FORMATS`), its ``path``, and the flash ``offset`` it is
+    written at for formats that carry no addresses (``esp``)."""
+
+    format: str
+    path: Path
+    offset: int | None = None
+
+    def __post_init__(self):
+        if self.format not in IMAGE_FORMATS:
+            raise ValueError(f"unknown image format {self.format!r}")
+        if (self.format == "esp") != (self.offset is not None):
+            need = "needs" if self.format == "esp" else "takes no"
+            raise ValueError(f"a {self.format} image {need} flash offset")
 
 
 class Runner:
@@ -29,15 +57,38 @@ class Runner:
     """
 
     name: ClassVar[str]
+    #: The image formats this runner's tool writes (:data:`IMAGE_FORMATS`),
+    #: preferred first: :meth:`choose_image` picks from what a build made.
+    takes: ClassVar[tuple[str, ...]]
+    #: Whether the RPC reaches the board on its serial port (a real board), which
+    #: must then be known, given or found (flash.serial_port.pick_serial_port).
+    needs_serial_port: ClassVar[bool] = False
+    #: Why a board record might not list this runner, added to the refusal
+    #: of a board that does not (``aot flash --runner``).
+    unlisted_hint: ClassVar[str] = ""
     #: Whether the serial port alone says which board this runner flashes (it
     #: flashes through the port, as esptool does): then several boards of one
     #: kind need no probe serial numbers (:meth:`with_probe`).
     port_selects_board: ClassVar[bool] = False
 
     @classmethod
-    def for_board(cls, board, image, serial_port: str | None):
-        """This runner's config for ``board`` and the built ``image`` (a Path),
-        from the board record alone; :class:`RunnerError` if it cannot run it."""
+    def choose_image(cls, images: Sequence[FlashImage], where: str) -> FlashImage:
+        """The first of the formats this runner takes that ``images`` (what the
+        build of ``where`` made) has; a :class:`RunnerError` naming both if none."""
+        made = {image.format: image for image in images}
+        for fmt in cls.takes:
+            if fmt in made:
+                return made[fmt]
+        takes = " or ".join(cls.takes)
+        offered = ", ".join(f"{i.path.name} ({i.format})" for i in images) or "nothing"
+        raise RunnerError(f"runner {cls.name} writes {takes} images, and the build of {where} "
+                          f"makes {offered}")
+
+    @classmethod
+    def for_board(cls, board, image: FlashImage, serial_port: str | None):
+        """This runner's config for ``board`` and the built ``image`` (one it
+        takes: :meth:`choose_image`), from the board record alone;
+        :class:`RunnerError` if it cannot run it."""
         raise NotImplementedError
 
     @classmethod

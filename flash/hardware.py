@@ -3,8 +3,11 @@
 Each runner's command line comes from a pure function of its config; the
 config comes from the board record (:meth:`for_board`): the record's
 ``[[runners]]`` entry gives the tool's board-specific arguments verbatim
-(openocd's ``-f`` files, pyocd's ``--target``, esptool's ``--baud``), its
-``[image]`` what is written where.  Nothing here branches on a board.
+(openocd's ``-f`` files, pyocd's ``--target``, esptool's ``--baud``), the
+build's :class:`~flash.base.FlashImage` what is written where, and the
+record's ``console.usb`` how to find the board's serial port when none is
+given (:func:`~flash.serial_port.find_serial_port`, as esptool finds its
+port).  Nothing here branches on a board.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from flash.base import Runner, RunnerError, run_tool
-from flash.serial_port import check_serial_port
+from flash.base import FlashImage, Runner, RunnerError, run_tool
+from flash.serial_port import check_serial_port, pick_serial_port
 
 
 def board_args(board, name: str) -> tuple[str, ...]:
@@ -24,15 +27,15 @@ def board_args(board, name: str) -> tuple[str, ...]:
     return next((r.args for r in board.runners if r.name == name), ())
 
 
-def need_port(name: str, serial_port: str | None) -> str:
-    if serial_port is None:
-        raise RunnerError(f"runner {name} flashes a real board: give its serial port with "
-                          "--port (e.g. /dev/ttyACM0)")
-    return serial_port
-
-
 class _FlashThenSerial(Runner):
-    """Flash with a tool, then hand out the board's serial port as the URL."""
+    """Flash with a tool, then hand out the board's serial port as the URL.
+
+    Without a port (``serial_url`` None) :meth:`start` finds it by the USB id
+    of the board's serial bridge (``usb``) and says which it picked;
+    :meth:`argv` alone never looks for hardware (``aot flash --dry-run``).
+    """
+
+    needs_serial_port = True
 
     #: What to install when the tool is missing.
     install = ""
@@ -44,11 +47,19 @@ class _FlashThenSerial(Runner):
     def argv(self) -> list[str]:
         raise NotImplementedError
 
+    def find_port(self) -> None:
+        """Set the serial port, when none was given, to the one attached port
+        whose USB id the board record gives, and say so."""
+        if self.config.serial_url is None:
+            port = pick_serial_port(self.config.usb, f"runner {self.name}")
+            self.config = replace(self.config, serial_url=port)
+
     def check(self) -> None:
         """Refuse early what would fail after (or during) a flash: the RPC needs the port."""
-        check_serial_port(need_port(self.name, self.config.serial_url))
+        check_serial_port(self.config.serial_url)
 
     def start(self) -> str:
+        self.find_port()
         self.check()
         run_tool(self.argv(), f"{self.name} flash", self.config.timeout,
                  self.tool_hint, install=self.install)
@@ -61,6 +72,7 @@ class OpenOcdConfig:
     args: tuple[str, ...]                # e.g. ("-f", "board/st_nucleo_f7.cfg")
     serial_url: str | None               # e.g. "/dev/ttyACM0"; the RPC's, not openocd's
     adapter_serial: str | None = None    # pick one probe when several are attached
+    usb: tuple[str, ...] = ()            # USB ids of the board's serial bridge
     openocd: str = "openocd"
     timeout: float = 120.0
 
@@ -74,14 +86,15 @@ def openocd_argv(cfg: OpenOcdConfig) -> list[str]:
 
 class OpenOcdRunner(_FlashThenSerial):
     name = "openocd"
+    takes = ("elf",)  # `program` reads the load addresses from the ELF
     install = "install OpenOCD 0.12 or newer (apt-get install openocd)"
     tool_hint = ("Things to try: check the probe's USB cable, `openocd -f ... -c init -c exit`, "
                  "and the config files of your board")
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> OpenOcdConfig:
-        return OpenOcdConfig(elf=image, args=board_args(board, cls.name),
-                             serial_url=serial_port)
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> OpenOcdConfig:
+        return OpenOcdConfig(elf=image.path, args=board_args(board, cls.name),
+                             serial_url=serial_port, usb=board.console.usb)
 
     @classmethod
     def with_probe(cls, config: OpenOcdConfig, probe: str) -> OpenOcdConfig:
@@ -98,6 +111,7 @@ class PyOcdConfig:
     serial_url: str | None
     probe_uid: str | None = None
     frequency: int | None = None   # SWD clock in Hz
+    usb: tuple[str, ...] = ()      # USB ids of the board's serial bridge
     pyocd: str = "pyocd"
     timeout: float = 120.0
 
@@ -113,16 +127,18 @@ def pyocd_argv(cfg: PyOcdConfig) -> list[str]:
 
 class PyOcdRunner(_FlashThenSerial):
     name = "pyocd"
+    takes = ("elf",)  # `pyocd flash` needs --base-address for anything without addresses
     install = "install pyOCD (pip install pyocd)"
     tool_hint = ("Things to try: `pyocd list` to see probes, `pyocd pack install <target>` "
                  "for a missing target")
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> PyOcdConfig:
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> PyOcdConfig:
         args = board_args(board, cls.name)
         if "--target" not in args and "-t" not in args:
             raise RunnerError(f"the board record of {board.tag} names no pyocd --target")
-        return PyOcdConfig(elf=image, args=args, serial_url=serial_port)
+        return PyOcdConfig(elf=image.path, args=args, serial_url=serial_port,
+                           usb=board.console.usb)
 
     @classmethod
     def with_probe(cls, config: PyOcdConfig, probe: str) -> PyOcdConfig:
@@ -138,6 +154,7 @@ class WestConfig:
     serial_url: str | None
     runner: str | None = None     # west's own runner, e.g. "jlink"
     extra_args: tuple[str, ...] = ()
+    usb: tuple[str, ...] = ()     # USB ids of the board's serial bridge
     west: str = "west"
     timeout: float = 180.0
 
@@ -151,19 +168,21 @@ def west_argv(cfg: WestConfig) -> list[str]:
 
 class WestRunner(_FlashThenSerial):
     name = "west"
+    takes = ("elf",)  # the build directory's zephyr.elf, which west finds itself
     install = ("install west (pip install west) and set up a Zephyr workspace "
                "(west init, west update)")
     tool_hint = "Things to try: run `west flash` in the build directory yourself to see why"
+    # `west flash` reads the runners Zephyr's CMake wrote into a Zephyr build
+    # directory; an aot project is built by make and has none.
+    unlisted_hint = ("Runner west flashes a Zephyr build directory, and an aot project is built "
+                     "with make: build the generated model inside a Zephyr application and run "
+                     "`west flash` there")
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> WestConfig:
-        # `west flash` reads the runners Zephyr's CMake wrote into a Zephyr build
-        # directory; an aot project is built by make and has none.
-        raise RunnerError(
-            f"runner west flashes a Zephyr build directory, and an aot project is built with "
-            f"make: build the generated model inside a Zephyr application and run `west flash` "
-            f"there, or use one of the runners of {board.tag}: "
-            f"{', '.join(r.name for r in board.runners)}")
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> WestConfig:
+        others = [r.name for r in board.runners if r.name != cls.name]
+        raise RunnerError(f"{cls.unlisted_hint}, or use one of the runners of {board.tag}: "
+                          f"{', '.join(others) or 'none'}")
 
     def argv(self) -> list[str]:
         return west_argv(self.config)
@@ -181,20 +200,18 @@ def _python_tool(name: str) -> str:
 class EsptoolConfig:
     images: tuple[tuple[int, Path], ...]  # (flash offset, binary), e.g. ((0x10000, app.bin),)
     chip: str                             # e.g. "esp32c3"
-    serial_port: str                      # e.g. "/dev/ttyUSB0": flashing and RPC share it
+    serial_url: str | None                # e.g. "/dev/ttyUSB0": flashing and RPC share it
     args: tuple[str, ...] = ()            # global options, e.g. ("--baud", "460800")
+    usb: tuple[str, ...] = ()             # USB ids of the board's serial bridge
     esptool: str = "esptool"
     timeout: float = 180.0
 
-    @property
-    def serial_url(self) -> str:
-        return self.serial_port
-
 
 def esptool_argv(cfg: EsptoolConfig) -> list[str]:
-    """esptool 5's command line (its commands are spelt with hyphens since v5)."""
-    argv = [cfg.esptool, "--chip", cfg.chip, "--port", cfg.serial_port, *cfg.args,
-            "write-flash"]
+    """esptool 5's command line (its commands are spelt with hyphens since v5);
+    without a port, esptool's own form that makes it search the serial ports."""
+    port = ["--port", cfg.serial_url] if cfg.serial_url else []
+    argv = [cfg.esptool, "--chip", cfg.chip, *port, *cfg.args, "write-flash"]
     for offset, image in cfg.images:
         argv += [f"0x{offset:x}", str(image)]
     return argv
@@ -202,6 +219,7 @@ def esptool_argv(cfg: EsptoolConfig) -> list[str]:
 
 class EsptoolRunner(_FlashThenSerial):
     name = "esptool"
+    takes = ("esp",)  # raw bytes at a flash offset, for the ESP-IDF boot loader
     port_selects_board = True   # it flashes through the board's serial port
     install = "install esptool 5 (pip install 'esptool>=5'; aot depends on it)"
     tool_hint = ("Things to try: hold BOOT while pressing RESET to enter the download mode, "
@@ -213,14 +231,10 @@ class EsptoolRunner(_FlashThenSerial):
                           f"board: give the port alone, without a probe ({probe})")
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> EsptoolConfig:
-        spec = board.image
-        if spec.format != "esp":
-            raise RunnerError(f"runner esptool writes ESP images; {board.tag}'s image is "
-                              f"{spec.format}")
-        return EsptoolConfig(images=((spec.offset, image),), chip=spec.esp_chip,
-                             serial_port=need_port(cls.name, serial_port),
-                             args=board_args(board, cls.name), esptool=_python_tool("esptool"))
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> EsptoolConfig:
+        return EsptoolConfig(images=((image.offset, image.path),), chip=board.image.esp_chip,
+                             serial_url=serial_port, args=board_args(board, cls.name),
+                             usb=board.console.usb, esptool=_python_tool("esptool"))
 
     def argv(self) -> list[str]:
         return esptool_argv(self.config)
@@ -260,6 +274,7 @@ class Uf2Config:
     serial_url: str | None
     drive: Path                    # the mounted RPI-RP2 drive (without picotool)
     picotool: str | None = None    # picotool's path when it is on PATH
+    usb: tuple[str, ...] = ()      # USB ids of the board's serial bridge
     timeout: float = 60.0
 
 
@@ -273,18 +288,16 @@ def uf2_argv(cfg: Uf2Config) -> list[str]:
 
 class Uf2Runner(_FlashThenSerial):
     name = "uf2"
+    takes = ("uf2",)  # what the boot ROM's drive takes (picotool takes it too)
     install = "install picotool (apt-get install picotool), or mount the RPI-RP2 drive"
     tool_hint = ("Things to try: hold BOOTSEL while plugging the USB cable in, so the boot ROM "
                  "shows the RPI-RP2 drive")
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> Uf2Config:
-        if board.image.format != "uf2":
-            raise RunnerError(f"runner uf2 writes UF2 files; {board.tag}'s image is "
-                              f"{board.image.format}")
-        return Uf2Config(image=image, serial_url=serial_port,
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> Uf2Config:
+        return Uf2Config(image=image.path, serial_url=serial_port,
                          drive=find_drive(RP2_DRIVE, mount_table()) or _default_drive(RP2_DRIVE),
-                         picotool=shutil.which("picotool"))
+                         picotool=shutil.which("picotool"), usb=board.console.usb)
 
     def check(self) -> None:
         super().check()

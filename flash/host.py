@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from flash.base import ChildProcess, Runner, RunnerError
+from flash.base import ChildProcess, FlashImage, Runner, RunnerError
 
 _LISTENING = re.compile(rb"aot-host: listening on 127\.0\.0\.1:(\d+)")
 
@@ -35,14 +35,15 @@ def host_env(base: dict[str, str]) -> dict[str, str]:
 
 class HostRunner(Runner):
     name = "host"
+    takes = ("elf",)  # the host build's executable (its "ELF": a program for this machine)
 
     def __init__(self, config: HostConfig):
         self.config = config
         self._child: ChildProcess | None = None
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> HostConfig:
-        return HostConfig(executable=image)
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> HostConfig:
+        return HostConfig(executable=image.path)
 
     def argv(self) -> list[str]:
         return host_argv(self.config)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flash.base import ChildProcess, Runner, RunnerError
+from flash.base import ChildProcess, FlashImage, Runner, RunnerError
 
 # Deterministic virtual time: one instruction per nanosecond (see QEMU.md).
 ICOUNT = "shift=0,align=off,sleep=off"
@@ -88,6 +88,7 @@ class QemuRunner(Runner):
     """Starts QEMU; yields ``socket://127.0.0.1:PORT``; kills QEMU on exit."""
 
     name = "qemu"
+    takes = ("elf",)  # -kernel loads an ELF at its addresses
 
     def __init__(self, config: QemuConfig):
         self.config = config
@@ -95,11 +96,11 @@ class QemuRunner(Runner):
         self._child: ChildProcess | None = None
 
     @classmethod
-    def for_board(cls, board, image: Path, serial_port: str | None) -> QemuConfig:
+    def for_board(cls, board, image: FlashImage, serial_port: str | None) -> QemuConfig:
         if board.qemu is None:
             raise RunnerError(f"{board.tag} is not emulated: the qemu runner cannot run it; "
                               f"runners: {', '.join(r.name for r in board.runners)}")
-        return QemuConfig(elf=image, machine=board.qemu.machine, qemu=board.qemu.system,
+        return QemuConfig(elf=image.path, machine=board.qemu.machine, qemu=board.qemu.system,
                           extra_args=qemu_extra_args(board.qemu.args))
 
     def argv(self) -> list[str]:

@@ -1,4 +1,10 @@
-"""Check a board's serial port before flashing, so a wrong one is named with its fix.
+"""Find a board's serial port, and check it before flashing, so a wrong one is named with its fix.
+
+:func:`find_serial_port` finds the port as esptool and the vendors' tools do
+when none is given: among the ports pyserial lists
+(``serial.tools.list_ports``), the one whose USB vendor and product id is one
+the board record gives for its serial bridge (``console.usb``).  It refuses
+to guess between several, and names them.
 
 :func:`check_serial_port` opens the device the way the RPC will and turns
 the three usual failures into messages that say what to do: the port does
@@ -14,8 +20,13 @@ import fcntl
 import glob
 import grp
 import os
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from serial.tools import list_ports
+
+from aot.errors import AotWarning
 from flash.base import RunnerError
 
 #: Where serial monitors (minicom, picocom, screen) leave UUCP lock files.
@@ -31,6 +42,55 @@ def _present_ports() -> str:
     ports = sorted(glob.glob("/dev/ttyACM*") + glob.glob("/dev/ttyUSB*"))
     return f"serial ports present: {', '.join(ports)}" if ports else "no /dev/ttyACM* or " \
         "/dev/ttyUSB* is present: check the USB cable (a charge-only cable has no data lines)"
+
+
+def usb_id(port) -> str | None:
+    """``vid:pid`` in lower-case hex of a pyserial ``ListPortInfo``; None off USB."""
+    if port.vid is None or port.pid is None:
+        return None
+    return f"{port.vid:04x}:{port.pid:04x}"
+
+
+def describe_port(port) -> str:
+    """``/dev/ttyUSB0 (USB 10c4:ea60, CP2102N USB to UART Bridge, serial 0001)``."""
+    facts = [f"USB {usb_id(port)}"] if usb_id(port) else []
+    if port.description and port.description not in ("n/a", port.device):
+        facts.append(port.description)
+    if port.serial_number:
+        facts.append(f"serial {port.serial_number}")
+    return f"{port.device} ({', '.join(facts)})" if facts else port.device
+
+
+def find_serial_port(usb: Sequence[str], comports: Callable[[], list] | None = None):
+    """The one serial port (a pyserial ``ListPortInfo``) whose USB id is in
+    ``usb`` (the board record's ``console.usb``) among ``comports()``
+    (default: pyserial's ``list_ports.comports``); :class:`RunnerError` naming
+    what is present when none is, and naming the candidates when several are."""
+    ids = " or ".join(usb)
+    if not usb:
+        raise RunnerError("the board record gives no USB id of its serial bridge "
+                          "(console.usb), so its serial port cannot be found: pass it with "
+                          "--port (e.g. /dev/ttyACM0)")
+    ports = sorted((comports or list_ports.comports)(), key=lambda p: p.device)
+    found = [p for p in ports if usb_id(p) in usb]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise RunnerError(f"{len(found)} serial ports have the board's USB id ({ids}): "
+                          f"{'; '.join(describe_port(p) for p in found)}; pick one with --port")
+    present = ", ".join(describe_port(p) for p in ports)
+    seen = f"serial ports present: {present}" if present else "no serial port is present"
+    raise RunnerError(f"no serial port has the board's USB id ({ids}): is the board plugged in "
+                      f"(with a data cable)? {seen}; or pass the port with --port")
+
+
+def pick_serial_port(usb: Sequence[str], who: str) -> str:
+    """The device path :func:`find_serial_port` finds, announced as a notice
+    (``note: runner esptool: using serial port ...``) for ``who`` uses it."""
+    port = find_serial_port(usb)
+    warnings.warn(AotWarning(f"{who}: using serial port {describe_port(port)}, the one with "
+                             "the board's USB id; --port picks another"), stacklevel=2)
+    return port.device
 
 
 def _group_of(path: str) -> str:

@@ -3,13 +3,16 @@
 # emulated Cortex-M4 (qemu/mps2-an386), run it there on its sample input, and
 # print the answer, the instruction count and the memory use.  The model and
 # its sample are read from ../shared/models (beside the project), not copied.
+# DEMO_AOT, DEMO_PYTHON and DEMO_OUT replace the aot command, the Python and the
+# output folder (tests/test_readme_demo.py runs the demo from a work tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-aot=.venv/bin/aot
+aot=${DEMO_AOT:-.venv/bin/aot}
+python=${DEMO_PYTHON:-.venv/bin/python}
 models=../shared/models
 model=$models/mlperf_kws_dscnn.tflite
 sample=$models/samples/mlperf_kws_dscnn.npy
-out=out/demo
+out=${DEMO_OUT:-out/demo}
 board=qemu/mps2-an386
 
 if [ ! -f "$model" ]; then
@@ -27,7 +30,7 @@ echo "== 2. Run it on the emulated Cortex-M4 (QEMU, exact instruction counts) ==
 echo "\$ aot run $model --board $board --input $sample --output $out/scores.npy --json"
 $aot run "$model" --board "$board" --input "$sample" --output "$out/scores.npy" \
   --json > "$out/run.json"
-.venv/bin/python - "$out/run.json" "$out/scores.npy" <<'PY'
+$python - "$out/run.json" "$out/scores.npy" <<'PY'
 import json, sys
 import numpy as np
 
@@ -42,7 +45,7 @@ print(f"answer: class {best} ({LABELS[best]!r}), score {int(scores[best])} of in
 print(f"instructions per inference: {report['instructions_per_inference']:,}")
 print(f"RAM:   {sizes['ram']['total']:,} bytes (workspace {sizes['ram']['workspace']:,}, "
       f"stack {sizes['ram']['stack']:,}, runtime {sizes['ram']['runtime']:,})")
-print(f"flash: {sizes['flash']['total']:,} bytes (weights {sizes['flash']['weights']:,}, "
+print(f"flash: {sizes['flash']['total']:,} bytes (constants {sizes['flash']['constants']:,}, "
       f"model code {sizes['flash']['model_code']:,}, runtime {sizes['flash']['runtime']:,})")
 PY
 echo

@@ -104,7 +104,7 @@ def _show(board: Board) -> str:
     c = board.console
     console = [c.kind] + ([f"at 0x{c.base:08x}"] if c.base is not None else [])
     console += [f"{c.baud} baud"] if c.baud else []
-    console += [f"USB {c.usb}"] if c.usb else []
+    console += [f"USB {' or '.join(c.usb)}"] if c.usb else []
     lines.append(f"console      {', '.join(console)}")
     if board.qemu:
         q = board.qemu

@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"built {result.elf} ({len(result.compiled)} files compiled, "
           f"{len(result.restored)} runtime objects from the cache)")
     if sizes is not None:
-        print(f"  flash {sizes.flash:>9,} bytes: model code {sizes.model_code:,}, weights "
-              f"{sizes.weights:,}, runtime {sizes.runtime_flash:,}")
+        print(f"  flash {sizes.flash:>9,} bytes: model code {sizes.model_code:,}, constants "
+              f"{sizes.constants:,}, runtime {sizes.runtime_flash:,}")
         print(f"  RAM   {sizes.ram:>9,} bytes: workspace {sizes.workspace:,}, i/o buffers "
               f"{sizes.io:,}, stack {sizes.stack:,} (reserved), runtime {sizes.runtime_ram:,}")
     if stack is not None:

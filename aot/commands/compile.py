@@ -332,7 +332,7 @@ def run_group(args: argparse.Namespace, tuned) -> int:
             charts[m.name] = str(chart)
             if not args.json:
                 print(f"{m.name} ({m.graph.name}):")
-                print(format_memory_report(m.plan), end="")
+                print(format_memory_report(m.plan, constants=m.sizes.constants), end="")
                 print(f"memory chart: {chart}")
     if args.json:
         print(json.dumps({
@@ -400,7 +400,7 @@ def run(args: argparse.Namespace) -> int:
         chart.write_text(memory_svg(compiled.plan, f"{compiled.graph.name} on {where}: "
                                     f"{compiled.plan.workspace_bytes:,}-byte workspace"))
         if not args.json:
-            print(format_memory_report(compiled.plan), end="")
+            print(format_memory_report(compiled.plan, constants=compiled.sizes.constants), end="")
             print(f"memory chart: {chart}")
     if args.json:
         plan = compiled.plan

@@ -155,7 +155,6 @@ class MemoryPlan:
     candidates: dict[str, int]
     workspace_bytes: int
     lower_bound: int
-    constant_bytes: int
     state_bytes: int
     io_bytes: int
     aliases: list[tuple[str, str, str]] = field(default_factory=list)
@@ -188,7 +187,6 @@ class MemoryPlan:
             "io_in_workspace": self.io_in_workspace,
             "workspace_bytes": self.workspace_bytes,
             "lower_bound_bytes": self.lower_bound,
-            "constant_bytes": self.constant_bytes,
             "state_bytes": self.state_bytes,
             "io_bytes": self.io_bytes,
             "candidates": dict(self.candidates),
@@ -564,7 +562,6 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
         candidates=candidates,
         workspace_bytes=candidates[best],
         lower_bound=lower_bound(inner, len(steps)),
-        constant_bytes=sum(t.type.nbytes for t in tensors if t.kind == "constant"),
         state_bytes=sum(t.type.nbytes for t in tensors if t.kind == "variable"),
         io_bytes=sum(b.size for b in buffers if b.external),
         aliases=aliases,
@@ -646,9 +643,10 @@ class Sizes:
     ram_constants: int = 0
 
     @classmethod
-    def of_plan(cls, plan: MemoryPlan, constants: int | None = None) -> Sizes:
-        """What the plan alone fixes (no scratch, no code yet)."""
-        return cls(plan.workspace_bytes, plan.constant_bytes if constants is None else constants,
+    def of_plan(cls, plan: MemoryPlan, constants: int) -> Sizes:
+        """What the plan fixes (no scratch, no code yet), with ``constants`` bytes
+        of constants (the kernels', or before they exist the model file's)."""
+        return cls(plan.workspace_bytes, constants,
                    plan.state_bytes, plan.io_bytes, None, "not generated yet",
                    plan.region_constants.get("ram", 0))
 
@@ -743,7 +741,10 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
     ``ram_detail`` says where ``ram_bytes`` comes from.
     """
     if sizes is None:
-        sizes = Sizes.of_plan(plan, sum(k.constant_bytes for k in kernels) if kernels else None)
+        # Before the kernels exist, the constants as the model file holds them
+        # (the kernels' layouts and requantization tables add to these).
+        sizes = Sizes.of_plan(plan, sum(k.constant_bytes for k in kernels) if kernels
+                              else sum(t.type.nbytes for t in graph.constants()))
     if ram_bytes is not None and sizes.ram > ram_bytes:
         scratch = " with kernel scratch" if sizes.workspace > plan.workspace_bytes else ""
         raise MemoryPlanError(
@@ -799,7 +800,8 @@ def region_rows(plan: MemoryPlan) -> list[tuple[str, int, int | None, int]]:
     return rows
 
 
-def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
+def format_memory_report(plan: MemoryPlan, width: int = 64, *,
+                         constants: int | None = None) -> str:
     """The plan as a table, an ASCII chart of offsets over steps per memory
     region, and the totals.
 
@@ -809,7 +811,10 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
     plan uses) a row is a step and a column ``region bytes / width``; a
     buffer's letter (from the table) marks the bytes it holds while alive,
     ``.`` is free.  With several regions the totals list each region's
-    workspace bytes, constants copied there and speed rank.
+    workspace bytes, constants copied there and speed rank.  ``constants``
+    is the compile's one constants size (``Sizes.constants``: the arrays the
+    generated C defines); the plan alone does not know it, so without it the
+    totals leave it out.
     """
     inner = [b for b in plan.buffers if not b.external]
     marks = {id(b): _MARKS[i % len(_MARKS)] for i, b in enumerate(inner)}
@@ -853,8 +858,9 @@ def format_memory_report(plan: MemoryPlan, width: int = 64) -> str:
             + (f" + the {plan.stack_bytes}-byte stack" if r == plan.stack_region else "")
             + (f" (speed {s})" if s else "")
             for r, n, s, c in region_rows(plan)))
-    lines.append(f"lower bound {plan.lower_bound} bytes   constants {plan.constant_bytes} "
-                 f"bytes   state {plan.state_bytes} bytes   caller i/o {plan.io_bytes} bytes")
+    known = "" if constants is None else f"constants {constants} bytes   "
+    lines.append(f"lower bound {plan.lower_bound} bytes   {known}state {plan.state_bytes} "
+                 f"bytes   caller i/o {plan.io_bytes} bytes")
     if plan.steps:
         step, held = peak_step(plan)
         lines.append(f"peak: step {step} {plan.steps[step]} holds {held} bytes of buffers"

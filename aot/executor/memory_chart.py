@@ -11,18 +11,56 @@ band.  The step where the most bytes are alive (all regions together) is
 shaded in every panel and named in the heading; each panel's heading gives
 the region's workspace bytes, the constants copied there and its speed.
 Plain SVG 1.1 written by hand: no plotting library.
+
+SVG cannot wrap or measure text, so the drawing bounds it: :func:`text_width`
+is an upper bound of a line's width in the widest common default sans-serif
+font, the heading is wrapped to the canvas, and the canvas grows to hold
+the slanted step names.
 """
 
 from __future__ import annotations
 
+import math
 from xml.sax.saxutils import escape
 
 from aot.executor.memory import MemoryPlan, peak_step, region_rows
 
 _COLORS = ("#4878a8", "#e49444", "#6a9f58", "#d1605e", "#a77c9f", "#85b6b2", "#967662",
            "#e5ae38")
-_LEFT, _TOP, _PLOT_W, _PLOT_H, _LABELS = 80, 40, 640, 360, 150
+_LEFT, _TOP, _PLOT_W, _PLOT_H = 80, 40, 640, 360
 _PANEL_H, _GAP = 200, 36   # each region's panel below the main one
+_MARGIN = 12                       # around the heading and the step names
+_HEAD_SIZE, _HEAD_LINE = 13, 17    # the heading's font size and line pitch
+_STEP_SIZE, _STEP_ANGLE = 9, 60    # step names: font size, slant in degrees
+_STEP_CHARS = 28                   # step names are cut to this many characters
+
+# Advance widths in em, upper bounds measured on DejaVu Sans Bold (the widest of
+# the usual default sans-serif fonts; Arial and Helvetica are narrower): the narrow
+# glyphs are at most 0.46 em, the wide ones 1.11 em, every other printable ASCII
+# glyph 0.88 em.
+_NARROW, _WIDE = frozenset("ijlI.,:;'!| ()[]"), frozenset("mwMW@%")
+
+
+def text_width(text: str, size: float) -> float:
+    """An upper bound of the width in pixels of ``text`` at font size ``size``."""
+    return size * sum(0.46 if c in _NARROW else 1.11 if c in _WIDE else 0.88 for c in text)
+
+
+def wrap(text: str, size: float, room: float) -> list[str]:
+    """``text`` in lines no wider than ``room`` pixels (:func:`text_width`),
+    broken at spaces; a single word wider than ``room`` is cut."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        line = f"{lines[-1]} {word}" if lines else word
+        if lines and text_width(line, size) <= room:
+            lines[-1] = line
+            continue
+        while text_width(word, size) > room:
+            cut = max(n for n in range(1, len(word) + 1) if text_width(word[:n], size) <= room)
+            lines.append(word[:cut])
+            word = word[cut:]
+        lines.append(word)
+    return lines
 
 
 def memory_svg(plan: MemoryPlan, title: str) -> str:
@@ -36,17 +74,31 @@ def memory_svg(plan: MemoryPlan, title: str) -> str:
         height = _PLOT_H if i == 0 else _PANEL_H
         panels.append((region, size, speed, consts, top, height))
         top += height + _GAP
-    bottom = top - _GAP
-    width = _LEFT + _PLOT_W + 20
-    total_height = bottom + _LABELS
     peak, peak_bytes = peak_step(plan)
-    heading = title + (f"; peak: step {peak} {plan.steps[peak]}, {peak_bytes:,} bytes alive"
-                       if plan.steps else "")
+    # The step names hang below the plot, slanted down to the right: the canvas
+    # holds the longest of them.
+    step_names = [name[:_STEP_CHARS] for name in plan.steps]
+    slant = math.radians(_STEP_ANGLE)
+    reach = [text_width(n, _STEP_SIZE) for n in step_names] or [0.0]
+    right = max([_LEFT + _PLOT_W + 20]
+                + [_LEFT + (s + 0.5) * col + w * math.cos(slant) + _STEP_SIZE + _MARGIN
+                   for s, w in enumerate(reach)])
+    width = math.ceil(right)
+    parts = [title] + ([f"peak: step {peak} {plan.steps[peak]}, {peak_bytes:,} bytes alive"]
+                       if plan.steps else [])
+    heading = [line for part in parts
+               for line in wrap(part, _HEAD_SIZE, width - 2 * _MARGIN)]
+    shift = (len(heading) - 1) * _HEAD_LINE   # the plot starts below the heading
+    panels = [(r, n, sp, c, ptop + shift, h) for r, n, sp, c, ptop, h in panels]
+    bottom = top - _GAP + shift
+    total_height = math.ceil(bottom + 10 + max(reach) * math.sin(slant) + _STEP_SIZE
+                             + _MARGIN)
+    lines = "".join(f'<tspan x="{_MARGIN}" y="{16 + i * _HEAD_LINE}">{escape(line)}</tspan>'
+                    for i, line in enumerate(heading))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_height}" '
            f'viewBox="0 0 {width} {total_height}" font-family="sans-serif" font-size="11">',
            f'<title>{escape(title)}</title>',
-           f'<text x="{_LEFT}" y="16" font-weight="bold" font-size="13">{escape(heading)}'
-           '</text>']
+           f'<text class="heading" font-weight="bold" font-size="{_HEAD_SIZE}">{lines}</text>']
     inner = [b for b in plan.buffers if not b.external]
     color = {id(b): _COLORS[i % len(_COLORS)] for i, b in enumerate(inner)}
     several = len(panels) > 1
@@ -91,11 +143,12 @@ def memory_svg(plan: MemoryPlan, title: str) -> str:
         out.append(f'<text x="12" y="{mid:.0f}" transform="rotate(-90 12 {mid:.0f})" '
                    f'text-anchor="middle">{escape(axis)}</text>')
         out.append("</g>")
-    for s, name in enumerate(plan.steps):
+    for s, name in enumerate(step_names):
         x = _LEFT + (s + 0.5) * col
         weight = ' font-weight="bold"' if s == peak else ""
-        out.append(f'<text x="{x:.1f}" y="{bottom + 10}" font-size="9"{weight} '
-                   f'transform="rotate(60 {x:.1f} {bottom + 10})">'
-                   f'{escape(name[:28])}</text>')
+        out.append(f'<text class="step" x="{x:.1f}" y="{bottom + 10}" '
+                   f'font-size="{_STEP_SIZE}"{weight} '
+                   f'transform="rotate({_STEP_ANGLE} {x:.1f} {bottom + 10})">'
+                   f'{escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

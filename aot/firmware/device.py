@@ -25,7 +25,7 @@ import numpy as np
 
 from aot.firmware.build import BuildResult, build_project
 from aot.firmware.errors import DeviceError
-from aot.firmware.images import image_path
+from aot.firmware.images import built_images
 from aot.firmware.project import Project, create_project, load_project
 from aot.inputs import check_inputs
 from aot.executor.codegen import RUN_STATUSES
@@ -34,8 +34,8 @@ from aot.rpc.errors import RemoteError
 from aot.rpc.protocol import Status
 from aot.rpc.protocol import TimerUnit
 from aot.target import Board
-from flash import Runner, RunnerError, runner_for_board
-from flash.serial_port import check_serial_port
+from flash import Runner, RunnerError, get_runner, runner_for_board
+from flash.serial_port import check_serial_port, pick_serial_port
 
 #: Seconds one RUN attempt may take: the largest shared model needs well
 #: under a second of QEMU time; slow shared machines need the margin.
@@ -45,12 +45,13 @@ RUN_TIMEOUT = 120.0
 def device_runner(project: Project, name: str | None = None,
                   serial_port: str | None = None, probe: str | None = None) -> Runner:
     """The runner that puts ``project``'s image on its board: ``name``, or the
-    board record's first; set up from the record alone (flash.runner_for_board),
-    through the debug probe with serial number ``probe`` when given."""
+    board record's first; set up from the record alone (flash.runner_for_board)
+    to write the one of the build's images it takes, through the debug probe
+    with serial number ``probe`` when given."""
     board = project.board
     name = name or board.runner.name
     try:
-        return runner_for_board(name, board, image_path(project), serial_port, probe)
+        return runner_for_board(name, board, built_images(project), serial_port, probe)
     except RunnerError as err:
         raise DeviceError(str(err)) from None
 
@@ -61,7 +62,8 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
     """Flash or start ``project``'s firmware and yield a connected client.
 
     ``runner`` defaults to the board's first runner; ``"none"`` skips
-    flashing and only opens ``serial_port`` (a board flashed already).
+    flashing and only opens ``serial_port`` (a board flashed already; without
+    one, the one attached port with the board's USB id).
     ``probe`` picks the debug probe (its serial number) of one of several
     attached boards.  The runner's process is always stopped on exit.
     """
@@ -74,11 +76,11 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
     with contextlib.ExitStack() as stack:
         started = None
         if name == "none":
-            if serial_port is None:
-                raise DeviceError("--runner none needs --port: the serial port of the board")
             if probe is not None:
                 raise DeviceError(f"runner none flashes nothing, so probe {probe} has no use: "
                                   "leave it out, or give a runner that flashes")
+            if serial_port is None:
+                serial_port = pick_serial_port(board.console.usb, "runner none")
             check_serial_port(serial_port)
             url = serial_port
         else:
@@ -265,6 +267,10 @@ def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: st
     if compiled.board is None:
         raise DeviceError("running on a device needs a board: compile with --board")
     inputs = check_inputs(compiled.graph, inputs)  # before the build and the flash
+    name = runner or compiled.board.runner.name
+    if serial_port is None and (name == "none" or get_runner(name).needs_serial_port):
+        # Found before the build, so that a board not plugged in is said at once.
+        serial_port = pick_serial_port(compiled.board.console.usb, f"runner {name}")
     with tempfile.TemporaryDirectory(prefix="aot-fw-", dir=workdir) as tmp:
         root = Path(tmp)
         artifact = compiled.write(root / "artifact")

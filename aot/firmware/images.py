@@ -26,6 +26,7 @@ import struct
 from pathlib import Path
 
 from aot.errors import BuildError
+from flash import FlashImage
 
 UF2_MAGIC_START0 = 0x0A324655  # "UF2\n"
 UF2_MAGIC_START1 = 0x9E5D5157
@@ -41,6 +42,20 @@ def image_path(project) -> Path:
     """Where the build puts the project's flashable image."""
     fmt = project.board.image.format
     return project.elf if fmt == "elf" else project.elf.with_suffix(_SUFFIX[fmt])
+
+
+def built_images(project) -> tuple[FlashImage, ...]:
+    """Every file the project's build makes for flashing: the ELF always, and
+    the image of the board record's ``[image]`` format beside it (at the
+    record's flash offset where the format carries no addresses).  A runner
+    takes the one it writes (:meth:`flash.Runner.choose_image`); the files
+    need not exist yet (``aot flash --dry-run``)."""
+    spec = project.board.image
+    images = [FlashImage("elf", project.elf)]
+    if spec.format != "elf":
+        offset = spec.offset if spec.format == "esp" else None
+        images.append(FlashImage(spec.format, image_path(project), offset))
+    return tuple(images)
 
 
 def load_segments(elf: bytes) -> list[tuple[int, bytes]]:

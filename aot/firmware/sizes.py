@@ -1,12 +1,14 @@
-"""Flash and RAM use of firmware, split into model code, weights and runtime.
+"""Flash and RAM use of firmware, split into model code, constants and runtime.
 
 The split comes from the GNU ld map file (``-Wl,-Map``), which names the
 object file of every input section that survived ``--gc-sections``:
 
-* flash: ``model_code`` (``.text*`` of the model's objects), ``weights``
-  (every other model section placed in flash: constants), ``runtime``
-  (the rest: the runtime, the RPC descriptor, the C library, vectors,
-  alignment fill, initial values of ``.data``);
+* flash: ``model_code`` (``.text*`` of the model's objects, with the
+  tables the compiler made for that code: jump tables, string literals),
+  ``constants`` (the constant arrays the generated C defines: the same
+  bytes ``aot compile`` reports as constants, :func:`constant_section`),
+  ``runtime`` (the rest: the runtime, the RPC descriptor, the C library,
+  vectors, alignment fill, initial values of ``.data``);
 * RAM: ``workspace`` (the model's own RAM: planned workspace and state),
   ``io`` (the RPC descriptor's input and output buffers), ``stack`` (the
   reserved ``.stack`` section), ``runtime`` (everything else).
@@ -38,7 +40,7 @@ class FirmwareSizes:
     """Bytes of flash and RAM by part (see the module docstring)."""
 
     model_code: int
-    weights: int
+    constants: int
     runtime_flash: int
     workspace: int
     io: int
@@ -47,7 +49,7 @@ class FirmwareSizes:
 
     @property
     def flash(self) -> int:
-        return self.model_code + self.weights + self.runtime_flash
+        return self.model_code + self.constants + self.runtime_flash
 
     @property
     def ram(self) -> int:
@@ -55,15 +57,31 @@ class FirmwareSizes:
 
     def to_json(self) -> dict:
         return {"flash": {"total": self.flash, "model_code": self.model_code,
-                          "weights": self.weights, "runtime": self.runtime_flash},
+                          "constants": self.constants, "runtime": self.runtime_flash},
                 "ram": {"total": self.ram, "workspace": self.workspace, "io": self.io,
                         "stack": self.stack, "runtime": self.runtime_ram}}
 
     def __str__(self) -> str:
-        return (f"flash {self.flash} bytes (model code {self.model_code}, weights "
-                f"{self.weights}, runtime {self.runtime_flash}); RAM {self.ram} bytes "
+        return (f"flash {self.flash} bytes (model code {self.model_code}, constants "
+                f"{self.constants}, runtime {self.runtime_flash}); RAM {self.ram} bytes "
                 f"(workspace {self.workspace}, i/o {self.io}, stack {self.stack}, "
                 f"runtime {self.runtime_ram})")
+
+
+def constant_section(section: str, name: str) -> bool:
+    """Whether a non-code input section of a model object holds the model's
+    constants: the arrays the generated C of model ``name`` defines
+    (``.rodata.<name>_k0_c0``, and the ones copied to RAM at start-up,
+    ``.data.aot_const.<name>`` and ``.aot_const.<name>.<region>``), or a
+    section named after no symbol (``.rodata``: built without
+    ``-fdata-sections``, the constants cannot be told from the compiler's
+    tables).  Other named sections are the compiler's own data for the code
+    (GCC's ``.rodata.barrel.0`` of a shift table, ``.rodata.str1.4``
+    literals, ``.rodata.cst16`` pools) and count as model code."""
+    kind, _, symbol = section.lstrip(".").partition(".")
+    if kind == "aot_const" or symbol.startswith("aot_const.") or not symbol:
+        return True
+    return symbol.startswith(f"{name}_")
 
 
 def _owner(obj: str, name: str) -> str:
@@ -86,7 +104,7 @@ def parse_map(text: str, name: str, ram_origin: int, ram_end: int) -> FirmwareSi
     ``ram_origin``/``ram_end`` tell RAM from flash addresses; an output
     section with a load address (``.data``) counts in both.
     """
-    totals = dict.fromkeys(("model_code", "weights", "runtime_flash", "workspace", "io",
+    totals = dict.fromkeys(("model_code", "constants", "runtime_flash", "workspace", "io",
                             "stack", "runtime_ram"), 0)
     lines = text.split("\n")
     try:
@@ -106,7 +124,8 @@ def parse_map(text: str, name: str, ram_origin: int, ram_end: int) -> FirmwareSi
             totals[key] += size
         if not in_ram or loaded:
             if owner == "model":
-                totals["model_code" if sec_name.startswith(".text") else "weights"] += size
+                code = sec_name.startswith(".text") or not constant_section(sec_name, name)
+                totals["model_code" if code else "constants"] += size
             else:
                 totals["runtime_flash"] += size
 

@@ -147,12 +147,13 @@ class Image:
 
 @dataclass(frozen=True)
 class Console:
-    """The byte stream to the runtime: UART kind and base, baud rate, USB id."""
+    """The byte stream to the runtime: UART kind and base, baud rate, and the
+    USB ids (``vid:pid``) its serial bridge may enumerate with (real boards)."""
 
     kind: str
     baud: int
     base: int | None = None
-    usb: str | None = None
+    usb: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -389,7 +390,7 @@ def load_board_file(path: str | Path) -> Board:
             ldflags=tuple(tc.get("ldflags", ())),
         ),
         runners=tuple(Runner(r["name"], tuple(r.get("args", ()))) for r in data["runners"]),
-        console=Console(**data["console"]),
+        console=Console(**{**data["console"], "usb": tuple(data["console"].get("usb", ()))}),
         timer=Timer(**data["timer"]),
         memory=memory,
         qemu=None

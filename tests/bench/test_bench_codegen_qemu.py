@@ -26,7 +26,7 @@ def test_the_llvm_side_is_the_boards_target_with_the_kind_switched():
 
 
 def test_the_table_puts_the_paths_side_by_side():
-    side = {"instructions_per_inference": 1000, "model_code": 2000, "weights": 0,
+    side = {"instructions_per_inference": 1000, "model_code": 2000, "constants": 0,
             "compile_s": 0.5, "build_s": 1.25}
     row = {"model": "m", "c": side, "llvm": dict(side, instructions_per_inference=1100),
            "bit_exact": True}

@@ -57,7 +57,7 @@ def test_flash_split_covers_the_whole_image_and_drops_only_rpc_objects(tmp_path)
     standalone = bench.standalone_flash(objects, "hello")
     assert standalone == build.sizes.flash - sum(objects[o] for o in rpc)
     # What stays: the model, startup, port and the C library.
-    assert standalone > build.sizes.model_code + build.sizes.weights
+    assert standalone > build.sizes.model_code + build.sizes.constants
     assert "runtime_ports_cortex-m_startup.o" in objects
 
 
@@ -69,7 +69,7 @@ def _row(model, **extra):
             "activation_ram": {"workspace": 10, "io": 2, "inference_stack": 30, "total": 42,
                                "vs_tflm_arena": None},
             "ram": {"runtime": 3, "total_used": 50},
-            "flash": {"model_code": 5, "weights": 6, "standalone": 20, "rpc_only": 7,
+            "flash": {"model_code": 5, "constants": 6, "standalone": 20, "rpc_only": 7,
                       "vs_tflm_cmsis_nn": None, "vs_tflm_reference": None}, **extra}
 
 

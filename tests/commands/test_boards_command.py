@@ -85,7 +85,7 @@ def test_show_json(capsys):
     assert main(["boards", "show", "st/nucleo-l4r5zi", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["tag"] == "st/nucleo-l4r5zi"
-    assert record["console"]["usb"] == "0483:374b"
+    assert record["console"]["usb"] == ["0483:374b", "0483:3752"]
     assert record["target_json"]["mcpu"] == "cortex-m4"
     assert record["clocks"]["source"] == "hsi16" and record["memory"]["flash"]["wait_states"] == 5
     assert record["qemu"] is None

@@ -25,13 +25,13 @@ def test_build_prints_the_size_split(project, capsys):
     capsys.readouterr()
     assert main(["build", str(project)]) == 0
     out = capsys.readouterr().out
-    assert "flash" in out and "model code" in out and "weights" in out and "stack" in out
+    assert "flash" in out and "model code" in out and "constants" in out and "stack" in out
     assert (project / "build" / "firmware.elf").is_file()
     # A second build of the same project has nothing left to compile.
     assert main(["build", str(project), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["compiled"] == []
-    assert data["sizes"]["flash"]["total"] > data["sizes"]["flash"]["weights"] > 0
+    assert data["sizes"]["flash"]["total"] > data["sizes"]["flash"]["constants"] > 0
 
 
 def test_build_uses_the_object_cache_of_aot_cache_dir(project, tmp_path, capsys):

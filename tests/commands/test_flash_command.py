@@ -73,12 +73,6 @@ def test_dry_run_of_an_emulated_board_prints_qemu(projects, capsys):
         f"-kernel {p}/build/firmware.elf" in out
 
 
-def test_esptool_needs_the_port_even_for_a_dry_run(projects, capsys):
-    p = projects["espressif/esp32c3-devkitm"]
-    assert main(["flash", str(p), "--dry-run"]) == 2
-    assert "give its serial port with --port" in capsys.readouterr().err
-
-
 def test_west_is_refused_with_what_to_do_instead(projects, capsys):
     assert main(["flash", str(projects["nordic/nrf52840dk"]), "--dry-run",
                  "--runner", "west"]) == 2

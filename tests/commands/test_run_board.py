@@ -34,7 +34,7 @@ def test_run_writes_outputs_and_prints_counts_class_and_memory(tmp_path, monkeyp
     assert "2 invocations of tflm_micro_speech on qemu/mps2-an386" in out
     assert "instructions per inference (exact count under QEMU -icount)" in out
     assert "top class (argmax of the output) per invocation: [2, 3]" in out
-    assert "flash" in out and "weights" in out and "workspace" in out
+    assert "flash" in out and "constants" in out and "workspace" in out
 
     args = _args(tmp_path)
     args.json = True
@@ -42,7 +42,7 @@ def test_run_writes_outputs_and_prints_counts_class_and_memory(tmp_path, monkeyp
     data = json.loads(capsys.readouterr().out)
     assert data["instructions_per_inference"] > 0 and data["top_class"] == [2]
     assert data["workspace_bytes"] == compiled.sizes.workspace
-    assert data["flash_bytes"] > data["sizes"]["flash"]["weights"] > 0
+    assert data["flash_bytes"] > data["sizes"]["flash"]["constants"] > 0
     assert data["ram_bytes"] >= data["workspace_bytes"]
 
 

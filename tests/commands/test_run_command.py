@@ -38,14 +38,18 @@ def test_run_json_summary(tmp_path, capsys):
     assert summary["sizes"]["workspace"] > 0
 
 
-def test_real_board_without_a_serial_port_is_a_user_error(tmp_path, capsys):
+def test_real_board_without_a_serial_port_is_a_user_error(tmp_path, capsys, monkeypatch,
+                                                          no_build):
+    monkeypatch.setattr("flash.serial_port.list_ports.comports", lambda: [])  # none attached
     np.save(tmp_path / "x.npy", np.zeros((1, 1, 1), np.int8))
     argv = ["run", HELLO, "--input", str(tmp_path / "x.npy"), "--output",
             str(tmp_path / "y.npy")]
     assert main([*argv, "--board", "raspberrypi/pico"]) == 2
     err = capsys.readouterr().err
-    assert "flashes a real board: give its serial port with --port" in err
+    assert "no serial port has the board's USB id (2e8a:000c)" in err
+    assert "no serial port is present; or pass the port with --port" in err
     assert not (tmp_path / "y.npy").exists()
+    assert no_build == []  # said before the build, not after it
 
 
 def test_bad_input_shape_is_a_user_error(tmp_path, capsys):

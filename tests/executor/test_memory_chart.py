@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import re
+import string
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import pytest
 from support.models import MODELS_DIR
 
 from aot.cli import main
 from aot.compile import compile_model
 from aot.executor.memory import peak_step
-from aot.executor.memory_chart import memory_svg
+from aot.executor.memory_chart import memory_svg, text_width, wrap
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -57,7 +62,7 @@ def test_a_split_plan_draws_one_panel_per_region_and_totals_each():
         assert len(drawn) == len(mine) > 0
         assert len([r for r in g.iter(f"{SVG}rect") if r.get("class") == "peak"]) == 1
     step, held = peak_step(plan)
-    heading = next(t for t in root.iter(f"{SVG}text")).text
+    heading = " ".join(t.text for t in next(root.iter(f"{SVG}text")))
     assert f"peak: step {step} {plan.steps[step]}, {held:,} bytes alive" in heading
     assert any(f"psram: {plan.regions['psram']:,} bytes, speed 2" == t.text
                for t in root.iter(f"{SVG}text"))
@@ -71,3 +76,41 @@ def test_a_split_plan_draws_one_panel_per_region_and_totals_each():
     first = min(b.start for b in plan.buffers if b.region == "psram")
     assert first > 0 and set(rows[0].split("|")[1]) == {"."}
     assert set(rows[first].split("|")[1]) != {"."}
+
+
+def test_the_heading_and_the_step_names_fit_the_canvas():
+    """The KWS chart's heading (119 characters) was one line and lost its end past
+    the 740-pixel canvas; the step names slanted off its right edge."""
+    compiled = compile_model(MODELS_DIR / "mlperf_kws_dscnn.tflite", "qemu/mps2-an386",
+                             measure_code=False)
+    title = "mlperf_kws_dscnn on qemu/mps2-an386: 9,280-byte workspace"
+    root = ET.fromstring(memory_svg(compiled.plan, title))
+    width, height = float(root.get("width")), float(root.get("height"))
+    heading = next(t for t in root.iter(f"{SVG}text") if t.get("class") == "heading")
+    lines = list(heading)
+    assert len(lines) >= 2 and " ".join(t.text for t in lines).startswith(title)
+    for line in lines:
+        assert float(line.get("x")) + text_width(line.text, 13) <= width, line.text
+    steps = [t for t in root.iter(f"{SVG}text") if t.get("class") == "step"]
+    assert len(steps) == len(compiled.plan.steps)
+    for t in steps:
+        angle = math.radians(float(re.match(r"rotate\((\S+) ", t.get("transform")).group(1)))
+        reach = text_width(t.text, float(t.get("font-size")))
+        assert float(t.get("x")) + reach * math.cos(angle) <= width, t.text
+        assert float(t.get("y")) + reach * math.sin(angle) <= height, t.text
+
+
+def test_wrap_breaks_at_spaces_and_cuts_a_word_too_long():
+    assert wrap("aa bb cc", 10, text_width("aa bb", 10)) == ["aa bb", "cc"]
+    assert wrap("abcdef", 10, text_width("abc", 10)) == ["abc", "def"]
+
+
+DEJAVU_BOLD = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
+
+
+@pytest.mark.skipif(not DEJAVU_BOLD.is_file(), reason="DejaVu Sans Bold is not installed")
+def test_text_width_bounds_the_widest_default_sans_serif_font():
+    font = pytest.importorskip("PIL.ImageFont", reason="Pillow measures the font's glyphs")
+    dejavu = font.truetype(str(DEJAVU_BOLD), 100)
+    for c in string.printable[:95]:
+        assert text_width(c, 100) >= dejavu.getlength(c), repr(c)

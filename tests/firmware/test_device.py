@@ -14,7 +14,7 @@ from aot.firmware import DeviceError, create_project, run_on_board
 from aot.firmware.verify import reference_outputs
 from aot.rpc import connect
 from aot.target import load_board
-from flash import QemuConfig, RunnerError, get_runner
+from flash import FlashImage, QemuConfig, RunnerError, get_runner
 from flash.qemu import qemu_extra_args
 
 HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
@@ -44,7 +44,7 @@ def test_hello_world_on_each_emulated_board_equals_tflm(tag, tflm, object_cache,
     assert report["board"] == tag and report["invocations"] == len(x)
     assert report["instructions_per_inference"] > 100
     assert report["flash_bytes"] == sum(report["sizes"]["flash"][k]
-                                        for k in ("model_code", "weights", "runtime"))
+                                        for k in ("model_code", "constants", "runtime"))
     assert report["workspace_bytes"] == compiled.sizes.workspace
 
 
@@ -98,7 +98,7 @@ def test_model_too_big_for_the_board_is_an_error_with_sizes(tmp_path):
 
 def test_qemu_config_comes_from_the_board_record(tmp_path):
     board = load_board("qemu/mps3-an547")
-    cfg = get_runner("qemu").for_board(board, tmp_path / "fw.elf", None)
+    cfg = get_runner("qemu").for_board(board, FlashImage("elf", tmp_path / "fw.elf"), None)
     assert (cfg.machine, cfg.qemu) == ("mps3-an547", "qemu-system-arm")
     # The runner sets -icount, semihosting and the display itself.
     assert cfg.extra_args == ()
@@ -106,17 +106,19 @@ def test_qemu_config_comes_from_the_board_record(tmp_path):
         ("-m", "16M")
 
 
-def test_real_board_runners_need_a_serial_port(tmp_path):
+def test_real_board_runners_need_a_serial_port(tmp_path, monkeypatch):
+    monkeypatch.setattr("flash.serial_port.list_ports.comports", lambda: [])  # none attached
     board = load_board("st/nucleo-f746zg")
+    elf = FlashImage("elf", tmp_path / "fw.elf")
     runner = get_runner("openocd")
-    cfg = runner.for_board(board, tmp_path / "fw.elf", None)
+    cfg = runner.for_board(board, elf, None)
     assert cfg.args == ("-f", "board/st_nucleo_f7.cfg")
-    with pytest.raises(RunnerError, match="give its serial port with --port"):
+    with pytest.raises(RunnerError, match="no serial port has the board's USB id.*--port"):
         runner(cfg).start()
-    assert get_runner("pyocd").for_board(board, tmp_path / "fw.elf", "/dev/ttyACM0").args == \
+    assert get_runner("pyocd").for_board(board, elf, "/dev/ttyACM0").args == \
         ("--target", "stm32f746zgtx")
     with pytest.raises(RunnerError, match="is not emulated"):
-        get_runner("qemu").for_board(board, tmp_path / "fw.elf", None)
+        get_runner("qemu").for_board(board, elf, None)
 
 
 @pytest.mark.slow

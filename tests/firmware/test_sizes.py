@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aot.firmware import parse_map
+from aot.firmware.sizes import constant_section
 
 MAP = """\
 Memory Configuration
@@ -61,10 +62,10 @@ LOAD build/obj/runtime_src_frame.o
 """
 
 
-def test_split_into_model_code_weights_runtime_workspace_io_stack():
+def test_split_into_model_code_constants_runtime_workspace_io_stack():
     s = parse_map(MAP, "m", 0x20000000, 0x20400000)
     assert s.model_code == 0x100 + 0xa0
-    assert s.weights == 0x200
+    assert s.constants == 0x200
     # vectors, runtime and libc code, the descriptor, fill, .data's flash image
     assert s.runtime_flash == 0x40 + 0x60 + 0x20 + 0xe0 + 0x4 + 0xc + 0x8
     assert s.workspace == 0x20 and s.io == 0x8 and s.stack == 0x2000
@@ -76,3 +77,22 @@ def test_split_into_model_code_weights_runtime_workspace_io_stack():
 def test_not_a_map_file():
     with pytest.raises(ValueError, match="not a GNU ld map file"):
         parse_map("hello\n", "m", 0, 1)
+
+
+def test_the_compilers_tables_count_as_code_and_the_named_arrays_as_constants():
+    """KWS's softmax object carries GCC's 28-byte ``.rodata.barrel.0``: the firmware's
+    constants are the arrays the generated C names, the sizes ``aot compile`` prints."""
+    text = MAP.replace(
+        " *fill*         0x00000540        0x4 \n",
+        " .rodata.barrel.0\n                0x00000540        0x4 "
+        "build/obj/model_codegen_m_kernels_0.o\n")
+    s = parse_map(text, "m", 0x20000000, 0x20400000)
+    assert s.constants == 0x200 and s.model_code == 0x100 + 0xa0 + 0x4
+
+
+@pytest.mark.parametrize("section, constant", [
+    (".rodata.m_k0_c0", True), (".data.aot_const.m", True), (".aot_const.m.dtcm", True),
+    (".rodata", True), (".rodata.barrel.0", False), (".rodata.str1.4", False),
+    (".rodata.cst16", False), (".rodata.mx_table", False)])
+def test_which_model_sections_hold_constants(section, constant):
+    assert constant_section(section, "m") is constant

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from aot.target import load_board
-from flash import RunnerError, runner_for_board
+from flash import FlashImage, RunnerError, runner_for_board
 from flash.serial_port import probe_serial
 
 ELF = Path("build") / "fw.elf"  # a path the runners only print into argv
@@ -28,11 +28,12 @@ def test_openocd_and_pyocd_pick_the_probe_by_serial_number():
 
 def test_runners_that_cannot_pick_a_probe_refuse_one():
     with pytest.raises(RunnerError, match="the serial port, which picks the board"):
-        runner_for_board("esptool", load_board("espressif/esp32c3-devkitm"), ELF,
-                         "/dev/ttyUSB0", probe="X1")
-    with pytest.raises(RunnerError, match="cannot choose one of several attached boards"):
-        runner_for_board("uf2", load_board("raspberrypi/pico"), ELF, "/dev/ttyACM0",
+        runner_for_board("esptool", load_board("espressif/esp32c3-devkitm"),
+                         (FlashImage("esp", Path("fw.bin"), 0x10000),), "/dev/ttyUSB0",
                          probe="X1")
+    with pytest.raises(RunnerError, match="cannot choose one of several attached boards"):
+        runner_for_board("uf2", load_board("raspberrypi/pico"),
+                         (FlashImage("uf2", Path("fw.uf2")),), "/dev/ttyACM0", probe="X1")
 
 
 def _usb_tty(sys_root: Path, tty: str, serial: str) -> None:

@@ -112,7 +112,9 @@ def test_record_is_consistent(board):
     assert board.emulated == (board.qemu is not None)
     if board.platform == "hardware":
         assert board.verified == "build" and "not verified on hardware" in board.note.lower()
-        assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{4}", board.console.usb)
+        assert board.console.usb
+        for usb in board.console.usb:
+            assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{4}", usb)
         assert board.timer.icount_instructions_per_tick is None
     if board.memory is not None:
         regions = sorted(board.memory.regions(), key=lambda r: r.origin)
