@@ -4,7 +4,8 @@ No board runs in CI and QEMU models little of these chips' clock trees, so
 each port's ``aot_port_init`` is compiled for this machine with
 ``-DAOT_MMIO_RECORD``: every register access of ``aot/mmio.h`` goes to the
 recorder in ``regsim/regsim.c``, which answers from a small model of the chip
-(reset values, ready flags) and logs every access in order.  The tests assert
+(reset values, ready flags; for the clock measurements simulated time, the
+32 kHz crystal and a timer capture) and logs every access in order.  The tests assert
 the values written and their order against the reference manuals: the
 finding of issue 37 each one covers is named in its docstring.
 """
