@@ -78,7 +78,7 @@ def test_show_says_how_the_port_clocks_the_chip(capsys):
     assert "0x08000000..0x08100000  1 MiB  7 wait states" in out
     assert "caches       l1_icache, l1_dcache" in out
     assert "clocks       hse_bypass 8 MHz: HSE 8 MHz (ST-LINK MCO) / PLLM 4" in out
-    assert "measured by none" in out
+    assert "measured by tim5_lse" in out
 
 
 def test_show_json(capsys):

@@ -4,7 +4,8 @@ No board runs in CI and QEMU models little of these chips' clock trees, so
 each port's ``aot_port_init`` is compiled for this machine with
 ``-DAOT_MMIO_RECORD``: every register access of ``aot/mmio.h`` goes to the
 recorder in ``regsim/regsim.c``, which answers from a small model of the chip
-(reset values, ready flags) and logs every access in order.  The tests assert
+(reset values, ready flags; for the clock measurements simulated time, the
+32 kHz crystal and a timer capture) and logs every access in order.  The tests assert
 the values written and their order against the reference manuals: the
 finding of issue 37 each one covers is named in its docstring.
 """
@@ -41,6 +42,7 @@ class Trace:
     measured_clock_hz: int
     flash_wait_states: int
     caches: int
+    cycles: int | None = None  # simulated core cycles aot_port_init took (time models only)
 
     def writes(self, addr: int) -> list[int]:
         return [a.value for a in self.accesses if a.op == "W" and a.addr == addr]
@@ -76,7 +78,7 @@ def simulate(tmp_path_factory, port: str, tag: str, model: dict | list,
     args = [f"{k:x}={v:x}" for k, v in model.items()] if isinstance(model, dict) else model
     done = subprocess.run([str(_BUILT[key]), *args], capture_output=True, text=True, check=True,
                           timeout=60)
-    accesses, clock, report = [], None, None
+    accesses, clock, report, cycles = [], None, None, None
     for line in done.stdout.splitlines():
         f = line.split()
         if f[0] in ("R", "W"):
@@ -86,11 +88,13 @@ def simulate(tmp_path_factory, port: str, tag: str, model: dict | list,
             accesses.append(Access("S", 0, 0))
         elif f[0] == "C":
             accesses.append(Access("C", 0, 0))
+        elif f[0] == "cycles":
+            cycles = int(f[1])
         elif f[0] == "clock_hz":
             clock = int(f[1])
         elif f[0] == "report":
             report = [int(x) for x in f[1:]]
-    return Trace(tuple(accesses), clock, *report)
+    return Trace(tuple(accesses), clock, *report, cycles=cycles)
 
 
 def rules(*items: str, **values: int) -> list[str]:
@@ -104,13 +108,34 @@ SCB_CCR, SCB_CCSIDR, SCB_ICIALLU, SCB_DCISW = 0xE000ED14, 0xE000ED80, 0xE000EF50
 F7_CCSIDR = (31 << 13) | (3 << 3) | 1  # 4 KiB D-cache: 32 sets, 4 ways, 32-byte lines
 
 
-def f746(tmp_path_factory, *extra_rules: str) -> Trace:
+# The clock measurement's chip model (regsim.c): the core's cycles on DWT
+# CYCCNT, RCC_BDCR behind PWR DBP, and a timer channel that captures the LSE
+# only through the remap value the reference manual gives (TIM5 CH4: TIM5EN
+# = RCC_APB1ENR bit 3, TIM5_OR TI4_RMP bits 7:6 = 10; TIM16 CH1: TIM16EN =
+# RCC_APB2ENR bit 17, TIM16_OR1 TI1_RMP bits 2:0 = 010).
+DWT_CYCCNT, PWR_CR1 = 0xE0001004, 0x40007000
+F7_BDCR, TIM5 = 0x40023870, 0x40000C00
+L4_BDCR, TIM16 = 0x40021090, 0x40014400
+F7_MEASURE = [f"cycles:{DWT_CYCCNT:x}", f"protect:{F7_BDCR:x}:{PWR_CR1:x}:8",
+              f"capture:{TIM5:x}:4:40023840:3:c0:80"]
+L4_MEASURE = [f"cycles:{DWT_CYCCNT:x}", f"protect:{L4_BDCR:x}:{PWR_CR1:x}:8",
+              f"capture:{TIM16:x}:1:40021060:11:7:2"]
+LSE_START = 0x100000  # cycles from LSEON to LSERDY in the model
+
+
+def lse(bdcr: int, hz: int = 32768, start: int = LSE_START) -> str:
+    return f"lse:{bdcr:x}:{hz:x}:{start:x}"
+
+
+def f746(tmp_path_factory, *extra_rules: str, core_hz: int = 216_000_000,
+         crystal: tuple[str, ...] = (lse(F7_BDCR),)) -> Trace:
     return simulate(tmp_path_factory, "stm32", "st/nucleo-f746zg", [
         "ready:40023800:2020000",          # HSERDY, PLLRDY
         "ready:40007004:30000",            # ODRDY, ODSWRDY
         "echo:40023808:3:2",               # SWS follows SW
         f"e000ed80={F7_CCSIDR:x}",
         "40023804=24003010",               # PLLCFGR reset value (RM0385 5.3.2)
+        f"clock:{core_hz:x}", *F7_MEASURE, *crystal,
         *extra_rules])
 
 
@@ -150,10 +175,85 @@ def test_f746_pllcfgr_keeps_its_reserved_bits(tmp_path_factory):
 
 def test_f746_without_hse_stays_on_hsi_and_says_so(tmp_path_factory):
     t = simulate(tmp_path_factory, "stm32", "st/nucleo-f746zg",
-                 ["echo:40023808:3:2", f"e000ed80={F7_CCSIDR:x}"])
+                 ["echo:40023808:3:2", f"e000ed80={F7_CCSIDR:x}",
+                  f"clock:{16_000_000:x}", *F7_MEASURE, lse(F7_BDCR)])
     assert t.writes(RCC_CFGR) == []  # never switched
     assert t.clock_hz == 16_000_000
     assert t.writes(0x4000480C) == [round(16_000_000 / 115_200)]  # APB1 = HSI, no prescaler
+    # The LSE measures the clock the core really runs at: HSI, not the PLL's 216 MHz.
+    assert abs(t.measured_clock_hz - 16_000_000) < 16_000_000 * 50e-6
+
+
+def test_f746_measures_its_clock_against_the_lse(tmp_path_factory):
+    """Issue 37 item 2: the STM32 ports count core cycles against the 32.768 kHz LSE."""
+    t = f746(tmp_path_factory)
+    # Within 50 ppm: the flag is polled at both ends of 328 LSE periods (10 ms).
+    assert abs(t.measured_clock_hz - 216_000_000) < 216_000_000 * 50e-6
+    # Backup-domain write access first, then LSEON, LSERDY awaited, then the
+    # capture: remapped to the LSE and configured before the counter starts.
+    dbp = t.index(PWR_CR1, lambda v: v & (1 << 8))
+    lseon = t.index(F7_BDCR, lambda v: v & 1)
+    lserdy = t.index(F7_BDCR, lambda v: v & 2, op="R")
+    tim5en = t.index(0x40023840, lambda v: v & (1 << 3))
+    remap = t.index(TIM5 + 0x50, lambda v: (v >> 6) & 3 == 2)
+    ccmr2 = t.index(TIM5 + 0x1C, lambda v: (v >> 8) & 0xF == 0b1101)  # CC4S 01, IC4PSC /8
+    cc4e = t.index(TIM5 + 0x20, lambda v: v & (1 << 12))
+    cen = t.index(TIM5, lambda v: v & 1)
+    assert dbp < lseon < lserdy < tim5en < min(remap, ccmr2, cc4e) and max(remap, ccmr2, cc4e) < cen
+    assert t.writes(TIM5 + 0x20)[0] & (0b1010 << 12) == 0  # rising edges only
+    # Afterwards the LSE keeps running, the backup domain is protected again
+    # and TIM5 is back at reset and unclocked.
+    assert t.writes(F7_BDCR) == [1]
+    assert t.writes(PWR_CR1)[-1] & (1 << 8) == 0
+    assert t.writes(0x40023840)[-1] & (1 << 3) == 0
+    assert t.writes(TIM5)[-1] == 0 and t.writes(TIM5 + 0x50)[-1] == 0
+
+
+def test_f746_measurement_counts_the_real_clock_against_the_real_crystal(tmp_path_factory):
+    # The core runs at 200 MHz though the port set up 216: the measurement says so.
+    t = f746(tmp_path_factory, core_hz=200_000_000)
+    assert t.clock_hz == 216_000_000
+    assert abs(t.measured_clock_hz - 200_000_000) < 200_000_000 * 50e-6
+    # A crystal 1 % fast makes the core look 1 % slow: the LSE is the reference.
+    t = f746(tmp_path_factory, crystal=(lse(F7_BDCR, hz=33_096),))
+    assert abs(t.measured_clock_hz - 216_000_000 * 32768 / 33_096) < 216_000_000 * 50e-6
+
+
+def test_f746_without_a_crystal_reports_not_measured_within_the_lse_wait(tmp_path_factory):
+    # tick 0x400: 1024 cycles per register access, to cover 2.5 s quickly.
+    t = f746(tmp_path_factory, "tick:400", crystal=())
+    assert t.measured_clock_hz == 0 and t.clock_hz == 216_000_000
+    # Gave up after AOT_LSE_WAIT_MS = 2.5 s of core cycles, not much later.
+    assert 2.5 <= t.cycles / 216_000_000 < 2.52
+    # The LSEON the port set is cleared again, DBP too; TIM5 never touched.
+    assert t.writes(F7_BDCR) == [1, 0]
+    assert t.writes(PWR_CR1)[-1] & (1 << 8) == 0
+    assert [a for a in t.accesses if TIM5 <= a.addr < TIM5 + 0x400] == []
+    # And the console was set up before: the RPC answers regardless.
+    assert t.index(0x40004800, lambda v: v & 1) < t.index(F7_BDCR)
+
+
+def test_f746_lserdy_without_oscillation_neither_hangs_nor_invents_a_clock(tmp_path_factory):
+    # LSERDY reads 1 (floating OSC32 pins can do that) but no edge ever comes.
+    t = f746(tmp_path_factory, f"ready:{F7_BDCR:x}:2", crystal=())
+    assert t.measured_clock_hz == 0
+    assert t.writes(0x40023840)[-1] & (1 << 3) == 0 and t.writes(TIM5)[-1] == 0
+    assert t.cycles < 216_000_000 * 0.01  # AOT_CAPTURE_WAIT_MS, not seconds
+
+
+def test_f746_missed_capture_gives_no_measurement(tmp_path_factory):
+    # Each register access takes 16 LSE periods: every poll misses a capture
+    # (CC4OF), and a count with a capture missed would be short.
+    period16 = 216_000_000 * 16 // 32768
+    t = f746(tmp_path_factory, f"tick:{period16:x}")
+    assert t.measured_clock_hz == 0
+
+
+def test_f746_uses_an_lse_that_is_already_running(tmp_path_factory):
+    # The backup domain kept LSEON (and LSEBYP) over the reset: used as it is.
+    t = f746(tmp_path_factory, f"{F7_BDCR:x}=5", crystal=(lse(F7_BDCR, start=0),))
+    assert t.writes(F7_BDCR) == []
+    assert abs(t.measured_clock_hz - 216_000_000) < 216_000_000 * 50e-6
 
 
 # --- STM32L4R5 (st/nucleo-l4r5zi), RM0432 -------------------------------------------
@@ -161,12 +261,14 @@ def test_f746_without_hse_stays_on_hsi_and_says_so(tmp_path_factory):
 L4_CR, L4_CFGR, L4_PLLCFGR, L4_ACR = 0x40021000, 0x40021008, 0x4002100C, 0x40022000
 
 
-def l4r5(tmp_path_factory) -> Trace:
+def l4r5(tmp_path_factory, *extra_rules: str,
+         crystal: tuple[str, ...] = (lse(L4_BDCR),)) -> Trace:
     return simulate(tmp_path_factory, "stm32", "st/nucleo-l4r5zi", [
         "ready:40021000:2000400",          # HSIRDY, PLLRDY
         "echo:40021008:3:2",
         "4002100c=1000",                   # PLLCFGR reset value (RM0432 6.4.4)
-        "40022000=600"])                   # FLASH_ACR reset: ICEN, DCEN
+        "40022000=600",                    # FLASH_ACR reset: ICEN, DCEN
+        f"clock:{120_000_000:x}", *L4_MEASURE, *crystal, *extra_rules])
 
 
 def test_l4r5_pll_runs_from_hsi16_started_first(tmp_path_factory):
@@ -186,8 +288,30 @@ def test_l4r5_pll_runs_from_hsi16_started_first(tmp_path_factory):
 
 
 def test_l4r5_gives_up_when_hsi16_never_starts(tmp_path_factory):
-    t = simulate(tmp_path_factory, "stm32", "st/nucleo-l4r5zi", ["echo:40021008:3:2"])
+    t = simulate(tmp_path_factory, "stm32", "st/nucleo-l4r5zi",
+                 ["echo:40021008:3:2", f"clock:{4_000_000:x}", *L4_MEASURE, "tick:40"])
     assert t.writes(L4_PLLCFGR) == [] and t.clock_hz == 4_000_000
+    assert t.measured_clock_hz == 0  # no crystal in this model either
+
+
+def test_l4r5_measures_its_clock_against_the_lse_through_tim16(tmp_path_factory):
+    t = l4r5(tmp_path_factory)
+    assert abs(t.measured_clock_hz - 120_000_000) < 120_000_000 * 50e-6
+    dbp = t.index(PWR_CR1, lambda v: v & (1 << 8))
+    lseon = t.index(L4_BDCR, lambda v: v & 1)
+    remap = t.index(TIM16 + 0x50, lambda v: v & 7 == 2)       # TI1_RMP = LSE
+    ccmr1 = t.index(TIM16 + 0x18, lambda v: v & 0xF == 0b1101)  # CC1S 01, IC1PSC /8
+    cen = t.index(TIM16, lambda v: v & 1)
+    assert dbp < lseon < t.index(0x40021060, lambda v: v & (1 << 17)) < remap < ccmr1 < cen
+    assert t.writes(L4_BDCR) == [1]
+
+
+def test_l4r5_on_its_reset_clock_measures_msi(tmp_path_factory):
+    # HSI16 never starts: the core stays on MSI 4 MHz, and that is what is measured.
+    t = simulate(tmp_path_factory, "stm32", "st/nucleo-l4r5zi",
+                 ["echo:40021008:3:2", f"clock:{4_000_000:x}", *L4_MEASURE, lse(L4_BDCR)])
+    assert t.clock_hz == 4_000_000
+    assert abs(t.measured_clock_hz - 4_000_000) < 4_000_000 * 50e-6
 
 
 # --- nRF52840 (nordic/nrf52840dk), Product Specification v1.7 -----------------------

@@ -37,8 +37,10 @@
  * core then stays on its reset clock.  QEMU does not model the RCC (its
  * registers read 0), so there the port always runs on the reset clock (HSI
  * 16 MHz).  aot_port_clock_hz() reports the clock the core really runs at,
- * aot_port_report() the wait states and caches read back from the hardware,
- * and the USART divisor is computed from the bus clock actually selected.
+ * aot_port_report() the wait states and caches read back from the hardware
+ * and the core clock measured at boot against the LSE crystal (see
+ * measure_clock), and the USART divisor is computed from the bus clock
+ * actually selected.
  * Registers go through aot/mmio.h, so tests/runtime_c/test_port_registers.py
  * runs this set-up on the host against a recorded register space.
  */
@@ -46,6 +48,7 @@
 
 #include "aot/mmio.h"
 #include "aot/platform.h"
+#include "../cortex-m/dwt.h"
 
 #ifndef AOT_CONSOLE_BAUD
 #define AOT_CONSOLE_BAUD 115200u
@@ -408,6 +411,204 @@ static void l1_caches_on(void)
 }
 #endif
 
+/*
+ * The measured clock (the device report's measured_clock_hz): core cycles
+ * (DWT CYCCNT) over MEASURE_PERIODS periods of the 32.768 kHz LSE crystal,
+ * which runs from nothing the core clock runs from.  Every timer of these
+ * chips is clocked from the core's clock tree, but one timer input can be
+ * switched inside the chip to the LSE, for calibration: its input capture
+ * then flags every 8th LSE edge (input prescaler / 8), and the port reads
+ * CYCCNT at two flags 41 captures apart (328 periods, 10.0 ms).  Polling the
+ * flag costs the same few cycles at both ends, well below 1e-5 of the count.
+ *
+ *   F405 (RM0090), F746 (RM0385): TIM5 channel 4, TIM5_OR (offset 0x50)
+ *     TI4_RMP bits 7:6 = 10 (LSE); the "TIM5 option register (TIM5_OR)"
+ *     of the TIM2 to TIM5 chapter of both manuals.  TIM5EN is RCC_APB1ENR
+ *     bit 3.
+ *   L4R5 (RM0432): TIM16 channel 1, TIM16_OR1 (offset 0x50) TI1_RMP bits
+ *     2:0 = 010 (LSE; 3 bits on the L4+, 000 GPIO, 001 LSI, 011 RTC wakeup,
+ *     1xx MSI, HSE / 32, MCO); the "TIM16 option register 1 (TIM16_OR1)" of
+ *     the TIM15/TIM16/TIM17 chapter.  TIM16EN is RCC_APB2ENR bit 17.
+ * The manuals' register pages name these fields; their positions and the
+ * LSE values were cross-checked against ST's HAL/CMSIS headers for the F4,
+ * F7 and L4 (TIM_TIM5_LSE = TI4_RMP_1 = 0x80; TIM_TIM16_TI1_LSE =
+ * TI1_RMP_1 = 0x2, with TI1_RMP_2 present on the L4+) and the SVD register
+ * maps of the STM32F405, F7x6 and L4R5, which all agree.
+ *
+ * The LSE lives in the backup domain (RM0090 "Battery backup domain",
+ * RM0385/RM0432 "Backup domain"): RCC_BDCR is write-protected until PWR's
+ * DBP (bit 8 of PWR_CR, PWR_CR1 on the F7 and L4) is set, with the PWR
+ * clock on (PWREN, RCC_APB1ENR(1) bit 28).  RCC_BDCR (F4/F7 offset 0x70, L4
+ * offset 0x90): LSEON bit 0, LSERDY bit 1, LSEBYP bit 2.  The backup domain
+ * keeps its state over a reset, so an LSE another program (or an earlier
+ * boot of this one) started is used as it is, bypass or not; the port
+ * starts it only when LSEON is clear, with the reset drive (LSEDRV low),
+ * and leaves it running once it worked (the next boot measures at once).
+ *
+ * Nothing here can hang the boot: DBP must read back set, within
+ * AOT_DBP_WAIT polls (it takes effect with the write; ST's HAL allows 2 ms).
+ * It reads 0 under QEMU, which models neither PWR nor RCC, so the emulated
+ * board reports "not measured" after those polls, before any LSE wait;
+ * LSERDY is awaited for at most AOT_LSE_WAIT_MS (the datasheets give a
+ * typical LSE start-up of 2 s; a board without the crystal pays this at
+ * every boot, and the LSEON the port set is cleared again); each capture
+ * for at most AOT_CAPTURE_WAIT_MS (LSERDY can read 1 on floating OSC32
+ * pins while nothing oscillates).  A capture missed (CCxOF) gives "not
+ * measured", not a wrong number.  The waits are timed with CYCCNT at the
+ * clock the port set up, with a poll count as a backstop should CYCCNT not
+ * count.
+ */
+#ifndef AOT_LSE_WAIT_MS
+#define AOT_LSE_WAIT_MS 2500u
+#endif
+#ifndef AOT_DBP_WAIT
+#define AOT_DBP_WAIT 10000u /* polls: 0.2 ms at 216 MHz, 2.5 ms at 4 MHz */
+#endif
+#ifndef AOT_CAPTURE_WAIT_MS
+#define AOT_CAPTURE_WAIT_MS 2u /* a capture comes every 0.24 ms */
+#endif
+#if AOT_LSE_WAIT_MS > 15000u
+#error "stm32 port: AOT_LSE_WAIT_MS must keep (core_hz / 1000) * ms within 32 bits of CYCCNT"
+#endif
+#define LSE_HZ 32768u
+#define MEASURE_PSC 8u        /* input prescaler: ICxPSC = 11 */
+#define MEASURE_CAPTURES 41u  /* 41 * 8 = 328 LSE periods, 10.0 ms */
+#define MEASURE_PERIODS (MEASURE_CAPTURES * MEASURE_PSC)
+#define DWT_CYCCNT 0xE0001004u /* Armv7-M ARM C1.8; started by aot_dwt_start() */
+
+#if defined(AOT_STM32_L4)
+#define MEASURE_PWR_EN_REG L4_RCC_APB1ENR1
+#define MEASURE_BDCR 0x40021090u      /* RCC_BDCR */
+#define MEASURE_TIM 0x40014400u       /* TIM16 */
+#define MEASURE_CH 1u
+#define MEASURE_TIM_EN_REG 0x40021060u /* RCC_APB2ENR */
+#define MEASURE_TIM_EN_BIT 17u         /* TIM16EN */
+#define MEASURE_OR_MASK 0x7u           /* TIM16_OR1 TI1_RMP[2:0] */
+#define MEASURE_OR_LSE 0x2u
+#define MEASURE_ARR 0xFFFFu            /* 16-bit counter */
+#else
+#define MEASURE_PWR_EN_REG RCC_APB1ENR
+#define MEASURE_BDCR 0x40023870u      /* RCC_BDCR */
+#define MEASURE_TIM 0x40000C00u       /* TIM5 */
+#define MEASURE_CH 4u
+#define MEASURE_TIM_EN_REG RCC_APB1ENR
+#define MEASURE_TIM_EN_BIT 3u          /* TIM5EN */
+#define MEASURE_OR_MASK (3u << 6)      /* TIM5_OR TI4_RMP[1:0] */
+#define MEASURE_OR_LSE (2u << 6)
+#define MEASURE_ARR 0xFFFFFFFFu        /* 32-bit counter */
+#endif
+#define PWR_DBP_REG 0x40007000u /* PWR_CR (F4), PWR_CR1 (F7, L4) */
+#define PWR_DBP (1u << 8)
+#define BDCR_LSEON (1u << 0)
+#define BDCR_LSERDY (1u << 1)
+
+/* The general-purpose timer registers (same offsets on TIM5 and TIM16). */
+#define TIM_CR1 (MEASURE_TIM + 0x00u)
+#define TIM_SR (MEASURE_TIM + 0x10u)
+#define TIM_EGR (MEASURE_TIM + 0x14u)
+#define TIM_CCMR (MEASURE_TIM + 0x18u + 4u * ((MEASURE_CH - 1u) / 2u))
+#define TIM_CCER (MEASURE_TIM + 0x20u)
+#define TIM_PSC (MEASURE_TIM + 0x28u)
+#define TIM_ARR (MEASURE_TIM + 0x2Cu)
+#define TIM_OR (MEASURE_TIM + 0x50u)
+#define CCMR_SHIFT (8u * ((MEASURE_CH - 1u) % 2u))
+/* CCxS = 01 (input, ICx on TIx), ICxPSC = 11 (every 8th edge), no filter */
+#define CCMR_CAPTURE_8 ((1u | (3u << 2)) << CCMR_SHIFT)
+#define CCER_SHIFT (4u * (MEASURE_CH - 1u))
+#define CCER_CCE (1u << CCER_SHIFT) /* CCxP = CCxNP = 0: rising edges */
+#define SR_CCIF (1u << MEASURE_CH)
+#define SR_CCOF (1u << (MEASURE_CH + 8u))
+
+static uint32_t measured_hz;
+
+/* Poll until (addr & mask) == value, for at most `ms` milliseconds of CYCCNT
+ * at core_hz (and at most one poll per cycle of that time, should CYCCNT
+ * not count).  1: got there. */
+static int wait_ms(uint32_t addr, uint32_t mask, uint32_t value, uint32_t ms)
+{
+    uint32_t limit = (core_hz / 1000u) * ms;
+    uint32_t start = aot_mmio_read(DWT_CYCCNT);
+    uint32_t round;
+    for (round = 0; round <= limit / 1000u; ++round) {
+        if (aot_mmio_wait(addr, mask, value, 1000u)) {
+            return 1;
+        }
+        if (aot_mmio_read(DWT_CYCCNT) - start >= limit) {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static uint32_t count_lse_periods(void)
+{
+    uint32_t n, c0, c1;
+    aot_mmio_set(MEASURE_TIM_EN_REG, 1u << MEASURE_TIM_EN_BIT);
+    (void)aot_mmio_read(MEASURE_TIM_EN_REG);
+    aot_mmio_write(TIM_CR1, 0);
+    aot_mmio_write(TIM_PSC, 0);
+    aot_mmio_write(TIM_ARR, MEASURE_ARR);
+    aot_mmio_write(TIM_EGR, 1u); /* UG */
+    aot_mmio_modify(TIM_OR, MEASURE_OR_MASK, MEASURE_OR_LSE);
+    aot_mmio_modify(TIM_CCMR, 0xFFu << CCMR_SHIFT, CCMR_CAPTURE_8);
+    aot_mmio_modify(TIM_CCER, 0xFu << CCER_SHIFT, CCER_CCE);
+    aot_mmio_write(TIM_SR, 0);
+    aot_mmio_write(TIM_CR1, 1u); /* CEN */
+    /* Start on a capture, then count cycles to the 41st after it. */
+    if (!wait_ms(TIM_SR, SR_CCIF, SR_CCIF, AOT_CAPTURE_WAIT_MS)) {
+        return 0;
+    }
+    c0 = aot_mmio_read(DWT_CYCCNT);
+    c1 = c0;
+    aot_mmio_write(TIM_SR, ~(SR_CCIF | SR_CCOF)); /* rc_w0: clears these two only */
+    for (n = 0; n < MEASURE_CAPTURES; ++n) {
+        if (!wait_ms(TIM_SR, SR_CCIF, SR_CCIF, AOT_CAPTURE_WAIT_MS)) {
+            return 0;
+        }
+        c1 = aot_mmio_read(DWT_CYCCNT);
+        if ((aot_mmio_read(TIM_SR) & SR_CCOF) != 0) {
+            return 0; /* a capture was missed: the count would be short */
+        }
+        aot_mmio_write(TIM_SR, ~SR_CCIF);
+    }
+    return (uint32_t)(((uint64_t)(c1 - c0) * LSE_HZ + MEASURE_PERIODS / 2u) / MEASURE_PERIODS);
+}
+
+static uint32_t measure_clock(void)
+{
+    uint32_t hz, started = 0;
+    aot_mmio_set(MEASURE_PWR_EN_REG, 1u << 28); /* PWREN */
+    (void)aot_mmio_read(MEASURE_PWR_EN_REG);
+    aot_mmio_set(PWR_DBP_REG, PWR_DBP);
+    if (!aot_mmio_wait(PWR_DBP_REG, PWR_DBP, PWR_DBP, AOT_DBP_WAIT)) {
+        return 0; /* no backup domain access (QEMU): not measured */
+    }
+#if defined(AOT_TIMER_KIND_STM32_TIM2)
+    aot_dwt_start(); /* the port times with TIM2; CYCCNT still counts the cycles here */
+#endif
+    if ((aot_mmio_read(MEASURE_BDCR) & BDCR_LSEON) == 0) {
+        aot_mmio_set(MEASURE_BDCR, BDCR_LSEON);
+        started = 1;
+    }
+    if (!wait_ms(MEASURE_BDCR, BDCR_LSERDY, BDCR_LSERDY, AOT_LSE_WAIT_MS)) {
+        if (started) {
+            aot_mmio_clear(MEASURE_BDCR, BDCR_LSEON); /* no crystal: leave it off */
+        }
+        aot_mmio_clear(PWR_DBP_REG, PWR_DBP);
+        return 0;
+    }
+    aot_mmio_clear(PWR_DBP_REG, PWR_DBP);
+    hz = count_lse_periods();
+    /* The timer back to its reset state and unclocked: it is the user's. */
+    aot_mmio_write(TIM_CR1, 0);
+    aot_mmio_write(TIM_CCER, 0);
+    aot_mmio_write(TIM_CCMR, 0);
+    aot_mmio_write(TIM_OR, 0);
+    aot_mmio_write(TIM_SR, 0);
+    aot_mmio_clear(MEASURE_TIM_EN_REG, 1u << MEASURE_TIM_EN_BIT);
+    return hz;
+}
+
 void aot_port_report(aot_device_report_t *report)
 {
 #if defined(FLASH_ACR_ADDR)
@@ -429,10 +630,7 @@ void aot_port_report(aot_device_report_t *report)
     report->flash_wait_states = AOT_NO_WAIT_STATES;
     report->caches = 0;
 #endif
-    /* Not measured: every timer of these chips runs from the same PLL as the
-     * core; an independent count needs the LSE (32.768 kHz on the Nucleo-144
-     * boards) through the RTC or a timer capture, not set up here. */
-    report->measured_clock_hz = 0;
+    report->measured_clock_hz = measured_hz;
 }
 
 static void pin_af(uint32_t pin)
@@ -499,7 +697,6 @@ void aot_port_exit(int code)
     aot_semihost_exit(code);  /* the QEMU process ends with `code` */
 }
 #else
-#include "../cortex-m/dwt.h"
 static void timer_init(void)
 {
     aot_dwt_start();
@@ -538,6 +735,7 @@ void aot_port_init(void)
     aot_mmio_write(USART_CR1, CR1_UE | CR1_RE | CR1_TE);
 
     timer_init();
+    measured_hz = measure_clock(); /* once, at boot: INFO answers at once */
 }
 
 int aot_port_read_byte(void)
