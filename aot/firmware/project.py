@@ -164,7 +164,7 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
         "ldflags": built["ldflags"],
         # The model's own linker scripts (its buffers in other memories), after the port's.
         "linker_scripts": [f"model/{p}" for p in meta.get("build", {}).get("linker_scripts", [])],
-        "opt_flags": ["-O2"],
+        "opt_flags": export.opt_flags(board),
         "build_id": f"aot-{__version__}",
         "memory": built["memory"],
         "model_sources": model_sources,
@@ -248,7 +248,7 @@ set(model_sources
 aot_add_rpc_firmware(firmware PORT {s['port']} SOURCES ${{model_sources}}
   ARCH_FLAGS {' '.join(s['arch_flags'])} {' '.join(s['cflags'])}
   BOARD_TAG {s['board']} BUILD_ID {s['build_id']}{mem})
-target_include_directories(firmware PRIVATE ${{CMAKE_CURRENT_LIST_DIR}}/model/include)
+{export.cmake_opt_flags("firmware", s["opt_flags"])}target_include_directories(firmware PRIVATE ${{CMAKE_CURRENT_LIST_DIR}}/model/include)
 target_link_options(firmware PRIVATE {' '.join(s['ldflags'])}{scripts} -Wl,-Map=firmware.map)
 target_link_libraries(firmware PRIVATE m)
 """

@@ -9,7 +9,8 @@
 #   AOT_BUILD_DIR     object directory (default: build)
 #   CC                the (cross) compiler, e.g. arm-none-eabi-gcc
 #   AOT_ARCH_FLAGS    e.g. -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16
-#   AOT_OPT_FLAGS     default -O2
+#   AOT_OPT_FLAGS     the board record's optimisation (the artifact's P.mk and aot's
+#                     projects set it); default -O2, aot.target.DEFAULT_OPT_FLAGS
 #   AOT_BOARD_TAG, AOT_BUILD_ID   strings reported by the INFO command
 #   AOT_FLASH_ORIGIN/LENGTH, AOT_RAM_ORIGIN/LENGTH, AOT_STACK_SIZE
 #                     memory map of bare-metal ports (defaults in port.mk)

@@ -36,6 +36,7 @@ from aot.target.kinds import KINDS, AttrSpec, KindRegistry, TargetKind
 from aot.target.tags import (
     BOARDS_DIR,
     DEFAULT_BOARD,
+    DEFAULT_OPT_FLAGS,
     Board,
     Console,
     Memory,
@@ -60,6 +61,7 @@ __all__ = [
     "BoardError",
     "Console",
     "DEFAULT_BOARD",
+    "DEFAULT_OPT_FLAGS",
     "Facts",
     "KINDS",
     "KindRegistry",
