@@ -3,6 +3,7 @@
 # 62.5 instructions per tick under -icount (aot projects pass the record's).
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/nrf51
 AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c \
+                 $(AOT_RUNTIME_DIR)/ports/cortex-m/syscalls.c \
                  $(AOT_RUNTIME_DIR)/ports/cortex-m/icount.c $(AOT_PORT_DIR)/port.c
 AOT_PORT_LDSCRIPT_IN := $(AOT_RUNTIME_DIR)/ports/cortex-m/link.ld.in
 AOT_PORT_CFLAGS := -mthumb \

@@ -2,6 +2,7 @@
 # 256 KiB RAM @0x20000000).  NOT VERIFIED ON HARDWARE: builds and links only.
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/nrf52
 AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c \
+                 $(AOT_RUNTIME_DIR)/ports/cortex-m/syscalls.c \
                  $(AOT_RUNTIME_DIR)/ports/cortex-m/dwt.c $(AOT_PORT_DIR)/port.c
 AOT_PORT_LDSCRIPT_IN := $(AOT_RUNTIME_DIR)/ports/cortex-m/link.ld.in
 AOT_PORT_CFLAGS := -mthumb
