@@ -122,9 +122,10 @@ endfunction()
 
 # The toolchain file of <board>'s cross compiler, as `aot config --toolchain-file`
 # prints it (the board record's toolchain.prefix decides).
-function(aot_toolchain_file board var)
+function(aot_toolchain_file board)
   set(where "aot_toolchain_file(${board})")
-  if(NOT var OR ARGN)
+  set(var "${ARGV1}")
+  if(NOT ARGC EQUAL 2)
     message(FATAL_ERROR "${where}: usage: aot_toolchain_file(<board tag> <variable>), e.g. "
       "aot_toolchain_file(qemu/mps2-an386 CMAKE_TOOLCHAIN_FILE) before project()")
   endif()
