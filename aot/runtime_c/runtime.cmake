@@ -161,7 +161,13 @@ function(aot_add_port target)
     message(FATAL_ERROR "aot_add_port(${target}): unexpected arguments: ${A_UNPARSED_ARGUMENTS}")
   endif()
   _aot_port_settings("${A_PORT}")
-  enable_language(ASM)
+  # enable_language() works only at file scope, so the project must have
+  # enabled ASM itself when the port's start-up code is assembly.
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(_aot_srcs MATCHES "\\.S(;|$)" AND NOT "ASM" IN_LIST languages)
+    message(FATAL_ERROR "aot_add_port(${target}): the start-up code of runtime port ${A_PORT} "
+      "is assembly: enable ASM in the project with project(app C ASM)")
+  endif()
   target_sources(${target} PRIVATE ${_aot_srcs})
   target_include_directories(${target} PRIVATE ${AOT_RUNTIME_DIR}/include)
   target_compile_options(${target} PRIVATE ${A_ARCH_FLAGS} ${_aot_cflags})

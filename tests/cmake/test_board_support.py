@@ -96,3 +96,29 @@ def test_main_with_snprintf_builds_with_the_shipped_toolchain_and_runs_on_qemu(t
     # ctest -V prefixes each line of the test's output with "<test number>: ".
     output = re.sub(r"(?m)^1: ", "", done.stdout.replace("\r\n", "\n"))
     assert want in output, done.stdout
+
+
+@pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "riscv64-unknown-elf-gcc")),
+                    reason="needs cmake and riscv64-unknown-elf-gcc")
+def test_a_port_with_assembly_start_up_code_asks_for_asm_in_the_project(tmp_path):
+    """enable_language() only works at file scope: BOARD_SUPPORT for a port whose
+    start-up code is assembly (crt0.S) says to enable ASM rather than leaving
+    CMake without an assembler rule and the link without crt0."""
+    model = tmp_path / "net.tflite"
+    model.write_bytes(net_model(seed=4))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.c").write_text("int main(void) { return 0; }\n")
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.19)\nfind_package(aot 0.1 REQUIRED)\n"
+        "aot_toolchain_file(qemu/sifive-e CMAKE_TOOLCHAIN_FILE)\nproject(app C)\n"
+        "add_executable(app main.c)\n"
+        f"aot_add_model(app MODEL {model} BOARD qemu/sifive-e NAME net BOARD_SUPPORT)\n")
+    done = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"),
+                           f"-Daot_DIR={cmake_dir()}",
+                           f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert ("aot_add_port(app): the start-up code of runtime port sifive_e is assembly: "
+            "enable ASM in the project with project(app C ASM)") in \
+        re.sub(r"\s*\n\s*", " ", done.stderr), done.stderr
