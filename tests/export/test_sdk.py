@@ -5,9 +5,8 @@ and against the SDKs' documented rules (ESP-IDF's component CMakeLists.txt),
 and built by plain CMake with stand-ins for the SDKs' own functions
 (``idf_component_register``; ``pico_sdk_init`` and ``pico_stdlib`` with the
 SDK's prototypes), cross-compiled with the boards' toolchains.  That proves the
-files name sources that exist and compile warning-free for the board's CPU with the
-record's flags; it
-does not prove that the real SDKs accept them.
+files name sources that exist and compile warning-free for the board's CPU with
+the record's flags; it does not prove that the real SDKs accept them.
 """
 
 from __future__ import annotations
