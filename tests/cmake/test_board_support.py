@@ -1,8 +1,9 @@
 """BOARD_SUPPORT as docs/integration.md documents it: a CMake project whose
 toolchain file is the one aot ships (aot_toolchain_file before project()),
 whose main.c uses the C library's snprintf, printf and malloc, built without
-a CMAKE_BUILD_TYPE, run on QEMU through the documented ctest target and its
-console output checked."""
+a CMAKE_BUILD_TYPE for a Cortex-M board (newlib) and a RISC-V one
+(picolibc), run on QEMU through the documented ctest target and its console
+output checked."""
 
 from __future__ import annotations
 
@@ -13,27 +14,25 @@ import subprocess
 import numpy as np
 import pytest
 
-from aot.commands.config import cmake_dir
+from aot.commands.config import cmake_dir, toolchain_file
 from aot.frontend import load_model
 from aot.reference import run as reference_run
+from aot.target import load_board
 from support.net_firmware import aot_program, net_model
 
-needs_tools = pytest.mark.skipif(
-    any(shutil.which(t) is None for t in ("cmake", "arm-none-eabi-gcc", "qemu-system-arm")),
-    reason="needs cmake, arm-none-eabi-gcc and qemu-system-arm")
-
-# The project of docs/integration.md "Running a CMake-built ELF on QEMU".
+# The project of docs/integration.md "Running a CMake-built ELF on QEMU"; ASM for
+# the ports whose start-up code is assembly (sifive_e's crt0.S).
 CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.19)
 find_package(aot 0.1 REQUIRED)
-aot_toolchain_file(qemu/mps2-an386 CMAKE_TOOLCHAIN_FILE)
-project(hello C)
+aot_toolchain_file({board} CMAKE_TOOLCHAIN_FILE)
+project(hello C ASM)
 
 add_executable(app main.c)
-aot_add_model(app MODEL {model} BOARD qemu/mps2-an386 NAME net BOARD_SUPPORT)
+aot_add_model(app MODEL {model} BOARD {board} NAME net BOARD_SUPPORT)
 
 enable_testing()
-add_test(NAME app-on-qemu COMMAND qemu-system-arm -M mps2-an386 -nographic -monitor none
+add_test(NAME app-on-qemu COMMAND {qemu} -M {machine} -nographic -monitor none
          -semihosting-config enable=on,target=native -kernel $<TARGET_FILE:app>)
 """
 
@@ -58,24 +57,38 @@ int main(void)
     aot_port_write((const uint8_t *)line, (size_t)n);
     char *small = malloc(1000);
     printf("printf %s %d\n", small != NULL ? "heap" : "no heap", 42);
+#if TRY_HUGE
     void *huge = malloc(8u << 20); /* more than the board's RAM: refused, no crash */
     printf("huge %s\n", huge != NULL ? "given" : "refused");
+#endif
     fflush(stdout);
     return status == 0 ? 0 : 1;
 }
 """
 
 
-@needs_tools
 @pytest.mark.slow
 @pytest.mark.qemu
-def test_main_with_snprintf_builds_with_the_shipped_toolchain_and_runs_on_qemu(tmp_path):
+@pytest.mark.parametrize("tag, huge", [
+    ("qemu/mps2-an386", True),
+    ("qemu/sifive-e", False),
+    pytest.param("qemu/sifive-e", True, marks=pytest.mark.xfail(strict=True, reason=(
+        "not supported yet: picolibc keeps errno thread-local and the sifive_e start-up code "
+        "sets no TLS pointer (tp = 0), so the ENOMEM of a refused malloc traps (exit 121)"))),
+])
+def test_main_with_snprintf_builds_with_the_shipped_toolchain_and_runs_on_qemu(tag, huge,
+                                                                                tmp_path):
+    board = load_board(tag)
+    tools = ("cmake", board.toolchain.tool("gcc"), board.qemu.system)
+    if any(shutil.which(t) is None for t in tools):
+        pytest.skip(f"needs {', '.join(tools)}")
     model = tmp_path / "net.tflite"
     model.write_bytes(net_model(seed=4))
     src = tmp_path / "src"
     src.mkdir()
-    (src / "CMakeLists.txt").write_text(CMAKELISTS.format(model=model))
-    (src / "main.c").write_text(MAIN)
+    (src / "CMakeLists.txt").write_text(CMAKELISTS.format(
+        model=model, board=tag, qemu=board.qemu.system, machine=board.qemu.machine))
+    (src / "main.c").write_text(f"#define TRY_HUGE {int(huge)}\n{MAIN}")
     build = tmp_path / "build"
     for argv in (["cmake", "-S", str(src), "-B", str(build), f"-Daot_DIR={cmake_dir()}",
                   f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
@@ -83,12 +96,11 @@ def test_main_with_snprintf_builds_with_the_shipped_toolchain_and_runs_on_qemu(t
         done = subprocess.run(argv, capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
     cache = (build / "CMakeCache.txt").read_text()
-    shipped = cmake_dir() / "toolchains" / "arm-none-eabi.cmake"
-    assert f"CMAKE_TOOLCHAIN_FILE:FILEPATH={shipped}" in cache
+    assert f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain_file(board)}" in cache
 
     x = np.zeros((1, 8, 8, 3), np.int8)
     y0 = int(reference_run(load_model(model), [x])[0].ravel()[0])
-    want = f"status 0 y0 {y0}\nprintf heap 42\nhuge refused\n"
+    want = f"status 0 y0 {y0}\nprintf heap 42\n" + ("huge refused\n" if huge else "")
     # ctest runs QEMU, whose exit status is main's return value (semihosting).
     done = subprocess.run(["ctest", "--test-dir", str(build), "-V"], capture_output=True,
                           text=True, timeout=120)
