@@ -178,3 +178,14 @@ def test_the_boards_optimisation_unless_the_build_chose_one(tmp_path, extra, wan
         assert "-ffunction-sections" in command, command
         if unwanted:
             assert unwanted not in command, command
+
+
+def test_runtime_mk_defaults_to_the_one_default_optimisation():
+    """runtime.mk used alone (no board record) needs a default of its own; it
+    must be aot.target.DEFAULT_OPT_FLAGS, the default of every record."""
+    from aot.export import RUNTIME_DIR
+    from aot.target import DEFAULT_OPT_FLAGS
+
+    (default,) = re.findall(r"^AOT_OPT_FLAGS \?= (.*)$", (RUNTIME_DIR / "runtime.mk").read_text(),
+                            re.M)
+    assert default.split() == list(DEFAULT_OPT_FLAGS)
