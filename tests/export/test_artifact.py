@@ -197,3 +197,28 @@ def test_the_cmake_library_compiles_with_the_records_flags_unless_a_build_type(
         assert unwanted not in command
     link = (build / "CMakeFiles" / "app.dir" / "link.txt").read_text()
     assert "-Wl,--gc-sections" in link
+
+
+def test_a_records_opt_flags_reach_every_build_file(tmp_path):
+    """toolchain.opt_flags of a board record (here -Os) is what metadata.json,
+    P.mk, the CMakeLists.txt and aot project's build files give the model."""
+    from aot.export import build_settings, cmake_lists, make_fragment
+    from aot.firmware.project import _settings, makefile
+    from aot.target import BOARDS_DIR, BoardError, load_board_file
+
+    text = (BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text()
+    record = tmp_path / "mps2-an386.toml"
+    record.write_text(text.replace("[toolchain]\n", '[toolchain]\nopt_flags = ["-Os"]\n', 1))
+    board = load_board_file(record)
+    assert board.toolchain.opt_flags == ("-Os",)
+    build = build_settings("hello", {"codegen/hello.c": ""}, board)
+    assert build["opt_flags"] == ["-Os"]
+    assert "HELLO_OPT_FLAGS ?= -Os\n" in make_fragment("hello", build)
+    assert '"$<$<STREQUAL:$<CONFIG>,>:-Os>"' in cmake_lists("hello", build)
+    settings = _settings(board, "mps2", {"name": "hello", "model": {"name": "hello"}},
+                         ["model/codegen/hello.c"], [])
+    assert "AOT_OPT_FLAGS := -Os\n" in makefile(settings)
+    with pytest.raises(BoardError, match="opt_flags"):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace("[toolchain]\n", '[toolchain]\nopt_flags = "-Os"\n', 1))
+        load_board_file(bad)
