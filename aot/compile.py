@@ -1106,7 +1106,8 @@ def _port_cflags(board: Board | None) -> list[str]:
 def _code_bytes(files: dict[str, str], name: str, target: Target,
                 board: Board | None, external=()) -> tuple[int | None, str]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
-    -O2 with the board's toolchain (the host compiler for host targets), or None and why.
+    as firmware builds compile it (the board's toolchain, optimisation and flags; the
+    host compiler, -O2, for host targets), or None and why.
 
     A toolchain that is missing or cannot compile here (a cross gcc without the
     C library headers for this CPU) leaves the size unknown rather than failing

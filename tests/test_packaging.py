@@ -152,6 +152,11 @@ def test_aot_installed_from_the_wheel_anywhere_compiles_builds_and_runs(wheel, t
     # aot_add_model finding the venv's aot by itself.
     prefix = aot("config", "--cmake-prefix")
     assert prefix.returncode == 0 and prefix.stdout.strip().startswith(str(site))
+    # The toolchain files ship in the wheel.
+    toolchain = aot("config", "--toolchain-file", "qemu/mps2-an386")
+    assert toolchain.returncode == 0, toolchain.stderr
+    assert toolchain.stdout.strip().startswith(str(site))
+    assert Path(toolchain.stdout.strip()).is_file()
     src = work / "cmake-app"
     src.mkdir()
     (src / "CMakeLists.txt").write_text(

@@ -6,6 +6,7 @@
 #                 [NAME kws] [OPTIONS --opt-level 3 ...] [BOARD_SUPPORT] [OUTPUT_DIR dir]
 #                 [RPC] [NO_CPU_FLAGS] [NO_LIBM])
 #   aot_add_model(app MODEL kws.tflite TARGET "c -mcpu=cortex-m4" ...)
+#   aot_toolchain_file(qemu/mps2-an386 CMAKE_TOOLCHAIN_FILE)   # before project()
 #
 # MODEL    a .tflite or .onnx file (relative paths are from the calling CMakeLists.txt)
 # BOARD    a board tag (`aot boards` lists them): the code is generated for its CPU
@@ -23,6 +24,18 @@
 # NO_CPU_FLAGS  compile the kernels with the target's flags only (when the build
 #          already sets the CPU and its float ABI, as Zephyr does)
 # NO_LIBM  do not link -lm (a C library without a separate libm)
+#
+# Flags: the model's sources are compiled with the board record's flags
+# (metadata.json's build: opt_flags such as -O2, the CPU flags, cflags such as
+# -ffunction-sections), BOARD_SUPPORT gives the whole target the CPU flags,
+# cflags, optimisation and ldflags (-Wl,--gc-sections).  The optimisation is
+# left out when the build chose its own: a CMAKE_BUILD_TYPE (Release, MinSizeRel,
+# Debug...: its flags apply) or -O... in CMAKE_C_FLAGS (e.g. from CFLAGS).
+#
+# aot_toolchain_file(<board> <var>) sets <var> to the toolchain file aot ships
+# for the board's cross compiler (toolchains/, one per compiler family); call
+# it before project() with CMAKE_TOOLCHAIN_FILE as <var>.  AOT_TOOLCHAIN_DIR is
+# that folder.
 #
 # The model is compiled when the project is configured, so that its list of
 # C files (one per kernel) is known to the generator, and compiled again from
@@ -50,6 +63,8 @@ set(_AOT_VERSION_FILE "${_aot_dir}/__init__.py" CACHE INTERNAL "where aot's vers
 file(STRINGS "${_AOT_VERSION_FILE}" _aot_line REGEX "^__version__ = \"[^\"]+\"")
 string(REGEX REPLACE "^__version__ = \"([^\"]+)\"$" "\\1" _aot_version "${_aot_line}")
 set(AOT_VERSION "${_aot_version}" CACHE INTERNAL "the version of aot")
+set(AOT_TOOLCHAIN_DIR "${CMAKE_CURRENT_LIST_DIR}/toolchains" CACHE INTERNAL
+  "the CMake toolchain files aot ships, one per cross compiler family")
 unset(_aot_line)
 unset(_aot_version)
 unset(_aot_dir)
@@ -103,6 +118,45 @@ function(_aot_json_list var json prefix)
     endforeach()
   endif()
   set(${var} "${items}" PARENT_SCOPE)
+endfunction()
+
+# The toolchain file of <board>'s cross compiler, as `aot config --toolchain-file`
+# prints it (the board record's toolchain.prefix decides).
+function(aot_toolchain_file board)
+  set(where "aot_toolchain_file(${board})")
+  set(var "${ARGV1}")
+  if(NOT ARGC EQUAL 2)
+    message(FATAL_ERROR "${where}: usage: aot_toolchain_file(<board tag> <variable>), e.g. "
+      "aot_toolchain_file(qemu/mps2-an386 CMAKE_TOOLCHAIN_FILE) before project()")
+  endif()
+  _aot_check_executable("${where}")
+  execute_process(COMMAND "${AOT_EXECUTABLE}" config --toolchain-file "${board}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE path ERROR_VARIABLE err
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    string(STRIP "${err}" err)
+    message(FATAL_ERROR "${where}: ${err}")
+  endif()
+  if(var STREQUAL "CMAKE_TOOLCHAIN_FILE" AND CMAKE_C_COMPILER)
+    message(FATAL_ERROR "${where}: called after project() or enable_language(): a toolchain "
+      "file takes effect only when set before the first project(); move the call up")
+  endif()
+  set(${var} "${path}" PARENT_SCOPE)
+endfunction()
+
+# The board record's optimisation flags of metadata.json (build.opt_flags), as
+# generator expressions that apply only to a build without a build type, and
+# none when CMAKE_C_FLAGS already has an -O (the build chose its own).
+function(_aot_opt_flags var meta)
+  set(flags)
+  string(JSON type ERROR_VARIABLE none TYPE "${meta}" build opt_flags)
+  if(NOT none AND NOT CMAKE_C_FLAGS MATCHES "(^| )-O")
+    _aot_json_list(opt "${meta}" "" build opt_flags)
+    foreach(flag IN LISTS opt)
+      list(APPEND flags "$<$<STREQUAL:$<CONFIG>,>:${flag}>")
+    endforeach()
+  endif()
+  set(${var} "${flags}" PARENT_SCOPE)
 endfunction()
 
 function(aot_add_model target)
@@ -203,6 +257,7 @@ function(aot_add_model target)
       _aot_json_list(lib_includes "${meta}" "${lib_root}/" build external ${i} include_dirs)
       _aot_json_list(lib_defines "${meta}" "" build external ${i} defines)
       target_sources(${target} PRIVATE ${lib_sources})
+      list(APPEND sources ${lib_sources})
       target_include_directories(${target} PRIVATE ${lib_includes})
       target_compile_definitions(${target} PRIVATE ${lib_defines})
     endforeach()
@@ -219,33 +274,39 @@ function(aot_add_model target)
     target_link_libraries(${target} PRIVATE m)
   endif()
 
+  _aot_opt_flags(opt_flags "${meta}")
   string(JSON board_type TYPE "${meta}" build board)
   if(board_type STREQUAL "NULL")
     if(A_BOARD_SUPPORT)
       message(FATAL_ERROR "${where}: BOARD_SUPPORT: aot's C runtime has no port for "
         "${A_BOARD}${A_TARGET}; bring the board's start-up code yourself")
     endif()
+    set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${opt_flags}")
     return()
   endif()
   string(JSON port GET "${meta}" build board port)
   string(JSON cc GET "${meta}" build board cc)
   _aot_json_list(cpu_flags "${meta}" "" build board cpu_flags)
+  _aot_json_list(cflags "${meta}" "" build board cflags)
   # The kernels were generated for the board's CPU (DSP or vector
-  # instructions): their objects are compiled for it whatever the target's flags.
+  # instructions): their objects are compiled for it whatever the target's
+  # flags, with the record's optimisation and cflags.
+  set(model_flags ${opt_flags} ${cflags})
   if(NOT A_NO_CPU_FLAGS)
-    set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${cpu_flags}")
+    list(PREPEND model_flags ${cpu_flags})
   endif()
+  set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${model_flags}")
   if(NOT port STREQUAL "host" AND NOT CMAKE_CROSSCOMPILING)
     message(FATAL_ERROR "${where}: ${A_BOARD} needs its cross compiler (${cc}), but this "
-      "project builds for the host with ${CMAKE_C_COMPILER}: configure it with a toolchain "
-      "file (-DCMAKE_TOOLCHAIN_FILE=...) that sets CMAKE_SYSTEM_NAME Generic and "
-      "CMAKE_C_COMPILER ${cc}")
+      "project builds for the host with ${CMAKE_C_COMPILER}: configure it with the "
+      "toolchain file aot ships, -DCMAKE_TOOLCHAIN_FILE=\"$(aot config --toolchain-file "
+      "${A_BOARD})\", or call aot_toolchain_file(${A_BOARD} CMAKE_TOOLCHAIN_FILE) before "
+      "project()")
   endif()
   if(NOT A_BOARD_SUPPORT)
     return()
   endif()
 
-  _aot_json_list(cflags "${meta}" "" build board cflags)
   _aot_json_list(defines "${meta}" "" build board defines)
   _aot_json_list(ldflags "${meta}" "" build board ldflags)
   set(memory)
@@ -259,5 +320,6 @@ function(aot_add_model target)
   endif()
   include("${out}/runtime/runtime.cmake")
   aot_add_port(${target} PORT ${port} ARCH_FLAGS ${cpu_flags} ${cflags} ${defines} ${memory})
+  target_compile_options(${target} PRIVATE ${opt_flags})
   target_link_options(${target} PRIVATE ${ldflags})
 endfunction()

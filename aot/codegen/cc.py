@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot.errors import BuildError
+from aot.target import DEFAULT_OPT_FLAGS
 
 #: Flags every host build of generated code uses: the code is C99 and warning-free.
 STRICT_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
@@ -31,12 +32,16 @@ STRICT_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 class CCompiler:
     """A C compiler program with the flags that select its CPU.
 
-    ``size`` is the matching binutils ``size`` (for code-size measurement).
+    ``size`` is the matching binutils ``size`` (for code-size measurement);
+    ``firmware_flags`` are the optimisation and code-placement flags firmware
+    builds give the model's C (a board's ``opt_flags`` and ``cflags``), with
+    which :meth:`text_bytes` measures it.
     """
 
     cc: str
     cpu_flags: tuple[str, ...] = ()
     size: str = "size"
+    firmware_flags: tuple[str, ...] = (*DEFAULT_OPT_FLAGS, "-ffunction-sections")
 
     @classmethod
     def host(cls) -> CCompiler:
@@ -50,7 +55,8 @@ class CCompiler:
     @classmethod
     def for_toolchain(cls, toolchain) -> CCompiler:
         """The cross compiler of a board's :class:`aot.target.tags.Toolchain`."""
-        return cls(toolchain.tool("gcc"), tuple(toolchain.cpu_flags), toolchain.tool("size"))
+        return cls(toolchain.tool("gcc"), tuple(toolchain.cpu_flags), toolchain.tool("size"),
+                   (*toolchain.opt_flags, *toolchain.cflags))
 
     def missing(self) -> str | None:
         """Which program of this toolchain is not installed, or None."""
@@ -97,12 +103,13 @@ class CCompiler:
 
     def text_bytes(self, sources, flags=()) -> int:
         """Bytes of executable code (``.text*`` sections) of ``sources`` compiled
-        one by one to objects; a compile failure is a :class:`BuildError`."""
+        one by one to objects with :attr:`firmware_flags`; a compile failure is a
+        :class:`BuildError`."""
         with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
             objects = []
             for i, src in enumerate(sources):
                 obj = Path(tmp) / f"o{i}.o"
-                self.run(["-std=c99", "-O2", *flags, "-ffunction-sections", "-c", str(src),
+                self.run(["-std=c99", *self.firmware_flags, *flags, "-c", str(src),
                           "-o", str(obj)], what=f"compiling {Path(src).name}")
                 objects.append(str(obj))
             proc = subprocess.run([self.size, "-A", *objects], capture_output=True, text=True)

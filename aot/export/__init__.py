@@ -38,6 +38,7 @@ import jinja2
 
 from aot import __version__
 from aot.errors import AotError
+from aot.target import DEFAULT_OPT_FLAGS
 
 #: The templates of aot/export/templates (artifact build files, SDK layouts).
 TEMPLATES = jinja2.Environment(
@@ -230,10 +231,21 @@ def board_defines(board) -> list[str]:
     return flags
 
 
+def opt_flags(board) -> list[str]:
+    """The optimisation every build of the model's C uses: the board record's
+    ``toolchain.opt_flags``, or :data:`aot.target.tags.DEFAULT_OPT_FLAGS` for a
+    bare target (metadata.json's ``build.opt_flags``).  A build that chose its
+    own (a CMake build type, ``-O`` in CFLAGS) keeps its choice
+    (docs/integration.md)."""
+    return list(board.toolchain.opt_flags if board is not None else DEFAULT_OPT_FLAGS)
+
+
 def board_build(board) -> dict | None:
     """How firmware for ``board`` is built: its runtime port, compiler, CPU
     flags, other flags, port defines and memory map (the ``board`` part of
-    metadata.json's ``build``); None without a board or a runtime port."""
+    metadata.json's ``build``); None without a board or a runtime port.
+    ``cflags`` (the record's, e.g. ``-ffunction-sections``) apply to the
+    model's C as well as the port's, ``defines`` to the port's only."""
     if board is None:
         return None
     port = runtime_port(board)
@@ -258,7 +270,7 @@ def build_settings(name: str, files, board, external=()) -> dict:
     link them as they are), the RPC descriptor's sources, the include folders
     (relative to the artifact), the linker scripts to add after the port's
     (``codegen/P_regions.ld`` when buffers live in other memories; link with
-    ``-T`` each), :func:`board_build`, and ``external``: per
+    ``-T`` each), :func:`opt_flags`, :func:`board_build`, and ``external``: per
     external codegen (``-libs``) the library folder it calls (``root``, also
     the CMake/Make variable ``variable``) with the sources, include folders
     (relative to it) and defines every build of the model adds."""
@@ -267,6 +279,7 @@ def build_settings(name: str, files, board, external=()) -> dict:
             "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
             "include_dirs": ["include"],
             "linker_scripts": sorted(p for p in files if p.endswith(".ld")),
+            "opt_flags": opt_flags(board),
             "board": board_build(board),
             "external": [dict(e) for e in external]}
 
@@ -310,6 +323,13 @@ def cmake_lists(name: str, build: dict) -> str:
     """A CMakeLists.txt with the static library ``name`` and the object library
     ``name_rpc``, printed from metadata.json's ``build`` (:func:`build_settings`)."""
     return TEMPLATES.get_template("CMakeLists.txt.j2").render(name=name, **build)
+
+
+def cmake_opt_flags(target: str, flags) -> str:
+    """CMake text giving ``target`` the optimisation ``flags`` unless the build
+    chose its own (a CMAKE_BUILD_TYPE, or -O in CMAKE_C_FLAGS): the rule every
+    generated CMakeLists.txt follows (templates/cmake_flags.j2)."""
+    return TEMPLATES.get_template("cmake_flags.j2").module.opt_flags(target, list(flags))
 
 
 def make_fragment(name: str, build: dict) -> str:

@@ -111,6 +111,7 @@ def write_sdk_project(kind: str, out_dir, name: str, files: dict[str, str],
                   model_dir=MODEL_DIR,
                   board=metadata["board"], sources=metadata["build"]["sources"],
                   include_dirs=metadata["build"]["include_dirs"],
+                  opt_flags=metadata["build"]["opt_flags"], cflags=board["cflags"],
                   component_version=_component_version(__version__),
                   idf_targets=sdk.idf_targets)
     if sdk.runs_model:

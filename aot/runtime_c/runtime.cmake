@@ -5,6 +5,7 @@
 #       [ARCH_FLAGS -mcpu=cortex-m4 ...] [BOARD_TAG qemu/mps2-an386] [BUILD_ID 1]
 #       [FLASH_ORIGIN 0x0 FLASH_LENGTH 0x400000 RAM_ORIGIN 0x20000000 RAM_LENGTH 0x400000]
 #       [STACK_SIZE 0x2000] [DEFINES AOT_MAX_FRAME=1024 ...])
+#   target_compile_options(firmware PRIVATE -O2)   # the board's build.opt_flags
 # or, for firmware with its own main() that wants a port's start-up code and
 # console (aot_add_model's BOARD_SUPPORT uses this):
 #   aot_add_port(app PORT mps2 [ARCH_FLAGS ...] [FLASH_ORIGIN ... STACK_SIZE ...])
@@ -135,7 +136,9 @@ function(aot_add_rpc_firmware target)
     ${AOT_RUNTIME_DIR}/src/frame.c ${AOT_RUNTIME_DIR}/src/model.c
     ${AOT_RUNTIME_DIR}/src/rpc_server.c ${AOT_RUNTIME_DIR}/src/rpc_loader.c
     ${AOT_RUNTIME_DIR}/src/rpc_main.c ${A_SOURCES})
-  target_compile_options(${target} PRIVATE -std=c99 -Wall -Wextra -Werror -O2)
+  # No -O here: the caller gives the board's optimisation (metadata.json's
+  # build.opt_flags; aot project's CMakeLists.txt does).
+  target_compile_options(${target} PRIVATE -std=c99 -Wall -Wextra -Werror)
   target_compile_definitions(${target} PRIVATE
     "AOT_BOARD_TAG=\"${A_BOARD_TAG}\"" "AOT_BUILD_ID=\"${A_BUILD_ID}\"" ${A_DEFINES})
   set(memory)
@@ -158,7 +161,13 @@ function(aot_add_port target)
     message(FATAL_ERROR "aot_add_port(${target}): unexpected arguments: ${A_UNPARSED_ARGUMENTS}")
   endif()
   _aot_port_settings("${A_PORT}")
-  enable_language(ASM)
+  # enable_language() works only at file scope, so the project must have
+  # enabled ASM itself when the port's start-up code is assembly.
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(_aot_srcs MATCHES "\\.S(;|$)" AND NOT "ASM" IN_LIST languages)
+    message(FATAL_ERROR "aot_add_port(${target}): the start-up code of runtime port ${A_PORT} "
+      "is assembly: enable ASM in the project with project(app C ASM)")
+  endif()
   target_sources(${target} PRIVATE ${_aot_srcs})
   target_include_directories(${target} PRIVATE ${AOT_RUNTIME_DIR}/include)
   target_compile_options(${target} PRIVATE ${A_ARCH_FLAGS} ${_aot_cflags})

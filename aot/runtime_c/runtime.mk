@@ -9,11 +9,13 @@
 #   AOT_BUILD_DIR     object directory (default: build)
 #   CC                the (cross) compiler, e.g. arm-none-eabi-gcc
 #   AOT_ARCH_FLAGS    e.g. -mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16
-#   AOT_OPT_FLAGS     default -O2
+#   AOT_OPT_FLAGS     the board record's optimisation (the artifact's P.mk and aot's
+#                     projects set it); default -O2, aot.target.DEFAULT_OPT_FLAGS
 #   AOT_BOARD_TAG, AOT_BUILD_ID   strings reported by the INFO command
 #   AOT_FLASH_ORIGIN/LENGTH, AOT_RAM_ORIGIN/LENGTH, AOT_STACK_SIZE
 #                     memory map of bare-metal ports (defaults in port.mk)
 #   AOT_EXTRA_CFLAGS  anything else, e.g. -DAOT_MAX_FRAME=1024
+#   AOT_EXTRA_LDFLAGS link flags, e.g. the board record's -Wl,--gc-sections
 # It defines the rule for $(AOT_FIRMWARE) and the variables AOT_RUNTIME_SRCS
 # and AOT_RUNTIME_CFLAGS for Makefiles that want their own rules.
 
@@ -45,6 +47,6 @@ $(AOT_BUILD_DIR)/obj:
 	mkdir -p $@
 
 $(AOT_FIRMWARE): $(aot_objs) $(AOT_APP_OBJS) $(AOT_LDSCRIPT)
-	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(AOT_APP_OBJS) $(AOT_LDSCRIPT_FLAGS) $(AOT_PORT_LDFLAGS) -o $@
+	$(CC) $(AOT_ARCH_FLAGS) $(AOT_PORT_CFLAGS) $(aot_objs) $(AOT_APP_OBJS) $(AOT_LDSCRIPT_FLAGS) $(AOT_PORT_LDFLAGS) $(AOT_EXTRA_LDFLAGS) -o $@
 
 -include $(aot_objs:.o=.d)

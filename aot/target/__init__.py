@@ -38,6 +38,7 @@ from aot.target.kinds import KINDS, AttrSpec, KindRegistry, TargetKind
 from aot.target.tags import (
     BOARDS_DIR,
     DEFAULT_BOARD,
+    DEFAULT_OPT_FLAGS,
     Board,
     Clocks,
     Console,
@@ -65,6 +66,7 @@ __all__ = [
     "Clocks",
     "Console",
     "DEFAULT_BOARD",
+    "DEFAULT_OPT_FLAGS",
     "DeviceFacts",
     "Facts",
     "KINDS",

@@ -105,14 +105,25 @@ class Memory:
         raise BoardError(f"no memory pool {name!r}{suggest(name, names)}; pools: {names}")
 
 
+#: The optimisation of a board's firmware when its record names none
+#: (``toolchain.opt_flags``): what the kernels are tuned and sized with.
+DEFAULT_OPT_FLAGS = ("-O2",)
+
+
 @dataclass(frozen=True)
 class Toolchain:
-    """The cross compiler: ``prefix + "gcc"``, CPU flags, extra flags."""
+    """The cross compiler: ``prefix + "gcc"``, CPU flags, optimisation, extra flags.
+
+    Every build of the board's firmware (``aot build``, the artifact's P.mk and
+    CMakeLists.txt, ``aot_add_model``, the SDK layouts) takes these flags from
+    here, through :func:`aot.export.board_build`.
+    """
 
     prefix: str
     cpu_flags: tuple[str, ...]
     cflags: tuple[str, ...] = ()
     ldflags: tuple[str, ...] = ()
+    opt_flags: tuple[str, ...] = DEFAULT_OPT_FLAGS
 
     def tool(self, name: str) -> str:
         """The program name of a tool (``gcc``, ``objcopy``, ``size``)."""
@@ -388,6 +399,7 @@ def load_board_file(path: str | Path) -> Board:
             cpu_flags=tuple(tc["cpu_flags"]),
             cflags=tuple(tc.get("cflags", ())),
             ldflags=tuple(tc.get("ldflags", ())),
+            opt_flags=tuple(tc.get("opt_flags", DEFAULT_OPT_FLAGS)),
         ),
         runners=tuple(Runner(r["name"], tuple(r.get("args", ()))) for r in data["runners"]),
         console=Console(**{**data["console"], "usb": tuple(data["console"].get("usb", ()))}),

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aot.commands.config import cmake_dir
+from aot.commands.config import cmake_dir, toolchain_file
+from aot.target import load_board
 from aot.frontend import load_model
 from aot.reference import run as reference_run
 from support.net_firmware import (PROJECT as FIXTURE, ROOT, aot_program, compiled_objects,
@@ -31,7 +32,7 @@ def configure(build: Path, generator: str, model: Path, aot: Path, *extra: str,
     return subprocess.run(
         ["cmake", "-S", str(source), "-B", str(build), "-G", generator,
          f"-Daot_DIR={cmake_dir()}", f"-DAOT_EXECUTABLE={aot}",
-         f"-DCMAKE_TOOLCHAIN_FILE={FIXTURE / 'arm-none-eabi.cmake'}",
+         f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file(load_board('qemu/mps2-an386'))}",
          f"-DNET_MODEL={model}", *extra],
         capture_output=True, text=True)
 

@@ -154,3 +154,71 @@ def test_cmake_builds_the_library(host_artifact, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
     run = subprocess.run([str(build / "app")], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout.startswith("0 ")
+
+
+def test_the_make_fragment_compiles_with_the_records_flags_and_cflags_win(compiled, tmp_path):
+    out = compiled.write(tmp_path / "art")
+    (tmp_path / "Makefile").write_text(f"HELLO_DIR := {out}\ninclude $(HELLO_DIR)/hello.mk\n")
+    for cflags, want in [("", " -O2 "), ("-Os", " -Os")]:
+        proc = subprocess.run(["make", "-n", "-B", "build/hello/codegen/hello.o",
+                               "CC=arm-none-eabi-gcc", f"CFLAGS={cflags}"],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        (line,) = [ln for ln in proc.stdout.splitlines() if "hello.c" in ln]
+        assert " -O2 " in line and " -mcpu=cortex-m4 " in line and " -ffunction-sections" in line
+        # CFLAGS come after the record's optimisation: gcc takes the last -O.
+        assert line.rindex(want) >= line.index(" -O2 "), line
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("arm-none-eabi-gcc") is None,
+                    reason="needs cmake and arm-none-eabi-gcc")
+@pytest.mark.parametrize("extra, want, unwanted", [
+    ((), " -O2", None), (("-DCMAKE_BUILD_TYPE=MinSizeRel",), " -Os", " -O2")])
+def test_the_cmake_library_compiles_with_the_records_flags_unless_a_build_type(
+        compiled, tmp_path, extra, want, unwanted):
+    from aot.commands.config import toolchain_file
+
+    out = compiled.write(tmp_path / "art")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.13)\nproject(app C)\n"
+        f"add_subdirectory({out} hello)\n"
+        "add_executable(app main.c)\ntarget_link_libraries(app PRIVATE hello)\n")
+    build = tmp_path / "build"
+    proc = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build), "-G", "Unix Makefiles",
+                           f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file(compiled.board)}",
+                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *extra],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    commands = json.loads((build / "compile_commands.json").read_text())
+    (command,) = [c["command"] for c in commands if c["file"].endswith("/hello.c")]
+    assert want in command and "-mfpu=fpv4-sp-d16" in command and "-fdata-sections" in command
+    if unwanted:
+        assert unwanted not in command
+    link = (build / "CMakeFiles" / "app.dir" / "link.txt").read_text()
+    assert "-Wl,--gc-sections" in link
+
+
+def test_a_records_opt_flags_reach_every_build_file(tmp_path):
+    """toolchain.opt_flags of a board record (here -Os) is what metadata.json,
+    P.mk, the CMakeLists.txt and aot project's build files give the model."""
+    from aot.export import build_settings, cmake_lists, make_fragment
+    from aot.firmware.project import _settings, makefile
+    from aot.target import BOARDS_DIR, BoardError, load_board_file
+
+    text = (BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text()
+    record = tmp_path / "mps2-an386.toml"
+    record.write_text(text.replace("[toolchain]\n", '[toolchain]\nopt_flags = ["-Os"]\n', 1))
+    board = load_board_file(record)
+    assert board.toolchain.opt_flags == ("-Os",)
+    build = build_settings("hello", {"codegen/hello.c": ""}, board)
+    assert build["opt_flags"] == ["-Os"]
+    assert "HELLO_OPT_FLAGS ?= -Os\n" in make_fragment("hello", build)
+    assert '"$<$<STREQUAL:$<CONFIG>,>:-Os>"' in cmake_lists("hello", build)
+    settings = _settings(board, "mps2", {"name": "hello", "model": {"name": "hello"}},
+                         ["model/codegen/hello.c"], [])
+    assert "AOT_OPT_FLAGS := -Os\n" in makefile(settings)
+    with pytest.raises(BoardError, match="opt_flags"):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace("[toolchain]\n", '[toolchain]\nopt_flags = "-Os"\n', 1))
+        load_board_file(bad)

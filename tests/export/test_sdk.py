@@ -1,11 +1,12 @@
 """``aot compile --project esp-idf|pico-sdk``: the artifact laid out for a vendor SDK.
 
 Neither SDK can be downloaded here, so the layouts are checked for structure
+and against the SDKs' documented rules (ESP-IDF's component CMakeLists.txt),
 and built by plain CMake with stand-ins for the SDKs' own functions
 (``idf_component_register``; ``pico_sdk_init`` and ``pico_stdlib`` with the
 SDK's prototypes), cross-compiled with the boards' toolchains.  That proves the
-files name sources that exist and compile warning-free for the board's CPU; it
-does not prove that the real SDKs accept them.
+files name sources that exist and compile warning-free for the board's CPU with
+the record's flags; it does not prove that the real SDKs accept them.
 """
 
 from __future__ import annotations
@@ -84,7 +85,51 @@ add_subdirectory({out} component)
 """)
     done = _cmake(stand_in, tmp_path / "b", target="component")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert len(re.findall(r" -c \S+hello_kernels_\d+\.c", done.stdout)) >= 1
+    kernels = [line for line in done.stdout.splitlines()
+               if re.search(r" -c \S+hello_kernels_\d+\.c", line)]
+    assert kernels
+    # The record's optimisation and cflags (ESP-IDF sets no CMAKE_BUILD_TYPE).
+    assert all(" -O2 " in line and " -ffunction-sections " in line for line in kernels), kernels
+
+
+#: The arguments ESP-IDF's idf_component_register takes (ESP-IDF 5 build system
+#: reference, "Component Requirements" and "idf_component_register").
+IDF_REGISTER_ARGS = {"SRCS", "SRC_DIRS", "EXCLUDE_SRCS", "INCLUDE_DIRS", "PRIV_INCLUDE_DIRS",
+                     "REQUIRES", "PRIV_REQUIRES", "LDFRAGMENTS", "REQUIRED_IDF_TARGETS",
+                     "EMBED_FILES", "EMBED_TXTFILES", "KCONFIG", "KCONFIG_PROJBUILD",
+                     "WHOLE_ARCHIVE"}
+
+
+def _commands(cmake_text: str) -> list[tuple[str, str]]:
+    """(command, arguments) of each CMake command call, comments removed."""
+    text = re.sub(r"#[^\n]*", "", cmake_text)
+    return [(m.group(1).lower(), m.group(2))
+            for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)", text)]
+
+
+def test_esp_idf_component_file_follows_the_documented_rules(tmp_path):
+    """What ESP-IDF documents for a component's CMakeLists.txt, since no ESP-IDF
+    build can run here: idf_component_register first and once, with its own
+    arguments only; no project() or library of its own; ${COMPONENT_LIB} only
+    after the registration created it; the manifest's fields."""
+    out = _compile(tmp_path, "espressif/esp32c3-devkitm", "esp-idf")
+    commands = _commands((out / "CMakeLists.txt").read_text())
+    names = [c for c, _ in commands]
+    assert names[0] == "idf_component_register" and names.count("idf_component_register") == 1
+    assert not {"project", "cmake_minimum_required", "add_library", "add_executable"} & set(names)
+    words = commands[0][1].split()
+    keywords = {w for w in words if re.fullmatch(r"[A-Z_]+", w)}
+    assert keywords <= IDF_REGISTER_ARGS and {"SRCS", "INCLUDE_DIRS"} <= keywords
+    for path in (w.strip('"') for w in words if w not in keywords):
+        assert (out / path).exists(), path
+    # Everything after the registration acts on the library it made.
+    for name, args in commands[1:]:
+        if name.startswith("target_"):
+            assert args.split()[0] == "${COMPONENT_LIB}", (name, args)
+    manifest = yaml.safe_load((out / "idf_component.yml").read_text())
+    assert set(manifest) <= {"version", "description", "url", "targets", "dependencies",
+                             "maintainers", "tags", "files", "license", "repository"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+(-[\w.]+)?", manifest["version"])
 
 
 def test_pico_sdk_application_runs_the_model_from_its_main(tmp_path):
@@ -137,6 +182,11 @@ endfunction()
     done = _cmake(out, tmp_path / "b", f"-DPICO_SDK_PATH={sdk}", target="hello_app")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "b" / "hello_app").is_file()
+    # The record's cflags and, the stand-in setting no build type, its optimisation.
+    kernels = [line for line in done.stdout.splitlines()
+               if re.search(r" -c \S+hello_kernels_\d+\.c", line)]
+    assert kernels
+    assert all(" -O2 " in line and " -ffunction-sections " in line for line in kernels), kernels
 
 
 @needs_cmake

@@ -15,7 +15,8 @@ from aot.target.tags import load_board_file
 
 RUNTIME_SOURCES = {"runtime/src/frame.c", "runtime/src/model.c", "runtime/src/rpc_server.c",
                    "runtime/src/rpc_loader.c", "runtime/src/rpc_main.c",
-                   "runtime/ports/cortex-m/startup.c", "runtime/ports/cortex-m/icount.c",
+                   "runtime/ports/cortex-m/startup.c", "runtime/ports/cortex-m/syscalls.c",
+                   "runtime/ports/cortex-m/icount.c",
                    "runtime/ports/mps2/port.c"}
 
 

@@ -2,15 +2,20 @@
 zephyr/CMakeLists.txt and west-commands.yml say what they must and name files
 that exist.  No Zephyr build runs here (Zephyr cannot be fetched): the Kconfig
 is parsed by kconfiglib, the module and command files are checked against
-what Zephyr and west read."""
+what Zephyr and west read, and an application's aot_add_model is configured
+through zephyr/CMakeLists.txt with a stand-in for the rest of Zephyr's build."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import kconfiglib
 import pykwalify.core
+import pytest
 import west
 import yaml
 from west.commands import WestCommand
@@ -108,3 +113,65 @@ def test_module_sources_and_config_symbols_exist():
     for src in (ROOT / rt / "ports" / "zephyr").glob("*.c"):
         used |= set(re.findall(r"CONFIG_(\w+)", src.read_text()))
     assert used - defined == set()
+
+
+#: A stand-in for what Zephyr's build gives the module and the application:
+#: Zephyr's toolchain (here the file aot ships), the Kconfig symbols as CMake
+#: variables, ZEPHYR_CURRENT_MODULE_DIR, the `app` library and Zephyr's own
+#: compile options (the CPU and CONFIG_SIZE_OPTIMIZATIONS' -Os); then
+#: zephyr/CMakeLists.txt added as Zephyr adds a module's, and the application's
+#: aot_add_model call of docs/integration.md ("The application").
+ZEPHYR_STANDIN = """\
+cmake_minimum_required(VERSION 3.20)
+project(kws_app C)
+set(CONFIG_AOT y)
+set(ZEPHYR_CURRENT_MODULE_DIR {root})
+add_library(app STATIC src/main.c)
+target_compile_options(app PRIVATE -mcpu=cortex-m7 -mthumb -Os)
+add_subdirectory({root}/zephyr modules/aot)
+aot_add_model(app MODEL {model} BOARD st/nucleo-f746zg NAME hello NO_CPU_FLAGS)
+"""
+
+
+@pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "arm-none-eabi-gcc")),
+                    reason="needs cmake and arm-none-eabi-gcc")
+def test_an_application_through_the_module_gets_the_records_flags_but_zephyrs_cpu(tmp_path):
+    from aot.commands.config import cmake_dir, toolchain_file
+    from aot.target import load_board
+    from support.models import MODELS_DIR
+    from support.net_firmware import aot_program
+
+    src = tmp_path / "app"
+    (src / "src").mkdir(parents=True)
+    (src / "src" / "main.c").write_text('#include "hello.h"\nint app_main(void) { return 0; }\n')
+    (src / "CMakeLists.txt").write_text(ZEPHYR_STANDIN.format(
+        root=ROOT, model=MODELS_DIR / "tflm_hello_world_int8.tflite"))
+    build = tmp_path / "build"
+    done = subprocess.run(["cmake", "-S", str(src), "-B", str(build), "-G", "Unix Makefiles",
+                           f"-DAOT_EXECUTABLE={aot_program(tmp_path)}",
+                           f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file(load_board('qemu/mps2-an386'))}",
+                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert str(cmake_dir()) in (build / "CMakeCache.txt").read_text()
+    commands = {Path(c["file"]).name: c["command"]
+                for c in json.loads((build / "compile_commands.json").read_text())}
+    model = [cmd for name, cmd in commands.items() if name.startswith("hello")]
+    assert model
+    for command in model:
+        # The record's optimisation after Zephyr's, and its cflags; Zephyr's CPU only.
+        assert command.index(" -O2") > command.index(" -Os"), command
+        assert " -ffunction-sections" in command, command
+        assert "-mfpu=" not in command and "-mfloat-abi=" not in command, command
+    assert " -O2" not in commands["main.c"]
+
+
+def test_the_tests_the_module_and_the_integration_docs_name_exist():
+    """zephyr/Kconfig once named a test file that never existed."""
+    named = set()
+    for path in [*ZEPHYR.iterdir(), ROOT / "west-commands.yml", ROOT / "docs" / "integration.md"]:
+        named |= {(path, p) for p in re.findall(r"\b(tests/[\w./-]*\w)",
+                                                  path.read_text())}
+    assert named
+    missing = sorted(f"{path.name}: {p}" for path, p in named if not (ROOT / p).exists())
+    assert missing == []

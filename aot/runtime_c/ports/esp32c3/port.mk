@@ -3,11 +3,11 @@
 # VERIFIED ON HARDWARE: builds and links; aot build turns the ELF into an ESP app
 # image (esptool elf2image) for an ESP-IDF second-stage boot loader.
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/esp32c3
-AOT_PORT_SRCS := $(AOT_PORT_DIR)/port.c
+AOT_PORT_SRCS := $(AOT_PORT_DIR)/port.c $(AOT_RUNTIME_DIR)/ports/picolibc/stdio.c
 AOT_PORT_ASM_SRCS := $(AOT_PORT_DIR)/crt0.S
 AOT_PORT_LDSCRIPT_IN := $(AOT_PORT_DIR)/link.ld.in
-AOT_PORT_CFLAGS := --specs=picolibc.specs -Wa,-march=rv32imc_zicsr -ffunction-sections -fdata-sections -mcmodel=medany
-AOT_PORT_LDFLAGS := -nostartfiles -Wl,--gc-sections
+AOT_PORT_CFLAGS := --specs=picolibc.specs -Wa,-march=rv32imc_zicsr -mcmodel=medany
+AOT_PORT_LDFLAGS := -nostartfiles
 AOT_FLASH_ORIGIN ?= 0x42000000
 AOT_FLASH_LENGTH ?= 0x00100000
 AOT_RAM_ORIGIN ?= 0x3FC80000
