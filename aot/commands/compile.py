@@ -172,6 +172,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-name", action="append", default=[], metavar="NAME",
                         help="with several models: the C prefix of each, in order (default: "
                         "each file's stem); --name is then the group's prefix")
+    parser.add_argument("--no-code-size", action="store_false", dest="measure_code",
+                        help="do not compile the generated C to measure its code size "
+                        "(reported as \"code size not measured\")")
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart, and draw it in "
                         "memory.svg beside the artifact (docs/memory.md)")
@@ -217,7 +220,8 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
                              overlap=args.overlap, memory_budget=args.memory_budget,
                              memory_regions=args.memory_regions, patches=args.patches,
                              kernel_library=kernel_library,
-                             codegen_options=codegen_options(args), keep_with_aot=keep)
+                             codegen_options=codegen_options(args), keep_with_aot=keep,
+                             measure_code=args.measure_code, cache_dir=default_cache_dir())
     if costs:
         check_costs_match(costs, compiled)
     return compiled
@@ -241,7 +245,7 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            io_in_workspace=args.io_in_workspace, inplace=args.inplace,
                            overlap=args.overlap, memory_budget=args.memory_budget,
                              memory_regions=args.memory_regions,
-                           kernel_library=kernel_library)
+                           kernel_library=kernel_library, measure_code=args.measure_code)
     print("per-layer choice, each kernel run alone on the board (instructions or cycles):")
     print(choice.table())
     if args.layer_costs:
@@ -301,7 +305,8 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                          dump_stream=sys.stdout, io_in_workspace=args.io_in_workspace,
                          inplace=args.inplace, overlap=args.overlap,
                          memory_regions=args.memory_regions,
-                         kernel_library=kernel_library, codegen_options=codegen_options(args))
+                         kernel_library=kernel_library, codegen_options=codegen_options(args),
+                         measure_code=args.measure_code, cache_dir=default_cache_dir())
 
 
 def run_group(args: argparse.Namespace, tuned) -> int:
