@@ -13,7 +13,6 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from aot.export import RUNTIME_DIR
 
 NAME = "config"
 HELP = "print where this aot keeps its CMake package and C runtime (for firmware builds)"
@@ -25,6 +24,8 @@ def cmake_dir() -> Path:
 
 
 def _paths() -> dict[str, Path]:
+    from aot.export import RUNTIME_DIR
+
     cmake = cmake_dir()
     # find_package searches <prefix>/<name>*/cmake/: the folder above the package.
     return {"cmake-dir": cmake, "cmake-prefix": cmake.parent.parent, "runtime-dir": RUNTIME_DIR}

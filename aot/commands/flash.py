@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from aot.firmware import load_project, open_device
-from aot.firmware.device import device_runner
 
 NAME = "flash"
 HELP = "flash a built project onto its board and check that it answers"
@@ -29,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.firmware.device import device_runner
+    from aot.firmware import load_project, open_device
     project = load_project(args.project)
     if args.dry_run:
         if args.runner == "none":

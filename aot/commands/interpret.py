@@ -19,14 +19,14 @@ from __future__ import annotations
 import argparse
 import zipfile
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from aot.commands.compile import add_model_arguments, input_shapes
-from aot.frontend import load_model
-from aot.inputs import check_inputs
-from aot.ir import Graph
-from aot.reference.interpreter import InterpretError, Session
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from aot.ir import Graph
 
 NAME = "interpret"
 HELP = "run a model with the reference interpreter (bit-exact with TFLM)"
@@ -44,6 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
     """One ``[N, *shape]`` array per graph input, in graph-input order, checked
     against the model's inputs (:func:`aot.inputs.check_inputs`)."""
+    import numpy as np
+
+    from aot.inputs import check_inputs
+    from aot.reference.interpreter import InterpretError
     try:
         with open(path, "rb") as f:
             magic = f.read(6)
@@ -77,6 +81,9 @@ def load_inputs(graph: Graph, path: Path) -> list[np.ndarray]:
 
 def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run the N invocations in order on one fresh session; stack each output."""
+    import numpy as np
+
+    from aot.reference.interpreter import Session
     session = Session(graph)
     results = [session.invoke([x[i] for x in inputs]) for i in range(inputs[0].shape[0])]
     return [np.stack([r[k] for r in results]) if results else
@@ -84,6 +91,9 @@ def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def save_outputs(graph: Graph, outputs: list[np.ndarray], path: Path) -> None:
+    import numpy as np
+
+    from aot.reference.interpreter import InterpretError
     if len(outputs) == 1 and path.suffix != ".npz":
         np.save(path, outputs[0])
         return
@@ -94,6 +104,8 @@ def save_outputs(graph: Graph, outputs: list[np.ndarray], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.frontend import load_model
+    from aot.reference.interpreter import InterpretError
     graph = load_model(args.model, input_shapes(args))
     outputs = interpret(graph, load_inputs(graph, args.input))
     try:

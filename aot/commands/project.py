@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from aot.firmware import create_project
 
 NAME = "project"
 HELP = "create a standalone firmware project from an artifact for a board"
@@ -26,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.firmware import create_project
     project = create_project(args.artifact, args.board, args.output)
     print(f"created the firmware project {project.path} for {project.data['model']} on "
           f"{project.board_tag}")

@@ -14,9 +14,6 @@ import json
 
 from aot.commands.build import default_cache_dir
 from aot.commands.interpret import save_outputs
-from aot.firmware.device import run_on_board
-from aot.firmware.errors import FirmwareError
-from aot.reference.interpreter import InterpretError
 
 
 def add_board_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +35,10 @@ def top_classes(outputs) -> list[int] | None:
 
 
 def run_command(args: argparse.Namespace, compiled, inputs) -> int:
+    from aot.firmware.device import run_on_board
+    from aot.firmware.errors import FirmwareError
+    from aot.reference.interpreter import InterpretError
+
     """Run ``inputs`` on ``compiled.board``, write the outputs, print the summary."""
     if getattr(args, "sanitize", False):
         raise FirmwareError("--sanitize works on the host only (--board host/native)")

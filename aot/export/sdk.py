@@ -20,7 +20,8 @@ from pathlib import Path
 
 from aot import __version__
 from aot.codegen.c import C_TYPES
-from aot.export import METADATA_FORMAT, TEMPLATES, ExportError, write_artifact
+from aot.codegen.jinja import templates
+from aot.export import METADATA_FORMAT, ExportError, write_artifact
 
 #: printf conversion and argument cast of each element type main.c prints.
 _PRINTF = {"int8": ("%d", "(int)"), "uint8": ("%u", "(unsigned)"), "int16": ("%d", "(int)"),
@@ -118,7 +119,7 @@ def write_sdk_project(kind: str, out_dir, name: str, files: dict[str, str],
                       outputs=[_port(p) for p in metadata["outputs"]])
     try:
         for rel, template in sdk.templates.items():
-            (out / rel).write_text(TEMPLATES.get_template(template).render(**values))
+            (out / rel).write_text(templates("aot.export").get_template(template).render(**values))
     except OSError as err:
         raise ExportError(f"cannot write the {kind} project to {out}: "
                           f"{err.strerror or err}") from None
