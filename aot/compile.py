@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import os
 import re
 import sys
 import tempfile
@@ -82,8 +83,10 @@ class CompiledModel:
     plan: MemoryPlan
     files: dict[str, str | bytes]  # generated C (and llvm objects) by artifact path
     sizes: Sizes
-    # Seconds per stage; kept out of the metadata so the artifact is reproducible.
-    timings: list[tuple[str, float]] = field(default_factory=list)
+    # (stage, wall seconds, CPU seconds) in order, the CPU time with the compilers this
+    # process ran (:class:`_Clock`); a stage appears once per plan made.  Kept out of the
+    # metadata so the artifact is reproducible.
+    timings: list[tuple[str, float, float]] = field(default_factory=list)
     # The llvm target: the kernels' LLVM module; for this machine also the entry
     # program the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
@@ -302,11 +305,24 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
 def _choose_plan(model, target_or_board, codegen, memory_budget, patches,
                  options) -> PlannedModel:
     """The plan :func:`compile_model` compiles, chosen among :func:`plan_one`'s plans by
-    their RAM before any C is printed."""
-    def one(choice):
-        return plan_one(model, target_or_board, codegen=codegen,
-                        memory_budget=memory_budget, patches=choice, **options)
+    their RAM before any C is printed; its timings include the other plans' and the
+    choice's."""
+    made: list[PlannedModel] = []
+    choosing: list[tuple[str, float, float]] = []
 
+    def one(choice):
+        made.append(plan_one(model, target_or_board, codegen=codegen,
+                             memory_budget=memory_budget, patches=choice, **options))
+        return made[-1]
+
+    chosen = _pick_plan(one, _Clock(choosing), model, target_or_board, codegen, memory_budget,
+                        patches, options)
+    chosen.timings[:0] = [t for p in made if p is not chosen for t in p.timings] + choosing
+    return chosen
+
+
+def _pick_plan(one, clock: _Clock, model, target_or_board, codegen, memory_budget, patches,
+               options) -> PlannedModel:
     if patches is None and memory_budget is None:
         target = resolve_target(target_or_board, codegen)[0]
         # Stages are not supported with memory regions or -libs yet, and a kernel library
@@ -314,6 +330,7 @@ def _choose_plan(model, target_or_board, codegen, memory_budget, patches,
         stream = None if options.get("memory_regions") is not None or \
             target.attrs.get("libs") or options.get("kernel_library") is not None \
             else default_stream(model, options)
+        clock.lap("planning")  # the stream stage's estimate: a graph loaded and optimized
         if stream is None:
             return one("off")
         try:
@@ -338,6 +355,7 @@ def _choose_plan(model, target_or_board, codegen, memory_budget, patches,
         stage = choose_stage(_optimized(model, options), allowance=PATCH_ALLOWANCE,
                              io_in_workspace=options.get("io_in_workspace") is not False,
                              generated_only=True).stage
+        clock.lap("planning")
         patched = None
         if stage is not None:
             try:
@@ -357,7 +375,9 @@ def _choose_plan(model, target_or_board, codegen, memory_budget, patches,
         return one(None)
     except MemoryBudgetError as err:
         first = err
-    for spec in budget_stages(model, options):
+    stages = budget_stages(model, options)
+    clock.lap("planning")
+    for spec in stages:
         try:
             return one(spec)
         except MemoryBudgetError:
@@ -443,15 +463,22 @@ def compile_one(model, target_or_board="host/native", *, measure_code: bool = Tr
 
 
 class _Clock:
-    """Seconds per compile stage, appended to ``timings`` (CompiledModel.timings)."""
+    """Wall and CPU seconds per compile stage, appended to ``timings`` as ``(stage,
+    wall, cpu)`` (CompiledModel.timings).  The CPU time counts this process's and the
+    C compilers' it ran and waited for (the code size)."""
 
     def __init__(self, timings: list) -> None:
         self.timings = timings
-        self._start = time.perf_counter()
+        self._start = self._now()
+
+    @staticmethod
+    def _now() -> tuple[float, float]:
+        t = os.times()
+        return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
 
     def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timings.append((stage, now - self._start))
+        now = self._now()
+        self.timings.append((stage, now[0] - self._start[0], now[1] - self._start[1]))
         self._start = now
 
 
@@ -527,7 +554,7 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
     compiled.  ``keep_with_aot`` names nodes that stay with aot's kernels
     although a codegen supports them (the per-layer choice).
     """
-    timings: list[tuple[str, float]] = []
+    timings: list[tuple[str, float, float]] = []
     lap = _Clock(timings).lap
     entry.check_name(name)
     budget_bytes = None if memory_budget is None else parse_memory_size(memory_budget)
@@ -745,7 +772,7 @@ class PlannedModel:
     patches: entry.PatchCode | entry.StreamCode | None
     stage_kernels: frozenset[str]
     jit: bool = False             # the llvm target of this machine (no artifact)
-    timings: list[tuple[str, float]] = field(default_factory=list)
+    timings: list[tuple[str, float, float]] = field(default_factory=list)
 
     @functools.cached_property
     def program(self) -> entry.EntryProgram:
