@@ -58,7 +58,7 @@ from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
 from aot.passes.annotated import FusedGroup, rebuild
 from aot.passes import DumpAfter, PassContext, optimize
-from aot.target import Board, Target, load_board, runs_on_host
+from aot.target import CODEGENS, Board, Target, load_board, runs_on_host
 
 if TYPE_CHECKING:  # the LLVM backend imports llvmlite: only llvm targets load it
     from aot.codegen.llvm import LLVMModule
@@ -194,8 +194,6 @@ def _port_json(p) -> dict:
             "quantization": q.to_json() if q is not None else None}
 
 
-#: The code generators a board's target can be switched to (``--codegen``).
-CODEGENS = ("c", "llvm")
 
 
 def resolve_target(target_or_board, codegen: str | None = None, *,

@@ -19,11 +19,14 @@ HEAVY = {"llvmlite": "llvm codegen and JIT", "capstone": "aot profile",
          "numpy": "every model command", "serial": "real boards"}
 
 
-def _modules_after(code: str) -> set[str]:
-    """Top-level packages and aot modules loaded by ``code`` in a fresh interpreter."""
+def _modules_after(code: str, cache=None) -> set[str]:
+    """Top-level packages and aot modules loaded by ``code`` in a fresh interpreter
+    (``cache``: its AOT_CACHE_DIR)."""
     script = (code + "\nimport json, sys\n"
               "print('\\n' + json.dumps(sorted(sys.modules)))\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if cache is not None:
+        env["AOT_CACHE_DIR"] = str(cache)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -55,7 +58,7 @@ def test_compile_loads_neither_llvm_nor_the_profiler_nor_the_tuner(tmp_path):
     loaded = _modules_after(
         "from aot.cli import main\n"
         f"assert main(['compile', {str(model)!r}, '--board', 'qemu/mps2-an386', '-o', "
-        f"{str(tmp_path / 'art')!r}, '--no-code-size']) == 0")
+        f"{str(tmp_path / 'art')!r}, '--no-code-size']) == 0", cache=tmp_path / "cache")
     assert "jinja2" in loaded and "aot.compile" in loaded  # it did compile
     unused = {"llvmlite", "capstone", "elftools", "ray", "serial", "aot.tune.session",
               "aot.firmware", "aot.cycles"}

@@ -1,13 +1,17 @@
 """Code generation, by target kind: PrimFunc -> C text (c.py, kernel.py) or
-LLVM IR compiled in-process by MCJIT (llvm.py); docs/codegen.md."""
+LLVM IR compiled in-process by MCJIT (llvm.py); docs/codegen.md.
 
-from aot.codegen.c import BuildError, CModule, build_module, compile_host, generate_c, prototype  # noqa: F401
+The names below are loaded on first use: importing one module of the package
+(``aot.codegen.cc``, ``aot.codegen.jinja``) loads neither the C printer (the loop
+IR, numpy) nor the LLVM backend (llvmlite)."""
+
+_EXPORTS = {"BuildError": "c", "CModule": "c", "build_module": "c", "compile_host": "c",
+            "generate_c": "c", "prototype": "c", "LLVMModule": "llvm",
+            "build_llvm_module": "llvm"}
 
 
 def __getattr__(name: str):
-    # The LLVM backend loads llvmlite: imported when first asked for, so that C
-    # compilation and the command line start without it.
-    if name in ("LLVMModule", "build_llvm_module"):
-        from aot.codegen import llvm
-        return getattr(llvm, name)
+    if name in _EXPORTS:
+        import importlib
+        return getattr(importlib.import_module(f"aot.codegen.{_EXPORTS[name]}"), name)
     raise AttributeError(f"module 'aot.codegen' has no attribute {name!r}")

@@ -8,11 +8,14 @@ artifact and how firmware builds use it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from aot.commands.build import default_cache_dir
+from aot.commands.replay import CompileRecord, Tee
 from aot.errors import AotError
 
 # The compiler, the tuner and the chart are imported where used: `aot --help` and the
@@ -53,7 +56,7 @@ def target_from_args(args: argparse.Namespace, default_board: str | None = None)
 
 
 def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
-    from aot.compile import CODEGENS
+    from aot.target import CODEGENS
 
     parser.add_argument("--codegen", choices=CODEGENS,
                         help="the code generator of the kernels (default: the board's or "
@@ -368,21 +371,44 @@ def run_group(args: argparse.Namespace, tuned) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if isinstance(args.model, list):
+        if len(args.model) > 1:
+            tuned = None
+            if args.tuning_records:
+                tuned = tuned_kernels(args.tuning_records, target_from_args(args))
+            return run_group(args, tuned)
+        if args.model_name:
+            from aot.compile import CompileError
+            raise CompileError("--model-name names the models of a group (several model "
+                               "files); for one model use --name")
+        args.model = args.model[0]
+    # Nothing changed since the last compile into this folder: print its report
+    # (aot.commands.replay).
+    record = CompileRecord.of(args, default_cache_dir())
+    if record is None:
+        return run_one(args)
+    replayed = record.replay()
+    if replayed is not None:
+        print(replayed, end="")
+        return 0
+    out = Tee(sys.stdout)
+    with warnings.catch_warnings(record=True) as notes, contextlib.redirect_stdout(out):
+        status = run_one(args)
+    for n in notes:  # printed as the command line prints notes; not recorded
+        warnings.showwarning(n.message, n.category, n.filename, n.lineno)
+    if status == 0 and not notes:
+        record.save(out.text)
+    return status
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """Compile one model (``args.model``) and print its report."""
     from aot.compile import CompileError
     from aot.executor import format_memory_report
     from aot.executor.memory_chart import memory_svg
     from aot.export.sdk import write_sdk_project
 
     tuned = None
-    if isinstance(args.model, list):
-        if len(args.model) > 1:
-            if args.tuning_records:
-                tuned = tuned_kernels(args.tuning_records, target_from_args(args))
-            return run_group(args, tuned)
-        if args.model_name:
-            raise CompileError("--model-name names the models of a group (several model "
-                               "files); for one model use --name")
-        args.model = args.model[0]
     if args.tuning_records:
         tuned = tuned_kernels(args.tuning_records, target_from_args(args), args.model,
                               input_shapes(args))

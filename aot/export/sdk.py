@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot import __version__
-from aot.codegen.c import C_TYPES
 from aot.codegen.jinja import templates
 from aot.export import METADATA_FORMAT, ExportError, write_artifact
 
@@ -69,6 +68,7 @@ def _port(p: dict) -> dict:
     if p["dtype"] not in _PRINTF:
         raise ExportError(f"not supported yet: the Pico SDK example for a {p['dtype']} "
                           f"tensor ({p['name']})")
+    from aot.codegen.c import C_TYPES  # the loop IR's C types: loaded for this layout only
     ctype = C_TYPES[p["dtype"]]
     fmt, cast = _PRINTF[p["dtype"]]
     count = 1
