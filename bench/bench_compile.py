@@ -31,17 +31,23 @@ Prints a table (markdown, as in docs/compile.md) and writes JSON.
 ``--timing``: where ``aot compile`` spends its time.  Per MLPerf model (or
 ``--model``) and per synthetic model of N layers (``--layers``: depthwise 3x3
 and pointwise 1x1 convolutions alternating on a 12x12x8 int8 image, each layer
-its own weights), two fresh processes do what ``aot compile MODEL --board TAG
--o DIR`` does: the first with an empty object cache (*cold*), the second with
-the cache the first filled and nothing else changed (*warm*).  Each reports
-wall and CPU seconds of its stages: ``import`` (the command line and the
-compiler), ``frontend``, ``passes``, ``lowering``, ``planning``, ``codegen``,
-``code size``, ``write`` (the artifact), from ``CompiledModel.timings``; CPU
-counts the C compilers the process ran.  *total* is the whole process seen from
-outside (interpreter start-up included).  ``aot --help`` is timed the same way
-(start-up, best of 5).  The table is stamped with the commit, the date and
-the load average before and after (2 cores shared with other work: read CPU
-time where wall time is noisy).
+its own weights), fresh processes run ``aot compile MODEL --board TAG -o DIR``
+(``aot.cli.main``) three times: *cold* with an empty object cache, *warm* with
+the cache the first filled and another output folder, *unchanged*: the warm
+command again, which replays its record (aot.commands.replay).  A synthetic
+model is a Graph, not a file: ``compile_model`` and ``write`` stand for the
+command, with no unchanged run.  Each run reports wall and CPU seconds of its
+stages: ``import`` (the command line and the compiler), ``frontend`` (the
+synthetic models: building the Graph), ``passes``, ``lowering``, ``planning``,
+``codegen``, ``code size`` (``CompiledModel.timings``, every plan made
+included), ``write`` (the rest: the artifact written, the report printed; a
+replay's whole work); CPU counts the C compilers the process ran.  *total* is
+the whole process seen from outside (interpreter start-up included).  ``aot
+--help`` is timed the same way (start-up, best of 5).  The workers keep
+compiled bytecode (in a temporary folder, made before timing) as an installed
+package does, even where ``PYTHONDONTWRITEBYTECODE`` is set.  The table is
+stamped with the commit, the date and the load average before and after (2
+cores shared with other work: read CPU time where wall time is noisy).
 """
 
 from __future__ import annotations
@@ -258,35 +264,48 @@ STAGES = ("import", "frontend", "passes", "lowering", "planning", "codegen", "co
 TIMED_MODELS = ("mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
                 "mlperf_ad_fc_autoencoder")
 
-# One `aot compile` in a fresh process: the imports the command line makes, then the
-# compiler's own stages (CompiledModel.timings), then the artifact written.
+# One `aot compile` in a fresh process.  A model file runs the command line itself
+# (aot.cli.main: with the compile record of aot.commands.replay), the compilation's
+# stages read from the CompiledModel it makes; a synthetic model (a Graph, no file) is
+# compiled and written as the command does.
 _COMPILE_WORKER = r"""
 import json, os, sys, time
 def now():
     t = os.times()
     return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
 t0 = now()
-import aot.cli, aot.commands.compile
-from aot.compile import compile_model
+import aot.cli
+model, board, out, layers, replay = sys.argv[1:6]
+if replay != "1":
+    import aot.commands.compile, aot.compile  # what the command imports to compile
 t1 = now()
-model, board, out, cache, layers = sys.argv[1:6]
+made = []
+if replay != "1":  # the compiled models, for their timings
+    emit = aot.compile.PlannedModel.emit
+    aot.compile.PlannedModel.emit = lambda self, **kw: made.append(emit(self, **kw)) or made[-1]
+built = (0.0, 0.0)
 if int(layers):
+    import aot.compile
     sys.path.insert(0, os.path.dirname(os.path.abspath(model)))
     from bench_compile import synthetic_model
-    model = synthetic_model(int(layers))
-compiled = compile_model(model, board, cache_dir=cache)
+    ta = now()
+    graph = synthetic_model(int(layers))
+    built = (now()[0] - ta[0], now()[1] - ta[1])
+    aot.compile.compile_model(graph, board, cache_dir=os.environ["AOT_CACHE_DIR"] + "/objects"
+                              ).write(out)
+else:
+    assert aot.cli.main(["compile", model, "--board", board, "-o", out]) == 0
 t2 = now()
-compiled.write(out)
-print(compiled.sizes)
-t3 = now()
-stages = {"import": [t1[0] - t0[0], t1[1] - t0[1]]}
-for stage, wall, cpu in compiled.timings:
-    stages.setdefault(stage, [0.0, 0.0])
-    stages[stage][0] += wall
-    stages[stage][1] += cpu
-stages["write"] = [t3[0] - t2[0], t3[1] - t2[1]]
-print(json.dumps({"stages": stages, "code": compiled.sizes.code,
-                  "patches": compiled.patches is not None}))
+stages = {"import": [t1[0] - t0[0], t1[1] - t0[1]], "frontend": list(built)}
+for m in made:
+    for stage, wall, cpu in m.timings:
+        stages.setdefault(stage, [0.0, 0.0])
+        stages[stage][0] += wall
+        stages[stage][1] += cpu
+rest = [t2[0] - t1[0] - sum(v[0] for k, v in stages.items() if k != "import"),
+        t2[1] - t1[1] - sum(v[1] for k, v in stages.items() if k != "import")]
+stages["write" if made else "replay"] = rest
+print(json.dumps({"stages": stages, "code": made[-1].sizes.code if made else None}))
 """
 
 
@@ -319,35 +338,52 @@ def _children_cpu() -> float:
     return t.children_user + t.children_system
 
 
-def _run_timed(argv: list[str]) -> tuple[float, float, str]:
+def _run_timed(argv: list[str], env: dict) -> tuple[float, float, str]:
     """Wall and CPU seconds (with its children) of a fresh process, and its output."""
     cpu, start = _children_cpu(), time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env)
     wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:4])}... failed:\n{proc.stderr[-2000:]}")
     return wall, cpu, proc.stdout
 
 
-def time_compile(model: str, board: str, layers: int = 0) -> dict:
-    """Cold then warm compile of one model in fresh processes (see the docstring)."""
+def bench_env(tmp: Path) -> dict:
+    """The workers' environment: aot from this tree, compiled bytecode kept (in
+    ``tmp``, not beside the sources) as an installed package keeps it, and the
+    bytecode made once before any timing."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(tmp / "pyc"))
+    subprocess.run([sys.executable, "-c", "import aot.cli, aot.compile, aot.commands.replay, "
+                    "aot.export.sdk, jinja2"], env=env, check=True, cwd=ROOT)
+    return env
+
+
+RUNS = ("cold", "warm", "unchanged")
+
+
+def time_compile(model: str, board: str, env: dict, layers: int = 0) -> dict:
+    """``cold``: an empty object cache; ``warm``: the cache ``cold`` filled, another
+    output folder; ``unchanged``: ``warm``'s command again (a model file: replayed)."""
     out = {}
     with tempfile.TemporaryDirectory(prefix="aot-bench-compile-") as tmp:
-        cache = Path(tmp) / "cache"
-        for run in ("cold", "warm"):
-            source = str(Path(__file__).resolve()) if layers else model
-            wall, cpu, text = _run_timed([sys.executable, "-c", _COMPILE_WORKER, source,
-                                          board, str(Path(tmp) / run), str(cache),
-                                          str(layers)])
+        env = {**env, "AOT_CACHE_DIR": str(Path(tmp) / "cache")}
+        source = str(Path(__file__).resolve()) if layers else model
+        for run, folder in (("cold", "a"), ("warm", "b"), ("unchanged", "b")):
+            if run == "unchanged" and layers:
+                continue  # a Graph has no command line to replay
+            wall, cpu, text = _run_timed([sys.executable, "-c", _COMPILE_WORKER, source, board,
+                                          str(Path(tmp) / folder), str(layers),
+                                          "1" if run == "unchanged" else "0"], env)
             result = json.loads(text.strip().splitlines()[-1])
             out[run] = {"total": [wall, cpu], **result}
     return out
 
 
-def time_startup(repeat: int = 5) -> list[float]:
+def time_startup(env: dict, repeat: int = 5) -> list[float]:
     """Best wall and CPU seconds of ``aot --help`` in a fresh process."""
-    runs = [_run_timed([sys.executable, "-m", "aot", "--help"])[:2] for _ in range(repeat)]
+    runs = [_run_timed([sys.executable, "-m", "aot", "--help"], env)[:2]
+            for _ in range(repeat)]
     return [min(r[0] for r in runs), min(r[1] for r in runs)]
 
 
@@ -356,15 +392,20 @@ def _cell(pair) -> str:
 
 
 def timing_table(rows: list[dict], startup: list[float]) -> str:
-    """Markdown: one row per model and cache state, ``wall (CPU)`` seconds per stage."""
-    head = ["model", "cache", "total", *STAGES, "code (bytes)"]
+    """Markdown: one row per model and run, ``wall (CPU)`` seconds per stage."""
+    head = ["model", "run", "total", *STAGES, "code (bytes)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        for run in ("cold", "warm"):
+        for run in RUNS:
+            if run not in row:
+                continue
             r = row[run]
+            stages = dict(r["stages"])
+            if "replay" in stages:  # printed the recorded report: no stage ran
+                stages["write"] = stages.pop("replay")
             lines.append("| " + " | ".join(
-                [row["model"], run, _cell(r["total"]),
-                 *(_cell(r["stages"].get(s)) for s in STAGES),
+                [row["model"], run if "replay" not in r["stages"] else "unchanged (replayed)",
+                 _cell(r["total"]), *(_cell(stages.get(s)) for s in STAGES),
                  f"{r['code']:,}" if r["code"] is not None else "-"]) + " |")
     lines.append(f"| `aot --help` (best of 5) | | {_cell(startup)} |" + " |" * (len(head) - 3))
     return "\n".join(lines)
@@ -386,15 +427,17 @@ def timing_main(args) -> int:
     before = stamp()
     models = args.model or list(TIMED_MODELS)
     rows = []
-    for name in models:
-        rows.append({"model": name, **time_compile(str(MODELS_DIR / f"{name}.tflite"),
-                                                   args.board)})
-        print(f"{name}: done", file=sys.stderr)
-    for n in args.layers:
-        rows.append({"model": f"synthetic, {n} layers", "layers": n,
-                     **time_compile("", args.board, layers=n)})
-        print(f"{n} layers: done", file=sys.stderr)
-    startup = time_startup()
+    with tempfile.TemporaryDirectory(prefix="aot-bench-pyc-") as tmp:
+        env = bench_env(Path(tmp))
+        for name in models:
+            rows.append({"model": name, **time_compile(str(MODELS_DIR / f"{name}.tflite"),
+                                                       args.board, env)})
+            print(f"{name}: done", file=sys.stderr)
+        for n in args.layers:
+            rows.append({"model": f"synthetic, {n} layers", "layers": n,
+                         **time_compile("", args.board, env, layers=n)})
+            print(f"{n} layers: done", file=sys.stderr)
+        startup = time_startup(env)
     after = stamp().split("load average ")[1]
     print(f"`aot compile MODEL --board {args.board} -o DIR`, seconds, wall (CPU); {before} "
           f"before, {after} after:\n")
@@ -404,7 +447,6 @@ def timing_main(args) -> int:
                                      "startup": startup, "models": rows}, indent=2) + "\n")
     print(f"wrote {args.json}", file=sys.stderr)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

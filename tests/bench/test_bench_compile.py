@@ -34,5 +34,10 @@ def test_timing_rows_cold_then_warm(tmp_path, capsys):
         assert set(bench.STAGES) <= set(cold["stages"]) and cold["code"] == warm["code"] > 0
         # The warm run compiled nothing: its code size came from the cold run's objects.
         assert warm["stages"]["code size"][1] < cold["stages"]["code size"][1]
+    # The model file's command again: replayed, nothing compiled; a Graph has no command.
+    model, synthetic = data["models"]
+    assert set(model["unchanged"]["stages"]) == {"import", "frontend", "replay"}
+    assert "unchanged" not in synthetic
     text = capsys.readouterr().out
     assert "| mlperf_ad_fc_autoencoder | warm |" in text and "`aot --help`" in text
+    assert "| mlperf_ad_fc_autoencoder | unchanged (replayed) |" in text
