@@ -6,9 +6,15 @@ each sub-package is one stage and is importable on its own.
 
 __version__ = "0.1.0.dev0"
 
-from aot.target import Target  # noqa: E402  (cheap: no board file is read here)
-
 __all__ = ["Target", "build", "lower", "__version__"]
+
+
+def __getattr__(name: str):
+    # ``aot.Target`` on first use: the command line starts without the target package.
+    if name == "Target":
+        from aot.target import Target
+        return Target
+    raise AttributeError(f"module 'aot' has no attribute {name!r}")
 
 
 def lower(sch, args, name="default_function", **kwargs):

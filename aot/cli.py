@@ -73,10 +73,16 @@ def _add_json(parser: argparse.ArgumentParser, *, default=argparse.SUPPRESS) -> 
                 _add_json(sub)
 
 
-def build_parser(prog: str = "aot", commands: list | None = None) -> argparse.ArgumentParser:
+def build_parser(prog: str = "aot", commands: list | None = None, *,
+                 arguments_of: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``prog`` with the sub-commands ``commands`` (default: all of
     :data:`aot.commands.COMMANDS`); ``west aot`` (aot/west_commands.py) asks for
-    a subset under its own name."""
+    a subset under its own name.
+
+    ``arguments_of`` (a command name, or ``""`` for none) adds only that
+    command's arguments: a command's arguments may load the modules it runs
+    (the tuner's choices), which other commands and ``--help`` should not pay
+    for."""
     parser = _Parser(
         prog=prog,
         description="Compile neural networks ahead of time to C for microcontrollers.",
@@ -88,7 +94,8 @@ def build_parser(prog: str = "aot", commands: list | None = None) -> argparse.Ar
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS if commands is None else commands:
         cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
-        module.add_arguments(cmd)
+        if arguments_of is None or arguments_of == module.NAME:
+            module.add_arguments(cmd)
         cmd.set_defaults(_run=module.run)
     _add_json(parser, default=False)
     return parser
@@ -99,7 +106,10 @@ def main(argv: list[str] | None = None, *, prog: str = "aot",
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json, debug, name = "--json" in argv, "--debug" in argv, prog
     try:
-        parser = build_parser(prog, commands)
+        # The first word that is not an option names the command (aot's own
+        # options take no value); only its arguments are built.
+        named = next((a for a in argv if not a.startswith("-")), "")
+        parser = build_parser(prog, commands, arguments_of=named)
         try:
             args = parser.parse_args(argv)
         except _UsageError as err:  # exits, as argparse does, after the one printer

@@ -21,30 +21,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import os
 import re
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from aot import __version__
 from aot import byoc
 from aot import kernels as default_kernels
 from aot.codegen.c import c_identifier
-from aot.codegen.cc import CCompiler
-from aot.codegen.llvm import LLVMModule, build_kernels
-from aot.codegen.llvm_jit import check_target as check_llvm_target
-from aot.codegen.llvm_jit import HostCKernels, helper_source
-from aot.codegen.llvm_object import text_bytes
+from aot.codegen.cc import CCompiler, ObjectStore
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
                                  open_options, parse_memory_size)
-from aot.executor.jit import JitModel
 from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
                                   group_linker_script, linker_script, needs_linker_script,
                                   parse_regions, place_constants, split_for_budget)
@@ -61,7 +58,12 @@ from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
 from aot.passes.annotated import FusedGroup, rebuild
 from aot.passes import DumpAfter, PassContext, optimize
-from aot.target import Board, Target, load_board, runs_on_host
+from aot.target import CODEGENS, Board, Target, load_board, runs_on_host
+
+if TYPE_CHECKING:  # the LLVM backend imports llvmlite: only llvm targets load it
+    from aot.codegen.llvm import LLVMModule
+    from aot.codegen.llvm_jit import HostCKernels
+    from aot.executor.jit import JitModel
 
 
 class CompileError(AotError):
@@ -81,8 +83,10 @@ class CompiledModel:
     plan: MemoryPlan
     files: dict[str, str | bytes]  # generated C (and llvm objects) by artifact path
     sizes: Sizes
-    # Seconds per stage; kept out of the metadata so the artifact is reproducible.
-    timings: list[tuple[str, float]] = field(default_factory=list)
+    # (stage, wall seconds, CPU seconds) in order, the CPU time with the compilers this
+    # process ran (:class:`_Clock`); a stage appears once per plan made.  Kept out of the
+    # metadata so the artifact is reproducible.
+    timings: list[tuple[str, float, float]] = field(default_factory=list)
     # The llvm target: the kernels' LLVM module; for this machine also the entry
     # program the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
@@ -179,6 +183,7 @@ class CompiledModel:
             raise CompileError(f"{self.name} was compiled for {str(self.target)!r}, not for "
                                "this machine's LLVM JIT: compile it for the target 'llvm' to "
                                "run it through the LLVM JIT")
+        from aot.executor.jit import JitModel  # llvmlite's MCJIT
         return JitModel(self.program, self.kernels, self.llvm, self.host_c)
 
 
@@ -189,8 +194,6 @@ def _port_json(p) -> dict:
             "quantization": q.to_json() if q is not None else None}
 
 
-#: The code generators a board's target can be switched to (``--codegen``).
-CODEGENS = ("c", "llvm")
 
 
 def resolve_target(target_or_board, codegen: str | None = None, *,
@@ -274,22 +277,50 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     (at most :data:`BUDGET_STAGES` of them); the first that fits wins
     (``CompiledModel.patches``), else the error of the plan without patches.
 
-    ``patches="auto"`` compiles without patches and with the stage and grid that
+    ``patches="auto"`` plans without patches and with the stage and grid that
     lower the estimated peak most within 5 % more MACs (if any), and keeps the
     one with less RAM (without patches on a tie).
+
+    ``measure_code`` (default True) measures the code size
+    (:meth:`PlannedModel.emit`, with ``cache_dir`` for the objects it compiles);
+    False leaves it unknown ("code size not measured").
 
     By default (``patches`` None, no budget) the leading layers become a stream
     stage (:mod:`aot.executor.streams`) when one lowers the estimated peak within
     5 % more work (MACs on out-of-image rows, bytes copied or filled) and its estimate
-    is below the workspace of the plan without it: both plans are compiled and the one
-    with less RAM is kept (without the stage on a tie; with it when only it fits the
-    board).  Not with memory regions, -libs or a ``kernel_library`` (tuning records
+    is below the workspace of the plan without it: both plans are made (lowered and
+    placed, :func:`plan_one`) and the one with less RAM is kept (without the stage on a
+    tie; with it when only it fits the board); only the kept plan's C is printed and its
+    code measured.  Not with memory regions, -libs or a ``kernel_library`` (tuning records
     are for the whole layers' shapes).  ``patches="off"`` compiles without any stage.
     """
-    def one(choice):
-        return compile_one(model, target_or_board, codegen=codegen,
-                           memory_budget=memory_budget, patches=choice, **options)
+    measure_code = options.pop("measure_code", True)
+    cache_dir = options.pop("cache_dir", None)
+    planned = _choose_plan(model, target_or_board, codegen, memory_budget, patches, options)
+    return planned.emit(measure_code=measure_code, cache_dir=cache_dir)
 
+
+def _choose_plan(model, target_or_board, codegen, memory_budget, patches,
+                 options) -> PlannedModel:
+    """The plan :func:`compile_model` compiles, chosen among :func:`plan_one`'s plans by
+    their RAM before any C is printed; its timings include the other plans' and the
+    choice's."""
+    made: list[PlannedModel] = []
+    choosing: list[tuple[str, float, float]] = []
+
+    def one(choice):
+        made.append(plan_one(model, target_or_board, codegen=codegen,
+                             memory_budget=memory_budget, patches=choice, **options))
+        return made[-1]
+
+    chosen = _pick_plan(one, _Clock(choosing), model, target_or_board, codegen, memory_budget,
+                        patches, options)
+    chosen.timings[:0] = [t for p in made if p is not chosen for t in p.timings] + choosing
+    return chosen
+
+
+def _pick_plan(one, clock: _Clock, model, target_or_board, codegen, memory_budget, patches,
+               options) -> PlannedModel:
     if patches is None and memory_budget is None:
         target = resolve_target(target_or_board, codegen)[0]
         # Stages are not supported with memory regions or -libs yet, and a kernel library
@@ -297,6 +328,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         stream = None if options.get("memory_regions") is not None or \
             target.attrs.get("libs") or options.get("kernel_library") is not None \
             else default_stream(model, options)
+        clock.lap("planning")  # the stream stage's estimate: a graph loaded and optimized
         if stream is None:
             return one("off")
         try:
@@ -321,6 +353,7 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         stage = choose_stage(_optimized(model, options), allowance=PATCH_ALLOWANCE,
                              io_in_workspace=options.get("io_in_workspace") is not False,
                              generated_only=True).stage
+        clock.lap("planning")
         patched = None
         if stage is not None:
             try:
@@ -340,7 +373,9 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
         return one(None)
     except MemoryBudgetError as err:
         first = err
-    for spec in budget_stages(model, options):
+    stages = budget_stages(model, options)
+    clock.lap("planning")
+    for spec in stages:
         try:
             return one(spec)
         except MemoryBudgetError:
@@ -415,16 +450,48 @@ def supported_stages(graph: Graph, grids, io_in_workspace: bool):
             yield n, grid, estimate_peak(graph, stage, io_in_workspace=io_in_workspace)
 
 
-def compile_one(model, target_or_board="host/native", *, codegen: str | None = None,
-                  name: str = "model", input_shapes=None, opt_level: int = 2,
-                  disabled_pass=(), required_pass=(), config=None,
-                  dump_after: str | None = None, dump_stream: TextIO | None = None,
-                  io_in_workspace: bool | None = None, inplace: bool | None = None,
-                  overlap: bool | None = None, memory_budget: int | str | None = None,
-                  memory_regions=None, patches=None,
-                  measure_code: bool = True, kernel_library=None,
-                  codegen_options=None, keep_with_aot=()) -> CompiledModel:
-    """Compile ``model`` (a path or a :class:`Graph`) for a target or board, once.
+def compile_one(model, target_or_board="host/native", *, measure_code: bool = True,
+                cache_dir: Path | None = None, **options) -> CompiledModel:
+    """Compile ``model`` for a target or board, once, with one plan: :func:`plan_one`
+    (no C yet), then :meth:`PlannedModel.emit` (C, code size).  ``measure_code`` and
+    ``cache_dir`` are :meth:`PlannedModel.emit`'s, the other options
+    :func:`plan_one`'s."""
+    return plan_one(model, target_or_board, **options).emit(measure_code=measure_code,
+                                                            cache_dir=cache_dir)
+
+
+class _Clock:
+    """Wall and CPU seconds per compile stage, appended to ``timings`` as ``(stage,
+    wall, cpu)`` (CompiledModel.timings).  The CPU time counts this process's and the
+    C compilers' it ran and waited for (the code size)."""
+
+    def __init__(self, timings: list) -> None:
+        self.timings = timings
+        self._start = self._now()
+
+    @staticmethod
+    def _now() -> tuple[float, float]:
+        t = os.times()
+        return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
+
+    def lap(self, stage: str) -> None:
+        now = self._now()
+        self.timings.append((stage, now[0] - self._start[0], now[1] - self._start[1]))
+        self._start = now
+
+
+def plan_one(model, target_or_board="host/native", *, codegen: str | None = None,
+             name: str = "model", input_shapes=None, opt_level: int = 2,
+             disabled_pass=(), required_pass=(), config=None,
+             dump_after: str | None = None, dump_stream: TextIO | None = None,
+             io_in_workspace: bool | None = None, inplace: bool | None = None,
+             overlap: bool | None = None, memory_budget: int | str | None = None,
+             memory_regions=None, patches=None, kernel_library=None,
+             codegen_options=None, keep_with_aot=()) -> PlannedModel:
+    """Compile ``model`` (a path or a :class:`Graph`) for a target or board up to its
+    memory plan, checked against the board's RAM: no C is printed or compiled yet
+    (:meth:`PlannedModel.emit` does), so :func:`compile_model` can compare plans'
+    RAM and work (:attr:`PlannedModel.sizes`) and pay for the chosen one's C only.
 
     ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
     leaves open (:func:`aot.frontend.load_model`; model files only).
@@ -485,15 +552,8 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     compiled.  ``keep_with_aot`` names nodes that stay with aot's kernels
     although a codegen supports them (the per-layer choice).
     """
-    timings: list[tuple[str, float]] = []
-    clock = time.perf_counter()
-
-    def lap(stage: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings.append((stage, now - clock))
-        clock = now
-
+    timings: list[tuple[str, float, float]] = []
+    lap = _Clock(timings).lap
     entry.check_name(name)
     budget_bytes = None if memory_budget is None else parse_memory_size(memory_budget)
     library = kernel_library if kernel_library is not None else default_kernels
@@ -518,13 +578,14 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     external_options = byoc.configure(target, codegen_options)
     if target.kind == "llvm":
         # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
+        from aot.codegen.llvm_jit import check_target as check_llvm_target
         jit = check_llvm_target(target)["machine"] is None
         if jit and board is not None:
             raise CompileError(
                 f"the llvm codegen for {board.tag}: this machine runs LLVM's code through "
                 "its JIT without a board; use --target llvm (aot run MODEL --target llvm), "
                 "or a Cortex-M or RISC-V board with --codegen llvm")
-    lap("load")
+    lap("frontend")
 
     instruments = []
     if dump_after is not None:
@@ -585,7 +646,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         elif g.kind != "view":
             kernels.append(library.lower_group(g, annotated, target, name=f"{name}_k{i}"))
     external = byoc.build_info([c for _, c in codes], [n for n, _ in codes])
-    lap("kernels")
+    lap("lowering")
 
     # The planner may put an output over an input that dies at its kernel
     # only where that kernel's loop nest allows it (a fact of the lowered
@@ -678,63 +739,121 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
         homes = place_constants(plan, kernels, regions, ram_used=ram_used)
         kernels = [k.in_section(constant_section(name, homes[k.name])) if k.name in homes
                    else k for k in kernels]
-    lap("memory")
-
-    module = None
     if target.kind == "llvm" and jit and external:
         raise CompileError("not supported yet: -libs with the llvm JIT (external codegens "
                            "write C); compile for a board or a 'c' target")
-    host_c = None
-    if target.kind == "llvm":
-        # The hand-written kernels (SVDF, LSTM) have only C: objects leave them
-        # to the board's compiler, the JIT to the host's.
-        compiled_by_llvm = [k for k in kernels if k.func is not None]
-        if jit and len(compiled_by_llvm) < len(kernels):
-            host_c = HostCKernels([k for k in kernels if k.func is None],
-                                  library.support_files(target))
-        if not compiled_by_llvm:
-            raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
-                               "C): nothing for the llvm codegen; use --codegen c")
-        module = build_kernels(compiled_by_llvm, target, library.support_files(target))
-    if module is not None and module.machine is None:
-        program = entry.entry_program(name, annotated, groups, kernels, plan, patch_code)
+    if target.kind == "llvm" and all(k.func is None for k in kernels):
+        raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
+                           "C): nothing for the llvm codegen; use --codegen c")
+    lap("planning")
+    return PlannedModel(name, source, annotated, groups, target, board, kernels, plan,
+                        library, external, budget, patch_code, frozenset(stage_kernels),
+                        jit=target.kind == "llvm" and jit, timings=timings)
+
+
+@dataclass
+class PlannedModel:
+    """One compilation up to its memory plan (:func:`plan_one`): kernels lowered to
+    loop IR, buffers placed, no C printed or compiled yet."""
+
+    name: str
+    source: str
+    graph: Graph                  # the optimized (annotated) graph
+    groups: list
+    target: Target
+    board: Board | None
+    kernels: list
+    plan: MemoryPlan
+    library: object               # the kernel library (support files)
+    external: list[dict]
+    budget: BudgetChoice | None
+    patches: entry.PatchCode | entry.StreamCode | None
+    stage_kernels: frozenset[str]
+    jit: bool = False             # the llvm target of this machine (no artifact)
+    timings: list[tuple[str, float, float]] = field(default_factory=list)
+
+    @functools.cached_property
+    def program(self) -> entry.EntryProgram:
+        """The entry function's call sequence as data (no C)."""
+        return entry.entry_program(self.name, self.graph, self.groups, self.kernels,
+                                   self.plan, self.patches)
+
+    def sizes_with(self, code: int | None, note: str) -> Sizes:
+        """The model's sizes, which the plan and the entry program fix, with ``code``."""
+        program, plan = self.program, self.plan
+        return Sizes(workspace=program.layout.workspace_bytes,
+                     constants=sum(k.constant_bytes for k in self.kernels)
+                     + program.constant_arg_bytes, state=program.state_bytes,
+                     io=plan.io_bytes, code=code, code_note=note,
+                     ram_constants=plan.region_constants.get("ram", 0))
+
+    @property
+    def sizes(self) -> Sizes:
+        """Every size but the code's: what plans are compared by."""
+        return self.sizes_with(None, CODE_NOT_MEASURED)
+
+    def emit(self, *, measure_code: bool = True, cache_dir: Path | None = None
+             ) -> CompiledModel:
+        """The model's C (or LLVM objects) and its code size: the
+        :class:`CompiledModel`.  ``measure_code=False`` leaves the code size
+        unknown ("code size not measured"); ``cache_dir`` keeps the objects compiled
+        to measure it (:meth:`aot.codegen.cc.CCompiler.text_bytes`)."""
+        lap = _Clock(self.timings).lap
+        name, target, board, kernels, plan = (self.name, self.target, self.board,
+                                              self.kernels, self.plan)
+        module = host_c = None
+        if target.kind == "llvm":
+            from aot.codegen.llvm import build_kernels
+            from aot.codegen.llvm_jit import HostCKernels
+            # The hand-written kernels (SVDF, LSTM) have only C: objects leave them
+            # to the board's compiler, the JIT to the host's.
+            compiled_by_llvm = [k for k in kernels if k.func is not None]
+            if self.jit and len(compiled_by_llvm) < len(kernels):
+                host_c = HostCKernels([k for k in kernels if k.func is None],
+                                      self.library.support_files(target))
+            module = build_kernels(compiled_by_llvm, target,
+                                   self.library.support_files(target))
+        common = dict(budget=self.budget, patches=self.patches,
+                      stage_kernels=self.stage_kernels)
+        if self.jit:
+            program = self.program
+            lap("codegen")
+            code, note = ((module.object_text_bytes(), "") if measure_code
+                          else (None, CODE_NOT_MEASURED))
+            sizes = self.sizes_with(code, note)
+            lap("code size")
+            return CompiledModel(name, self.source, self.graph, target, None, kernels, plan,
+                                 {}, sizes, self.timings, llvm=module, program=program,
+                                 host_c=host_c, **common)
+
+        generated = entry.generate(name, self.graph, self.groups, kernels, plan,
+                                   target=str(target), board=board.tag if board else None,
+                                   version=__version__, target_hash=target.digest(),
+                                   patches=self.patches)
+        files: dict[str, str | bytes] = dict(generated.files)
+        if needs_linker_script(plan):
+            files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
+        if module is None:
+            for support_name, text in self.library.support_files(target).items():
+                files[f"codegen/{support_name}"] = text
+        else:
+            files.update(_llvm_files(name, kernels, module,
+                                     self.library.support_files(target)))
         lap("codegen")
-        code, note = (module.object_text_bytes(), "") if measure_code else (None, "not measured")
-        sizes = Sizes(workspace=program.layout.workspace_bytes,
-                      constants=sum(k.constant_bytes for k in kernels)
-                      + program.constant_arg_bytes, state=program.state_bytes,
-                      io=plan.io_bytes, code=code, code_note=note)
-        lap("sizes")
-        return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
-                             timings, llvm=module, program=program, host_c=host_c,
-                             budget=budget, patches=patch_code,
-                             stage_kernels=frozenset(stage_kernels))
 
-    generated = entry.generate(name, annotated, groups, kernels, plan, target=str(target),
-                                 board=board.tag if board else None, version=__version__,
-                                 target_hash=target.digest(), patches=patch_code)
-    files: dict[str, str | bytes] = dict(generated.files)
-    if needs_linker_script(plan):
-        files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
-    if module is None:
-        for support_name, text in library.support_files(target).items():
-            files[f"codegen/{support_name}"] = text
-    else:
-        files.update(_llvm_files(name, kernels, module, library.support_files(target)))
-    lap("codegen")
+        code, note = (_code_bytes(files, name, target, board, self.external, cache_dir)
+                      if measure_code else (None, CODE_NOT_MEASURED))
+        sizes = self.sizes_with(code, note)
+        if board is not None:
+            check_fits_board(plan, self.graph, board, sizes=sizes, kernels=kernels)
+        lap("code size")
+        return CompiledModel(name, self.source, self.graph, target, board, kernels, plan,
+                             files, sizes, self.timings, llvm=module, external=self.external,
+                             **common)
 
-    code, note = _code_bytes(files, name, target, board, external) if measure_code \
-        else (None, "not measured")
-    sizes = Sizes(workspace=generated.layout.workspace_bytes,
-                  constants=generated.constant_bytes, state=generated.state_bytes,
-                  io=plan.io_bytes, code=code, code_note=note,
-                  ram_constants=plan.region_constants.get("ram", 0))
-    if board is not None:
-        check_fits_board(plan, annotated, board, sizes=sizes, kernels=kernels)
-    lap("sizes")
-    return CompiledModel(name, source, annotated, target, board, kernels, plan, files,
-                         sizes, timings, llvm=module, external=external, budget=budget,
-                         patches=patch_code, stage_kernels=frozenset(stage_kernels))
+
+#: Why a compiled model's code size is unknown when it was not asked for.
+CODE_NOT_MEASURED = "code size not measured"
 
 
 @dataclass
@@ -978,6 +1097,7 @@ def _llvm_files(name: str, kernels, module: LLVMModule,
     rename = {}
     if module.externals:
         prefix = f"{name}_c_"
+        from aot.codegen.llvm_jit import helper_source
         text, headers = helper_source(module, prefix)
         files[f"codegen/{name}_llvm_helpers.c"] = (
             f"/* Generated by aot: the C helpers the LLVM objects of {name} call\n"
@@ -1104,11 +1224,15 @@ def _port_cflags(board: Board | None) -> list[str]:
 
 
 def _code_bytes(files: dict[str, str], name: str, target: Target,
-                board: Board | None, external=()) -> tuple[int | None, str]:
+                board: Board | None, external=(), cache_dir: Path | None = None
+                ) -> tuple[int | None, str]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
     as firmware builds compile it (the board's toolchain, optimisation and flags; the
     host compiler, -O2, for host targets), or None and why.
 
+    The files compile in parallel; with ``cache_dir`` their objects are kept there
+    (:class:`aot.codegen.cc.ObjectStore`), keyed by the compiler, the flags, the
+    source and every header the artifact and the external libraries hold.
     A toolchain that is missing or cannot compile here (a cross gcc without the
     C library headers for this CPU) leaves the size unknown rather than failing
     the compilation: the generated C itself is checked by the builds that use it.
@@ -1125,23 +1249,39 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
     missing = cc.missing()
     if missing is not None:
         return None, f"{missing} is not installed"
+    headers = hashlib.sha256()
     with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
-        for rel, text in files.items():
+        for rel, text in sorted(files.items()):
             if isinstance(text, str):
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_text(text)
-        sources = [root / p for p in files if p.startswith("codegen/")
-                   and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
-        flags = [f"-I{root / 'include'}", *_port_cflags(board)]
+                if not rel.endswith(".c"):
+                    headers.update(f"{rel}\0{text}\0".encode())
+        # Relative to the artifact: the same file compiles under the same key
+        # whichever temporary folder holds it.
+        sources: list[str | Path] = [p for p in files if p.startswith("codegen/")
+                                     and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
+        flags = ["-Iinclude", *_port_cflags(board)]
         for lib in external:  # the external codegens' library sources count as model code
             sources += [Path(lib["root"]) / s for s in lib["sources"]]
             flags += [f"-I{Path(lib['root']) / d}" for d in lib["include_dirs"]]
             flags += [f"-D{d}" for d in lib["defines"]]
-        objects = sum(text_bytes(data) for rel, data in files.items() if rel.endswith(".o"))
+            for d in lib["include_dirs"]:
+                for h in sorted((Path(lib["root"]) / d).rglob("*.h")):
+                    headers.update(f"{h}\0".encode() + h.read_bytes() + b"\0")
+        objects = sum(_llvm_text_bytes(data) for rel, data in files.items()
+                      if rel.endswith(".o"))
+        store = ObjectStore(cache_dir) if cache_dir is not None else None
         try:
-            return cc.text_bytes(sources, flags) + objects, ""
+            return cc.text_bytes(sources, flags, cwd=root, headers_digest=headers.hexdigest(),
+                                 store=store) + objects, ""
         except BuildError as err:
             errors = [line for line in str(err).splitlines() if "error" in line]
             reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
             return None, f"{Path(cc.cc).name} cannot compile here: {reason}"
+
+
+def _llvm_text_bytes(obj: bytes) -> int:
+    from aot.codegen.llvm_object import text_bytes  # llvmlite: only for LLVM's objects
+    return text_bytes(obj)

@@ -24,12 +24,37 @@ Per shared model (those whose kernels all exist):
   K is chosen so each timed loop takes about half a second.
 
 Prints a table (markdown, as in docs/compile.md) and writes JSON.
+
+    .venv/bin/python bench/bench_compile.py --timing [--board TAG] [--model NAME]...
+                                            [--layers 25,50,100] [--json FILE]
+
+``--timing``: where ``aot compile`` spends its time.  Per MLPerf model (or
+``--model``) and per synthetic model of N layers (``--layers``: depthwise 3x3
+and pointwise 1x1 convolutions alternating on a 12x12x8 int8 image, each layer
+its own weights), fresh processes run ``aot compile MODEL --board TAG -o DIR``
+(``aot.cli.main``) three times: *cold* with an empty object cache, *warm* with
+the cache the first filled and another output folder, *unchanged*: the warm
+command again, which replays its record (aot.commands.replay).  A synthetic
+model is a Graph, not a file: ``compile_model`` and ``write`` stand for the
+command, with no unchanged run.  Each run reports wall and CPU seconds of its
+stages: ``import`` (the command line and the compiler), ``frontend`` (the
+synthetic models: building the Graph), ``passes``, ``lowering``, ``planning``,
+``codegen``, ``code size`` (``CompiledModel.timings``, every plan made
+included), ``write`` (the rest: the artifact written, the report printed; a
+replay's whole work); CPU counts the C compilers the process ran.  *total* is
+the whole process seen from outside (interpreter start-up included).  ``aot
+--help`` is timed the same way (start-up, best of 5).  The workers keep
+compiled bytecode (in a temporary folder, made before timing) as an installed
+package does, even where ``PYTHONDONTWRITEBYTECODE`` is set.  The table is
+stamped with the commit, the date and the load average before and after (2
+cores shared with other work: read CPU time where wall time is noisy).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -195,10 +220,24 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_compile.json")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="default out/bench_compile.json (--timing: "
+                        "out/bench_compile_timing.json)")
     parser.add_argument("--quick", action="store_true", help="fewer timed invocations")
     parser.add_argument("--model", action="append", default=[], help="only these models")
+    parser.add_argument("--timing", action="store_true",
+                        help="time aot compile's stages, cold and warm (see the docstring)")
+    parser.add_argument("--board", default="qemu/mps2-an386", help="--timing: the board")
+    parser.add_argument("--layers", default="25,50,100",
+                        type=lambda t: [int(n) for n in t.split(",") if n],
+                        help="--timing: synthetic models of these many layers")
     args = parser.parse_args(argv)
+    if args.timing:
+        args.json = args.json or ROOT / "out" / "bench_compile_timing.json"
+        return timing_main(args)
+    if args.board != "qemu/mps2-an386" or args.layers != [25, 50, 100]:
+        parser.error("--board and --layers are --timing's options")
+    args.json = args.json or ROOT / "out" / "bench_compile.json"
     manifest = json.loads((MODELS_DIR / "MANIFEST.json").read_text())
     rows = []
     for entry in manifest:
@@ -217,6 +256,197 @@ def main(argv=None) -> int:
     print(f"wrote {args.json}", file=sys.stderr)
     return 0
 
+
+# -- --timing: where `aot compile` spends its time ---------------------------------------
+
+STAGES = ("import", "frontend", "passes", "lowering", "planning", "codegen", "code size",
+          "write")
+TIMED_MODELS = ("mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
+                "mlperf_ad_fc_autoencoder")
+
+# One `aot compile` in a fresh process.  A model file runs the command line itself
+# (aot.cli.main: with the compile record of aot.commands.replay), the compilation's
+# stages read from the CompiledModel it makes; a synthetic model (a Graph, no file) is
+# compiled and written as the command does.
+_COMPILE_WORKER = r"""
+import json, os, sys, time
+def now():
+    t = os.times()
+    return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
+t0 = now()
+import aot.cli
+model, board, out, layers, replay = sys.argv[1:6]
+if replay != "1":
+    import aot.commands.compile, aot.compile  # what the command imports to compile
+t1 = now()
+made = []
+if replay != "1":  # the compiled models, for their timings
+    emit = aot.compile.PlannedModel.emit
+    aot.compile.PlannedModel.emit = lambda self, **kw: made.append(emit(self, **kw)) or made[-1]
+built = (0.0, 0.0)
+if int(layers):
+    import aot.compile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(model)))
+    from bench_compile import synthetic_model
+    ta = now()
+    graph = synthetic_model(int(layers))
+    built = (now()[0] - ta[0], now()[1] - ta[1])
+    aot.compile.compile_model(graph, board, cache_dir=os.environ["AOT_CACHE_DIR"] + "/objects"
+                              ).write(out)
+else:
+    assert aot.cli.main(["compile", model, "--board", board, "-o", out]) == 0
+t2 = now()
+stages = {"import": [t1[0] - t0[0], t1[1] - t0[1]], "frontend": list(built)}
+for m in made:
+    for stage, wall, cpu in m.timings:
+        stages.setdefault(stage, [0.0, 0.0])
+        stages[stage][0] += wall
+        stages[stage][1] += cpu
+rest = [t2[0] - t1[0] - sum(v[0] for k, v in stages.items() if k != "import"),
+        t2[1] - t1[1] - sum(v[1] for k, v in stages.items() if k != "import")]
+stages["write" if made else "replay"] = rest
+print(json.dumps({"stages": stages, "code": made[-1].sizes.code if made else None}))
+"""
+
+
+def synthetic_model(layers: int):
+    """A graph of ``layers`` layers for the growth measurement: depthwise 3x3 and
+    pointwise 1x1 int8 convolutions (ReLU) alternating on 12x12x8, each with its own
+    weights, so each layer is its own kernel and C file."""
+    from aot.ir import GraphBuilder
+    from aot.ir.types import Quantization, TensorType
+
+    rng = np.random.default_rng(layers)
+    b = GraphBuilder(f"synthetic_{layers}")
+    y = b.input("x", (1, 12, 12, 8), "int8", Quantization.per_tensor(0.05, 3))
+    for i in range(layers):
+        w = rng.integers(-127, 128, (1, 3, 3, 8) if i % 2 == 0 else (8, 1, 1, 8))
+        weights = b.constant("", w.astype(np.int8), quant=Quantization.per_tensor(0.02, 0))
+        bias = b.constant("", rng.integers(-300, 300, 8).astype(np.int32),
+                          quant=Quantization.per_tensor(0.001, 0))
+        out = TensorType((1, 12, 12, 8), "int8", Quantization.per_tensor(0.05, 3))
+        if i % 2 == 0:
+            y = b.op("depthwise_conv2d", [y, weights, bias], out, padding=(1, 1, 1, 1),
+                     depth_multiplier=1, activation="relu")
+        else:
+            y = b.op("conv2d", [y, weights, bias], out, activation="relu")
+    return b.build([y])
+
+
+def _children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def _run_timed(argv: list[str], env: dict) -> tuple[float, float, str]:
+    """Wall and CPU seconds (with its children) of a fresh process, and its output."""
+    cpu, start = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env)
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])}... failed:\n{proc.stderr[-2000:]}")
+    return wall, cpu, proc.stdout
+
+
+def bench_env(tmp: Path) -> dict:
+    """The workers' environment: aot from this tree, compiled bytecode kept (in
+    ``tmp``, not beside the sources) as an installed package keeps it, and the
+    bytecode made once before any timing."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(tmp / "pyc"))
+    subprocess.run([sys.executable, "-c", "import aot.cli, aot.compile, aot.commands.replay, "
+                    "aot.export.sdk, jinja2"], env=env, check=True, cwd=ROOT)
+    return env
+
+
+RUNS = ("cold", "warm", "unchanged")
+
+
+def time_compile(model: str, board: str, env: dict, layers: int = 0) -> dict:
+    """``cold``: an empty object cache; ``warm``: the cache ``cold`` filled, another
+    output folder; ``unchanged``: ``warm``'s command again (a model file: replayed)."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="aot-bench-compile-") as tmp:
+        env = {**env, "AOT_CACHE_DIR": str(Path(tmp) / "cache")}
+        source = str(Path(__file__).resolve()) if layers else model
+        for run, folder in (("cold", "a"), ("warm", "b"), ("unchanged", "b")):
+            if run == "unchanged" and layers:
+                continue  # a Graph has no command line to replay
+            wall, cpu, text = _run_timed([sys.executable, "-c", _COMPILE_WORKER, source, board,
+                                          str(Path(tmp) / folder), str(layers),
+                                          "1" if run == "unchanged" else "0"], env)
+            result = json.loads(text.strip().splitlines()[-1])
+            out[run] = {"total": [wall, cpu], **result}
+    return out
+
+
+def time_startup(env: dict, repeat: int = 5) -> list[float]:
+    """Best wall and CPU seconds of ``aot --help`` in a fresh process."""
+    runs = [_run_timed([sys.executable, "-m", "aot", "--help"], env)[:2]
+            for _ in range(repeat)]
+    return [min(r[0] for r in runs), min(r[1] for r in runs)]
+
+
+def _cell(pair) -> str:
+    return "-" if pair is None else f"{pair[0]:.2f} ({pair[1]:.2f})"
+
+
+def timing_table(rows: list[dict], startup: list[float]) -> str:
+    """Markdown: one row per model and run, ``wall (CPU)`` seconds per stage."""
+    head = ["model", "run", "total", *STAGES, "code (bytes)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        for run in RUNS:
+            if run not in row:
+                continue
+            r = row[run]
+            stages = dict(r["stages"])
+            if "replay" in stages:  # printed the recorded report: no stage ran
+                stages["write"] = stages.pop("replay")
+            lines.append("| " + " | ".join(
+                [row["model"], run if "replay" not in r["stages"] else "unchanged (replayed)",
+                 _cell(r["total"]), *(_cell(stages.get(s)) for s in STAGES),
+                 f"{r['code']:,}" if r["code"] is not None else "-"]) + " |")
+    lines.append(f"| `aot --help` (best of 5) | | {_cell(startup)} |" + " |" * (len(head) - 3))
+    return "\n".join(lines)
+
+
+def stamp() -> str:
+    """Commit (``+`` when the tree has changes), date, load average, cores."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True,
+                              cwd=ROOT).stdout.strip()
+    dirty = "+" if git("status", "--porcelain", "--untracked-files=no") else ""
+    load = " ".join(f"{v:.1f}" for v in os.getloadavg())
+    return (f"commit {git('rev-parse', '--short', 'HEAD')}{dirty}, "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+            f"load average {load}")
+
+
+def timing_main(args) -> int:
+    before = stamp()
+    models = args.model or list(TIMED_MODELS)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="aot-bench-pyc-") as tmp:
+        env = bench_env(Path(tmp))
+        for name in models:
+            rows.append({"model": name, **time_compile(str(MODELS_DIR / f"{name}.tflite"),
+                                                       args.board, env)})
+            print(f"{name}: done", file=sys.stderr)
+        for n in args.layers:
+            rows.append({"model": f"synthetic, {n} layers", "layers": n,
+                         **time_compile("", args.board, env, layers=n)})
+            print(f"{n} layers: done", file=sys.stderr)
+        startup = time_startup(env)
+    after = stamp().split("load average ")[1]
+    print(f"`aot compile MODEL --board {args.board} -o DIR`, seconds, wall (CPU); {before} "
+          f"before, {after} after:\n")
+    print(timing_table(rows, startup))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"board": args.board, "stamp": before, "load_after": after,
+                                     "startup": startup, "models": rows}, indent=2) + "\n")
+    print(f"wrote {args.json}", file=sys.stderr)
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,6 @@ Read top to bottom, they are the whole recipe.
 from __future__ import annotations
 
 from aot.codegen.c import build_module, resolve_target
-from aot.codegen.llvm import build_llvm_module
 from aot.errors import BuildError
 from aot.te.lower import lower as _lower
 from aot.tir.stmt import PrimFunc
@@ -42,5 +41,6 @@ def build(sch, args=None, target="c", name: str = "default_function", disabled=(
         funcs = [lower(sch, args, name=name, disabled=disabled)]
     _, tobj = resolve_target(target)
     if tobj.kind == "llvm":
+        from aot.codegen.llvm import build_llvm_module  # llvmlite: on first use
         return build_llvm_module(funcs, tobj)
     return build_module(funcs, tobj)

@@ -15,11 +15,11 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-import jinja2
 import numpy as np
 
 from aot import __version__
 from aot.codegen.cc import CCompiler
+from aot.codegen.jinja import templates
 from aot.errors import BuildError, did_you_mean
 from aot.target import Target, runs_on_host
 from aot.te.schedule import ScheduleError
@@ -46,10 +46,6 @@ _FLOAT_FUNCS = {"exp": "expf", "sqrt": "sqrtf", "tanh": "tanhf", "floor": "floor
                 "round": "roundf", "ceil": "ceilf", "log": "logf",
                 "sin": "sinf", "cos": "cosf", "fmod": "fmodf", "expm1": "expm1f"}
 
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("aot.codegen", "templates"),
-    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-    undefined=jinja2.StrictUndefined, autoescape=False)
 
 
 def c_identifier(name: str) -> str:
@@ -383,7 +379,7 @@ def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=(
         for code in f.attrs.get("imports", []):
             if code not in imports:
                 imports.append(code.strip("\n"))
-    return _ENV.get_template("kernels.c.j2").render(
+    return templates("aot.codegen").get_template("kernels.c.j2").render(
         version=__version__, target=target, need_math=state.need_math, scratch=state.scratch,
         includes=list(includes), typedefs=list(state.typedefs.values()),
         helpers=list(state.helpers.values()), imports=imports, declarations=list(declarations),

@@ -8,20 +8,31 @@ a kernel module called from Python (a cached shared object,
 toolchain).  They all go through :class:`CCompiler`, so the compiler is
 found, invoked and its failures reported one way: a :class:`BuildError`
 naming what was built and carrying the compiler's own message.
+
+The code-size measurement compiles the files in parallel (one job per core)
+and keeps each object in an :class:`ObjectStore` under a hash of everything
+that shapes it: the compiler's identity (:func:`compiler_identity`: its
+path and ``--version``, and the executable's size and time), its CPU flags,
+the flags, the source and a digest of the headers it may include.  An object
+whose key differs is never reused; a store that cannot be written or holds a
+damaged object is bypassed with a note (:class:`aot.errors.AotWarning`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-import re
 import shutil
+import struct
 import subprocess
 import tempfile
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from aot.errors import BuildError
+from aot.errors import AotWarning, BuildError
 from aot.target import DEFAULT_OPT_FLAGS
 
 #: Flags every host build of generated code uses: the code is C99 and warning-free.
@@ -32,7 +43,6 @@ STRICT_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 class CCompiler:
     """A C compiler program with the flags that select its CPU.
 
-    ``size`` is the matching binutils ``size`` (for code-size measurement);
     ``firmware_flags`` are the optimisation and code-placement flags firmware
     builds give the model's C (a board's ``opt_flags`` and ``cflags``), with
     which :meth:`text_bytes` measures it.
@@ -40,7 +50,6 @@ class CCompiler:
 
     cc: str
     cpu_flags: tuple[str, ...] = ()
-    size: str = "size"
     firmware_flags: tuple[str, ...] = (*DEFAULT_OPT_FLAGS, "-ffunction-sections")
 
     @classmethod
@@ -55,15 +64,12 @@ class CCompiler:
     @classmethod
     def for_toolchain(cls, toolchain) -> CCompiler:
         """The cross compiler of a board's :class:`aot.target.tags.Toolchain`."""
-        return cls(toolchain.tool("gcc"), tuple(toolchain.cpu_flags), toolchain.tool("size"),
+        return cls(toolchain.tool("gcc"), tuple(toolchain.cpu_flags),
                    (*toolchain.opt_flags, *toolchain.cflags))
 
     def missing(self) -> str | None:
-        """Which program of this toolchain is not installed, or None."""
-        for program in (self.cc, self.size):
-            if shutil.which(program) is None:
-                return program
-        return None
+        """The compiler's name if it is not installed, else None."""
+        return self.cc if shutil.which(self.cc) is None else None
 
     def run(self, args, *, what: str) -> None:
         """Run the compiler with ``args``; a failure is a :class:`BuildError` about ``what``."""
@@ -101,21 +107,172 @@ class CCompiler:
         self.run([*STRICT_FLAGS, *flags, *map(str, sources), "-o", str(out), "-lm"], what=what)
         return out
 
-    def text_bytes(self, sources, flags=()) -> int:
+    def identity(self) -> str:
+        """What identifies this compiler's output: :func:`compiler_identity` and its
+        CPU flags."""
+        return "\0".join([compiler_identity(self.cc), *self.cpu_flags])
+
+    def text_bytes(self, sources, flags=(), *, cwd: Path | None = None,
+                   headers_digest: str = "", store: ObjectStore | None = None,
+                   jobs: int | None = None) -> int:
         """Bytes of executable code (``.text*`` sections) of ``sources`` compiled
-        one by one to objects with :attr:`firmware_flags`; a compile failure is a
-        :class:`BuildError`."""
+        one by one to objects (``-std=c99``, :attr:`firmware_flags` and ``flags``),
+        ``jobs`` at a time (default: one per core); a compile failure is a
+        :class:`BuildError`.
+
+        Relative ``sources`` and flags are taken from ``cwd``.  With a ``store``,
+        each object is looked up under :meth:`ObjectStore.key` of the compiler,
+        the flags, the source's bytes and ``headers_digest`` (a digest of every
+        header the sources may include, which the caller knows), and kept there
+        once compiled."""
+        args = ["-std=c99", *self.firmware_flags, *flags, "-c"]
+        identity = self.identity() if store is not None else ""
+        base = Path(cwd) if cwd is not None else Path.cwd()
+
+        def one(src, tmp: Path, i: int) -> int:
+            key = None
+            if store is not None:
+                key = ObjectStore.key(identity, args, (base / src).read_bytes(),
+                                      headers_digest)
+                cached = store.get(key)
+                if cached is not None:
+                    return cached
+            obj = tmp / f"o{i}.o"
+            proc = subprocess.run([self.cc, *self.cpu_flags, *args, str(src), "-o", str(obj)],
+                                  capture_output=True, text=True, cwd=cwd)
+            if proc.returncode != 0:
+                raise BuildError(f"compiling {Path(src).name} failed ({Path(self.cc).name}):"
+                                 f"\n{proc.stderr.strip()}")
+            data = obj.read_bytes()
+            if store is not None:
+                store.put(key, data)
+            return elf_text_bytes(data)
+
+        sources = list(sources)
         with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
-            objects = []
-            for i, src in enumerate(sources):
-                obj = Path(tmp) / f"o{i}.o"
-                self.run(["-std=c99", *self.firmware_flags, *flags, "-c", str(src),
-                          "-o", str(obj)], what=f"compiling {Path(src).name}")
-                objects.append(str(obj))
-            proc = subprocess.run([self.size, "-A", *objects], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BuildError(f"{self.size} failed:\n{proc.stderr.strip()}")
-        return sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", proc.stdout, re.M))
+            workers = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
+            with ThreadPoolExecutor(workers) as pool:
+                sizes = list(pool.map(one, sources, [Path(tmp)] * len(sources),
+                                      range(len(sources))))
+        return sum(sizes)
+
+
+class ObjectStore:
+    """Objects compiled for the code size, as ``root/size/<key>.o`` (written to a
+    temporary file and renamed, so concurrent compilations never see half an
+    object).
+
+    The root is the object cache the command line chooses
+    (``aot.commands.build.default_cache_dir``).  A root that cannot be written is
+    bypassed, and a damaged object compiled again, each with one note."""
+
+    def __init__(self, root: Path):
+        self.folder = Path(root) / "size"
+        self._noted: set[str] = set()
+        self._usable = True
+
+    @staticmethod
+    def key(identity: str, args, source: bytes, headers_digest: str) -> str:
+        digest = hashlib.sha256("\0".join([identity, *args, headers_digest]).encode())
+        digest.update(b"\0" + source)
+        return digest.hexdigest()[:32]
+
+    def get(self, key: str) -> int | None:
+        """The ``.text`` bytes of the object stored under ``key``, or None."""
+        if not self._usable:
+            return None
+        path = self.folder / f"{key}.o"
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as err:
+            self._unusable(err)
+            return None
+        try:
+            return elf_text_bytes(data)
+        except ValueError as err:
+            self._note("damaged", f"the cached object {path} is damaged ({err}); "
+                       "compiling it again")
+            return None
+
+    def put(self, key: str, data: bytes) -> None:
+        if not self._usable:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.folder / f"{key}.o")
+        except OSError as err:
+            self._unusable(err)
+
+    def _unusable(self, err: OSError) -> None:
+        self._usable = False
+        self._note("unusable", f"the object cache {self.folder} cannot be used "
+                   f"({err.strerror or err}): measuring the code size without it")
+
+    def _note(self, kind: str, message: str) -> None:
+        if kind not in self._noted:  # once per kind: not one note per kernel file
+            self._noted.add(kind)
+            warnings.warn(message, AotWarning, stacklevel=4)
+
+
+@functools.lru_cache(maxsize=None)
+def _identity(path: str, size: int, mtime_ns: int) -> str:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return path
+    first = out.stdout.splitlines()[0] if out.stdout else ""
+    return f"{path} {size} {mtime_ns} {first}"
+
+
+def compiler_identity(cc: str) -> str:
+    """The compiler ``cc`` as objects depend on it: its full path, its ``--version``
+    line, and the size and time of its executable (a compiler replaced in place is
+    another compiler).  Asked once per process and executable."""
+    path = shutil.which(cc)
+    if path is None:
+        return cc
+    st = os.stat(path)
+    return _identity(path, st.st_size, st.st_mtime_ns)
+
+
+def elf_text_bytes(data: bytes) -> int:
+    """Bytes of the ``.text*`` sections of an ELF object (32 or 64 bit, either byte
+    order): what ``size -A`` lists under those names.  Anything that is not such an
+    object is a ValueError."""
+    if len(data) < 16 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) \
+            or data[5] not in (1, 2):
+        raise ValueError("not an ELF file")
+    wide, order = data[4] == 2, "<" if data[5] == 1 else ">"
+    if len(data) < (64 if wide else 52):
+        raise ValueError("truncated ELF header")
+    if wide:
+        shoff, = struct.unpack_from(order + "Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", data, 0x3A)
+        entry = order + "IIQQQQIIQQ"
+    else:
+        shoff, = struct.unpack_from(order + "I", data, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", data, 0x2E)
+        entry = order + "IIIIIIIIII"
+    if shnum == 0 or shstrndx >= shnum or shentsize < struct.calcsize(entry) \
+            or shoff + shnum * shentsize > len(data):
+        raise ValueError("truncated section table")
+    sections = [struct.unpack_from(entry, data, shoff + i * shentsize) for i in range(shnum)]
+    names_at, names_size = sections[shstrndx][4], sections[shstrndx][5]
+    if names_at + names_size > len(data):
+        raise ValueError("truncated section names")
+    names = data[names_at:names_at + names_size]
+    total = 0
+    for sec in sections:
+        name = names[sec[0]:names.find(b"\0", sec[0])]
+        if name.startswith(b".text"):
+            total += sec[5]
+    return total
 
 
 def _cache_dir() -> Path:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
-from aot.target.tags import Board, list_boards, load_board
+if TYPE_CHECKING:
+    from aot.target.tags import Board
 
 NAME = "boards"
 HELP = "list the boards aot knows, or show one board's record"
@@ -119,6 +121,8 @@ def _show(board: Board) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.target.tags import list_boards, load_board
+
     if args.boards_command == "show":
         board = load_board(args.tag)
         print(json.dumps(board.to_dict(), indent=2) if args.json else _show(board))

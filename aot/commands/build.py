@@ -17,8 +17,7 @@ import warnings
 from pathlib import Path
 
 from aot.errors import AotWarning
-from aot.firmware import build_project
-from aot.firmware.stack import stack_usage
+
 
 NAME = "build"
 HELP = "build a firmware project and print its flash and RAM use"
@@ -71,6 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.firmware.stack import stack_usage
+    from aot.firmware import build_project
     result = build_project(args.project, jobs=args.jobs, cache_dir=cache_dir(args))
     sizes = result.sizes
     stack = stack_usage(result.project) if args.stack else None

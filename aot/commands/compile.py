@@ -8,21 +8,20 @@ artifact and how firmware builds use it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from aot.commands.build import default_cache_dir
-from aot.compile import CODEGENS, CompileError, compile_group, compile_model, resolve_target
-from aot.executor import format_memory_report
-from aot.executor.memory_chart import memory_svg
-from aot.export.sdk import SDK_PROJECTS, write_sdk_project
+from aot.commands.replay import CompileRecord, Tee
 from aot.errors import AotError
-from aot.frontend import ModelError, load_model
-from aot.passes import DEFAULT_PIPELINE
-from aot.tune.layers import check_costs_match, choose_layers, read_costs, write_costs
-from aot.tune.session import TunedKernels
+
+# The compiler, the tuner and the chart are imported where used: `aot --help` and the
+# commands that only share this module's arguments do not load them (aot.cli builds the
+# arguments of the command it runs only).
 
 NAME = "compile"
 HELP = "compile a model to C: an artifact with sources, header, metadata and build files"
@@ -45,6 +44,8 @@ def target_from_args(args: argparse.Namespace, default_board: str | None = None)
     """What ``--board`` and ``--target`` name together: a board tag, a target, or
     the board's target refined by ``--target`` (a :class:`aot.target.Target`
     carrying the board's tag)."""
+    from aot.compile import CompileError, resolve_target
+
     if args.board is not None and args.target is not None:
         return resolve_target(args.board, refine=args.target)[0]
     if args.board is None and args.target is None:
@@ -56,6 +57,8 @@ def target_from_args(args: argparse.Namespace, default_board: str | None = None)
 
 
 def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
+    from aot.target import CODEGENS
+
     parser.add_argument("--codegen", choices=CODEGENS,
                         help="the code generator of the kernels (default: the board's or "
                         "target's kind, c for the board records); llvm makes one object per "
@@ -85,6 +88,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
     """The ``--input-shape`` options as ``load_model``'s ``input_shapes``."""
+    from aot.frontend.errors import ModelError
+
     given: dict[str, tuple[int, ...]] = {}
     for name, dims in args.input_shape:
         if name in given:
@@ -148,6 +153,8 @@ class _PrintPasses(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
+        from aot.passes import DEFAULT_PIPELINE
+
         width = max(len(p.name) for p in DEFAULT_PIPELINE)
         for p in DEFAULT_PIPELINE:
             first = p.doc.split("\n", 1)[0]
@@ -156,6 +163,8 @@ class _PrintPasses(argparse.Action):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from aot.export.sdk import SDK_PROJECTS
+
     parser.add_argument("--print-passes", action=_PrintPasses,
                         help="list the graph passes in pipeline order (names for "
                         "--dump-after and --disabled-pass) and exit")
@@ -173,6 +182,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-name", action="append", default=[], metavar="NAME",
                         help="with several models: the C prefix of each, in order (default: "
                         "each file's stem); --name is then the group's prefix")
+    parser.add_argument("--no-code-size", action="store_false", dest="measure_code",
+                        help="do not compile the generated C to measure its code size "
+                        "(reported as \"code size not measured\")")
     parser.add_argument("--memory-report", action="store_true",
                         help="print the memory plan as a table and a chart, and draw it in "
                         "memory.svg beside the artifact (docs/memory.md)")
@@ -197,6 +209,8 @@ def codegen_options(args: argparse.Namespace) -> dict:
 
 
 def _libs(args: argparse.Namespace) -> tuple[str, ...]:
+    from aot.compile import resolve_target
+
     try:
         target = resolve_target(target_from_args(args), getattr(args, "codegen", None))[0]
     except AotError:
@@ -216,11 +230,16 @@ def _tuning_json(tuned) -> dict | None:
 
 
 def compile_from_args(args: argparse.Namespace, kernel_library=None):
+    from aot.compile import compile_model, resolve_target
+
     if getattr(args, "choose_layers", False):
         return choose_from_args(args, kernel_library)
     target = target_from_args(args)
     costs = getattr(args, "layer_costs", None)
-    keep = read_costs(costs, resolve_target(target, args.codegen)[0]) if costs else ()
+    keep = ()
+    if costs:
+        from aot.tune.layers import read_costs
+        keep = read_costs(costs, resolve_target(target, args.codegen)[0])
     compiled = compile_model(args.model, target, codegen=args.codegen,
                              name=args.name, input_shapes=input_shapes(args),
                              opt_level=args.opt_level, disabled_pass=args.disabled_pass,
@@ -229,8 +248,10 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
                              overlap=args.overlap, memory_budget=args.memory_budget,
                              memory_regions=args.memory_regions, patches=args.patches,
                              kernel_library=kernel_library,
-                             codegen_options=codegen_options(args), keep_with_aot=keep)
+                             codegen_options=codegen_options(args), keep_with_aot=keep,
+                             measure_code=args.measure_code, cache_dir=default_cache_dir())
     if costs:
+        from aot.tune.layers import check_costs_match
         check_costs_match(costs, compiled)
     return compiled
 
@@ -238,6 +259,9 @@ def compile_from_args(args: argparse.Namespace, kernel_library=None):
 def choose_from_args(args: argparse.Namespace, kernel_library=None):
     """``--choose-layers``: measure both kernel libraries per layer on the board
     (:func:`aot.tune.layers.choose_layers`), print the table, return the choice."""
+    from aot.compile import CompileError
+    from aot.tune.layers import choose_layers, write_costs
+
     if args.board is None or args.target is None:
         raise CompileError("--choose-layers measures aot's kernels against the -libs codegens "
                            "on a board: give --board and --target 'c -libs=cmsis-nn'")
@@ -253,7 +277,7 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
                            io_in_workspace=args.io_in_workspace, inplace=args.inplace,
                            overlap=args.overlap, memory_budget=args.memory_budget,
                              memory_regions=args.memory_regions,
-                           kernel_library=kernel_library)
+                           kernel_library=kernel_library, measure_code=args.measure_code)
     out = _text_stream(args)
     print("per-layer choice, each kernel run alone on the board (instructions or cycles):",
           file=out)
@@ -286,6 +310,10 @@ def tuned_kernels(path, target_or_board, model=None, shapes=None):
     they fix, as ``aot tune --input-shape`` names it; None for a group of
     models: the fastest record of any model); prints the notes about records
     made for other targets or taken from another model."""
+    from aot.compile import resolve_target
+    from aot.frontend import load_model
+    from aot.tune.session import TunedKernels
+
     target, _ = resolve_target(target_or_board)
     if model is not None and shapes:
         model = load_model(model, shapes)
@@ -297,6 +325,8 @@ def tuned_kernels(path, target_or_board, model=None, shapes=None):
 
 def group_from_args(args: argparse.Namespace, kernel_library=None):
     """Several model files: one group sharing one workspace (:func:`compile_group`)."""
+    from aot.compile import CompileError, compile_group
+
     for option, given in (("--project", args.project), ("--choose-layers", args.choose_layers),
                           ("--layer-costs", args.layer_costs),
                           ("--input-shape", args.input_shape),
@@ -315,10 +345,14 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
                          dump_stream=_text_stream(args), io_in_workspace=args.io_in_workspace,
                          inplace=args.inplace, overlap=args.overlap,
                          memory_regions=args.memory_regions,
-                         kernel_library=kernel_library, codegen_options=codegen_options(args))
+                         kernel_library=kernel_library, codegen_options=codegen_options(args),
+                         measure_code=args.measure_code, cache_dir=default_cache_dir())
 
 
 def run_group(args: argparse.Namespace, tuned) -> int:
+    from aot.executor import format_memory_report
+    from aot.executor.memory_chart import memory_svg
+
     group = group_from_args(args, tuned)
     path = group.write(args.output, tar=args.tar)
     where = group.board.tag if group.board else str(group.target)
@@ -364,16 +398,44 @@ def run_group(args: argparse.Namespace, tuned) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    tuned = None
     if isinstance(args.model, list):
         if len(args.model) > 1:
+            tuned = None
             if args.tuning_records:
                 tuned = tuned_kernels(args.tuning_records, target_from_args(args))
             return run_group(args, tuned)
         if args.model_name:
+            from aot.compile import CompileError
             raise CompileError("--model-name names the models of a group (several model "
                                "files); for one model use --name")
         args.model = args.model[0]
+    # Nothing changed since the last compile into this folder: print its report
+    # (aot.commands.replay).
+    record = CompileRecord.of(args, default_cache_dir())
+    if record is None:
+        return run_one(args)
+    replayed = record.replay()
+    if replayed is not None:
+        print(replayed, end="")
+        return 0
+    out = Tee(sys.stdout)
+    with warnings.catch_warnings(record=True) as notes, contextlib.redirect_stdout(out):
+        status = run_one(args)
+    for n in notes:  # printed as the command line prints notes; not recorded
+        warnings.showwarning(n.message, n.category, n.filename, n.lineno)
+    if status == 0 and not notes:
+        record.save(out.text)
+    return status
+
+
+def run_one(args: argparse.Namespace) -> int:
+    """Compile one model (``args.model``) and print its report."""
+    from aot.compile import CompileError
+    from aot.executor import format_memory_report
+    from aot.executor.memory_chart import memory_svg
+    from aot.export.sdk import write_sdk_project
+
+    tuned = None
     if args.tuning_records:
         tuned = tuned_kernels(args.tuning_records, target_from_args(args), args.model,
                               input_shapes(args))

@@ -16,8 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from aot.errors import AotError
-from aot.export import RUNTIME_DIR
-from aot.target import load_board
+
 
 NAME = "config"
 HELP = "print where this aot keeps its CMake package and C runtime (for firmware builds)"
@@ -48,6 +47,8 @@ def toolchain_file(board) -> Path:
 
 
 def _paths() -> dict[str, Path]:
+    from aot.export import RUNTIME_DIR
+
     cmake = cmake_dir()
     # find_package searches <prefix>/<name>*/cmake/: the folder above the package.
     return {"cmake-dir": cmake, "cmake-prefix": cmake.parent.parent, "runtime-dir": RUNTIME_DIR}
@@ -65,7 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.toolchain_board:
-        print(toolchain_file(load_board(args.toolchain_board)))
+        from aot.target import load_board
+
+        path = toolchain_file(load_board(args.toolchain_board))
+        print(json.dumps({"toolchain-file": str(path)}) if args.json else path)
         return 0
     paths = _paths()
     if args.json:

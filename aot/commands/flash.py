@@ -14,8 +14,6 @@ import json
 import shlex
 import sys
 
-from aot.firmware import load_project, open_device
-from aot.firmware.device import device_runner, device_warnings
 
 NAME = "flash"
 HELP = "flash a built project onto its board and check that it answers"
@@ -31,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.firmware.device import device_runner, device_warnings
+    from aot.firmware import load_project, open_device
     project = load_project(args.project)
     if args.dry_run:
         if args.runner == "none":

@@ -13,8 +13,6 @@ import argparse
 import json
 
 from aot.commands.compile import add_model_arguments, input_shapes
-from aot.frontend import load_model
-from aot.ir.analysis import summarize
 
 NAME = "inspect"
 HELP = "show a model's operators, tensors, MACs and memory needs"
@@ -67,6 +65,8 @@ def format_summary(info: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.ir.analysis import summarize
+    from aot.frontend import load_model
     info = summarize(load_model(args.model, input_shapes(args)))
     if args.json:
         print(json.dumps(info, indent=1))

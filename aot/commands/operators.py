@@ -17,12 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
-from aot.frontend.tflm_builtins import TFLM_BUILTINS
-from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
-from aot.passes.simplify import RESHAPES
-from aot.reference.interpreter import supported_ops
-
 NAME = "operators"
 HELP = "list TFLM's builtin operators and how far aot supports each"
 
@@ -37,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def rows() -> list[tuple[str, ...]]:
     """One row per TFLM builtin, in :data:`_HEADER`'s columns."""
+    from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
+    from aot.frontend.tflm_builtins import TFLM_BUILTINS
+    from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
+    from aot.passes.simplify import RESHAPES
+    from aot.reference.interpreter import supported_ops
+
     reference = supported_ops()
     out = []
     for builtin in TFLM_BUILTINS:

@@ -24,12 +24,7 @@ from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
 from aot.commands.compile import codegen_options, tuned_kernels
-from aot.compile import resolve_target
-from aot.commands.interpret import add_input_arguments, load_inputs
-from aot.cycles import CycleModelError
-from aot.cycles.chart import profile_svg
-from aot.cycles.profile import profile_model
-from aot.frontend import load_model
+from aot.commands.interpret import add_input_arguments
 
 NAME = "profile"
 HELP = "estimate cycles per kernel on an emulated Cortex-M board (instructions, MACs, RAM)"
@@ -56,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.compile import resolve_target
+    from aot.cycles import CycleModelError
+    from aot.cycles.chart import profile_svg
+    from aot.cycles.profile import profile_model
+    from aot.commands.model_io import load_inputs
+    from aot.frontend import load_model
+
     inputs = None
     if args.input is not None:
         inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from aot.firmware import create_project
 
 NAME = "project"
 HELP = "create a standalone firmware project from an artifact for a board"
@@ -27,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.firmware import create_project
     project = create_project(args.artifact, args.board, args.output)
     if args.json:
         print(json.dumps({"project": str(project.path), "model": project.data["model"],

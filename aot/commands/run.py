@@ -22,16 +22,8 @@ from aot.commands.compile import (
     add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
     target_from_args, tuned_kernels,
 )
-from aot.commands.interpret import (
-    add_input_arguments, add_output_argument, check_output_path, format_outputs,
-    inputs_from_args, outputs_json, save_outputs,
-)
+from aot.commands.interpret import add_input_arguments, add_output_argument
 from aot.commands.run_board import add_board_arguments, run_command
-from aot.compile import CompileError, compile_model, resolve_target
-from aot.executor.codegen import host_main
-from aot.export.host import build_program, run_program
-from aot.inputs import check_inputs
-from aot.target import Target
 
 NAME = "run"
 HELP = "compile a model, build it and run it on a board (emulated, real or the host)"
@@ -53,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
     """Build ``compiled`` with the host gcc and run the ``[N, ...]`` ``inputs``; the outputs.
     A model compiled for the ``llvm`` target runs through the LLVM JIT instead."""
+    from aot.compile import CompileError
+    from aot.executor.codegen import host_main
+    from aot.export.host import build_program, run_program
+    from aot.inputs import check_inputs
+
     if compiled.is_jit:
         if sanitize:
             raise CompileError("--sanitize builds the C with gcc's sanitizers: not supported "
@@ -75,6 +72,12 @@ def run_on_host(compiled, inputs, *, sanitize: bool = False, workdir=None):
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.commands.model_io import (
+        check_output_path, format_outputs, inputs_from_args, outputs_json, save_outputs,
+    )
+    from aot.compile import CompileError, compile_model, resolve_target
+    from aot.target import Target
+
     if isinstance(args.model, list) and len(args.model) > 1:
         raise CompileError(f"not supported yet: aot run of a model group ({len(args.model)} "
                            "models); `aot compile A B -o DIR` compiles a group, run each "

@@ -14,9 +14,6 @@ import json
 import sys
 
 from aot.commands.build import default_cache_dir
-from aot.commands.interpret import format_outputs, outputs_json, save_outputs, top_classes
-from aot.firmware.device import run_on_board
-from aot.firmware.errors import FirmwareError
 
 
 def add_board_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,6 +26,10 @@ def add_board_arguments(parser: argparse.ArgumentParser) -> None:
 def run_command(args: argparse.Namespace, compiled, inputs, source: str) -> int:
     """Run ``inputs`` (described by ``source``) on ``compiled.board``, write or
     print the outputs, print the summary."""
+    from aot.commands.model_io import format_outputs, outputs_json, save_outputs, top_classes
+    from aot.firmware.device import run_on_board
+    from aot.firmware.errors import FirmwareError
+
     if getattr(args, "sanitize", False):
         raise FirmwareError("--sanitize works on the host only (--board host/native)")
     run = run_on_board(compiled, inputs, runner=getattr(args, "runner", None),

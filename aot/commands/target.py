@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from aot.commands.boards import table
-from aot.target import KINDS, Target
+
+if TYPE_CHECKING:
+    from aot.target import Target
 
 NAME = "target"
 HELP = "show a target's canonical string, JSON and derived facts; list target kinds"
@@ -55,6 +58,8 @@ def _show(t: Target) -> str:
 
 
 def _kinds_json() -> list[dict]:
+    from aot.target import KINDS
+
     return [
         {
             "kind": k.name,
@@ -77,6 +82,8 @@ def _kinds_json() -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.target import KINDS, Target
+
     if args.target_command == "kinds":
         if args.json:
             print(json.dumps(_kinds_json(), indent=2, default=list))

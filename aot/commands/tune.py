@@ -15,19 +15,24 @@ import argparse
 import json
 import sys
 
+from typing import TYPE_CHECKING
+
 from aot.commands.compile import add_model_arguments, input_shapes
-from aot.frontend import load_model
 from aot.tune.errors import TuneError
-from aot.tune.farm import parse_boards
-from aot.tune.measure import COSTS
-from aot.tune.records import unit_name
-from aot.tune.session import LOADERS, TUNER_NAMES, Progress, tune_model
+
+if TYPE_CHECKING:
+    from aot.tune.session import Progress
 
 NAME = "tune"
 HELP = "tune the model's kernels on a board (QEMU or real) and write tuning records"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # The tuner's modules: loaded for `aot tune` only (aot.cli builds the arguments
+    # of the command it runs).
+    from aot.tune.measure import COSTS
+    from aot.tune.session import LOADERS, TUNER_NAMES
+
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="a board tag, e.g. qemu/mps2-an386")
     parser.add_argument("--port", help="serial port of a real board, e.g. /dev/ttyACM0")
@@ -116,6 +121,11 @@ def parse_budget(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.frontend import load_model
+    from aot.tune.farm import parse_boards
+    from aot.tune.records import unit_name
+    from aot.tune.session import tune_model
+
     if args.trials is None and args.budget is None:
         raise TuneError("give --trials (configs per workload) or --budget (time for the "
                         "whole model, e.g. --budget 20m)")

@@ -19,16 +19,15 @@ from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
 from aot.commands.compile import add_codegen_argument, add_model_arguments, input_shapes
-from aot.commands.interpret import add_input_arguments, load_inputs
-from aot.firmware import FirmwareError, verify_model
-from aot.firmware.verify import FLOAT_TOLERANCE
-from aot.frontend import load_model
+from aot.commands.interpret import add_input_arguments
 
 NAME = "verify"
 HELP = "run a model on a board and on the reference; exit 0 only when bit-exact"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from aot.firmware.verify import FLOAT_TOLERANCE  # `aot verify` only (aot.cli)
+
     parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
     add_codegen_argument(parser)
@@ -51,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from aot.commands.model_io import load_inputs
+    from aot.firmware import FirmwareError, verify_model
+    from aot.frontend import load_model
+
     if isinstance(args.model, list) and len(args.model) > 1:
         raise FirmwareError(f"not supported yet: aot verify of a model group "
                             f"({len(args.model)} models); `aot compile A B -o DIR` compiles a "

@@ -48,18 +48,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import jinja2
 import numpy as np
 
 from aot.codegen.c import C_TYPES, c_identifier, resolve_target
+from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.executor.regions import constant_section
 from aot.ir import Graph, Tensor
 
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("aot.executor", "templates"),
-    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-    undefined=jinja2.StrictUndefined, autoescape=False)
+
+def _template(name: str):
+    """One of aot/executor/templates (the entry function, header, RPC descriptor)."""
+    return templates("aot.executor").get_template(name)
+
 
 _AOT_DTYPES = {"int8": "AOT_DTYPE_INT8", "uint8": "AOT_DTYPE_UINT8",
                "int16": "AOT_DTYPE_INT16", "int32": "AOT_DTYPE_INT32",
@@ -162,7 +163,7 @@ def rpc_tables(prefix: str, model_name: str, target_hash: str, tensors, kernels,
     for name, _ in kernels:
         if len(name) > _MAX_RPC_NAME:
             raise CodegenError(f"RPC kernel name {name!r} is longer than {_MAX_RPC_NAME}")
-    return _ENV.get_template("rpc_tables.c.j2").render(
+    return _template("rpc_tables.c.j2").render(
         prefix=prefix, model_name=model_name, target_hash=target_hash, tensors=list(tensors),
         kernels=list(kernels), run=run)
 
@@ -1025,13 +1026,13 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
                    for p in inputs + outputs]
     rpc_kernel_table = [(k, f"{name}_rpc_kernel_{i}") for i, k in enumerate(rpc_kernels)]
     files = {
-        f"include/{name}.h": _ENV.get_template("model.h.j2").render(**common),
-        f"codegen/{name}.c": _ENV.get_template("model.c.j2").render(
+        f"include/{name}.h": _template("model.h.j2").render(**common),
+        f"codegen/{name}.c": _template("model.c.j2").render(
             **common, kernels=kernels, steps=steps, states=states,
             constants=list(program.constants), prologue=prologue,
             kernel_calls=kernel_calls,
             epilogue=epilogue, workspace_array=max(lay.workspace_bytes, 1)),
-        f"codegen/{name}_rpc.c": _ENV.get_template("model_rpc.c.j2").render(
+        f"codegen/{name}_rpc.c": _template("model_rpc.c.j2").render(
             **common, rpc_tensors=rpc_tensors, rpc_kernel_table=rpc_kernel_table),
     }
     if kind == "c":
@@ -1057,8 +1058,8 @@ def group_files(name: str, members, *, alignment: int, target: str, board: str |
     common = dict(name=name, NAME=name.upper(), members=rows, workspace_bytes=biggest,
                   workspace_array=max(biggest, 1), alignment=alignment,
                   target=_comment(target), board=board, version=version, regions=shared)
-    return {f"include/{name}.h": _ENV.get_template("group.h.j2").render(**common),
-            f"codegen/{name}.c": _ENV.get_template("group.c.j2").render(**common)}
+    return {f"include/{name}.h": _template("group.h.j2").render(**common),
+            f"codegen/{name}.c": _template("group.c.j2").render(**common)}
 
 
 def _port_copies(printer, program: EntryProgram, kernel, graph: Graph, plan) -> dict:
@@ -1084,6 +1085,6 @@ def _port_copies(printer, program: EntryProgram, kernel, graph: Graph, plan) -> 
 def host_main(name: str, graph: Graph, plan, *, version: str) -> str:
     """The C of a host program that runs N invocations from a file (for ``aot run``)."""
     inputs, outputs = ports(name, graph, plan)
-    return _ENV.get_template("host_main.c.j2").render(
+    return _template("host_main.c.j2").render(
         name=name, inputs=inputs, outputs=outputs, version=version)
 

@@ -34,17 +34,16 @@ import re
 import tarfile
 from pathlib import Path
 
-import jinja2
-
 from aot import __version__
+from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.target import DEFAULT_OPT_FLAGS
 
-#: The templates of aot/export/templates (artifact build files, SDK layouts).
-TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("aot.export", "templates"),
-    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-    undefined=jinja2.StrictUndefined, autoescape=False)
+
+def _template(name: str):
+    """One of aot/export/templates (artifact build files, SDK layouts)."""
+    return templates("aot.export").get_template(name)
+
 
 METADATA_VERSION = 1
 #: The C runtime's sources (the one place that knows where they are): package
@@ -322,20 +321,20 @@ def runtime_config() -> dict[str, int]:
 def cmake_lists(name: str, build: dict) -> str:
     """A CMakeLists.txt with the static library ``name`` and the object library
     ``name_rpc``, printed from metadata.json's ``build`` (:func:`build_settings`)."""
-    return TEMPLATES.get_template("CMakeLists.txt.j2").render(name=name, **build)
+    return _template("CMakeLists.txt.j2").render(name=name, **build)
 
 
 def cmake_opt_flags(target: str, flags) -> str:
     """CMake text giving ``target`` the optimisation ``flags`` unless the build
     chose its own (a CMAKE_BUILD_TYPE, or -O in CMAKE_C_FLAGS): the rule every
     generated CMakeLists.txt follows (templates/cmake_flags.j2)."""
-    return TEMPLATES.get_template("cmake_flags.j2").module.opt_flags(target, list(flags))
+    return _template("cmake_flags.j2").module.opt_flags(target, list(flags))
 
 
 def make_fragment(name: str, build: dict) -> str:
     """A Makefile fragment: variables for the sources and flags, and a libP.a
     rule, printed from metadata.json's ``build`` (:func:`build_settings`)."""
-    return TEMPLATES.get_template("model.mk.j2").render(name=name, UP=name.upper(), **build)
+    return _template("model.mk.j2").render(name=name, UP=name.upper(), **build)
 
 
 def library_sources(files: dict[str, str], name: str) -> list[str]:

@@ -47,7 +47,7 @@ def run_program(program: Path, graph, inputs: list[np.ndarray], workdir: Path,
     """Run ``inputs`` (one ``[N, *shape]`` array per graph input) through ``program``.
 
     Returns one ``[N, *shape]`` array per graph output, like
-    :func:`aot.commands.interpret.interpret`.
+    :func:`aot.commands.model_io.interpret`.
     """
     inputs = check_inputs(graph, inputs)
     n = inputs[0].shape[0] if inputs else 0

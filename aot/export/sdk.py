@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot import __version__
-from aot.codegen.c import C_TYPES
-from aot.export import METADATA_FORMAT, TEMPLATES, ExportError, write_artifact
+from aot.codegen.jinja import templates
+from aot.export import METADATA_FORMAT, ExportError, write_artifact
 
 #: printf conversion and argument cast of each element type main.c prints.
 _PRINTF = {"int8": ("%d", "(int)"), "uint8": ("%u", "(unsigned)"), "int16": ("%d", "(int)"),
@@ -68,6 +68,7 @@ def _port(p: dict) -> dict:
     if p["dtype"] not in _PRINTF:
         raise ExportError(f"not supported yet: the Pico SDK example for a {p['dtype']} "
                           f"tensor ({p['name']})")
+    from aot.codegen.c import C_TYPES  # the loop IR's C types: loaded for this layout only
     ctype = C_TYPES[p["dtype"]]
     fmt, cast = _PRINTF[p["dtype"]]
     count = 1
@@ -119,7 +120,7 @@ def write_sdk_project(kind: str, out_dir, name: str, files: dict[str, str],
                       outputs=[_port(p) for p in metadata["outputs"]])
     try:
         for rel, template in sdk.templates.items():
-            (out / rel).write_text(TEMPLATES.get_template(template).render(**values))
+            (out / rel).write_text(templates("aot.export").get_template(template).render(**values))
     except OSError as err:
         raise ExportError(f"cannot write the {kind} project to {out}: "
                           f"{err.strerror or err}") from None

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aot.codegen.cc import compiler_identity
 from aot.errors import BuildError
 from aot.firmware.images import write_image
 from aot.firmware.project import Project, load_project
@@ -57,7 +58,7 @@ class ObjectCache:
         """A digest of the compiler, the flags and every runtime file."""
         settings = {k: v for k, v in project.data.items() if k not in _MODEL_FIELDS}
         digest = hashlib.sha256(repr(sorted(settings.items())).encode())
-        digest.update(_compiler_identity(project.data["cc"]).encode())
+        digest.update(compiler_identity(project.data["cc"]).encode())
         runtime = project.path / "runtime"
         for path in sorted(runtime.rglob("*")):
             if path.is_file():
@@ -88,14 +89,6 @@ class ObjectCache:
             os.close(fd)
             shutil.copyfile(obj, tmp)
             os.replace(tmp, dest)
-
-
-def _compiler_identity(cc: str) -> str:
-    try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return cc
-    return f"{shutil.which(cc)} {out.stdout.splitlines()[0] if out.stdout else ''}"
 
 
 def _check_tools(project: Project) -> None:

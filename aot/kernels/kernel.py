@@ -20,17 +20,16 @@ tuner lowers many candidates and plans none.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
-import jinja2
 
 from aot import __version__, te
 from aot.codegen.build import lower
 from aot.codegen.c import c_identifier
+from aot.codegen.jinja import templates
 from aot.codegen.kernel import c_array, ir_dtype, kernel_signature, kernel_source
 from aot.errors import AotError
 from aot.ir import Tensor
@@ -42,15 +41,6 @@ from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import all_nodes
 from aot.tir.stmt import PrimFunc
-
-
-@functools.cache
-def _templates(package: str) -> jinja2.Environment:
-    """The jinja2 environment of an operator package's ``templates/`` folder."""
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader(package, "templates"), trim_blocks=True,
-        lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-        autoescape=False)
 
 
 class KernelError(AotError):
@@ -326,7 +316,7 @@ def render_template_kernel(package: str, template: str, name: str, target, param
     shape = Kernel(ident, kparams, 0, int(macs), tuple(op_names), target=str(target),
                    constant_alignment=constant_alignment(target))
     signature = kernel_signature(shape, [cname for _, _, cname in params])
-    source = _templates(package).get_template(template).render(
+    source = templates(package).get_template(template).render(
         version=__version__, target=str(target), signature=signature,
         constants="\n".join(c_array(c.name, c.data, shape.constant_alignment)
                              for c in constants),

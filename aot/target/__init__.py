@@ -34,7 +34,7 @@ See docs/targets.md and docs/boards.md.
 
 from aot.target.errors import BoardError, TargetError
 from aot.target.facts import Facts
-from aot.target.kinds import KINDS, AttrSpec, KindRegistry, TargetKind
+from aot.target.kinds import CODEGENS, KINDS, AttrSpec, KindRegistry, TargetKind
 from aot.target.tags import (
     BOARDS_DIR,
     DEFAULT_BOARD,
@@ -69,6 +69,7 @@ __all__ = [
     "DEFAULT_OPT_FLAGS",
     "DeviceFacts",
     "Facts",
+    "CODEGENS",
     "KINDS",
     "KindRegistry",
     "LABELS",

@@ -152,6 +152,10 @@ _CPU_ATTRS = (
              help="alignment of the kernels' constant arrays (default 8)"),
 )
 
+#: The kinds whose code generator a board's target can be switched to (``--codegen``,
+#: :func:`aot.compile.resolve_target`).
+CODEGENS = ("c", "llvm")
+
 KINDS = KindRegistry()
 KINDS.register(
     TargetKind(

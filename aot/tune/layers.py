@@ -116,9 +116,9 @@ def choose_layers(model, board: str, libs: str = "c -libs=cmsis-nn", *, codegen_
     if not mixed.attrs.get("libs"):
         raise TuneError(f"{libs!r} names no -libs: nothing to choose between")
     # Each kernel is timed alone (P_run_kernel): no stage, whose kernels run in its loop.
-    ours = compile_model(model, plain, measure_code=False, **{**compile_args, "patches": "off"})
-    theirs = compile_model(model, mixed, codegen_options=codegen_options, measure_code=False,
-                           **compile_args)
+    measured = {**compile_args, "measure_code": False}  # code size: of the chosen mix only
+    ours = compile_model(model, plain, **{**measured, "patches": "off"})
+    theirs = compile_model(model, mixed, codegen_options=codegen_options, **measured)
     with tempfile.TemporaryDirectory(prefix="aot-layers-", dir=workdir) as tmp:
         cost_ours = kernel_instructions(ours, Path(tmp) / "aot", cache_dir=cache_dir)
         cost_theirs = kernel_instructions(theirs, Path(tmp) / "libs", cache_dir=cache_dir)

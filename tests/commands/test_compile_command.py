@@ -243,3 +243,37 @@ def test_patches_option_prints_the_stage_and_refuses_a_graph_without_one(tmp_pat
                  "--patches", "two"]) == 2
     err = capsys.readouterr().err
     assert "has no patch stage" in err and "a grid 'RxC'" in err and "Traceback" not in err
+
+
+def test_no_code_size_says_the_code_size_was_not_measured(tmp_path, capsys, monkeypatch):
+    from aot import compile as compile_mod
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the code size was measured")
+
+    monkeypatch.setattr(compile_mod, "_code_bytes", refuse)
+    out = tmp_path / "art"
+    assert main(["compile", HELLO, "--board", "qemu/mps2-an386", "-o", str(out),
+                 "--no-code-size"]) == 0
+    assert "code unknown (code size not measured)" in capsys.readouterr().out
+    sizes = json.loads((out / "metadata.json").read_text())["sizes"]
+    assert sizes["code"] is None and sizes["code_note"] == "code size not measured"
+
+
+def test_a_second_compile_takes_the_code_size_objects_from_the_cache(tmp_path, capsys,
+                                                                     monkeypatch):
+    from aot.codegen import cc as cc_module
+    monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["compile", KWS, "--board", "host/native", "-o"]
+    assert main([*args, str(tmp_path / "a")]) == 0
+    first = capsys.readouterr().out
+    assert list((tmp_path / "cache" / "objects" / "size").glob("*.o"))
+    compiles = []
+    real = cc_module.subprocess.run
+    monkeypatch.setattr(cc_module.subprocess, "run",
+                        lambda argv, **kw: compiles.append(argv) or real(argv, **kw)
+                        if "-c" in argv else real(argv, **kw))
+    assert main([*args, str(tmp_path / "b")]) == 0  # another folder: not a replay
+    again = capsys.readouterr().out
+    assert again.replace(str(tmp_path / "b"), "") == first.replace(str(tmp_path / "a"), "")
+    assert compiles == [] and (tmp_path / "b" / "metadata.json").is_file()

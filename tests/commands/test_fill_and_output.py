@@ -10,7 +10,7 @@ import pytest
 from support.models import MODELS_DIR
 
 from aot.cli import main
-from aot.commands.interpret import fill_inputs, format_outputs, interpret, top_k
+from aot.commands.model_io import fill_inputs, format_outputs, interpret, top_k
 from aot.frontend import load_model
 
 HELLO = str(MODELS_DIR / "tflm_hello_world_int8.tflite")

@@ -9,7 +9,7 @@ import numpy as np
 from support.models import MODELS_DIR
 
 from aot.compile import compile_model
-from aot.commands.interpret import top_classes
+from aot.commands.model_io import top_classes
 from aot.commands.run_board import run_command
 from aot.firmware.verify import reference_outputs
 from aot.frontend import load_model

@@ -9,7 +9,7 @@ import pytest
 from support.models import MODELS_DIR
 
 from aot.cli import main
-from aot.commands.interpret import interpret
+from aot.commands.model_io import interpret
 from aot.errors import AotError
 from aot.frontend import load_model
 
@@ -66,7 +66,7 @@ class _Built(AotError):
 @pytest.fixture
 def no_build(monkeypatch):
     """Replaces building (firmware and host) and flashing; lists the calls."""
-    import aot.commands.run as run_cmd
+    import aot.export.host as host
     import aot.firmware.device as device
 
     calls = []
@@ -78,7 +78,7 @@ def no_build(monkeypatch):
         return called
     monkeypatch.setattr(device, "build_project", record("build_project"))
     monkeypatch.setattr(device, "runner_for_board", record("runner_for_board"))
-    monkeypatch.setattr(run_cmd, "build_program", record("build_program"))
+    monkeypatch.setattr(host, "build_program", record("build_program"))
     return calls
 
 

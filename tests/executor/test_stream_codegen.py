@@ -156,3 +156,17 @@ def test_the_default_streams_a_model_too_big_for_the_board_without(monkeypatch):
         compile_model(g, "qemu/microbit", patches="off", measure_code=False)
     m = compile_model(g, "qemu/microbit", measure_code=False)
     assert isinstance(m.patches, StreamCode) and m.sizes.ram <= 12288
+
+
+def test_the_default_prints_and_measures_only_the_plan_it_keeps(monkeypatch):
+    """ResNet-8: both plans are made (lowered and placed), but C is printed and its code
+    measured for the kept one only."""
+    printed, measured = [], []
+    generate = compile_mod.entry.generate
+    monkeypatch.setattr(compile_mod.entry, "generate",
+                        lambda *a, **k: printed.append(k["patches"]) or generate(*a, **k))
+    monkeypatch.setattr(compile_mod, "_code_bytes",
+                        lambda *a, **k: measured.append(a[1]) or (1, ""))
+    m = compile_model(RESNET8, "host/native")
+    assert isinstance(m.patches, StreamCode) and m.sizes.workspace == 20352
+    assert printed == [m.patches] and len(measured) == 1 and m.sizes.code == 1
