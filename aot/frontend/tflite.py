@@ -812,6 +812,27 @@ def _unquantized(ir_op: str, activation_slot: int | None = None):
     return convert
 
 
+def _squared_difference(ctx: _OpContext):
+    """SQUARED_DIFFERENCE(a, b): float32, int32, int8, int16 (zero points 0), as TFLM."""
+    a, b = ctx.inputs(2)
+    if a.dtype == "int16":
+        for what, t in (("input 1", b.type), ("output", ctx.output_type())):
+            if t.quant is not None and any(t.quant.zero_point):
+                raise ctx.fail(f"int16 {what} with zero point {t.quant.zero_point[0]}: not "
+                               "supported (TFLM's int16 SQUARED_DIFFERENCE needs zero "
+                               "points 0)")
+        _int16_zero_points(ctx, a)
+    return "squared_difference", [a, b], {}
+
+
+def _rsqrt(ctx: _OpContext):
+    """RSQRT: float32, or int8 with its input and output quantized (TFLM's types)."""
+    data = ctx.input(0)
+    if data.dtype == "int8" and (data.quant is None or ctx.output_type().quant is None):
+        raise ctx.fail("int8 input and output must be quantized")
+    return "rsqrt", [data], {}
+
+
 def _float_unary(ir_op: str):
     """Elementwise float32 functions; their quantized variants are refused."""
     def convert(ctx: _OpContext):
@@ -1677,7 +1698,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "CEIL": (_float_unary("ceil"), ("ceil",)),
     "ROUND": (_float_unary("round"), ("round",)),
     "SQRT": (_float_unary("sqrt"), ("sqrt",)),
-    "RSQRT": (_float_unary("rsqrt"), ("rsqrt",)),
+    "RSQRT": (_rsqrt, ("rsqrt",)),
     "EXP": (_float_unary("exp"), ("exp",)),
     "LOG": (_float_unary("log"), ("log",)),
     "SIN": (_float_unary("sin"), ("sin",)),
@@ -1690,7 +1711,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "ZEROS_LIKE": (_plain("zeros_like", 1), ("zeros_like",)),
     "ELU": (_float_int8("elu"), ("elu",)),
     "DIV": (_unquantized("div", 0), ("div",)),
-    "SQUARED_DIFFERENCE": (_unquantized("squared_difference"), ("squared_difference",)),
+    "SQUARED_DIFFERENCE": (_squared_difference, ("squared_difference",)),
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
     "ADD_N": (_unquantized("add_n"), ("add_n",)),
@@ -1752,9 +1773,10 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
         "SUM", "REDUCE_MAX", "REDUCE_MIN", "QUANTIZE")},
     "TRANSPOSE_CONV": (2, (_F, _I8, _I16)),
     **{b: (0, (_F,)) for b in (
-        "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "RSQRT", "EXP", "LOG",
-        "SIN", "COS", "SQUARE", "DIV", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD",
-        "ADD_N")},
+        "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "EXP", "LOG",
+        "SIN", "COS", "SQUARE", "DIV", "FLOOR_DIV", "FLOOR_MOD", "ADD_N")},
+    "RSQRT": (0, (_F, _I8)),
+    "SQUARED_DIFFERENCE": (0, (_F, _I8, _I16, _I32)),
     **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{b: (0, (_F, _I8)) for b in (
         "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "CUMSUM", "GATHER",

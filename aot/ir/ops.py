@@ -427,9 +427,9 @@ for _name in ("add", "sub", "mul"):
 for _name in ("maximum", "minimum"):
     register(_name, "broadcast", ("lhs", "rhs"))(_binary)
 
-#: Binary arithmetic TFLM computes in float32 only (its quantized DIV and
-#: SQUARED_DIFFERENCE are refused at import).
-FLOAT_BINARY = ("div", "squared_difference", "floor_div", "floor_mod")
+#: Binary arithmetic computed in float32 only (TFLM's quantized DIV is
+#: refused at import; its FLOOR_DIV and FLOOR_MOD are float32 only).
+FLOAT_BINARY = ("div", "floor_div", "floor_mod")
 
 
 def _plain_binary(ts, attrs, where):
@@ -440,6 +440,22 @@ def _plain_binary(ts, attrs, where):
 
 for _name in FLOAT_BINARY:
     register(_name, "broadcast", ("lhs", "rhs"), {"activation": _ACT})(_plain_binary)
+
+
+@register("squared_difference", "broadcast", ("lhs", "rhs"))
+def _squared_difference(ts, attrs, where):
+    """``(lhs - rhs)**2`` with broadcasting: float32, int32 (wrapping), or int8
+    and int16 operands quantized per tensor (int16: zero points 0) with the
+    result requantized to the output as TFLM does
+    (:func:`aot.reference.ops.elementwise.squared_difference`)."""
+    dtype = _same_dtype(ts, where)
+    _need(dtype in ("float32", "int32", "int8", "int16"), where,
+          f"{dtype} operands are not supported (float32, int32, int8 or int16)")
+    if dtype in ("int8", "int16"):
+        for name, t in zip(("lhs", "rhs"), ts):
+            _need(t.quant is not None and not t.quant.is_per_axis, where,
+                  f"{name} must be quantized per tensor")
+    return _out(_broadcast_shape([t.shape for t in ts], where), dtype)
 
 
 @register("add_n", "broadcast", ("inputs*",))
@@ -777,8 +793,20 @@ def _dynamic_update_slice(ts, attrs, where):
 
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
-FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",
+FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "exp", "log", "sin",
                "cos", "square")
+
+
+@register("rsqrt", "elementwise", ("data",))
+def _rsqrt(ts, attrs, where):
+    """``1 / sqrt(x)``: float32, or int8 quantized per tensor (TFLM's integer
+    inverse square root, :func:`aot.reference.ops.elementwise.rsqrt_int8`)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where,
+          f"float32 or int8 only, got {data.dtype}")
+    _need(data.dtype == "float32" or (data.quant is not None and not data.quant.is_per_axis),
+          where, "an int8 input must be quantized per tensor")
+    return _out(data.shape, data.dtype)
 
 
 def _float_unary(ts, attrs, where):

@@ -77,3 +77,18 @@ def softmax_params_int16(x_scale: float, beta: float = 1.0):
     difference is scaled so that [-65535, 0] covers [-10, 0]."""
     real = f32(x_scale) * float(beta) / (10.0 / 65535.0)
     return quant.quantize_multiplier(real)
+
+
+def squared_difference_params(x1_scale, x2_scale, y_scale, dtype: str):
+    """The integer SQUARED_DIFFERENCE's constants, as TFLM's Prepare derives
+    them: ``(left_shift, (m1, e1), (m2, e2), (mo, eo))``.  Each operand is
+    shifted left (7 bits for int8, whose square then still fits int32; none
+    for int16) and scaled to half the larger input scale; the square of the
+    difference is brought from ``(2 max / 2**L)**2`` to the output's scale."""
+    left_shift = 7 if dtype == "int8" else 0
+    s1, s2, so = f32(x1_scale), f32(x2_scale), f32(y_scale)
+    twice_max = 2.0 * max(s1, s2)
+    m1 = quant.quantize_multiplier(s1 / twice_max)
+    m2 = quant.quantize_multiplier(s2 / twice_max)
+    mo = quant.quantize_multiplier(twice_max * twice_max / ((1 << (2 * left_shift)) * so))
+    return left_shift, m1, m2, mo

@@ -320,6 +320,27 @@ def _float_binary(node: Node, args: list) -> list:
                                      activation=_ACT[node.attrs["activation"]])]
 
 
+@kernel("squared_difference")
+def _squared_difference(node: Node, args: list) -> list:
+    x1, x2 = node.inputs
+    y = node.outputs[0]
+    extra = {}
+    if x1.quant is not None and y.dtype in ("int8", "int16"):
+        extra = {"x1_scale": _scale(x1), "x1_zero_point": _zp(x1),
+                 "x2_scale": _scale(x2), "x2_zero_point": _zp(x2),
+                 "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    return [elementwise.squared_difference(args[0], args[1], **extra)]
+
+
+@kernel("rsqrt")
+def _rsqrt(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype == "float32":
+        return [elementwise.float_unary("rsqrt", args[0])]
+    return [elementwise.rsqrt_int8(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                   y_scale=_scale(y), y_zero_point=_zp(y))]
+
+
 @kernel("add_n")
 def _add_n(node: Node, args: list) -> list:
     total = args[0]

@@ -26,7 +26,7 @@ from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant.arith import (multiply_by_quantized_multiplier, qrange, quantize_multiplier,
                              round_half_away, wrap_int32)
-from aot.quant.params import f32
+from aot.quant.params import f32, squared_difference_params
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
 from aot.tir import expr as E
 
@@ -265,7 +265,20 @@ def _float_unary(ctx, node) -> Computed:
 
 
 for _op in _FLOAT_UNARY:
-    compute_rule(_op)(_float_unary)
+    if _op != "rsqrt":
+        compute_rule(_op)(_float_unary)
+
+
+@compute_rule("rsqrt")
+def rsqrt(ctx, node) -> Computed:
+    """float32: ``1 / sqrtf(x)``; int8: a 256-entry table of the reference's
+    integer inverse square root for this node, one load per element."""
+    if node.inputs[0].dtype == "int8":
+        x = ctx.value(node.inputs[0])
+        table = ctx.const(f"{node.name}_table", int8_table(node))
+        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                                   name="y"))
+    return _float_unary(ctx, node)
 
 
 def _float_binary(ctx, node) -> Computed:
@@ -292,8 +305,43 @@ def _float_binary(ctx, node) -> Computed:
     return Computed(te.compute(shape, body, name="y"))
 
 
-for _op in ("div", "squared_difference", "floor_div", "floor_mod"):
+for _op in ("div", "floor_div", "floor_mod"):
     compute_rule(_op)(_float_binary)
+
+
+@compute_rule("squared_difference")
+def squared_difference(ctx, node) -> Computed:
+    """float32 as :func:`_float_binary`; int32 wrapping; int8 and int16 as the
+    reference's :func:`aot.reference.ops.elementwise.squared_difference`:
+    each int8 operand rescaled by :func:`_int_input` (an affine function of
+    the value when the constants make it one: LayerNorm's operands share a
+    scale, which halves exactly), the square requantized by
+    :func:`_requant_s8` with its bound known."""
+    y_t = node.outputs[0]
+    if y_t.dtype == "float32":
+        return _float_binary(ctx, node)
+    (a, b), shape = _operands(ctx, node)
+    if y_t.dtype == "int32":
+        def body32(*i):
+            d = te.call_pure("int32", "aot_sub32", _broadcast(a, i), _broadcast(b, i))
+            return te.call_pure("int32", "aot_mul32", d, d)
+        return Computed(te.compute(shape, body32, name="y"))
+    x1, x2 = node.inputs
+    ls, (m1, e1), (m2, e2), (mo, eo) = squared_difference_params(
+        x1.quant.scale[0], x2.quant.scale[0], y_t.quant.scale[0], y_t.dtype)
+    zp1, zp2 = int(x1.quant.zero_point[0]), int(x2.quant.zero_point[0])
+    zpo = int(y_t.quant.zero_point[0])
+    clamp = qrange(y_t.dtype)
+
+    def body(*i):
+        u, u_reach = _int_input(a, i, -zp1, ls, m1, e1)
+        v, v_reach = _int_input(b, i, -zp2, ls, m2, e2)
+        d = u - v
+        if y_t.dtype == "int8":
+            reach = None if None in (u_reach, v_reach) else (u_reach + v_reach) ** 2
+            return _requant_s8(d * d, reach, mo, eo, zpo, clamp)
+        return requantize(d * d, mo, eo, zpo, clamp, y_t.dtype)
+    return Computed(te.compute(shape, body, name="y"))
 
 
 @compute_rule("cast")

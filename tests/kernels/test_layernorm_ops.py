@@ -1,0 +1,81 @@
+"""The integer operators of an int8 LayerNorm (Keras LayerNormalization as the
+TFLite converter emits it: MEAN, SQUARED_DIFFERENCE, RSQRT, MUL, ADD, SUB):
+SQUARED_DIFFERENCE in int8, int16 and int32 and RSQRT in int8, imported, run
+by the reference and compiled to C on the host, bit for bit as TFLM runs them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aot.frontend import load_model
+from aot.frontend.errors import ModelError
+from support.parity import assert_matches_tflm
+from support.tflite_builder import ModelBuilder
+
+_SQD_QUANT = {
+    # (a, b, y): unequal scales and zero points; the LayerNorm case shares a's scale
+    "int8": ({"scale": 0.05, "zero_point": -3}, {"scale": 0.031, "zero_point": 9},
+             {"scale": 0.07, "zero_point": -128}),
+    "int8-shared": ({"scale": 0.04, "zero_point": 5}, {"scale": 0.04, "zero_point": 5},
+                    {"scale": 0.02, "zero_point": -128}),
+    "int16": ({"scale": 0.002, "zero_point": 0}, {"scale": 0.003, "zero_point": 0},
+              {"scale": 0.5, "zero_point": 0}),
+    "int32": ({}, {}, {}),
+}
+
+
+def _values(rng, dtype, shape):
+    if dtype == "int32":
+        return rng.integers(-3000, 3000, shape).astype(np.int32)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("case", sorted(_SQD_QUANT))
+def test_squared_difference_matches_tflm(case, tflm, tmp_path):  # noqa: F811
+    dtype = case.split("-")[0]
+    qa, qb, qy = _SQD_QUANT[case]
+    rng = np.random.default_rng(4)
+    # every int8 value of a against a broadcast b (LayerNorm's x - mean)
+    a_shape, b_shape = ((2, 256), (2, 1)) if dtype == "int8" else ((3, 40), (40,))
+    av = _values(rng, dtype, a_shape)
+    if dtype == "int8":
+        av[:] = np.arange(-128, 128, dtype=np.int8)
+        bv = np.array([[-128], [127]], np.int8)
+    else:
+        bv = _values(rng, dtype, b_shape)
+        av[0, :4] = [np.iinfo(dtype).min, np.iinfo(dtype).max, 0, -1]
+        bv[:4] = [np.iinfo(dtype).max, np.iinfo(dtype).min, 0, 1]
+    mb = ModelBuilder()
+    a = mb.input("a", list(a_shape), dtype, **qa)
+    b = mb.input("b", list(b_shape), dtype, **qb)
+    y = mb.output("y", list(a_shape), dtype, **qy)
+    mb.op("SQUARED_DIFFERENCE", [a, b], [y])
+    assert_matches_tflm(tflm, mb.finish(), [av, bv], tmp_path)
+
+
+@pytest.mark.parametrize("qx, qy", [
+    ({"scale": 0.0004, "zero_point": -128}, {"scale": 0.2, "zero_point": -128}),
+    ({"scale": 0.03, "zero_point": -20}, {"scale": 0.01, "zero_point": 3}),
+    ({"scale": 2.5e-6, "zero_point": -128}, {"scale": 3.0, "zero_point": -128}),
+])
+def test_rsqrt_int8_matches_tflm_on_every_valid_input(qx, qy, tflm, tmp_path):  # noqa: F811
+    zp = qx["zero_point"]
+    xs = np.arange(zp, 128, dtype=np.int64).astype(np.int8)  # TFLM refuses x < zero point
+    mb = ModelBuilder()
+    x = mb.input("x", [xs.size], "int8", **qx)
+    mb.op("RSQRT", [x], [mb.output("y", [xs.size], "int8", **qy)])
+    assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)
+
+
+def test_int16_squared_difference_needs_zero_points_0(tmp_path):
+    mb = ModelBuilder()
+    a = mb.input("a", [4], "int16", scale=0.1, zero_point=0)
+    b = mb.input("b", [4], "int16", scale=0.1, zero_point=3)
+    mb.op("SQUARED_DIFFERENCE", [a, b], [mb.output("y", [4], "int16", scale=0.1)])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.finish())
+    with pytest.raises(ModelError, match=r"operator 0 \(SQUARED_DIFFERENCE\): int16 input 1 "
+                                         r"with zero point 3: not supported"):
+        load_model(path)
