@@ -12,6 +12,7 @@ schedule computes one output at a time with its dot product innermost.
 from __future__ import annotations
 
 from aot import te
+from aot.ir.analysis import node_macs
 from aot.kernels.common import requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
@@ -44,9 +45,7 @@ def batch_matmul(ctx, node) -> Computed:
     b = _reader(b_t, ctx.value(b_t), node.attrs["adj_y"], batch_rank)
     depth = int(a_t.shape[-2] if node.attrs["adj_x"] else a_t.shape[-1])
     k = te.reduce_axis((0, depth), "k")
-    macs = depth
-    for d in shape:
-        macs *= d
+    macs = node_macs(node)
     if y_t.dtype == "float32":
         def body(*i):
             return te.sum(a(i[:-2], i[-2], k) * b(i[:-2], k, i[-1]), axis=k)
