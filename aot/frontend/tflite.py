@@ -65,6 +65,8 @@ BUILTIN_CODES = {
     "TRANSPOSE": 39, "MEAN": 40, "SUB": 41, "SQUEEZE": 43, "UNIDIRECTIONAL_SEQUENCE_LSTM": 44,
     "STRIDED_SLICE": 45, "MAXIMUM": 55, "MINIMUM": 57, "PADV2": 60, "EXPAND_DIMS": 70,
     "LEAKY_RELU": 98, "QUANTIZE": 114, "HARD_SWISH": 117,
+    # Beyond TFLM (aot's extensions; docs/operators.md lists them apart).
+    "GELU": 150,
     # Lowered at import into the data-movement operators above (see "lowered
     # into data movement" below).
     "DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "BATCH_TO_SPACE_ND": 37,
@@ -858,6 +860,17 @@ def _float_int8(ir_op: str, count: int = 1):
                            "int8)")
         return ir_op, inputs, {}
     return convert
+
+
+def _gelu(ctx: _OpContext):
+    """GELU (GeluOptions.approximate): float32 or int8 with quantized input and
+    output; TFLM has no kernel for it (aot's extension)."""
+    data = ctx.input(0)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} input: not supported (aot runs GELU on float32 and int8)")
+    if data.dtype == "int8" and (data.quant is None or ctx.output_type().quant is None):
+        raise ctx.fail("int8 input and output must be quantized")
+    return "gelu", [data], {"approximate": bool(ctx.opt(0, "?", False))}
 
 
 def _sigmoid_like(ir_op: str):
@@ -1710,6 +1723,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "PRELU": (_float_int8("prelu", 2), ("prelu",)),
     "ZEROS_LIKE": (_plain("zeros_like", 1), ("zeros_like",)),
     "ELU": (_float_int8("elu"), ("elu",)),
+    "GELU": (_gelu, ("gelu",)),
     "DIV": (_unquantized("div", 0), ("div",)),
     "SQUARED_DIFFERENCE": (_squared_difference, ("squared_difference",)),
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
@@ -1779,8 +1793,8 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
     "SQUARED_DIFFERENCE": (0, (_F, _I8, _I16, _I32)),
     **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{b: (0, (_F, _I8)) for b in (
-        "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "CUMSUM", "GATHER",
-        "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
+        "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "GELU", "CUMSUM",
+        "GATHER", "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, (_F, _I8, _I16)),
     "DEQUANTIZE": (0, (_I8, _I16)),
     "GREATER": (0, (_F, _I8, _I16, _I32, _I64)),

@@ -514,6 +514,21 @@ register("leaky_relu", "elementwise", ("data",), {"alpha": Attr("float")})(_unar
 register("elu", "elementwise", ("data",))(_unary)
 
 
+@register("gelu", "elementwise", ("data",), {"approximate": Attr("bool", False)})
+def _gelu(ts, attrs, where):
+    """``x * Phi(x)``, Phi the standard normal CDF: ``0.5 x (1 + erf(x / sqrt 2))``,
+    or with ``approximate`` the tanh form ``0.5 x (1 + tanh(sqrt(2/pi) (x +
+    0.044715 x^3)))``.  float32, or int8 quantized per tensor (a table of the
+    exact function of each dequantized input, rounded to the output,
+    :func:`aot.reference.ops.activations.gelu_int8`).  TFLM has no GELU: this
+    is aot's extension (docs/models.md gives its accuracy)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where, f"float32 or int8 only, got {data.dtype}")
+    _need(data.dtype == "float32" or (data.quant is not None and not data.quant.is_per_axis),
+          where, "an int8 input must be quantized per tensor")
+    return _out(data.shape, data.dtype)
+
+
 @register("prelu", "broadcast", ("data", "alpha"))
 def _prelu(ts, attrs, where):
     """``x >= 0 ? x : alpha * x`` with ``alpha`` broadcast to ``x`` (usually per channel)."""

@@ -371,6 +371,17 @@ def _activation(node: Node, args: list) -> list:
     return [getattr(activations, node.op)(args[0], **extra)]
 
 
+@kernel("gelu")
+def _gelu(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    approximate = node.attrs["approximate"]
+    if x.dtype == "float32":
+        return [activations.gelu_float(args[0], approximate=approximate)]
+    return [activations.gelu_int8(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                  y_scale=_scale(y), y_zero_point=_zp(y),
+                                  approximate=approximate)]
+
+
 @kernel("prelu")
 def _prelu(node: Node, args: list) -> list:
     x, alpha = node.inputs
