@@ -1773,10 +1773,9 @@ _ANY = None  # every element type the reader takes: the values are moved, never 
 #: Each supported builtin's element types: the input slot whose type selects
 #: TFLM's kernel, and the types aot runs there (``_ANY``: every type the reader
 #: takes; an empty tuple: nothing typed runs, the builtin is resolved at import).
-#: For the builtins tests/frontend/test_tflite_tflm_types.py probes (data
-#: movement, SELECT_V2, ZEROS_LIKE, CAST, element-wise arithmetic, comparisons,
-#: ARG_MAX/ARG_MIN and a few more) they are the types the pinned TFLM interpreter runs, less
-#: MAXIMUM and MINIMUM on int64, which aot does not run yet.
+#: tests/frontend/test_tflite_tflm_types.py probes every TFLM builtin with a
+#: typed operand: they are the types the pinned TFLM interpreter runs, less
+#: and plus the few that test lists with reasons (AOT_NARROWER, AOT_WIDER).
 #: The importer refuses any other type the converter lets through (converters
 #: check finer things first: combinations of operand types, zero points);
 #: docs/operators.md's types column is printed from this table.
