@@ -79,3 +79,45 @@ def test_int16_squared_difference_needs_zero_points_0(tmp_path):
     with pytest.raises(ModelError, match=r"operator 0 \(SQUARED_DIFFERENCE\): int16 input 1 "
                                          r"with zero point 3: not supported"):
         load_model(path)
+
+
+def _loops(func) -> list[tuple[int, str]]:
+    """(depth, loop variable) of every loop in ``func``, outermost first."""
+    from aot.tir import stmt as S
+    out = []
+
+    def walk(s, depth):
+        if isinstance(s, S.For):
+            out.append((depth, s.var.name))
+            walk(s.body, depth + 1)
+            return
+        children = list(getattr(s, "seq", None) or [])
+        for attr in ("body", "then_case", "else_case"):
+            if isinstance(getattr(s, attr, None), S.Stmt):
+                children.append(getattr(s, attr))
+        for child in children:
+            walk(child, depth)
+    walk(func.body, 0)
+    return out
+
+
+def test_a_reduction_broadcast_again_is_summed_once_per_row():
+    """LayerNorm's ``x * f(mean(x))``: the mean's sum runs at the row loop,
+    beside (not inside) the loop over the row's outputs."""
+    from graphs import Q
+    from kernel_checks import check_graph, seeded_inputs
+
+    from aot.ir import GraphBuilder, TensorType
+    from aot.kernels import lower_group
+    from aot.passes import annotations, optimize
+    b = GraphBuilder("ln")
+    x = b.input("x", (4, 16), "int8", Q(0.05, -3))
+    m = b.op("mean", [x], TensorType((4, 1), "int8", Q(0.05, -3)), axes=[1], keepdims=True)
+    g = b.build([b.op("mul", [x, m], TensorType((4, 16), "int8", Q(0.1, 2)))])
+    ag = optimize(g)
+    (group,) = [gr for gr in annotations(ag).groups if gr.kind != "view"]
+    loops = _loops(lower_group(group, ag, "c", name="ln").func)
+    reduction = [d for d, v in loops if v.startswith("r")]
+    inner = max(d for d, v in loops if not v.startswith("r"))
+    assert reduction and max(reduction) <= inner, loops
+    check_graph(g, seeded_inputs(g, 3), cross=False)  # and it computes the reference's values
