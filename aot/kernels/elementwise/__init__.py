@@ -78,7 +78,7 @@ def _dw_requant(x, row):
     return te.call_pure("int32", "aot_dw_requant", x, *[E.const(v, "int32") for v in row])
 
 
-def _requant_s8(raw, reach, m: int, s: int, output_offset: int, clamp):
+def requant_s8(raw, reach, m: int, s: int, output_offset: int, clamp):
     """``clamp(MBQM(raw, m, s) + output_offset)`` as int8, with ``|raw| <=
     reach`` (None: unknown): the SMMLAR form ``aot_dw_requant`` (offset folded
     into ``kh``) when :func:`aot.kernels.conv2d.fuse.requant_rows` accepts the
@@ -153,7 +153,7 @@ def _arith(ctx, node) -> Computed:
         raw = u + v if node.op == "add" else u - v
         if y_t.dtype == "int8":
             reach = None if None in (u_reach, v_reach) else u_reach + v_reach
-            return _requant_s8(raw, reach, mo, so, qp.output_offset, qp.clamp)
+            return requant_s8(raw, reach, mo, so, qp.output_offset, qp.clamp)
         return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
     return Computed(te.compute(shape, body, name="y"))
 
@@ -316,7 +316,7 @@ def squared_difference(ctx, node) -> Computed:
     each int8 operand rescaled by :func:`_int_input` (an affine function of
     the value when the constants make it one: LayerNorm's operands share a
     scale, which halves exactly), the square requantized by
-    :func:`_requant_s8` with its bound known."""
+    :func:`requant_s8` with its bound known."""
     y_t = node.outputs[0]
     if y_t.dtype == "float32":
         return _float_binary(ctx, node)
@@ -339,7 +339,7 @@ def squared_difference(ctx, node) -> Computed:
         d = u - v
         if y_t.dtype == "int8":
             reach = None if None in (u_reach, v_reach) else (u_reach + v_reach) ** 2
-            return _requant_s8(d * d, reach, mo, eo, zpo, clamp)
+            return requant_s8(d * d, reach, mo, eo, zpo, clamp)
         return requantize(d * d, mo, eo, zpo, clamp, y_t.dtype)
     return Computed(te.compute(shape, body, name="y"))
 
