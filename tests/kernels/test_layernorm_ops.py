@@ -121,3 +121,42 @@ def test_a_reduction_broadcast_again_is_summed_once_per_row():
     inner = max(d for d, v in loops if not v.startswith("r"))
     assert reduction and max(reduction) <= inner, loops
     check_graph(g, seeded_inputs(g, 3), cross=False)  # and it computes the reference's values
+
+
+def _c_lines(graph) -> list[str]:
+    """The C of the graph's one kernel group, line by line."""
+    from aot.codegen.c import generate_c
+    from aot.kernels import lower_group
+    from aot.passes import annotations, optimize
+    ag = optimize(graph)
+    (group,) = [gr for gr in annotations(ag).groups if gr.kind != "view"]
+    return generate_c([lower_group(group, ag, "c", name="k").func]).splitlines()
+
+
+def _loop_depth(lines, needle: str) -> int:
+    """How many loops enclose the first line holding ``needle``."""
+    stack = []
+    for line in lines:
+        if needle in line:
+            return stack.count("for")
+        text = line.strip()
+        if text.startswith("}"):
+            stack.pop()
+        if text.endswith("{"):
+            stack.append("for" if text.startswith("for (") else "block")
+    raise AssertionError(f"{needle} is not in the C")
+
+
+def test_int8_softmax_inverts_each_row_once():
+    """The reciprocal of a row's sum (a Newton iteration) sits in the row
+    loop, beside the loop over the row's outputs, not inside it."""
+    from graphs import Q
+
+    from aot.ir import GraphBuilder, TensorType
+    b = GraphBuilder("sm")
+    x = b.input("x", (4, 16), "int8", Q(0.05, -3))
+    g = b.build([b.op("softmax", [x], TensorType((4, 16), "int8", Q(1 / 256, -128)),
+                      beta=1.0)])
+    lines = _c_lines(g)
+    assert _loop_depth(lines, "aot_reciprocal") == 1, "\n".join(lines)
+    assert _loop_depth(lines, "y[") == 2
