@@ -1,4 +1,4 @@
-"""Int8 transformers built with Keras (LayerNormalization, MultiHeadAttention,
+"""Int8 and 16x8 transformers built with Keras (LayerNormalization, MultiHeadAttention,
 Dense; bench/models/transformers/) run bit for bit as TFLM runs them, on the
 reference interpreter and on the host build; tests/firmware/
 test_transformers_qemu.py runs them on QEMU."""
@@ -14,7 +14,8 @@ from aot.compile import compile_model
 from aot.frontend import load_model
 from aot.reference.interpreter import Session
 
-TFLM_MODELS = ["attention_int8", pytest.param("kwt_int8", marks=pytest.mark.slow)]
+TFLM_MODELS = ["attention_int8", "attention_int16",
+               pytest.param("kwt_int8", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("name", TFLM_MODELS)

@@ -828,10 +828,13 @@ def _squared_difference(ctx: _OpContext):
 
 
 def _rsqrt(ctx: _OpContext):
-    """RSQRT: float32, or int8 with its input and output quantized (TFLM's types)."""
+    """RSQRT: float32, or int8 or int16 (zero points 0) with its input and
+    output quantized (TFLM's types)."""
     data = ctx.input(0)
-    if data.dtype == "int8" and (data.quant is None or ctx.output_type().quant is None):
-        raise ctx.fail("int8 input and output must be quantized")
+    if data.dtype in ("int8", "int16") and (data.quant is None
+                                             or ctx.output_type().quant is None):
+        raise ctx.fail(f"{data.dtype} input and output must be quantized")
+    _int16_zero_points(ctx, data)
     return "rsqrt", [data], {}
 
 
@@ -1788,7 +1791,7 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
     **{b: (0, (_F,)) for b in (
         "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "EXP", "LOG",
         "SIN", "COS", "SQUARE", "DIV", "FLOOR_DIV", "FLOOR_MOD", "ADD_N")},
-    "RSQRT": (0, (_F, _I8)),
+    "RSQRT": (0, (_F, _I8, _I16)),
     "SQUARED_DIFFERENCE": (0, (_F, _I8, _I16, _I32)),
     **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{b: (0, (_F, _I8)) for b in (

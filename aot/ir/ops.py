@@ -814,13 +814,14 @@ FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "exp", "log", "si
 
 @register("rsqrt", "elementwise", ("data",))
 def _rsqrt(ts, attrs, where):
-    """``1 / sqrt(x)``: float32, or int8 quantized per tensor (TFLM's integer
-    inverse square root, :func:`aot.reference.ops.elementwise.rsqrt_int8`)."""
+    """``1 / sqrt(x)``: float32, or int8 or int16 quantized per tensor (TFLM's
+    integer inverse square root,
+    :func:`aot.reference.ops.elementwise.rsqrt_quantized`)."""
     (data,) = ts
-    _need(data.dtype in ("float32", "int8"), where,
-          f"float32 or int8 only, got {data.dtype}")
+    _need(data.dtype in ("float32", "int8", "int16"), where,
+          f"float32, int8 or int16 only, got {data.dtype}")
     _need(data.dtype == "float32" or (data.quant is not None and not data.quant.is_per_axis),
-          where, "an int8 input must be quantized per tensor")
+          where, f"an {data.dtype} input must be quantized per tensor")
     return _out(data.shape, data.dtype)
 
 

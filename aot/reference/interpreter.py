@@ -337,8 +337,8 @@ def _rsqrt(node: Node, args: list) -> list:
     x, y = node.inputs[0], node.outputs[0]
     if x.dtype == "float32":
         return [elementwise.float_unary("rsqrt", args[0])]
-    return [elementwise.rsqrt_int8(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
-                                   y_scale=_scale(y), y_zero_point=_zp(y))]
+    return [elementwise.rsqrt_quantized(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                        y_scale=_scale(y), y_zero_point=_zp(y))]
 
 
 @kernel("add_n")

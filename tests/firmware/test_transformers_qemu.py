@@ -13,7 +13,7 @@ from aot.firmware import run_on_board
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["attention_int8", "kwt_int8"])
+@pytest.mark.parametrize("name", ["attention_int8", "attention_int16", "kwt_int8"])
 def test_transformer_on_the_m4_equals_tflm(name, tflm, object_cache, tmp_path):  # noqa: F811
     path = TRANSFORMERS_DIR / f"{name}.tflite"
     graph = load_model(path)

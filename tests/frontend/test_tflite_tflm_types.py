@@ -286,8 +286,6 @@ _UNCHECKED_LOGICAL = "TFLM's LOGICAL_AND/OR do not check the type and read the b
 AOT_NARROWER = {
     ("MAXIMUM", "int64"): "not supported yet", ("MINIMUM", "int64"): "not supported yet",
     ("ABS", "int8"): "not supported yet", ("ABS", "int16"): "not supported yet",
-    ("RSQRT", "int16"): "not supported yet (int8 is a table; int16 needs the arithmetic "
-                        "per element)",
     ("DIV", "int8"): "not supported yet", ("DIV", "int32"): "not supported yet",
     ("ADD_N", "int8"): "not supported yet", ("DEQUANTIZE", "uint8"): "not supported yet",
     **{(op, d): _UNCHECKED_LOGICAL for op in ("LOGICAL_AND", "LOGICAL_OR")

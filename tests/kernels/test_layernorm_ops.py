@@ -1,6 +1,6 @@
 """The integer operators of an int8 LayerNorm (Keras LayerNormalization as the
 TFLite converter emits it: MEAN, SQUARED_DIFFERENCE, RSQRT, MUL, ADD, SUB):
-SQUARED_DIFFERENCE in int8, int16 and int32 and RSQRT in int8, imported, run
+SQUARED_DIFFERENCE in int8, int16 and int32 and RSQRT in int8 and int16, imported, run
 by the reference and compiled to C on the host, bit for bit as TFLM runs them."""
 
 from __future__ import annotations
@@ -66,6 +66,17 @@ def test_rsqrt_int8_matches_tflm_on_every_valid_input(qx, qy, tflm, tmp_path):  
     mb = ModelBuilder()
     x = mb.input("x", [xs.size], "int8", **qx)
     mb.op("RSQRT", [x], [mb.output("y", [xs.size], "int8", **qy)])
+    assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)
+
+
+@pytest.mark.parametrize("sx, sy", [(0.0004, 0.002), (3e-6, 0.5), (0.05, 1e-4)])
+def test_rsqrt_int16_matches_tflm(sx, sy, tflm, tmp_path):  # noqa: F811
+    rng = np.random.default_rng(16)
+    xs = np.concatenate([np.arange(0, 300), rng.integers(300, 32768, 500),
+                         [32767, 16384, 4096, 1024]]).astype(np.int16)
+    mb = ModelBuilder()
+    x = mb.input("x", [xs.size], "int16", scale=sx, zero_point=0)
+    mb.op("RSQRT", [x], [mb.output("y", [xs.size], "int16", scale=sy, zero_point=0)])
     assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)
 
 

@@ -28,6 +28,7 @@ from aot.quant.arith import (multiply_by_quantized_multiplier, qrange, quantize_
                              round_half_away, wrap_int32)
 from aot.quant.params import f32, squared_difference_params
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
+from aot.reference.ops.elementwise import RSQRT_SHIFT
 from aot.tir import expr as E
 
 
@@ -272,13 +273,32 @@ for _op in _FLOAT_UNARY:
 @compute_rule("rsqrt")
 def rsqrt(ctx, node) -> Computed:
     """float32: ``1 / sqrtf(x)``; int8: a 256-entry table of the reference's
-    integer inverse square root for this node, one load per element."""
-    if node.inputs[0].dtype == "int8":
-        x = ctx.value(node.inputs[0])
+    integer inverse square root for this node, one load per element; int16:
+    that arithmetic per element (:func:`aot.reference.ops.elementwise.
+    rsqrt_quantized`: ``aot_inv_sqrt_packed`` and two requantizations)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    if x_t.dtype == "int8":
         table = ctx.const(f"{node.name}_table", int8_table(node))
         return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
                                    name="y"))
-    return _float_unary(ctx, node)
+    if x_t.dtype != "int16":
+        return _float_unary(ctx, node)
+    mult, shift = quantize_multiplier(
+        1.0 / (np.sqrt(f32(x_t.quant.scale[0])) * f32(y_t.quant.scale[0])))
+    zx, zy = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+    lo, hi = qrange("int16")
+
+    def body(*i):
+        v = x[i].astype("int32") - zx
+        inv = te.call_pure("int64", "aot_inv_sqrt_packed", v)
+        d = te.call_pure("int32", "aot_mbqm", E.const(1, "int32"),
+                         te.call_pure("int32", "aot_lo32", inv),
+                         te.call_pure("int32", "aot_hi32", inv) + RSQRT_SHIFT)
+        y = te.call_pure("int32", "aot_mbqm", d, mult, shift - RSQRT_SHIFT) + zy
+        return te.if_then_else(v > 0, te.clamp(y, lo, hi), E.const(hi, "int32")) \
+            .astype("int16")
+    return Computed(te.compute(x.shape, body, name="y"))
 
 
 def _float_binary(ctx, node) -> Computed:

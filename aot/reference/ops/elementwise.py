@@ -169,31 +169,33 @@ def float_unary(op: str, x) -> np.ndarray:
     return libm.call(op + "f", x)
 
 
-#: RSQRT int8 keeps 1/sqrt(value) with 20 fraction bits between its two steps.
+#: Integer RSQRT keeps 1/sqrt(value) with 20 fraction bits between its two steps.
 RSQRT_SHIFT = 20
 
 
-def rsqrt_int8(x, *, x_scale, x_zero_point, y_scale, y_zero_point) -> np.ndarray:
-    """TFLM's int8 RSQRT: ``v = x - zp_x``; 0 gives 127; otherwise
-    ``1/sqrt(v)`` from ``GetInvSqrtQuantizedMultiplierExp(v, -1)`` as
-    ``d = MBQM(1, m, e + 20)``, then ``MBQM(d, M, E - 20) + zp_y`` with
-    ``(M, E) = QuantizeMultiplier(1 / (sqrt(s_x) s_y))`` (in double), clamped.
-    TFLM fails the invocation for ``v < 0`` ("only defined for positive
-    values"); a compiled model cannot, and gives 127 there as for 0."""
+def rsqrt_quantized(x, *, x_scale, x_zero_point, y_scale, y_zero_point) -> np.ndarray:
+    """TFLM's int8 and int16 RSQRT: ``v = x - zp_x``; 0 gives the type's
+    maximum; otherwise ``1/sqrt(v)`` from ``GetInvSqrtQuantizedMultiplierExp(v,
+    -1)`` as ``d = MBQM(1, m, e + 20)``, then ``MBQM(d, M, E - 20) + zp_y``
+    with ``(M, E) = QuantizeMultiplier(1 / (sqrt(s_x) s_y))`` (in double),
+    clamped to the type.  TFLM fails the invocation for ``v < 0`` ("only
+    defined for positive values"); a compiled model cannot, and gives the
+    maximum there as for 0."""
     x = np.asarray(x)
+    lo, hi = quant.qrange(x.dtype)
     mult, shift = quant.quantize_multiplier(
         1.0 / (np.sqrt(f32(x_scale)) * f32(y_scale)))
     out = np.empty(x.shape, np.int64)
     flat = out.reshape(-1)
     for i, v in enumerate(x.reshape(-1).astype(np.int64) - int(x_zero_point)):
         if v <= 0:
-            flat[i] = 127
+            flat[i] = hi
             continue
         m, e = fixedpoint.inv_sqrt_multiplier_exp(int(v), -1)
         d = quant.multiply_by_quantized_multiplier(1, m, e + RSQRT_SHIFT)
         flat[i] = int(quant.multiply_by_quantized_multiplier(d, mult, shift - RSQRT_SHIFT)) \
             + int(y_zero_point)
-    return quant.clamp_cast(out, -128, 127, np.int8)
+    return quant.clamp_cast(out, lo, hi, x.dtype)
 
 
 def float_binary(op: str, x1, x2, activation=None) -> np.ndarray:
