@@ -827,6 +827,18 @@ def _squared_difference(ctx: _OpContext):
     return "squared_difference", [a, b], {}
 
 
+def _abs(ctx: _OpContext):
+    """ABS: float32, int8 (quantized) or int16 (zero points 0, or not quantized), as TFLM."""
+    data = ctx.input(0)
+    out = ctx.output_type()
+    if data.dtype == "int8" and (data.quant is None or out.quant is None):
+        raise ctx.fail("int8 input and output must be quantized")
+    if data.dtype == "int16" and (data.quant is None) != (out.quant is None):
+        raise ctx.fail("int16 input and output must both be quantized or both not")
+    _int16_zero_points(ctx, data)
+    return "abs", [data], {}
+
+
 def _rsqrt(ctx: _OpContext):
     """RSQRT: float32, or int8 or int16 (zero points 0) with its input and
     output quantized (TFLM's types)."""
@@ -1708,7 +1720,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "LOGICAL_OR": (_plain("logical_or", 2), ("logical_or",)),
     "LOGICAL_NOT": (_plain("logical_not", 1), ("logical_not",)),
     "SELECT_V2": (_plain("select", 3), ("select",)),
-    "ABS": (_float_unary("abs"), ("abs",)),
+    "ABS": (_abs, ("abs",)),
     "NEG": (_float_unary("neg"), ("neg",)),
     "FLOOR": (_float_unary("floor"), ("floor",)),
     "CEIL": (_float_unary("ceil"), ("ceil",)),
@@ -1789,9 +1801,10 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
         "SUM", "REDUCE_MAX", "REDUCE_MIN", "QUANTIZE")},
     "TRANSPOSE_CONV": (2, (_F, _I8, _I16)),
     **{b: (0, (_F,)) for b in (
-        "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "EXP", "LOG",
+        "L2_POOL_2D", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "EXP", "LOG",
         "SIN", "COS", "SQUARE", "DIV", "FLOOR_DIV", "FLOOR_MOD", "ADD_N")},
     "RSQRT": (0, (_F, _I8, _I16)),
+    "ABS": (0, (_F, _I8, _I16)),
     "SQUARED_DIFFERENCE": (0, (_F, _I8, _I16, _I32)),
     **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{b: (0, (_F, _I8)) for b in (

@@ -808,8 +808,21 @@ def _dynamic_update_slice(ts, attrs, where):
 
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
-FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "exp", "log", "sin",
-               "cos", "square")
+FLOAT_UNARY = ("neg", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos",
+               "square")
+
+
+@register("abs", "elementwise", ("data",))
+def _abs(ts, attrs, where):
+    """``|x|``: float32, int8 or int16 (quantized per tensor: ``|x - zp|``
+    requantized to the output, :func:`aot.reference.ops.elementwise.abs_quantized`;
+    an unquantized int16 is the plain absolute value)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8", "int16"), where,
+          f"float32, int8 or int16 only, got {data.dtype}")
+    _need(data.dtype != "int8" or (data.quant is not None and not data.quant.is_per_axis),
+          where, "an int8 input must be quantized per tensor")
+    return _out(data.shape, data.dtype)
 
 
 @register("rsqrt", "elementwise", ("data",))

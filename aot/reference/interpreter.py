@@ -332,6 +332,16 @@ def _squared_difference(node: Node, args: list) -> list:
     return [elementwise.squared_difference(args[0], args[1], **extra)]
 
 
+@kernel("abs")
+def _abs(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype == "float32":
+        return [elementwise.float_unary("abs", args[0])]
+    return [elementwise.abs_quantized(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                      y_scale=_scale(y), y_zero_point=_zp(y),
+                                      quantized=x.quant is not None)]
+
+
 @kernel("rsqrt")
 def _rsqrt(node: Node, args: list) -> list:
     x, y = node.inputs[0], node.outputs[0]

@@ -285,7 +285,6 @@ _UNCHECKED_LOGICAL = "TFLM's LOGICAL_AND/OR do not check the type and read the b
 #: (builtin, type) that TFLM runs and aot does not (yet), and why.
 AOT_NARROWER = {
     ("MAXIMUM", "int64"): "not supported yet", ("MINIMUM", "int64"): "not supported yet",
-    ("ABS", "int8"): "not supported yet", ("ABS", "int16"): "not supported yet",
     ("DIV", "int8"): "not supported yet", ("DIV", "int32"): "not supported yet",
     ("ADD_N", "int8"): "not supported yet", ("DEQUANTIZE", "uint8"): "not supported yet",
     **{(op, d): _UNCHECKED_LOGICAL for op in ("LOGICAL_AND", "LOGICAL_OR")

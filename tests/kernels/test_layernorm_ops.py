@@ -171,3 +171,22 @@ def test_int8_softmax_inverts_each_row_once():
     lines = _c_lines(g)
     assert _loop_depth(lines, "aot_reciprocal") == 1, "\n".join(lines)
     assert _loop_depth(lines, "y[") == 2
+
+
+@pytest.mark.parametrize("dtype, qx, qy", [
+    ("int8", {"scale": 0.05, "zero_point": -3}, {"scale": 0.05, "zero_point": -128}),
+    ("int8", {"scale": 0.05, "zero_point": 10}, {"scale": 0.03, "zero_point": -100}),
+    ("int16", {"scale": 0.01}, {"scale": 0.01}),
+    ("int16", {"scale": 0.01}, {"scale": 0.004}),
+    ("int16", {}, {}),
+])
+def test_abs_int_matches_tflm(dtype, qx, qy, tflm, tmp_path):  # noqa: F811
+    """ABS on int8 and int16, which TFLM runs (the element-type probe found the gap)."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(1)
+    xs = np.concatenate([[info.min, info.max, 0, -1, 1],
+                         rng.integers(info.min, info.max + 1, 251)]).astype(dtype)
+    mb = ModelBuilder()
+    x = mb.input("x", [xs.size], dtype, **qx)
+    mb.op("ABS", [x], [mb.output("y", [xs.size], dtype, **qy)])
+    assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)

@@ -266,8 +266,37 @@ def _float_unary(ctx, node) -> Computed:
 
 
 for _op in _FLOAT_UNARY:
-    if _op != "rsqrt":
+    if _op not in ("rsqrt", "abs"):
         compute_rule(_op)(_float_unary)
+
+
+@compute_rule("abs")
+def abs_(ctx, node) -> Computed:
+    """float32: ``fabsf``; int8: a 256-entry table of the reference's
+    arithmetic for this node; int16: ``|x - zp|`` requantized per element as
+    :func:`aot.reference.ops.elementwise.abs_quantized` (unquantized: C's abs)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    if x_t.dtype == "int8":
+        table = ctx.const(f"{node.name}_table", int8_table(node))
+        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                                   name="y"))
+    if x_t.dtype != "int16":
+        return _float_unary(ctx, node)
+    if x_t.quant is None:
+        return Computed(te.compute(x.shape, lambda *i: te.abs(x[i].astype("int32"))
+                                   .astype("int16"), name="y"))
+    zx, zy = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+    same = np.float32(x_t.quant.scale[0]) == np.float32(y_t.quant.scale[0])
+    m, e = quantize_multiplier(f32(x_t.quant.scale[0]) / f32(y_t.quant.scale[0]))
+    lo, hi = qrange("int16")
+
+    def body(*i):
+        v = te.abs(x[i].astype("int32") - zx)
+        if same:
+            return te.clamp(v + zy, lo, hi).astype("int16")
+        return requantize(v, m, e, zy, (lo, hi), "int16")
+    return Computed(te.compute(x.shape, body, name="y"))
 
 
 @compute_rule("rsqrt")

@@ -169,6 +169,22 @@ def float_unary(op: str, x) -> np.ndarray:
     return libm.call(op + "f", x)
 
 
+def abs_quantized(x, *, x_scale, x_zero_point, y_scale, y_zero_point, quantized=True):
+    """TFLM's int8 and int16 ABS: ``v = |x - zp_x|``, then ``v + zp_y`` when
+    the two scales are equal (as float32), else ``MBQM(v, QM(s_x / s_y)) +
+    zp_y``, clamped to the type.  An unquantized int16 (``quantized``
+    False) is C's ``abs`` cast back (so -32768 stays -32768)."""
+    x = np.asarray(x)
+    v = np.abs(x.astype(np.int64) - int(x_zero_point))
+    if not quantized:
+        return v.astype(np.int16)
+    if np.float32(x_scale) != np.float32(y_scale):
+        m, e = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+        v = np.asarray(quant.multiply_by_quantized_multiplier(v, m, e), np.int64)
+    lo, hi = quant.qrange(x.dtype)
+    return quant.clamp_cast(v + int(y_zero_point), lo, hi, x.dtype)
+
+
 #: Integer RSQRT keeps 1/sqrt(value) with 20 fraction bits between its two steps.
 RSQRT_SHIFT = 20
 
