@@ -113,6 +113,13 @@ def markdown() -> str:
         "|" + "---|" * len(_HEADER),
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows(EXTENSIONS)]
+    lines += [
+        "",
+        "The IR operators these builtins become are the targets of the other frontends too; "
+        "docs/models.md (\"The graph IR\") states the semantics and types of those an ONNX "
+        "graph maps onto beyond the obvious ones: `batch_matmul` of two computed operands "
+        "(attention), `gelu` (exact and tanh forms), `squared_difference` and `rsqrt`.",
+    ]
     return "\n".join(lines) + "\n"
 
 
