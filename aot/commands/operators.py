@@ -80,7 +80,7 @@ def markdown() -> str:
         "(tests/frontend/test_tflite_tflm_types.py probes each builtin in float32, int8, int16, "
         "int32, int64, bool and uint8, LSTM apart), less those its AOT_NARROWER lists (not "
         "supported yet: MAXIMUM/MINIMUM int64, DIV int8/int32, "
-        "ADD_N int8, DEQUANTIZE uint8; LOGICAL_AND/OR on non-bool operands, which TFLM does not "
+        "ADD_N int8; LOGICAL_AND/OR on non-bool operands, which TFLM does not "
         "check) and plus REDUCE_MAX/REDUCE_MIN int16, whose Eval fails in TFLM (*any*: every "
         "type the reader takes; the converters refuse finer combinations, "
         "such as zero points or a state type, as docs/models.md lists). *reference*: the "

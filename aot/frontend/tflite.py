@@ -1811,7 +1811,7 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
         "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "GELU", "CUMSUM",
         "GATHER", "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, (_F, _I8, _I16)),
-    "DEQUANTIZE": (0, (_I8, _I16)),
+    "DEQUANTIZE": (0, (_I8, _I16, "uint8")),
     "GREATER": (0, (_F, _I8, _I16, _I32, _I64)),
     **{b: (0, (_F, _I8, _I32, _I64)) for b in ("GREATER_EQUAL", "LESS", "LESS_EQUAL")},
     **{b: (0, (_B, _F, _I8, _I32, _I64)) for b in ("EQUAL", "NOT_EQUAL")},

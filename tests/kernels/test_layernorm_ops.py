@@ -190,3 +190,12 @@ def test_abs_int_matches_tflm(dtype, qx, qy, tflm, tmp_path):  # noqa: F811
     x = mb.input("x", [xs.size], dtype, **qx)
     mb.op("ABS", [x], [mb.output("y", [xs.size], dtype, **qy)])
     assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)
+
+
+def test_uint8_dequantize_matches_tflm(tflm, tmp_path):  # noqa: F811
+    """DEQUANTIZE of uint8, which TFLM runs (the element-type probe found the gap)."""
+    xs = np.arange(256).astype(np.uint8)
+    mb = ModelBuilder()
+    x = mb.input("x", [256], "uint8", scale=0.02, zero_point=128)
+    mb.op("DEQUANTIZE", [x], [mb.output("y", [256], "float32")])
+    assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)
