@@ -768,6 +768,13 @@ def _plain(ir_op: str, count: int):
     return convert
 
 
+def _plain_n(ir_op: str):
+    """An operator of any number of inputs that pass through, with no options."""
+    def convert(ctx: _OpContext):
+        return ir_op, [ctx.input(i) for i in range(len(ctx.in_idx))], {}
+    return convert
+
+
 def _arg_extreme(ir_op: str):
     """ARG_MAX, ARG_MIN: one constant axis, int32 indices."""
     def convert(ctx: _OpContext):
@@ -1743,7 +1750,7 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "SQUARED_DIFFERENCE": (_squared_difference, ("squared_difference",)),
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
-    "ADD_N": (_unquantized("add_n"), ("add_n",)),
+    "ADD_N": (_plain_n("add_n"), ("add_n",)),
     "SUM": (_reduce("sum"), ("sum",)),
     "REDUCE_ALL": (_reduce("reduce_all"), ("reduce_all",)),
     "CUMSUM": (_cumsum, ("cumsum",)),
@@ -1802,7 +1809,8 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
     "TRANSPOSE_CONV": (2, (_F, _I8, _I16)),
     **{b: (0, (_F,)) for b in (
         "L2_POOL_2D", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "EXP", "LOG",
-        "SIN", "COS", "SQUARE", "DIV", "FLOOR_DIV", "FLOOR_MOD", "ADD_N")},
+        "SIN", "COS", "SQUARE", "DIV", "FLOOR_DIV", "FLOOR_MOD")},
+    "ADD_N": (0, (_F, _I8)),
     "RSQRT": (0, (_F, _I8, _I16)),
     "ABS": (0, (_F, _I8, _I16)),
     "SQUARED_DIFFERENCE": (0, (_F, _I8, _I16, _I32)),

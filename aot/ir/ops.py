@@ -460,10 +460,16 @@ def _squared_difference(ts, attrs, where):
 
 @register("add_n", "broadcast", ("inputs*",))
 def _add_n(ts, attrs, where):
-    """The sum of all inputs, left to right (one shape, float32)."""
+    """The sum of all inputs, left to right (one shape): float32, or int8 with
+    one per-tensor quantization for all inputs (TFLM's arithmetic,
+    :func:`aot.reference.ops.elementwise.add_n_int8`)."""
     dtype = _same_dtype(ts, where)
-    _need(dtype == "float32", where, f"float32 only, got {dtype}")
+    _need(dtype in ("float32", "int8"), where, f"float32 or int8 only, got {dtype}")
     _need(len({t.shape for t in ts}) == 1, where, "all inputs must have one shape")
+    if dtype == "int8":
+        _need(all(t.quant is not None and not t.quant.is_per_axis for t in ts)
+              and len({t.quant for t in ts}) == 1, where,
+              "int8 inputs must share one per-tensor quantization (as TFLM requires)")
     return _out(ts[0].shape, dtype)
 
 

@@ -92,3 +92,16 @@ def squared_difference_params(x1_scale, x2_scale, y_scale, dtype: str):
     m2 = quant.quantize_multiplier(s2 / twice_max)
     mo = quant.quantize_multiplier(twice_max * twice_max / ((1 << (2 * left_shift)) * so))
     return left_shift, m1, m2, mo
+
+
+#: ADD_N's int8 path: inputs shifted left 20 bits before they are rescaled.
+ADD_N_LEFT_SHIFT = 20
+
+
+def add_n_params_int8(x_scale, y_scale) -> tuple[tuple[int, int], tuple[int, int]]:
+    """TFLM's int8 ADD_N constants (all inputs share one scale): each input
+    rescaled to twice its scale, ``QM(1/2)``, the sum brought from
+    ``2 s_x / 2**20`` to the output's scale."""
+    twice = 2.0 * f32(x_scale)
+    return (quant.quantize_multiplier(f32(x_scale) / twice),
+            quant.quantize_multiplier(twice / ((1 << ADD_N_LEFT_SHIFT) * f32(y_scale))))

@@ -353,6 +353,10 @@ def _rsqrt(node: Node, args: list) -> list:
 
 @kernel("add_n")
 def _add_n(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype == "int8":
+        return [elementwise.add_n_int8(args, x_scale=_scale(x), x_zero_point=_zp(x),
+                                       y_scale=_scale(y), y_zero_point=_zp(y))]
     total = args[0]
     for a in args[1:]:
         total = (total + a).astype(np.float32)  # left to right, as TFLM sums

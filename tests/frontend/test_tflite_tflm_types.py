@@ -286,7 +286,6 @@ _UNCHECKED_LOGICAL = "TFLM's LOGICAL_AND/OR do not check the type and read the b
 AOT_NARROWER = {
     ("MAXIMUM", "int64"): "not supported yet", ("MINIMUM", "int64"): "not supported yet",
     ("DIV", "int8"): "not supported yet", ("DIV", "int32"): "not supported yet",
-    ("ADD_N", "int8"): "not supported yet",
     **{(op, d): _UNCHECKED_LOGICAL for op in ("LOGICAL_AND", "LOGICAL_OR")
        for d in ("float32", "int8", "int16", "int32", "int64", "uint8")},
 }

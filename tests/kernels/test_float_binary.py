@@ -1,7 +1,8 @@
 """DIV, SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD and ADD_N on float32: imported,
 run by the reference and compiled to C on the host, bit for bit as TFLM runs
 them; other operand types are refused at import (TFLM's own build runs
-FLOOR_DIV, FLOOR_MOD and ADD_N on float32 only)."""
+FLOOR_DIV and FLOOR_MOD on float32 only; int8 ADD_N is tested in
+test_layernorm_ops.py)."""
 
 from __future__ import annotations
 

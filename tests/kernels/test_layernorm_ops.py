@@ -199,3 +199,18 @@ def test_uint8_dequantize_matches_tflm(tflm, tmp_path):  # noqa: F811
     x = mb.input("x", [256], "uint8", scale=0.02, zero_point=128)
     mb.op("DEQUANTIZE", [x], [mb.output("y", [256], "float32")])
     assert_matches_tflm(tflm, mb.finish(), [xs], tmp_path)
+
+
+@pytest.mark.parametrize("n, qx, qy", [
+    (2, {"scale": 0.05, "zero_point": -3}, {"scale": 0.1, "zero_point": 7}),
+    (4, {"scale": 0.02, "zero_point": 20}, {"scale": 0.03, "zero_point": -128}),
+])
+def test_add_n_int8_matches_tflm(n, qx, qy, tflm, tmp_path):  # noqa: F811
+    """ADD_N on int8, which TFLM runs (the element-type probe found the gap)."""
+    rng = np.random.default_rng(n)
+    xs = [rng.integers(-128, 128, (3, 50)).astype(np.int8) for _ in range(n)]
+    xs[0][0, :2] = [-128, 127]
+    mb = ModelBuilder()
+    ins = [mb.input(f"x{i}", [3, 50], "int8", **qx) for i in range(n)]
+    mb.op("ADD_N", ins, [mb.output("y", [3, 50], "int8", **qy)])
+    assert_matches_tflm(tflm, mb.finish(), xs, tmp_path)

@@ -26,7 +26,8 @@ from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant.arith import (multiply_by_quantized_multiplier, qrange, quantize_multiplier,
                              round_half_away, wrap_int32)
-from aot.quant.params import f32, squared_difference_params
+from aot.quant.params import (ADD_N_LEFT_SHIFT, add_n_params_int8, f32,
+                              squared_difference_params)
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
 from aot.reference.ops.elementwise import RSQRT_SHIFT
 from aot.tir import expr as E
@@ -410,9 +411,30 @@ def zeros_like(ctx, node) -> Computed:
 
 @compute_rule("add_n")
 def add_n(ctx, node) -> Computed:
-    """The inputs summed left to right (float32)."""
-    _float_only(node)
+    """The inputs summed left to right (float32); int8 as the reference's
+    :func:`aot.reference.ops.elementwise.add_n_int8`, each input rescaled by
+    :func:`_int_input` (affine where exact), the sum by :func:`requant_s8`."""
     xs, shape = _operands(ctx, node)
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    if y_t.dtype == "int8":
+        (mi, ei), (mo, eo) = add_n_params_int8(x_t.quant.scale[0], y_t.quant.scale[0])
+        zx, zy = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+
+        # TFLM's sum starts from the rescaled offset -zp_x, not from 0
+        start = int(multiply_by_quantized_multiplier(-zx << ADD_N_LEFT_SHIFT, mi, ei))
+
+        def qbody(*i):
+            parts = [_int_input(x, i, -zx, ADD_N_LEFT_SHIFT, mi, ei) for x in xs]
+            total = E.const(start, "int32")
+            for v, _ in parts:
+                total = te.call_pure("int32", "aot_add32", total, v)
+            reaches = [r for _, r in parts]
+            reach = None if None in reaches else sum(reaches) + abs(start)
+            if reach is not None and reach >= 1 << 31:
+                reach = None
+            return requant_s8(total, reach, mo, eo, zy, qrange("int8"))
+        return Computed(te.compute(shape, qbody, name="y"))
+    _float_only(node)
 
     def body(*i):
         total = xs[0][i]

@@ -27,7 +27,7 @@ import numpy as np
 
 from aot.quant import arith as quant
 from aot.quant import fixedpoint, libm
-from aot.quant.params import f32, squared_difference_params
+from aot.quant.params import ADD_N_LEFT_SHIFT, add_n_params_int8, f32, squared_difference_params
 
 
 def _float_act(y, activation, clamp):
@@ -134,6 +134,23 @@ def squared_difference(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0,
         + int(y_zero_point)
     lo, hi = quant.qrange(x1.dtype)
     return quant.clamp_cast(y, lo, hi, x1.dtype)
+
+
+def add_n_int8(xs, *, x_scale, x_zero_point, y_scale, y_zero_point) -> np.ndarray:
+    """TFLM's int8 ADD_N (every input quantized alike): ``a(v) = MBQM((v - zp_x)
+    << 20, QM(1/2))`` per input, summed in int32 from TFLM's start ``a(0)``
+    (the rescaled offset ``-zp_x``, not 0), then ``MBQM(sum, QM(2 s_x /
+    (2**20 s_y))) + zp_y``, clamped."""
+    (mi, ei), (mo, eo) = add_n_params_int8(x_scale, y_scale)
+    total = quant.multiply_by_quantized_multiplier(
+        (0 - int(x_zero_point)) << ADD_N_LEFT_SHIFT, mi, ei)
+    for x in xs:
+        total = quant.wrap_int32(np.asarray(total, np.int64) + np.asarray(
+            quant.multiply_by_quantized_multiplier(
+                (np.asarray(x).astype(np.int64) - int(x_zero_point)) << ADD_N_LEFT_SHIFT,
+                mi, ei), np.int64))
+    y = quant.multiply_by_quantized_multiplier(total, mo, eo) + int(y_zero_point)
+    return quant.clamp_cast(y, -128, 127, np.int8)
 
 
 def maximum(x1, x2):
