@@ -44,7 +44,8 @@ _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", 
                "void", "volatile", "while"}
 _FLOAT_FUNCS = {"exp": "expf", "sqrt": "sqrtf", "tanh": "tanhf", "floor": "floorf",
                 "round": "roundf", "ceil": "ceilf", "log": "logf",
-                "sin": "sinf", "cos": "cosf", "fmod": "fmodf", "expm1": "expm1f"}
+                "sin": "sinf", "cos": "cosf", "fmod": "fmodf", "expm1": "expm1f",
+                "erf": "erff"}
 
 
 

@@ -75,7 +75,7 @@ _NARROW = ("int8", "uint8", "int16")
 #: Scratch buffers (on this machine) and constant arrays are aligned to this many bytes.
 ALIGN = 16
 _FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_LIBM = {"exp": "expf", "tanh": "tanhf"}
+_LIBM = {"exp": "expf", "tanh": "tanhf", "erf": "erff"}
 _FLOAT_INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "round": "llvm.round",
                      "abs": "llvm.fabs"}
 #: Builtins called in libm on hard-float microcontrollers (see llvm_object).

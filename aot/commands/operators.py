@@ -15,10 +15,19 @@ their name.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 
 NAME = "operators"
 HELP = "list TFLM's builtin operators and how far aot supports each"
+
+@functools.cache
+def extensions() -> tuple[str, ...]:
+    """Builtins aot imports that TFLM has no kernel for (aot's extensions)."""
+    from aot.frontend.tflite import BUILTIN_CODES
+    from aot.frontend.tflm_builtins import TFLM_BUILTINS
+
+    return tuple(sorted(set(BUILTIN_CODES) - set(TFLM_BUILTINS)))
 
 _HEADER = ("TFLite builtin", "imported as", "element types", "reference", "C kernels",
            "tuned schedules")
@@ -29,17 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print docs/operators.md (a Markdown page) instead of a table")
 
 
-def rows() -> list[tuple[str, ...]]:
-    """One row per TFLM builtin, in :data:`_HEADER`'s columns."""
+def rows(builtins=None) -> list[tuple[str, ...]]:
+    """One row per builtin (TFLM's by default, or :func:`extensions`), in
+    :data:`_HEADER`'s columns."""
     from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
     from aot.frontend.tflm_builtins import TFLM_BUILTINS
     from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
     from aot.passes.simplify import RESHAPES
     from aot.reference.interpreter import supported_ops
 
+    builtins = TFLM_BUILTINS if builtins is None else builtins
     reference = supported_ops()
     out = []
-    for builtin in TFLM_BUILTINS:
+    for builtin in builtins:
         try:
             ops = lowering(builtin)
         except KeyError:
@@ -73,12 +84,14 @@ def markdown() -> str:
         "lowered into slices, reshapes, transposes, pads and concatenations that fuse into one "
         "loop nest). *element types*: the types of the operand that selects TFLM's kernel "
         "(the data input) that aot runs, from the importer's table, which refuses any other "
-        "naming the operator, its index and the type; for data movement, SELECT_V2, "
-        "ZEROS_LIKE, CAST, ADD, SUB, MUL, MAXIMUM, MINIMUM, the comparisons, ARG_MAX/ARG_MIN, "
-        "GATHER, GATHER_ND, EMBEDDING_LOOKUP, CUMSUM, ELU, HARD_SWISH and FILL they "
-        "are the types the pinned TFLM interpreter runs (tests/frontend/test_tflite_tflm_types.py "
-        "probes it), less MAXIMUM and MINIMUM on int64; elsewhere aot may run fewer types than "
-        "TFLM (*any*: every type the reader takes; the converters refuse finer combinations, "
+        "naming the operator, its index and the type. For every builtin with a typed "
+        "operand they are the types the pinned TFLM interpreter runs "
+        "(tests/frontend/test_tflite_tflm_types.py probes each builtin in float32, int8, int16, "
+        "int32, int64, bool and uint8, LSTM apart), less those its AOT_NARROWER lists (not "
+        "supported yet: MAXIMUM/MINIMUM int64, DIV int8/int32; "
+        "LOGICAL_AND/OR on non-bool operands, which TFLM does not "
+        "check) and plus REDUCE_MAX/REDUCE_MIN int16, whose Eval fails in TFLM (*any*: every "
+        "type the reader takes; the converters refuse finer combinations, "
         "such as zero points or a state type, as docs/models.md lists). *reference*: the "
         "reference interpreter runs it (bit-exact with TFLM, "
         "docs/reference.md). *C kernels*: the kernel library generates C for it, the same C on "
@@ -97,6 +110,25 @@ def markdown() -> str:
         "|" + "---|" * len(_HEADER),
     ]
     lines += ["| " + " | ".join(r) + " |" for r in table]
+    lines += [
+        "",
+        "## Extensions beyond TFLM",
+        "",
+        "TFLite builtins the TFLite converter emits that TFLM has no kernel for (its interpreter "
+        "refuses the model); aot imports and runs them. With no TFLM to compare to, the oracle "
+        "is a float64 evaluation of the function (docs/models.md gives the measured accuracy).",
+        "",
+        "| " + " | ".join(_HEADER) + " |",
+        "|" + "---|" * len(_HEADER),
+    ]
+    lines += ["| " + " | ".join(r) + " |" for r in rows(extensions())]
+    lines += [
+        "",
+        "The IR operators these builtins become are the targets of the other frontends too; "
+        "docs/models.md (\"The graph IR\") states the semantics and types of those an ONNX "
+        "graph maps onto beyond the obvious ones: `batch_matmul` of two computed operands "
+        "(attention), `gelu` (exact and tanh forms), `squared_difference` and `rsqrt`.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -106,9 +138,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.json:
         keys = [h.replace(" ", "_").lower() for h in _HEADER]
-        print(json.dumps([dict(zip(keys, r)) for r in rows()], indent=2))
+        print(json.dumps([dict(zip(keys, r)) for r in [*rows(), *rows(extensions())]],
+                         indent=2))
         return 0
-    table = [_HEADER, *rows()]
+    table = [_HEADER, *rows(), *rows(extensions())]
     widths = [max(len(r[i]) for r in table) for i in range(len(_HEADER))]
     for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

@@ -65,6 +65,8 @@ BUILTIN_CODES = {
     "TRANSPOSE": 39, "MEAN": 40, "SUB": 41, "SQUEEZE": 43, "UNIDIRECTIONAL_SEQUENCE_LSTM": 44,
     "STRIDED_SLICE": 45, "MAXIMUM": 55, "MINIMUM": 57, "PADV2": 60, "EXPAND_DIMS": 70,
     "LEAKY_RELU": 98, "QUANTIZE": 114, "HARD_SWISH": 117,
+    # Beyond TFLM (aot's extensions; docs/operators.md lists them apart).
+    "GELU": 150,
     # Lowered at import into the data-movement operators above (see "lowered
     # into data movement" below).
     "DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "BATCH_TO_SPACE_ND": 37,
@@ -766,6 +768,13 @@ def _plain(ir_op: str, count: int):
     return convert
 
 
+def _plain_n(ir_op: str):
+    """An operator of any number of inputs that pass through, with no options."""
+    def convert(ctx: _OpContext):
+        return ir_op, [ctx.input(i) for i in range(len(ctx.in_idx))], {}
+    return convert
+
+
 def _arg_extreme(ir_op: str):
     """ARG_MAX, ARG_MIN: one constant axis, int32 indices."""
     def convert(ctx: _OpContext):
@@ -812,6 +821,42 @@ def _unquantized(ir_op: str, activation_slot: int | None = None):
     return convert
 
 
+def _squared_difference(ctx: _OpContext):
+    """SQUARED_DIFFERENCE(a, b): float32, int32, int8, int16 (zero points 0), as TFLM."""
+    a, b = ctx.inputs(2)
+    if a.dtype == "int16":
+        for what, t in (("input 1", b.type), ("output", ctx.output_type())):
+            if t.quant is not None and any(t.quant.zero_point):
+                raise ctx.fail(f"int16 {what} with zero point {t.quant.zero_point[0]}: not "
+                               "supported (TFLM's int16 SQUARED_DIFFERENCE needs zero "
+                               "points 0)")
+        _int16_zero_points(ctx, a)
+    return "squared_difference", [a, b], {}
+
+
+def _abs(ctx: _OpContext):
+    """ABS: float32, int8 (quantized) or int16 (zero points 0, or not quantized), as TFLM."""
+    data = ctx.input(0)
+    out = ctx.output_type()
+    if data.dtype == "int8" and (data.quant is None or out.quant is None):
+        raise ctx.fail("int8 input and output must be quantized")
+    if data.dtype == "int16" and (data.quant is None) != (out.quant is None):
+        raise ctx.fail("int16 input and output must both be quantized or both not")
+    _int16_zero_points(ctx, data)
+    return "abs", [data], {}
+
+
+def _rsqrt(ctx: _OpContext):
+    """RSQRT: float32, or int8 or int16 (zero points 0) with its input and
+    output quantized (TFLM's types)."""
+    data = ctx.input(0)
+    if data.dtype in ("int8", "int16") and (data.quant is None
+                                             or ctx.output_type().quant is None):
+        raise ctx.fail(f"{data.dtype} input and output must be quantized")
+    _int16_zero_points(ctx, data)
+    return "rsqrt", [data], {}
+
+
 def _float_unary(ir_op: str):
     """Elementwise float32 functions; their quantized variants are refused."""
     def convert(ctx: _OpContext):
@@ -837,6 +882,17 @@ def _float_int8(ir_op: str, count: int = 1):
                            "int8)")
         return ir_op, inputs, {}
     return convert
+
+
+def _gelu(ctx: _OpContext):
+    """GELU (GeluOptions.approximate): float32 or int8 with quantized input and
+    output; TFLM has no kernel for it (aot's extension)."""
+    data = ctx.input(0)
+    if data.dtype not in ("float32", "int8"):
+        raise ctx.fail(f"{data.dtype} input: not supported (aot runs GELU on float32 and int8)")
+    if data.dtype == "int8" and (data.quant is None or ctx.output_type().quant is None):
+        raise ctx.fail("int8 input and output must be quantized")
+    return "gelu", [data], {"approximate": bool(ctx.opt(0, "?", False))}
 
 
 def _sigmoid_like(ir_op: str):
@@ -1671,13 +1727,13 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "LOGICAL_OR": (_plain("logical_or", 2), ("logical_or",)),
     "LOGICAL_NOT": (_plain("logical_not", 1), ("logical_not",)),
     "SELECT_V2": (_plain("select", 3), ("select",)),
-    "ABS": (_float_unary("abs"), ("abs",)),
+    "ABS": (_abs, ("abs",)),
     "NEG": (_float_unary("neg"), ("neg",)),
     "FLOOR": (_float_unary("floor"), ("floor",)),
     "CEIL": (_float_unary("ceil"), ("ceil",)),
     "ROUND": (_float_unary("round"), ("round",)),
     "SQRT": (_float_unary("sqrt"), ("sqrt",)),
-    "RSQRT": (_float_unary("rsqrt"), ("rsqrt",)),
+    "RSQRT": (_rsqrt, ("rsqrt",)),
     "EXP": (_float_unary("exp"), ("exp",)),
     "LOG": (_float_unary("log"), ("log",)),
     "SIN": (_float_unary("sin"), ("sin",)),
@@ -1689,11 +1745,12 @@ _CONVERTERS: dict[str, tuple[Callable[[_OpContext], tuple | None], tuple[str, ..
     "PRELU": (_float_int8("prelu", 2), ("prelu",)),
     "ZEROS_LIKE": (_plain("zeros_like", 1), ("zeros_like",)),
     "ELU": (_float_int8("elu"), ("elu",)),
+    "GELU": (_gelu, ("gelu",)),
     "DIV": (_unquantized("div", 0), ("div",)),
-    "SQUARED_DIFFERENCE": (_unquantized("squared_difference"), ("squared_difference",)),
+    "SQUARED_DIFFERENCE": (_squared_difference, ("squared_difference",)),
     "FLOOR_DIV": (_unquantized("floor_div"), ("floor_div",)),
     "FLOOR_MOD": (_unquantized("floor_mod"), ("floor_mod",)),
-    "ADD_N": (_unquantized("add_n"), ("add_n",)),
+    "ADD_N": (_plain_n("add_n"), ("add_n",)),
     "SUM": (_reduce("sum"), ("sum",)),
     "REDUCE_ALL": (_reduce("reduce_all"), ("reduce_all",)),
     "CUMSUM": (_cumsum, ("cumsum",)),
@@ -1738,10 +1795,9 @@ _ANY = None  # every element type the reader takes: the values are moved, never 
 #: Each supported builtin's element types: the input slot whose type selects
 #: TFLM's kernel, and the types aot runs there (``_ANY``: every type the reader
 #: takes; an empty tuple: nothing typed runs, the builtin is resolved at import).
-#: For the builtins tests/frontend/test_tflite_tflm_types.py probes (data
-#: movement, SELECT_V2, ZEROS_LIKE, CAST, element-wise arithmetic, comparisons,
-#: ARG_MAX/ARG_MIN and a few more) they are the types the pinned TFLM interpreter runs, less
-#: MAXIMUM and MINIMUM on int64, which aot does not run yet.
+#: tests/frontend/test_tflite_tflm_types.py probes every TFLM builtin with a
+#: typed operand: they are the types the pinned TFLM interpreter runs, less
+#: and plus the few that test lists with reasons (AOT_NARROWER, AOT_WIDER).
 #: The importer refuses any other type the converter lets through (converters
 #: check finer things first: combinations of operand types, zero points);
 #: docs/operators.md's types column is printed from this table.
@@ -1752,15 +1808,18 @@ ELEMENT_TYPES: dict[str, tuple[int, tuple[str, ...] | None]] = {
         "SUM", "REDUCE_MAX", "REDUCE_MIN", "QUANTIZE")},
     "TRANSPOSE_CONV": (2, (_F, _I8, _I16)),
     **{b: (0, (_F,)) for b in (
-        "L2_POOL_2D", "ABS", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "RSQRT", "EXP", "LOG",
-        "SIN", "COS", "SQUARE", "DIV", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD",
-        "ADD_N")},
+        "L2_POOL_2D", "NEG", "FLOOR", "CEIL", "ROUND", "SQRT", "EXP", "LOG",
+        "SIN", "COS", "SQUARE", "DIV", "FLOOR_DIV", "FLOOR_MOD")},
+    "ADD_N": (0, (_F, _I8)),
+    "RSQRT": (0, (_F, _I8, _I16)),
+    "ABS": (0, (_F, _I8, _I16)),
+    "SQUARED_DIFFERENCE": (0, (_F, _I8, _I16, _I32)),
     **{b: (0, (_F, _I8, _I16, _I32)) for b in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     **{b: (0, (_F, _I8)) for b in (
-        "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "CUMSUM", "GATHER",
-        "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
+        "LOG_SOFTMAX", "L2_NORMALIZATION", "HARD_SWISH", "PRELU", "ELU", "GELU", "CUMSUM",
+        "GATHER", "GATHER_ND", "RESIZE_BILINEAR", "SVDF")},
     "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, (_F, _I8, _I16)),
-    "DEQUANTIZE": (0, (_I8, _I16)),
+    "DEQUANTIZE": (0, (_I8, _I16, "uint8")),
     "GREATER": (0, (_F, _I8, _I16, _I32, _I64)),
     **{b: (0, (_F, _I8, _I32, _I64)) for b in ("GREATER_EQUAL", "LESS", "LESS_EQUAL")},
     **{b: (0, (_B, _F, _I8, _I32, _I64)) for b in ("EQUAL", "NOT_EQUAL")},

@@ -5,6 +5,8 @@ Definitions (the ones MLPerf Tiny and ``BASELINE.md`` use):
 * conv2d: ``N*OH*OW*OC*KH*KW*IC`` multiply-accumulates;
 * depthwise_conv2d: ``N*OH*OW*OC*KH*KW``;
 * dense: ``rows*units*depth`` (outputs x input depth);
+* batch_matmul: ``outputs*depth`` (every output element of the broadcast
+  batch is one dot product over the shared inner axis);
 * svdf: ``batch*filters*(depth + memory)`` (feature then time filter);
 * lstm: ``steps*batch*4*cells*(depth + outputs)`` plus the projection
   ``steps*batch*outputs*cells`` when there is one;
@@ -47,6 +49,10 @@ def node_macs(node: Node) -> int:
     if op == "dense":
         units, depth = node.inputs[1].shape
         return node.inputs[0].type.size // depth * units * depth
+    if op == "batch_matmul":
+        lhs = node.inputs[0].shape
+        depth = lhs[-2] if node.attrs["adj_x"] else lhs[-1]
+        return node.outputs[0].type.size * depth
     if op == "svdf":
         batch, depth = node.inputs[0].shape
         filters, memory = node.inputs[2].shape

@@ -427,9 +427,9 @@ for _name in ("add", "sub", "mul"):
 for _name in ("maximum", "minimum"):
     register(_name, "broadcast", ("lhs", "rhs"))(_binary)
 
-#: Binary arithmetic TFLM computes in float32 only (its quantized DIV and
-#: SQUARED_DIFFERENCE are refused at import).
-FLOAT_BINARY = ("div", "squared_difference", "floor_div", "floor_mod")
+#: Binary arithmetic computed in float32 only (TFLM's quantized DIV is
+#: refused at import; its FLOOR_DIV and FLOOR_MOD are float32 only).
+FLOAT_BINARY = ("div", "floor_div", "floor_mod")
 
 
 def _plain_binary(ts, attrs, where):
@@ -442,12 +442,34 @@ for _name in FLOAT_BINARY:
     register(_name, "broadcast", ("lhs", "rhs"), {"activation": _ACT})(_plain_binary)
 
 
+@register("squared_difference", "broadcast", ("lhs", "rhs"))
+def _squared_difference(ts, attrs, where):
+    """``(lhs - rhs)**2`` with broadcasting: float32, int32 (wrapping), or int8
+    and int16 operands quantized per tensor (int16: zero points 0) with the
+    result requantized to the output as TFLM does
+    (:func:`aot.reference.ops.elementwise.squared_difference`)."""
+    dtype = _same_dtype(ts, where)
+    _need(dtype in ("float32", "int32", "int8", "int16"), where,
+          f"{dtype} operands are not supported (float32, int32, int8 or int16)")
+    if dtype in ("int8", "int16"):
+        for name, t in zip(("lhs", "rhs"), ts):
+            _need(t.quant is not None and not t.quant.is_per_axis, where,
+                  f"{name} must be quantized per tensor")
+    return _out(_broadcast_shape([t.shape for t in ts], where), dtype)
+
+
 @register("add_n", "broadcast", ("inputs*",))
 def _add_n(ts, attrs, where):
-    """The sum of all inputs, left to right (one shape, float32)."""
+    """The sum of all inputs, left to right (one shape): float32, or int8 with
+    one per-tensor quantization for all inputs (TFLM's arithmetic,
+    :func:`aot.reference.ops.elementwise.add_n_int8`)."""
     dtype = _same_dtype(ts, where)
-    _need(dtype == "float32", where, f"float32 only, got {dtype}")
+    _need(dtype in ("float32", "int8"), where, f"float32 or int8 only, got {dtype}")
     _need(len({t.shape for t in ts}) == 1, where, "all inputs must have one shape")
+    if dtype == "int8":
+        _need(all(t.quant is not None and not t.quant.is_per_axis for t in ts)
+              and len({t.quant for t in ts}) == 1, where,
+              "int8 inputs must share one per-tensor quantization (as TFLM requires)")
     return _out(ts[0].shape, dtype)
 
 
@@ -496,6 +518,21 @@ for _name in ("logistic", "tanh", "relu", "relu6", "hard_swish"):
     register(_name, "elementwise", ("data",))(_unary)
 register("leaky_relu", "elementwise", ("data",), {"alpha": Attr("float")})(_unary)
 register("elu", "elementwise", ("data",))(_unary)
+
+
+@register("gelu", "elementwise", ("data",), {"approximate": Attr("bool", False)})
+def _gelu(ts, attrs, where):
+    """``x * Phi(x)``, Phi the standard normal CDF: ``0.5 x (1 + erf(x / sqrt 2))``,
+    or with ``approximate`` the tanh form ``0.5 x (1 + tanh(sqrt(2/pi) (x +
+    0.044715 x^3)))``.  float32, or int8 quantized per tensor (a table of the
+    exact function of each dequantized input, rounded to the output,
+    :func:`aot.reference.ops.activations.gelu_int8`).  TFLM has no GELU: this
+    is aot's extension (docs/models.md gives its accuracy)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8"), where, f"float32 or int8 only, got {data.dtype}")
+    _need(data.dtype == "float32" or (data.quant is not None and not data.quant.is_per_axis),
+          where, "an int8 input must be quantized per tensor")
+    return _out(data.shape, data.dtype)
 
 
 @register("prelu", "broadcast", ("data", "alpha"))
@@ -777,8 +814,34 @@ def _dynamic_update_slice(ts, attrs, where):
 
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
-FLOAT_UNARY = ("abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin",
-               "cos", "square")
+FLOAT_UNARY = ("neg", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos",
+               "square")
+
+
+@register("abs", "elementwise", ("data",))
+def _abs(ts, attrs, where):
+    """``|x|``: float32, int8 or int16 (quantized per tensor: ``|x - zp|``
+    requantized to the output, :func:`aot.reference.ops.elementwise.abs_quantized`;
+    an unquantized int16 is the plain absolute value)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8", "int16"), where,
+          f"float32, int8 or int16 only, got {data.dtype}")
+    _need(data.dtype != "int8" or (data.quant is not None and not data.quant.is_per_axis),
+          where, "an int8 input must be quantized per tensor")
+    return _out(data.shape, data.dtype)
+
+
+@register("rsqrt", "elementwise", ("data",))
+def _rsqrt(ts, attrs, where):
+    """``1 / sqrt(x)``: float32, or int8 or int16 quantized per tensor (TFLM's
+    integer inverse square root,
+    :func:`aot.reference.ops.elementwise.rsqrt_quantized`)."""
+    (data,) = ts
+    _need(data.dtype in ("float32", "int8", "int16"), where,
+          f"float32, int8 or int16 only, got {data.dtype}")
+    _need(data.dtype == "float32" or (data.quant is not None and not data.quant.is_per_axis),
+          where, f"an {data.dtype} input must be quantized per tensor")
+    return _out(data.shape, data.dtype)
 
 
 def _float_unary(ts, attrs, where):

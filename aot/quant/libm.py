@@ -15,7 +15,7 @@ import ctypes.util
 import numpy as np
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-FUNCTIONS = ("expf", "expm1f", "logf", "sinf", "cosf")
+FUNCTIONS = ("expf", "expm1f", "logf", "sinf", "cosf", "erff", "tanhf")
 for _name in FUNCTIONS:
     getattr(_libm, _name).restype = ctypes.c_float
     getattr(_libm, _name).argtypes = [ctypes.c_float]

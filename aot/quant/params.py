@@ -77,3 +77,31 @@ def softmax_params_int16(x_scale: float, beta: float = 1.0):
     difference is scaled so that [-65535, 0] covers [-10, 0]."""
     real = f32(x_scale) * float(beta) / (10.0 / 65535.0)
     return quant.quantize_multiplier(real)
+
+
+def squared_difference_params(x1_scale, x2_scale, y_scale, dtype: str):
+    """The integer SQUARED_DIFFERENCE's constants, as TFLM's Prepare derives
+    them: ``(left_shift, (m1, e1), (m2, e2), (mo, eo))``.  Each operand is
+    shifted left (7 bits for int8, whose square then still fits int32; none
+    for int16) and scaled to half the larger input scale; the square of the
+    difference is brought from ``(2 max / 2**L)**2`` to the output's scale."""
+    left_shift = 7 if dtype == "int8" else 0
+    s1, s2, so = f32(x1_scale), f32(x2_scale), f32(y_scale)
+    twice_max = 2.0 * max(s1, s2)
+    m1 = quant.quantize_multiplier(s1 / twice_max)
+    m2 = quant.quantize_multiplier(s2 / twice_max)
+    mo = quant.quantize_multiplier(twice_max * twice_max / ((1 << (2 * left_shift)) * so))
+    return left_shift, m1, m2, mo
+
+
+#: ADD_N's int8 path: inputs shifted left 20 bits before they are rescaled.
+ADD_N_LEFT_SHIFT = 20
+
+
+def add_n_params_int8(x_scale, y_scale) -> tuple[tuple[int, int], tuple[int, int]]:
+    """TFLM's int8 ADD_N constants (all inputs share one scale): each input
+    rescaled to twice its scale, ``QM(1/2)``, the sum brought from
+    ``2 s_x / 2**20`` to the output's scale."""
+    twice = 2.0 * f32(x_scale)
+    return (quant.quantize_multiplier(f32(x_scale) / twice),
+            quant.quantize_multiplier(twice / ((1 << ADD_N_LEFT_SHIFT) * f32(y_scale))))

@@ -320,8 +320,43 @@ def _float_binary(node: Node, args: list) -> list:
                                      activation=_ACT[node.attrs["activation"]])]
 
 
+@kernel("squared_difference")
+def _squared_difference(node: Node, args: list) -> list:
+    x1, x2 = node.inputs
+    y = node.outputs[0]
+    extra = {}
+    if x1.quant is not None and y.dtype in ("int8", "int16"):
+        extra = {"x1_scale": _scale(x1), "x1_zero_point": _zp(x1),
+                 "x2_scale": _scale(x2), "x2_zero_point": _zp(x2),
+                 "y_scale": _scale(y), "y_zero_point": _zp(y)}
+    return [elementwise.squared_difference(args[0], args[1], **extra)]
+
+
+@kernel("abs")
+def _abs(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype == "float32":
+        return [elementwise.float_unary("abs", args[0])]
+    return [elementwise.abs_quantized(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                      y_scale=_scale(y), y_zero_point=_zp(y),
+                                      quantized=x.quant is not None)]
+
+
+@kernel("rsqrt")
+def _rsqrt(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype == "float32":
+        return [elementwise.float_unary("rsqrt", args[0])]
+    return [elementwise.rsqrt_quantized(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                        y_scale=_scale(y), y_zero_point=_zp(y))]
+
+
 @kernel("add_n")
 def _add_n(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    if x.dtype == "int8":
+        return [elementwise.add_n_int8(args, x_scale=_scale(x), x_zero_point=_zp(x),
+                                       y_scale=_scale(y), y_zero_point=_zp(y))]
     total = args[0]
     for a in args[1:]:
         total = (total + a).astype(np.float32)  # left to right, as TFLM sums
@@ -348,6 +383,17 @@ def _activation(node: Node, args: list) -> list:
         extra["alpha"] = node.attrs["alpha"]
     # relu6 ignores the output quantization: TFLM clamps on the input's scale.
     return [getattr(activations, node.op)(args[0], **extra)]
+
+
+@kernel("gelu")
+def _gelu(node: Node, args: list) -> list:
+    x, y = node.inputs[0], node.outputs[0]
+    approximate = node.attrs["approximate"]
+    if x.dtype == "float32":
+        return [activations.gelu_float(args[0], approximate=approximate)]
+    return [activations.gelu_int8(args[0], x_scale=_scale(x), x_zero_point=_zp(x),
+                                  y_scale=_scale(y), y_zero_point=_zp(y),
+                                  approximate=approximate)]
 
 
 @kernel("prelu")

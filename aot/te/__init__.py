@@ -13,8 +13,8 @@ stated in :mod:`aot.tir.expr`.
 
 from aot.te.intrin import TensorIntrin, decl_tensor_intrin  # noqa: F401
 from aot.te.ops import (  # noqa: F401
-    CommReducer, abs, all, any, call_extern, call_pure, ceil, clamp, comm_reducer, cos, exp, expm1,
-    fmod, floor, if_then_else, log, max, max_value, min, min_value, q_multiply_shift, round,
+    CommReducer, abs, all, any, call_extern, call_pure, ceil, clamp, comm_reducer, cos, erf, exp,
+    expm1, fmod, floor, if_then_else, log, max, max_value, min, min_value, q_multiply_shift, round,
     saturate_cast, sin, sqrt, sum, tanh, var,
 )
 from aot.te.schedule import (  # noqa: F401

@@ -186,6 +186,7 @@ log = _float_intrin("log")
 sin = _float_intrin("sin")
 cos = _float_intrin("cos")
 expm1 = _float_intrin("expm1")
+erf = _float_intrin("erf")
 
 
 def fmod(x, y):

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from support.models import MODELS
+from support.models import MODELS, TRANSFORMERS_DIR
 
 from aot.cli import main
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
@@ -139,3 +139,12 @@ def test_every_shared_model_reports_macs_and_memory(name, models_dir, capsys):
     largest = max(t["bytes"] for t in info["tensors"] if t["kind"] == "activation")
     assert info["activation_peak_bytes"] >= largest
     assert 0 < info["workspace_lower_bound_bytes"] <= info["activation_peak_bytes"]
+
+
+def test_batch_matmul_macs_are_counted(capsys):
+    """The Keras attention block's two BATCH_MATMULs (scores and values, two
+    heads of 8x8 by 8): 2 x 8 x 8 x 8 MACs each, beside its four Dense layers."""
+    info = _inspect_json(TRANSFORMERS_DIR / "attention_int8.tflite", capsys)
+    bmm = [layer["macs"] for layer in info["layers"] if layer["op"] == "batch_matmul"]
+    assert bmm == [2 * 8 * 8 * 8, 2 * 8 * 8 * 8]
+    assert info["total_macs"] == 4 * 8 * 16 * 16 + sum(bmm)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aot.cli import main
-from aot.commands.operators import markdown, rows
+from aot.commands.operators import extensions, markdown, rows
 from aot.frontend.tflite import BUILTIN_CODES
 from aot.frontend.tflm_builtins import TFLM_BUILTINS
 
@@ -17,8 +17,8 @@ def test_docs_operators_md_is_the_commands_output():
 
 
 def test_every_imported_builtin_runs_in_the_reference_and_has_c_kernels():
-    table = {r[0]: r for r in rows()}
-    assert set(table) == set(TFLM_BUILTINS)
+    table = {r[0]: r for r in rows() + rows(extensions())}
+    assert set(table) == set(TFLM_BUILTINS) | set(extensions())
     for builtin in BUILTIN_CODES:
         assert table[builtin][3:5] == ("yes", "yes"), builtin
     refused = [b for b, r in table.items() if r[1].startswith("refused at import")]
@@ -30,6 +30,11 @@ def test_the_table_has_one_line_per_builtin(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["TFLite", "builtin", "imported", "as", "element", "types",
                                 "reference", "C", "kernels", "tuned", "schedules"]
-    assert len(lines) == 1 + len(TFLM_BUILTINS)
+    assert len(lines) == 1 + len(TFLM_BUILTINS) + len(extensions())
     assert any(line.split()[:5] == ["CONV_2D", "conv2d", "float32,", "int8,", "int16"]
                for line in lines)
+
+
+def test_gelu_is_listed_as_an_extension():
+    assert extensions() == ("GELU",)
+    assert rows(extensions())[0][:5] == ("GELU", "gelu", "float32, int8", "yes", "yes")

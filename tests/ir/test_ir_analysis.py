@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from aot.ir import GraphBuilder
 from aot.ir.analysis import activation_peak, node_macs, summarize
@@ -61,3 +62,13 @@ def test_macs_by_definition():
     assert info["total_macs"] == 1728 + 1152 + 640
     assert info["param_bytes"] == (4 * 27 + 72 + 320) * 4
     assert info["operators"] == {"conv2d": 1, "dense": 1, "depthwise_conv2d": 1, "reshape": 1}
+
+
+@pytest.mark.parametrize("adj_x", [False, True])
+def test_batch_matmul_macs_are_outputs_times_depth(adj_x):
+    b = GraphBuilder()
+    lhs = b.input("a", (2, 1, 5, 3) if adj_x else (2, 1, 3, 5), "float32")
+    rhs = b.input("b", (4, 5, 6), "float32")
+    g = b.build([b.op("batch_matmul", [lhs, rhs], adj_x=adj_x, adj_y=False)])
+    assert g.nodes[0].outputs[0].shape == (2, 4, 3, 6)
+    assert node_macs(g.nodes[0]) == 2 * 4 * 3 * 6 * 5

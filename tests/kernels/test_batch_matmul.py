@@ -80,3 +80,17 @@ def test_mismatched_inner_sizes_are_refused_at_import(tmp_path):
     with pytest.raises(ModelError, match=r"operator 0 \(BATCH_MATMUL\).*do not multiply "
                                          r"\(inner sizes 3 and 4\)"):
         _load(mb.finish(), tmp_path)
+
+
+@pytest.mark.parametrize("za, zb", [(0, 0), (0, -7), (5, 0), (-128, 127)])
+def test_int8_zero_point_folding_matches_tflm(za, zb, tflm, tmp_path):  # noqa: F811
+    """The int8 row kernel folds each zero point into a row or column sum only
+    where it is nonzero (attention's softmax output has -128, its values 0)."""
+    rng = np.random.default_rng(abs(za) * 300 + abs(zb))
+    av, bv = _values(rng, "int8", (2, 4, 12)), _values(rng, "int8", (2, 12, 8))
+    mb = ModelBuilder()
+    a = mb.input("a", [2, 4, 12], "int8", scale=0.05, zero_point=za)
+    b = mb.input("b", [2, 12, 8], "int8", scale=0.02, zero_point=zb)
+    y = mb.output("y", [2, 4, 8], "int8", scale=0.4, zero_point=-2)
+    mb.op("BATCH_MATMUL", [a, b], [y])
+    assert_matches_tflm(tflm, mb.finish(), [av, bv], tmp_path)

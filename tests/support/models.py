@@ -76,3 +76,7 @@ def model_sequence(entry: dict, graph) -> list[list]:
 #: Arm's CMSIS-NN source tree beside the project (unmodified, Apache-2.0): the
 #: cmsis-nn codegen's tests compile it in place, never copy it.
 CMSIS_NN_DIR = ROOT.parent / "shared" / "third_party" / "CMSIS-NN"
+
+#: The small int8 transformers the project generates and checks in
+#: (bench/models/transformers/gen_transformers.py, which needs TensorFlow).
+TRANSFORMERS_DIR = ROOT / "bench" / "models" / "transformers"

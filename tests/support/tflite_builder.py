@@ -57,6 +57,7 @@ OPTIONS = {
     "L2_NORMALIZATION": "L2NormOptions",
     "LEAKY_RELU": "LeakyReluOptions",
     "HARD_SWISH": "HardSwishOptions",
+    "GELU": "GeluOptions",
     "CONCATENATION": "ConcatenationOptions",
     "PAD": "PadOptions",
     "MEAN": "ReducerOptions",

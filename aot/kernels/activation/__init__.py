@@ -1,12 +1,14 @@
-"""Unary activations: LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH and ELU; PRELU.
+"""Unary activations: LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, ELU and GELU
+(aot's extension: TFLM has none); PRELU.
 
 * int8: every one of the 256 inputs is mapped through the reference
   interpreter's own arithmetic for this node (:mod:`aot.reference.ops.activations`,
   bit-exact with TFLM) at compile time, and the kernel is a table lookup
   ``y = table[x + 128]``: bit-exact by construction, one load per element,
   256 bytes of flash per node, whatever the arithmetic it replaces.
-* float32: ``1 / (1 + expf(-x))``, ``tanhf(x)``, ``x >= 0 ? x : alpha * x``
-  and ``x * min(max(x + 3, 0), 6) / 6`` (within 1e-5 of the reference).
+* float32: ``1 / (1 + expf(-x))``, ``tanhf(x)``, ``x >= 0 ? x : alpha * x``,
+  ``x * min(max(x + 3, 0), 6) / 6`` (within 1e-5 of the reference) and
+  GELU with ``erff`` or ``tanhf`` in the reference's operation order.
 * int16 LOGISTIC and TANH: TFLM's 16x8 formulation, computed per element: the
   input is rescaled by the Prepare's integer multiplier (or ``3 << shift`` for a
   power-of-two scale), its magnitude indexes the 256-entry sigmoid table
@@ -32,7 +34,8 @@ from aot.kernels.registry import Computed, compute_rule
 from aot.quant.arith import quantize_multiplier
 from aot.quant.sigmoid_table import SIGMOID_TABLE_UINT16
 from aot.reference.interpreter import evaluate
-from aot.reference.ops.activations import int16_sigmoid_params
+from aot.reference.ops.activations import (GELU_CUBIC, GELU_SQRT_HALF, GELU_TANH_SCALE,
+                                           int16_sigmoid_params)
 from aot.tir import expr as E
 
 
@@ -48,8 +51,22 @@ def _float(node, x):
         return lambda *i: te.if_then_else(x[i] >= zero, x[i], alpha * x[i])
     if node.op == "elu":
         return lambda *i: te.if_then_else(x[i] < zero, te.expm1(x[i]), x[i])
+    if node.op == "gelu":
+        return _gelu_float(x, node.attrs["approximate"])
     three, six = E.const(3.0, "float32"), E.const(6.0, "float32")
     return lambda *i: x[i] * E.min_(E.max_(x[i] + three, zero), six) / six
+
+
+def _gelu_float(x, approximate: bool):
+    """:func:`aot.reference.ops.activations.gelu_float`, operation for operation."""
+    half, one = E.const(0.5, "float32"), E.const(1.0, "float32")
+    if approximate:
+        scale = E.const(float(GELU_TANH_SCALE), "float32")
+        cubic = E.const(float(GELU_CUBIC), "float32")
+        return lambda *i: half * x[i] * (one + te.tanh(
+            scale * (x[i] + cubic * x[i] * x[i] * x[i])))
+    root_half = E.const(float(GELU_SQRT_HALF), "float32")
+    return lambda *i: half * x[i] * (one + te.erf(x[i] * root_half))
 
 
 def int8_table(node) -> np.ndarray:
@@ -128,7 +145,7 @@ def _activation(ctx, node) -> Computed:
                                name="y"))
 
 
-for _op in ("logistic", "tanh", "leaky_relu", "hard_swish", "elu"):
+for _op in ("logistic", "tanh", "leaky_relu", "hard_swish", "elu", "gelu"):
     compute_rule(_op)(_activation)
 
 

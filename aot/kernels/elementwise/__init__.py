@@ -26,8 +26,10 @@ from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant.arith import (multiply_by_quantized_multiplier, qrange, quantize_multiplier,
                              round_half_away, wrap_int32)
-from aot.quant.params import f32
+from aot.quant.params import (ADD_N_LEFT_SHIFT, add_n_params_int8, f32,
+                              squared_difference_params)
 from aot.reference.ops.compare import LEFT_SHIFT as COMPARE_SHIFT
+from aot.reference.ops.elementwise import RSQRT_SHIFT
 from aot.tir import expr as E
 
 
@@ -78,7 +80,7 @@ def _dw_requant(x, row):
     return te.call_pure("int32", "aot_dw_requant", x, *[E.const(v, "int32") for v in row])
 
 
-def _requant_s8(raw, reach, m: int, s: int, output_offset: int, clamp):
+def requant_s8(raw, reach, m: int, s: int, output_offset: int, clamp):
     """``clamp(MBQM(raw, m, s) + output_offset)`` as int8, with ``|raw| <=
     reach`` (None: unknown): the SMMLAR form ``aot_dw_requant`` (offset folded
     into ``kh``) when :func:`aot.kernels.conv2d.fuse.requant_rows` accepts the
@@ -153,7 +155,7 @@ def _arith(ctx, node) -> Computed:
         raw = u + v if node.op == "add" else u - v
         if y_t.dtype == "int8":
             reach = None if None in (u_reach, v_reach) else u_reach + v_reach
-            return _requant_s8(raw, reach, mo, so, qp.output_offset, qp.clamp)
+            return requant_s8(raw, reach, mo, so, qp.output_offset, qp.clamp)
         return requantize(raw, mo, so, qp.output_offset, qp.clamp, y_t.dtype)
     return Computed(te.compute(shape, body, name="y"))
 
@@ -265,7 +267,68 @@ def _float_unary(ctx, node) -> Computed:
 
 
 for _op in _FLOAT_UNARY:
-    compute_rule(_op)(_float_unary)
+    if _op not in ("rsqrt", "abs"):
+        compute_rule(_op)(_float_unary)
+
+
+@compute_rule("abs")
+def abs_(ctx, node) -> Computed:
+    """float32: ``fabsf``; int8: a 256-entry table of the reference's
+    arithmetic for this node; int16: ``|x - zp|`` requantized per element as
+    :func:`aot.reference.ops.elementwise.abs_quantized` (unquantized: C's abs)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    if x_t.dtype == "int8":
+        table = ctx.const(f"{node.name}_table", int8_table(node))
+        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                                   name="y"))
+    if x_t.dtype != "int16":
+        return _float_unary(ctx, node)
+    if x_t.quant is None:
+        return Computed(te.compute(x.shape, lambda *i: te.abs(x[i].astype("int32"))
+                                   .astype("int16"), name="y"))
+    zx, zy = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+    same = np.float32(x_t.quant.scale[0]) == np.float32(y_t.quant.scale[0])
+    m, e = quantize_multiplier(f32(x_t.quant.scale[0]) / f32(y_t.quant.scale[0]))
+    lo, hi = qrange("int16")
+
+    def body(*i):
+        v = te.abs(x[i].astype("int32") - zx)
+        if same:
+            return te.clamp(v + zy, lo, hi).astype("int16")
+        return requantize(v, m, e, zy, (lo, hi), "int16")
+    return Computed(te.compute(x.shape, body, name="y"))
+
+
+@compute_rule("rsqrt")
+def rsqrt(ctx, node) -> Computed:
+    """float32: ``1 / sqrtf(x)``; int8: a 256-entry table of the reference's
+    integer inverse square root for this node, one load per element; int16:
+    that arithmetic per element (:func:`aot.reference.ops.elementwise.
+    rsqrt_quantized`: ``aot_inv_sqrt_packed`` and two requantizations)."""
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    x = ctx.value(x_t)
+    if x_t.dtype == "int8":
+        table = ctx.const(f"{node.name}_table", int8_table(node))
+        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                                   name="y"))
+    if x_t.dtype != "int16":
+        return _float_unary(ctx, node)
+    mult, shift = quantize_multiplier(
+        1.0 / (np.sqrt(f32(x_t.quant.scale[0])) * f32(y_t.quant.scale[0])))
+    zx, zy = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+    lo, hi = qrange("int16")
+
+    def body(*i):
+        v = x[i].astype("int32") - zx
+        inv = te.call_pure("int64", "aot_inv_sqrt_packed", v)
+        d = te.call_pure("int32", "aot_mbqm", E.const(1, "int32"),
+                         te.call_pure("int32", "aot_lo32", inv),
+                         te.call_pure("int32", "aot_hi32", inv) + RSQRT_SHIFT)
+        y = te.call_pure("int32", "aot_mbqm", d, mult, shift - RSQRT_SHIFT) + zy
+        return te.if_then_else(v > 0, te.clamp(y, lo, hi), E.const(hi, "int32")) \
+            .astype("int16")
+    return Computed(te.compute(x.shape, body, name="y"))
 
 
 def _float_binary(ctx, node) -> Computed:
@@ -292,8 +355,43 @@ def _float_binary(ctx, node) -> Computed:
     return Computed(te.compute(shape, body, name="y"))
 
 
-for _op in ("div", "squared_difference", "floor_div", "floor_mod"):
+for _op in ("div", "floor_div", "floor_mod"):
     compute_rule(_op)(_float_binary)
+
+
+@compute_rule("squared_difference")
+def squared_difference(ctx, node) -> Computed:
+    """float32 as :func:`_float_binary`; int32 wrapping; int8 and int16 as the
+    reference's :func:`aot.reference.ops.elementwise.squared_difference`:
+    each int8 operand rescaled by :func:`_int_input` (an affine function of
+    the value when the constants make it one: LayerNorm's operands share a
+    scale, which halves exactly), the square requantized by
+    :func:`requant_s8` with its bound known."""
+    y_t = node.outputs[0]
+    if y_t.dtype == "float32":
+        return _float_binary(ctx, node)
+    (a, b), shape = _operands(ctx, node)
+    if y_t.dtype == "int32":
+        def body32(*i):
+            d = te.call_pure("int32", "aot_sub32", _broadcast(a, i), _broadcast(b, i))
+            return te.call_pure("int32", "aot_mul32", d, d)
+        return Computed(te.compute(shape, body32, name="y"))
+    x1, x2 = node.inputs
+    ls, (m1, e1), (m2, e2), (mo, eo) = squared_difference_params(
+        x1.quant.scale[0], x2.quant.scale[0], y_t.quant.scale[0], y_t.dtype)
+    zp1, zp2 = int(x1.quant.zero_point[0]), int(x2.quant.zero_point[0])
+    zpo = int(y_t.quant.zero_point[0])
+    clamp = qrange(y_t.dtype)
+
+    def body(*i):
+        u, u_reach = _int_input(a, i, -zp1, ls, m1, e1)
+        v, v_reach = _int_input(b, i, -zp2, ls, m2, e2)
+        d = u - v
+        if y_t.dtype == "int8":
+            reach = None if None in (u_reach, v_reach) else (u_reach + v_reach) ** 2
+            return requant_s8(d * d, reach, mo, eo, zpo, clamp)
+        return requantize(d * d, mo, eo, zpo, clamp, y_t.dtype)
+    return Computed(te.compute(shape, body, name="y"))
 
 
 @compute_rule("cast")
@@ -313,9 +411,30 @@ def zeros_like(ctx, node) -> Computed:
 
 @compute_rule("add_n")
 def add_n(ctx, node) -> Computed:
-    """The inputs summed left to right (float32)."""
-    _float_only(node)
+    """The inputs summed left to right (float32); int8 as the reference's
+    :func:`aot.reference.ops.elementwise.add_n_int8`, each input rescaled by
+    :func:`_int_input` (affine where exact), the sum by :func:`requant_s8`."""
     xs, shape = _operands(ctx, node)
+    x_t, y_t = node.inputs[0], node.outputs[0]
+    if y_t.dtype == "int8":
+        (mi, ei), (mo, eo) = add_n_params_int8(x_t.quant.scale[0], y_t.quant.scale[0])
+        zx, zy = int(x_t.quant.zero_point[0]), int(y_t.quant.zero_point[0])
+
+        # TFLM's sum starts from the rescaled offset -zp_x, not from 0
+        start = int(multiply_by_quantized_multiplier(-zx << ADD_N_LEFT_SHIFT, mi, ei))
+
+        def qbody(*i):
+            parts = [_int_input(x, i, -zx, ADD_N_LEFT_SHIFT, mi, ei) for x in xs]
+            total = E.const(start, "int32")
+            for v, _ in parts:
+                total = te.call_pure("int32", "aot_add32", total, v)
+            reaches = [r for _, r in parts]
+            reach = None if None in reaches else sum(reaches) + abs(start)
+            if reach is not None and reach >= 1 << 31:
+                reach = None
+            return requant_s8(total, reach, mo, eo, zy, qrange("int8"))
+        return Computed(te.compute(shape, qbody, name="y"))
+    _float_only(node)
 
     def body(*i):
         total = xs[0][i]

@@ -337,4 +337,12 @@ static inline int64_t aot_inv_sqrt_packed(int32_t acc) {
 static inline int32_t aot_lo32(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v); }
 static inline int32_t aot_hi32(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v >> 32); }
 
+/* aot_reciprocal in the low 32 bits and aot_reciprocal_bits in the high ones
+   (one stage of a kernel: the int8 softmax computes them once per row). */
+static inline int64_t aot_reciprocal_packed(int32_t x, int32_t integer_digits) {
+  const int32_t recip = aot_reciprocal(x, integer_digits);
+  const int32_t bits = aot_reciprocal_bits(x, integer_digits);
+  return (int64_t)(((uint64_t)(uint32_t)bits << 32) | (uint32_t)recip);
+}
+
 #endif /* AOT_KERNEL_FIXEDPOINT_H */

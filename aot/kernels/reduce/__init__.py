@@ -215,7 +215,27 @@ def cumsum(ctx, node) -> Computed:
 def schedule_mean_generic(s, final, stages) -> None:
     """One output at a time with its reduction innermost (a scalar output
     keeps the sum in its own one-element buffer).  A reduction that is the
-    group's output (max, min without an epilogue) is already that loop nest."""
+    group's output (max, min without an epilogue) is already that loop nest.
+
+    When the group's output broadcasts the reduction again (LayerNorm's
+    ``x - mean(x)`` or ``x * rsqrt(var + eps)``: the reduced axes, kept as
+    size 1, come back at full size), the sum is computed once per reduced
+    row, at the loop just outside the first output axis it does not vary
+    along, instead of once per output element."""
     acc = stages["acc"]
     if final.op.axis and acc is not final:
-        s[acc].compute_at(s[final], final.op.axis[-1])
+        s[acc].compute_at(s[final], final.op.axis[_attach_axis(acc, final)])
+
+
+def _attach_axis(acc, final) -> int:
+    """The output loop to compute ``acc`` in (see :func:`schedule_mean_generic`)."""
+    a_shape = [d.value if isinstance(d, E.IntImm) else None for d in acc.shape]
+    f_shape = [d.value if isinstance(d, E.IntImm) else None for d in final.shape]
+    if None in a_shape or None in f_shape:
+        return len(f_shape) - 1
+    if len(a_shape) != len(f_shape) or a_shape == f_shape:
+        return len(f_shape) - 1
+    for k, (a, f) in enumerate(zip(a_shape, f_shape)):
+        if a != f:
+            return max(k - 1, 0) if a == 1 else len(f_shape) - 1
+    return len(f_shape) - 1

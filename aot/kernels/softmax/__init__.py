@@ -7,7 +7,9 @@ normalized output.
 * int8 (TFLM, gemmlowp fixed point): ``d = x - max``; taps with
   ``d < diff_min`` give the output minimum; otherwise
   ``e = exp_on_negative_values(SRDHM(d << left_shift, M))`` in Q0.31 with
-  5 integer bits for ``d``; ``sum = sum(RoundingDivideByPOT(e, 12))``;
+  5 integer bits for ``d``, looked up in a 256-entry int32 table of the
+  reference's values (``d`` is in [-255, 0]; 1 KB of flash per node);
+  ``sum = sum(RoundingDivideByPOT(e, 12))``;
   ``y = RoundingDivideByPOT(SRDHM(1/sum, e), bits_over_unit + 31 - out_bits)
   + out_min``.  ``M``, ``left_shift`` and ``diff_min`` come from the input
   scale and ``beta`` at compile time.
@@ -24,13 +26,15 @@ structure; their float sums run left to right as TFLite's.
 
 from __future__ import annotations
 
+import numpy as np
+
 from aot import te
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
 from aot.quant import lut
 from aot.quant.arith import qrange
-from aot.quant.params import log_softmax_params_int8, softmax_params_int16, softmax_params_int8
-from aot.reference.ops.softmax import L2_EPSILON
+from aot.quant.params import log_softmax_params_int8, softmax_params_int16
+from aot.reference.ops.softmax import L2_EPSILON, softmax_exp_int8
 from aot.tir import expr as E
 
 _SCALED_DIFF_BITS = 5
@@ -54,37 +58,35 @@ def _i32(v) -> E.PrimExpr:
 def _softmax_int8(ctx, node) -> Computed:
     x, rows, depth, mx = _rows(ctx, node)
     y_t = node.outputs[0]
-    mult, left_shift, diff_min = softmax_params_int8(node.inputs[0].quant.scale[0],
-                                                     node.attrs["beta"])
     lo, hi = qrange(y_t.dtype)
     out_bits = 8 if y_t.dtype == "int8" else 16
 
-    def diff(r, i):
-        return x[r, i].astype("int32") - mx[r].astype("int32")
+    # e of every difference x - max in [-255, 0], from the reference's arithmetic
+    x_scale, beta = node.inputs[0].quant.scale[0], node.attrs["beta"]
+    exp_table = ctx.const("exp_table", softmax_exp_int8(np.arange(-255, 1), x_scale, beta)
+                          .astype(np.int32), dtype="int32")
 
     def exp_of(r, i):
-        d = diff(r, i)
-        scaled = te.call_pure("int32", "aot_srdhm",
-                              te.call_pure("int32", "aot_shl32", d, _i32(left_shift)),
-                              _i32(mult))
-        e = te.call_pure("int32", "aot_exp_on_negative_values", scaled, _i32(_SCALED_DIFF_BITS))
-        return te.if_then_else(d >= diff_min, e, _i32(0))
+        return exp_table[x[r, i].astype("int32") - mx[r].astype("int32") + 255]
     e = te.compute((rows, depth), exp_of, name="exps")
     k = te.reduce_axis((0, depth), "k")
     total = te.compute((rows,), lambda r: te.sum(
         te.call_pure("int32", "aot_rdbpot", e[r, k], _i32(_ACCUM_BITS)), axis=k), name="exp_sum")
 
+    # 1/sum (a Newton iteration) and its exponent packed in one int64, computed
+    # once per row rather than once per output
+    recip = te.compute((rows,), lambda r: te.call_pure(
+        "int64", "aot_reciprocal_packed", total[r], _i32(_ACCUM_BITS)), name="recip")
+
     def out(r, i):
-        recip = te.call_pure("int32", "aot_reciprocal", total[r], _i32(_ACCUM_BITS))
-        bits = te.call_pure("int32", "aot_reciprocal_bits", total[r], _i32(_ACCUM_BITS))
-        unsat = te.call_pure("int32", "aot_rdbpot_wide",
-                             te.call_pure("int32", "aot_srdhm", recip, e[r, i]),
-                             bits + (31 - out_bits))
+        bits = te.call_pure("int32", "aot_hi32", recip[r]) + (31 - out_bits)
+        unsat = te.call_pure("int32", "aot_rdbpot_wide", te.call_pure(
+            "int32", "aot_srdhm", te.call_pure("int32", "aot_lo32", recip[r]), e[r, i]), bits)
         # Taps below diff_min have e = 0, which gives out_min like the reference's
         # explicit test, so the row maximum is not needed here.
         return te.clamp(unsat + lo, lo, hi).astype(y_t.dtype)
     y = te.compute((rows, depth), out, name="y")
-    return Computed(y, {"max": mx, "exps": e, "sum": total}, rows * depth)
+    return Computed(y, {"max": mx, "exps": e, "sum": total, "recip": recip}, rows * depth)
 
 
 def _lookup(table, value):
@@ -268,5 +270,10 @@ def schedule_softmax_generic(s, final, stages) -> None:
     row = final.op.axis[0]
     exps = stages["exps"]
     s[exps].compute_at(s[final], row)
-    s[stages["sum"]].compute_at(s[final], row)
+    if "recip" in stages:  # int8: 1/sum and its exponent once per row
+        recip = stages["recip"]
+        s[recip].compute_at(s[final], row)
+        s[stages["sum"]].compute_at(s[recip], recip.op.axis[0])
+    else:
+        s[stages["sum"]].compute_at(s[final], row)
     s[stages["max"]].compute_at(s[exps], exps.op.axis[0])

@@ -306,3 +306,46 @@ def tanh(x, *, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_point=None):
         return _int8_sigmoid_like(x, x_scale, x_zero_point, _gemmlowp_tanh, 7, 0)
     m, s = int16_sigmoid_params(x_scale, allow_shift_one=True)
     return tanh_int16_raw(x, m, s).astype(np.int16)
+
+
+#: GELU's tanh form: ``sqrt(2 / pi)`` and the cubic's coefficient (float32).
+GELU_TANH_SCALE = np.float32(math.sqrt(2.0 / math.pi))
+GELU_CUBIC = np.float32(0.044715)
+GELU_SQRT_HALF = np.float32(math.sqrt(0.5))
+
+
+def gelu_float(x, *, approximate: bool = False) -> np.ndarray:
+    """GELU on float32 in this operation order (the C kernel's):
+    ``0.5f * x * (1 + erff(x * sqrt(0.5)))``, or with ``approximate``
+    ``0.5f * x * (1 + tanhf(sqrt(2/pi) * (x + 0.044715f * x * x * x)))``,
+    with C's ``erff``/``tanhf``.  TFLM has no GELU (aot's extension)."""
+    x = np.asarray(x, dtype=np.float32)
+    half, one = np.float32(0.5), np.float32(1.0)
+    if approximate:
+        inner = GELU_TANH_SCALE * (x + GELU_CUBIC * x * x * x)
+        t = libm.call("tanhf", inner.astype(np.float32))
+    else:
+        t = libm.call("erff", (x * GELU_SQRT_HALF).astype(np.float32))
+    return (half * x * (one + t)).astype(np.float32)
+
+
+def gelu_exact(x, *, approximate: bool = False) -> np.ndarray:
+    """GELU in double precision (the int8 table's function and the accuracy
+    measure's reference)."""
+    x = np.asarray(x, dtype=np.float64)
+    if approximate:
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+def gelu_int8(x, *, x_scale, x_zero_point, y_scale, y_zero_point,
+              approximate: bool = False) -> np.ndarray:
+    """int8 GELU: each input dequantized (``s_x (q - zp_x)``, in double), GELU
+    in double, divided by ``s_y``, rounded half away from zero, ``zp_y``
+    added and clamped: within half an output step of the exact GELU of the
+    dequantized input (the C kernel is a 256-entry table of these values)."""
+    x = np.asarray(x)
+    real = f32(x_scale) * (x.astype(np.float64) - int(x_zero_point))
+    y = quant.round_half_away(gelu_exact(real, approximate=approximate) / f32(y_scale))
+    return quant.clamp_cast(np.asarray(y, np.int64) + int(y_zero_point), -128, 127, np.int8)

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.quant import arith as quant
-from aot.quant import libm
-from aot.quant.params import f32
+from aot.quant import fixedpoint, libm
+from aot.quant.params import ADD_N_LEFT_SHIFT, add_n_params_int8, f32, squared_difference_params
 
 
 def _float_act(y, activation, clamp):
@@ -106,6 +106,53 @@ def mul(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0, x2_zero_point=0,
     return quant.clamp_cast(y, lo, hi, out_dtype)
 
 
+def squared_difference(x1, x2, *, x1_scale=1.0, x1_zero_point=0, x2_scale=1.0,
+                       x2_zero_point=0, y_scale=1.0, y_zero_point=0):
+    """SQUARED_DIFFERENCE with broadcasting.  float32: ``(x1 - x2)**2``; int32:
+    the same, wrapped to int32.  int8 and int16 (zero points 0), as TFLM::
+
+        a_i = MultiplyByQuantizedMultiplier((x_i - zp_i) << L, M_i, e_i)
+        y   = MultiplyByQuantizedMultiplier((a_1 - a_2)**2, M_o, e_o) + zp_o
+
+    with the constants of :func:`aot.quant.params.squared_difference_params`,
+    clamped to the type (no fused activation)."""
+    x1 = np.asarray(x1)
+    x2 = np.asarray(x2)
+    if x1.dtype == np.float32:
+        return float_binary("squared_difference", x1, x2)
+    if x1.dtype == np.int32:
+        d = quant.wrap_int32(x1.astype(np.int64) - x2.astype(np.int64))
+        return quant.wrap_int32(d * d).astype(np.int32)
+    ls, (m1, e1), (m2, e2), (mo, eo) = squared_difference_params(
+        x1_scale, x2_scale, y_scale, x1.dtype.name)
+    a1 = quant.multiply_by_quantized_multiplier(
+        (x1.astype(np.int64) - int(x1_zero_point)) << ls, m1, e1)
+    a2 = quant.multiply_by_quantized_multiplier(
+        (x2.astype(np.int64) - int(x2_zero_point)) << ls, m2, e2)
+    d = np.asarray(a1, np.int64) - np.asarray(a2, np.int64)
+    y = quant.multiply_by_quantized_multiplier(quant.wrap_int32(d * d), mo, eo) \
+        + int(y_zero_point)
+    lo, hi = quant.qrange(x1.dtype)
+    return quant.clamp_cast(y, lo, hi, x1.dtype)
+
+
+def add_n_int8(xs, *, x_scale, x_zero_point, y_scale, y_zero_point) -> np.ndarray:
+    """TFLM's int8 ADD_N (every input quantized alike): ``a(v) = MBQM((v - zp_x)
+    << 20, QM(1/2))`` per input, summed in int32 from TFLM's start ``a(0)``
+    (the rescaled offset ``-zp_x``, not 0), then ``MBQM(sum, QM(2 s_x /
+    (2**20 s_y))) + zp_y``, clamped."""
+    (mi, ei), (mo, eo) = add_n_params_int8(x_scale, y_scale)
+    total = quant.multiply_by_quantized_multiplier(
+        (0 - int(x_zero_point)) << ADD_N_LEFT_SHIFT, mi, ei)
+    for x in xs:
+        total = quant.wrap_int32(np.asarray(total, np.int64) + np.asarray(
+            quant.multiply_by_quantized_multiplier(
+                (np.asarray(x).astype(np.int64) - int(x_zero_point)) << ADD_N_LEFT_SHIFT,
+                mi, ei), np.int64))
+    y = quant.multiply_by_quantized_multiplier(total, mo, eo) + int(y_zero_point)
+    return quant.clamp_cast(y, -128, 127, np.int8)
+
+
 def maximum(x1, x2):
     """MAXIMUM with broadcasting on raw values (inputs and output share quantization)."""
     return np.maximum(np.asarray(x1), np.asarray(x2))
@@ -137,6 +184,51 @@ def float_unary(op: str, x) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return exact[op](x).astype(np.float32)
     return libm.call(op + "f", x)
+
+
+def abs_quantized(x, *, x_scale, x_zero_point, y_scale, y_zero_point, quantized=True):
+    """TFLM's int8 and int16 ABS: ``v = |x - zp_x|``, then ``v + zp_y`` when
+    the two scales are equal (as float32), else ``MBQM(v, QM(s_x / s_y)) +
+    zp_y``, clamped to the type.  An unquantized int16 (``quantized``
+    False) is C's ``abs`` cast back (so -32768 stays -32768)."""
+    x = np.asarray(x)
+    v = np.abs(x.astype(np.int64) - int(x_zero_point))
+    if not quantized:
+        return v.astype(np.int16)
+    if np.float32(x_scale) != np.float32(y_scale):
+        m, e = quant.quantize_multiplier(f32(x_scale) / f32(y_scale))
+        v = np.asarray(quant.multiply_by_quantized_multiplier(v, m, e), np.int64)
+    lo, hi = quant.qrange(x.dtype)
+    return quant.clamp_cast(v + int(y_zero_point), lo, hi, x.dtype)
+
+
+#: Integer RSQRT keeps 1/sqrt(value) with 20 fraction bits between its two steps.
+RSQRT_SHIFT = 20
+
+
+def rsqrt_quantized(x, *, x_scale, x_zero_point, y_scale, y_zero_point) -> np.ndarray:
+    """TFLM's int8 and int16 RSQRT: ``v = x - zp_x``; 0 gives the type's
+    maximum; otherwise ``1/sqrt(v)`` from ``GetInvSqrtQuantizedMultiplierExp(v,
+    -1)`` as ``d = MBQM(1, m, e + 20)``, then ``MBQM(d, M, E - 20) + zp_y``
+    with ``(M, E) = QuantizeMultiplier(1 / (sqrt(s_x) s_y))`` (in double),
+    clamped to the type.  TFLM fails the invocation for ``v < 0`` ("only
+    defined for positive values"); a compiled model cannot, and gives the
+    maximum there as for 0."""
+    x = np.asarray(x)
+    lo, hi = quant.qrange(x.dtype)
+    mult, shift = quant.quantize_multiplier(
+        1.0 / (np.sqrt(f32(x_scale)) * f32(y_scale)))
+    out = np.empty(x.shape, np.int64)
+    flat = out.reshape(-1)
+    for i, v in enumerate(x.reshape(-1).astype(np.int64) - int(x_zero_point)):
+        if v <= 0:
+            flat[i] = hi
+            continue
+        m, e = fixedpoint.inv_sqrt_multiplier_exp(int(v), -1)
+        d = quant.multiply_by_quantized_multiplier(1, m, e + RSQRT_SHIFT)
+        flat[i] = int(quant.multiply_by_quantized_multiplier(d, mult, shift - RSQRT_SHIFT)) \
+            + int(y_zero_point)
+    return quant.clamp_cast(out, lo, hi, x.dtype)
 
 
 def float_binary(op: str, x1, x2, activation=None) -> np.ndarray:

@@ -48,13 +48,10 @@ def softmax(x, *, beta=1.0, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_po
     out_dtype = np.dtype(out_dtype or x.dtype)
     if x.dtype == np.int16:
         return _softmax_int16(x, beta, x_scale)
-    mult, left_shift, diff_min = softmax_params_int8(x_scale, beta)
     xi = x.astype(np.int64)
     diff = xi - xi.max(axis=-1, keepdims=True)
-    keep = diff >= diff_min
-    rescaled = quant.multiply_by_quantized_multiplier_gt_one(diff, mult, left_shift)
-    e = fixedpoint.exp_on_negative_values(rescaled, _SCALED_DIFF_BITS)
-    e = np.where(keep, e, 0)
+    e = softmax_exp_int8(diff, x_scale, beta)
+    keep = diff >= softmax_params_int8(x_scale, beta)[2]
     contrib = fixedpoint.rescale(e, 0, _ACCUM_BITS)
     sum_of_exps = quant.wrap_int32(np.where(keep, contrib, 0).sum(axis=-1, keepdims=True))
     recip, bits_over_unit = fixedpoint.get_reciprocal(sum_of_exps, _ACCUM_BITS)
@@ -63,6 +60,18 @@ def softmax(x, *, beta=1.0, x_scale=1.0, x_zero_point=0, y_scale=None, y_zero_po
     unsat = quant.rounding_divide_by_pot(quant.srdhm(recip, e), bits_over_unit + 31 - out_bits)
     y = np.clip(unsat + lo, lo, hi)
     return np.where(keep, y, lo).astype(out_dtype)
+
+
+def softmax_exp_int8(diff, x_scale, beta) -> np.ndarray:
+    """The int8 softmax's ``e`` (Q0.31) of each ``diff = x - max <= 0``: 0
+    below ``diff_min``, else ``exp_on_negative_values(SRDHM(diff <<
+    left_shift, M))``.  An int8 row's ``diff`` takes at most 256 values, so
+    the kernel looks ``e`` up in a table of this function."""
+    mult, left_shift, diff_min = softmax_params_int8(x_scale, beta)
+    diff = np.asarray(diff, np.int64)
+    rescaled = quant.multiply_by_quantized_multiplier_gt_one(diff, mult, left_shift)
+    e = fixedpoint.exp_on_negative_values(rescaled, _SCALED_DIFF_BITS)
+    return np.where(diff >= diff_min, e, 0)
 
 
 def _softmax_int16(x, beta, x_scale):
