@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import re
 import sys
 from pathlib import Path
 
@@ -82,12 +82,13 @@ def _profile(path: Path, board: str, inputs, want, libs: bool) -> dict:
 
 
 def _cmsis_version() -> str:
+    """The upstream commit ../shared/third_party/README.md records for the tree."""
     try:
-        out = subprocess.run(["git", "-C", str(CMSIS_NN), "describe", "--tags", "--always"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        return out or "unknown"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
+        text = (CMSIS_NN.parent / "README.md").read_text()
+    except OSError:
+        return "version unknown"
+    m = re.search(r"CMSIS-NN at commit (\w+)", text)
+    return f"upstream commit {m.group(1)}" if m else "version unknown"
 
 
 def main(argv=None) -> int:
