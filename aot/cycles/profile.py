@@ -40,6 +40,7 @@ from aot.cycles.model import CostModel
 from aot.cycles.program import Program
 from aot.cycles.session import check_emulated, traced_device
 from aot.cycles.trace import TraceParser
+from aot.executor.memory import check_fits_board
 from aot.firmware import build_project, create_project
 from aot.firmware.verify import random_inputs
 from aot.inputs import check_inputs
@@ -206,6 +207,9 @@ def profile_model(model, board: str, *, inputs: list[np.ndarray] | None = None, 
     compiled = compile_model(model, resolve_target(trace.tag, refine=target)[0], name=name,
                              measure_code=False, **compile_options)
     graph = compiled.graph
+    if trace is not record:  # planned for the trace board's memory: it must fit the real one
+        check_fits_board(compiled.plan, graph, record, sizes=compiled.sizes,
+                         kernels=compiled.kernels)
     if inputs is None:
         inputs = random_inputs(graph, 1, seed)
     inputs = check_inputs(graph, inputs)

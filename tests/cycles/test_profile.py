@@ -75,6 +75,20 @@ def test_a_real_board_without_memory_timing_is_refused(monkeypatch):
         profile_model(HELLO, "st/nucleo-l4r5zi")
 
 
+def test_a_model_that_fits_the_trace_board_only_is_refused_before_building(monkeypatch):
+    """The trace board (4 MiB of flash) is not the real board: its memory is checked too."""
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("needs qemu-system-arm (checked first)")
+    board = load_board("st/nucleo-l4r5zi")
+    small = dataclasses.replace(board, memory=dataclasses.replace(
+        board.memory, flash=dataclasses.replace(board.memory.flash, length=64)))
+    monkeypatch.setattr("aot.cycles.profile.load_board",
+                        lambda tag: small if tag == board.tag else load_board(tag))
+    monkeypatch.setattr("aot.cycles.profile.build_project", lambda *a, **k: pytest.fail())
+    with pytest.raises(AotError, match="st/nucleo-l4r5zi has 64"):
+        profile_model(HELLO, "st/nucleo-l4r5zi")
+
+
 @pytest.mark.parametrize("target, error, match", [
     ("c -mcpu=cortex-m7", TargetError, "may add attributes, not change them"),
     ("c -libs=nosuch", AotError, "no external codegen is called 'nosuch'"),
