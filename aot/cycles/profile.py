@@ -266,9 +266,8 @@ def profile_project(project, core: CoreTiming, memory: MemorySystem | None, inpu
         for edge, count in edges.items():
             row = ENTRY_ROW if program.function_at(edge[0]) in glue else label
             segments.setdefault(row, Counter())[edge] += count
-    if records is not None:  # the timer's stop block ends the window, outside every row
-        ends = np.flatnonzero(((records[:, 1] & 3) == 0) & (records[:, 0] == stop))
-        records = records[:ends[0]] if len(ends) else records
+    if records is not None:
+        records = same_run(records, window, stop)
     stalls = None if records is None else _stalls(records, program, project, memory, markers,
                                                   glue, [k["name"] for k in kernels])
     by_class: Counter = Counter()
@@ -304,6 +303,22 @@ def profile_project(project, core: CoreTiming, memory: MemorySystem | None, inpu
     return Profile(model=model_name, board=board.tag, core=core, memory=memory,
                    clock_hz=board.clock_hz, rpc_instructions=whole, rows=tuple(rows),
                    by_class=dict(by_class), outputs=outputs, trace_board=project.board.tag)
+
+
+def same_run(records: np.ndarray, window, stop: int) -> np.ndarray:
+    """The plugin's records up to the timer's stop block (which ends the window,
+    outside every row), checked against the execution log's window: that counts
+    one edge per block after the first, as many as the records' blocks before
+    the stop block.  Anything else means the two saw different runs."""
+    ends = np.flatnonzero(((records[:, 1] & 3) == 0) & (records[:, 0] == stop))
+    records = records[:ends[0]] if len(ends) else records
+    blocks, edges = int(np.count_nonzero((records[:, 1] & 3) == 0)), window.edges().total()
+    if not len(ends) or blocks != edges:
+        raise CycleModelError(f"the memory trace holds {blocks} blocks of the measured run"
+                              f"{'' if len(ends) else ' and no end'}, the execution log "
+                              f"{edges}: they do not describe the same run (report it with "
+                              "the QEMU version)")
+    return records
 
 
 def _stalls(records, program: Program, project, memory: MemorySystem, markers: dict,

@@ -192,3 +192,20 @@ def test_the_plugin_records_blocks_and_data_addresses_in_order(loops_m4, tmp_pat
     assert recs[k + 1:k + 5].tolist() == [[0x2000_0000, 1], [0x2000_0004, 1],
                                           [0x2000_0008, 1], [0x2000_000c, 2]]
     assert recs[-1].tolist()[0] == stop
+
+
+def test_the_memory_trace_must_describe_the_exec_logs_run():
+    from collections import Counter
+
+    from aot.cycles.profile import same_run
+    from aot.cycles.trace import Window
+    window = Window("model", {"model": Counter({(0x10, 512, 0x20): 2, (0x20, 512, 0x10): 1,
+                                                (0x20, 512, 0x90): 1})})
+    recs = _records([0x10, 8], [0x2000_0000, 1], [0x20, 8], [0x10, 8], [0x20, 8],
+                    [0x90, 4], [0x90, 1])
+    assert len(same_run(recs, window, 0x90)) == 5  # up to the stop block
+    with pytest.raises(CycleModelError, match="holds 3 blocks of the measured run, the "
+                       "execution log 4"):
+        same_run(recs[2:], window, 0x90)
+    with pytest.raises(CycleModelError, match="and no end"):
+        same_run(recs[:5], window, 0x90)
