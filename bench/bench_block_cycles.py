@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 
 from aot.compile import compile_model
-from aot.cycles.cores import core_for_board, memory_for_board
+from aot.cycles.cores import core_for_board
+from aot.cycles.memory import memory_for_board
 from aot.cycles.profile import profile_project
 from aot.firmware import build_project, create_project
 from aot.firmware.verify import random_inputs
@@ -82,7 +83,7 @@ def profile(model: Path, board, library=None):
         root = Path(tmp)
         project = create_project(compiled.write(root / "artifact"), board, root / "project")
         build_project(project)
-        return profile_project(project, core_for_board(board), memory_for_board(board.tag),
+        return profile_project(project, core_for_board(board), memory_for_board(board),
                                [x[0] for x in inputs], model_name=graph.name)
 
 

@@ -1,9 +1,12 @@
 """``aot profile MODEL --board TAG``: where the cycles go, kernel by kernel.
 
-Compiles the model for an emulated board, runs one inference under QEMU
-with its execution log on and prices every executed instruction with the
-board's core timing table (:mod:`aot.cycles`, docs/cycles.md).  Prints per
-kernel the executed instructions (exact), the estimated cycles, MACs,
+Compiles the model for an emulated board (a real board's: the emulated board
+of its core that its record's ``memory.timing.trace_board`` names), runs one
+inference under QEMU with its execution log on and prices every executed
+instruction with the board's core timing table, plus the stalls of the
+board's memory from the addresses the run touched (:mod:`aot.cycles`,
+docs/cycles.md "Memory stalls").  Prints per kernel the executed
+instructions (exact), the estimated cycles, memory stalls, MACs,
 cycles per MAC, the activation RAM live while it runs and its share of the
 total; ``--json`` prints the same as JSON and ``--chart FILE.svg`` writes a
 bar chart.  ``--target`` refines the board's target as for ``aot compile``:
@@ -12,7 +15,7 @@ layer CMSIS-NN supports handed to it (TFLM+CMSIS-NN's kernels, estimated the
 same way, docs/performance.md).  ``--tuning-records`` compiles with an
 ``aot tune`` log's best configs, as ``aot compile`` does (the tuned model's
 cycles, docs/tuning.md).  Boards whose CPU has no timing table are refused
-(exit 2).
+(exit 2), and so are boards whose record lacks ``memory.timing``.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from aot.commands.compile import codegen_options, tuned_kernels
 from aot.commands.interpret import add_input_arguments
 
 NAME = "profile"
-HELP = "estimate cycles per kernel on an emulated Cortex-M board (instructions, MACs, RAM)"
+HELP = ("estimate cycles per kernel on a Cortex-M board, its memory's stalls included "
+        "(instructions, MACs, RAM)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a .tflite (or .onnx) model file")
-    parser.add_argument("--board", required=True, help="an emulated board, e.g. qemu/mps2-an386")
+    parser.add_argument("--board", required=True,
+                        help="a board with a core table, e.g. qemu/mps2-an386 or "
+                        "st/nucleo-l4r5zi (traced on the emulated board of its core)")
     add_input_arguments(parser, help="the invocation to profile: .npy ([1, *shape]) or .npz "
                                      "(default: one seeded random input)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random input")

@@ -1,4 +1,4 @@
-"""Per-core instruction timings (``cores/*.toml``) and per-board memory timing (``boards.toml``).
+"""Per-core instruction timings (``cores/*.toml``).
 
 Each core is one data file: cycles per timing class (:data:`aot.cycles.isa.CLASSES`),
 the ``N`` of "1 + N" load/store multiples, the pipeline refill ``P`` after a
@@ -47,16 +47,18 @@ class CoreTiming:
 
 @dataclass(frozen=True)
 class MemoryTiming:
-    """Wait states of a board's memories, added by the cost model.
+    """Uniform wait states the cost model adds without looking at addresses.
 
     ``fetch_wait_states`` are paid on every pipeline refill (a taken branch
     fetches from the code memory); ``data_wait_states`` on every word a load
-    or store moves.  Zero for code and data in TCM or zero-wait SRAM.
+    or store moves.  ``aot profile`` leaves both at zero and prices the
+    board's memory from the addresses instead (:mod:`aot.cycles.memory`);
+    these are for hand-made experiments (bench/validate_cycles.py).
     """
 
     fetch_wait_states: int = 0
     data_wait_states: int = 0
-    note: str = "no memory timing recorded for this board: zero wait states assumed"
+    note: str = "zero wait states in the core table's pricing"
 
 
 def _load_core(name: str, text: str) -> CoreTiming:
@@ -111,14 +113,3 @@ def core_for_board(board) -> CoreTiming:
     raise CycleModelError(f"{board.tag} has no cycle model: its CPU {board.cpu!r} has no "
                           f"timing table (CPUs with one: {known}); aot run still gives its "
                           "exact instruction count")
-
-
-@cache
-def _board_memory() -> dict[str, dict]:
-    return tomllib.loads(resources.files("aot.cycles").joinpath("boards.toml").read_text())
-
-
-def memory_for_board(tag: str) -> MemoryTiming:
-    """The recorded wait states of board ``tag`` (zero when none are recorded)."""
-    entry = _board_memory().get(tag)
-    return MemoryTiming() if entry is None else MemoryTiming(**entry)

@@ -55,14 +55,16 @@ def log_filter(excluded: list[tuple[int, int]]) -> tuple[str, ...]:
 
 @contextlib.contextmanager
 def traced_device(project, parser: TraceParser, *, timeout: float = 5.0,
-                  excluded: list[tuple[int, int]] | None = None
+                  excluded: list[tuple[int, int]] | None = None,
+                  extra_args: tuple[str, ...] = ()
                   ) -> Iterator[tuple[Client, TraceReader]]:
     """Run ``project``'s firmware under QEMU with the exec log going to ``parser``.
 
     ``excluded`` are ``(address, size)`` ranges of code QEMU does not log
     (``-dfilter``): code that never runs inside a measured window, such as the
     port's loop polling the UART while the host is busy (about 500,000 blocks
-    a second of idle time otherwise)."""
+    a second of idle time otherwise).  ``extra_args`` go to QEMU as they are
+    (the memory trace plugin, :mod:`aot.cycles.memtrace`)."""
     board = project.board
     check_emulated(board)
     with tempfile.TemporaryDirectory(prefix="aot-trace-") as tmp:
@@ -72,7 +74,8 @@ def traced_device(project, parser: TraceParser, *, timeout: float = 5.0,
         reader.start()
         config = QemuConfig(elf=project.elf, machine=board.qemu.machine, qemu=board.qemu.system,
                             extra_args=qemu_extra_args(board.qemu.args)
-                            + TRACE_ARGS + ("-D", str(fifo)) + log_filter(excluded or []))
+                            + TRACE_ARGS + ("-D", str(fifo)) + log_filter(excluded or [])
+                            + tuple(extra_args))
         try:
             with QemuRunner(config) as url, connect(url, timeout=timeout) as client:
                 yield client, reader

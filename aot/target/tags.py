@@ -21,7 +21,7 @@ import platform
 import re
 import sys
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,6 +74,9 @@ class Memory:
     pools: tuple[Region, ...] = ()
     stack_bytes: int = DEFAULT_STACK_BYTES
     caches: tuple[str, ...] | None = None  # switched on by the port; None: not described
+    #: ``memory.timing`` as validated by the schema (None: not described); the cycle
+    #: estimate reads it (``aot.cycles.memory.memory_for_board``)
+    timing: dict | None = field(default=None, compare=False)
 
     @property
     def model_ram_bytes(self) -> int:
@@ -367,6 +370,7 @@ def load_board_file(path: str | Path) -> Board:
             pools=tuple(Region(**p) for p in mem.get("pools", ())),
             stack_bytes=mem.get("stack_bytes", DEFAULT_STACK_BYTES),
             caches=tuple(mem["caches"]) if "caches" in mem else None,
+            timing=mem.get("timing"),
         )
         if memory.stack_bytes >= memory.ram.length:
             raise BoardError(f"{path}: field 'memory.stack_bytes': {memory.stack_bytes} bytes "

@@ -58,7 +58,7 @@ import numpy as np
 from aot import __version__
 from aot.codegen.c import C_TYPES
 from aot.cycles.calls import CallTrace
-from aot.cycles.cores import core_for_board, memory_for_board
+from aot.cycles.cores import MemoryTiming, core_for_board
 from aot.cycles.errors import CycleModelError
 from aot.executor.codegen import RpcTensor, rpc_tables
 from aot.export import artifact_metadata, runtime_config
@@ -524,7 +524,7 @@ def call_trace(project, candidates: int):
     per run of a candidate's RPC kernel ``c<i>`` (its function ``tune_run_<i>``)."""
     board = project.board
     return CallTrace(project, {f"c{i}": f"tune_run_{i}" for i in range(candidates)},
-                     core_for_board(board), memory_for_board(board.tag))
+                     core_for_board(board), MemoryTiming())
 
 
 def traced_cost(trace, dev, wl, run, timeout: float) -> tuple:

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aot.cycles import (
-    CycleModelError,
-    MemoryTiming,
-    core_for_board,
-    cores,
-    memory_for_board,
-)
+from aot.cycles import CycleModelError, core_for_board, cores
 from aot.cycles.isa import CLASSES, classify
 from aot.target import load_board
 
@@ -54,12 +48,6 @@ def test_boards_find_their_core(tag, core):
 def test_a_board_without_a_cycle_model_is_refused(tag):
     with pytest.raises(CycleModelError, match=f"{tag} has no cycle model: its CPU"):
         core_for_board(load_board(tag))
-
-
-def test_memory_timing_defaults_to_zero_wait_states():
-    assert memory_for_board("qemu/mps2-an386").fetch_wait_states == 0
-    unknown = memory_for_board("st/nucleo-l4r5zi")
-    assert unknown == MemoryTiming() and "zero wait states assumed" in unknown.note
 
 
 @pytest.mark.parametrize("name, op_str, cls", [

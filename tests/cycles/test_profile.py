@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -12,7 +13,7 @@ from support.models import CMSIS_NN_DIR, MODELS_DIR
 from aot.cli import main
 from aot.cycles import CycleModelError, get_core
 from aot.cycles.chart import profile_svg
-from aot.cycles.cores import MemoryTiming
+from aot.cycles.memory import memory_for_board
 from aot.cycles.profile import ENTRY_ROW, KernelProfile, Profile, profile_model
 from aot.cycles.session import check_emulated
 from aot.errors import AotError
@@ -26,7 +27,8 @@ def _profile() -> Profile:
     rows = (KernelProfile("fused_0_dense", "m_k0", ("dense",), 100, 104, 150.0, 16, 64),
             KernelProfile("fused_1_dense", "m_k1", ("dense",), 300, 302, 420.0, 256, 96),
             KernelProfile(ENTRY_ROW, None, (), 10, None, 14.0, 0, None))
-    return Profile("m", "qemu/mps2-an386", get_core("cortex-m4"), MemoryTiming(), 25_000_000,
+    return Profile("m", "qemu/mps2-an386", get_core("cortex-m4"),
+                   memory_for_board(load_board("qemu/mps2-an386")), 25_000_000,
                    412, rows, {"alu": 584.0})
 
 
@@ -63,8 +65,27 @@ def test_a_board_without_a_cycle_model_is_refused(board, capsys):
     assert f"{board} has no cycle model" in capsys.readouterr().err
 
 
-def test_a_real_board_is_refused_it_has_no_trace():
-    with pytest.raises(CycleModelError, match="st/nucleo-l4r5zi is not emulated"):
+def test_a_real_board_without_memory_timing_is_refused(monkeypatch):
+    """Never priced at zero wait states: the refusal names the missing fields."""
+    board = load_board("st/nucleo-l4r5zi")
+    bare = dataclasses.replace(board, memory=dataclasses.replace(board.memory, timing=None))
+    monkeypatch.setattr("aot.cycles.profile.load_board", lambda tag: bare)
+    with pytest.raises(CycleModelError, match="st/nucleo-l4r5zi .* has no memory timing: the "
+                       "cycle estimate needs memory.timing with trace_board, flash, sram"):
+        profile_model(HELLO, "st/nucleo-l4r5zi")
+
+
+def test_a_model_that_fits_the_trace_board_only_is_refused_before_building(monkeypatch):
+    """The trace board (4 MiB of flash) is not the real board: its memory is checked too."""
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("needs qemu-system-arm (checked first)")
+    board = load_board("st/nucleo-l4r5zi")
+    small = dataclasses.replace(board, memory=dataclasses.replace(
+        board.memory, flash=dataclasses.replace(board.memory.flash, length=64)))
+    monkeypatch.setattr("aot.cycles.profile.load_board",
+                        lambda tag: small if tag == board.tag else load_board(tag))
+    monkeypatch.setattr("aot.cycles.profile.build_project", lambda *a, **k: pytest.fail())
+    with pytest.raises(AotError, match="st/nucleo-l4r5zi has 64"):
         profile_model(HELLO, "st/nucleo-l4r5zi")
 
 
@@ -114,6 +135,29 @@ def test_profile_on_qemu(tmp_path, capsys):
     assert sum(k["macs"] for k in kernels) == 288
     bars = [r for r in ET.parse(chart).getroot().iter(f"{SVG}rect") if r.get("class") == "bar"]
     assert len(bars) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_profile_of_a_real_board_prices_the_emulated_trace_with_its_memory(capsys):
+    """st/nucleo-l4r5zi runs on qemu/mps2-an386 (its core) and pays its flash."""
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    assert main(["profile", str(HELLO), "--board", "st/nucleo-l4r5zi", "--json"]) == 0
+    real = json.loads(capsys.readouterr().out)
+    assert main(["profile", str(HELLO), "--board", "qemu/mps2-an386", "--json"]) == 0
+    emulated = json.loads(capsys.readouterr().out)
+    assert real["trace_board"] == "qemu/mps2-an386" and real["board"] == "st/nucleo-l4r5zi"
+    assert real["instructions"] == emulated["instructions"]  # the same firmware ran
+    assert real["memory_stall_cycles"] > 0 and emulated["memory_stall_cycles"] == 0
+    assert real["cycles"] == pytest.approx(emulated["cycles"] + real["memory_stall_cycles"],
+                                           abs=len(real["kernels"]))
+    for k in real["kernels"]:
+        stalls = k["memory_stalls"]
+        assert set(stalls["cycles"]) <= {"flash", "sram", "tcm"}
+        # every fetch is a flash line of 8 bytes: at least one per kernel
+        assert stalls["accesses"]["flash_fetch"] > 0
+    assert real["ms"] == pytest.approx(real["cycles"] / 120e6 * 1e3, abs=1e-6)
 
 
 @pytest.mark.slow
