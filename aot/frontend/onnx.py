@@ -62,6 +62,11 @@ SUPPORTED_OPERATORS = tuple(sorted(CONVERTERS))
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
+#: Element types a model input may have.  A uint8 input stays uint8 in the IR;
+#: its first DequantizeLinear (or QLinear operator) gives it its quantization
+#: and moves it to int8 (the same real values, zero point - 128).
+MODEL_INPUT_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool")
+
 
 def load_onnx(path: str | Path, input_shapes: Mapping | None = None) -> Graph:
     """Read an .onnx file into a :class:`Graph`; raise :class:`ModelError` if it cannot.
@@ -180,9 +185,9 @@ class _Importer:
             raise ModelError(f"{where} is not a tensor")
         tt = vi.type.tensor_type
         dtype = onnx_dtype(tt.elem_type, where)
-        if dtype not in ("float32", "int8", "int16", "int32", "int64"):
+        if dtype not in MODEL_INPUT_DTYPES:
             raise ModelError(f"{where} has type {dtype}, which is not supported as a model "
-                             "input; supported: float32, int8, int16, int32, int64")
+                             f"input; supported: {', '.join(MODEL_INPUT_DTYPES)}")
         shape = fix_input_shape(vi.name, _declared_shape(vi), self.input_shapes.get(vi.name))
         return self.builder.input(vi.name, list(shape), dtype)
 
@@ -193,11 +198,20 @@ class _Importer:
         ctx = _NodeContext(self, None)
         ctx.where = f"graph output {vi.name!r}"
         if value.is_const:
-            return self.builder.constant(vi.name, ctx.const_value(value))
-        if value.shifted:
-            raise ModelError(f"{ctx.where} is uint8; uint8 model outputs are not supported "
-                             "(end the model with DequantizeLinear)")
+            # A value known at import (Shape, Size, a Constant): the caller's
+            # output buffer is written at run time by a copy of the constant
+            # (the fold_constants pass keeps the nodes that make graph outputs).
+            data = ctx.const_value(value)
+            if value.shifted:
+                data = data.astype(np.int16) + 128
+            return ctx.emit("reshape", [ctx.constant(np.asarray(data))],
+                            {"newshape": tuple(np.shape(data))})
         tensor = ctx.plain(ctx.floated(value) if value.dq else value)
+        if value.shifted:
+            # A uint8 ONNX value held as int8: back to uint8 (zero point + 128).
+            q = tensor.quant
+            tensor = ctx.emit("quantize", [tensor], {"out_dtype": "uint8"},
+                              quant=Quantization(q.scale, tuple(z + 128 for z in q.zero_point)))
         if tensor.kind == "input":
             # An input returned as it is (an Identity): the output gets its own
             # buffer, a copy made by a reshape to the same shape, so that writing

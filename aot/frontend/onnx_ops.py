@@ -49,18 +49,23 @@ NHWC = (0, 2, 3, 1)
 
 #: TensorProto.DataType -> IR dtype.
 _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
-_DTYPE_NAMES = {
-    0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32",
-    7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32",
-    13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
-}
+
+
+def dtype_name(code: int) -> str:
+    """TensorProto's name of an element type code (``17`` -> ``FLOAT8E4M3FN``)."""
+    from onnx import TensorProto
+
+    try:
+        return TensorProto.DataType.Name(code)
+    except ValueError:
+        return f"{code} (no ONNX element type has this code)"
 
 
 def onnx_dtype(code: int, where: str) -> str:
     if code not in _DTYPES:
         raise ModelError(
-            f"{where} has type {_DTYPE_NAMES.get(code, code)}, which is not supported; "
-            f"supported: {', '.join(_DTYPE_NAMES[c] for c in sorted(_DTYPES))}"
+            f"{where} has type {dtype_name(code)}, which is not supported; "
+            f"supported: {', '.join(dtype_name(c) for c in sorted(_DTYPES))}"
         )
     return _DTYPES[code]
 
@@ -600,6 +605,8 @@ def _dequantize_linear(ctx) -> Value:
     if x.dq:
         raise ctx.fail("the input is already float")
     t = x.tensor
+    if t.dtype == "uint8" and q.axis is None:
+        t = _from_uint8(ctx, x, q)
     if t.dtype not in ("int8", "int16") or q.axis is not None:
         raise ctx.fail(f"dequantizing a {t.dtype} activation per "
                        f"{'axis' if q.axis is not None else 'tensor'} is not supported")
@@ -609,6 +616,23 @@ def _dequantize_linear(ctx) -> Value:
         raise ctx.fail("DequantizeLinear uses other parameters than the QuantizeLinear "
                        "that made its input; not supported")
     return Value(tensor=t, perm=x.perm, flat=x.flat, dq=True)
+
+
+def _from_uint8(ctx, x: Value, q: Quantization):
+    """A uint8 model input read with ``q`` (zero point already moved to int8's range):
+    the input takes q's uint8 form and one quantize node moves it to int8."""
+    t = x.tensor
+    if t.kind != "input":
+        raise ctx.fail("uint8 data other than a model input is not supported")
+    uq = Quantization(q.scale, tuple(z + 128 for z in q.zero_point))
+    if t.quant is None:
+        t.type = t.type.with_quant(uq)
+    if t.quant != uq:
+        raise ctx.fail("the uint8 input is read with two different quantizations; "
+                       "not supported")
+    if "int8" not in x.cache:
+        x.cache["int8"] = ctx.emit("quantize", [t], {"out_dtype": "int8"}, quant=q)
+    return x.cache["int8"]
 
 
 def _is_int_act(ctx, v: Value | None) -> bool:
@@ -636,8 +660,8 @@ class _Weights(NamedTuple):
 def _weights(ctx, i: int, what: str, int_mode: bool) -> _Weights:
     v = ctx.value(i)
     if not v.is_const:
-        raise ctx.fail(f"{what} (input {i}) must be constant; computed {what} are not "
-                       "supported")
+        raise ctx.fail(f"{what} (input {i}) must be known at import (computed {what} are "
+                       f"not supported), but {ctx.describe_input(i)}")
     if int_mode and v.dq and v.const.dtype == np.int8:
         return _Weights(v.const, v.quant)
     data = ctx.const_value(v)
@@ -779,6 +803,8 @@ def _qlinear_x(ctx, x: Value, q: Quantization, what: str):
     if x.is_const or x.dq:
         raise ctx.fail(f"{what} must be an integer activation")
     t = x.tensor
+    if t.dtype == "uint8":
+        t = _from_uint8(ctx, x, q)
     if t.dtype != "int8":
         raise ctx.fail(f"{what} is {t.dtype}; int8 and uint8 are supported")
     if t.quant is None and t.kind == "input":
@@ -791,8 +817,11 @@ def _qlinear_x(ctx, x: Value, q: Quantization, what: str):
 
 def _qlinear_weights(ctx, i: int, axis_hint: int) -> _Weights:
     v = ctx.value(i)
-    if not v.is_const or v.const.dtype not in (np.int8, np.uint8):
-        raise ctx.fail(f"weights (input {i}) must be constant int8 or uint8")
+    if not v.is_const:
+        raise ctx.fail(f"weights (input {i}) must be known at import, but "
+                       f"{ctx.describe_input(i)}")
+    if v.const.dtype not in (np.int8, np.uint8):
+        raise ctx.fail(f"weights (input {i}) must be int8 or uint8, got {v.const.dtype}")
     q, _ = _qparams(ctx, i + 1, i + 2, axis_hint, v.const.shape, "weights")
     return _Weights(_shift(v.const), q)
 
@@ -877,6 +906,8 @@ def _gemm(ctx) -> Value | None:
     xs = ctx.shape(x)
     if len(xs) != 2:
         raise ctx.fail(f"A must be 2-D, got shape {list(xs)}")
+    if not ctx.value(1).is_const:
+        return _gemm_runtime(ctx, a, x, ctx.value(1), c)
     qout = ctx.int_output(fuse_activation=True)
     int_mode = (qout is not None and _is_int_act(ctx, x) and a["alpha"] == 1.0
                 and a["beta"] == 1.0 and not a["transA"])
@@ -905,26 +936,19 @@ def _gemm(ctx) -> Value | None:
     y = _dense_common(ctx, src, _Weights(data.astype(np.float32), None), bias, None, None, 2)
     if c is None or foldable_c:
         return y
-    cv = ctx.floated(c)
-    if cv.is_const:
-        cv = Value(const=_f32(ctx.const_value(cv)) * np.float32(a["beta"]))
-    elif a["beta"] != 1.0:
-        raise ctx.fail("a computed C with beta != 1 is not supported")
-    out = ctx.emit("add", [y.tensor, ctx.in_layout(cv, None, 2)], {})
-    return Value(tensor=out)
+    return _gemm_add_c(ctx, a, y.tensor, c)
 
 
 def _matmul(ctx) -> Value | None:
     ctx.attrs()
     x = ctx.value(0)
     xs = ctx.shape(x)
-    if len(xs) < 2:
-        raise ctx.fail(f"A must have at least 2 dimensions, got shape {list(xs)}")
+    b = ctx.value(1)
+    if len(xs) < 2 or not b.is_const or b.const.ndim != 2:
+        return _matmul_runtime(ctx, x, b)
     qout = ctx.int_output(fuse_activation=True)
     int_mode = qout is not None and _is_int_act(ctx, x)
     w = _weights(ctx, 1, "B", int_mode)
-    if w.data.ndim != 2:
-        raise ctx.fail(f"B must be a 2-D constant, got shape {list(w.data.shape)}")
     if int_mode and not _int_weights_ok(w, 1, zero_zp=w.quant is not None
                                         and w.quant.axis is not None):
         int_mode, w = False, _weights(ctx, 1, "B", False)
@@ -933,18 +957,92 @@ def _matmul(ctx) -> Value | None:
     return _dense_common(ctx, x, w, None, None, None, len(xs))
 
 
+def _batch_operand(ctx, v: Value) -> tuple[Any, int]:
+    """A float MatMul operand as an IR tensor of rank >= 2, and its ONNX rank."""
+    v = ctx.floated(v)
+    t = ctx.plain(v)
+    if t.dtype != "float32":
+        raise ctx.fail(f"MatMul of {t.dtype} operands is not supported (float32 and "
+                       "quantized int8 between QDQ pairs are)")
+    shape = ctx.shape(v)
+    if len(shape) == 1:
+        return ctx.emit("reshape", [t], {"newshape": (1,) + shape}), 1
+    if len(shape) > 5:
+        raise ctx.fail(f"operands of rank {len(shape)}: at most 5 are supported")
+    return t, len(shape)
+
+
+def _matmul_runtime(ctx, x: Value, b: Value) -> Value:
+    """MatMul of two values of any rank (numpy's matmul): batch_matmul in float.
+
+    A 1-D operand is a row (A) or a column (B) whose axis the result drops,
+    as numpy does; leading axes broadcast.
+    """
+    lhs, lrank = _batch_operand(ctx, x)
+    rhs, rrank = _batch_operand(ctx, b)
+    if rrank == 1:
+        rhs = ctx.emit("reshape", [rhs], {"newshape": (rhs.shape[1], 1)})
+    y = ctx.emit("batch_matmul", [lhs, rhs], {})
+    shape = list(y.shape)
+    if rrank == 1:
+        shape.pop(-1)
+    if lrank == 1:
+        shape.pop(-2 if rrank != 1 else -1)
+    if tuple(shape) != tuple(y.shape):
+        y = ctx.emit("reshape", [y], {"newshape": tuple(shape)})
+    return Value(tensor=y)
+
+
+def _gemm_runtime(ctx, a: dict, x: Value, b: Value, c: Value | None) -> Value:
+    """Gemm whose B is computed: ``alpha * A' @ B' + beta * C`` in float, where the
+    transposes are batch_matmul's own and C broadcasts (unidirectionally)."""
+    lhs, _ = _batch_operand(ctx, x)
+    rhs, _ = _batch_operand(ctx, b)
+    if len(rhs.shape) != 2:
+        raise ctx.fail(f"B must be 2-D, got shape {list(rhs.shape)}")
+    y = ctx.emit("batch_matmul", [lhs, rhs], {"adj_x": bool(a["transA"]),
+                                               "adj_y": bool(a["transB"])})
+    if a["alpha"] != 1.0:
+        y = ctx.emit("mul", [y, ctx.constant(np.float32(a["alpha"]))], {})
+    if c is None:
+        return Value(tensor=y)
+    return _gemm_add_c(ctx, a, y, c)
+
+
+def _gemm_add_c(ctx, a: dict, y, c: Value) -> Value:
+    """``y + beta * C`` (C broadcast to y's rows)."""
+    cv = ctx.floated(c)
+    if cv.is_const:
+        ct = ctx.in_layout(Value(const=_f32(ctx.const_value(cv)) * np.float32(a["beta"])),
+                           None, 2)
+    else:
+        ct = ctx.in_layout(cv, None, 2)
+        if a["beta"] != 1.0:
+            ct = ctx.emit("mul", [ct, ctx.constant(np.float32(a["beta"]))], {})
+    return Value(tensor=ctx.emit("add", [y, ct], {}))
+
+
 def _qlinear_matmul(ctx) -> Value:
     ctx.attrs()
     aq, _ = _qparams(ctx, 1, 2, None, None, "a")
     x = _qlinear_x(ctx, ctx.value(0), aq, "a")
     w = _qlinear_weights(ctx, 3, 1)
+    yq, ydtype = _qparams(ctx, 6, 7, None, None, "y")
+    qout = _QOut(yq, ydtype, ctx.output_name())
+    if w.quant.axis is None and (w.data.ndim != 2 or any(w.quant.zero_point)):
+        # The dense kernel takes symmetric weights only; batch_matmul subtracts
+        # both zero points (and takes a batch of matrices).
+        if not 2 <= w.data.ndim <= 5:
+            raise ctx.fail(f"b has shape {list(w.data.shape)}: rank 2 to 5 is supported")
+        y = ctx.emit("batch_matmul", [ctx.plain(x), ctx.constant(w.data, w.quant)], {},
+                     quant=yq)
+        ctx.finish_int(qout, y)
+        return None
     if w.data.ndim != 2:
         raise ctx.fail(f"b must be a 2-D constant, got shape {list(w.data.shape)}")
     if w.quant.axis is not None and (w.quant.axis != 1 or any(w.quant.zero_point)):
         raise ctx.fail("per-axis b must be quantized per column with zero points 0")
-    yq, ydtype = _qparams(ctx, 6, 7, None, None, "y")
-    return _dense_common(ctx, x, w, None, _QOut(yq, ydtype, ctx.output_name()), aq,
-                         len(ctx.shape(x)))
+    return _dense_common(ctx, x, w, None, qout, aq, len(ctx.shape(x)))
 
 
 # --------------------------------------------------------------------------- elementwise
@@ -954,8 +1052,10 @@ def _binary(ir_op: str, integer: bool = True):
     (maximum and minimum have not: between QDQ pairs they run in float)."""
     def convert(ctx) -> Value | None:
         ctx.attrs()
+        if not integer and ctx.n_inputs != 2:
+            return _variadic(ctx, ir_op)
         if ctx.n_inputs != 2:
-            raise ctx.fail(f"{ctx.n_inputs} inputs: only two are supported")
+            raise ctx.fail(f"{ctx.n_inputs} inputs: {ctx.op} takes two")
         lhs, rhs = ctx.value(0), ctx.value(1)
         qout = ctx.int_output(fuse_activation=True) if integer else None
         int_mode = qout is not None and all(
@@ -979,6 +1079,24 @@ def _binary(ir_op: str, integer: bool = True):
             return None
         return Value(tensor=ctx.emit(ir_op, tensors, {}), perm=layout)
     return convert
+
+
+def _variadic(ctx, ir_op: str) -> Value:
+    """Max/Min of one input (itself) or of three and more (a chain of pairs, float)."""
+    values = [ctx.floated(ctx.value(i)) for i in range(ctx.n_inputs)]
+    if not values:
+        raise ctx.fail("no inputs")
+    if len(values) == 1:
+        return values[0]
+    shapes = [ctx.shape(v) for v in values]
+    rank = max(len(sh) for sh in shapes)
+    for v in values:
+        if v.is_const and v.const.dtype != np.float32:
+            raise ctx.fail(f"{v.const.dtype} operands are not supported (float32 is)")
+    out = ctx.in_layout(values[0], None, rank)
+    for v in values[1:]:
+        out = ctx.emit(ir_op, [out, ctx.in_layout(v, None, rank)], {})
+    return Value(tensor=out)
 
 
 def _unary(ir_op: str, int_out: tuple[float, int] | None | str):
@@ -1029,6 +1147,8 @@ def _clip(ctx) -> Value:
     if x.is_const:
         raise ctx.fail("Clip of a constant is not supported")
     t = x.tensor
+    if t.dtype in ("int8", "uint8", "int16", "int32", "int64") and t.quant is None:
+        return _clip_int(ctx, x, lo, hi)
     if t.dtype != "float32":
         raise ctx.fail(f"Clip of {t.dtype} data is not supported")
     op = {(0.0, None): "relu", (0.0, 6.0): "relu6"}.get((lo, hi))
@@ -1039,6 +1159,23 @@ def _clip(ctx) -> Value:
     if hi is not None:
         t = ctx.emit("minimum", [t, ctx.constant(np.float32(hi))], {})
     if lo is None and hi is None:
+        t = ctx.emit("reshape", [t], {"newshape": t.shape})
+    return Value(tensor=t, perm=x.perm, flat=x.flat)
+
+
+def _clip_int(ctx, x: Value, lo: float | None, hi: float | None) -> Value:
+    """Clip of plain integers: maximum and minimum with bounds of the data's type."""
+    t = x.tensor
+    dtype = np.dtype(t.dtype)
+    info = np.iinfo(dtype)
+    for bound in (lo, hi):
+        if bound is not None and bound != int(bound):
+            raise ctx.fail(f"bound {bound} of {t.dtype} data is not an integer")
+    if lo is not None:
+        t = ctx.emit("maximum", [t, ctx.constant(np.asarray(max(lo, info.min), dtype))], {})
+    if hi is not None:
+        t = ctx.emit("minimum", [t, ctx.constant(np.asarray(min(hi, info.max), dtype))], {})
+    if t is x.tensor:
         t = ctx.emit("reshape", [t], {"newshape": t.shape})
     return Value(tensor=t, perm=x.perm, flat=x.flat)
 
@@ -1299,8 +1436,9 @@ def _pad(ctx) -> Value:
             if value.size != 1:
                 raise ctx.fail("constant_value must be a scalar")
             value = float(value[0])
-    if a["mode"] != "constant":
-        raise ctx.fail(f"mode {a['mode']!r} is not supported (constant is)")
+    if a["mode"] not in _PAD_MODES:
+        raise ctx.fail(f"mode {a['mode']!r} is not supported; supported: "
+                       f"{', '.join(_PAD_MODES)}")
     x = ctx.value(0)
     shape = ctx.shape(x)
     rank = len(shape)
@@ -1314,14 +1452,45 @@ def _pad(ctx) -> Value:
         raise ctx.fail(f"pads need {2 * rank} entries for rank {rank}")
     if min(pads) < 0:
         raise ctx.fail("negative pads (cropping) are not supported")
-    if not (_is_int_act(ctx, x) and value == 0.0):
+    if not (_is_int_act(ctx, x) and (value == 0.0 or a["mode"] != "constant")):
         x = ctx.floated(x)
     layout = x.perm if x.flat is None and not x.is_const else None
     t = ctx.in_layout(x, layout, rank)
     order = layout if layout is not None else range(rank)
     width = tuple((pads[i], pads[rank + i]) for i in order)
+    if a["mode"] != "constant":
+        src = t
+        for axis, (before, after) in enumerate(width):
+            if before or after:
+                index = _pad_index(ctx, a["mode"], t.shape[axis], before, after)
+                t = ctx.emit("gather", [t, ctx.constant(index)], {"axis": axis},
+                             quant=t.quant)
+        if t is src:  # nothing padded: still a tensor of its own
+            t = ctx.emit("reshape", [t], {"newshape": t.shape}, quant=t.quant)
+        return Value(tensor=t, perm=layout, dq=x.dq)
     return Value(tensor=ctx.emit("pad", [t], {"pad_width": width, "value": value}),
                  perm=layout, dq=x.dq)
+
+
+#: Pad modes; all but constant copy elements of the data, by a gather with
+#: indices computed at import (:func:`_pad_index`).
+_PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _pad_index(ctx, mode: str, size: int, before: int, after: int) -> np.ndarray:
+    """Which input element each padded position of one axis copies (int32)."""
+    i = np.arange(-before, size + after)
+    if mode == "edge":
+        i = np.clip(i, 0, size - 1)
+    elif mode == "wrap":
+        i = i % size
+    else:  # reflect: the border element is not repeated
+        if max(before, after) > size - 1:
+            raise ctx.fail(f"reflect pads {before}, {after} must be below the axis size "
+                           f"{size}")
+        i = np.abs(i)
+        i = np.where(i > size - 1, 2 * (size - 1) - i, i)
+    return i.astype(np.int32)
 
 
 def _reduce_mean(ctx) -> Value | None:
@@ -1376,12 +1545,25 @@ def _batch_norm(ctx) -> Value:
     return Value(tensor=y, perm=layout)
 
 
-def _dropout(ctx) -> Value:
-    """Dropout at inference is the identity (its mask output is not supported)."""
-    ctx.attrs(seed=0, ratio=0.5, is_test=1)
+def _dropout(ctx) -> Value | list[Value]:
+    """Dropout at inference is the identity and its mask all true.
+
+    In training mode (``training_mode``, input 2 from opset 12) it drops
+    random elements: refused, unless the ratio is 0 (nothing is dropped).
+    """
+    a = ctx.attrs(seed=0, ratio=0.5, is_test=1)
+    ratio, training = float(a["ratio"]), not a["is_test"] if ctx.opset < 7 else False
+    if ctx.value(1, optional=True) is not None:
+        ratio = float(ctx.const(1, "ratio").reshape(-1)[0])
+    if ctx.value(2, optional=True) is not None:
+        training = bool(ctx.const(2, "training_mode").reshape(-1)[0])
+    if training and ratio != 0.0:
+        raise ctx.fail(f"training mode (training_mode=True, ratio {ratio}) drops random "
+                       "elements; not supported (export the model for inference)")
+    x = ctx.value(0)
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
-        raise ctx.fail("the mask output is not supported")
-    return ctx.value(0)
+        return [x, Value(const=np.ones(ctx.shape(x), np.bool_))]
+    return x
 
 
 CONVERTERS: dict[str, Callable] = {

@@ -1,0 +1,211 @@
+"""ONNX operators and model boundaries that exported models (PyTorch, attention
+blocks) need: each compared with onnxruntime (float within 1e-5 of the largest
+output magnitude, integers exactly) or refused with a message naming the cause."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from support.onnx_oracle import ort_session
+
+from aot.frontend import ModelError
+from aot.frontend.onnx import parse_onnx
+from aot.reference.interpreter import run
+
+FLOAT = TensorProto.FLOAT
+
+
+def model_of(nodes, inputs, outputs, inits=None, opset: int = 17):
+    """``inputs``/``outputs``: (name, element type, shape) triples."""
+    graph = helper.make_graph(
+        list(nodes), "t", [helper.make_tensor_value_info(*i) for i in inputs],
+        [helper.make_tensor_value_info(*o) for o in outputs],
+        initializer=[numpy_helper.from_array(np.asarray(v), k)
+                     for k, v in (inits or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def check(model, feeds: dict, rtol: float = 1e-5):
+    """Our reference outputs against onnxruntime's; the graph."""
+    data = model.SerializeToString()
+    graph = parse_onnx(data)
+    ours = run(graph, feeds)
+    theirs = ort_session(data).run(None, feeds)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        if b.dtype.kind == "f":
+            scale = max(float(np.abs(b).max()), 1e-30)
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+        else:
+            np.testing.assert_array_equal(a, b)
+    return graph
+
+
+def rand(shape, seed=0, lo=-1.0, hi=1.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+def ops(graph):
+    return [n.op for n in graph.nodes]
+
+
+# ---------------------------------------------------------------------- MatMul, Gemm
+
+def test_attention_scores_multiply_two_run_time_tensors():
+    """Q @ K^T and softmax(...) @ V of a 4-D attention block: batch_matmul in float."""
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    shape = [1, 2, 5, 4]
+    model = model_of(nodes, [(n, FLOAT, shape) for n in "qkv"], [("y", FLOAT, None)])
+    graph = check(model, {n: rand(shape, i) for i, n in enumerate("qkv")})
+    assert ops(graph).count("batch_matmul") == 2
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [([3], [3, 4]), ([2, 3], [3]), ([3], [3]),
+                                             ([2, 1, 2, 3], [4, 3, 5])],
+                         ids=["vector_matrix", "matrix_vector", "dot", "broadcast"])
+def test_matmul_of_any_ranks(a_shape, b_shape):
+    model = model_of([helper.make_node("MatMul", ["a", "b"], ["y"])],
+                     [("a", FLOAT, a_shape), ("b", FLOAT, b_shape)], [("y", FLOAT, None)])
+    check(model, {"a": rand(a_shape, 1), "b": rand(b_shape, 2)})
+
+
+@pytest.mark.parametrize("attrs", [{}, {"transA": 1}, {"transB": 1},
+                                   {"alpha": 0.5, "beta": 2.0, "transA": 1, "transB": 1}],
+                         ids=["plain", "transA", "transB", "all"])
+@pytest.mark.parametrize("c", ["none", "vector", "matrix", "computed"])
+def test_gemm_of_run_time_a_and_b(attrs, c):
+    a_shape = [4, 3] if attrs.get("transA") else [3, 4]
+    b_shape = [5, 4] if attrs.get("transB") else [4, 5]
+    inputs = [("a", FLOAT, a_shape), ("b", FLOAT, b_shape)]
+    names, inits, feeds = ["a", "b"], {}, {"a": rand(a_shape, 1), "b": rand(b_shape, 2)}
+    if c in ("vector", "matrix"):
+        inits["c"] = rand([5] if c == "vector" else [3, 5], 3)
+        names.append("c")
+    elif c == "computed":
+        inputs.append(("c", FLOAT, [3, 5]))
+        feeds["c"] = rand([3, 5], 4)
+        names.append("c")
+    model = model_of([helper.make_node("Gemm", names, ["y"], **attrs)], inputs,
+                     [("y", FLOAT, None)], inits)
+    graph = check(model, feeds)
+    assert "batch_matmul" in ops(graph)
+
+
+def test_qlinear_matmul_with_asymmetric_weights_saturates_like_onnxruntime():
+    """Weights with a zero point are not dropped (the dense kernel assumes none):
+    batch_matmul subtracts it, and a result beyond int8 saturates."""
+    a = np.array([[81, 109, -127, 111], [-124, 87, -128, -98]], np.int8)
+    b = np.array([[25, -76, 117], [-67, -101, -128], [-127, 0, 119], [0, 127, 120]], np.int8)
+    inits = {"as": np.float32(0.0066), "az": np.int8(-14), "b": b, "bs": np.float32(0.00705),
+             "bz": np.int8(-13), "ys": np.float32(0.0107), "yz": np.int8(-9)}
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+                            ["y"])
+    model = model_of([node], [("a", TensorProto.INT8, [2, 4])],
+                     [("y", TensorProto.INT8, None)], inits)
+    graph = check(model, {"a": a})
+    assert run(graph, {"a": a})[0][1, 2] == -128
+
+
+# ---------------------------------------------------------------------- elementwise
+
+def test_max_and_min_of_one_and_three_inputs():
+    nodes = [helper.make_node("Max", ["a", "b", "c"], ["m"]),
+             helper.make_node("Min", ["m"], ["y"])]
+    shapes = {"a": [2, 3], "b": [3], "c": [1, 3]}
+    model = model_of(nodes, [(n, FLOAT, s) for n, s in shapes.items()], [("y", FLOAT, None)])
+    check(model, {n: rand(s, i) for i, (n, s) in enumerate(shapes.items())})
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.INT8, TensorProto.INT32])
+def test_clip_of_plain_integers(dtype):
+    np_type = {TensorProto.INT8: np.int8, TensorProto.INT32: np.int32}[dtype]
+    inits = {"lo": np.array(-5, np_type), "hi": np.array(7, np_type)}
+    model = model_of([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])],
+                     [("x", dtype, [2, 8])], [("y", dtype, None)], inits)
+    x = np.arange(-8, 8, dtype=np_type).reshape(2, 8) * np_type(3) // np_type(2)
+    graph = check(model, {"x": x})
+    assert ops(graph) == ["maximum", "minimum"]
+
+
+# ---------------------------------------------------------------------- uint8, bool
+
+def test_uint8_input_and_output_through_qdq():
+    """A uint8 model input is read by DequantizeLinear and a uint8 output written by
+    QuantizeLinear: the same integers as onnxruntime."""
+    inits = {"s": np.float32(0.05), "z": np.uint8(120), "s2": np.float32(0.1),
+             "z2": np.uint8(100)}
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["f"]),
+             helper.make_node("Relu", ["f"], ["r"]),
+             helper.make_node("QuantizeLinear", ["r", "s2", "z2"], ["y"])]
+    model = model_of(nodes, [("x", TensorProto.UINT8, [1, 16])],
+                     [("y", TensorProto.UINT8, None)], inits)
+    x = np.arange(0, 256, 16, dtype=np.uint8).reshape(1, 16)
+    graph = check(model, {"x": x})
+    assert graph.inputs[0].dtype == "uint8" and graph.outputs[0].dtype == "uint8"
+
+
+def test_dropout_mask_is_all_true_at_inference():
+    model = model_of([helper.make_node("Dropout", ["x"], ["y", "mask"])],
+                     [("x", FLOAT, [2, 3])],
+                     [("y", FLOAT, None), ("mask", TensorProto.BOOL, None)])
+    check(model, {"x": rand([2, 3])})
+
+
+def test_dropout_in_training_mode_is_refused():
+    inits = {"ratio": np.float32(0.5), "train": np.bool_(True)}
+    model = model_of([helper.make_node("Dropout", ["x", "ratio", "train"], ["y"])],
+                     [("x", FLOAT, [2, 3])], [("y", FLOAT, None)], inits, opset=13)
+    with pytest.raises(ModelError, match=r"node 0 \(Dropout\): training mode "
+                                         r"\(training_mode=True, ratio 0.5\) drops random"):
+        parse_onnx(model.SerializeToString())
+    inits["ratio"] = np.float32(0.0)  # nothing is dropped: the identity
+    model = model_of([helper.make_node("Dropout", ["x", "ratio", "train"], ["y"])],
+                     [("x", FLOAT, [2, 3])], [("y", FLOAT, None)], inits, opset=13)
+    check(model, {"x": rand([2, 3])})
+
+
+def test_element_types_are_named():
+    model = model_of([helper.make_node("Identity", ["x"], ["y"])],
+                     [("x", TensorProto.FLOAT8E4M3FN, [2])],
+                     [("y", TensorProto.FLOAT8E4M3FN, None)])
+    with pytest.raises(ModelError, match="graph input 'x' has type FLOAT8E4M3FN, which is not "
+                                         "supported; supported: FLOAT, UINT8"):
+        parse_onnx(model.SerializeToString())
+
+
+# ---------------------------------------------------------------------- outputs known early
+
+def _shape_model():
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Size", ["x"], ["n"]),
+             helper.make_node("Relu", ["x"], ["y"])]
+    return model_of(nodes, [("x", FLOAT, [2, 3])],
+                    [("s", TensorProto.INT64, None), ("n", TensorProto.INT64, None),
+                     ("y", FLOAT, None)])
+
+
+def test_shape_and_size_outputs_are_written_at_run_time():
+    """An output known at import is a copy of a constant (it used to be the constant
+    itself, which the memory planner had no buffer for: KeyError)."""
+    graph = check(_shape_model(), {"x": rand([2, 3])})
+    assert all(t.kind == "activation" for t in graph.outputs)
+
+
+def test_shape_and_size_outputs_run_on_the_host(tmp_path):
+    from aot.commands.run import run_on_host
+    from aot.compile import compile_model
+
+    path = tmp_path / "shape.onnx"
+    path.write_bytes(_shape_model().SerializeToString())
+    compiled = compile_model(path, "host/native", measure_code=False)
+    x = rand([1, 2, 3])
+    s, n, y = run_on_host(compiled, [x], workdir=tmp_path)
+    np.testing.assert_array_equal(s[0], [2, 3])
+    assert n[0] == 6 and s.dtype == n.dtype == np.int64
+    np.testing.assert_array_equal(y[0], np.maximum(x[0], 0))
