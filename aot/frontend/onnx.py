@@ -79,13 +79,21 @@ def load_onnx(path: str | Path, input_shapes: Mapping | None = None) -> Graph:
         data = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read {path}: {err.strerror or err}") from None
-    return parse_onnx(data, name=path.stem, input_shapes=input_shapes)
+    return parse_onnx(data, name=path.stem, input_shapes=input_shapes,
+                      base_dir=path.resolve().parent)
 
 
-def parse_onnx(data: bytes, name: str = "main", input_shapes: Mapping | None = None) -> Graph:
-    """Convert the bytes of an .onnx file; see :func:`load_onnx`."""
+def parse_onnx(data: bytes, name: str = "main", input_shapes: Mapping | None = None,
+               base_dir: Path | None = None) -> Graph:
+    """Convert the bytes of an .onnx file; see :func:`load_onnx`.
+
+    ``base_dir`` is the folder of the model file: initializers kept in external
+    data files (what PyTorch's dynamo exporter writes, ``model.onnx.data``) are
+    read from there.  Without it such initializers are an error.
+    """
     given = normalize_input_shapes(input_shapes)
     model = _parse(data)
+    _load_external_data(model, base_dir)
     opset = _check_opset(model)
     try:
         return _Importer(model, opset, name, given).run()
@@ -112,6 +120,25 @@ def _parse(data: bytes):
         raise ModelError("not an ONNX model: no IR version or no graph with outputs "
                          "(corrupted file, or another format?)")
     return model
+
+
+def _load_external_data(model, base_dir: Path | None) -> None:
+    from onnx import TensorProto
+    from onnx.external_data_helper import load_external_data_for_model
+
+    external = [i.name for i in model.graph.initializer
+                if i.data_location == TensorProto.EXTERNAL]
+    if not external:
+        return
+    if base_dir is None:
+        raise ModelError(f"initializer {external[0]!r} keeps its data in an external file; "
+                         "read the model from its file (aot.frontend.load_model) so that the "
+                         "data beside it is found")
+    try:
+        load_external_data_for_model(model, str(base_dir))
+    except Exception as err:  # noqa: BLE001 - onnx raises OSError, ValueError, its own
+        raise ModelError(f"cannot read the external data of initializer {external[0]!r} "
+                         f"(looked in {base_dir}): {err}") from None
 
 
 def _check_opset(model) -> int:

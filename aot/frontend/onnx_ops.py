@@ -130,12 +130,12 @@ _ATTR_KINDS = {
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
                      "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes",
-                     "fmod"), int),
+                     "fmod", "select_last_index", "num_outputs", "stash_type"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
                      "ratio"), float),
-    **dict.fromkeys(("auto_pad", "mode"), str),
+    **dict.fromkeys(("auto_pad", "mode", "approximate"), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
-                     "value_ints", "value_floats", "starts", "ends"), list),
+                     "value_ints", "value_floats", "starts", "ends", "split"), list),
 }
 
 
@@ -200,12 +200,12 @@ def _f32(x) -> np.ndarray:
 #: exporters write (PyTorch's ``x.view(x.size(0), -1)``, tf2onnx's flatten:
 #: Shape -> Gather/Slice -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Cast,
 #: Div, ...) is evaluated here with numpy and leaves no node behind.
-FOLD_ONLY = ("Gather", "Cast", "Div", "Mod", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal",
-             "Less", "Greater", "Not", "Where", "ConstantOfShape", "Range", "Expand",
-             "ReduceProd")
+FOLD_ONLY = ("Mod", "ConstantOfShape", "Range", "ReduceProd")
 FOLDABLE = frozenset({
     "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
-    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", "Slice", *FOLD_ONLY,
+    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", "Slice", "Gather", "Cast",
+    "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal", "Less", "Greater", "Not", "Where",
+    "Expand", *FOLD_ONLY,
 })
 
 #: The most elements a value evaluated at import may have (a malformed
@@ -1383,6 +1383,8 @@ def _concat(ctx) -> Value:
 
 
 def _softmax(ctx) -> Value | None:
+    """Softmax and LogSoftmax over ``axis`` (the IR's work on the last axis)."""
+    ir_op = "log_softmax" if ctx.op == "LogSoftmax" else "softmax"
     default = -1 if ctx.opset >= 13 else 1
     axis = ctx.attrs(axis=default)["axis"]
     x = ctx.value(0)
@@ -1392,7 +1394,7 @@ def _softmax(ctx) -> Value | None:
         raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
     qout = ctx.int_output()
-    int_mode = (qout is not None and _is_int_act(ctx, x)
+    int_mode = (ir_op == "softmax" and qout is not None and _is_int_act(ctx, x)
                 and qout.quant.scale[0] == np.float32(1 / 256)
                 and qout.quant.zero_point[0] == -128)
     src = x if int_mode else ctx.floated(x)
@@ -1402,7 +1404,7 @@ def _softmax(ctx) -> Value | None:
         flat = (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))
         t = ctx.emit("reshape", [ctx.plain(src)], {"newshape": flat}, quant=src.tensor.quant
                      if int_mode else None)
-        t = ctx.emit("softmax", [t], {}, quant=quant)
+        t = ctx.emit(ir_op, [t], {}, quant=quant)
         y = ctx.emit("reshape", [t], {"newshape": shape}, quant=quant)
         perm = None
     else:
@@ -1410,11 +1412,11 @@ def _softmax(ctx) -> Value | None:
         perm = src.perm if src.flat is None else None
         ir_axis = list(perm).index(axis) if perm is not None else axis
         if ir_axis == rank - 1:
-            y = ctx.emit("softmax", [t], {}, quant=quant)
+            y = ctx.emit(ir_op, [t], {}, quant=quant)
         else:
             move = tuple(i for i in range(rank) if i != ir_axis) + (ir_axis,)
             back = tuple(int(i) for i in np.argsort(move))
-            t = ctx.emit("softmax", [ctx.transpose(t, move)], {}, quant=quant)
+            t = ctx.emit(ir_op, [ctx.transpose(t, move)], {}, quant=quant)
             y = ctx.transpose(t, back)
     if int_mode:
         ctx.finish_int(qout, y, perm=perm)
@@ -1566,6 +1568,245 @@ def _dropout(ctx) -> Value | list[Value]:
     return x
 
 
+# --------------------------------------------------------------------------- run time
+
+def _plain_operands(ctx, count: int, float_only: bool = False):
+    """Inputs 0..count-1 as IR tensors in ONNX order, broadcast-aligned to one rank."""
+    values = [ctx.floated(ctx.value(i)) for i in range(count)]
+    rank = max(len(ctx.shape(v)) for v in values)
+    tensors = [ctx.in_layout(v, None, rank) for v in values]
+    for t in tensors:
+        if float_only and t.dtype != "float32":
+            raise ctx.fail(f"{t.dtype} data is not supported here (float32 is)")
+    return tensors
+
+
+def _float_unary_op(ir_op: str):
+    """A float elementwise operator: its output keeps the input's layout."""
+    def convert(ctx) -> Value:
+        ctx.attrs()
+        x = ctx.floated(ctx.value(0))
+        t = ctx.tensor(x) if x.is_const else x.tensor
+        if t.dtype != "float32":
+            raise ctx.fail(f"{ctx.op} of {t.dtype} data is not supported (float32 is)")
+        return Value(tensor=ctx.emit(ir_op, [t], {}), perm=x.perm, flat=x.flat)
+    return convert
+
+
+def _plain_binary(ir_op: str, float_only: bool):
+    """Div and comparisons of run-time values (in ONNX order, numpy broadcasting)."""
+    def convert(ctx) -> Value:
+        ctx.attrs()
+        lhs, rhs = _plain_operands(ctx, 2, float_only)
+        if lhs.dtype != rhs.dtype:
+            raise ctx.fail(f"operands of types {lhs.dtype} and {rhs.dtype}")
+        return Value(tensor=ctx.emit(ir_op, [lhs, rhs], {}))
+    return convert
+
+
+def _not(ctx) -> Value:
+    ctx.attrs()
+    (x,) = _plain_operands(ctx, 1)
+    if x.dtype != "bool":
+        raise ctx.fail(f"Not of {x.dtype} data (bool is supported)")
+    return Value(tensor=ctx.emit("logical_not", [x], {}))
+
+
+def _where(ctx) -> Value:
+    ctx.attrs()
+    cond, lhs, rhs = _plain_operands(ctx, 3)
+    if cond.dtype != "bool" or lhs.dtype != rhs.dtype:
+        raise ctx.fail(f"Where needs a bool condition and two values of one type, got "
+                       f"{cond.dtype}, {lhs.dtype} and {rhs.dtype}")
+    shape = tuple(np.broadcast_shapes(cond.shape, lhs.shape, rhs.shape))
+    # select broadcasts, but its output is read as the first value's shape:
+    # make that the full one.
+    if tuple(lhs.shape) != shape:
+        lhs = ctx.emit("broadcast_to", [lhs], {"shape": shape})
+    return Value(tensor=ctx.emit("select", [cond, lhs, rhs], {}))
+
+
+def _cast(ctx) -> Value:
+    to = ctx.attrs(to=None, saturate=1)["to"]
+    if to is None:
+        raise ctx.fail("the attribute 'to' is required")
+    dtype = _FOLD_DTYPES.get(to)
+    x = ctx.floated(ctx.value(0))
+    if dtype not in ("float32", "int8", "uint8", "int16", "int32", "int64", "bool"):
+        raise ctx.fail(f"casting to {dtype_name(to)} at run time is not supported")
+    t = x.tensor
+    if t.dtype == dtype:
+        return x
+    return Value(tensor=ctx.emit("cast", [t], {"dtype": dtype}), perm=x.perm, flat=x.flat)
+
+
+def _expand(ctx) -> Value:
+    ctx.attrs()
+    x = ctx.floated(ctx.value(0))
+    target = tuple(int(d) for d in ctx.const(1, "shape").reshape(-1))
+    shape = tuple(np.broadcast_shapes(ctx.shape(x), target))
+    t = ctx.plain(x)
+    if len(t.shape) < len(shape):
+        t = ctx.emit("reshape", [t], {"newshape": (1,) * (len(shape) - len(t.shape))
+                                      + tuple(t.shape)}, quant=t.quant)
+    if tuple(t.shape) == shape:
+        return Value(tensor=ctx.emit("reshape", [t], {"newshape": shape}, quant=t.quant),
+                     dq=x.dq)
+    return Value(tensor=ctx.emit("broadcast_to", [t], {"shape": shape}, quant=t.quant),
+                 dq=x.dq)
+
+
+def _gather(ctx) -> Value:
+    """Gather along an axis with indices known at import or computed (int32 in the IR)."""
+    axis = ctx.attrs(axis=0)["axis"]
+    x = ctx.value(0)
+    if x.flat is not None or x.perm is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    data = ctx.tensor(x)
+    iv = ctx.value(1)
+    if iv.is_const:
+        idx = ctx.const_value(iv).astype(np.int64)
+        if np.any((idx < -shape[axis]) | (idx >= shape[axis])):
+            raise ctx.fail(f"indices out of range for an axis of size {shape[axis]}")
+        indices = ctx.constant((idx % shape[axis]).astype(np.int32))
+    else:
+        indices = iv.tensor
+        if indices.dtype not in ("int32", "int64"):
+            raise ctx.fail(f"indices of type {indices.dtype} (int32 and int64 are supported)")
+        if indices.dtype == "int64":  # run-time indices must be in range, non-negative
+            indices = ctx.emit("cast", [ctx.plain(iv)], {"dtype": "int32"})
+    y = ctx.emit("gather", [data, indices], {"axis": axis}, quant=data.quant)
+    return Value(tensor=y, dq=x.dq)
+
+
+def _arg_extreme(ir_op: str):
+    def convert(ctx) -> Value:
+        a = ctx.attrs(axis=0, keepdims=1, select_last_index=0)
+        if a["select_last_index"]:
+            raise ctx.fail("select_last_index=1 is not supported (the first index is "
+                           "picked)")
+        x = ctx.value(0)
+        src = x if _is_int_act(ctx, x) else ctx.floated(x)
+        t = ctx.plain(src)
+        rank = len(t.shape)
+        if not -rank <= a["axis"] < rank:
+            raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+        axis = a["axis"] % rank
+        y = ctx.emit(ir_op, [t], {"axis": axis})
+        if a["keepdims"]:
+            y = ctx.emit("reshape", [y], {"newshape": tuple(
+                1 if i == axis else d for i, d in enumerate(t.shape))})
+        return Value(tensor=ctx.emit("cast", [y], {"dtype": "int64"}))
+    return convert
+
+
+def _split(ctx) -> list[Value]:
+    """Split: one strided_slice per output, in the value's layout."""
+    a = ctx.attrs(axis=0, split=None, num_outputs=None)
+    x = ctx.value(0)
+    if x.flat is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if not -rank <= a["axis"] < rank:
+        raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+    axis = a["axis"] % rank
+    n = len(ctx.node.output)
+    size = shape[axis]
+    if ctx.value(1, optional=True) is not None:
+        sizes = [int(v) for v in ctx.const(1, "split").reshape(-1)]
+    elif a["split"] is not None:
+        sizes = [int(v) for v in a["split"]]
+    else:
+        parts = a["num_outputs"] or n
+        step = -(-size // parts)
+        sizes = [min(step, size - k * step) for k in range(parts)]
+    if len(sizes) != n or sum(sizes) != size or min(sizes) < 1:
+        raise ctx.fail(f"split sizes {sizes} do not cut an axis of size {size} into {n} "
+                       "non-empty parts")
+    t = ctx.tensor(x) if x.is_const else x.tensor
+    order = list(x.perm) if x.perm is not None and not x.is_const else list(range(rank))
+    ir_axis = order.index(axis)
+    outs, start = [], 0
+    for k in sizes:
+        begin = [0] * rank
+        end = list(t.shape)
+        begin[ir_axis], end[ir_axis] = start, start + k
+        y = ctx.emit("strided_slice", [t], {"begin": tuple(begin), "end": tuple(end),
+                                            "strides": (1,) * rank}, quant=t.quant)
+        outs.append(Value(tensor=y, perm=x.perm if not x.is_const else None, dq=x.dq))
+        start += k
+    return outs
+
+
+def _layer_norm(ctx) -> list[Value] | Value:
+    """LayerNormalization as mean -> sub -> mul -> mean -> add eps -> rsqrt -> mul
+    (-> mul scale -> add bias), float32, over the axes from ``axis`` on."""
+    a = ctx.attrs(axis=-1, epsilon=1e-5, stash_type=1)
+    if a["stash_type"] != 1:
+        raise ctx.fail(f"stash_type {a['stash_type']} is not supported (1, float32, is)")
+    if any(ctx.node.output[1:]):
+        raise ctx.fail("the Mean and InvStdDev outputs are not supported")
+    x = ctx.floated(ctx.value(0))
+    t = ctx.plain(x)
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+    rank = len(t.shape)
+    if not -rank <= a["axis"] < rank:
+        raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+    axes = tuple(range(a["axis"] % rank, rank))
+    mean = ctx.emit("mean", [t], {"axes": axes, "keepdims": True})
+    d = ctx.emit("sub", [t, mean], {})
+    var = ctx.emit("mean", [ctx.emit("mul", [d, d], {})], {"axes": axes, "keepdims": True})
+    eps = ctx.constant(np.float32(a["epsilon"]))
+    y = ctx.emit("mul", [d, ctx.emit("rsqrt", [ctx.emit("add", [var, eps], {})], {})], {})
+    for i, op in ((1, "mul"), (2, "add")):
+        v = ctx.value(i, optional=True)
+        if v is not None:
+            y = ctx.emit(op, [y, ctx.in_layout(ctx.floated(v), None, rank)], {})
+    return Value(tensor=y)
+
+
+def _hard_sigmoid(ctx) -> Value:
+    """``max(0, min(1, alpha * x + beta))`` (float)."""
+    a = ctx.attrs(alpha=0.2, beta=0.5)
+    x = ctx.floated(ctx.value(0))
+    t = x.tensor if not x.is_const else ctx.tensor(x)
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+    y = ctx.emit("add", [ctx.emit("mul", [t, ctx.constant(np.float32(a["alpha"]))], {}),
+                         ctx.constant(np.float32(a["beta"]))], {})
+    y = ctx.emit("minimum", [ctx.emit("relu", [y], {}), ctx.constant(np.float32(1.0))], {})
+    return Value(tensor=y, perm=x.perm, flat=x.flat)
+
+
+def _gelu(ctx) -> Value:
+    """Gelu with approximate="tanh": ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``;
+    the exact form needs erf, which the IR has not (yet)."""
+    approx = ctx.attrs(approximate="none")["approximate"]
+    if approx != "tanh":
+        raise ctx.fail(f"approximate={approx!r} needs erf: not supported yet "
+                       "(approximate='tanh' is)")
+    x = ctx.floated(ctx.value(0))
+    t = x.tensor
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+
+    def k(v):
+        return ctx.constant(np.float32(v))
+    cube = ctx.emit("mul", [ctx.emit("mul", [t, t], {}), t], {})
+    inner = ctx.emit("add", [t, ctx.emit("mul", [cube, k(0.044715)], {})], {})
+    th = ctx.emit("tanh", [ctx.emit("mul", [inner, k(math.sqrt(2 / math.pi))], {})], {})
+    y = ctx.emit("mul", [ctx.emit("mul", [t, k(0.5)], {}), ctx.emit("add", [th, k(1.0)], {})],
+                 {})
+    return Value(tensor=y, perm=x.perm, flat=x.flat)
+
+
 CONVERTERS: dict[str, Callable] = {
     "Conv": _conv,
     "QLinearConv": _qlinear_conv,
@@ -1606,4 +1847,28 @@ CONVERTERS: dict[str, Callable] = {
     "Shape": _shape,
     "Size": _size,
     **{op: _const_only for op in FOLD_ONLY},
+    # Evaluated at import when their inputs are known then, else run-time IR.
+    "Gather": _gather,
+    "Cast": _cast,
+    "Where": _where,
+    "Expand": _expand,
+    "Equal": _plain_binary("equal", False),
+    "Less": _plain_binary("less", False),
+    "Greater": _plain_binary("greater", False),
+    "Div": _plain_binary("div", True),
+    "Not": _not,
+    "Neg": _float_unary_op("neg"),
+    "Abs": _float_unary_op("abs"),
+    "Floor": _float_unary_op("floor"),
+    "Ceil": _float_unary_op("ceil"),
+    "Sqrt": _float_unary_op("sqrt"),
+    "Exp": _float_unary_op("exp"),
+    "Log": _float_unary_op("log"),
+    "ArgMax": _arg_extreme("arg_max"),
+    "ArgMin": _arg_extreme("arg_min"),
+    "Split": _split,
+    "LayerNormalization": _layer_norm,
+    "HardSigmoid": _hard_sigmoid,
+    "Gelu": _gelu,
+    "LogSoftmax": _softmax,
 }

@@ -209,3 +209,95 @@ def test_shape_and_size_outputs_run_on_the_host(tmp_path):
     np.testing.assert_array_equal(s[0], [2, 3])
     assert n[0] == 6 and s.dtype == n.dtype == np.int64
     np.testing.assert_array_equal(y[0], np.maximum(x[0], 0))
+
+
+# ---------------------------------------------------------------------- run-time operators
+
+def test_layer_normalization_of_an_encoder_token_sequence():
+    inits = {"g": rand([16], 1, 0.5, 1.5), "b": rand([16], 2)}
+    model = model_of([helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"],
+                                       epsilon=1e-5)],
+                     [("x", FLOAT, [1, 8, 16])], [("y", FLOAT, None)], inits)
+    graph = check(model, {"x": rand([1, 8, 16], 3, -3, 3)})
+    assert "rsqrt" in ops(graph) and "mean" in ops(graph)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_arg_extremes_give_int64_indices(op, keepdims):
+    model = model_of([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=keepdims)],
+                     [("x", FLOAT, [2, 5, 3])], [("y", TensorProto.INT64, None)])
+    check(model, {"x": rand([2, 5, 3])})
+
+
+def test_split_into_sized_parts():
+    inits = {"sizes": np.array([2, 3, 1], np.int64)}
+    model = model_of([helper.make_node("Split", ["x", "sizes"], ["a", "b", "c"], axis=-1)],
+                     [("x", FLOAT, [2, 6])], [(n, FLOAT, None) for n in "abc"], inits)
+    graph = check(model, {"x": rand([2, 6])})
+    assert ops(graph).count("strided_slice") == 3
+
+
+def test_log_softmax_over_an_inner_axis():
+    model = model_of([helper.make_node("LogSoftmax", ["x"], ["y"], axis=1)],
+                     [("x", FLOAT, [2, 5, 3])], [("y", FLOAT, None)])
+    graph = check(model, {"x": rand([2, 5, 3], 0, -4, 4)})
+    assert "log_softmax" in ops(graph)
+
+
+def test_gather_cast_where_expand_compare_at_run_time():
+    """An attention-mask style subgraph on run-time data."""
+    nodes = [helper.make_node("Gather", ["x", "idx"], ["g"], axis=1),
+             helper.make_node("Less", ["g", "zero"], ["neg"]),
+             helper.make_node("Equal", ["g", "g"], ["same"]),
+             helper.make_node("Not", ["neg"], ["pos"]),
+             helper.make_node("Where", ["pos", "g", "zero"], ["w"]),
+             helper.make_node("Expand", ["w", "shape"], ["e"]),
+             helper.make_node("Cast", ["same"], ["y2"], to=TensorProto.INT32),
+             helper.make_node("Cast", ["e"], ["y"], to=TensorProto.INT64)]
+    inits = {"idx": np.array([[0, -1], [2, 2]], np.int64), "zero": np.float32(0.0),
+             "shape": np.array([3, 1, 1, 1], np.int64)}
+    model = model_of(nodes, [("x", FLOAT, [2, 4])],
+                     [("y", TensorProto.INT64, None), ("y2", TensorProto.INT32, None)], inits)
+    graph = check(model, {"x": rand([2, 4], 0, -9, 9)})
+    assert {"gather", "select", "broadcast_to", "cast", "less", "logical_not"} <= set(ops(graph))
+
+
+def test_gather_with_run_time_indices():
+    model = model_of([helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
+                     [("x", FLOAT, [5, 3]), ("i", TensorProto.INT64, [4])], [("y", FLOAT, None)])
+    check(model, {"x": rand([5, 3]), "i": np.array([4, 0, 0, 2], np.int64)})
+
+
+def test_hard_sigmoid_and_tanh_gelu():
+    nodes = [helper.make_node("HardSigmoid", ["x"], ["h"], alpha=1 / 6, beta=0.5),
+             helper.make_node("Gelu", ["h"], ["y"], approximate="tanh")]
+    model = model_of(nodes, [("x", FLOAT, [2, 8])], [("y", FLOAT, None)], opset=20)
+    check(model, {"x": rand([2, 8], 0, -5, 5)})
+
+
+def test_exact_gelu_is_refused_until_the_ir_has_erf():
+    model = model_of([helper.make_node("Gelu", ["x"], ["y"])], [("x", FLOAT, [2, 8])],
+                     [("y", FLOAT, None)], opset=20)
+    with pytest.raises(ModelError, match="approximate='none' needs erf: not supported yet"):
+        parse_onnx(model.SerializeToString())
+
+
+def test_initializers_in_an_external_data_file_are_read_beside_the_model(tmp_path):
+    """PyTorch's dynamo exporter writes the weights to ``model.onnx.data``."""
+    import onnx
+
+    from aot.frontend import load_model
+
+    w = rand([4, 3], 1)
+    model = model_of([helper.make_node("MatMul", ["x", "w"], ["y"])], [("x", FLOAT, [2, 4])],
+                     [("y", FLOAT, None)], {"w": w})
+    onnx.save_model(model, tmp_path / "m.onnx", save_as_external_data=True,
+                    location="m.onnx.data", size_threshold=0)
+    assert (tmp_path / "m.onnx.data").is_file()
+    x = rand([2, 4], 2)
+    np.testing.assert_allclose(run(load_model(tmp_path / "m.onnx"), [x])[0], x @ w,
+                               rtol=1e-6)
+    with pytest.raises(ModelError, match="initializer 'w' keeps its data in an external "
+                                         "file; read the model from its file"):
+        parse_onnx((tmp_path / "m.onnx").read_bytes())
