@@ -1196,51 +1196,103 @@ def _pool(ir_op: str):
                           dilations=None, kernel_shape=None, pads=None, strides=None)
         if a["kernel_shape"] is None:
             raise ctx.fail("kernel_shape is required")
+        x = ctx.value(0)
+        one_d = len(ctx.shape(x)) == 3
+        if one_d:  # [N, C, L] pooled as [N, C, 1, L]
+            a = _as_2d_window(ctx, a)
         if _pair(ctx, a, "dilations") != (1, 1):
             raise ctx.fail(f"dilations {list(a['dilations'])} are not supported for pooling")
-        x = ctx.value(0)
-        _, _, h, w = _rank4(ctx, x)
+        _, _, h, w = _pool_shape(ctx, x)
         kernel, strides = _pair(ctx, a, "kernel_shape"), _pair(ctx, a, "strides")
         padding = _padding(ctx, a, (h, w), kernel, strides, (1, 1))
+        extra = (0, 0)
         if a["ceil_mode"]:
-            for size, k, s, p0, p1 in zip((h, w), kernel, strides, padding[0::2],
-                                          padding[1::2]):
-                if (size + p0 + p1 - k) % s:
-                    raise ctx.fail("ceil_mode=1 changes the output size here; not supported")
-        if a.get("count_include_pad") and any(padding):
-            return _pool_apply(ctx, ir_op, x, kernel, strides, padding, include_pad=True)
-        return _pool_apply(ctx, ir_op, x, kernel, strides, padding)
+            extra = tuple(_ceil_extra(size, k, s, p0, p1) for size, k, s, p0, p1 in
+                          zip((h, w), kernel, strides, padding[:2], padding[2:]))
+        return _pool_apply(ctx, ir_op, x, kernel, strides, padding,
+                           include_pad=bool(a.get("count_include_pad")), extra=extra,
+                           one_d=one_d)
     return convert
 
 
-def _pool_apply(ctx, ir_op, x: Value, kernel, strides, padding, include_pad=False):
+def _as_2d_window(ctx, a: dict) -> dict:
+    """A 1-D window's attributes as those of a 2-D window of height 1."""
+    out = dict(a)
+    for key in ("kernel_shape", "strides", "dilations"):
+        if a.get(key) is not None:
+            if len(a[key]) != 1:
+                raise ctx.fail(f"{key} {list(a[key])} for 1-D data needs one entry")
+            out[key] = [1, int(a[key][0])]
+    if a.get("pads") is not None:
+        if len(a["pads"]) != 2:
+            raise ctx.fail(f"pads {list(a['pads'])} for 1-D data need two entries")
+        out["pads"] = [0, int(a["pads"][0]), 0, int(a["pads"][1])]
+    return out
+
+
+def _pool_shape(ctx, x: Value) -> tuple[int, int, int, int]:
+    """[N, C, H, W] of 2-D data, or [N, C, 1, L] of 1-D data."""
+    shape = ctx.shape(x)
+    if len(shape) == 3:
+        return (shape[0], shape[1], 1, shape[2])
+    return _rank4(ctx, x)
+
+
+def _ceil_extra(size: int, k: int, s: int, p0: int, p1: int) -> int:
+    """Padding beyond ``p1`` that ceil_mode's output size needs: the last window
+    may run past the end, but must start inside the input or its first padding
+    (ONNX's rule); the extra elements are never counted (as padding is not)."""
+    span = size + p0 + p1 - k
+    out = -(-span // s) + 1
+    if (out - 1) * s >= size + p0:
+        out -= 1
+    return max((out - 1) * s + k - (size + p0 + p1), 0)
+
+
+def _pool_apply(ctx, ir_op, x: Value, kernel, strides, padding, include_pad=False,
+                extra=(0, 0), one_d=False):
+    """The pool of ``x`` ([N, C, H, W], or [N, C, L] when ``one_d``) in NHWC.
+
+    ``include_pad``: the padding counts in averages (an explicit pad first);
+    ``extra``: further bottom/right padding that never counts (ceil_mode).
+    """
     qout = ctx.int_output() if ir_op == "avg_pool2d" else None
     int_mode = _is_int_act(ctx, x) and (ir_op == "max_pool2d" or qout is not None)
     src = x if int_mode else ctx.floated(x)
-    t = ctx.in_layout(src, NHWC)
-    if include_pad:
+    if one_d:
+        t = ctx.in_layout(src, (0, 2, 1))
+        n, length, c = t.shape
+        t = ctx.emit("reshape", [t], {"newshape": (n, 1, length, c)}, quant=t.quant)
+    else:
+        t = ctx.in_layout(src, NHWC)
+    if include_pad and any(padding):
         top, left, bottom, right = padding
         t = ctx.emit("pad", [t], {"pad_width": ((0, 0), (top, bottom), (left, right),
-                                                (0, 0))})
+                                                (0, 0))}, quant=t.quant)
         padding = (0, 0, 0, 0)
-    attrs = {"pool_size": kernel, "strides": strides, "padding": padding}
+    top, left, bottom, right = padding
+    attrs = {"pool_size": kernel, "strides": strides,
+             "padding": (top, left, bottom + extra[0], right + extra[1])}
+    y = ctx.emit(ir_op, [t], attrs, quant=t.quant if int_mode else None)
+    perm = NHWC
+    if one_d:  # [N, 1, OL, C] -> [N, OL, C], which is ONNX's [N, C, OL] transposed
+        y = ctx.emit("reshape", [y], {"newshape": (y.shape[0], y.shape[2], y.shape[3])},
+                     quant=y.quant)
+        perm = (0, 2, 1)
     if int_mode and qout is not None:
-        y = ctx.emit(ir_op, [t], attrs, quant=t.quant)
-        y = _requant(ctx, y, qout.quant)
-        ctx.finish_int(qout, y, perm=NHWC)
+        ctx.finish_int(qout, _requant(ctx, y, qout.quant), perm=perm)
         return None
-    if int_mode:  # max pool commutes with dequantization: stay integer
-        y = ctx.emit(ir_op, [t], attrs, quant=t.quant)
-        return Value(tensor=y, perm=NHWC, dq=True)
-    return Value(tensor=ctx.emit(ir_op, [t], attrs), perm=NHWC)
+    # max pool commutes with dequantization: it stays integer
+    return Value(tensor=y, perm=perm, dq=int_mode)
 
 
 def _global_pool(ir_op: str):
     def convert(ctx) -> Value | None:
         ctx.attrs()
         x = ctx.value(0)
-        _, _, h, w = _rank4(ctx, x)
-        return _pool_apply(ctx, ir_op, x, (h, w), (1, 1), (0, 0, 0, 0))
+        _, _, h, w = _pool_shape(ctx, x)
+        return _pool_apply(ctx, ir_op, x, (h, w), (1, 1), (0, 0, 0, 0),
+                           one_d=len(ctx.shape(x)) == 3)
     return convert
 
 

@@ -301,3 +301,26 @@ def test_initializers_in_an_external_data_file_are_read_beside_the_model(tmp_pat
     with pytest.raises(ModelError, match="initializer 'w' keeps its data in an external "
                                          "file; read the model from its file"):
         parse_onnx((tmp_path / "m.onnx").read_bytes())
+
+
+# ---------------------------------------------------------------------- pooling
+
+@pytest.mark.parametrize("op,attrs", [
+    ("MaxPool", {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    ("AveragePool", {"kernel_shape": [4], "strides": [2], "ceil_mode": 1}),
+    ("AveragePool", {"kernel_shape": [3], "pads": [1, 2], "count_include_pad": 1}),
+    ("GlobalAveragePool", {}),
+], ids=["max", "avg_ceil", "avg_include_pad", "global"])
+def test_one_d_pooling(op, attrs):
+    model = model_of([helper.make_node(op, ["x"], ["y"], **attrs)], [("x", FLOAT, [1, 3, 11])],
+                     [("y", FLOAT, None)])
+    check(model, {"x": rand([1, 3, 11])})
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("pads", [[0, 0, 0, 0], [1, 0, 1, 1]])
+def test_ceil_mode_adds_windows_that_run_past_the_end(op, pads):
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1, "pads": pads}
+    model = model_of([helper.make_node(op, ["x"], ["y"], **attrs)],
+                     [("x", FLOAT, [1, 2, 6, 8])], [("y", FLOAT, None)])
+    check(model, {"x": rand([1, 2, 6, 8])})
