@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 
+from aot.frontend.onnx_ops import TFLITE_COUNTERPARTS
 from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
 from aot.frontend.tflm_builtins import TFLM_BUILTINS
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
@@ -26,7 +27,7 @@ NAME = "operators"
 HELP = "list TFLM's builtin operators and how far aot supports each"
 
 _HEADER = ("TFLite builtin", "imported as", "element types", "reference", "C kernels",
-           "tuned schedules")
+           "tuned schedules", "ONNX")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,17 +38,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def rows() -> list[tuple[str, ...]]:
     """One row per TFLM builtin, in :data:`_HEADER`'s columns."""
     reference = supported_ops()
+    onnx: dict[str, list[str]] = {}
+    for op, builtins in sorted(TFLITE_COUNTERPARTS.items()):
+        for builtin in builtins:
+            onnx.setdefault(builtin, []).append(op)
     out = []
     for builtin in TFLM_BUILTINS:
+        counterparts = ", ".join(onnx.get(builtin, ()))
         try:
             ops = lowering(builtin)
         except KeyError:
             why = REFUSED.get(builtin, "not supported yet")
-            out.append((builtin, f"refused at import: {why}", "", "", "", ""))
+            out.append((builtin, f"refused at import: {why}", "", "", "", "", counterparts))
             continue
         if not ops:
             what = RESOLVED.get(builtin, "resolved at import (no run-time work)")
-            out.append((builtin, what, element_types(builtin), "yes", "yes", ""))
+            out.append((builtin, what, element_types(builtin), "yes", "yes", "", counterparts))
             continue
         # reshape, squeeze and expand_dims are views or index remaps, never kernels of their own
         kernels = all(op in COMPUTES or op in HANDWRITTEN or op in RESHAPES for op in ops)
@@ -55,7 +61,7 @@ def rows() -> list[tuple[str, ...]]:
                        if anchor in ops and key not in ("generic",)})
         out.append((builtin, ", ".join(ops), element_types(builtin),
                     "yes" if all(op in reference for op in ops) else "no",
-                    "yes" if kernels else "no", ", ".join(keys)))
+                    "yes" if kernels else "no", ", ".join(keys), counterparts))
     return out
 
 
@@ -90,7 +96,12 @@ def markdown() -> str:
         "bounded at run time are refused). A builtin marked *refused at import* stops "
         "`aot compile` with its "
         "name, index and reason before anything is built; element types "
-        "a builtin's kernels lack are refused the same way (docs/models.md lists them).",
+        "a builtin's kernels lack are refused the same way (docs/models.md lists them). "
+        "*ONNX*: the ONNX operators the ONNX frontend imports onto the same IR operators "
+        "and kernels (aot.frontend.onnx_ops.TFLITE_COUNTERPARTS); ONNX operators without a "
+        "single counterpart (BatchNormalization, LayerNormalization, HardSigmoid, Gelu, the "
+        "shape arithmetic evaluated at import) and how far the ONNX backend node tests pass "
+        "are in docs/models.md.",
         "",
         "| " + " | ".join(_HEADER) + " |",
         "|" + "---|" * len(_HEADER),

@@ -1073,12 +1073,25 @@ def _binary(ir_op: str, integer: bool = True):
             if v.is_const and not v.dq and v.const.dtype != np.float32:
                 raise ctx.fail(f"{v.const.dtype} operands are not supported (float32 is)")
         tensors = [ctx.in_layout(v, layout, rank) for v in operands]
+        if integer and not int_mode:  # maximum and minimum take plain integers too
+            _plain_arithmetic(ctx, tensors)
         if int_mode:
             y = ctx.emit(ir_op, tensors, {"activation": qout.activation}, quant=qout.quant)
             ctx.finish_int(qout, y, perm=layout)
             return None
         return Value(tensor=ctx.emit(ir_op, tensors, {}), perm=layout)
     return convert
+
+
+#: Element types of Add/Sub/Mul on plain (unquantized) values the kernels compute.
+_PLAIN_ARITHMETIC = ("float32", "int32")
+
+
+def _plain_arithmetic(ctx, tensors) -> None:
+    for t in tensors:
+        if t.quant is None and t.dtype not in _PLAIN_ARITHMETIC:
+            raise ctx.fail(f"{ctx.op} of {t.dtype} data without quantization is not supported "
+                           f"({', '.join(_PLAIN_ARITHMETIC)} are, and int8 between QDQ pairs)")
 
 
 def _variadic(ctx, ir_op: str) -> Value:
@@ -1259,6 +1272,10 @@ def _pool_apply(ctx, ir_op, x: Value, kernel, strides, padding, include_pad=Fals
     qout = ctx.int_output() if ir_op == "avg_pool2d" else None
     int_mode = _is_int_act(ctx, x) and (ir_op == "max_pool2d" or qout is not None)
     src = x if int_mode else ctx.floated(x)
+    if (not int_mode and not src.is_const and src.tensor.dtype != "float32"
+            and src.tensor.quant is None):
+        raise ctx.fail(f"pooling {src.tensor.dtype} data without quantization is not "
+                       "supported (float32 is, and int8 between QDQ pairs)")
     if one_d:
         t = ctx.in_layout(src, (0, 2, 1))
         n, length, c = t.shape
@@ -1750,10 +1767,15 @@ def _arg_extreme(ir_op: str):
             raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
         axis = a["axis"] % rank
         y = ctx.emit(ir_op, [t], {"axis": axis})
-        if a["keepdims"]:
+        # Through the keepdims shape in any case: the reshape (a view) keeps the
+        # cast out of the arg_max kernel, whose reduction takes no epilogue.
+        kept = tuple(1 if i == axis else d for i, d in enumerate(t.shape))
+        y = ctx.emit("cast", [ctx.emit("reshape", [y], {"newshape": kept})],
+                     {"dtype": "int64"})
+        if not a["keepdims"]:
             y = ctx.emit("reshape", [y], {"newshape": tuple(
-                1 if i == axis else d for i, d in enumerate(t.shape))})
-        return Value(tensor=ctx.emit("cast", [y], {"dtype": "int64"}))
+                d for i, d in enumerate(t.shape) if i != axis)})
+        return Value(tensor=y)
     return convert
 
 
@@ -1923,4 +1945,36 @@ CONVERTERS: dict[str, Callable] = {
     "HardSigmoid": _hard_sigmoid,
     "Gelu": _gelu,
     "LogSoftmax": _softmax,
+}
+
+
+#: The TFLite builtins whose kernels each ONNX operator reaches (docs/operators.md's
+#: ONNX column).  Operators missing here have no single counterpart: they are
+#: evaluated at import (Constant, Shape, Size, the FOLD_ONLY ones), aliases
+#: (Identity, Dropout), or chains of IR operators (BatchNormalization,
+#: LayerNormalization, HardSigmoid, Gelu).
+TFLITE_COUNTERPARTS: dict[str, tuple[str, ...]] = {
+    "Conv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
+    "QLinearConv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
+    "Gemm": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+    "MatMul": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+    "QLinearMatMul": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+    "Add": ("ADD",), "Sub": ("SUB",), "Mul": ("MUL",), "Div": ("DIV",),
+    "Max": ("MAXIMUM",), "Min": ("MINIMUM",),
+    "Relu": ("RELU",), "Sigmoid": ("LOGISTIC",), "Tanh": ("TANH",),
+    "LeakyRelu": ("LEAKY_RELU",), "HardSwish": ("HARD_SWISH",),
+    "Clip": ("RELU", "RELU6", "MAXIMUM", "MINIMUM"),
+    "MaxPool": ("MAX_POOL_2D",), "AveragePool": ("AVERAGE_POOL_2D",),
+    "GlobalAveragePool": ("AVERAGE_POOL_2D",), "GlobalMaxPool": ("MAX_POOL_2D",),
+    "Reshape": ("RESHAPE",), "Flatten": ("RESHAPE",), "Squeeze": ("SQUEEZE",),
+    "Unsqueeze": ("EXPAND_DIMS",), "Transpose": ("TRANSPOSE",),
+    "Slice": ("STRIDED_SLICE",), "Split": ("SPLIT", "SPLIT_V"),
+    "Concat": ("CONCATENATION",), "Softmax": ("SOFTMAX",), "LogSoftmax": ("LOG_SOFTMAX",),
+    "QuantizeLinear": ("QUANTIZE",), "DequantizeLinear": ("DEQUANTIZE",),
+    "Pad": ("PAD", "PADV2", "GATHER"), "ReduceMean": ("MEAN",),
+    "Gather": ("GATHER",), "Cast": ("CAST",), "Where": ("SELECT_V2",),
+    "Expand": ("BROADCAST_TO",), "Equal": ("EQUAL",), "Less": ("LESS",),
+    "Greater": ("GREATER",), "Not": ("LOGICAL_NOT",), "Neg": ("NEG",), "Abs": ("ABS",),
+    "Floor": ("FLOOR",), "Ceil": ("CEIL",), "Sqrt": ("SQRT",), "Exp": ("EXP",),
+    "Log": ("LOG",), "ArgMax": ("ARG_MAX",), "ArgMin": ("ARG_MIN",),
 }

@@ -324,3 +324,25 @@ def test_ceil_mode_adds_windows_that_run_past_the_end(op, pads):
     model = model_of([helper.make_node(op, ["x"], ["y"], **attrs)],
                      [("x", FLOAT, [1, 2, 6, 8])], [("y", FLOAT, None)])
     check(model, {"x": rand([1, 2, 6, 8])})
+
+
+def test_add_of_plain_uint8_is_refused_as_the_kernels_lack_it():
+    model = model_of([helper.make_node("Add", ["a", "b"], ["y"])],
+                     [("a", TensorProto.UINT8, [3]), ("b", TensorProto.UINT8, [3])],
+                     [("y", TensorProto.UINT8, None)])
+    with pytest.raises(ModelError, match=r"node 0 \(Add\): Add of uint8 data without "
+                                         "quantization is not supported"):
+        parse_onnx(model.SerializeToString())
+
+
+def test_a_model_of_constants_runs_once_on_the_host(tmp_path):
+    from aot.commands.run import run_on_host
+    from aot.compile import compile_model
+
+    value = helper.make_tensor("v", FLOAT, [2, 2], [1.0, 2.0, 3.0, 4.0])
+    model = model_of([helper.make_node("Constant", [], ["y"], value=value)], [],
+                     [("y", FLOAT, None)])
+    compiled = compile_model(parse_onnx(model.SerializeToString()), "host/native",
+                             measure_code=False)
+    (y,) = run_on_host(compiled, [], workdir=tmp_path)
+    np.testing.assert_array_equal(y, [[[1, 2], [3, 4]]])

@@ -5,9 +5,12 @@ static quantization, then run on the reference, the host and QEMU.
 
 Float: within 1e-5 of onnxruntime (relative to the largest output).  int8
 QDQ: the reference follows TFLM's integer arithmetic, onnxruntime requantizes
-in float, so the two drift apart by a few output steps through a deep network;
-the bound is stated per test.  The host and QEMU must then equal the reference
-(integers bit for bit, floats within the verify tolerance).
+in float, so through a deep network with random weights the two drift apart
+by up to ~50 output steps (mobilenet_v2, whose int8 output is itself ~85
+steps from the float model's); the test demands that aot's int8 model is as
+close to the float model as onnxruntime's int8 model is (within 25% + 2
+steps).  The host and QEMU must then equal the reference (integers bit for
+bit, floats within the verify tolerance).
 
 torch and torchvision are an optional test dependency (the ``torch`` extra);
 without them these tests skip, saying so.  Importing torch alone takes seconds,
@@ -132,6 +135,16 @@ def onnxruntime(path, x):
     return ort_session(str(path), quiet=True).run(None, {"x": x})[0]
 
 
+def onnxruntime_default(path, x):
+    """onnxruntime's default kernels (its precise-integer option fails to load some
+    of the QDQ graphs its own quantizer writes)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options).run(None, {"x": x})[0]
+
+
 @pytest.mark.parametrize("name,exporter", _cases())
 def test_float_export_matches_onnxruntime(name, exporter, folder):
     path = export(name, exporter, folder)
@@ -139,14 +152,8 @@ def test_float_export_matches_onnxruntime(name, exporter, folder):
     ours = run(load_model(path), [x])[0]
     theirs = onnxruntime(path, x)
     assert ours.shape == theirs.shape
-    assert float(np.abs(theirs).max()) > 0.1  # the weights make a non-trivial output
+    assert float(np.abs(theirs).max()) > 0.01  # not the ~1e-10 of untrained batch norms
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5 * np.abs(theirs).max())
-
-
-#: int8 QDQ: the largest difference from onnxruntime, in output quantization
-#: steps, measured on these seeds (TFLM's fixed-point requantization against
-#: onnxruntime's float one, accumulated through the layers).
-QDQ_STEPS = {"mobilenet_v2": 6, "mobilenet_v3_small": 6, "resnet18": 6, "encoder": 6}
 
 
 def _output_step(path) -> float:
@@ -168,12 +175,16 @@ def test_int8_qdq_export_is_near_onnxruntime(name, exporter, folder):
     assert {"conv2d", "dense", "batch_matmul"} & {n.op for n in graph.nodes}
     assert any(n.outputs[0].dtype == "int8" for n in graph.nodes)
     step = _output_step(path)
-    worst = 0.0
+    float_path = path.with_name(path.name.replace(".qdq", ""))
+    ours_err = ort_err = 0.0  # the largest distance from the float model, in steps
     for seed in range(3):
         x = sample(name, seed)
-        ours = run(graph, [x])[0]
-        worst = max(worst, float(np.abs(ours - onnxruntime(path, x)).max()) / step)
-    assert worst <= QDQ_STEPS[name], f"{worst:.1f} output steps from onnxruntime"
+        want = onnxruntime_default(float_path, x)
+        ours_err = max(ours_err, float(np.abs(run(graph, [x])[0] - want).max()) / step)
+        ort_err = max(ort_err, float(np.abs(onnxruntime_default(path, x) - want).max()) / step)
+    assert ours_err <= 1.25 * ort_err + 2, (
+        f"aot's int8 output is {ours_err:.1f} steps from the float model's, "
+        f"onnxruntime's {ort_err:.1f}")
 
 
 def _host(path, x, tmp_path):

@@ -36,3 +36,16 @@ def test_node(name):
     assert got.status in ("pass", "refused"), f"{name}: {got.status}: {got.detail}"
     want = _EXPECTED.get(name, {"outcome": "(not recorded)"})
     assert got.record() == want
+
+
+def test_docs_state_the_recorded_counts():
+    """docs/models.md quotes the counts of the expectations file."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    m = re.search(r"(\d+) claimed tests: (\d+) pass, (\d+) refused", text)
+    assert m, "docs/models.md lost its node-suite counts"
+    outcomes = [e["outcome"] for e in _EXPECTED.values()]
+    assert (int(m[1]), int(m[2]), int(m[3])) == (
+        len(outcomes), outcomes.count("pass"), outcomes.count("refused"))
