@@ -115,7 +115,9 @@ def test_gemm(trans_a, trans_b, alpha, beta, c_shape):
 def test_matmul(a_shape):
     model = make_model([helper.make_node("MatMul", ["A", "B"], ["y"])],
                        [("A", list(a_shape))], initializers={"B": rand((4, 6), 1)})
-    assert ops(assert_close(model, {"A": rand(a_shape)})) == ["dense"]
+    # Rank > 2: rows in, rows out, the leading axes restored by reshapes (views).
+    expected = ["dense"] if len(a_shape) == 2 else ["reshape", "dense", "reshape"]
+    assert ops(assert_close(model, {"A": rand(a_shape)})) == expected
 
 
 # ---------------------------------------------------------------------- elementwise
@@ -550,7 +552,7 @@ def test_model_quantized_by_onnxruntime(activations, per_channel, tmp_path):
 def test_matmul_on_an_nchw_feature_map_uses_onnx_order():
     model = _after_conv([helper.make_node("MatMul", ["c", "W"], ["y"])], {"W": rand((5, 4), 2)})
     graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
-    assert ops(graph) == ["transpose", "conv2d", "transpose", "dense"]
+    assert ops(graph) == ["transpose", "conv2d", "transpose", "reshape", "dense", "reshape"]
 
 
 @pytest.mark.parametrize("op,ir,scale,zp", [("Softmax", "softmax", 1 / 256, -128),
