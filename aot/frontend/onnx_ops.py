@@ -985,12 +985,21 @@ def _batch_operand(ctx, v: Value) -> tuple[Any, int]:
     return t, len(shape)
 
 
-def _matmul_runtime(ctx, x: Value, b: Value) -> Value:
+def _matmul_runtime(ctx, x: Value, b: Value) -> Value | None:
     """MatMul of two values of any rank (numpy's matmul): batch_matmul in float.
 
     A 1-D operand is a row (A) or a column (B) whose axis the result drops,
-    as numpy does; leading axes broadcast.
+    as numpy does; leading axes broadcast.  Between QDQ pairs (both operands
+    dequantized int8 activations of rank 2 to 5, the only reader a
+    QuantizeLinear) it is an int8 batch_matmul with TFLM's requantization.
     """
+    ranks = (len(ctx.shape(x)), len(ctx.shape(b)))
+    if all(2 <= r <= 5 for r in ranks) and _is_int_act(ctx, x) and _is_int_act(ctx, b):
+        qout = ctx.int_output()
+        if qout is not None:
+            y = ctx.emit("batch_matmul", [ctx.plain(x), ctx.plain(b)], {}, quant=qout.quant)
+            ctx.finish_int(qout, y)
+            return None
     lhs, lrank = _batch_operand(ctx, x)
     rhs, rrank = _batch_operand(ctx, b)
     if rrank == 1:

@@ -378,3 +378,26 @@ def test_int8_matmul_of_a_token_sequence_then_a_bias_add_on_the_host(tmp_path):
     compiled = compile_model(graph, "host/native", measure_code=False)
     np.testing.assert_array_equal(run_on_host(compiled, [x[None]], workdir=tmp_path)[0][0],
                                   want)
+
+
+def test_qdq_matmul_of_two_activations_is_int8_within_one_step_of_onnxruntime():
+    """Attention's Q @ K^T between QDQ pairs: one int8 batch_matmul (TFLM's
+    requantization; onnxruntime's float one may round the other way: one step)."""
+    inits = {"s": np.float32(0.05), "z": np.int8(2), "ys": np.float32(0.1), "yz": np.int8(-3)}
+    nodes = []
+    for n in ("q", "k"):
+        nodes += [helper.make_node("QuantizeLinear", [n, "s", "z"], [n + "q"]),
+                  helper.make_node("DequantizeLinear", [n + "q", "s", "z"], [n + "f"])]
+    nodes += [helper.make_node("MatMul", ["qf", "kf"], ["m"]),
+              helper.make_node("QuantizeLinear", ["m", "ys", "yz"], ["mq"]),
+              helper.make_node("DequantizeLinear", ["mq", "ys", "yz"], ["y"])]
+    model = model_of(nodes, [("q", FLOAT, [2, 5, 4]), ("k", FLOAT, [2, 4, 5])],
+                     [("y", FLOAT, None)], inits)
+    data = model.SerializeToString()
+    graph = parse_onnx(data)
+    assert [n.op for n in graph.nodes].count("batch_matmul") == 1
+    assert next(n for n in graph.nodes if n.op == "batch_matmul").outputs[0].dtype == "int8"
+    feeds = {"q": rand([2, 5, 4], 1, -2, 2), "k": rand([2, 4, 5], 2, -2, 2)}
+    ours = run(graph, feeds)[0]
+    theirs = ort_session(data).run(None, feeds)[0]
+    assert np.abs(ours - theirs).max() <= 0.1 + 1e-6
