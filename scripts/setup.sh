@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bring a Debian 12 machine to the state the project needs, idempotently:
 #   1. cross toolchains and QEMU from Debian packages (only the missing ones),
-#   2. a virtual environment in .venv with the project and its test extras.
+#   2. a virtual environment in .venv with the project and its test extras
+#      (which pin onnx to the release whose node tests tests/onnx_suite runs).
 # Re-running is cheap: apt is skipped when every tool is present, and pip is
 # skipped when pyproject.toml has not changed since the last install.
 set -euo pipefail

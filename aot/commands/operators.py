@@ -29,8 +29,9 @@ def extensions() -> tuple[str, ...]:
 
     return tuple(sorted(set(BUILTIN_CODES) - set(TFLM_BUILTINS)))
 
+
 _HEADER = ("TFLite builtin", "imported as", "element types", "reference", "C kernels",
-           "tuned schedules")
+           "tuned schedules", "ONNX")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def rows(builtins=None) -> list[tuple[str, ...]]:
     """One row per builtin (TFLM's by default, or :func:`extensions`), in
     :data:`_HEADER`'s columns."""
+    from aot.frontend.onnx_ops import TFLITE_COUNTERPARTS
     from aot.frontend.tflite import REFUSED, RESOLVED, element_types, lowering
     from aot.frontend.tflm_builtins import TFLM_BUILTINS
     from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES
@@ -49,17 +51,22 @@ def rows(builtins=None) -> list[tuple[str, ...]]:
 
     builtins = TFLM_BUILTINS if builtins is None else builtins
     reference = supported_ops()
+    onnx: dict[str, list[str]] = {}
+    for op, counterparts in sorted(TFLITE_COUNTERPARTS.items()):
+        for builtin in counterparts:
+            onnx.setdefault(builtin, []).append(op)
     out = []
     for builtin in builtins:
+        counterparts = ", ".join(onnx.get(builtin, ()))
         try:
             ops = lowering(builtin)
         except KeyError:
             why = REFUSED.get(builtin, "not supported yet")
-            out.append((builtin, f"refused at import: {why}", "", "", "", ""))
+            out.append((builtin, f"refused at import: {why}", "", "", "", "", counterparts))
             continue
         if not ops:
             what = RESOLVED.get(builtin, "resolved at import (no run-time work)")
-            out.append((builtin, what, element_types(builtin), "yes", "yes", ""))
+            out.append((builtin, what, element_types(builtin), "yes", "yes", "", counterparts))
             continue
         # reshape, squeeze and expand_dims are views or index remaps, never kernels of their own
         kernels = all(op in COMPUTES or op in HANDWRITTEN or op in RESHAPES for op in ops)
@@ -67,7 +74,7 @@ def rows(builtins=None) -> list[tuple[str, ...]]:
                        if anchor in ops and key not in ("generic",)})
         out.append((builtin, ", ".join(ops), element_types(builtin),
                     "yes" if all(op in reference for op in ops) else "no",
-                    "yes" if kernels else "no", ", ".join(keys)))
+                    "yes" if kernels else "no", ", ".join(keys), counterparts))
     return out
 
 
@@ -104,7 +111,12 @@ def markdown() -> str:
         "bounded at run time are refused). A builtin marked *refused at import* stops "
         "`aot compile` with its "
         "name, index and reason before anything is built; element types "
-        "a builtin's kernels lack are refused the same way (docs/models.md lists them).",
+        "a builtin's kernels lack are refused the same way (docs/models.md lists them). "
+        "*ONNX*: the ONNX operators the ONNX frontend imports onto the same IR operators "
+        "and kernels (aot.frontend.onnx_ops.TFLITE_COUNTERPARTS); ONNX operators without a "
+        "single counterpart (BatchNormalization, LayerNormalization, HardSigmoid, Gelu, the "
+        "shape arithmetic evaluated at import) and how far the ONNX backend node tests pass "
+        "are in docs/models.md.",
         "",
         "| " + " | ".join(_HEADER) + " |",
         "|" + "---|" * len(_HEADER),

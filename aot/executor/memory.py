@@ -170,7 +170,11 @@ class MemoryPlan:
     stack_region: str = ""
     stack_bytes: int = 0
 
-    def buffer_of(self, tensor: Tensor) -> Buffer:
+    def buffer_of(self, tensor: Tensor) -> Buffer | None:
+        """The buffer holding ``tensor``; None for a constant (it stays in flash: a
+        view of one, such as a graph output known at compile time, is a copy)."""
+        if tensor.kind == "constant":
+            return None
         for b in self.buffers:
             if any(t is tensor for t in b.tensors):
                 return b

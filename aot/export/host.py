@@ -47,10 +47,11 @@ def run_program(program: Path, graph, inputs: list[np.ndarray], workdir: Path,
     """Run ``inputs`` (one ``[N, *shape]`` array per graph input) through ``program``.
 
     Returns one ``[N, *shape]`` array per graph output, like
-    :func:`aot.commands.model_io.interpret`.
+    :func:`aot.commands.model_io.interpret`; a model without inputs (an
+    ONNX graph of constants) runs once.
     """
     inputs = check_inputs(graph, inputs)
-    n = inputs[0].shape[0] if inputs else 0
+    n = inputs[0].shape[0] if inputs else 1  # a model without inputs runs once
     data = bytearray()
     for i in range(n):
         for x in inputs:

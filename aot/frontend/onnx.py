@@ -62,6 +62,11 @@ SUPPORTED_OPERATORS = tuple(sorted(CONVERTERS))
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
+#: Element types a model input may have.  A uint8 input stays uint8 in the IR;
+#: its first DequantizeLinear (or QLinear operator) gives it its quantization
+#: and moves it to int8 (the same real values, zero point - 128).
+MODEL_INPUT_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool")
+
 
 def load_onnx(path: str | Path, input_shapes: Mapping | None = None) -> Graph:
     """Read an .onnx file into a :class:`Graph`; raise :class:`ModelError` if it cannot.
@@ -74,13 +79,21 @@ def load_onnx(path: str | Path, input_shapes: Mapping | None = None) -> Graph:
         data = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read {path}: {err.strerror or err}") from None
-    return parse_onnx(data, name=path.stem, input_shapes=input_shapes)
+    return parse_onnx(data, name=path.stem, input_shapes=input_shapes,
+                      base_dir=path.resolve().parent)
 
 
-def parse_onnx(data: bytes, name: str = "main", input_shapes: Mapping | None = None) -> Graph:
-    """Convert the bytes of an .onnx file; see :func:`load_onnx`."""
+def parse_onnx(data: bytes, name: str = "main", input_shapes: Mapping | None = None,
+               base_dir: Path | None = None) -> Graph:
+    """Convert the bytes of an .onnx file; see :func:`load_onnx`.
+
+    ``base_dir`` is the folder of the model file: initializers kept in external
+    data files (what PyTorch's dynamo exporter writes, ``model.onnx.data``) are
+    read from there.  Without it such initializers are an error.
+    """
     given = normalize_input_shapes(input_shapes)
     model = _parse(data)
+    _load_external_data(model, base_dir)
     opset = _check_opset(model)
     try:
         return _Importer(model, opset, name, given).run()
@@ -107,6 +120,25 @@ def _parse(data: bytes):
         raise ModelError("not an ONNX model: no IR version or no graph with outputs "
                          "(corrupted file, or another format?)")
     return model
+
+
+def _load_external_data(model, base_dir: Path | None) -> None:
+    from onnx import TensorProto
+    from onnx.external_data_helper import load_external_data_for_model
+
+    external = [i.name for i in model.graph.initializer
+                if i.data_location == TensorProto.EXTERNAL]
+    if not external:
+        return
+    if base_dir is None:
+        raise ModelError(f"initializer {external[0]!r} keeps its data in an external file; "
+                         "read the model from its file (aot.frontend.load_model) so that the "
+                         "data beside it is found")
+    try:
+        load_external_data_for_model(model, str(base_dir))
+    except Exception as err:  # noqa: BLE001 - onnx raises OSError, ValueError, its own
+        raise ModelError(f"cannot read the external data of initializer {external[0]!r} "
+                         f"(looked in {base_dir}): {err}") from None
 
 
 def _check_opset(model) -> int:
@@ -180,9 +212,9 @@ class _Importer:
             raise ModelError(f"{where} is not a tensor")
         tt = vi.type.tensor_type
         dtype = onnx_dtype(tt.elem_type, where)
-        if dtype not in ("float32", "int8", "int16", "int32", "int64"):
+        if dtype not in MODEL_INPUT_DTYPES:
             raise ModelError(f"{where} has type {dtype}, which is not supported as a model "
-                             "input; supported: float32, int8, int16, int32, int64")
+                             f"input; supported: {', '.join(MODEL_INPUT_DTYPES)}")
         shape = fix_input_shape(vi.name, _declared_shape(vi), self.input_shapes.get(vi.name))
         return self.builder.input(vi.name, list(shape), dtype)
 
@@ -193,11 +225,20 @@ class _Importer:
         ctx = _NodeContext(self, None)
         ctx.where = f"graph output {vi.name!r}"
         if value.is_const:
-            return self.builder.constant(vi.name, ctx.const_value(value))
-        if value.shifted:
-            raise ModelError(f"{ctx.where} is uint8; uint8 model outputs are not supported "
-                             "(end the model with DequantizeLinear)")
+            # A value known at import (Shape, Size, a Constant): the caller's
+            # output buffer is written at run time by a copy of the constant
+            # (the fold_constants pass keeps the nodes that make graph outputs).
+            data = ctx.const_value(value)
+            if value.shifted:
+                data = data.astype(np.int16) + 128
+            return ctx.emit("reshape", [ctx.constant(np.asarray(data))],
+                            {"newshape": tuple(np.shape(data))})
         tensor = ctx.plain(ctx.floated(value) if value.dq else value)
+        if value.shifted:
+            # A uint8 ONNX value held as int8: back to uint8 (zero point + 128).
+            q = tensor.quant
+            tensor = ctx.emit("quantize", [tensor], {"out_dtype": "uint8"},
+                              quant=Quantization(q.scale, tuple(z + 128 for z in q.zero_point)))
         if tensor.kind == "input":
             # An input returned as it is (an Identity): the output gets its own
             # buffer, a copy made by a reshape to the same shape, so that writing

@@ -49,18 +49,23 @@ NHWC = (0, 2, 3, 1)
 
 #: TensorProto.DataType -> IR dtype.
 _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool"}
-_DTYPE_NAMES = {
-    0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32",
-    7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32",
-    13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
-}
+
+
+def dtype_name(code: int) -> str:
+    """TensorProto's name of an element type code (``17`` -> ``FLOAT8E4M3FN``)."""
+    from onnx import TensorProto
+
+    try:
+        return TensorProto.DataType.Name(code)
+    except ValueError:
+        return f"{code} (no ONNX element type has this code)"
 
 
 def onnx_dtype(code: int, where: str) -> str:
     if code not in _DTYPES:
         raise ModelError(
-            f"{where} has type {_DTYPE_NAMES.get(code, code)}, which is not supported; "
-            f"supported: {', '.join(_DTYPE_NAMES[c] for c in sorted(_DTYPES))}"
+            f"{where} has type {dtype_name(code)}, which is not supported; "
+            f"supported: {', '.join(dtype_name(c) for c in sorted(_DTYPES))}"
         )
     return _DTYPES[code]
 
@@ -125,12 +130,12 @@ _ATTR_KINDS = {
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
                      "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes",
-                     "fmod"), int),
+                     "fmod", "select_last_index", "num_outputs", "stash_type"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
                      "ratio"), float),
-    **dict.fromkeys(("auto_pad", "mode"), str),
+    **dict.fromkeys(("auto_pad", "mode", "approximate"), str),
     **dict.fromkeys(("pads", "strides", "dilations", "kernel_shape", "perm", "axes", "shape",
-                     "value_ints", "value_floats", "starts", "ends"), list),
+                     "value_ints", "value_floats", "starts", "ends", "split"), list),
 }
 
 
@@ -195,12 +200,12 @@ def _f32(x) -> np.ndarray:
 #: exporters write (PyTorch's ``x.view(x.size(0), -1)``, tf2onnx's flatten:
 #: Shape -> Gather/Slice -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Cast,
 #: Div, ...) is evaluated here with numpy and leaves no node behind.
-FOLD_ONLY = ("Gather", "Cast", "Div", "Mod", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal",
-             "Less", "Greater", "Not", "Where", "ConstantOfShape", "Range", "Expand",
-             "ReduceProd")
+FOLD_ONLY = ("Mod", "ConstantOfShape", "Range", "ReduceProd")
 FOLDABLE = frozenset({
     "Add", "Sub", "Mul", "Reshape", "Flatten", "Transpose", "Concat", "Identity",
-    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", "Slice", *FOLD_ONLY,
+    "QuantizeLinear", "Relu", "Squeeze", "Unsqueeze", "Min", "Max", "Slice", "Gather", "Cast",
+    "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Equal", "Less", "Greater", "Not", "Where",
+    "Expand", *FOLD_ONLY,
 })
 
 #: The most elements a value evaluated at import may have (a malformed
@@ -600,6 +605,8 @@ def _dequantize_linear(ctx) -> Value:
     if x.dq:
         raise ctx.fail("the input is already float")
     t = x.tensor
+    if t.dtype == "uint8" and q.axis is None:
+        t = _from_uint8(ctx, x, q)
     if t.dtype not in ("int8", "int16") or q.axis is not None:
         raise ctx.fail(f"dequantizing a {t.dtype} activation per "
                        f"{'axis' if q.axis is not None else 'tensor'} is not supported")
@@ -609,6 +616,23 @@ def _dequantize_linear(ctx) -> Value:
         raise ctx.fail("DequantizeLinear uses other parameters than the QuantizeLinear "
                        "that made its input; not supported")
     return Value(tensor=t, perm=x.perm, flat=x.flat, dq=True)
+
+
+def _from_uint8(ctx, x: Value, q: Quantization):
+    """A uint8 model input read with ``q`` (zero point already moved to int8's range):
+    the input takes q's uint8 form and one quantize node moves it to int8."""
+    t = x.tensor
+    if t.kind != "input":
+        raise ctx.fail("uint8 data other than a model input is not supported")
+    uq = Quantization(q.scale, tuple(z + 128 for z in q.zero_point))
+    if t.quant is None:
+        t.type = t.type.with_quant(uq)
+    if t.quant != uq:
+        raise ctx.fail("the uint8 input is read with two different quantizations; "
+                       "not supported")
+    if "int8" not in x.cache:
+        x.cache["int8"] = ctx.emit("quantize", [t], {"out_dtype": "int8"}, quant=q)
+    return x.cache["int8"]
 
 
 def _is_int_act(ctx, v: Value | None) -> bool:
@@ -636,8 +660,8 @@ class _Weights(NamedTuple):
 def _weights(ctx, i: int, what: str, int_mode: bool) -> _Weights:
     v = ctx.value(i)
     if not v.is_const:
-        raise ctx.fail(f"{what} (input {i}) must be constant; computed {what} are not "
-                       "supported")
+        raise ctx.fail(f"{what} (input {i}) must be known at import (computed {what} are "
+                       f"not supported), but {ctx.describe_input(i)}")
     if int_mode and v.dq and v.const.dtype == np.int8:
         return _Weights(v.const, v.quant)
     data = ctx.const_value(v)
@@ -779,6 +803,8 @@ def _qlinear_x(ctx, x: Value, q: Quantization, what: str):
     if x.is_const or x.dq:
         raise ctx.fail(f"{what} must be an integer activation")
     t = x.tensor
+    if t.dtype == "uint8":
+        t = _from_uint8(ctx, x, q)
     if t.dtype != "int8":
         raise ctx.fail(f"{what} is {t.dtype}; int8 and uint8 are supported")
     if t.quant is None and t.kind == "input":
@@ -791,8 +817,11 @@ def _qlinear_x(ctx, x: Value, q: Quantization, what: str):
 
 def _qlinear_weights(ctx, i: int, axis_hint: int) -> _Weights:
     v = ctx.value(i)
-    if not v.is_const or v.const.dtype not in (np.int8, np.uint8):
-        raise ctx.fail(f"weights (input {i}) must be constant int8 or uint8")
+    if not v.is_const:
+        raise ctx.fail(f"weights (input {i}) must be known at import, but "
+                       f"{ctx.describe_input(i)}")
+    if v.const.dtype not in (np.int8, np.uint8):
+        raise ctx.fail(f"weights (input {i}) must be int8 or uint8, got {v.const.dtype}")
     q, _ = _qparams(ctx, i + 1, i + 2, axis_hint, v.const.shape, "weights")
     return _Weights(_shift(v.const), q)
 
@@ -841,15 +870,28 @@ def _dense_common(ctx, x: Value, w_kn: _Weights, bias: Value | None, qout,
         xt = src.tensor
     else:
         xt = ctx.plain(src)
+    out_shape = tuple(xs[:-1]) + (units,)
+    if out_rank > 2:
+        # Rows of K in, rows of N out, the leading axes restored by a reshape (a
+        # view): a dense kernel of rank > 2 (keep_num_dims) computed rows other
+        # than the first wrongly on the host when an int8 add was fused after
+        # it (issue 34's note), which the view between them prevents.
+        xt = ctx.emit("reshape", [xt], {"newshape": (int(np.prod(xs[:-1])), k)},
+                      quant=xt.quant)
     weight_data = np.ascontiguousarray(data.T)
-    attrs = {"keep_num_dims": out_rank > 2}
+    attrs = {"keep_num_dims": False}
+
+    def restore(y):
+        if out_rank > 2:
+            y = ctx.emit("reshape", [y], {"newshape": out_shape}, quant=y.quant)
+        return y
     if qout is None:
         b = None
         if bias is not None:
             b = ctx.constant(np.broadcast_to(_f32(ctx.const_value(bias)).reshape(-1),
                                              (units,)).astype(np.float32))
         y = ctx.emit("dense", [xt, ctx.constant(weight_data), b], attrs)
-        return Value(tensor=y)
+        return Value(tensor=restore(y))
     wq = w_kn.quant
     weight = ctx.constant(weight_data, Quantization(wq.scale, wq.zero_point,
                                                     0 if wq.axis is not None else None))
@@ -857,7 +899,7 @@ def _dense_common(ctx, x: Value, w_kn: _Weights, bias: Value | None, qout,
     attrs["activation"] = qout.activation
     y = ctx.emit("dense", [xt, weight, ctx.constant(b) if b is not None else None], attrs,
                  quant=qout.quant)
-    ctx.finish_int(qout, y)
+    ctx.finish_int(qout, restore(y))
     return None
 
 
@@ -877,6 +919,8 @@ def _gemm(ctx) -> Value | None:
     xs = ctx.shape(x)
     if len(xs) != 2:
         raise ctx.fail(f"A must be 2-D, got shape {list(xs)}")
+    if not ctx.value(1).is_const:
+        return _gemm_runtime(ctx, a, x, ctx.value(1), c)
     qout = ctx.int_output(fuse_activation=True)
     int_mode = (qout is not None and _is_int_act(ctx, x) and a["alpha"] == 1.0
                 and a["beta"] == 1.0 and not a["transA"])
@@ -905,26 +949,19 @@ def _gemm(ctx) -> Value | None:
     y = _dense_common(ctx, src, _Weights(data.astype(np.float32), None), bias, None, None, 2)
     if c is None or foldable_c:
         return y
-    cv = ctx.floated(c)
-    if cv.is_const:
-        cv = Value(const=_f32(ctx.const_value(cv)) * np.float32(a["beta"]))
-    elif a["beta"] != 1.0:
-        raise ctx.fail("a computed C with beta != 1 is not supported")
-    out = ctx.emit("add", [y.tensor, ctx.in_layout(cv, None, 2)], {})
-    return Value(tensor=out)
+    return _gemm_add_c(ctx, a, y.tensor, c)
 
 
 def _matmul(ctx) -> Value | None:
     ctx.attrs()
     x = ctx.value(0)
     xs = ctx.shape(x)
-    if len(xs) < 2:
-        raise ctx.fail(f"A must have at least 2 dimensions, got shape {list(xs)}")
+    b = ctx.value(1)
+    if len(xs) < 2 or not b.is_const or b.const.ndim != 2:
+        return _matmul_runtime(ctx, x, b)
     qout = ctx.int_output(fuse_activation=True)
     int_mode = qout is not None and _is_int_act(ctx, x)
     w = _weights(ctx, 1, "B", int_mode)
-    if w.data.ndim != 2:
-        raise ctx.fail(f"B must be a 2-D constant, got shape {list(w.data.shape)}")
     if int_mode and not _int_weights_ok(w, 1, zero_zp=w.quant is not None
                                         and w.quant.axis is not None):
         int_mode, w = False, _weights(ctx, 1, "B", False)
@@ -933,18 +970,101 @@ def _matmul(ctx) -> Value | None:
     return _dense_common(ctx, x, w, None, None, None, len(xs))
 
 
+def _batch_operand(ctx, v: Value) -> tuple[Any, int]:
+    """A float MatMul operand as an IR tensor of rank >= 2, and its ONNX rank."""
+    v = ctx.floated(v)
+    t = ctx.plain(v)
+    if t.dtype != "float32":
+        raise ctx.fail(f"MatMul of {t.dtype} operands is not supported (float32 and "
+                       "quantized int8 between QDQ pairs are)")
+    shape = ctx.shape(v)
+    if len(shape) == 1:
+        return ctx.emit("reshape", [t], {"newshape": (1,) + shape}), 1
+    if len(shape) > 5:
+        raise ctx.fail(f"operands of rank {len(shape)}: at most 5 are supported")
+    return t, len(shape)
+
+
+def _matmul_runtime(ctx, x: Value, b: Value) -> Value | None:
+    """MatMul of two values of any rank (numpy's matmul): batch_matmul in float.
+
+    A 1-D operand is a row (A) or a column (B) whose axis the result drops,
+    as numpy does; leading axes broadcast.  Between QDQ pairs (both operands
+    dequantized int8 activations of rank 2 to 5, the only reader a
+    QuantizeLinear) it is an int8 batch_matmul with TFLM's requantization.
+    """
+    ranks = (len(ctx.shape(x)), len(ctx.shape(b)))
+    if all(2 <= r <= 5 for r in ranks) and _is_int_act(ctx, x) and _is_int_act(ctx, b):
+        qout = ctx.int_output()
+        if qout is not None:
+            y = ctx.emit("batch_matmul", [ctx.plain(x), ctx.plain(b)], {}, quant=qout.quant)
+            ctx.finish_int(qout, y)
+            return None
+    lhs, lrank = _batch_operand(ctx, x)
+    rhs, rrank = _batch_operand(ctx, b)
+    if rrank == 1:
+        rhs = ctx.emit("reshape", [rhs], {"newshape": (rhs.shape[1], 1)})
+    y = ctx.emit("batch_matmul", [lhs, rhs], {})
+    shape = list(y.shape)
+    if rrank == 1:
+        shape.pop(-1)
+    if lrank == 1:
+        shape.pop(-2 if rrank != 1 else -1)
+    if tuple(shape) != tuple(y.shape):
+        y = ctx.emit("reshape", [y], {"newshape": tuple(shape)})
+    return Value(tensor=y)
+
+
+def _gemm_runtime(ctx, a: dict, x: Value, b: Value, c: Value | None) -> Value:
+    """Gemm whose B is computed: ``alpha * A' @ B' + beta * C`` in float, where the
+    transposes are batch_matmul's own and C broadcasts (unidirectionally)."""
+    lhs, _ = _batch_operand(ctx, x)
+    rhs, _ = _batch_operand(ctx, b)
+    if len(rhs.shape) != 2:
+        raise ctx.fail(f"B must be 2-D, got shape {list(rhs.shape)}")
+    y = ctx.emit("batch_matmul", [lhs, rhs], {"adj_x": bool(a["transA"]),
+                                               "adj_y": bool(a["transB"])})
+    if a["alpha"] != 1.0:
+        y = ctx.emit("mul", [y, ctx.constant(np.float32(a["alpha"]))], {})
+    if c is None:
+        return Value(tensor=y)
+    return _gemm_add_c(ctx, a, y, c)
+
+
+def _gemm_add_c(ctx, a: dict, y, c: Value) -> Value:
+    """``y + beta * C`` (C broadcast to y's rows)."""
+    cv = ctx.floated(c)
+    if cv.is_const:
+        ct = ctx.in_layout(Value(const=_f32(ctx.const_value(cv)) * np.float32(a["beta"])),
+                           None, 2)
+    else:
+        ct = ctx.in_layout(cv, None, 2)
+        if a["beta"] != 1.0:
+            ct = ctx.emit("mul", [ct, ctx.constant(np.float32(a["beta"]))], {})
+    return Value(tensor=ctx.emit("add", [y, ct], {}))
+
+
 def _qlinear_matmul(ctx) -> Value:
     ctx.attrs()
     aq, _ = _qparams(ctx, 1, 2, None, None, "a")
     x = _qlinear_x(ctx, ctx.value(0), aq, "a")
     w = _qlinear_weights(ctx, 3, 1)
+    yq, ydtype = _qparams(ctx, 6, 7, None, None, "y")
+    qout = _QOut(yq, ydtype, ctx.output_name())
+    if w.quant.axis is None and (w.data.ndim != 2 or any(w.quant.zero_point)):
+        # The dense kernel takes symmetric weights only; batch_matmul subtracts
+        # both zero points (and takes a batch of matrices).
+        if not 2 <= w.data.ndim <= 5:
+            raise ctx.fail(f"b has shape {list(w.data.shape)}: rank 2 to 5 is supported")
+        y = ctx.emit("batch_matmul", [ctx.plain(x), ctx.constant(w.data, w.quant)], {},
+                     quant=yq)
+        ctx.finish_int(qout, y)
+        return None
     if w.data.ndim != 2:
         raise ctx.fail(f"b must be a 2-D constant, got shape {list(w.data.shape)}")
     if w.quant.axis is not None and (w.quant.axis != 1 or any(w.quant.zero_point)):
         raise ctx.fail("per-axis b must be quantized per column with zero points 0")
-    yq, ydtype = _qparams(ctx, 6, 7, None, None, "y")
-    return _dense_common(ctx, x, w, None, _QOut(yq, ydtype, ctx.output_name()), aq,
-                         len(ctx.shape(x)))
+    return _dense_common(ctx, x, w, None, qout, aq, len(ctx.shape(x)))
 
 
 # --------------------------------------------------------------------------- elementwise
@@ -954,8 +1074,10 @@ def _binary(ir_op: str, integer: bool = True):
     (maximum and minimum have not: between QDQ pairs they run in float)."""
     def convert(ctx) -> Value | None:
         ctx.attrs()
+        if not integer and ctx.n_inputs != 2:
+            return _variadic(ctx, ir_op)
         if ctx.n_inputs != 2:
-            raise ctx.fail(f"{ctx.n_inputs} inputs: only two are supported")
+            raise ctx.fail(f"{ctx.n_inputs} inputs: {ctx.op} takes two")
         lhs, rhs = ctx.value(0), ctx.value(1)
         qout = ctx.int_output(fuse_activation=True) if integer else None
         int_mode = qout is not None and all(
@@ -973,12 +1095,43 @@ def _binary(ir_op: str, integer: bool = True):
             if v.is_const and not v.dq and v.const.dtype != np.float32:
                 raise ctx.fail(f"{v.const.dtype} operands are not supported (float32 is)")
         tensors = [ctx.in_layout(v, layout, rank) for v in operands]
+        if integer and not int_mode:  # maximum and minimum take plain integers too
+            _plain_arithmetic(ctx, tensors)
         if int_mode:
             y = ctx.emit(ir_op, tensors, {"activation": qout.activation}, quant=qout.quant)
             ctx.finish_int(qout, y, perm=layout)
             return None
         return Value(tensor=ctx.emit(ir_op, tensors, {}), perm=layout)
     return convert
+
+
+#: Element types of Add/Sub/Mul on plain (unquantized) values the kernels compute.
+_PLAIN_ARITHMETIC = ("float32", "int32")
+
+
+def _plain_arithmetic(ctx, tensors) -> None:
+    for t in tensors:
+        if t.quant is None and t.dtype not in _PLAIN_ARITHMETIC:
+            raise ctx.fail(f"{ctx.op} of {t.dtype} data without quantization is not supported "
+                           f"({', '.join(_PLAIN_ARITHMETIC)} are, and int8 between QDQ pairs)")
+
+
+def _variadic(ctx, ir_op: str) -> Value:
+    """Max/Min of one input (itself) or of three and more (a chain of pairs, float)."""
+    values = [ctx.floated(ctx.value(i)) for i in range(ctx.n_inputs)]
+    if not values:
+        raise ctx.fail("no inputs")
+    if len(values) == 1:
+        return values[0]
+    shapes = [ctx.shape(v) for v in values]
+    rank = max(len(sh) for sh in shapes)
+    for v in values:
+        if v.is_const and v.const.dtype != np.float32:
+            raise ctx.fail(f"{v.const.dtype} operands are not supported (float32 is)")
+    out = ctx.in_layout(values[0], None, rank)
+    for v in values[1:]:
+        out = ctx.emit(ir_op, [out, ctx.in_layout(v, None, rank)], {})
+    return Value(tensor=out)
 
 
 def _unary(ir_op: str, int_out: tuple[float, int] | None | str):
@@ -1029,6 +1182,8 @@ def _clip(ctx) -> Value:
     if x.is_const:
         raise ctx.fail("Clip of a constant is not supported")
     t = x.tensor
+    if t.dtype in ("int8", "uint8", "int16", "int32", "int64") and t.quant is None:
+        return _clip_int(ctx, x, lo, hi)
     if t.dtype != "float32":
         raise ctx.fail(f"Clip of {t.dtype} data is not supported")
     op = {(0.0, None): "relu", (0.0, 6.0): "relu6"}.get((lo, hi))
@@ -1039,6 +1194,23 @@ def _clip(ctx) -> Value:
     if hi is not None:
         t = ctx.emit("minimum", [t, ctx.constant(np.float32(hi))], {})
     if lo is None and hi is None:
+        t = ctx.emit("reshape", [t], {"newshape": t.shape})
+    return Value(tensor=t, perm=x.perm, flat=x.flat)
+
+
+def _clip_int(ctx, x: Value, lo: float | None, hi: float | None) -> Value:
+    """Clip of plain integers: maximum and minimum with bounds of the data's type."""
+    t = x.tensor
+    dtype = np.dtype(t.dtype)
+    info = np.iinfo(dtype)
+    for bound in (lo, hi):
+        if bound is not None and bound != int(bound):
+            raise ctx.fail(f"bound {bound} of {t.dtype} data is not an integer")
+    if lo is not None:
+        t = ctx.emit("maximum", [t, ctx.constant(np.asarray(max(lo, info.min), dtype))], {})
+    if hi is not None:
+        t = ctx.emit("minimum", [t, ctx.constant(np.asarray(min(hi, info.max), dtype))], {})
+    if t is x.tensor:
         t = ctx.emit("reshape", [t], {"newshape": t.shape})
     return Value(tensor=t, perm=x.perm, flat=x.flat)
 
@@ -1059,51 +1231,107 @@ def _pool(ir_op: str):
                           dilations=None, kernel_shape=None, pads=None, strides=None)
         if a["kernel_shape"] is None:
             raise ctx.fail("kernel_shape is required")
+        x = ctx.value(0)
+        one_d = len(ctx.shape(x)) == 3
+        if one_d:  # [N, C, L] pooled as [N, C, 1, L]
+            a = _as_2d_window(ctx, a)
         if _pair(ctx, a, "dilations") != (1, 1):
             raise ctx.fail(f"dilations {list(a['dilations'])} are not supported for pooling")
-        x = ctx.value(0)
-        _, _, h, w = _rank4(ctx, x)
+        _, _, h, w = _pool_shape(ctx, x)
         kernel, strides = _pair(ctx, a, "kernel_shape"), _pair(ctx, a, "strides")
         padding = _padding(ctx, a, (h, w), kernel, strides, (1, 1))
+        extra = (0, 0)
         if a["ceil_mode"]:
-            for size, k, s, p0, p1 in zip((h, w), kernel, strides, padding[0::2],
-                                          padding[1::2]):
-                if (size + p0 + p1 - k) % s:
-                    raise ctx.fail("ceil_mode=1 changes the output size here; not supported")
-        if a.get("count_include_pad") and any(padding):
-            return _pool_apply(ctx, ir_op, x, kernel, strides, padding, include_pad=True)
-        return _pool_apply(ctx, ir_op, x, kernel, strides, padding)
+            extra = tuple(_ceil_extra(size, k, s, p0, p1) for size, k, s, p0, p1 in
+                          zip((h, w), kernel, strides, padding[:2], padding[2:]))
+        return _pool_apply(ctx, ir_op, x, kernel, strides, padding,
+                           include_pad=bool(a.get("count_include_pad")), extra=extra,
+                           one_d=one_d)
     return convert
 
 
-def _pool_apply(ctx, ir_op, x: Value, kernel, strides, padding, include_pad=False):
+def _as_2d_window(ctx, a: dict) -> dict:
+    """A 1-D window's attributes as those of a 2-D window of height 1."""
+    out = dict(a)
+    for key in ("kernel_shape", "strides", "dilations"):
+        if a.get(key) is not None:
+            if len(a[key]) != 1:
+                raise ctx.fail(f"{key} {list(a[key])} for 1-D data needs one entry")
+            out[key] = [1, int(a[key][0])]
+    if a.get("pads") is not None:
+        if len(a["pads"]) != 2:
+            raise ctx.fail(f"pads {list(a['pads'])} for 1-D data need two entries")
+        out["pads"] = [0, int(a["pads"][0]), 0, int(a["pads"][1])]
+    return out
+
+
+def _pool_shape(ctx, x: Value) -> tuple[int, int, int, int]:
+    """[N, C, H, W] of 2-D data, or [N, C, 1, L] of 1-D data."""
+    shape = ctx.shape(x)
+    if len(shape) == 3:
+        return (shape[0], shape[1], 1, shape[2])
+    return _rank4(ctx, x)
+
+
+def _ceil_extra(size: int, k: int, s: int, p0: int, p1: int) -> int:
+    """Padding beyond ``p1`` that ceil_mode's output size needs: the last window
+    may run past the end, but must start inside the input or its first padding
+    (ONNX's rule); the extra elements are never counted (as padding is not)."""
+    span = size + p0 + p1 - k
+    out = -(-span // s) + 1
+    if (out - 1) * s >= size + p0:
+        out -= 1
+    return max((out - 1) * s + k - (size + p0 + p1), 0)
+
+
+def _pool_apply(ctx, ir_op, x: Value, kernel, strides, padding, include_pad=False,
+                extra=(0, 0), one_d=False):
+    """The pool of ``x`` ([N, C, H, W], or [N, C, L] when ``one_d``) in NHWC.
+
+    ``include_pad``: the padding counts in averages (an explicit pad first);
+    ``extra``: further bottom/right padding that never counts (ceil_mode).
+    """
     qout = ctx.int_output() if ir_op == "avg_pool2d" else None
     int_mode = _is_int_act(ctx, x) and (ir_op == "max_pool2d" or qout is not None)
     src = x if int_mode else ctx.floated(x)
-    t = ctx.in_layout(src, NHWC)
-    if include_pad:
+    if (not int_mode and not src.is_const and src.tensor.dtype != "float32"
+            and src.tensor.quant is None):
+        raise ctx.fail(f"pooling {src.tensor.dtype} data without quantization is not "
+                       "supported (float32 is, and int8 between QDQ pairs)")
+    if one_d:
+        t = ctx.in_layout(src, (0, 2, 1))
+        n, length, c = t.shape
+        t = ctx.emit("reshape", [t], {"newshape": (n, 1, length, c)}, quant=t.quant)
+    else:
+        t = ctx.in_layout(src, NHWC)
+    if include_pad and any(padding):
         top, left, bottom, right = padding
         t = ctx.emit("pad", [t], {"pad_width": ((0, 0), (top, bottom), (left, right),
-                                                (0, 0))})
+                                                (0, 0))}, quant=t.quant)
         padding = (0, 0, 0, 0)
-    attrs = {"pool_size": kernel, "strides": strides, "padding": padding}
+    top, left, bottom, right = padding
+    attrs = {"pool_size": kernel, "strides": strides,
+             "padding": (top, left, bottom + extra[0], right + extra[1])}
+    y = ctx.emit(ir_op, [t], attrs, quant=t.quant if int_mode else None)
+    perm = NHWC
+    if one_d:  # [N, 1, OL, C] -> [N, OL, C], which is ONNX's [N, C, OL] transposed
+        y = ctx.emit("reshape", [y], {"newshape": (y.shape[0], y.shape[2], y.shape[3])},
+                     quant=y.quant)
+        perm = (0, 2, 1)
     if int_mode and qout is not None:
-        y = ctx.emit(ir_op, [t], attrs, quant=t.quant)
-        y = _requant(ctx, y, qout.quant)
-        ctx.finish_int(qout, y, perm=NHWC)
+        ctx.finish_int(qout, _requant(ctx, y, qout.quant), perm=perm)
         return None
-    if int_mode:  # max pool commutes with dequantization: stay integer
-        y = ctx.emit(ir_op, [t], attrs, quant=t.quant)
-        return Value(tensor=y, perm=NHWC, dq=True)
-    return Value(tensor=ctx.emit(ir_op, [t], attrs), perm=NHWC)
+    # max pool commutes with dequantization: it stays integer
+    return Value(tensor=y, perm=perm, dq=int_mode)
 
 
 def _global_pool(ir_op: str):
     def convert(ctx) -> Value | None:
         ctx.attrs()
         x = ctx.value(0)
-        _, _, h, w = _rank4(ctx, x)
-        return _pool_apply(ctx, ir_op, x, (h, w), (1, 1), (0, 0, 0, 0))
+        _, _, h, w = _pool_shape(ctx, x)
+        return _pool_apply(ctx, ir_op, x, (h, w), (1, 1), (0, 0, 0, 0),
+                           one_d=len(ctx.shape(x)) == 3)
     return convert
 
 
@@ -1246,6 +1474,8 @@ def _concat(ctx) -> Value:
 
 
 def _softmax(ctx) -> Value | None:
+    """Softmax and LogSoftmax over ``axis`` (the IR's work on the last axis)."""
+    ir_op = "log_softmax" if ctx.op == "LogSoftmax" else "softmax"
     default = -1 if ctx.opset >= 13 else 1
     axis = ctx.attrs(axis=default)["axis"]
     x = ctx.value(0)
@@ -1255,7 +1485,7 @@ def _softmax(ctx) -> Value | None:
         raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
     qout = ctx.int_output()
-    int_mode = (qout is not None and _is_int_act(ctx, x)
+    int_mode = (ir_op == "softmax" and qout is not None and _is_int_act(ctx, x)
                 and qout.quant.scale[0] == np.float32(1 / 256)
                 and qout.quant.zero_point[0] == -128)
     src = x if int_mode else ctx.floated(x)
@@ -1265,7 +1495,7 @@ def _softmax(ctx) -> Value | None:
         flat = (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))
         t = ctx.emit("reshape", [ctx.plain(src)], {"newshape": flat}, quant=src.tensor.quant
                      if int_mode else None)
-        t = ctx.emit("softmax", [t], {}, quant=quant)
+        t = ctx.emit(ir_op, [t], {}, quant=quant)
         y = ctx.emit("reshape", [t], {"newshape": shape}, quant=quant)
         perm = None
     else:
@@ -1273,11 +1503,11 @@ def _softmax(ctx) -> Value | None:
         perm = src.perm if src.flat is None else None
         ir_axis = list(perm).index(axis) if perm is not None else axis
         if ir_axis == rank - 1:
-            y = ctx.emit("softmax", [t], {}, quant=quant)
+            y = ctx.emit(ir_op, [t], {}, quant=quant)
         else:
             move = tuple(i for i in range(rank) if i != ir_axis) + (ir_axis,)
             back = tuple(int(i) for i in np.argsort(move))
-            t = ctx.emit("softmax", [ctx.transpose(t, move)], {}, quant=quant)
+            t = ctx.emit(ir_op, [ctx.transpose(t, move)], {}, quant=quant)
             y = ctx.transpose(t, back)
     if int_mode:
         ctx.finish_int(qout, y, perm=perm)
@@ -1299,8 +1529,9 @@ def _pad(ctx) -> Value:
             if value.size != 1:
                 raise ctx.fail("constant_value must be a scalar")
             value = float(value[0])
-    if a["mode"] != "constant":
-        raise ctx.fail(f"mode {a['mode']!r} is not supported (constant is)")
+    if a["mode"] not in _PAD_MODES:
+        raise ctx.fail(f"mode {a['mode']!r} is not supported; supported: "
+                       f"{', '.join(_PAD_MODES)}")
     x = ctx.value(0)
     shape = ctx.shape(x)
     rank = len(shape)
@@ -1314,14 +1545,45 @@ def _pad(ctx) -> Value:
         raise ctx.fail(f"pads need {2 * rank} entries for rank {rank}")
     if min(pads) < 0:
         raise ctx.fail("negative pads (cropping) are not supported")
-    if not (_is_int_act(ctx, x) and value == 0.0):
+    if not (_is_int_act(ctx, x) and (value == 0.0 or a["mode"] != "constant")):
         x = ctx.floated(x)
     layout = x.perm if x.flat is None and not x.is_const else None
     t = ctx.in_layout(x, layout, rank)
     order = layout if layout is not None else range(rank)
     width = tuple((pads[i], pads[rank + i]) for i in order)
+    if a["mode"] != "constant":
+        src = t
+        for axis, (before, after) in enumerate(width):
+            if before or after:
+                index = _pad_index(ctx, a["mode"], t.shape[axis], before, after)
+                t = ctx.emit("gather", [t, ctx.constant(index)], {"axis": axis},
+                             quant=t.quant)
+        if t is src:  # nothing padded: still a tensor of its own
+            t = ctx.emit("reshape", [t], {"newshape": t.shape}, quant=t.quant)
+        return Value(tensor=t, perm=layout, dq=x.dq)
     return Value(tensor=ctx.emit("pad", [t], {"pad_width": width, "value": value}),
                  perm=layout, dq=x.dq)
+
+
+#: Pad modes; all but constant copy elements of the data, by a gather with
+#: indices computed at import (:func:`_pad_index`).
+_PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _pad_index(ctx, mode: str, size: int, before: int, after: int) -> np.ndarray:
+    """Which input element each padded position of one axis copies (int32)."""
+    i = np.arange(-before, size + after)
+    if mode == "edge":
+        i = np.clip(i, 0, size - 1)
+    elif mode == "wrap":
+        i = i % size
+    else:  # reflect: the border element is not repeated
+        if max(before, after) > size - 1:
+            raise ctx.fail(f"reflect pads {before}, {after} must be below the axis size "
+                           f"{size}")
+        i = np.abs(i)
+        i = np.where(i > size - 1, 2 * (size - 1) - i, i)
+    return i.astype(np.int32)
 
 
 def _reduce_mean(ctx) -> Value | None:
@@ -1376,12 +1638,269 @@ def _batch_norm(ctx) -> Value:
     return Value(tensor=y, perm=layout)
 
 
-def _dropout(ctx) -> Value:
-    """Dropout at inference is the identity (its mask output is not supported)."""
-    ctx.attrs(seed=0, ratio=0.5, is_test=1)
+def _dropout(ctx) -> Value | list[Value]:
+    """Dropout at inference is the identity and its mask all true.
+
+    In training mode (``training_mode``, input 2 from opset 12) it drops
+    random elements: refused, unless the ratio is 0 (nothing is dropped).
+    """
+    a = ctx.attrs(seed=0, ratio=0.5, is_test=1)
+    ratio, training = float(a["ratio"]), not a["is_test"] if ctx.opset < 7 else False
+    if ctx.value(1, optional=True) is not None:
+        ratio = float(ctx.const(1, "ratio").reshape(-1)[0])
+    if ctx.value(2, optional=True) is not None:
+        training = bool(ctx.const(2, "training_mode").reshape(-1)[0])
+    if training and ratio != 0.0:
+        raise ctx.fail(f"training mode (training_mode=True, ratio {ratio}) drops random "
+                       "elements; not supported (export the model for inference)")
+    x = ctx.value(0)
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
-        raise ctx.fail("the mask output is not supported")
-    return ctx.value(0)
+        return [x, Value(const=np.ones(ctx.shape(x), np.bool_))]
+    return x
+
+
+# --------------------------------------------------------------------------- run time
+
+def _plain_operands(ctx, count: int, float_only: bool = False):
+    """Inputs 0..count-1 as IR tensors in ONNX order, broadcast-aligned to one rank."""
+    values = [ctx.floated(ctx.value(i)) for i in range(count)]
+    rank = max(len(ctx.shape(v)) for v in values)
+    tensors = [ctx.in_layout(v, None, rank) for v in values]
+    for t in tensors:
+        if float_only and t.dtype != "float32":
+            raise ctx.fail(f"{t.dtype} data is not supported here (float32 is)")
+    return tensors
+
+
+def _float_unary_op(ir_op: str):
+    """A float elementwise operator: its output keeps the input's layout."""
+    def convert(ctx) -> Value:
+        ctx.attrs()
+        x = ctx.floated(ctx.value(0))
+        t = ctx.tensor(x) if x.is_const else x.tensor
+        if t.dtype != "float32":
+            raise ctx.fail(f"{ctx.op} of {t.dtype} data is not supported (float32 is)")
+        return Value(tensor=ctx.emit(ir_op, [t], {}), perm=x.perm, flat=x.flat)
+    return convert
+
+
+def _plain_binary(ir_op: str, float_only: bool):
+    """Div and comparisons of run-time values (in ONNX order, numpy broadcasting)."""
+    def convert(ctx) -> Value:
+        ctx.attrs()
+        lhs, rhs = _plain_operands(ctx, 2, float_only)
+        if lhs.dtype != rhs.dtype:
+            raise ctx.fail(f"operands of types {lhs.dtype} and {rhs.dtype}")
+        return Value(tensor=ctx.emit(ir_op, [lhs, rhs], {}))
+    return convert
+
+
+def _not(ctx) -> Value:
+    ctx.attrs()
+    (x,) = _plain_operands(ctx, 1)
+    if x.dtype != "bool":
+        raise ctx.fail(f"Not of {x.dtype} data (bool is supported)")
+    return Value(tensor=ctx.emit("logical_not", [x], {}))
+
+
+def _where(ctx) -> Value:
+    ctx.attrs()
+    cond, lhs, rhs = _plain_operands(ctx, 3)
+    if cond.dtype != "bool" or lhs.dtype != rhs.dtype:
+        raise ctx.fail(f"Where needs a bool condition and two values of one type, got "
+                       f"{cond.dtype}, {lhs.dtype} and {rhs.dtype}")
+    shape = tuple(np.broadcast_shapes(cond.shape, lhs.shape, rhs.shape))
+    # select broadcasts, but its output is read as the first value's shape:
+    # make that the full one.
+    if tuple(lhs.shape) != shape:
+        lhs = ctx.emit("broadcast_to", [lhs], {"shape": shape})
+    return Value(tensor=ctx.emit("select", [cond, lhs, rhs], {}))
+
+
+def _cast(ctx) -> Value:
+    to = ctx.attrs(to=None, saturate=1)["to"]
+    if to is None:
+        raise ctx.fail("the attribute 'to' is required")
+    dtype = _FOLD_DTYPES.get(to)
+    x = ctx.floated(ctx.value(0))
+    if dtype not in ("float32", "int8", "uint8", "int16", "int32", "int64", "bool"):
+        raise ctx.fail(f"casting to {dtype_name(to)} at run time is not supported")
+    t = x.tensor
+    if t.dtype == dtype:
+        return x
+    return Value(tensor=ctx.emit("cast", [t], {"dtype": dtype}), perm=x.perm, flat=x.flat)
+
+
+def _expand(ctx) -> Value:
+    ctx.attrs()
+    x = ctx.floated(ctx.value(0))
+    target = tuple(int(d) for d in ctx.const(1, "shape").reshape(-1))
+    shape = tuple(np.broadcast_shapes(ctx.shape(x), target))
+    t = ctx.plain(x)
+    if len(t.shape) < len(shape):
+        t = ctx.emit("reshape", [t], {"newshape": (1,) * (len(shape) - len(t.shape))
+                                      + tuple(t.shape)}, quant=t.quant)
+    if tuple(t.shape) == shape:
+        return Value(tensor=ctx.emit("reshape", [t], {"newshape": shape}, quant=t.quant),
+                     dq=x.dq)
+    return Value(tensor=ctx.emit("broadcast_to", [t], {"shape": shape}, quant=t.quant),
+                 dq=x.dq)
+
+
+def _gather(ctx) -> Value:
+    """Gather along an axis with indices known at import or computed (int32 in the IR)."""
+    axis = ctx.attrs(axis=0)["axis"]
+    x = ctx.value(0)
+    if x.flat is not None or x.perm is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    data = ctx.tensor(x)
+    iv = ctx.value(1)
+    if iv.is_const:
+        idx = ctx.const_value(iv).astype(np.int64)
+        if np.any((idx < -shape[axis]) | (idx >= shape[axis])):
+            raise ctx.fail(f"indices out of range for an axis of size {shape[axis]}")
+        indices = ctx.constant((idx % shape[axis]).astype(np.int32))
+    else:
+        indices = iv.tensor
+        if indices.dtype not in ("int32", "int64"):
+            raise ctx.fail(f"indices of type {indices.dtype} (int32 and int64 are supported)")
+        if indices.dtype == "int64":  # run-time indices must be in range, non-negative
+            indices = ctx.emit("cast", [ctx.plain(iv)], {"dtype": "int32"})
+    y = ctx.emit("gather", [data, indices], {"axis": axis}, quant=data.quant)
+    return Value(tensor=y, dq=x.dq)
+
+
+def _arg_extreme(ir_op: str):
+    def convert(ctx) -> Value:
+        a = ctx.attrs(axis=0, keepdims=1, select_last_index=0)
+        if a["select_last_index"]:
+            raise ctx.fail("select_last_index=1 is not supported (the first index is "
+                           "picked)")
+        x = ctx.value(0)
+        src = x if _is_int_act(ctx, x) else ctx.floated(x)
+        t = ctx.plain(src)
+        rank = len(t.shape)
+        if not -rank <= a["axis"] < rank:
+            raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+        axis = a["axis"] % rank
+        y = ctx.emit(ir_op, [t], {"axis": axis})
+        # Through the keepdims shape in any case: the reshape (a view) keeps the
+        # cast out of the arg_max kernel, whose reduction takes no epilogue.
+        kept = tuple(1 if i == axis else d for i, d in enumerate(t.shape))
+        y = ctx.emit("cast", [ctx.emit("reshape", [y], {"newshape": kept})],
+                     {"dtype": "int64"})
+        if not a["keepdims"]:
+            y = ctx.emit("reshape", [y], {"newshape": tuple(
+                d for i, d in enumerate(t.shape) if i != axis)})
+        return Value(tensor=y)
+    return convert
+
+
+def _split(ctx) -> list[Value]:
+    """Split: one strided_slice per output, in the value's layout."""
+    a = ctx.attrs(axis=0, split=None, num_outputs=None)
+    x = ctx.value(0)
+    if x.flat is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if not -rank <= a["axis"] < rank:
+        raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+    axis = a["axis"] % rank
+    n = len(ctx.node.output)
+    size = shape[axis]
+    if ctx.value(1, optional=True) is not None:
+        sizes = [int(v) for v in ctx.const(1, "split").reshape(-1)]
+    elif a["split"] is not None:
+        sizes = [int(v) for v in a["split"]]
+    else:
+        parts = a["num_outputs"] or n
+        step = -(-size // parts)
+        sizes = [min(step, size - k * step) for k in range(parts)]
+    if len(sizes) != n or sum(sizes) != size or min(sizes) < 1:
+        raise ctx.fail(f"split sizes {sizes} do not cut an axis of size {size} into {n} "
+                       "non-empty parts")
+    t = ctx.tensor(x) if x.is_const else x.tensor
+    order = list(x.perm) if x.perm is not None and not x.is_const else list(range(rank))
+    ir_axis = order.index(axis)
+    outs, start = [], 0
+    for k in sizes:
+        begin = [0] * rank
+        end = list(t.shape)
+        begin[ir_axis], end[ir_axis] = start, start + k
+        y = ctx.emit("strided_slice", [t], {"begin": tuple(begin), "end": tuple(end),
+                                            "strides": (1,) * rank}, quant=t.quant)
+        outs.append(Value(tensor=y, perm=x.perm if not x.is_const else None, dq=x.dq))
+        start += k
+    return outs
+
+
+def _layer_norm(ctx) -> list[Value] | Value:
+    """LayerNormalization as mean -> sub -> mul -> mean -> add eps -> rsqrt -> mul
+    (-> mul scale -> add bias), float32, over the axes from ``axis`` on."""
+    a = ctx.attrs(axis=-1, epsilon=1e-5, stash_type=1)
+    if a["stash_type"] != 1:
+        raise ctx.fail(f"stash_type {a['stash_type']} is not supported (1, float32, is)")
+    if any(ctx.node.output[1:]):
+        raise ctx.fail("the Mean and InvStdDev outputs are not supported")
+    x = ctx.floated(ctx.value(0))
+    t = ctx.plain(x)
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+    rank = len(t.shape)
+    if not -rank <= a["axis"] < rank:
+        raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+    axes = tuple(range(a["axis"] % rank, rank))
+    mean = ctx.emit("mean", [t], {"axes": axes, "keepdims": True})
+    d = ctx.emit("sub", [t, mean], {})
+    var = ctx.emit("mean", [ctx.emit("mul", [d, d], {})], {"axes": axes, "keepdims": True})
+    eps = ctx.constant(np.float32(a["epsilon"]))
+    y = ctx.emit("mul", [d, ctx.emit("rsqrt", [ctx.emit("add", [var, eps], {})], {})], {})
+    for i, op in ((1, "mul"), (2, "add")):
+        v = ctx.value(i, optional=True)
+        if v is not None:
+            y = ctx.emit(op, [y, ctx.in_layout(ctx.floated(v), None, rank)], {})
+    return Value(tensor=y)
+
+
+def _hard_sigmoid(ctx) -> Value:
+    """``max(0, min(1, alpha * x + beta))`` (float)."""
+    a = ctx.attrs(alpha=0.2, beta=0.5)
+    x = ctx.floated(ctx.value(0))
+    t = x.tensor if not x.is_const else ctx.tensor(x)
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+    y = ctx.emit("add", [ctx.emit("mul", [t, ctx.constant(np.float32(a["alpha"]))], {}),
+                         ctx.constant(np.float32(a["beta"]))], {})
+    y = ctx.emit("minimum", [ctx.emit("relu", [y], {}), ctx.constant(np.float32(1.0))], {})
+    return Value(tensor=y, perm=x.perm, flat=x.flat)
+
+
+def _gelu(ctx) -> Value:
+    """Gelu with approximate="tanh": ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``;
+    the exact form needs erf, which the IR has not (yet)."""
+    approx = ctx.attrs(approximate="none")["approximate"]
+    if approx != "tanh":
+        raise ctx.fail(f"approximate={approx!r} needs erf: not supported yet "
+                       "(approximate='tanh' is)")
+    x = ctx.floated(ctx.value(0))
+    t = x.tensor
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+
+    def k(v):
+        return ctx.constant(np.float32(v))
+    cube = ctx.emit("mul", [ctx.emit("mul", [t, t], {}), t], {})
+    inner = ctx.emit("add", [t, ctx.emit("mul", [cube, k(0.044715)], {})], {})
+    th = ctx.emit("tanh", [ctx.emit("mul", [inner, k(math.sqrt(2 / math.pi))], {})], {})
+    y = ctx.emit("mul", [ctx.emit("mul", [t, k(0.5)], {}), ctx.emit("add", [th, k(1.0)], {})],
+                 {})
+    return Value(tensor=y, perm=x.perm, flat=x.flat)
 
 
 CONVERTERS: dict[str, Callable] = {
@@ -1424,4 +1943,60 @@ CONVERTERS: dict[str, Callable] = {
     "Shape": _shape,
     "Size": _size,
     **{op: _const_only for op in FOLD_ONLY},
+    # Evaluated at import when their inputs are known then, else run-time IR.
+    "Gather": _gather,
+    "Cast": _cast,
+    "Where": _where,
+    "Expand": _expand,
+    "Equal": _plain_binary("equal", False),
+    "Less": _plain_binary("less", False),
+    "Greater": _plain_binary("greater", False),
+    "Div": _plain_binary("div", True),
+    "Not": _not,
+    "Neg": _float_unary_op("neg"),
+    "Abs": _float_unary_op("abs"),
+    "Floor": _float_unary_op("floor"),
+    "Ceil": _float_unary_op("ceil"),
+    "Sqrt": _float_unary_op("sqrt"),
+    "Exp": _float_unary_op("exp"),
+    "Log": _float_unary_op("log"),
+    "ArgMax": _arg_extreme("arg_max"),
+    "ArgMin": _arg_extreme("arg_min"),
+    "Split": _split,
+    "LayerNormalization": _layer_norm,
+    "HardSigmoid": _hard_sigmoid,
+    "Gelu": _gelu,
+    "LogSoftmax": _softmax,
+}
+
+
+#: The TFLite builtins whose kernels each ONNX operator reaches (docs/operators.md's
+#: ONNX column).  Operators missing here have no single counterpart: they are
+#: evaluated at import (Constant, Shape, Size, the FOLD_ONLY ones), aliases
+#: (Identity, Dropout), or chains of IR operators (BatchNormalization,
+#: LayerNormalization, HardSigmoid, Gelu).
+TFLITE_COUNTERPARTS: dict[str, tuple[str, ...]] = {
+    "Conv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
+    "QLinearConv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
+    "Gemm": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+    "MatMul": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+    "QLinearMatMul": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+    "Add": ("ADD",), "Sub": ("SUB",), "Mul": ("MUL",), "Div": ("DIV",),
+    "Max": ("MAXIMUM",), "Min": ("MINIMUM",),
+    "Relu": ("RELU",), "Sigmoid": ("LOGISTIC",), "Tanh": ("TANH",),
+    "LeakyRelu": ("LEAKY_RELU",), "HardSwish": ("HARD_SWISH",),
+    "Clip": ("RELU", "RELU6", "MAXIMUM", "MINIMUM"),
+    "MaxPool": ("MAX_POOL_2D",), "AveragePool": ("AVERAGE_POOL_2D",),
+    "GlobalAveragePool": ("AVERAGE_POOL_2D",), "GlobalMaxPool": ("MAX_POOL_2D",),
+    "Reshape": ("RESHAPE",), "Flatten": ("RESHAPE",), "Squeeze": ("SQUEEZE",),
+    "Unsqueeze": ("EXPAND_DIMS",), "Transpose": ("TRANSPOSE",),
+    "Slice": ("STRIDED_SLICE",), "Split": ("SPLIT", "SPLIT_V"),
+    "Concat": ("CONCATENATION",), "Softmax": ("SOFTMAX",), "LogSoftmax": ("LOG_SOFTMAX",),
+    "QuantizeLinear": ("QUANTIZE",), "DequantizeLinear": ("DEQUANTIZE",),
+    "Pad": ("PAD", "PADV2", "GATHER"), "ReduceMean": ("MEAN",),
+    "Gather": ("GATHER",), "Cast": ("CAST",), "Where": ("SELECT_V2",),
+    "Expand": ("BROADCAST_TO",), "Equal": ("EQUAL",), "Less": ("LESS",),
+    "Greater": ("GREATER",), "Not": ("LOGICAL_NOT",), "Neg": ("NEG",), "Abs": ("ABS",),
+    "Floor": ("FLOOR",), "Ceil": ("CEIL",), "Sqrt": ("SQRT",), "Exp": ("EXP",),
+    "Log": ("LOG",), "ArgMax": ("ARG_MAX",), "ArgMin": ("ARG_MIN",),
 }

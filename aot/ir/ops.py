@@ -548,7 +548,8 @@ def _prelu(ts, attrs, where):
 
 
 @register("cast", "elementwise", ("data",),
-          {"dtype": Attr("str", choices=("float32", "int8", "uint8", "int16", "int32", "bool"))})
+          {"dtype": Attr("str", choices=("float32", "int8", "uint8", "int16", "int32", "int64",
+                                         "bool"))})
 def _cast(ts, attrs, where):
     """C's conversion of each value to ``dtype`` (quantization is ignored, as TFLM does)."""
     (data,) = ts

@@ -43,12 +43,17 @@ def fold_constants(graph: Graph) -> Graph:
 
     Results are computed with the reference interpreter, so folding cannot
     change a single bit of the model's output.  Nodes that read state are
-    never folded; nodes the interpreter cannot run are left alone.
+    never folded, nor nodes that make a graph output (a model whose output is
+    known at compile time, e.g. an ONNX Shape, still writes it at run time);
+    nodes the interpreter cannot run are left alone.
     """
 
     mapping: dict[int, Tensor] = {}
     folded: set[Node] = set()
+    outputs = {id(t) for t in graph.outputs}
     for node in graph.nodes:
+        if any(id(t) in outputs for t in node.outputs):
+            continue  # the caller's output buffer must be written by a step
         args = [mapping.get(id(t), t) if t is not None else None for t in node.inputs]
         present = [t for t in args if t is not None]
         if not present or not all(t.kind == "constant" for t in present):

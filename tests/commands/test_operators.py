@@ -29,7 +29,7 @@ def test_the_table_has_one_line_per_builtin(capsys):
     assert main(["operators"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["TFLite", "builtin", "imported", "as", "element", "types",
-                                "reference", "C", "kernels", "tuned", "schedules"]
+                                "reference", "C", "kernels", "tuned", "schedules", "ONNX"]
     assert len(lines) == 1 + len(TFLM_BUILTINS) + len(extensions())
     assert any(line.split()[:5] == ["CONV_2D", "conv2d", "float32,", "int8,", "int16"]
                for line in lines)
@@ -38,3 +38,14 @@ def test_the_table_has_one_line_per_builtin(capsys):
 def test_gelu_is_listed_as_an_extension():
     assert extensions() == ("GELU",)
     assert rows(extensions())[0][:5] == ("GELU", "gelu", "float32, int8", "yes", "yes")
+
+
+def test_the_onnx_column_names_imported_onnx_operators_and_real_builtins():
+    from aot.frontend.onnx import SUPPORTED_OPERATORS
+    from aot.frontend.onnx_ops import TFLITE_COUNTERPARTS
+
+    assert set(TFLITE_COUNTERPARTS) <= set(SUPPORTED_OPERATORS)
+    assert {b for bs in TFLITE_COUNTERPARTS.values() for b in bs} <= set(TFLM_BUILTINS)
+    table = {r[0]: r for r in rows()}
+    assert table["CONV_2D"][6] == "Conv, QLinearConv"
+    assert table["BATCH_MATMUL"][6] == "Gemm, MatMul, QLinearMatMul"

@@ -115,7 +115,9 @@ def test_gemm(trans_a, trans_b, alpha, beta, c_shape):
 def test_matmul(a_shape):
     model = make_model([helper.make_node("MatMul", ["A", "B"], ["y"])],
                        [("A", list(a_shape))], initializers={"B": rand((4, 6), 1)})
-    assert ops(assert_close(model, {"A": rand(a_shape)})) == ["dense"]
+    # Rank > 2: rows in, rows out, the leading axes restored by reshapes (views).
+    expected = ["dense"] if len(a_shape) == 2 else ["reshape", "dense", "reshape"]
+    assert ops(assert_close(model, {"A": rand(a_shape)})) == expected
 
 
 # ---------------------------------------------------------------------- elementwise
@@ -550,7 +552,7 @@ def test_model_quantized_by_onnxruntime(activations, per_channel, tmp_path):
 def test_matmul_on_an_nchw_feature_map_uses_onnx_order():
     model = _after_conv([helper.make_node("MatMul", ["c", "W"], ["y"])], {"W": rand((5, 4), 2)})
     graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
-    assert ops(graph) == ["transpose", "conv2d", "transpose", "dense"]
+    assert ops(graph) == ["transpose", "conv2d", "transpose", "reshape", "dense", "reshape"]
 
 
 @pytest.mark.parametrize("op,ir,scale,zp", [("Softmax", "softmax", 1 / 256, -128),
@@ -589,14 +591,24 @@ def test_pad(pads, value):
     assert "pad" in ops(graph)
 
 
-def test_pad_before_opset_11_and_reflect_refused():
+def test_pad_before_opset_11_and_unknown_mode_refused():
     model = _after_conv([helper.make_node("Pad", ["c"], ["y"], pads=[0, 0, 1, 1, 0, 0, 1, 1],
                                           value=-1.0)], opset=10)
     assert_close(model, {"x": rand((1, 2, 5, 5))})
-    bad = _after_conv([helper.make_node("Pad", ["c", "p"], ["y"], mode="reflect")],
+    bad = _after_conv([helper.make_node("Pad", ["c", "p"], ["y"], mode="mirror")],
                       {"p": np.zeros(8, np.int64)})
-    with pytest.raises(ModelError, match="mode 'reflect' is not supported"):
+    with pytest.raises(ModelError, match="mode 'mirror' is not supported; supported: "
+                                         "constant, reflect, edge, wrap"):
         parse_onnx(bad.SerializeToString())
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge", "wrap"])
+def test_pad_modes_copy_elements(mode):
+    """Reflect, edge and wrap padding of an NHWC-held map: gathers along H and W."""
+    pads = np.array([0, 0, 2, 1, 0, 0, 1, 3], np.int64)
+    model = _after_conv([helper.make_node("Pad", ["c", "p"], ["y"], mode=mode)], {"p": pads})
+    graph = assert_close(model, {"x": rand((1, 2, 5, 5))})
+    assert ops(graph).count("gather") == 2 and "pad" not in ops(graph)
 
 
 @pytest.mark.parametrize("axes", [[2, 3], [1], [0, 2], None], ids=str)

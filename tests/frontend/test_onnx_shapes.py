@@ -332,7 +332,14 @@ DYNAMIC = {
         [_node("Relu", ["x"], ["r"], name="act"),
          _node("Cast", ["r"], ["ri"], to=TensorProto.INT64, name="to_int"),
          _node("Reshape", ["x", "ri"], ["y"])],
-        "node 1 ('to_int', Cast): Cast is only evaluated at import, on values known then "
+        # Cast runs at run time now; the Reshape's shape is what cannot.
+        "node 2 (Reshape): shape (input 1) must be known at import, but its value 'ri' is "
+        "computed at run time by node 1 ('to_int', Cast) (from data, not from shapes or "
+        "constants); dynamic shapes are not supported"),
+    "data_into_range": (
+        [_node("Relu", ["x"], ["r"], name="act"),
+         _node("Range", ["r", "r", "r"], ["y"], name="range")],
+        "node 1 ('range', Range): Range is only evaluated at import, on values known then "
         "(shapes and constants), but its value 'r' is computed at run time by node 0 ('act', "
         "Relu) (from data, not from shapes or constants); dynamic shapes are not supported"),
     "graph_input_as_shape": (
