@@ -64,6 +64,7 @@ Cost
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -150,12 +151,17 @@ def step_ends(graph: Graph) -> list[int]:
     sizes = [len(g.nodes) for g in groups.groups] if groups is not None else []
     if not sizes or sum(sizes) != len(graph.nodes):
         sizes = [1] * len(graph.nodes)
-    return [sum(sizes[:i + 1]) for i in range(len(sizes))]
+    return list(itertools.accumulate(sizes))
 
 
 def stage_lengths(graph: Graph) -> list[int]:
     """Every ``n`` for which the first ``n`` nodes form a stage (shortest first)."""
-    found = []
+    return list(iter_stage_lengths(graph))
+
+
+def iter_stage_lengths(graph: Graph):
+    """:func:`stage_lengths` one at a time, so a search that stops early (a bound
+    crossed, :func:`aot.executor.streams.choose_stream`) does not check the rest."""
     ends = set(step_ends(graph))
     for n in range(1, len(graph.nodes) + 1):
         node = graph.nodes[n - 1]
@@ -167,8 +173,7 @@ def stage_lengths(graph: Graph) -> list[int]:
             _boundary(graph, n)
         except PatchError:
             continue
-        found.append(n)
-    return found
+        yield n
 
 
 def _nhwc_batch1(node: Node) -> bool:

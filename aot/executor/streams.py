@@ -65,7 +65,13 @@ from aot.ir import Graph, Node, Tensor
 from aot.ir.analysis import node_macs
 from aot.ir.types import TensorType
 from aot.executor.patches import (PatchError, _boundary, _data_inputs, _fill, _nhwc_batch1,
-                                  _window, alive_by_node, estimate_peak, stage_lengths)
+                                  _window, alive_by_node, estimate_peak, iter_stage_lengths,
+                                  stage_lengths)
+
+
+def row_bytes(t: Tensor) -> int:
+    """Bytes of one row (all columns and channels) of an NHWC tensor."""
+    return t.shape[2] * t.shape[3] * t.type.np_dtype.itemsize
 
 
 @dataclass(frozen=True)
@@ -87,8 +93,7 @@ class StreamTensor:
 
     @property
     def row_bytes(self) -> int:
-        t = self.tensor
-        return t.shape[2] * t.shape[3] * t.type.np_dtype.itemsize
+        return row_bytes(self.tensor)
 
     @property
     def window_bytes(self) -> int:
@@ -423,18 +428,63 @@ def choose_stream(graph: Graph, *, allowance: float | None = None, band: int | N
     estimate_peak`; ties to less extra work), among those with ``band`` rows per band if
     given and extra work (out-of-image MACs and bytes copied or filled, relative to the
     model's MACs) within ``allowance`` if given.  With an allowance, a stage that does
-    not lower the peak is not chosen (the estimate's ``stage`` is None)."""
+    not lower the peak is not chosen (the estimate's ``stage`` is None).
+
+    The search is bounded, so it grows linearly with the layers: a stage of the first
+    ``n`` nodes in bands of ``t`` rows holds at least :func:`peak_floor` ``(n, t)`` bytes,
+    which grows with ``n`` and ``t``; once that floor exceeds the best peak found, no
+    longer stage or taller band can win and none is analysed.  The choice is the one the
+    exhaustive search makes (a candidate above the best peak never replaces it)."""
     if allowance is not None and allowance < 0:
         raise PatchError(f"the instruction allowance must not be negative, got {allowance}")
     alive = alive_by_node(graph, io_in_workspace)
     best = estimate_peak(graph, None, alive=alive) if allowance is not None else None
-    for stage in stream_candidates(graph, io_in_workspace=io_in_workspace):
-        if band is not None and stage.band != band:
+    row_sums = _RowSums(graph)
+    for n in iter_stage_lengths(graph):
+        floor = row_sums(n)
+        if best is not None and peak_floor(floor, band or 1) > best.bytes_after:
+            break
+        try:
+            heights = stream_bands(graph, n)
+        except PatchError:
             continue
-        est = estimate_peak(graph, stage, alive=alive)
-        if allowance is not None and est.extra_work > allowance:
-            continue
-        if best is None or (est.bytes_after, est.extra_work) < (best.bytes_after,
-                                                                best.extra_work):
-            best = est
+        for t in heights:
+            if band is not None and t != band:
+                continue
+            if best is not None and peak_floor(floor, t) > best.bytes_after:
+                break
+            try:
+                stage = analyze_stream(graph, n, t, io_in_workspace=io_in_workspace)
+            except PatchError:
+                continue
+            est = estimate_peak(graph, stage, alive=alive)
+            if allowance is not None and est.extra_work > allowance:
+                continue
+            if best is None or (est.bytes_after, est.extra_work) < (best.bytes_after,
+                                                                    best.extra_work):
+                best = est
     return best
+
+
+def peak_floor(rows: int, band: int) -> int:
+    """A lower bound of :attr:`StreamStage.peak_bytes` for bands of ``band`` rows, given
+    ``rows``, the bytes of one row of every stage layer's output together: each
+    layer's output but the stage's holds a window of at least ``band`` new rows (its
+    ``new = band * scale``, ``scale >= 1``), and the stage output all its rows, at least
+    ``band``."""
+    return band * rows
+
+
+class _RowSums:
+    """``self(n)``: the bytes of one row of each of the first ``n`` nodes' outputs
+    (:func:`peak_floor`'s ``rows``), each node's row counted once as ``n`` grows."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.nodes = graph.nodes
+        self.sums = [0]
+
+    def __call__(self, n: int) -> int:
+        while len(self.sums) <= n:  # the nodes of a stage are NHWC of batch 1
+            t = self.nodes[len(self.sums) - 1].outputs[0]
+            self.sums.append(self.sums[-1] + row_bytes(t))
+        return self.sums[n]

@@ -194,3 +194,89 @@ def _random_residual(draw):
 def test_random_int8_residual_blocks_are_bit_exact_for_every_band(case, seed):
     g, band = case
     assert _exact(S.analyze_stream(g, len(g.nodes) - 1, band), seed=seed)
+
+
+def _deep(layers: int):
+    """A wide first layer (24x24x16, worth streaming), a stride-2 depthwise down to
+    12x12x16, then ``layers`` depthwise 3x3 and pointwise 1x1 int8 convolutions
+    alternating on 12x12x8: a model whose stage search has many stage lengths."""
+    rng = np.random.default_rng(layers)
+    b = GraphBuilder(f"deep{layers}")
+    q = Quantization.per_tensor(0.05, 3)
+
+    def conv(y, op, cout, k=1, stride=1):
+        cin = y.shape[3]
+        shape = (1, k, k, cin) if op == "depthwise_conv2d" else (cout, k, k, cin)
+        w = b.constant("", rng.integers(-127, 128, shape).astype(np.int8),
+                       quant=Quantization.per_tensor(0.02, 0))
+        bias = b.constant("", rng.integers(-300, 300, cout).astype(np.int32),
+                          quant=Quantization.per_tensor(0.001, 0))
+        h = -(-y.shape[1] // stride)
+        pad = max((h - 1) * stride + k - y.shape[1], 0)
+        extra = {"depth_multiplier": 1} if op == "depthwise_conv2d" else {}
+        return b.op(op, [y, w, bias], TensorType((1, h, h, cout), "int8", q),
+                    strides=(stride, stride),
+                    padding=(pad // 2, pad // 2, pad - pad // 2, pad - pad // 2),
+                    activation="relu", **extra)
+
+    y = b.input("x", (1, 24, 24, 3), "int8", q)
+    y = conv(y, "conv2d", 16, 3)
+    y = conv(y, "depthwise_conv2d", 16, 3, 2)
+    y = conv(y, "conv2d", 8)
+    for i in range(layers):
+        y = conv(y, "depthwise_conv2d", 8, 3) if i % 2 == 0 else conv(y, "conv2d", 8)
+    return b.build([y])
+
+
+def _exhaustive(graph, allowance=None, band=None):
+    """choose_stream's choice by the unbounded search: every stage length and band
+    analysed (what the bound must not change)."""
+    alive = P.alive_by_node(graph, True)
+    best = P.estimate_peak(graph, None, alive=alive) if allowance is not None else None
+    for stage in S.stream_candidates(graph):
+        if band is not None and stage.band != band:
+            continue
+        est = P.estimate_peak(graph, stage, alive=alive)
+        if allowance is not None and est.extra_work > allowance:
+            continue
+        if best is None or (est.bytes_after, est.extra_work) < (best.bytes_after,
+                                                                best.extra_work):
+            best = est
+    return best
+
+
+def _key(est):
+    stage = est.stage
+    return (stage and (len(stage.nodes), stage.band), est.bytes_after, est.extra_work)
+
+
+@pytest.mark.parametrize("graph", [_deep(12), _int8_chain(), _residual(stride=2),
+                                   _model("mlperf_ic_resnet8")],
+                         ids=["deep", "chain", "residual", "resnet8"])
+def test_bounded_search_chooses_what_the_exhaustive_search_chooses(graph):
+    for allowance in (None, 0.0, 0.05, 10.0):
+        assert _key(S.choose_stream(graph, allowance=allowance)) == \
+            _key(_exhaustive(graph, allowance))
+    for band in S.stream_bands(graph, P.stage_lengths(graph)[0]):
+        assert _key(S.choose_stream(graph, band=band)) == _key(_exhaustive(graph, band=band))
+
+
+def test_stream_search_analyses_a_bounded_number_of_candidates(monkeypatch):
+    """Planning grows linearly with the layers: past the first few layers one row of each
+    layer's output already outweighs the best peak, so 120 and 240 layers analyse the same
+    candidates (the exhaustive search analysed every stage length and band: 6 per layer)."""
+    calls = []
+    analyze = S.analyze_stream
+
+    def counted(graph, n, band, **kw):
+        calls.append((n, band))
+        return analyze(graph, n, band, **kw)
+
+    monkeypatch.setattr(S, "analyze_stream", counted)
+    counts = {}
+    for layers in (120, 240):
+        calls.clear()
+        est = S.choose_stream(_deep(layers), allowance=0.05)
+        assert est.stage is not None and len(est.stage.nodes) <= 3
+        counts[layers] = len(calls)
+    assert counts[120] == counts[240] <= 100
