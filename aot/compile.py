@@ -36,7 +36,7 @@ from aot.codegen.c import c_identifier
 from aot.codegen.cc import CCompiler
 from aot.codegen.llvm import LLVMModule, build_kernels
 from aot.codegen.llvm_jit import check_target as check_llvm_target
-from aot.codegen.llvm_jit import HostCKernels, helper_source
+from aot.codegen.llvm_jit import helper_source
 from aot.codegen.llvm_object import text_bytes
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
@@ -89,8 +89,6 @@ class CompiledModel:
     program: entry.EntryProgram | None = None
     # The libraries external codegens call (metadata.json's build.external).
     external: list[dict] = field(default_factory=list)
-    # The JIT's hand-written C kernels, built by the host compiler.
-    host_c: HostCKernels | None = None
     # What a memory budget chose (compile_model(..., memory_budget=...)), else None.
     budget: BudgetChoice | None = None
     # The patch stage's code (compile_model(..., patches=...)), else None.
@@ -179,7 +177,7 @@ class CompiledModel:
             raise CompileError(f"{self.name} was compiled for {str(self.target)!r}, not for "
                                "this machine's LLVM JIT: compile it for the target 'llvm' to "
                                "run it through the LLVM JIT")
-        return JitModel(self.program, self.kernels, self.llvm, self.host_c)
+        return JitModel(self.program, self.kernels, self.llvm)
 
 
 def _port_json(p) -> dict:
@@ -684,14 +682,10 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
     if target.kind == "llvm" and jit and external:
         raise CompileError("not supported yet: -libs with the llvm JIT (external codegens "
                            "write C); compile for a board or a 'c' target")
-    host_c = None
     if target.kind == "llvm":
-        # The hand-written kernels (SVDF, LSTM) have only C: objects leave them
-        # to the board's compiler, the JIT to the host's.
+        # Kernels an external codegen wrote have only C: objects leave them to
+        # the board's compiler (the JIT refuses -libs above).
         compiled_by_llvm = [k for k in kernels if k.func is not None]
-        if jit and len(compiled_by_llvm) < len(kernels):
-            host_c = HostCKernels([k for k in kernels if k.func is None],
-                                  library.support_files(target))
         if not compiled_by_llvm:
             raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
                                "C): nothing for the llvm codegen; use --codegen c")
@@ -706,7 +700,7 @@ def compile_one(model, target_or_board="host/native", *, codegen: str | None = N
                       io=plan.io_bytes, code=code, code_note=note)
         lap("sizes")
         return CompiledModel(name, source, annotated, target, None, kernels, plan, {}, sizes,
-                             timings, llvm=module, program=program, host_c=host_c,
+                             timings, llvm=module, program=program,
                              budget=budget, patches=patch_code,
                              stage_kernels=frozenset(stage_kernels))
 

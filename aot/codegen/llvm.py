@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 
-from aot.codegen import llvm_dsp, llvm_fixedpoint
+from aot.codegen import llvm_dsp, llvm_fixedpoint, llvm_helpers
 from aot.codegen.c import KernelModule, c_identifier, resolve_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
@@ -198,6 +198,11 @@ class _FuncEmitter:
         self.specialize = machine is not None
         # ... except the int8 depthwise row, written in IR with the DSP intrinsics.
         self.dsp_helpers = llvm_dsp.available(machine)
+        # The host JIT links the support headers' helpers as bitcode
+        # (aot.codegen.llvm_helpers); objects still inline the IR twins.
+        self.fixedpoint_ir = machine is not None
+        self.helpers = (llvm_helpers.helper_types(llvm_helpers.host_variant())
+                        if machine is None else {})
         types = [PTR] * len(unit.params)
         self.fn = ir.Function(module, ir.FunctionType(I32, types), unit.name)
         self.fn.calling_convention = self.cconv
@@ -490,7 +495,7 @@ class _FuncEmitter:
     def visit_Call(self, e):
         if e.kind == "intrin":
             return self.intrinsic(e)
-        if e.name in llvm_fixedpoint.HELPERS:
+        if self.fixedpoint_ir and e.name in llvm_fixedpoint.HELPERS:
             ret, params = llvm_fixedpoint.signature(e.name)
             got = tuple(a.dtype for a in e.args)
             if (e.dtype, got) != (ret, params):
@@ -540,8 +545,11 @@ class _FuncEmitter:
                                         e.name if fixed else "", fixed)
         if name in self.module.globals:
             return self.module.globals[name]
-        fn = ir.Function(self.module, ir.FunctionType(
-            memory_type(e.dtype), [memory_type(t) for t in args]), name)
+        ftype = ir.FunctionType(memory_type(e.dtype), [memory_type(t) for t in args])
+        if name in self.helpers and str(ftype) != self.helpers[name]:
+            raise self.error(f"{name} is defined by the support headers as "
+                             f"{self.helpers[name]}, called as {ftype}")
+        fn = ir.Function(self.module, ftype, name)
         fn.attributes.add("nounwind")
         fn.calling_convention = self.cconv
         # The C ABI extends narrow integers; say how, as clang does.
@@ -609,8 +617,8 @@ class _FuncEmitter:
             self.allocate(s.buffer)
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
-            if isinstance(s.value, E.Call) and s.value.kind != "intrin" \
-                    and s.value.name not in llvm_fixedpoint.HELPERS:
+            if isinstance(s.value, E.Call) and s.value.kind != "intrin" and not (
+                    self.fixedpoint_ir and s.value.name in llvm_fixedpoint.HELPERS):
                 self.call_external(s.value, value_used=False)
             elif isinstance(s.value, E.Call):
                 self.expr(s.value)

@@ -195,19 +195,16 @@ def test_llvm_failing_on_an_object_names_the_kernel_and_keeps_the_ir(monkeypatch
 
 @pytest.mark.parametrize("model, op", [("tflm_keyword_scrambled_int16", "svdf"),
                                        ("tflm_mnist_lstm_int8", "lstm")])
-def test_hand_written_kernels_stay_c_beside_the_objects(model, op):
+def test_stateful_kernels_are_objects_too(model, op):
+    """SVDF and LSTM kernels are loop IR (one call of their header's helper),
+    so they become objects like the others; no kernel stays C."""
     compiled = compile_model(MODELS_DIR / f"{model}.tflite", "qemu/mps2-an386",
                              codegen="llvm", measure_code=False)
     files = {k["file"]: k["ops"] for k in compiled.metadata()["kernels"]}
-    c_files = [f for f in files if f.endswith(".c")]
-    assert c_files and all(op in files[f] for f in c_files)
-    assert all(isinstance(compiled.files[f], str) for f in c_files)
-    assert all(isinstance(compiled.files[f], bytes) for f in files if f.endswith(".o"))
-    assert set(compiled.metadata()["build"]["objects"]) == {f for f in files
-                                                            if f.endswith(".o")}
-    # the JIT builds them with this machine's C compiler, beside its own code
-    jit = compile_model(MODELS_DIR / f"{model}.tflite", "llvm", measure_code=False)
-    assert jit.host_c.kernels and all(op in k.op_names for k in jit.host_c.kernels.values())
+    assert not [f for f in files if f.endswith(".c")]
+    assert any(op in ops for f, ops in files.items() if f.endswith(".o"))
+    assert all(isinstance(compiled.files[f], bytes) for f in files)
+    assert set(compiled.metadata()["build"]["objects"]) == set(files)
 
 
 @arm_tools
