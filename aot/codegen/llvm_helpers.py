@@ -17,8 +17,9 @@ the constants of each call as gcc does in the C path.
 Why bitcode rather than helpers written twice or in loop IR: the headers
 are the C path's real code (portable, DSP and Helium paths picked by the
 preprocessor), 4,000 lines whose bit-exactness with TFLM is tested through
-the C path; a second source had to be kept equal by tests
-(``llvm_fixedpoint.py`` did that for nine helpers).  See docs/codegen.md.
+the C path; a second source had to be kept equal by tests (nine
+fixed-point helpers and the depthwise row were IR twins before).  See
+docs/codegen.md.
 
 ``manifest.json`` records a digest of the headers and of the build
 recipe; :func:`aot.kernels.bitcode.stale` compares it with the headers in
@@ -47,10 +48,19 @@ class Variant:
 
 
 #: The bitcode files shipped, by name.  The host JIT takes the one of this
-#: machine's architecture (:func:`host_variant`).
+#: machine's architecture (:func:`host_variant`), objects for a microcontroller
+#: the one whose preprocessor paths its core takes (:func:`variant_of`): the
+#: headers choose between portable C, the DSP extension's and Helium's code
+#: (aot_kernel_target.h), so one Cortex-M core of each kind stands for all.
 VARIANTS = {v.name: v for v in (
     Variant("x86_64", "x86_64-unknown-linux-gnu"),
     Variant("aarch64", "aarch64-unknown-linux-gnu"),
+    Variant("arm", "thumbv6m-none-eabi", ("-mcpu=cortex-m0",)),
+    Variant("arm-dsp", "thumbv7em-none-eabi", ("-mcpu=cortex-m4", "-mfloat-abi=soft")),
+    # Helium needs the FP registers, so the hard-float ABI (no helper passes floats)
+    Variant("arm-mve", "thumbv8.1m.main-none-eabihf", ("-mcpu=cortex-m55",
+                                                       "-mfloat-abi=hard")),
+    Variant("rv32", "riscv32-unknown-elf", ("-march=rv32imac", "-mabi=ilp32")),
 )}
 
 #: Where the bitcode is shipped (package data of aot.codegen), and its manifest.
@@ -75,24 +85,68 @@ def host_variant() -> str:
     return arch
 
 
+def gcc_rows(variant: str) -> bool:
+    """Whether objects for ``variant`` call the headers' row helpers (the
+    ``AOT_INLINE`` ones: dot-product rows, fused epilogues, whole stateful
+    kernels) through wrappers the board's gcc compiles, rather than from the
+    bitcode.  On the DSP and Helium cores the headers' rows are hand-scheduled
+    inline assembly under gcc, which llvmlite cannot assemble; their C forms
+    compiled by LLVM measured 1.27x (AD) and 1.50x (KWS) the instructions on
+    the Cortex-M4 (docs/codegen.md).  The small fixed-point helpers
+    (``static inline``) come from the bitcode everywhere."""
+    return variant in ("arm-dsp", "arm-mve")
+
+
+@functools.cache
+def row_helpers(variant: str) -> frozenset[str]:
+    """The helpers of ``variant`` that the headers force inline (``AOT_INLINE``)."""
+    import llvmlite.binding as llvm
+    mod = llvm.parse_assembly(helper_ir(variant))
+    return frozenset(f.name for f in mod.functions
+                     if not f.is_declaration and any(b"alwaysinline" in a for a in f.attributes))
+
+
+def variant_of(machine, *, no_mve: bool = False) -> str:
+    """The variant for objects of ``machine`` (a
+    :class:`~aot.codegen.llvm_object.CrossMachine`; None: this machine's JIT);
+    ``no_mve`` keeps the DSP code on a Helium core (a tuned kernel's
+    ``AOT_NO_MVE``)."""
+    if machine is None:
+        return host_variant()
+    if machine.triple.startswith("riscv32"):
+        return "rv32"
+    if {"+mve", "+mve.fp"} & set(machine.features) and not no_mve:
+        return "arm-mve"
+    return "arm-dsp" if "+dsp" in machine.features else "arm"
+
+
 # The lines of clang's output that would bind the helpers to clang's view of
 # the machine or keep unused helpers alive in every kernel module.
 _DROP = re.compile(r'^(target (datalayout|triple) = .*|@llvm\.(compiler\.)?used = .*)$',
                    re.M)
-_MACHINE_ATTRS = re.compile(r' "(target-cpu|target-features|tune-cpu)"="[^"]*"')
+# clang's string attributes of functions and calls: the CPU, the float ABI
+# (use-soft-float), frame pointers, no-builtins (from -ffreestanding).  The
+# kernels' own target machine decides those; a helper whose attributes differ
+# from its caller's is not inlined (LLVM's compatibility rules), and
+# "nobuiltin" calls of memcpy would stay calls.
+_CLANG_ATTRS = re.compile(r' ("[\w.-]+"="[^"]*"|"no-builtins"|nobuiltin)')
 
 
 @functools.cache
 def helper_ir(variant: str) -> str:
     """The helpers of ``variant`` as LLVM IR text for llvmlite's LLVM: every
     helper a ``linkonce_odr`` definition (linked where a kernel calls it,
-    dropped elsewhere), without clang's CPU attributes (the kernels' target
-    machine decides)."""
+    dropped elsewhere), without clang's string attributes (the kernels' target
+    machine decides the CPU, float ABI and frame pointer)."""
     import llvmlite.binding as llvm
     data = shipped(f"{variant}.bc").read_bytes()
     text = str(llvm.parse_bitcode(data))
     text = _DROP.sub("", text)
-    text = _MACHINE_ATTRS.sub("", text)
+    # (an attribute group may not be empty: what is left of one is nounwind,
+    # true of every C function)
+    text = re.sub(r"^attributes #\d+ = \{.*\}$",
+                  lambda m: _CLANG_ATTRS.sub("", m.group(0)).replace("{ }", "{ nounwind }"),
+                  text, flags=re.M)
     return re.sub(r"^define internal ", "define linkonce_odr ", text, flags=re.M)
 
 

@@ -119,7 +119,7 @@ def _linked(module, tm):
     main = llvm.parse_assembly(module.modules_text[0])
     for text in module.modules_text[1:]:
         main.link_in(llvm.parse_assembly(text))
-    if _calls_helpers(module):
+    if any(e.bitcode for e in module.externals.values()):
         main.link_in(llvm.parse_assembly(llvm_helpers.helper_ir(llvm_helpers.host_variant())))
     main.triple = tm.triple
     main.data_layout = str(tm.target_data)
@@ -127,13 +127,6 @@ def _linked(module, tm):
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(main, pb)
     return main
-
-
-def _calls_helpers(module) -> bool:
-    """Whether the module calls helpers of the support headers' bitcode (the
-    emitter checked each call's types against the header's)."""
-    defined = llvm_helpers.helper_types(llvm_helpers.host_variant())
-    return any(name in defined for name in module.externals)
 
 
 def _llvm_failure(module, what: str, err: RuntimeError) -> BuildError:
@@ -183,8 +176,7 @@ class HostJit:
 
     def _resolve(self, linked) -> None:
         """Give every external function of ``linked`` an address."""
-        helpers = llvm_helpers.helper_types(llvm_helpers.host_variant())
-        externals = {n: e for n, e in self.module.externals.items() if n not in helpers}
+        externals = self.module.c_externals
         if not externals:
             return
         supported = [u for u in self.module.units.values() if u.support.text]

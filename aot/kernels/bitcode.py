@@ -30,7 +30,7 @@ from aot.kernels.support import support_files
 #: and no contraction of a * b + c (gcc's -std=c99 does none: the floats must match).
 _FLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-Xclang", "-disable-llvm-passes",
           "-ffreestanding", "-nostdlibinc", "-Wall", "-Wno-unused-function",
-          "-Wno-keyword-macro", "-emit-llvm", "-c")
+          "-Wno-keyword-macro", "-DAOT_LLVM_BITCODE", "-emit-llvm", "-c")
 
 
 def _unit(headers) -> str:

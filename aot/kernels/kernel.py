@@ -297,7 +297,8 @@ def _without_unread_constants(func: PrimFunc, n_inputs: int, n_consts: int):
 
 
 def helper_kernel(name: str, target, params, consts: dict, helper: str, args, *,
-                  header: str, macs: int, op_names: tuple[str, ...]) -> Kernel:
+                  header: str, macs: int, op_names: tuple[str, ...],
+                  scratch: dict | None = None) -> Kernel:
     """A kernel whose loop IR is one call of ``helper``, a C function of the
     operator's own support ``header`` (``aot/kernels/<op>/include/``): the
     kernels whose state is updated in place (SVDF, LSTM, variables), which
@@ -306,8 +307,11 @@ def helper_kernel(name: str, target, params, consts: dict, helper: str, args, *,
 
     ``params`` are ``(tensor, role, key)`` in argument order, inputs first
     (role ``input``, ``state`` or ``output``); ``consts`` maps a key to a
-    constant array; ``args`` are the helper's arguments: a key (a pointer
-    to that parameter or constant) or an int (an ``int32`` constant).
+    constant array, ``scratch`` a key to ``(dtype, count)``: an array of the
+    kernel's own, on the stack, of constant size (a variable-length array in
+    the helper would cost the frame pointer's register); ``args`` are the
+    helper's arguments: a key (a pointer to that parameter, constant or
+    scratch array) or an int (an ``int32`` constant).
     The call reads and writes through pointers, so no pair of arguments may
     share memory (``allow_inplace`` is empty).
     """
@@ -326,11 +330,15 @@ def helper_kernel(name: str, target, params, consts: dict, helper: str, args, *,
         data = np.ascontiguousarray(data)
         bufs[key] = S.decl_buffer((data.size,), ir_dtype(data), c_identifier(key))
         constants.append(KernelConstant(f"{ident}_{key}", data))
+    for key, (dtype, count) in (scratch or {}).items():
+        bufs[key] = S.decl_buffer((count,), dtype, c_identifier(key), scope="local")
     call = E.call_extern("int32", helper, *[
         bufs[a].access_ptr("r" if bufs[a] in inputs or a in consts else "rw")
         if isinstance(a, str) else E.const(int(a), "int32") for a in args])
-    func = PrimFunc(f"{ident}_impl", inputs + [bufs[k] for k in consts] + others,
-                    S.Evaluate(call))
+    body = S.Evaluate(call)
+    for key in scratch or {}:
+        body = S.Allocate(bufs[key], body)
+    func = PrimFunc(f"{ident}_impl", inputs + [bufs[k] for k in consts] + others, body)
     return Kernel(ident, tuple(kparams), 0, int(macs), tuple(op_names), target=str(target),
                   func=func, constants=tuple(constants), includes=(HEADER_NAME, header),
                   constant_alignment=constant_alignment(target), allow_inplace=(),

@@ -102,9 +102,9 @@ def lstm(group, ag, target, name):
     params = [(x, "input", "x"), (hidden, "state", "hidden"), (cell, "state", "cell"),
               (y, "output", "y")]
     args = ("x", "hidden", "cell", "y", "wi", "wr", "bias", "mi", "si", "mr", "sr", "table",
-            int(wide), int(bool(time_major)), batch, steps, depth, n_cell,
+            "gates", int(wide), int(bool(time_major)), batch, steps, depth, n_cell,
             -int(x.quant.zero_point[0]), -h_zp, h_zp, m_fc, s_fc, m_ig, s_ig, m_h, s_h,
             qclip, tanh_shift, int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
     macs = steps * batch * 4 * n_cell * (depth + n_cell)
     return helper_kernel(name, target, params, consts, "aot_lstm", args, header="aot_lstm.h",
-                         macs=macs, op_names=("lstm",))
+                         macs=macs, op_names=("lstm",), scratch={"gates": ("int16", 4 * n_cell)})

@@ -69,7 +69,8 @@ AOT_INLINE int32_t aot_lstm_fc(const void* restrict x, int32_t wide,
    are updated in place; y as x with n_cell per step.  wi and wr: the four
    gates' input and recurrent weights, bias: the four gates' biases (int32, or
    int64 when wide), (mi, si) and (mr, sr) the per-row requantization of the
-   input and recurrent layers, table TFLM's sigmoid table.  tanh_shift >= 0
+   input and recurrent layers, table TFLM's sigmoid table, gates a scratch
+   array of 4 * n_cell (the kernel's, of constant size).  tanh_shift >= 0
    scales the cell state up by 3 * 2^tanh_shift into tanh's input, < 0 down by
    a rounding shift of -tanh_shift after the factor 3; qclip > 0 clips it. */
 AOT_INLINE int32_t aot_lstm(const void* restrict x, void* restrict hidden,
@@ -78,7 +79,7 @@ AOT_INLINE int32_t aot_lstm(const void* restrict x, void* restrict hidden,
                             const void* restrict bias, const int32_t* restrict mi,
                             const int32_t* restrict si, const int32_t* restrict mr,
                             const int32_t* restrict sr, const int32_t* restrict table,
-                            int32_t wide, int32_t time_major, int32_t batch, int32_t steps,
+                            int16_t* restrict gates, int32_t wide, int32_t time_major, int32_t batch, int32_t steps,
                             int32_t depth, int32_t n_cell, int32_t x_offset,
                             int32_t h_offset, int32_t h_zero_point, int32_t m_fc,
                             int32_t s_fc, int32_t m_ig, int32_t s_ig, int32_t m_h,
@@ -94,18 +95,18 @@ AOT_INLINE int32_t aot_lstm(const void* restrict x, void* restrict hidden,
       const char* xt = (const char*)x + xi * bytes;
       char* h = (char*)hidden + b * n_cell * bytes;
       int16_t* restrict c = cell + b * n_cell;
-      int16_t gates[4 * n_cell];
       int32_t g;
       int32_t n;
-      for (g = 0; g < 4; ++g) {
-        for (n = 0; n < n_cell; ++n) {
-          const int32_t row = g * n_cell + n;
-          const int32_t a = aot_lstm_fc(xt, wide, wi + row * depth, depth, x_offset, bias,
-                                        row, mi[row], si[row]);
-          const int32_t r = aot_lstm_fc(h, wide, wr + row * n_cell, n_cell, h_offset, 0,
-                                        row, mr[row], sr[row]);
-          gates[row] = (int16_t)aot_min_i32(aot_max_i32(a + r, -32768), 32767);
-        }
+      /* the input layer, then the recurrent one (two loops: fewer values live
+         in each, which keeps GCC's loop bounds in registers) */
+      for (g = 0; g < 4 * n_cell; ++g) {
+        gates[g] = (int16_t)aot_lstm_fc(xt, wide, wi + g * depth, depth, x_offset, bias, g,
+                                        mi[g], si[g]);
+      }
+      for (g = 0; g < 4 * n_cell; ++g) {
+        const int32_t r = aot_lstm_fc(h, wide, wr + g * n_cell, n_cell, h_offset, 0, g,
+                                      mr[g], sr[g]);
+        gates[g] = (int16_t)aot_min_i32(aot_max_i32(gates[g] + r, -32768), 32767);
       }
       for (n = 0; n < n_cell; ++n) {
         const int32_t in_gate = aot_lstm_sigmoid(table, gates[n] * 3);
