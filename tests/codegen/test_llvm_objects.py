@@ -132,22 +132,45 @@ def test_marking_hard_float_adds_the_tag_once():
 
 
 @arm_tools
-def test_kernel_objects_hold_their_helpers(tmp_path):
-    """The support headers' helpers (hello_world's dense rows, the packed one
-    with its fused epilogue) are linked into each object from the bitcode and
-    inlined: no C helper file, no call of a helper left undefined."""
-    compiled = compile_model(HELLO, "qemu/mps2-an386", codegen="llvm", name="hello",
+def test_m0_kernel_objects_hold_their_helpers(tmp_path):
+    """On a core without DSP every helper of the support headers (hello_world's
+    dense rows, the packed one with its fused epilogue, the requantization) is
+    linked into the objects from the bitcode and inlined: no C helper file,
+    no helper left to define."""
+    compiled = compile_model(HELLO, "qemu/microbit", codegen="llvm", name="hello",
                              measure_code=False)
     art = compiled.write(tmp_path / "art")
     assert not (art / "codegen" / "hello_llvm_helpers.c").exists()
     for i, k in enumerate(compiled.kernels):
         symbols = tool("nm", art / "codegen" / f"hello_kernels_{i}.o")
         assert f" T {k.name}" in symbols
-        assert "aot_" not in symbols.replace(k.name, "")
-        assert " U " not in symbols  # integer code: not even a libgcc call
+        assert not [s for s in symbols.splitlines() if " U aot_" in s or " U hello_c_" in s]
     meta = compiled.metadata()
     assert meta["build"]["sources"] == ["codegen/hello.c"]
     assert [k["file"] for k in meta["kernels"]] == meta["build"]["objects"]
+
+
+@arm_tools
+def test_m4_kernel_objects_call_gcc_rows_and_inline_the_rest(tmp_path):
+    """On a DSP core the row helpers stay gcc's (specialised wrappers of the
+    artifact's helper file: their inline assembly); the fixed-point helpers
+    come from the bitcode and are inlined."""
+    compiled = compile_model(HELLO, "qemu/mps2-an386", codegen="llvm", name="hello",
+                             measure_code=False)
+    art = compiled.write(tmp_path / "art")
+    helpers = art / "codegen" / "hello_llvm_helpers.c"
+    tool("gcc", *M4_FLAGS, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-c", helpers,
+         "-o", tmp_path / "helpers.o")
+    defined = tool("nm", tmp_path / "helpers.o")
+    assert " T hello_c_aot_dense_s8__" in defined
+    assert " T hello_c_aot_dense_packed_requant_s8__" in defined
+    for i in range(len(compiled.kernels)):
+        symbols = tool("nm", art / "codegen" / f"hello_kernels_{i}.o")
+        helper = "aot_dense_packed_requant_s8" if i == 1 else "aot_dense_s8"
+        assert f" U hello_c_{helper}__" in symbols
+        assert "aot_requant" not in symbols and "aot_clamp_s8" not in symbols
+    meta = compiled.metadata()
+    assert meta["build"]["sources"] == ["codegen/hello.c", "codegen/hello_llvm_helpers.c"]
 
 
 @arm_tools
@@ -165,6 +188,7 @@ def test_the_artifacts_makefile_puts_the_objects_in_the_library(tmp_path):
                     "AR=arm-none-eabi-ar"], check=True, capture_output=True)
     members = tool("ar", "t", tmp_path / "build" / "hello" / "libhello.a").split()
     assert {f"hello_kernels_{i}.o" for i in range(len(compiled.kernels))} <= set(members)
+    assert "hello_llvm_helpers.o" in members
 
 
 def test_llvm_failing_on_an_object_names_the_kernel_and_keeps_the_ir(monkeypatch):
