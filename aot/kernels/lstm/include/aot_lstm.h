@@ -92,8 +92,8 @@ AOT_INLINE int32_t aot_lstm(const void* restrict x, void* restrict hidden,
     for (b = 0; b < batch; ++b) {
       const int32_t xi = time_major ? (t * batch + b) * depth : (b * steps + t) * depth;
       const int32_t yi = time_major ? (t * batch + b) * n_cell : (b * steps + t) * n_cell;
-      const char* xt = (const char*)x + xi * bytes;
-      char* h = (char*)hidden + b * n_cell * bytes;
+      const void* xt = (const char*)x + xi * bytes;
+      void* h = (char*)hidden + b * n_cell * bytes;
       int16_t* restrict c = cell + b * n_cell;
       int32_t g;
       int32_t n;
