@@ -64,6 +64,36 @@ AOT_INLINE int32_t aot_lstm_fc(const void* restrict x, int32_t wide,
   }
 }
 
+/* The four gates' pre-activations of one step into gates (int16 Q3.12): the
+   input layer, then the recurrent one.  Under GCC a function of its own
+   (AOT_LSTM_GATES: not inlined; its one call's constants still reach it by
+   GCC's interprocedural constant propagation), so that its dot products
+   keep their loop bounds in registers: inlined into aot_lstm, GCC reloaded
+   one from the stack per multiply-accumulate. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define AOT_LSTM_GATES static __attribute__((noinline))
+#else
+#define AOT_LSTM_GATES AOT_INLINE
+#endif
+AOT_LSTM_GATES void aot_lstm_gates(const void* restrict xt, const void* restrict h,
+                                   int32_t wide, const int8_t* restrict wi,
+                                   const int8_t* restrict wr, const void* restrict bias,
+                                   const int32_t* restrict mi, const int32_t* restrict si,
+                                   const int32_t* restrict mr, const int32_t* restrict sr,
+                                   int16_t* restrict gates, int32_t depth, int32_t n_cell,
+                                   int32_t x_offset, int32_t h_offset) {
+  int32_t g;
+  for (g = 0; g < 4 * n_cell; ++g) {
+    gates[g] = (int16_t)aot_lstm_fc(xt, wide, wi + g * depth, depth, x_offset, bias, g,
+                                    mi[g], si[g]);
+  }
+  for (g = 0; g < 4 * n_cell; ++g) {
+    const int32_t r = aot_lstm_fc(h, wide, wr + g * n_cell, n_cell, h_offset, 0, g,
+                                  mr[g], sr[g]);
+    gates[g] = (int16_t)aot_min_i32(aot_max_i32(gates[g] + r, -32768), 32767);
+  }
+}
+
 /* x: the input sequence (steps x batch x depth when time_major, else batch x
    steps x depth); hidden (batch x n_cell, the data's type) and cell (int16)
    are updated in place; y as x with n_cell per step.  wi and wr: the four
@@ -95,19 +125,9 @@ AOT_INLINE int32_t aot_lstm(const void* restrict x, void* restrict hidden,
       const void* xt = (const char*)x + xi * bytes;
       void* h = (char*)hidden + b * n_cell * bytes;
       int16_t* restrict c = cell + b * n_cell;
-      int32_t g;
       int32_t n;
-      /* the input layer, then the recurrent one (two loops: fewer values live
-         in each, which keeps GCC's loop bounds in registers) */
-      for (g = 0; g < 4 * n_cell; ++g) {
-        gates[g] = (int16_t)aot_lstm_fc(xt, wide, wi + g * depth, depth, x_offset, bias, g,
-                                        mi[g], si[g]);
-      }
-      for (g = 0; g < 4 * n_cell; ++g) {
-        const int32_t r = aot_lstm_fc(h, wide, wr + g * n_cell, n_cell, h_offset, 0, g,
-                                      mr[g], sr[g]);
-        gates[g] = (int16_t)aot_min_i32(aot_max_i32(gates[g] + r, -32768), 32767);
-      }
+      aot_lstm_gates(xt, h, wide, wi, wr, bias, mi, si, mr, sr, gates, depth, n_cell,
+                     x_offset, h_offset);
       for (n = 0; n < n_cell; ++n) {
         const int32_t in_gate = aot_lstm_sigmoid(table, gates[n] * 3);
         const int32_t forget = aot_lstm_sigmoid(table, gates[n_cell + n] * 3);
