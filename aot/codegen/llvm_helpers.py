@@ -7,16 +7,19 @@ C printer's kernels include those headers; the LLVM printer's kernels call
 the same functions, and here they come from the same headers compiled to
 LLVM bitcode by clang when the package is built
 (:func:`aot.kernels.bitcode.build`, run by ``python -m aot.kernels.bitcode``),
-shipped as package data (``aot/codegen/bitcode/<variant>.bc``).  At run time no C compiler is
-needed: :func:`helper_ir` reads the bitcode with llvmlite's LLVM (bitcode
-is read by every later LLVM, so the shipped files outlive a clang or
-llvmlite upgrade), and :mod:`aot.codegen.llvm_jit` links it into the
-kernels' module, where LLVM inlines the helpers and specialises them for
-the constants of each call as gcc does in the C path.
+shipped as package data (``aot/codegen/bitcode/<variant>.bc``).  At run
+time no C compiler is needed: :func:`helper_ir` reads the bitcode with
+llvmlite's LLVM (bitcode is read by every later LLVM, so the shipped files
+outlive a clang or llvmlite upgrade), and the JIT
+(:mod:`aot.codegen.llvm_jit`) and the objects
+(:func:`aot.codegen.llvm_object.emit_object`) link it into the kernels'
+module, where LLVM inlines the helpers and specialises them for the
+constants of each call as gcc does in the C path (objects for DSP and
+Helium cores keep gcc's row helpers: :func:`gcc_rows`).
 
 Why bitcode rather than helpers written twice or in loop IR: the headers
 are the C path's real code (portable, DSP and Helium paths picked by the
-preprocessor), 4,000 lines whose bit-exactness with TFLM is tested through
+preprocessor), 4,500 lines whose bit-exactness with TFLM is tested through
 the C path; a second source had to be kept equal by tests (nine
 fixed-point helpers and the depthwise row were IR twins before).  See
 docs/codegen.md.

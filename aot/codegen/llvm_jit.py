@@ -7,16 +7,18 @@ own CPU (LLVM's host CPU name and features) at the target's
 (:mod:`aot.codegen.llvm_object`).  Every other option is refused by name
 rather than ignored.
 
-:class:`HostJit` links a module's per-function IR, runs LLVM's optimisation
-pipeline and compiles it with MCJIT.  Calls of C functions the backend does
-not implement (the support header's softmax and int8 helpers, ``import_c``
-code) are resolved through a *helper library*: a small C file that includes
-the unit's C support and exports one wrapper per called function,
-compiled once with the host compiler (:class:`aot.codegen.cc.CCompiler`,
-cached) and loaded with ctypes; each wrapper's address is registered with
-LLVM under a name unique to that library, so two modules may define a
-function of the same name differently.  A call nothing defines is a
-:class:`BuildError` before MCJIT sees it (MCJIT would abort the process).
+:class:`HostJit` links a module's per-function IR with the support headers'
+helpers it calls, as the shipped bitcode of this machine's architecture
+(:mod:`aot.codegen.llvm_helpers`: no C compiler runs), runs LLVM's
+optimisation pipeline and compiles it with MCJIT.  Calls of other C
+functions (``import_c`` code) are resolved through a *helper library*: a
+small C file that includes the unit's C support and exports one wrapper per
+called function, compiled once with the host compiler
+(:class:`aot.codegen.cc.CCompiler`, cached) and loaded with ctypes; each
+wrapper's address is registered with LLVM under a name unique to that
+library, so two modules may define a function of the same name differently.
+A call nothing defines is a :class:`BuildError` before MCJIT sees it (MCJIT
+would abort the process).
 """
 
 from __future__ import annotations
