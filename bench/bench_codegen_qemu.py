@@ -6,8 +6,10 @@
 Per MLPerf Tiny model (KWS, VWW, ResNet-8, AD; ``--model`` for others), the
 board's C path (kernels printed as C, built by the board's gcc ``-O2``) next
 to its LLVM path (``--codegen llvm``: the same kernels and entry function,
-the kernels compiled by LLVM to objects at the ``llvm`` kind's
-``-opt-level`` 3, their C helpers by gcc):
+the kernels compiled by LLVM to objects at ``--codegen llvm``'s ``-opt-level``
+2 with the support headers' helpers from their bitcode, except the row
+helpers on DSP and Helium cores, which stay gcc's through specialised
+wrappers: aot.codegen.llvm_helpers.gcc_rows):
 
 * instructions per inference: exact under QEMU ``-icount`` (docs QEMU.md),
   one inference of the model's sample input (or a seeded random one);

@@ -41,10 +41,11 @@ binds to one address (``attrs["may_alias"]``, :func:`aot.codegen.c`'s
 signature), scratch buffers are ``alloca``\\s in the entry block (16-byte
 aligned), and a kernel's constants are ``internal constant`` globals.
 Calls: ``intrin`` calls are builtins (above); ``pure``/``extern`` calls
-of the fixed-point helpers are LLVM IR functions
-(:mod:`aot.codegen.llvm_fixedpoint`); any other call is an external
-function the host JIT takes from the C that declares it (the kernel's
-support headers or ``import_c`` code), see :mod:`aot.codegen.llvm_jit`.
+of the support headers' helpers are linked from the headers' LLVM bitcode
+(:mod:`aot.codegen.llvm_helpers`) and inlined with the call's constants,
+for the JIT and for objects alike; any other call (``import_c`` code) is
+an external function the host JIT builds from its C
+(:mod:`aot.codegen.llvm_jit`) and objects leave to the board's compiler.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 
-from aot.codegen import llvm_dsp, llvm_fixedpoint
+from aot.codegen import llvm_helpers
 from aot.codegen.c import KernelModule, c_identifier, resolve_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
@@ -154,6 +155,11 @@ class Unit:
     def params(self) -> list[S.Buffer]:
         return [b for b in self.func.params if id(b.data) not in self.constants]
 
+    def helper_variant(self, machine) -> str:
+        """The helper bitcode this unit links for ``machine`` (None: this one);
+        a tuned kernel's ``AOT_NO_MVE`` keeps the DSP helpers on a Helium core."""
+        return llvm_helpers.variant_of(machine, no_mve="AOT_NO_MVE" in self.support.text)
+
 
 @dataclass(frozen=True)
 class External:
@@ -172,6 +178,7 @@ class External:
     unit: str                 # label of the first unit calling it
     callee: str = ""          # the C function (default: name)
     fixed: tuple = ()         # ((position, dtype, value), ...) the wrapper passes
+    bitcode: bool = False     # defined by the support headers' bitcode (llvm_helpers)
 
     @property
     def c_name(self) -> str:
@@ -192,12 +199,17 @@ class _FuncEmitter:
         # On a microcontroller, scratch takes the stack's own alignment (8, AAPCS):
         # more would make every kernel realign sp and give up r7 as frame pointer.
         self.scratch_align = ALIGN if machine is None else 8
-        # Objects call C helpers through wrappers specialised on the calls'
-        # integer constants (shapes, strides), so the board's compiler inlines
-        # and unrolls each helper for its shape as it does in the C path.
+        # The support headers' helpers come as bitcode (aot.codegen.llvm_helpers),
+        # linked into the module and inlined there with each call's constants.
+        variant = unit.helper_variant(machine)
+        self.helpers = llvm_helpers.helper_types(variant)
+        if llvm_helpers.gcc_rows(variant):
+            rows = llvm_helpers.row_helpers(variant)
+            self.helpers = {n: t for n, t in self.helpers.items() if n not in rows}
+        # Other C functions (import_c code) of objects are called through
+        # wrappers specialised on the calls' integer constants (shapes,
+        # strides), so the board's compiler inlines and unrolls them.
         self.specialize = machine is not None
-        # ... except the int8 depthwise row, written in IR with the DSP intrinsics.
-        self.dsp_helpers = llvm_dsp.available(machine)
         types = [PTR] * len(unit.params)
         self.fn = ir.Function(module, ir.FunctionType(I32, types), unit.name)
         self.fn.calling_convention = self.cconv
@@ -490,29 +502,14 @@ class _FuncEmitter:
     def visit_Call(self, e):
         if e.kind == "intrin":
             return self.intrinsic(e)
-        if e.name in llvm_fixedpoint.HELPERS:
-            ret, params = llvm_fixedpoint.signature(e.name)
-            got = tuple(a.dtype for a in e.args)
-            if (e.dtype, got) != (ret, params):
-                raise self.error(f"{e.name} takes ({', '.join(params)}) and returns {ret}, "
-                                 f"called with ({', '.join(got)}) for {e.dtype}")
-            args = [self.expr(a) for a in e.args]
-            return self.b.call(llvm_fixedpoint.define(self.module, e.name), args)
         return self.call_external(e, value_used=True)
 
     def call_external(self, e, value_used: bool):
         """A call of a C function: bools cross the boundary as C's one-byte ``_Bool``."""
-        if self.dsp_helpers and e.name == "aot_depthwise_s8" and len(e.args) == 13:
-            pointers = [e.args[i] for i in (0, 2, 5)]
-            shape = [a for i, a in enumerate(e.args) if i not in (0, 2, 5)]
-            if (all(a.dtype == "handle" for a in pointers)
-                    and all(isinstance(a, E.IntImm) for a in shape)):
-                fn = llvm_dsp.define_depthwise(self.module, dict(zip(
-                    llvm_dsp.DEPTHWISE_SHAPE, (int(a.value) for a in shape))))
-                return self.b.call(fn, [self.expr(a) for a in pointers])
         fixed = tuple((i, a.dtype, int(a.value)) for i, a in enumerate(e.args)
                       if isinstance(a, E.IntImm) and a.dtype in _INT_TYPES
-                      and a.dtype != "bool") if self.specialize else ()
+                      and a.dtype != "bool") if (self.specialize
+                                                 and e.name not in self.helpers) else ()
         skip = {i for i, _, _ in fixed}
         passed = [a for i, a in enumerate(e.args) if i not in skip]
         args = [self.to_memory(self.expr(a), a.dtype, 1) if a.dtype == "bool"
@@ -537,13 +534,18 @@ class _FuncEmitter:
         self.externals[name] = External(name, e.dtype, args,
                                         value_used or (known is not None and known.value_used),
                                         known.unit if known else self.unit.label,
-                                        e.name if fixed else "", fixed)
+                                        e.name if fixed else "", fixed,
+                                        name in self.helpers)
         if name in self.module.globals:
             return self.module.globals[name]
-        fn = ir.Function(self.module, ir.FunctionType(
-            memory_type(e.dtype), [memory_type(t) for t in args]), name)
+        ftype = ir.FunctionType(memory_type(e.dtype), [memory_type(t) for t in args])
+        if name in self.helpers and str(ftype) != self.helpers[name]:
+            raise self.error(f"{name} is defined by the support headers as "
+                             f"{self.helpers[name]}, called as {ftype}")
+        fn = ir.Function(self.module, ftype, name)
         fn.attributes.add("nounwind")
-        fn.calling_convention = self.cconv
+        # the helpers are the bitcode's C functions, of the C convention
+        fn.calling_convention = "" if name in self.helpers else self.cconv
         # The C ABI extends narrow integers; say how, as clang does.
         for arg, t in zip(fn.args, args):
             if t in _NARROW or t == "bool":
@@ -609,8 +611,7 @@ class _FuncEmitter:
             self.allocate(s.buffer)
             self.stmt(s.body)
         elif isinstance(s, S.Evaluate):
-            if isinstance(s.value, E.Call) and s.value.kind != "intrin" \
-                    and s.value.name not in llvm_fixedpoint.HELPERS:
+            if isinstance(s.value, E.Call) and s.value.kind != "intrin":
                 self.call_external(s.value, value_used=False)
             elif isinstance(s.value, E.Call):
                 self.expr(s.value)
@@ -822,6 +823,8 @@ class LLVMModule(KernelModule):
         for text, u in zip(self.modules_text, units):
             verify(text, u.label, u.name)
         self.source = "\n".join(self.modules_text)
+        #: The called functions that C code must define (not the headers' bitcode).
+        self.c_externals = {n: e for n, e in self.externals.items() if not e.bitcode}
         self._jit = None
         self._objects: dict[tuple, dict[str, bytes]] = {}
 
@@ -858,7 +861,8 @@ class LLVMModule(KernelModule):
             for text, u in zip(self.modules_text, self.units.values()):
                 try:
                     out[u.name] = emit_object(text, self.machine, self.options["opt"],
-                                              rename=rename)
+                                              rename=rename,
+                                              helpers=u.helper_variant(self.machine))
                 except RuntimeError as err:
                     path = invalid_ir_file(u.name, text)
                     first = str(err).strip().splitlines()[0] if str(err).strip() else "no message"

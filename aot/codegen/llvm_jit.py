@@ -7,16 +7,18 @@ own CPU (LLVM's host CPU name and features) at the target's
 (:mod:`aot.codegen.llvm_object`).  Every other option is refused by name
 rather than ignored.
 
-:class:`HostJit` links a module's per-function IR, runs LLVM's optimisation
-pipeline and compiles it with MCJIT.  Calls of C functions the backend does
-not implement (the support header's softmax and int8 helpers, ``import_c``
-code) are resolved through a *helper library*: a small C file that includes
-the unit's C support and exports one wrapper per called function,
-compiled once with the host compiler (:class:`aot.codegen.cc.CCompiler`,
-cached) and loaded with ctypes; each wrapper's address is registered with
-LLVM under a name unique to that library, so two modules may define a
-function of the same name differently.  A call nothing defines is a
-:class:`BuildError` before MCJIT sees it (MCJIT would abort the process).
+:class:`HostJit` links a module's per-function IR with the support headers'
+helpers it calls, as the shipped bitcode of this machine's architecture
+(:mod:`aot.codegen.llvm_helpers`: no C compiler runs), runs LLVM's
+optimisation pipeline and compiles it with MCJIT.  Calls of other C
+functions (``import_c`` code) are resolved through a *helper library*: a
+small C file that includes the unit's C support and exports one wrapper per
+called function, compiled once with the host compiler
+(:class:`aot.codegen.cc.CCompiler`, cached) and loaded with ctypes; each
+wrapper's address is registered with LLVM under a name unique to that
+library, so two modules may define a function of the same name differently.
+A call nothing defines is a :class:`BuildError` before MCJIT sees it (MCJIT
+would abort the process).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
+from aot.codegen import llvm_helpers
 from aot.codegen.c import C_TYPES
 from aot.codegen.cc import CCompiler
 from aot.codegen.llvm_object import cross_machine
@@ -113,10 +116,13 @@ def verify(text: str, label: str, name: str):
 
 
 def _linked(module, tm):
-    """The module's functions in one LLVM module, optimised for ``tm``."""
+    """The module's functions in one LLVM module with the support headers'
+    helpers they call (:mod:`aot.codegen.llvm_helpers`), optimised for ``tm``."""
     main = llvm.parse_assembly(module.modules_text[0])
     for text in module.modules_text[1:]:
         main.link_in(llvm.parse_assembly(text))
+    if any(e.bitcode for e in module.externals.values()):
+        main.link_in(llvm.parse_assembly(llvm_helpers.helper_ir(llvm_helpers.host_variant())))
     main.triple = tm.triple
     main.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=module.options["opt"])
@@ -172,7 +178,7 @@ class HostJit:
 
     def _resolve(self, linked) -> None:
         """Give every external function of ``linked`` an address."""
-        externals = self.module.externals
+        externals = self.module.c_externals
         if not externals:
             return
         supported = [u for u in self.module.units.values() if u.support.text]
@@ -183,7 +189,7 @@ class HostJit:
                                      "nor any C code of the kernel defines (declare it with "
                                      "the import_c pragma)")
             return
-        source, headers = helper_source(self.module, "aotjit_")
+        source, headers = helper_source(self.module, "aotjit_", externals)
         labels = sorted({ext.unit for ext in externals.values()})
         path = CCompiler.host().shared_object(
             source, headers=headers,
@@ -199,37 +205,8 @@ class HostJit:
                                                 ctypes.c_void_p).value)
 
 
-class HostCKernels:
-    """Hand-written kernels (C only: SVDF, LSTM) of a model run through the JIT,
-    compiled by the host compiler into shared objects (one per kernel, cached)
-    and called through ctypes beside the JIT-compiled ones.  These kernels have
-    no loop IR for LLVM to compile; their C is the same the ``c`` target builds,
-    and ``aot run`` says which kernels run this way."""
-
-    def __init__(self, kernels, support: dict[str, str]):
-        self.kernels = {k.name: k for k in kernels}
-        self._support = support
-        self._libraries: dict[str, ctypes.CDLL] = {}
-        self._functions: dict[str, object] = {}
-
-    def function(self, name: str):
-        """The kernel ``name`` as a ctypes function of data addresses."""
-        if name not in self._functions:
-            k = self.kernels[name]
-            headers = sorted(self._support.items())  # the kernel's includes and theirs
-            ops = ", ".join(dict.fromkeys(k.op_names))
-            path = CCompiler.host().shared_object(
-                k.source, headers=headers,
-                what=f"building the hand-written C kernel {name} ({ops}) for the llvm JIT")
-            lib = self._libraries.setdefault(name, ctypes.CDLL(str(path)))
-            fn = getattr(lib, name)
-            fn.restype = ctypes.c_int32
-            fn.argtypes = [ctypes.c_void_p] * len(k.params)
-            self._functions[name] = fn
-        return self._functions[name]
-
-
-def helper_source(module, prefix: str) -> tuple[str, list[tuple[str, str]]]:
+def helper_source(module, prefix: str,
+                  externals=None) -> tuple[str, list[tuple[str, str]]]:
     """The C defining what ``module``'s units call and the backend does not
     implement: the units' C support (support headers, ``import_c`` code)
     followed by one exported wrapper ``<prefix><name>`` per called function;
@@ -239,7 +216,8 @@ def helper_source(module, prefix: str) -> tuple[str, list[tuple[str, str]]]:
     supported = [u for u in module.units.values() if u.support.text]
     texts = list(dict.fromkeys(u.support.text for u in supported))
     headers = dict(h for u in supported for h in u.support.headers)
-    wrappers = [_wrapper(ext, prefix + ext.name) for ext in module.externals.values()]
+    wrappers = [_wrapper(ext, prefix + ext.name)
+                for ext in (module.externals if externals is None else externals).values()]
     return "\n".join(texts + wrappers) + "\n", sorted(headers.items())
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from aot.codegen import llvm_helpers
 from aot.errors import BuildError
 
 #: The FPUs of the Arm cores aot knows (-mfpu, GCC's names) as LLVM features.
@@ -152,13 +153,20 @@ def target_machine(machine: CrossMachine, opt: int):
                                    opt=opt, reloc="static", codemodel="small")
 
 
-def emit_object(text: str, machine: CrossMachine, opt: int, *, rename=None) -> bytes:
+def emit_object(text: str, machine: CrossMachine, opt: int, *, rename=None,
+                helpers: str | None = None) -> bytes:
     """The IR ``text`` of one unit optimised at ``opt`` and compiled to an ELF
-    object for ``machine``; ``rename`` maps functions it calls to the
-    symbols that define them.  LLVM's own failures propagate as
-    ``RuntimeError`` (the caller names the kernel and keeps the IR)."""
+    object for ``machine``, with the support headers' helpers it calls from
+    the bitcode variant ``helpers`` (:mod:`aot.codegen.llvm_helpers`) linked
+    in; ``rename`` maps other functions it calls to the symbols that define
+    them.  LLVM's own failures propagate as ``RuntimeError`` (the caller
+    names the kernel and keeps the IR)."""
     tm = target_machine(machine, opt)
     mod = llvm.parse_assembly(text)
+    if helpers is not None:
+        defined = llvm_helpers.helper_types(helpers)
+        if any(f.is_declaration and f.name in defined for f in mod.functions):
+            mod.link_in(llvm.parse_assembly(llvm_helpers.helper_ir(helpers)))
     mod.triple = machine.triple
     mod.data_layout = str(tm.target_data)
     for old, new in (rename or {}).items():

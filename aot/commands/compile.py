@@ -482,8 +482,8 @@ def run_one(args: argparse.Namespace) -> int:
     hand_written = [f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
                     for k in compiled.kernels if compiled.llvm is not None and k.func is None]
     if hand_written:
-        print(f"  note: hand-written C kernels, compiled by the board's compiler beside the "
-              f"LLVM objects: {', '.join(hand_written)}")
+        print(f"  note: C kernels of an external codegen, compiled by the board's compiler "
+              f"beside the LLVM objects: {', '.join(hand_written)}")
     print(f"  {compiled.sizes}")
     if compiled.budget is not None:
         print(f"  {compiled.budget.summary()}")

@@ -115,11 +115,6 @@ def run(args: argparse.Namespace) -> int:
               "tunable kernels", file=sys.stderr)
         for note in tuned.stale:
             print(f"note: {note}", file=sys.stderr)
-    if compiled.host_c is not None:
-        names = ", ".join(f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
-                          for k in compiled.host_c.kernels.values())
-        print(f"note: hand-written C kernels, compiled by this machine's C compiler beside the "
-              f"LLVM JIT: {names}", file=sys.stderr)
     if args.output is not None:
         check_output_path(compiled.graph, args.output)  # before the run, not after it
     inputs, source = inputs_from_args(compiled.graph, args)

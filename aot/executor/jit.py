@@ -1,11 +1,10 @@
 """Run a model compiled for the ``llvm`` target on this machine.
 
 The kernels come from one :class:`aot.codegen.llvm.LLVMModule` compiled by MCJIT
-(hand-written C kernels, which have no loop IR, from the host compiler:
-:class:`aot.codegen.llvm_jit.HostCKernels`); the entry sequence is the model's
-:class:`~aot.executor.codegen.EntryProgram`, the same data the C entry function
-is printed from, run here step by step on one numpy workspace laid out by the
-memory plan (so the plan, the in-place pairs, views, copies and state are
+(with the support headers' helpers as bitcode: no C compiler runs); the entry
+sequence is the model's :class:`~aot.executor.codegen.EntryProgram`, the same
+data the C entry function is printed from, run here step by step on one numpy
+workspace laid out by the memory plan (so the plan, the in-place pairs, views, copies and state are
 exercised exactly as in the C).  State arrays live as long as the
 :class:`JitModel` and start at their zero points, as the C's ``P_reset`` sets
 them.
@@ -28,16 +27,13 @@ __all__ = ["JitModel"]
 class JitModel:
     """A compiled model's entry program over JIT-compiled kernels."""
 
-    def __init__(self, program: EntryProgram, kernels, module, host_c=None) -> None:
+    def __init__(self, program: EntryProgram, kernels, module) -> None:
         self.program = program
         self.kernels = list(kernels)
-        # Loop-IR kernels from MCJIT; hand-written ones (C only) from host_c
-        # (aot.codegen.llvm_jit.HostCKernels).  The functions point into code
-        # that the engine and the loaded library own and free when collected:
-        # hold them as long as this model may call them.
-        self._owners = (module, host_c)
-        self.functions = [module.function(k.name) if k.func is not None
-                          else host_c.function(k.name) for k in self.kernels]
+        # The functions point into code that the engine owns and frees when
+        # collected: hold it as long as this model may call them.
+        self._owners = (module,)
+        self.functions = [module.function(k.name) for k in self.kernels]
         lay = program.layout
         raw = np.zeros(max(lay.workspace_bytes, 1) + lay.alignment, np.uint8)
         skip = -raw.ctypes.data % lay.alignment

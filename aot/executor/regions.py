@@ -198,9 +198,10 @@ def place_constants(plan: MemoryPlan, kernels, regions: list[PlanRegion], *,
     marked ``+const``: ``{kernel name: region}``; records the bytes per region
     in ``plan.region_constants``.
 
-    Candidates are the loop-IR kernels with constants (hand-written and
-    external kernels keep theirs in flash), hottest per byte first
-    (:func:`constant_reuse`), then smaller first; each goes whole into the
+    Candidates are the loop-IR kernels with constants (SVDF and LSTM too:
+    one call of their header's helper; external kernels keep theirs in
+    flash), hottest per byte first (:func:`constant_reuse`), then smaller
+    first; each goes whole into the
     fastest ``+const`` region whose capacity still has room after the
     workspace buffers placed there (``ram``: ``ram_used``, the workspace with
     its scratch, the state and the caller's buffers) and the constants chosen

@@ -26,11 +26,10 @@ from functools import cached_property
 import numpy as np
 
 
-from aot import __version__, te
+from aot import te
 from aot.codegen.build import lower
 from aot.codegen.c import c_identifier
-from aot.codegen.jinja import templates
-from aot.codegen.kernel import c_array, ir_dtype, kernel_signature, kernel_source
+from aot.codegen.kernel import ir_dtype, kernel_signature, kernel_source
 from aot.errors import AotError
 from aot.ir import Tensor
 from aot.kernels.inplace import in_place_problem
@@ -297,28 +296,50 @@ def _without_unread_constants(func: PrimFunc, n_inputs: int, n_consts: int):
     return PrimFunc(func.name, params, func.body, func.attrs), keep
 
 
-def render_template_kernel(package: str, template: str, name: str, target, params,
-                           consts: dict, context: dict, *, macs: int,
-                           op_names: tuple[str, ...]) -> Kernel:
-    """A hand-written kernel from ``<package>/templates/<template>`` (the
-    operator's own folder).
+def helper_kernel(name: str, target, params, consts: dict, helper: str, args, *,
+                  header: str, macs: int, op_names: tuple[str, ...],
+                  scratch: dict | None = None) -> Kernel:
+    """A kernel whose loop IR is one call of ``helper``, a C function of the
+    operator's own support ``header`` (``aot/kernels/<op>/include/``): the
+    kernels whose state is updated in place (SVDF, LSTM, variables), which
+    tensor expressions cannot say.  Both code generators print that call
+    (the LLVM one takes the header as bitcode), so the kernel has one source.
 
-    ``params`` are ``(tensor, role, c_name)`` in C argument order; ``consts``
-    maps a template name to an array emitted as ``static const``; the
-    template sees ``signature``, ``constants``, each constant's C name under
-    its key, and ``context``.  The constants are listed in the kernel for
-    its size; the rendered file already holds them.
+    ``params`` are ``(tensor, role, key)`` in argument order, inputs first
+    (role ``input``, ``state`` or ``output``); ``consts`` maps a key to a
+    constant array, ``scratch`` a key to ``(dtype, count)``: an array of the
+    kernel's own, on the stack, of constant size (a variable-length array in
+    the helper would cost the frame pointer's register); ``args`` are the
+    helper's arguments: a key (a pointer to that parameter, constant or
+    scratch array) or an int (an ``int32`` constant).
+    The call reads and writes through pointers, so no pair of arguments may
+    share memory (``allow_inplace`` is empty).
     """
     ident = c_identifier(name)
-    constants = tuple(KernelConstant(f"{ident}_{key}", np.ascontiguousarray(data))
-                      for key, data in consts.items())
-    kparams = tuple(KernelParam(t.name, role, t.dtype, t.type.nbytes) for t, role, _ in params)
-    shape = Kernel(ident, kparams, 0, int(macs), tuple(op_names), target=str(target),
-                   constant_alignment=constant_alignment(target))
-    signature = kernel_signature(shape, [cname for _, _, cname in params])
-    source = templates(package).get_template(template).render(
-        version=__version__, target=str(target), signature=signature,
-        constants="\n".join(c_array(c.name, c.data, shape.constant_alignment)
-                             for c in constants),
-        **{key: c.name for key, c in zip(consts, constants)}, **context)
-    return replace(shape, constants=constants, c_source=source, c_prototype=signature + ";")
+    bufs: dict[str, S.Buffer] = {}
+    kparams, inputs, others = [], [], []
+    for t, role, key in params:
+        bufs[key] = S.decl_buffer((t.type.nbytes // np.dtype(t.dtype).itemsize,), t.dtype,
+                                  c_identifier(key))
+        kparams.append(KernelParam(t.name, role, t.dtype, t.type.nbytes))
+        (inputs if role == "input" else others).append(bufs[key])
+    if any(role == "input" for _, role, _ in params[len(inputs):]):
+        raise KernelError(f"kernel {ident}: inputs must come first in its parameters")
+    constants = []
+    for key, data in consts.items():
+        data = np.ascontiguousarray(data)
+        bufs[key] = S.decl_buffer((data.size,), ir_dtype(data), c_identifier(key))
+        constants.append(KernelConstant(f"{ident}_{key}", data))
+    for key, (dtype, count) in (scratch or {}).items():
+        bufs[key] = S.decl_buffer((count,), dtype, c_identifier(key), scope="local")
+    call = E.call_extern("int32", helper, *[
+        bufs[a].access_ptr("r" if bufs[a] in inputs or a in consts else "rw")
+        if isinstance(a, str) else E.const(int(a), "int32") for a in args])
+    body = S.Evaluate(call)
+    for key in scratch or {}:
+        body = S.Allocate(bufs[key], body)
+    func = PrimFunc(f"{ident}_impl", inputs + [bufs[k] for k in consts] + others, body)
+    return Kernel(ident, tuple(kparams), 0, int(macs), tuple(op_names), target=str(target),
+                  func=func, constants=tuple(constants), includes=(HEADER_NAME, header),
+                  constant_alignment=constant_alignment(target), allow_inplace=(),
+                  allow_overlap=())

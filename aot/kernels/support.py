@@ -25,6 +25,7 @@ built for picks the portable, DSP or Helium paths.
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
 #: The header every generated kernel file includes.
@@ -48,6 +49,16 @@ def _headers() -> tuple[tuple[str, str], ...]:
                 raise RuntimeError(f"two kernel headers are named {f.name}")
             found[f.name] = f.read_text(encoding="utf-8")
     return tuple(sorted(found.items()))
+
+
+def header_define(name: str) -> int:
+    """The integer value of ``#define name <int>`` in the support headers: a
+    capacity the helpers and the schedules both use is written once, in C."""
+    found = [int(m.group(1)) for _, text in _headers()
+             for m in re.finditer(rf"^#define {re.escape(name)} (\d+)\b", text, re.M)]
+    if len(found) != 1:
+        raise RuntimeError(f"the support headers define {name} {len(found)} times, not once")
+    return found[0]
 
 
 def support_files(target=None) -> dict[str, str]:

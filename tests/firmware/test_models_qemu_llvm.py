@@ -7,8 +7,8 @@ kernels' code compiled by LLVM.  Samples and seeded random inputs run as one
 sequence from a fresh state; integer outputs must be bit-exact with the
 reference (which is bit-exact with TFLM), floats within
 :data:`aot.firmware.verify.FLOAT_TOLERANCE`, as ``aot verify`` demands.
-The hand-written C kernels (SVDF, LSTM) are compiled by the board's gcc
-beside the other kernels' objects.  On the boards with 16 KiB of RAM only the
+The stateful kernels (SVDF, LSTM) are objects like the others (one call of
+their header's helper).  On the boards with 16 KiB of RAM only the
 models that fit run (the others are refused with their sizes, as on the C
 path: tests/firmware/test_closest_silicon.py).
 """

@@ -50,10 +50,17 @@ def _lower(variant, target=ARM, fuse_epilogue=None, seed=3, name="k"):
     return k, ag, group, seen
 
 
-def test_the_widening_buffer_has_one_size():
-    """conv_fuses sizes windows by the C header's AOT_WIDE_WORDS."""
+def test_the_widening_buffer_size_is_read_from_the_header(monkeypatch):
+    """conv_fuses sizes windows by the C header's AOT_WIDE_WORDS, its one
+    definition; a capacity defined twice or never is an error."""
+    from aot.kernels import support
     text = resources.files("aot.kernels").joinpath("include/aot_kernel_int8.h").read_text()
     assert re.search(r"#define AOT_WIDE_WORDS (\d+)", text).group(1) == str(schedules.WIDE_WORDS)
+    assert support.header_define("AOT_WIDE_WORDS") == schedules.WIDE_WORDS
+    twice = support._headers() + (("extra.h", "#define AOT_WIDE_WORDS 8\n"),)
+    monkeypatch.setattr(support, "_headers", lambda: twice)
+    with pytest.raises(RuntimeError, match="define AOT_WIDE_WORDS 2 times"):
+        support.header_define("AOT_WIDE_WORDS")
 
 
 def test_rows_are_bounded_per_output_channel():

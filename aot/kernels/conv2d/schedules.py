@@ -44,6 +44,7 @@ from aot.kernels.conv2d.helium import (requant_pattern, residual_pattern, tensor
                                        tensorize_residual)
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
 from aot.kernels.registry import template
+from aot.kernels.support import header_define
 from aot.kernels.template import Knob, Template, divisors, extent
 
 #: Bytes of row buffers (accumulators and padded input rows) a convolution
@@ -96,9 +97,9 @@ def _fusable(stages) -> bool:
     return "depthwise_s8" in stages and "dw_requant" in stages
 
 
-#: Words of the DSP path's widening buffer (``AOT_WIDE_WORDS`` of
-#: include/aot_kernel_int8.h; tests/kernels/test_conv_fused.py keeps them equal).
-WIDE_WORDS = 256
+#: Words of the DSP path's widening buffer, read from its one definition
+#: (``AOT_WIDE_WORDS`` of include/aot_kernel_int8.h).
+WIDE_WORDS = header_define("AOT_WIDE_WORDS")
 
 
 def conv_fuses(stages) -> bool:

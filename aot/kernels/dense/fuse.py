@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.kernels.support import header_define
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import Mutator, all_nodes, uses_var
@@ -44,7 +45,7 @@ NAME = "fuse_dense_epilogue"
 ACC_CALL = "aot_dense_packed_s8"
 FUSED_CALL = "aot_dense_packed_requant_s8"
 #: The widened segment of the helpers (2 * AOT_DENSE_WIDE_WORDS inputs).
-MAX_DEPTH = 128
+MAX_DEPTH = 2 * header_define("AOT_DENSE_WIDE_WORDS")
 X_BOUND = 1 << 30
 
 

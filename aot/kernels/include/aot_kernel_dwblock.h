@@ -66,15 +66,23 @@ AOT_INLINE int32_t aot_dwb_word(const int16_t* base, int32_t at) {
 /* (lo(a), lo(b)) and (hi(a), hi(b)): PKHBT and PKHTB (GCC spells each as two
    instructions). */
 AOT_INLINE int32_t aot_dwb_pack_lo(int32_t a, int32_t b) {
+#if defined(AOT_DSP_ASM)
   int32_t r;
   __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
   return r;
+#else
+  return (int32_t)(((uint32_t)a & 0xFFFFu) | ((uint32_t)b << 16));
+#endif
 }
 
 AOT_INLINE int32_t aot_dwb_pack_hi(int32_t a, int32_t b) {
+#if defined(AOT_DSP_ASM)
   int32_t r;
   __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
   return r;
+#else
+  return (int32_t)(((uint32_t)b & 0xFFFF0000u) | ((uint32_t)a >> 16));
+#endif
 }
 #endif
 

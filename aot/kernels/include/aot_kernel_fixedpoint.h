@@ -60,7 +60,7 @@ static inline int64_t aot_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
    aot.kernels.conv2d.compute.fast_requant_tables for the derivation): one SMLAL,
    the sign correction and a shift of the high word. */
 static inline int32_t aot_requant(int32_t x, int32_t m, int32_t k_lo, int32_t k_hi, int32_t e1) {
-#if defined(AOT_HAVE_DSP)
+#if defined(AOT_DSP_ASM)
   /* two SMLALs: x*m, then [x < 0] * INT32_MIN (GCC's own sequence for the
      sign correction takes six instructions) */
   uint32_t lo = (uint32_t)k_lo;
@@ -85,7 +85,7 @@ static inline int32_t aot_requant(int32_t x, int32_t m, int32_t k_lo, int32_t k_
 static inline int32_t aot_dw_requant(int32_t acc, int32_t b2, int32_t m, int32_t kh, int32_t e) {
   const int32_t x2 = (int32_t)((uint32_t)acc * 2u + (uint32_t)b2);
   int32_t q;
-#if defined(AOT_HAVE_DSP)
+#if defined(AOT_DSP_ASM)
   __asm__("smmlar %0, %1, %2, %3" : "=r"(q) : "r"(x2), "r"(m), "r"(kh));
 #else
   q = (int32_t)(((int64_t)kh * 4294967296LL + (int64_t)x2 * m + 2147483648LL) >> 32);

@@ -22,9 +22,13 @@ static inline int32_t aot_acc_reset(int32_t* acc) {
 /* The odd bytes of a word sign-extended to two halfwords in one instruction
    (GCC 12 does not fold the rotation into SXTB16 by itself). */
 AOT_INLINE int32_t aot_sxtb16_ror8(uint32_t v) {
+#if defined(AOT_DSP_ASM)
   int32_t r;
   __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
   return r;
+#else
+  return (int32_t)__sxtb16(__ror(v, 8));
+#endif
 }
 
 /* Cortex-M4 loads unaligned words with one LDR; the type says so to GCC
@@ -152,11 +156,17 @@ AOT_INLINE void aot_dot1x2_s8(int32_t* s, const int8_t* a, const int8_t* b0, con
 /* Two adjacent words in one LDRD, advancing the pointer (GCC splits 64-bit
    loads into two LDRs on Cortex-M4, where each counts as an instruction). */
 AOT_INLINE const int32_t* aot_load_pair(const int32_t* p, int32_t* lo, int32_t* hi) {
+#if defined(AOT_DSP_ASM)
   int32_t a, b;
   __asm__("ldrd %0, %1, [%2], #8" : "=r"(a), "=r"(b), "+r"(p) : "m"(*(const int32_t(*)[2])p));
   *lo = a;
   *hi = b;
   return p;
+#else
+  *lo = p[0];
+  *hi = p[1];
+  return p + 2;
+#endif
 }
 
 /* One step of aot_dot2x2_wide_s8: four int8 values of both weight vectors

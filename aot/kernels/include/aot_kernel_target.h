@@ -15,6 +15,15 @@
 #define AOT_HAVE_MVE 1 /* Helium: the dot products use aot_kernel_mve.h */
 #endif
 
+/* AOT_DSP_ASM: the DSP helpers' few single-instruction inline assembly
+   statements are used.  The LLVM bitcode of these headers
+   (aot/kernels/bitcode.py) defines AOT_LLVM_BITCODE: llvmlite cannot assemble
+   inline assembly for a microcontroller, so those helpers take their C forms
+   there, which LLVM selects to the same instructions. */
+#if defined(AOT_HAVE_DSP) && !defined(AOT_LLVM_BITCODE)
+#define AOT_DSP_ASM 1
+#endif
+
 #if defined(__GNUC__)
 #define AOT_ALIGNED(n) __attribute__((aligned(n)))
 #else

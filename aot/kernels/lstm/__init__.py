@@ -1,7 +1,9 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM (int8 and 16x8, stateful): a C template with folded constants.
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (int8 and 16x8, stateful): one call of ``aot_lstm``.
 
-Like SVDF, the hidden and cell states are updated in place, so this kernel
-is rendered from ``templates/lstm.c.j2`` rather than a tensor expression.
+Like SVDF, the hidden and cell states are updated in place, so this kernel's
+loop IR is one call of the helper in ``include/aot_lstm.h`` with the shapes
+and parameters as constants (:func:`aot.kernels.kernel.helper_kernel`)
+rather than a tensor expression.
 Both states are parameters with role ``"state"``.  The arithmetic is
 :mod:`aot.reference.ops.lstm`'s integer path: per step and gate, two fully
 connected layers into int16 Q3.12 (requantized per gate and unit, summed
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.kernels.kernel import KernelError, render_template_kernel
+from aot.kernels.kernel import KernelError, helper_kernel
 from aot.kernels.registry import handwritten
 from aot.quant.params import log2_rounded
 from aot.quant.params import f32
@@ -97,22 +99,12 @@ def lstm(group, ag, target, name):
         "mi": mi, "si": si, "mr": mr, "sr": sr,
         "table": SIGMOID_TABLE_UINT16.astype(np.int32),
     }
-    if time_major:
-        x_index = f"(t * {batch} + b) * {depth}"
-        y_index = f"(t * {batch} + b) * {n_cell}"
-    else:
-        x_index = f"(b * {steps} + t) * {depth}"
-        y_index = f"(b * {steps} + t) * {n_cell}"
-    ctx = {"node": node.name, "prefix": f"{name}_lstm", "batch": batch, "steps": steps,
-           "depth": depth, "n_cell": n_cell, "x_index": x_index, "y_index": y_index,
-           "x_offset": -int(x.quant.zero_point[0]), "h_offset": -h_zp, "h_zero_point": h_zp,
-           "m_fc": m_fc, "s_fc": s_fc, "m_ig": m_ig, "s_ig": s_ig, "m_h": m_h, "s_h": s_h,
-           "qclip": qclip, "tanh_mult": 0 if tanh_shift >= 0 else 3, "wide": wide,
-           "x_type": f"{x.dtype}_t", "h_min": int(np.iinfo(x.dtype).min),
-           "h_max": int(np.iinfo(x.dtype).max),
-           "tanh_shift": abs(tanh_shift)}
     params = [(x, "input", "x"), (hidden, "state", "hidden"), (cell, "state", "cell"),
               (y, "output", "y")]
+    args = ("x", "hidden", "cell", "y", "wi", "wr", "bias", "mi", "si", "mr", "sr", "table",
+            "gates", int(wide), int(bool(time_major)), batch, steps, depth, n_cell,
+            -int(x.quant.zero_point[0]), -h_zp, h_zp, m_fc, s_fc, m_ig, s_ig, m_h, s_h,
+            qclip, tanh_shift, int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
     macs = steps * batch * 4 * n_cell * (depth + n_cell)
-    return render_template_kernel(__name__, "lstm.c.j2", name, target, params, consts, ctx,
-                                  macs=macs, op_names=("lstm",))
+    return helper_kernel(name, target, params, consts, "aot_lstm", args, header="aot_lstm.h",
+                         macs=macs, op_names=("lstm",), scratch={"gates": ("int16", 4 * n_cell)})

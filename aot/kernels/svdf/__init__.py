@@ -1,10 +1,11 @@
-"""SVDF (stateful): a hand-written C template with the constants folded at compile time.
+"""SVDF (stateful): one call of the header helper ``aot_svdf_s8``/``aot_svdf_f32``.
 
 The state is updated in place (a shift of one sample and a new sample per
 filter), which tensor expressions cannot say without aliasing an input and
-an output, so this kernel is rendered from ``templates/svdf.c.j2``.  It keeps
-the Kernel contract; the state is one parameter with role ``"state"``
-(``T* restrict``, read and written).  Arithmetic as
+an output, so the kernel's loop IR is one call of the helper in
+``include/aot_svdf.h`` with the shapes and quantization as constants
+(:func:`aot.kernels.kernel.helper_kernel`).  The state is one parameter with
+role ``"state"`` (``T* restrict``, read and written).  Arithmetic as
 :mod:`aot.reference.ops.svdf`: int8 input and output, int8 feature
 weights, time weights and state both int16 or both int8 (with the state's
 zero point), int32 bias; sums wrap as int32 (the C code adds in
@@ -17,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.kernels.kernel import KernelError, render_template_kernel
+from aot.kernels.kernel import KernelError, helper_kernel
 from aot.kernels.registry import handwritten
 from aot.quant.params import f32
 from aot.quant.arith import quantize_multiplier
 
-_FLOAT_ACT = {"none": "v", "relu": "fmaxf(v, 0.0f)", "relu6": "fminf(fmaxf(v, 0.0f), 6.0f)",
-              "relu_n1_to_1": "fminf(fmaxf(v, -1.0f), 1.0f)"}
+#: The helper's activation codes of float SVDF.
+_FLOAT_ACT = {"none": 0, "relu": 1, "relu6": 2, "relu_n1_to_1": 3}
 
 
 @handwritten("svdf")
@@ -37,38 +38,34 @@ def svdf(group, ag, target, name):
     batch, depth = x.shape
     filters, memory = wt.shape
     rank = node.attrs["rank"]
+    units = filters // rank
     is_float = x.dtype == "float32"
-    ctx = {"node": node.name, "batch": batch, "depth": depth, "filters": filters,
-           "memory": memory, "rank": rank, "units": filters // rank,
-           "state_size": int(np.prod(state.shape)), "float": is_float,
-           "has_bias": bias is not None, "x_type": "float" if is_float else "int8_t",
-           "w_type": "float" if is_float else "int8_t",
-           "wt_type": "float" if is_float else f"{wt.dtype}_t",
-           "state_type": "float" if is_float else f"{state.dtype}_t"}
-    consts = {"wf": np.asarray(wf.data), "wt": np.asarray(wt.data)}
-    if bias is not None:
-        consts["bias"] = np.asarray(bias.data)
-    if is_float:
-        act = node.attrs["activation"]
-        ctx["clamp_float"] = _FLOAT_ACT[act].replace("v", "acc")
-    else:
-        types = (x.dtype, wf.dtype, wt.dtype, state.dtype, y.dtype)
-        if types not in (("int8", "int8", "int16", "int16", "int8"),
-                         ("int8", "int8", "int8", "int8", "int8")):
-            raise KernelError(f"svdf ({node.name}) with {x.dtype} input, {wf.dtype}/{wt.dtype} "
-                              f"weights and {state.dtype} state: not supported (int8 input, "
-                              "int8 feature weights, time weights and state both int16 or "
-                              "both int8)")
-        sx, sf, st = (f32(t.quant.scale[0]) for t in (x, wf, state))
-        sw, sy = f32(wt.quant.scale[0]), f32(y.quant.scale[0])
-        m1, s1 = quantize_multiplier(sx * sf / st)
-        m2, s2 = quantize_multiplier(st * sw / sy)
-        info = np.iinfo(state.dtype)
-        ctx.update(m1=m1, s1=s1, m2=m2, s2=s2, input_offset=-int(x.quant.zero_point[0]),
-                   output_offset=int(y.quant.zero_point[0]),
-                   state_zero_point=int(state.quant.zero_point[0]),
-                   state_min=int(info.min), state_max=int(info.max), state_span=1 << info.bits)
+    zero = np.zeros(units, np.float32 if is_float else np.int32)
+    consts = {"wf": np.asarray(wf.data), "wt": np.asarray(wt.data),
+              # no bias adds zeros (the sums start at 0 either way)
+              "bias": zero if bias is None else np.asarray(bias.data)}
     params = [(x, "input", "x"), (state, "state", "state"), (y, "output", "y")]
     macs = batch * filters * (depth + memory)
-    return render_template_kernel(__name__, "svdf.c.j2", name, target, params, consts, ctx,
-                                  macs=macs, op_names=("svdf",))
+    shape = (batch, depth, filters, memory, rank)
+    if is_float:
+        args = ("x", "state", "y", "wf", "wt", "bias", *shape,
+                _FLOAT_ACT[node.attrs["activation"]])
+        return helper_kernel(name, target, params, consts, "aot_svdf_f32", args,
+                             header="aot_svdf.h", macs=macs, op_names=("svdf",))
+    types = (x.dtype, wf.dtype, wt.dtype, state.dtype, y.dtype)
+    if types not in (("int8", "int8", "int16", "int16", "int8"),
+                     ("int8", "int8", "int8", "int8", "int8")):
+        raise KernelError(f"svdf ({node.name}) with {x.dtype} input, {wf.dtype}/{wt.dtype} "
+                          f"weights and {state.dtype} state: not supported (int8 input, "
+                          "int8 feature weights, time weights and state both int16 or "
+                          "both int8)")
+    sx, sf, st = (f32(t.quant.scale[0]) for t in (x, wf, state))
+    sw, sy = f32(wt.quant.scale[0]), f32(y.quant.scale[0])
+    m1, s1 = quantize_multiplier(sx * sf / st)
+    m2, s2 = quantize_multiplier(st * sw / sy)
+    info = np.iinfo(state.dtype)
+    args = ("x", "state", "y", "wf", "wt", "bias", info.bits // 8, *shape,
+            -int(x.quant.zero_point[0]), m1, s1, m2, s2, int(y.quant.zero_point[0]),
+            int(state.quant.zero_point[0]), int(info.min), int(info.max))
+    return helper_kernel(name, target, params, consts, "aot_svdf_s8", args,
+                         header="aot_svdf.h", macs=macs, op_names=("svdf",))

@@ -361,7 +361,11 @@ AOT_INLINE int8_t aot_dense_requant1_s8(int32_t s, int32_t b2, int32_t m, int32_
                                         int32_t e, int32_t lo, int32_t hi) {
   const int32_t x2 = (int32_t)((uint32_t)(s >> 7) + (uint32_t)b2);
   int32_t q;
+#if defined(AOT_DSP_ASM)
   __asm__("smmlar %0, %1, %2, %3" : "=r"(q) : "r"(x2), "r"(m), "r"(kh));
+#else
+  q = (int32_t)(((int64_t)kh * 4294967296LL + (int64_t)x2 * m + 2147483648LL) >> 32);
+#endif
   return (int8_t)aot_clamp_s8((q + (x2 >> 31)) >> e, lo, hi);
 }
 #endif
