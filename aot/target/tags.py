@@ -465,6 +465,33 @@ def _cores(path: Path, table: dict | None, memory: Memory | None) -> Cores:
     return cores
 
 
+def check_cores(board: Board | None, cores: int) -> None:
+    """Refuse ``--cores N`` that the board cannot have or that compilation would
+    not honour; ``--cores 1`` (core 0 alone, what every build does) passes.
+
+    Splitting a model across several cores is not supported yet: the record's
+    ``[cores]`` and the runtime's queue (``aot/cores.h``) exist, the placement
+    pass and the entry function's hand-over do not (docs/targets.md).
+    """
+    if board is None:
+        raise TargetError(f"--cores {cores}: the number of cores is a board fact; give --board")
+    have = board.cores.count
+    multi = [b.tag for b in list_boards() if b.cores.count > 1]
+    if cores < 1:
+        raise TargetError(f"--cores {cores}: give 1 to {have}, the cores {board.tag} has")
+    if cores > have:
+        hint = (f"; boards with several cores: {', '.join(multi)}" if have == 1
+                else f"; give 1 to {have}")
+        raise TargetError(f"--cores {cores}: {board.tag} has {have} "
+                          f"core{'s' if have > 1 else ''}{hint}")
+    if cores > 1:
+        raise TargetError(
+            f"not supported yet: --cores {cores} (splitting layers across {board.tag}'s "
+            f"{have} cores: the board record and the runtime's work queue are ready, the "
+            "placement pass and the entry function's hand-over to the other cores are not); "
+            "--cores 1 runs the model on core 0")
+
+
 def _device_facts(table: dict | None) -> DeviceFacts | None:
     if table is None:
         return None
