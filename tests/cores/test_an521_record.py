@@ -71,3 +71,11 @@ def test_shared_model_is_bit_exact_on_core_0(model, object_cache, tmp_path):
     if path.suffix != ".onnx" and "float" not in path.stem:
         assert all(o.exact for o in report.outputs), report.summary()
     assert report.to_json()["instructions_per_inference"] > 0
+
+
+def test_each_core_has_the_cortex_m33_cycle_model():
+    """The record's cpu names the core table (aot profile estimates cycles with it);
+    the two-core fact lives in [cores], not in the cpu string."""
+    from aot.cycles.cores import core_for_board
+
+    assert core_for_board(load_board(AN521)) == core_for_board(load_board("qemu/mps2-an505"))
