@@ -52,3 +52,10 @@ def test_the_cli_compiles_with_one_core(tmp_path):
     assert main(["compile", HELLO, "--board", "qemu/mps2-an521", "--cores", "1",
                  "-o", str(out)]) == 0
     assert (out / "metadata.json").is_file()
+
+
+def test_the_composite_refusal_points_at_cores(capsys, tmp_path):
+    assert main(["compile", HELLO, "-o", str(tmp_path / "a"), "--target",
+                 "composite -targets={c -mcpu=cortex-m33},{c -mcpu=cortex-m33}"]) == 2
+    err = capsys.readouterr().err
+    assert "not supported yet: composite targets" in err and "--board TAG --cores N" in err
