@@ -249,7 +249,9 @@ def check_target(target: Target) -> None:
     if target.kind == "composite":
         members = ", ".join(repr(str(t)) for t in target.targets)
         raise CompileError(f"not supported yet: composite targets (several devices in one "
-                           f"model); compile for one of its members instead: {members}")
+                           f"model); compile for one of its members instead: {members}; the "
+                           "cores of one board are chosen with --board TAG --cores N "
+                           "(docs/targets.md)")
     if target.host is not None:
         raise CompileError(f"not supported yet: -host={{{target.host}}} (the target of code "
                            "that would run on a host beside the device: aot generates device "

@@ -37,7 +37,25 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None)
     parser.add_argument("--board",
                         help="a board tag, e.g. qemu/mps2-an386 (see `aot boards`)"
                         + (f"; default {board_default}" if board_default else ""))
+    add_cores_argument(parser)
     add_codegen_argument(parser)
+
+
+def add_cores_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cores", type=int, metavar="N",
+                        help="cores of the board to run the model on (default 1: core 0); "
+                        "more than one is not supported yet (docs/targets.md)")
+
+
+def check_cores_argument(args: argparse.Namespace, board=None) -> None:
+    """Refuse a ``--cores`` the board lacks or compilation would not honour."""
+    from aot.target import check_cores, load_board
+
+    if getattr(args, "cores", None) is None:
+        return
+    if board is None and args.board is not None:
+        board = load_board(args.board)
+    check_cores(board, args.cores)
 
 
 def target_from_args(args: argparse.Namespace, default_board: str | None = None):
@@ -46,6 +64,7 @@ def target_from_args(args: argparse.Namespace, default_board: str | None = None)
     carrying the board's tag)."""
     from aot.compile import CompileError, resolve_target
 
+    check_cores_argument(args)
     if args.board is not None and args.target is not None:
         return resolve_target(args.board, refine=args.target)[0]
     if args.board is None and args.target is None:

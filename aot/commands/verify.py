@@ -18,7 +18,13 @@ import re
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
-from aot.commands.compile import add_codegen_argument, add_model_arguments, input_shapes
+from aot.commands.compile import (
+    add_codegen_argument,
+    add_cores_argument,
+    add_model_arguments,
+    check_cores_argument,
+    input_shapes,
+)
 from aot.commands.interpret import add_input_arguments
 
 NAME = "verify"
@@ -30,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("model", nargs="+", help="a .tflite (or .onnx) model file")
     parser.add_argument("--board", required=True, help="board tag, e.g. qemu/mps2-an386")
+    add_cores_argument(parser)
     add_codegen_argument(parser)
     add_input_arguments(parser, help="inputs instead of the sample file: .npy ([N, *shape]) "
                                      "or .npz")
@@ -60,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
                             "group, verify each model alone")
     if isinstance(args.model, list):
         args.model = args.model[0]
+    check_cores_argument(args)
     if args.random < 0:
         raise FirmwareError(f"--random must be 0 or more, got {args.random}")
     shapes = input_shapes(args)

@@ -203,6 +203,9 @@ def board_defines(board) -> list[str]:
     ``AOT_TIMER_KIND_<KIND>`` from ``[timer]``, and for a SysTick counted
     under QEMU's ``-icount`` ``AOT_TICK_INSNS_NUM``/``AOT_TICK_INSNS_DEN``
     (``icount_instructions_per_tick`` = NUM / DEN, DEN a power of two).
+    A multi-core board adds its ``[cores]``: ``AOT_BOARD_CORES``,
+    ``AOT_CORES_START_<START>``, ``AOT_CORES_SYSCTL_BASE``,
+    ``AOT_CORES_IDENTITY_BASE`` and ``AOT_CORES_STACK_BYTES``.
     Empty for the host, whose port needs no facts.
     """
     if board.platform == "host":
@@ -227,6 +230,13 @@ def board_defines(board) -> list[str]:
                     "runtime's SysTick vernier needs (e.g. 40, 31.25, 62.5)")
             flags += [f"-DAOT_TICK_INSNS_NUM={ratio.numerator}",
                       f"-DAOT_TICK_INSNS_DEN={ratio.denominator}"]
+    cores = board.cores
+    if cores.count > 1:
+        flags += [f"-DAOT_BOARD_CORES={cores.count}",
+                  f"-DAOT_CORES_START_{_symbol(cores.start)}=1",
+                  f"-DAOT_CORES_SYSCTL_BASE={_hex(cores.sysctl_base)}u",
+                  f"-DAOT_CORES_IDENTITY_BASE={_hex(cores.identity_base)}u",
+                  f"-DAOT_CORES_STACK_BYTES={cores.stack_bytes}"]
     return flags
 
 

@@ -218,6 +218,28 @@ class Timer:
 
 
 @dataclass(frozen=True)
+class Cores:
+    """The processor cores of a board that the compiler may place work on.
+
+    Core 0 boots, runs the RPC and the timer; ``start`` says how it starts
+    the others (``sse200_cpuwait``: write core 1's vector table address to
+    the SSE-200's INITSVTOR1 and clear its CPUWAIT bit, at ``sysctl_base``).
+    ``identity_base`` is a register reading the running core's number.
+    Each further core gets ``stack_bytes`` of stack (a static array of the port).
+    ``shared`` names the memories every core reaches at the same address.
+    A board whose record has no ``[cores]`` has one core.
+    """
+
+    count: int = 1
+    start: str | None = None
+    sysctl_base: int | None = None
+    identity_base: int | None = None
+    stack_bytes: int = 0
+    shared: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Board:
     """Everything about one board, from its record file.
 
@@ -245,6 +267,7 @@ class Board:
     image: Image = Image()
     path: Path | None = None
     clocks: Clocks | None = None
+    cores: Cores = Cores()
 
     @property
     def versioned_tag(self) -> str:
@@ -385,6 +408,7 @@ def load_board_file(path: str | Path) -> Board:
                     f"{path}: field 'memory': the regions {a.name!r} [0x{a.origin:08x}, "
                     f"0x{a.end:08x}) and {b.name!r} [0x{b.origin:08x}, 0x{b.end:08x}) overlap "
                     f"by {min(a.end, b.end) - b.origin} bytes; give each memory once")
+    cores = _cores(path, data.get("cores"), memory)
     tc = data["toolchain"]
     qemu = data.get("qemu")
     return Board(
@@ -417,7 +441,59 @@ def load_board_file(path: str | Path) -> Board:
         image=Image(**data.get("image", {})),
         path=path,
         clocks=Clocks(**data["clocks"]) if "clocks" in data else None,
+        cores=cores,
     )
+
+
+#: What each way of starting further cores needs from the record.
+_CORE_START_NEEDS = {"sse200_cpuwait": ("sysctl_base", "identity_base", "stack_bytes")}
+
+
+def _cores(path: Path, table: dict | None, memory: Memory | None) -> Cores:
+    if table is None:
+        return Cores()
+    cores = Cores(**{**table, "shared": tuple(table["shared"])})
+    missing = [f for f in _CORE_START_NEEDS[cores.start] if not table.get(f)]
+    if missing:
+        raise BoardError(f"{path}: field 'cores': start = {cores.start!r} needs "
+                         f"{', '.join('cores.' + f for f in missing)}")
+    names = [r.name for r in memory.regions()] if memory is not None else []
+    unknown = [n for n in cores.shared if n not in names or n == "flash"]
+    if unknown:
+        raise BoardError(f"{path}: field 'cores.shared': {', '.join(map(repr, unknown))} "
+                         f"is not a data memory of the record; memories: {names[1:]}")
+    if memory is not None and memory.stack_bytes + cores.stack_bytes * (cores.count - 1) \
+            >= memory.ram.length:
+        raise BoardError(f"{path}: field 'cores.stack_bytes': {cores.count} stacks "
+                         f"do not fit the {memory.ram.length} bytes of RAM")
+    return cores
+
+
+def check_cores(board: Board | None, cores: int) -> None:
+    """Refuse ``--cores N`` that the board cannot have or that compilation would
+    not honour; ``--cores 1`` (core 0 alone, what every build does) passes.
+
+    Splitting a model across several cores is not supported yet: the record's
+    ``[cores]`` and the runtime's queue (``aot/cores.h``) exist, the placement
+    pass and the entry function's hand-over do not (docs/targets.md).
+    """
+    if board is None:
+        raise TargetError(f"--cores {cores}: the number of cores is a board fact; give --board")
+    have = board.cores.count
+    multi = [b.tag for b in list_boards() if b.cores.count > 1]
+    if cores < 1:
+        raise TargetError(f"--cores {cores}: give 1 to {have}, the cores {board.tag} has")
+    if cores > have:
+        hint = (f"; boards with several cores: {', '.join(multi)}" if have == 1
+                else f"; give 1 to {have}")
+        raise TargetError(f"--cores {cores}: {board.tag} has {have} "
+                          f"core{'s' if have > 1 else ''}{hint}")
+    if cores > 1:
+        raise TargetError(
+            f"not supported yet: --cores {cores} (splitting layers across {board.tag}'s "
+            f"{have} cores: the board record and the runtime's work queue are ready, the "
+            "placement pass and the entry function's hand-over to the other cores are not); "
+            "--cores 1 runs the model on core 0")
 
 
 def _device_facts(table: dict | None) -> DeviceFacts | None:

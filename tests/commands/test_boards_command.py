@@ -18,6 +18,7 @@ BOARDS = [
     "qemu/mps2-an386",
     "qemu/mps2-an500",
     "qemu/mps2-an505",
+    "qemu/mps2-an521",
     "qemu/mps3-an547",
     "qemu/netduinoplus2",
     "qemu/sifive-e",

@@ -91,6 +91,7 @@ BOARD_FACTS = {
     "qemu/mps2-an386": ("thumbv7em", True, True, False, 4),
     "qemu/mps2-an500": ("thumbv7em", True, True, False, 4),
     "qemu/mps2-an505": ("thumbv8m.main", True, True, False, 4),
+    "qemu/mps2-an521": ("thumbv8m.main", False, False, False, 4),
     "qemu/mps3-an547": ("thumbv8.1m.main", True, True, True, 16),
     "qemu/netduinoplus2": ("thumbv7em", True, True, False, 4),
     "qemu/sifive-e": ("rv32imac", False, False, False, 4),

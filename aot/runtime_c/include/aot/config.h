@@ -70,6 +70,12 @@
 #define AOT_FRAME_CRC 4u
 #define AOT_MAX_PAYLOAD (AOT_MAX_FRAME - AOT_FRAME_HEADER - AOT_FRAME_CRC)
 
+/* Slots of each work queue core 0 hands further cores work through
+ * (include/aot/cores.h; a power of two).  A full queue makes core 0 wait. */
+#ifndef AOT_CORE_QUEUE_SLOTS
+#define AOT_CORE_QUEUE_SLOTS 8
+#endif
+
 /* Compile-time checks (C99 has no _Static_assert). */
 #define AOT_CHECK_CONFIG(name, cond) typedef char aot_config_check_##name[(cond) ? 1 : -1]
 AOT_CHECK_CONFIG(frame_fits_u16, AOT_MAX_FRAME <= 65535);
@@ -83,6 +89,8 @@ AOT_CHECK_CONFIG(name_fits_u8, AOT_MAX_NAME >= 8 && AOT_MAX_NAME <= 255);
 AOT_CHECK_CONFIG(loader_fits_u32, AOT_RPC_LOADER_BYTES >= 0 &&
                  AOT_RPC_LOADER_BYTES <= 0x7FFFFFFF && AOT_RPC_LOADER_BYTES % 4 == 0);
 AOT_CHECK_CONFIG(tensors_fit_u16, AOT_MAX_TENSORS <= 65535 && AOT_MAX_KERNELS < 65535);
+AOT_CHECK_CONFIG(core_queue_pow2, AOT_CORE_QUEUE_SLOTS >= 2 &&
+                 (AOT_CORE_QUEUE_SLOTS & (AOT_CORE_QUEUE_SLOTS - 1)) == 0);
 AOT_CHECK_CONFIG(stack_paint_flag, AOT_STACK_PAINT == 0 || AOT_STACK_PAINT == 1);
 
 #endif /* AOT_CONFIG_H */

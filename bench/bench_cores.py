@@ -1,0 +1,137 @@
+"""Two cores of qemu/mps2-an521 against one: a PROJECTION, not a two-core run.
+
+    .venv/bin/python bench/bench_cores.py [--model NAME]... [--handover N]
+                                          [--json out/bench_cores.json]
+
+Issue 36 asks for one core against two per MLPerf Tiny model.  Models cannot
+run split yet (the placement pass and the entry hand-over are missing:
+``--cores 2`` is refused), so this bench measures what exists and projects
+the rest, and says so in every row:
+
+* measured: ``aot profile`` of the model on core 0 of qemu/mps2-an521 (exact
+  instructions per kernel under QEMU ``-icount``, and the estimated cycles of
+  the Cortex-M33 table, docs/cycles.md);
+* projected: the critical path if every conv2d, depthwise_conv2d and dense
+  kernel gave half its output channels to core 1 (its instructions and cycles
+  halved, assumed linear in the channels) plus ``--handover`` instructions per
+  split kernel for the queue hand-over and the barrier (default 80: the
+  difference between the split and unsplit runs of
+  tests/cores/fixture/second_core.c, 513,703 - 513,624 = 79, rounded up);
+* the extra RAM and code of the runtime's two-core support, measured by
+  compiling src/cores.c and the mps2 port with the record's [cores] defines
+  (core 1's stack, the queue, the start code).
+
+Under QEMU the two-core run itself cannot show a speedup (both vCPUs share one
+virtual clock: docs/targets.md "Several cores of one board"); a measured
+critical path needs per-core counts, which are not there yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from aot.export import board_defines  # noqa: E402
+from aot.target import load_board  # noqa: E402
+
+BOARD = "qemu/mps2-an521"
+MODELS = ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
+          "mlperf_ad_fc_autoencoder"]
+MODELS_DIR = ROOT.parent / "shared" / "models"
+SPLIT_OPS = {"conv2d", "depthwise_conv2d", "dense"}
+RUNTIME = ROOT / "aot" / "runtime_c"
+
+
+def profile(model: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "aot", "profile", str(MODELS_DIR / f"{model}.tflite"),
+         "--board", BOARD, "--json"],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    data = json.loads(out.stdout)
+    if "error" in data:
+        raise SystemExit(f"{model}: {data['error']}")
+    return data
+
+
+def project(prof: dict, handover: int) -> dict:
+    """One core's measured totals and the projected two-core critical path."""
+    one_i, one_c = prof["instructions"], prof["cycles"]
+    saved_i = saved_c = 0.0
+    split = 0
+    for k in prof["kernels"]:
+        if k["ops"] and k["ops"][0] in SPLIT_OPS:
+            split += 1
+            saved_i += k["instructions"] / 2 - handover
+            saved_c += k["cycles"] / 2 - handover
+    two_i, two_c = one_i - saved_i, one_c - saved_c
+    return {"kernels": len(prof["kernels"]), "split_kernels": split,
+            "one_core_instructions": one_i, "one_core_cycles": one_c,
+            "two_core_instructions_projected": round(two_i),
+            "two_core_cycles_projected": round(two_c),
+            "speedup_projected": round(one_c / two_c, 3)}
+
+
+def extra_cost() -> dict:
+    """Bytes of code and RAM the two-core support adds on the board: src/cores.c plus
+    the port's SSE-200 block (port.c with the [cores] defines against without)."""
+    board = load_board(BOARD)
+    tc = board.toolchain
+    defines = board_defines(board)
+    plain = [d for d in defines if "CORES" not in d]
+    flags = [*tc.cpu_flags, "-O2", "-std=c99", f"-I{RUNTIME / 'include'}"]
+
+    def sizes(src: Path, defs: list[str]) -> tuple[int, int]:
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = Path(tmp) / "x.o"
+            subprocess.run([tc.tool("gcc"), *flags, *defs, "-c", str(src), "-o", str(obj)],
+                           check=True)
+            out = subprocess.run([tc.tool("size"), str(obj)], capture_output=True,
+                                 text=True, check=True).stdout.splitlines()[1].split()
+            return int(out[0]), int(out[1]) + int(out[2])  # text, data + bss
+
+    cores_code, cores_ram = sizes(RUNTIME / "src" / "cores.c", defines)
+    port_code, port_ram = sizes(RUNTIME / "ports" / "mps2" / "port.c", defines)
+    base_code, base_ram = sizes(RUNTIME / "ports" / "mps2" / "port.c", plain)
+    return {"code_bytes": cores_code + port_code - base_code,
+            "ram_bytes": cores_ram + port_ram - base_ram,
+            "core1_stack_bytes": board.cores.stack_bytes}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", action="append", choices=MODELS)
+    ap.add_argument("--handover", type=int, default=80,
+                    help="instructions per split kernel for the hand-over (default 80)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    extra = extra_cost()
+    rows = []
+    print(f"{BOARD}: one core MEASURED (aot profile on core 0), two cores PROJECTED")
+    print(f"two-core support: +{extra['code_bytes']} B code, +{extra['ram_bytes']} B RAM "
+          f"(of which core 1's stack {extra['core1_stack_bytes']} B)")
+    print(f"{'model':28} {'kernels':>7} {'split':>5} {'1-core cycles':>14} "
+          f"{'2-core cycles (proj.)':>22} {'speedup (proj.)':>16}")
+    for model in args.model or MODELS:
+        row = {"model": model, **project(profile(model), args.handover)}
+        rows.append(row)
+        print(f"{model:28} {row['kernels']:7} {row['split_kernels']:5} "
+              f"{row['one_core_cycles']:14,} {row['two_core_cycles_projected']:22,} "
+              f"{row['speedup_projected']:15.2f}x")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"board": BOARD, "extra": extra, "rows": rows,
+                                         "handover_instructions": args.handover,
+                                         "kind": "projection"}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
