@@ -24,10 +24,15 @@ Three farms share that interface:
   Real boards are resources per port, ``board:TAG@PORT`` (:func:`ray_slots`).
   The search stays on the head.
 
-A farm lowers the batch's configs on the head and keeps one config per
-distinct C (as one image would), splits those into at most ``boards``
-contiguous chunks (:func:`split`), measures them in parallel and returns
-one result per config in the order of the configs.  A workload does not pickle (its template holds
+A farm splits the batch's configs into at most ``boards`` contiguous chunks
+(:func:`split`), measures them in parallel and returns one result per config
+in the order of the configs.  The head lowers nothing: each board's worker
+lowers its own chunk, keeps one config per distinct C (as one image does)
+and builds it, so the head's work per candidate stays small and the boards'
+lowering runs in parallel (on a Ray cluster, on the nodes' own cores).
+Configs of different chunks with the same C are measured once per chunk.
+:class:`_Parallel` counts the head's time outside waiting for the boards
+(``head_seconds``, ``head_candidates``).  A workload does not pickle (its template holds
 local functions), so a chunk carries the workload's
 :class:`~aot.tune.workload.WorkloadSource` (the model graph, target and
 sample input) and its key; a worker extracts the workloads once per source
@@ -50,6 +55,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
@@ -60,15 +66,9 @@ from aot import __version__
 from aot.target import load_board
 from aot.target.errors import TargetError
 from aot.tune.errors import TuneError
+from aot.tune.farm_sim import SimBoard, SimFlows, check_sim
 from aot.tune.loader import LoaderUnavailable, RamBuilder, RamRunner, measure_ram
-from aot.tune.measure import (
-    RUN_TIMEOUT,
-    Builder,
-    Result,
-    Runner,
-    distinct_candidates,
-    measure,
-)
+from aot.tune.measure import RUN_TIMEOUT, Builder, Result, Runner, measure
 from aot.tune.workload import Workload
 from flash import RunnerError, get_runner
 from flash.serial_port import probe_serial
@@ -81,9 +81,11 @@ LOCAL = "local"
 LOCAL_BOARDS = 2
 
 
-def board_resource(tag: str) -> str:
-    """The Ray custom resource that counts the boards of ``tag`` on a node."""
-    return f"board:{tag}"
+def board_resource(tag: str, sim: bool = False) -> str:
+    """The Ray custom resource that counts the boards of ``tag`` on a node;
+    with ``sim``, its simulated boards (``board:sim/TAG``: a node declares
+    those only for benches and tests, and a real session never takes them)."""
+    return f"board:sim/{tag}" if sim else f"board:{tag}"
 
 
 def parse_farm(text: str) -> tuple[str, str | None]:
@@ -116,6 +118,7 @@ class BoardSpec:
     probe: str | None = None    # the debug probe's serial number (one of several boards)
     jobs: int | None = None     # compile jobs per batch image; None: one per core
     cost: str = "instructions"  # aot.tune.measure.COSTS: travels with every chunk
+    sim: SimBoard | None = None  # a simulated board (aot.tune.farm_sim): benches, tests
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,9 @@ def serial_specs(spec: BoardSpec, boards: list[SerialBoard]) -> list[BoardSpec]:
     one, each needs a probe serial number (given, or read from sysfs) unless
     the runner flashes through the port (esptool)."""
     board = spec.board
+    if spec.sim is not None:
+        raise TuneError(f"--boards {', '.join(map(str, boards))}: a simulated board has no "
+                        "serial port; give a number of boards")
     if board.emulated or board.platform == "host":
         raise TuneError(f"--boards {', '.join(map(str, boards))}: {board.tag} runs in a process "
                         "here and has no serial port; give a number of boards (--boards N)")
@@ -253,6 +259,15 @@ class Flows:
                 self.ram = False
                 self.notes.append(f"RAM loader not used ({err}); one image per batch instead")
         return measure(self.builder, self.runner, workload, configs)
+
+
+def board_flows(spec: BoardSpec, work: Path, cache: Path, notes: list[str]):
+    """The measuring flow of one board of ``spec``: :class:`Flows`, or a
+    :class:`~aot.tune.farm_sim.SimFlows` for a simulated board."""
+    if spec.sim is not None:
+        check_sim(spec)
+        return SimFlows(spec.sim)
+    return Flows.from_spec(spec, work, cache, notes)
 
 
 def split(configs: list, boards: int) -> list[list]:
@@ -339,7 +354,7 @@ def _init_local_board(spec: BoardSpec, work: str, cache: str) -> None:
     # a forked worker starts with a copy of the head's state: caches the head
     # filled (measuring in-process) must not stand for this worker's workloads
     _worker.clear()
-    flows = Flows.from_spec(spec, Path(work) / f"board-{os.getpid()}", Path(cache), notes)
+    flows = board_flows(spec, Path(work) / f"board-{os.getpid()}", Path(cache), notes)
     _worker.update(spec=spec, flows=flows, notes=notes)
     # Finalize, not atexit: a pool worker leaves through multiprocessing's own exit path.
     Finalize(flows, flows.close, exitpriority=10)
@@ -359,6 +374,9 @@ class _Parallel:
         self.boards = boards
         self.notes = notes
         self.ram = spec.ram
+        self.head_seconds = 0.0   # the head's time in measure() outside waiting for boards
+        self.head_candidates = 0  # configs measured, the denominator of head_seconds
+        self._waited = 0.0
 
     def _merge_notes(self, notes: list[str]) -> None:
         for note in notes:
@@ -374,18 +392,25 @@ class _Parallel:
         self.close()
 
     def measure(self, workload, configs):
-        """The head lowers the configs and sends one config per distinct C (the
-        others get its result, as within one image), split across the boards."""
+        """The configs split across the boards as they are: each board's worker
+        lowers its chunk (the head would lower the batch alone, one config
+        after the other, while the boards wait)."""
+        start, waited = time.perf_counter(), self._waited
         configs = list(configs)
-        candidates, failed = distinct_candidates(workload, configs)
-        outcomes = {c.index: ("build", None, (), "", error, 0.0) for c, error in failed}
-        firsts = [cand.configs[0] for cand in candidates]
-        self._measure(workload, split(firsts, self.boards), outcomes)
-        for cand in candidates:
-            if cand.configs[0].index in outcomes:
-                for c in cand.configs[1:]:
-                    outcomes[c.index] = outcomes[cand.configs[0].index]
-        return in_order(configs, outcomes)
+        outcomes: dict[int, tuple] = {}
+        self._measure(workload, split(configs, self.boards), outcomes)
+        results = in_order(configs, outcomes)
+        self.head_seconds += time.perf_counter() - start - (self._waited - waited)
+        self.head_candidates += len(configs)
+        return results
+
+    def _wait(self, get):
+        """``get()``, counted as time the head waits for the boards."""
+        start = time.perf_counter()
+        try:
+            return get()
+        finally:
+            self._waited += time.perf_counter() - start
 
 
 class LocalFarm(_Parallel):
@@ -399,11 +424,13 @@ class LocalFarm(_Parallel):
 
     def __init__(self, spec: BoardSpec, boards: int | list[SerialBoard], work: Path,
                  cache: Path, notes: list[str]):
+        check_sim(spec)
         if isinstance(boards, int):
             if boards < 1:
                 raise TuneError(f"--boards must be at least 1, not {boards}")
             board = spec.board
-            if boards > 1 and not (board.emulated or board.platform == "host"):
+            if boards > 1 and not (board.emulated or board.platform == "host"
+                                   or spec.sim is not None):
                 raise TuneError(f"--boards {boards} with {board.tag}: a farm of real boards "
                                 "needs each one's serial port: --boards "
                                 f"{board.tag}@/dev/ttyACM0,{board.tag}@/dev/ttyACM1")
@@ -461,7 +488,7 @@ class LocalFarm(_Parallel):
         lost = []
         for slot, chunk, future in futures:
             try:
-                tuples, notes = future.result()
+                tuples, notes = self._wait(future.result)
             except BrokenProcessPool as err:
                 lost.append((slot, chunk, f"board lost: its worker process died twice ({err})"))
                 continue
@@ -501,7 +528,7 @@ def _ray_chunk(spec: BoardSpec, source, key: str, indices: list[int], kind: type
     notes: list[str] = []
     cache = Path(tempfile.gettempdir()) / f"aot-farm-objects-{os.getuid()}"
     with tempfile.TemporaryDirectory(prefix="aot-farm-") as work:
-        with Flows.from_spec(spec, Path(work), cache, notes) as flows:
+        with board_flows(spec, Path(work), cache, notes) as flows:
             return measure_chunk(flows, source, key, indices, kind), notes
 
 
@@ -516,11 +543,11 @@ def ray_slots(resources: dict[str, float], spec: BoardSpec,
     takes one unit uses that port on its node.  ``boards`` limits the slots to
     a number, or to the given real boards."""
     board = spec.board
-    if board.emulated or board.platform == "host":
+    if board.emulated or board.platform == "host" or spec.sim is not None:
         if isinstance(boards, list):
             raise TuneError(f"--boards {', '.join(map(str, boards))}: {board.tag} has no serial "
                             "port; give a number of boards")
-        key = board_resource(board.tag)
+        key = board_resource(board.tag, sim=spec.sim is not None)
         slots = [(key, spec)] * int(resources.get(key, 0))
     else:
         prefix = board_resource(board.tag) + "@"
@@ -553,6 +580,7 @@ class RayFarm(_Parallel):
                  boards: int | list[SerialBoard] | None, notes: list[str]):
         ray = _ray()
         board = spec.board
+        check_sim(spec)
         if isinstance(boards, int) and boards < 1:
             raise TuneError(f"--boards must be at least 1, not {boards}")
         if spec.serial_port is not None:
@@ -571,8 +599,8 @@ class RayFarm(_Parallel):
             raise
         if not slots:
             self.close()
-            resource = board_resource(board.tag)
-            if not (board.emulated or board.platform == "host"):
+            resource = board_resource(board.tag, sim=spec.sim is not None)
+            if not (board.emulated or board.platform == "host" or spec.sim is not None):
                 resource += "@PORT"
             raise TuneError(f"no node of the Ray cluster at {address} declares {resource!r}: "
                             f"start nodes with ray start --resources '{{\"{resource}\": N}}'")
@@ -603,7 +631,7 @@ class RayFarm(_Parallel):
                                                type(workload), __version__)))
         for chunk, future in pending:
             try:
-                tuples, notes = ray.get(future)
+                tuples, notes = self._wait(lambda future=future: ray.get(future))
             except TuneError as err:
                 # Raised by the task (a node runs another aot, a forced loader is missing):
                 # the session must stop; Ray's wrapper carries the remote traceback.
@@ -624,6 +652,7 @@ def open_farm(spec: BoardSpec, *, farm: str | None, boards: int | list[SerialBoa
     unless ``boards`` says: a number, or real boards by serial port) or a
     :class:`RayFarm`."""
     kind, address = parse_farm(farm) if farm is not None else (LOCAL, None)
+    check_sim(spec)
     if isinstance(boards, int) and boards < 1:
         raise TuneError(f"--boards must be at least 1, not {boards}")
     if kind == "ray":
@@ -631,10 +660,10 @@ def open_farm(spec: BoardSpec, *, farm: str | None, boards: int | list[SerialBoa
     if isinstance(boards, list):
         if len(boards) == 1:
             (one,) = serial_specs(spec, boards)
-            return Flows.from_spec(one, work, cache, notes)
+            return board_flows(one, work, cache, notes)
         return LocalFarm(spec, boards, work, cache, notes)
     if boards is None and farm is not None:
         boards = LOCAL_BOARDS
     if boards is None or boards == 1:
-        return Flows.from_spec(spec, work, cache, notes)
+        return board_flows(spec, work, cache, notes)
     return LocalFarm(spec, boards, work, cache, notes)

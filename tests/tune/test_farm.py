@@ -32,6 +32,8 @@ from aot.tune.farm import (
     ray_slots,
     split,
 )
+from aot.tune.farm_sim import SIM_UNIT, SimBoard, SimFlows, sim_cost
+from aot.tune.measure import max_batch
 from aot.tune.workload import Workload, WorkloadSource, extract_workloads
 
 M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
@@ -411,3 +413,87 @@ def test_a_farm_of_serial_boards_flashes_and_opens_each_boards_own(dense, tmp_pa
             "/project/build/firmware.elf} verify reset exit")
         seen.add(port)
     assert seen == {"/dev/ttyACM0", "/dev/ttyACM1"}
+
+
+# --- simulated boards (aot.tune.farm_sim): the farm's scheduling without the host's work -----
+
+SIM = SimBoard(image_seconds=0.05)
+
+
+def test_a_simulated_board_costs_are_fakes_of_the_config_and_never_real(dense):
+    configs = list(dense.space)[:5]
+    with SimFlows(SIM) as one:
+        results = one.measure(dense, configs)
+        again = one.measure(dense, configs[::-1])
+        assert (one.images, one.measured) == (2, 10)
+    assert [r.config for r in results] == configs
+    assert [r.status for r in results] == ["ok"] * 5
+    assert {r.unit for r in results} == {SIM_UNIT}
+    assert [r.cost for r in results] == [sim_cost(dense.key, c) for c in configs]
+    assert [r.cost for r in again] == [r.cost for r in results][::-1]
+    assert len({r.cost for r in results}) == 5   # something to rank
+    # One image per max_batch() candidates, as real batch images.
+    assert SimBoard(2.0, 0.5).seconds(max_batch() + 1) == 2 * 2.0 + (max_batch() + 1) * 0.5
+
+
+def _counting(wl, calls: list):
+    lower = wl.lower
+
+    def counted(config, name):
+        calls.append(config.index)
+        return lower(config, name)
+    return counted
+
+
+def test_the_head_lowers_no_candidate_and_loses_none(dense, monkeypatch):
+    """The head used to lower every config of a batch (to keep one per distinct
+    C) before any board started: its time per candidate, one after the other,
+    bounded a farm's throughput.  Now each board's worker lowers its chunk."""
+    calls: list[int] = []
+    monkeypatch.setattr(dense, "lower", _counting(dense, calls))
+    spec = BoardSpec(load_board("qemu/mps2-an386"), sim=SIM)
+    batches = [list(dense.space)[k:k + 12] for k in range(0, 36, 12)]
+    with LocalFarm(spec, 4, Path("/nonexistent"), Path("/nonexistent"), []) as farm:
+        got = [farm.measure(dense, configs) for configs in batches]
+        assert len(set(farm.worker_pids())) == 4
+        assert farm.head_candidates == 36
+        assert 0 <= farm.head_seconds
+    assert calls == []
+    for configs, results in zip(batches, got):
+        assert [r.config for r in results] == configs
+        assert [(r.status, r.cost) for r in results] == [("ok", sim_cost(dense.key, c))
+                                                         for c in configs]
+
+
+def test_a_simulated_board_is_refused_with_what_only_a_board_has(tmp_path):
+    spec = BoardSpec(load_board("qemu/mps2-an386"), sim=SIM)
+    for bad, word in ((dict(serial_port="/dev/ttyACM0"), "serial port"),
+                      (dict(runner="qemu"), "runner"), (dict(ram=True), "RAM loader"),
+                      (dict(cost="cycles"), "--cost cycles")):
+        with pytest.raises(TuneError, match=f"simulated board .* no {word}"):
+            open_farm(dataclasses.replace(spec, **bad), farm=None, boards=2, work=tmp_path,
+                      cache=tmp_path, notes=[])
+    l4 = BoardSpec(load_board(L4), sim=SIM)
+    with pytest.raises(TuneError, match="a simulated board has no serial port"):
+        open_farm(l4, farm=None, boards=[SerialBoard(L4, "/dev/ttyACM0"),
+                                         SerialBoard(L4, "/dev/ttyACM1")],
+                  work=tmp_path, cache=tmp_path, notes=[])
+    # A real board's kind may be simulated several times (no ports needed).
+    with open_farm(l4, farm=None, boards=3, work=tmp_path, cache=tmp_path, notes=[]) as f:
+        assert isinstance(f, LocalFarm) and f.boards == 3
+    with open_farm(spec, farm=None, boards=None, work=tmp_path, cache=tmp_path,
+                   notes=[]) as f:
+        assert isinstance(f, SimFlows)
+
+
+def test_a_ray_clusters_simulated_boards_are_resources_of_their_own():
+    board = load_board("qemu/mps2-an386")
+    sim = BoardSpec(board, sim=SIM)
+    resources = {"board:qemu/mps2-an386": 3, "board:sim/qemu/mps2-an386": 2}
+    assert board_resource(board.tag, sim=True) == "board:sim/qemu/mps2-an386"
+    assert [key for key, _ in ray_slots(resources, sim, None)] == [
+        "board:sim/qemu/mps2-an386"] * 2
+    # A real session never takes a simulated board, nor a simulation a real one.
+    assert [key for key, _ in ray_slots(resources, BoardSpec(board), None)] == [
+        "board:qemu/mps2-an386"] * 3
+    assert ray_slots({"board:qemu/mps2-an386": 3}, sim, None) == []
