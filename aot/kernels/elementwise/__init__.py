@@ -271,6 +271,14 @@ for _op in _FLOAT_UNARY:
         compute_rule(_op)(_float_unary)
 
 
+def _table_lookup(ctx, node, x) -> Computed:
+    """An int8 operator as its 256-entry table (:func:`aot.kernels.activation.
+    int8_table`: the reference's arithmetic for this node), one load per element."""
+    table = ctx.const(f"{node.name}_table", int8_table(node))
+    return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
+                               name="y"))
+
+
 @compute_rule("abs")
 def abs_(ctx, node) -> Computed:
     """float32: ``fabsf``; int8: a 256-entry table of the reference's
@@ -279,9 +287,7 @@ def abs_(ctx, node) -> Computed:
     x_t, y_t = node.inputs[0], node.outputs[0]
     x = ctx.value(x_t)
     if x_t.dtype == "int8":
-        table = ctx.const(f"{node.name}_table", int8_table(node))
-        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
-                                   name="y"))
+        return _table_lookup(ctx, node, x)
     if x_t.dtype != "int16":
         return _float_unary(ctx, node)
     if x_t.quant is None:
@@ -309,9 +315,7 @@ def rsqrt(ctx, node) -> Computed:
     x_t, y_t = node.inputs[0], node.outputs[0]
     x = ctx.value(x_t)
     if x_t.dtype == "int8":
-        table = ctx.const(f"{node.name}_table", int8_table(node))
-        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
-                                   name="y"))
+        return _table_lookup(ctx, node, x)
     if x_t.dtype != "int16":
         return _float_unary(ctx, node)
     mult, shift = quantize_multiplier(
@@ -477,9 +481,7 @@ def _relu(ctx, node) -> Computed:
     element."""
     x = ctx.value(node.inputs[0])
     if (node.inputs[0].dtype, node.outputs[0].dtype) == ("int8", "int8"):
-        table = ctx.const(f"{node.name}_table", int8_table(node))
-        return Computed(te.compute(x.shape, lambda *i: table[x[i].astype("int32") + 128],
-                                   name="y"))
+        return _table_lookup(ctx, node, x)
     if (node.inputs[0].dtype, node.outputs[0].dtype) == ("int16", "int16"):
         return _relu_int16(node, x)
     _float_only(node)
