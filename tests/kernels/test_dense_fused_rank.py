@@ -6,7 +6,9 @@ NumPy broadcasting, so for input ``[4, 1, 8]`` every row was row 0.  The
 group context now hands later rules a row-major view of the output shape
 (``aot.kernels.group.row_major_view``).  Each case lowers the fused group,
 runs it (host gcc, ASan + UBSan) and compares it bit for bit with the
-reference interpreter.
+reference interpreter; the TFLite model of the report (FULLY_CONNECTED with
+keep_num_dims, then ADD) runs bit-exact with TFLM on the host build and the
+LLVM JIT (on QEMU: tests/firmware/test_dense_keep_dims_qemu.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from graphs import Q, weights_int8
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernel_checks import check_graph, seeded_inputs
+from support.dense_models import dense_keep_dims_add, int8_inputs
+from support.parity import assert_matches_tflm
+
+from aot.commands.run import run_on_host
+from aot.compile import compile_model
 
 from aot import te
 from aot.ir import GraphBuilder, TensorType
@@ -57,7 +64,17 @@ def test_reported_case_4x1x8_add():
 
 
 @pytest.mark.parametrize("target", ["c", M4])
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("lead, op, other", [((2, 3), "add", "full"), ((2, 1, 3), "mul", "rows"),
+                                             ((3, 2), "sub", "units")])
+def test_dense_epilogue_fixed_shapes(target, lead, op, other):
+    """A few rank-3/4 shapes of the property below, in the fast run."""
+    g = dense_then(op, lead, other=other, seed=2)
+    _fused(check_graph(g, seeded_inputs(g, 2), cross=False, target=target))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["c", M4])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lead=st.lists(st.integers(1, 3), min_size=2, max_size=3),
        depth=st.integers(1, 20), units=st.integers(1, 9),
        op=st.sampled_from(["add", "sub", "mul"]),
@@ -80,3 +97,18 @@ def test_row_major_view_refuses_other_size():
     t = te.placeholder((4, 5), "int8", name="t")
     with pytest.raises(KernelError, match=r"\[4, 5\] cannot be viewed as \[3, 5\]"):
         row_major_view(t, (3, 5))
+
+
+@pytest.mark.parametrize("lead, residual", [((4, 1), None), ((2, 3), None),
+                                            ((2, 3), (1, 1, 5))])
+def test_keras_dense_then_add_matches_tflm_on_host_and_llvm(lead, residual, tflm, tmp_path):  # noqa: F811
+    """FULLY_CONNECTED(keep_num_dims) + ADD as TFLite gives it: the reference and
+    the host build equal TFLM, and the LLVM JIT equals them too."""
+    rng = np.random.default_rng(5)
+    model = dense_keep_dims_add(rng, lead, residual=residual)
+    xs = int8_inputs(rng, [(*lead, 8), residual or (*lead, 5)])
+    want = assert_matches_tflm(tflm, model, xs, tmp_path)
+    compiled = compile_model(tmp_path / "m.tflite", "llvm", name="m", measure_code=False)
+    assert compiled.is_jit
+    got = run_on_host(compiled, [x[None] for x in xs], workdir=tmp_path)[0][0]
+    np.testing.assert_array_equal(got, want)
