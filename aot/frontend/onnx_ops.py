@@ -870,28 +870,15 @@ def _dense_common(ctx, x: Value, w_kn: _Weights, bias: Value | None, qout,
         xt = src.tensor
     else:
         xt = ctx.plain(src)
-    out_shape = tuple(xs[:-1]) + (units,)
-    if out_rank > 2:
-        # Rows of K in, rows of N out, the leading axes restored by a reshape (a
-        # view): a dense kernel of rank > 2 (keep_num_dims) computed rows other
-        # than the first wrongly on the host when an int8 add was fused after
-        # it (issue 34's note), which the view between them prevents.
-        xt = ctx.emit("reshape", [xt], {"newshape": (int(np.prod(xs[:-1])), k)},
-                      quant=xt.quant)
     weight_data = np.ascontiguousarray(data.T)
-    attrs = {"keep_num_dims": False}
-
-    def restore(y):
-        if out_rank > 2:
-            y = ctx.emit("reshape", [y], {"newshape": out_shape}, quant=y.quant)
-        return y
+    attrs = {"keep_num_dims": out_rank > 2}  # [..., K] in, [..., N] out
     if qout is None:
         b = None
         if bias is not None:
             b = ctx.constant(np.broadcast_to(_f32(ctx.const_value(bias)).reshape(-1),
                                              (units,)).astype(np.float32))
         y = ctx.emit("dense", [xt, ctx.constant(weight_data), b], attrs)
-        return Value(tensor=restore(y))
+        return Value(tensor=y)
     wq = w_kn.quant
     weight = ctx.constant(weight_data, Quantization(wq.scale, wq.zero_point,
                                                     0 if wq.axis is not None else None))
@@ -899,7 +886,7 @@ def _dense_common(ctx, x: Value, w_kn: _Weights, bias: Value | None, qout,
     attrs["activation"] = qout.activation
     y = ctx.emit("dense", [xt, weight, ctx.constant(b) if b is not None else None], attrs,
                  quant=qout.quant)
-    ctx.finish_int(qout, restore(y))
+    ctx.finish_int(qout, y)
     return None
 
 

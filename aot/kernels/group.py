@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from aot import te
 from aot.codegen.c import resolve_target
 from aot.ir import Node, Tensor
 from aot.kernels.kernel import Kernel, KernelBuilder, KernelError
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, select_strategy
+from aot.kernels.template import extent
 from aot.passes.annotated import FusedGroup, QuantParams, annotations
 from aot.te.tensor import ComputeOp
 
@@ -19,10 +22,19 @@ class GroupContext:
         self.env: dict[int, te.Tensor] = {}
 
     def value(self, t: Tensor, shape=None) -> te.Tensor:
-        """The tensor expression of ``t``: computed earlier in the group, or a
-        kernel input (run-time tensors) or constant (weights) viewed as ``shape``."""
+        """The tensor expression of ``t`` viewed as ``shape`` (default: ``t``'s
+        own shape): computed earlier in the group, or a kernel input (run-time
+        tensors) or constant (weights).
+
+        A compute rule may compute over another shape of the same elements
+        than its node's output (dense computes ``[rows, units]`` for a
+        ``keep_num_dims`` output ``[4, 1, units]``); a later rule of the group
+        indexes the value with ``t``'s shape, so it gets a row-major view
+        (:func:`row_major_view`), never the raw tensor: read with NumPy
+        broadcasting, ``[rows, units]`` under ``[4, 1, units]`` would pin the
+        row to the size-1 axis (issue 34's wrong rows)."""
         if id(t) in self.env:
-            return self.env[id(t)]
+            return row_major_view(self.env[id(t)], tuple(shape or t.shape))
         return self.builder.input(t, shape)
 
     def const(self, label: str, data, shape=None, dtype=None) -> te.Tensor:
@@ -40,6 +52,51 @@ class GroupContext:
             raise KernelError(f"group {self.group.name}: node {node.name} ({node.op}) has no "
                               "folded quantization parameters; run aot.passes.optimize first")
         return qp
+
+
+def row_major_view(src: te.Tensor, shape: tuple) -> te.Tensor:
+    """``src`` read as ``shape`` (the same elements in row-major order), or
+    ``src`` itself when it has that shape.  The view is a compute stage that
+    ``lower_group`` inlines: its element ``idx`` is ``src``'s element at the
+    same row-major position.  The axes the two shapes end with in common
+    are passed through; the leading axes are flattened
+    (``f = sum idx[i] * prod(shape[i+1:])``) and, when ``src`` has more
+    than one leading axis, split again (``f // prod(...) % dim``)."""
+    have = tuple(extent(d) for d in src.shape)
+    want = tuple(extent(d) for d in shape)
+    if have == want:
+        return src
+    if int(np.prod(have)) != int(np.prod(want)):
+        raise KernelError(f"a value of shape {list(have)} cannot be viewed as {list(want)}: "
+                          "the sizes differ")
+    tail = 0
+    while (tail < min(len(have), len(want)) - 1
+           and have[len(have) - 1 - tail] == want[len(want) - 1 - tail]):
+        tail += 1
+    head_have, head_want = have[:len(have) - tail], want[:len(want) - tail]
+
+    def view(*idx):
+        flat = None
+        for i, dim in enumerate(head_want):
+            if dim == 1:
+                continue  # its index is always 0
+            term = idx[i] * int(np.prod(head_want[i + 1:]))
+            flat = term if flat is None else flat + term
+        flat = te.const(0, "int32") if flat is None else flat
+        head = []
+        for j, dim in enumerate(head_have):
+            if dim == 1:
+                head.append(te.const(0, "int32"))
+                continue
+            v = flat
+            inner = int(np.prod(head_have[j + 1:]))
+            if inner > 1:
+                v = v // inner
+            if j > 0:
+                v = v % dim
+            head.append(v)
+        return src[(*head, *idx[len(idx) - tail:])]
+    return te.compute(want, view, name=f"{src.op.name}_view")
 
 
 def _target_keys(target) -> tuple[str, ...]:

@@ -350,8 +350,9 @@ def test_a_model_of_constants_runs_once_on_the_host(tmp_path):
 
 def test_int8_matmul_of_a_token_sequence_then_a_bias_add_on_the_host(tmp_path):
     """QDQ MatMul on [tokens, 1, K] and a constant added after it (an attention
-    projection): the host equals the reference.  A rank-3 dense with the int8 add
-    fused after it got every row but the first wrong on the host."""
+    projection): the host equals the reference.  The MatMul is one rank-3 dense
+    (keep_num_dims) with the int8 add fused after it, which got every row but
+    the first wrong on the host (issue 34; fixed in aot.kernels.group)."""
     from aot.commands.run import run_on_host
     from aot.compile import compile_model
 
@@ -373,6 +374,8 @@ def test_int8_matmul_of_a_token_sequence_then_a_bias_add_on_the_host(tmp_path):
              helper.make_node("DequantizeLinear", ["aq", "ys", "yz"], ["y"])]
     model = model_of(nodes, [("x", FLOAT, [4, 1, 8])], [("y", FLOAT, None)], inits)
     graph = parse_onnx(model.SerializeToString())
+    dense = [n for n in graph.nodes if n.op == "dense"]
+    assert len(dense) == 1 and dense[0].attrs["keep_num_dims"]
     x = rand([4, 1, 8], 3, -4, 4)
     want = run(graph, [x])[0]
     compiled = compile_model(graph, "host/native", measure_code=False)
