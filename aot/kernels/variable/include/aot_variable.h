@@ -8,9 +8,11 @@
 #include <string.h>
 #include "aot_kernel_target.h"
 
-/* Copy bytes bytes of src to dst and, when second is not dst, to second too. */
-AOT_INLINE int32_t aot_variable_copy(const void* restrict src, void* restrict dst,
-                                     void* second, int32_t bytes) {
+/* Copy bytes bytes of src to dst and, when second is not dst, to second too.
+   No restrict on dst: ASSIGN_VARIABLE may pass one buffer as dst and second,
+   which GCC's -Wrestrict (an error under -Werror) rightly refuses. */
+AOT_INLINE int32_t aot_variable_copy(const void* src, void* dst, void* second,
+                                     int32_t bytes) {
   memcpy(dst, src, (size_t)bytes);
   if (second != dst) {
     memcpy(second, src, (size_t)bytes);
