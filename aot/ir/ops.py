@@ -816,7 +816,7 @@ def _dynamic_update_slice(ts, attrs, where):
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("neg", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos",
-               "square")
+               "square", "erf")
 
 
 @register("abs", "elementwise", ("data",))
