@@ -286,7 +286,7 @@ class _Importer:
         if isinstance(values, Value):
             values = [values]
         for name, value in zip(node.output, values):
-            if name:
+            if name and value is not None:
                 if name in self.values:
                     raise ModelError(f"{label}: value {name!r} is produced twice")
                 self.values[name] = value

@@ -43,6 +43,7 @@ import numpy as np
 
 from aot.frontend.errors import ModelError
 from aot.ir import Quantization
+from aot.ir.ops import TOPK_DTYPES
 
 #: IR tensor = ONNX tensor transposed by this, for NCHW feature maps held as NHWC.
 NHWC = (0, 2, 3, 1)
@@ -130,7 +131,8 @@ _ATTR_KINDS = {
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
                      "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes",
-                     "fmod", "select_last_index", "num_outputs", "stash_type"), int),
+                     "fmod", "select_last_index", "num_outputs", "stash_type", "k", "largest",
+                     "sorted"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
                      "ratio"), float),
     **dict.fromkeys(("auto_pad", "mode", "approximate"), str),
@@ -1881,6 +1883,45 @@ def _hard_sigmoid(ctx) -> Value:
     return Value(tensor=y, perm=x.perm, flat=x.flat)
 
 
+def _topk(ctx) -> list[Value]:
+    """TopK with ``k`` known at import: one ``topk`` node per output read (values,
+    int64 indices), in ONNX's element order; int8 values between QDQ stay int8."""
+    a = ctx.attrs(axis=-1, largest=1, sorted=1, k=None)
+    x = ctx.value(0)
+    if x.flat is not None or x.perm is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    t = ctx.tensor(x)
+    if ctx.opset < 10:
+        k = a["k"]
+        if k is None:
+            raise ctx.fail("the attribute 'k' is required before opset 10")
+    else:
+        k = ctx.const(1, "K").reshape(-1)
+        if k.size != 1:
+            raise ctx.fail(f"K must hold one value, got {k.size}")
+        k = int(k[0])
+    rank = len(t.shape)
+    if not -rank <= a["axis"] < rank:
+        raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+    if t.dtype not in TOPK_DTYPES:
+        raise ctx.fail(f"{t.dtype} data is not supported ({', '.join(TOPK_DTYPES)} are)")
+    if not 1 <= k <= t.shape[a["axis"]]:
+        raise ctx.fail(f"K={k} must be 1 to the axis size {t.shape[a['axis']]} (an empty "
+                       "result is not supported)")
+    # sorted=0 leaves the order to the implementation: the sorted one is valid.
+    attrs = {"k": k, "axis": a["axis"] % rank, "largest": bool(a["largest"])}
+    outs = []
+    for i, what in enumerate(("values", "indices")):
+        name = ctx.output_name(i)
+        if not (name in ctx.imp.graph_outputs or ctx.imp.consumers.get(name)):
+            outs.append(None)  # nothing reads it: no node
+            continue
+        y = ctx.emit("topk", [t], {**attrs, "output": what},
+                     quant=t.quant if what == "values" else None)
+        outs.append(Value(tensor=y, dq=x.dq and what == "values"))
+    return outs
+
+
 def _gelu(ctx) -> Value | None:
     """Gelu: the IR's gelu, exact (approximate="none", through erf) or the tanh
     form; int8 (a table) between DequantizeLinear and QuantizeLinear, else float32."""
@@ -2060,6 +2101,7 @@ CONVERTERS: dict[str, Callable] = {
     "LayerNormalization": _layer_norm,
     "HardSigmoid": _hard_sigmoid,
     "Gelu": _gelu,
+    "TopK": _topk,
     "LogSoftmax": _softmax,
 }
 

@@ -25,7 +25,7 @@ EXPECTED_OPS = {
     "cast",
     "zeros_like", "arg_max", "arg_min", "sum", "gather", "gather_nd", "cumsum", "batch_matmul",
     "transpose_conv2d", "resize_bilinear", "l2_pool2d", "dynamic_update_slice", "reduce_all",
-    "log_softmax", "l2_normalization", "read_variable", "assign_variable"
+    "log_softmax", "l2_normalization", "read_variable", "assign_variable", "topk"
 }
 
 
