@@ -98,11 +98,12 @@ def test_k_computed_at_run_time_is_refused():
         parse_onnx(model.SerializeToString())
 
 
+@pytest.mark.parametrize("target", ["host/native", "llvm"])
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int64"])
 @pytest.mark.parametrize("largest", [True, False])
-def test_host_kernel_equals_the_reference(dtype, largest, tmp_path):
-    """The C kernel (ranks, then the position of each rank) on the host, both
-    outputs, with ties and the extreme int8 values."""
+def test_host_kernel_equals_the_reference(dtype, largest, target, tmp_path):
+    """The kernel (ranks, then the position of each rank) on the host, as C and
+    through LLVM's JIT, both outputs, with ties and the extreme int8 values."""
     from aot.commands.run import run_on_host
     from aot.compile import compile_model
 
@@ -117,7 +118,7 @@ def test_host_kernel_equals_the_reference(dtype, largest, tmp_path):
     if dtype == "int8":
         data[0, :2, 0] = [-128, 127]
     want = run(graph, [data])
-    got = run_on_host(compile_model(graph, "host/native", measure_code=False), [data[None]],
+    got = run_on_host(compile_model(graph, target, measure_code=False), [data[None]],
                       workdir=tmp_path)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g[0], w)
