@@ -25,6 +25,9 @@ QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
 BatchNormalization                       mul + add with per-channel constants
 Pad ReduceMean                           pad (constant mode) mean (axes permuted)
+Gelu Erf                                 gelu (exact or tanh form; PyTorch's erf chain
+                                         too) erf
+TopK                                     topk (one node per output read)
 Identity Dropout                         an alias of the input
 Constant Shape Size                      evaluated at import
 FOLD_ONLY (Gather Slice Unsqueeze        evaluated at import when their inputs are
@@ -2107,11 +2110,10 @@ CONVERTERS: dict[str, Callable] = {
 
 
 #: The TFLite builtins whose kernels each ONNX operator reaches (docs/operators.md's
-#: ONNX column).  Operators missing here have no single counterpart: they are
-#: evaluated at import (Constant, Shape, Size, the FOLD_ONLY ones), aliases
-#: (Identity, Dropout), or chains of IR operators (BatchNormalization,
-#: LayerNormalization, HardSigmoid), or IR operators TFLM has no kernel for
-#: (Gelu, Erf).
+#: ONNX column; GELU is one of aot's extensions beyond TFLM).  Operators missing
+#: here have no single counterpart: they are evaluated at import (Constant, Shape,
+#: Size, the FOLD_ONLY ones), aliases (Identity, Dropout), chains of IR operators
+#: (BatchNormalization, LayerNormalization, HardSigmoid), or ONNX_ONLY.
 TFLITE_COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "Conv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
     "QLinearConv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
@@ -2135,5 +2137,9 @@ TFLITE_COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "Expand": ("BROADCAST_TO",), "Equal": ("EQUAL",), "Less": ("LESS",),
     "Greater": ("GREATER",), "Not": ("LOGICAL_NOT",), "Neg": ("NEG",), "Abs": ("ABS",),
     "Floor": ("FLOOR",), "Ceil": ("CEIL",), "Sqrt": ("SQRT",), "Exp": ("EXP",),
-    "Log": ("LOG",), "ArgMax": ("ARG_MAX",), "ArgMin": ("ARG_MIN",),
+    "Log": ("LOG",), "ArgMax": ("ARG_MAX",), "ArgMin": ("ARG_MIN",), "Gelu": ("GELU",),
 }
+
+#: ONNX operators onto IR operators that no TFLite builtin aot imports reaches
+#: (docs/operators.md lists them with their kernels).
+ONNX_ONLY: dict[str, tuple[str, ...]] = {"Erf": ("erf",), "TopK": ("topk",)}
