@@ -3,8 +3,11 @@ along an axis, or their positions.
 
 Three stages.  ``acc``: each element's rank in its row, the number of
 elements along the axis that come before it (greater, or smaller when not
-``largest``; of equal ones those at a lower position), an int32 buffer the
-size of the input, O(n^2) comparisons per row.  ``pos``: for output slot
+``largest``; of equal ones those at a lower position), an int32 array the
+size of the input on the kernel's stack (4 bytes per input element: a
+classifier's 1000 scores take 4000 bytes; computing it one slab at a time
+needs a schedule primitive that attaches a stage to its consumer's consumer,
+not there yet), O(n^2) comparisons per row.  ``pos``: for output slot
 ``j``, the position whose rank is ``j`` (exactly one has it).  ``y``: the
 element there (values, raw: quantized data keeps its integers) or the
 position as int64.  Ranks make the order ONNX's without a sort's data
@@ -61,6 +64,6 @@ def topk(ctx, node) -> Computed:
 
 @strategy("topk")
 def schedule_topk_generic(s, final, stages) -> None:
-    """The ranks once for the whole input (a scratch buffer), then each output
+    """The ranks once for the whole input (a stack array), then each output
     element with its search for the position innermost."""
     s[stages["pos"]].compute_at(s[final], final.op.axis[-1])
