@@ -24,7 +24,14 @@ from aot.reference.interpreter import InterpretError, Session
 
 def inputs_from_args(graph: Graph, args: argparse.Namespace) -> tuple[list[np.ndarray], str]:
     """The inputs ``--input`` or ``--fill`` name (default ``--fill random``),
-    and what they are, for the summary."""
+    and what they are, for the summary.  A model without inputs (constants
+    only) runs once on nothing; ``--input`` or ``--fill`` for it is refused."""
+    if not graph.inputs:
+        given = "--input" if args.input is not None else "--fill" if args.fill else None
+        if given:
+            raise InterpretError(f"{graph.name} has no inputs: {given} has nothing to feed; "
+                                 f"drop {given} (the model runs once)")
+        return [], "no inputs"
     if args.input is not None:
         return load_inputs(graph, args.input, allow_nonfinite=args.allow_nonfinite), \
             str(args.input)

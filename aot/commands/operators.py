@@ -78,6 +78,18 @@ def rows(builtins=None) -> list[tuple[str, ...]]:
     return out
 
 
+def onnx_only_rows() -> list[tuple[str, str, str, str]]:
+    """One row per ONNX operator of :data:`aot.frontend.onnx_ops.ONNX_ONLY`."""
+    from aot.frontend.onnx_ops import ONNX_ONLY
+    from aot.kernels.registry import COMPUTES, HANDWRITTEN
+    from aot.reference.interpreter import supported_ops
+
+    reference = supported_ops()
+    return [(op, ", ".join(ir), "yes" if all(o in reference for o in ir) else "no",
+             "yes" if all(o in COMPUTES or o in HANDWRITTEN for o in ir) else "no")
+            for op, ir in sorted(ONNX_ONLY.items())]
+
+
 def markdown() -> str:
     table = rows()
     supported = sum(1 for r in table if r[3])
@@ -113,10 +125,11 @@ def markdown() -> str:
         "name, index and reason before anything is built; element types "
         "a builtin's kernels lack are refused the same way (docs/models.md lists them). "
         "*ONNX*: the ONNX operators the ONNX frontend imports onto the same IR operators "
-        "and kernels (aot.frontend.onnx_ops.TFLITE_COUNTERPARTS); ONNX operators without a "
-        "single counterpart (BatchNormalization, LayerNormalization, HardSigmoid, Gelu, the "
-        "shape arithmetic evaluated at import) and how far the ONNX backend node tests pass "
-        "are in docs/models.md.",
+        "and kernels (aot.frontend.onnx_ops.TFLITE_COUNTERPARTS); those no builtin reaches "
+        "are listed after the extensions; ONNX operators without a single counterpart "
+        "(BatchNormalization, LayerNormalization, HardSigmoid, the shape arithmetic "
+        "evaluated at import) and how far the ONNX backend node tests pass are in "
+        "docs/models.md.",
         "",
         "| " + " | ".join(_HEADER) + " |",
         "|" + "---|" * len(_HEADER),
@@ -139,8 +152,18 @@ def markdown() -> str:
         "The IR operators these builtins become are the targets of the other frontends too; "
         "docs/models.md (\"The graph IR\") states the semantics and types of those an ONNX "
         "graph maps onto beyond the obvious ones: `batch_matmul` of two computed operands "
-        "(attention), `gelu` (exact and tanh forms), `squared_difference` and `rsqrt`.",
+        "(attention), `gelu` (exact and tanh forms), `squared_difference`, `rsqrt`, `erf` "
+        "and `topk`.",
+        "",
+        "## ONNX operators without a TFLite builtin",
+        "",
+        "ONNX operators the ONNX frontend imports onto IR operators that no TFLite builtin "
+        "aot imports reaches (aot.frontend.onnx_ops.ONNX_ONLY).",
+        "",
+        "| ONNX operator | IR operators | reference | C kernels |",
+        "|---|---|---|---|",
     ]
+    lines += ["| " + " | ".join(r) + " |" for r in onnx_only_rows()]
     return "\n".join(lines) + "\n"
 
 

@@ -45,7 +45,9 @@ from typing import Any
 import numpy as np
 
 from aot.frontend.errors import ModelError
-from aot.frontend.shapes import check_input_names, fix_input_shape, normalize_input_shapes
+from aot.frontend.shapes import (
+    HOW_TO_FIX, check_input_names, fix_input_shape, format_declared, normalize_input_shapes,
+)
 from aot.frontend.onnx_ops import (
     CONVERTERS, FOLDABLE, NHWC, QuantOutput, Value, attribute_values, fold, ir_quant,
     onnx_dtype, onnx_shape,
@@ -215,7 +217,17 @@ class _Importer:
         if dtype not in MODEL_INPUT_DTYPES:
             raise ModelError(f"{where} has type {dtype}, which is not supported as a model "
                              f"input; supported: {', '.join(MODEL_INPUT_DTYPES)}")
-        shape = fix_input_shape(vi.name, _declared_shape(vi), self.input_shapes.get(vi.name))
+        declared = _declared_shape(vi)
+        given = self.input_shapes.get(vi.name)
+        zeros = [k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value")
+                 and d.dim_value == 0] if tt.HasField("shape") else []
+        if zeros and given is None:
+            dims = [0 if k in zeros else d for k, d in enumerate(declared)]
+            raise ModelError(f"{where} declares the size 0 in dimension {zeros[0]} "
+                             f"({format_declared(dims)}): empty inputs are not supported "
+                             f"(nothing to compute); if the 0 means an open size, give the "
+                             f"shape with {HOW_TO_FIX}")
+        shape = fix_input_shape(vi.name, declared, given)
         return self.builder.input(vi.name, list(shape), dtype)
 
     def _graph_output(self, vi) -> Tensor:
@@ -231,8 +243,11 @@ class _Importer:
             data = ctx.const_value(value)
             if value.shifted:
                 data = data.astype(np.int16) + 128
-            return ctx.emit("reshape", [ctx.constant(np.asarray(data))],
-                            {"newshape": tuple(np.shape(data))})
+            tensor = ctx.emit("reshape", [ctx.constant(np.asarray(data))],
+                              {"newshape": tuple(np.shape(data))})
+            if not any(t.name == vi.name for t in self.builder._inputs):
+                tensor.name = vi.name  # as every output: the ONNX name
+            return tensor
         tensor = ctx.plain(ctx.floated(value) if value.dq else value)
         if value.shifted:
             # A uint8 ONNX value held as int8: back to uint8 (zero point + 128).
@@ -286,7 +301,7 @@ class _Importer:
         if isinstance(values, Value):
             values = [values]
         for name, value in zip(node.output, values):
-            if name:
+            if name and value is not None:
                 if name in self.values:
                     raise ModelError(f"{label}: value {name!r} is produced twice")
                 self.values[name] = value

@@ -25,6 +25,9 @@ QuantizeLinear DequantizeLinear          quantize dequantize (or folded into
                                          integer operators)
 BatchNormalization                       mul + add with per-channel constants
 Pad ReduceMean                           pad (constant mode) mean (axes permuted)
+Gelu Erf                                 gelu (exact or tanh form; PyTorch's erf chain
+                                         too) erf
+TopK                                     topk (one node per output read)
 Identity Dropout                         an alias of the input
 Constant Shape Size                      evaluated at import
 FOLD_ONLY (Gather Slice Unsqueeze        evaluated at import when their inputs are
@@ -43,6 +46,7 @@ import numpy as np
 
 from aot.frontend.errors import ModelError
 from aot.ir import Quantization
+from aot.ir.ops import TOPK_DTYPES
 
 #: IR tensor = ONNX tensor transposed by this, for NCHW feature maps held as NHWC.
 NHWC = (0, 2, 3, 1)
@@ -130,7 +134,8 @@ _ATTR_KINDS = {
                      "transA", "transB", "allowzero", "saturate", "block_size", "output_dtype",
                      "to", "start", "end", "broadcast", "value_int", "training_mode",
                      "spatial", "seed", "is_test", "keepdims", "noop_with_empty_axes",
-                     "fmod", "select_last_index", "num_outputs", "stash_type"), int),
+                     "fmod", "select_last_index", "num_outputs", "stash_type", "k", "largest",
+                     "sorted"), int),
     **dict.fromkeys(("alpha", "beta", "min", "max", "value_float", "epsilon", "momentum",
                      "ratio"), float),
     **dict.fromkeys(("auto_pad", "mode", "approximate"), str),
@@ -1868,26 +1873,158 @@ def _hard_sigmoid(ctx) -> Value:
     return Value(tensor=y, perm=x.perm, flat=x.flat)
 
 
-def _gelu(ctx) -> Value:
-    """Gelu with approximate="tanh": ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``;
-    the exact form needs erf, which the IR has not (yet)."""
-    approx = ctx.attrs(approximate="none")["approximate"]
-    if approx != "tanh":
-        raise ctx.fail(f"approximate={approx!r} needs erf: not supported yet "
-                       "(approximate='tanh' is)")
-    x = ctx.floated(ctx.value(0))
-    t = x.tensor
-    if t.dtype != "float32":
-        raise ctx.fail(f"{t.dtype} data is not supported (float32 is)")
+def _topk(ctx) -> list[Value]:
+    """TopK with ``k`` known at import: one ``topk`` node per output read (values,
+    int64 indices), in ONNX's element order; int8 values between QDQ stay int8."""
+    a = ctx.attrs(axis=-1, largest=1, sorted=1, k=None)
+    x = ctx.value(0)
+    if x.flat is not None or x.perm is not None:
+        x = Value(tensor=ctx.plain(x), dq=x.dq)
+    t = ctx.tensor(x)
+    if ctx.opset < 10:
+        k = a["k"]
+        if k is None:
+            raise ctx.fail("the attribute 'k' is required before opset 10")
+    else:
+        k = ctx.const(1, "K").reshape(-1)
+        if k.size != 1:
+            raise ctx.fail(f"K must hold one value, got {k.size}")
+        k = int(k[0])
+    rank = len(t.shape)
+    if not -rank <= a["axis"] < rank:
+        raise ctx.fail(f"axis {a['axis']} is out of range for rank {rank}")
+    if t.dtype not in TOPK_DTYPES:
+        raise ctx.fail(f"{t.dtype} data is not supported ({', '.join(TOPK_DTYPES)} are)")
+    if not 1 <= k <= t.shape[a["axis"]]:
+        raise ctx.fail(f"K={k} must be 1 to the axis size {t.shape[a['axis']]} (an empty "
+                       "result is not supported)")
+    # sorted=0 leaves the order to the implementation: the sorted one is valid.
+    attrs = {"k": k, "axis": a["axis"] % rank, "largest": bool(a["largest"])}
+    outs = []
+    for i, what in enumerate(("values", "indices")):
+        name = ctx.output_name(i)
+        if not (name in ctx.imp.graph_outputs or ctx.imp.consumers.get(name)):
+            outs.append(None)  # nothing reads it: no node
+            continue
+        y = ctx.emit("topk", [t], {**attrs, "output": what},
+                     quant=t.quant if what == "values" else None)
+        outs.append(Value(tensor=y, dq=x.dq and what == "values"))
+    return outs
 
-    def k(v):
-        return ctx.constant(np.float32(v))
-    cube = ctx.emit("mul", [ctx.emit("mul", [t, t], {}), t], {})
-    inner = ctx.emit("add", [t, ctx.emit("mul", [cube, k(0.044715)], {})], {})
-    th = ctx.emit("tanh", [ctx.emit("mul", [inner, k(math.sqrt(2 / math.pi))], {})], {})
-    y = ctx.emit("mul", [ctx.emit("mul", [t, k(0.5)], {}), ctx.emit("add", [th, k(1.0)], {})],
-                 {})
-    return Value(tensor=y, perm=x.perm, flat=x.flat)
+
+def _gelu(ctx) -> Value | None:
+    """Gelu: the IR's gelu, exact (approximate="none", through erf) or the tanh
+    form; int8 (a table) between DequantizeLinear and QuantizeLinear, else float32."""
+    approx = ctx.attrs(approximate="none")["approximate"]
+    if approx not in ("none", "tanh"):
+        raise ctx.fail(f"approximate={approx!r} is not allowed ('none' or 'tanh')")
+    attrs = {"approximate": approx == "tanh"}
+    x = ctx.value(0)
+    qout = ctx.int_output()
+    if qout is not None and _is_int_act(ctx, x) and x.tensor.dtype == "int8":
+        y = ctx.emit("gelu", [x.tensor], attrs, quant=qout.quant)
+        ctx.finish_int(qout, y, perm=x.perm, flat=x.flat)
+        return None
+    x = ctx.floated(x)
+    t = ctx.tensor(x) if x.is_const else x.tensor
+    if t.dtype != "float32":
+        raise ctx.fail(f"{t.dtype} data is not supported (float32, or int8 through QDQ, is)")
+    return Value(tensor=ctx.emit("gelu", [t], attrs), perm=x.perm, flat=x.flat)
+
+
+def _scalar_near(ctx, name: str, want: float) -> bool:
+    """Whether ONNX value ``name`` is a float scalar constant holding ``want``
+    (float32 close): an initializer, a value converted already, or a Constant
+    node later in the graph (exporters write constants where they are first read)."""
+    v = ctx.imp.values.get(name)
+    if v is not None:
+        if not v.is_const or v.dq:
+            return False
+        c = v.const
+    else:
+        node = next((n for n in ctx.imp.graph_proto.node if name in n.output), None)
+        if node is None or node.op_type != "Constant" or len(node.attribute) != 1:
+            return False
+        got = attribute_values(node)
+        if "value_float" in got:
+            c = np.float32(got["value_float"])
+        elif "value" in got:
+            try:
+                c = tensor_attribute(ctx, got["value"], "value")
+            except ModelError:
+                return False
+        else:
+            return False
+    c = np.asarray(c)
+    return (c.size == 1 and c.dtype.kind == "f"
+            and abs(float(c.reshape(())) - want) <= 1e-6 * abs(want))
+
+
+def _erf_gelu(ctx) -> Value | None:
+    """The erf GELU PyTorch's exporters write for ``nn.GELU()`` (before ONNX had
+    Gelu): ``Div(x, sqrt 2) | Mul(x, 1/sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5``
+    (the two last Muls in either order), each step read only by the next.  Seen at
+    the Div (Mul), the chain becomes one exact gelu and its later nodes are
+    absorbed; None when the node does not start such a chain."""
+    imp, node = ctx.imp, ctx.node
+    if len(node.input) != 2 or not node.input[1]:
+        return None
+    scale = math.sqrt(2.0) if node.op_type == "Div" else math.sqrt(0.5)
+    x_name = node.input[0]
+    x = imp.values.get(x_name)
+    if x is None or x.is_const or x.dq or not _scalar_near(ctx, node.input[1], scale):
+        return None
+
+    def only_reader(name: str, op: str):
+        if name in imp.graph_outputs:
+            return None
+        users = imp.consumers.get(name, [])
+        if len(users) != 1:
+            return None
+        user = imp.graph_proto.node[users[0]]
+        if user.op_type != op or user.domain not in ("", "ai.onnx") or user.attribute:
+            return None
+        return users[0], user
+
+    def other(user, name: str) -> str | None:
+        ins = list(user.input)
+        if len(ins) != 2 or name not in ins:
+            return None
+        return ins[1] if ins[0] == name else ins[0]
+
+    erf = only_reader(node.output[0], "Erf")
+    add = erf and only_reader(erf[1].output[0], "Add")
+    if not add or not _scalar_near(ctx, other(add[1], erf[1].output[0]) or "", 1.0):
+        return None
+    # Mul by x then by 0.5, or by 0.5 then by x.
+    first = only_reader(add[1].output[0], "Mul")
+    second = first and only_reader(first[1].output[0], "Mul")
+    if not second:
+        return None
+    a = other(first[1], add[1].output[0])
+    b = other(second[1], first[1].output[0])
+    if not ((a == x_name and _scalar_near(ctx, b or "", 0.5))
+            or (b == x_name and _scalar_near(ctx, a or "", 0.5))):
+        return None
+    chain = [erf[0], add[0], first[0], second[0]]
+    t = x.tensor if x.flat is None else ctx.plain(x)
+    if t.dtype != "float32":
+        return None
+    y = ctx.emit("gelu", [t], {"approximate": False})
+    imp.absorbed.update(chain)
+    out = second[1].output[0]
+    imp.values[out] = Value(tensor=y, perm=x.perm if x.flat is None else None)
+    y.name = out
+    return y
+
+
+def _with_erf_gelu(convert: Callable) -> Callable:
+    """``convert``, unless its node starts PyTorch's erf GELU (:func:`_erf_gelu`)."""
+    def wrapped(ctx):
+        if _erf_gelu(ctx) is not None:
+            return None
+        return convert(ctx)
+    return wrapped
 
 
 CONVERTERS: dict[str, Callable] = {
@@ -1898,7 +2035,7 @@ CONVERTERS: dict[str, Callable] = {
     "QLinearMatMul": _qlinear_matmul,
     "Add": _binary("add"),
     "Sub": _binary("sub"),
-    "Mul": _binary("mul"),
+    "Mul": _with_erf_gelu(_binary("mul")),
     "Max": _binary("maximum", integer=False),
     "Min": _binary("minimum", integer=False),
     "Relu": _unary("relu", "any"),
@@ -1938,7 +2075,7 @@ CONVERTERS: dict[str, Callable] = {
     "Equal": _plain_binary("equal", False),
     "Less": _plain_binary("less", False),
     "Greater": _plain_binary("greater", False),
-    "Div": _plain_binary("div", True),
+    "Div": _with_erf_gelu(_plain_binary("div", True)),
     "Not": _not,
     "Neg": _float_unary_op("neg"),
     "Abs": _float_unary_op("abs"),
@@ -1947,21 +2084,23 @@ CONVERTERS: dict[str, Callable] = {
     "Sqrt": _float_unary_op("sqrt"),
     "Exp": _float_unary_op("exp"),
     "Log": _float_unary_op("log"),
+    "Erf": _float_unary_op("erf"),
     "ArgMax": _arg_extreme("arg_max"),
     "ArgMin": _arg_extreme("arg_min"),
     "Split": _split,
     "LayerNormalization": _layer_norm,
     "HardSigmoid": _hard_sigmoid,
     "Gelu": _gelu,
+    "TopK": _topk,
     "LogSoftmax": _softmax,
 }
 
 
 #: The TFLite builtins whose kernels each ONNX operator reaches (docs/operators.md's
-#: ONNX column).  Operators missing here have no single counterpart: they are
-#: evaluated at import (Constant, Shape, Size, the FOLD_ONLY ones), aliases
-#: (Identity, Dropout), or chains of IR operators (BatchNormalization,
-#: LayerNormalization, HardSigmoid, Gelu).
+#: ONNX column; GELU is one of aot's extensions beyond TFLM).  Operators missing
+#: here have no single counterpart: they are evaluated at import (Constant, Shape,
+#: Size, the FOLD_ONLY ones), aliases (Identity, Dropout), chains of IR operators
+#: (BatchNormalization, LayerNormalization, HardSigmoid), or ONNX_ONLY.
 TFLITE_COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "Conv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
     "QLinearConv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
@@ -1985,5 +2124,9 @@ TFLITE_COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "Expand": ("BROADCAST_TO",), "Equal": ("EQUAL",), "Less": ("LESS",),
     "Greater": ("GREATER",), "Not": ("LOGICAL_NOT",), "Neg": ("NEG",), "Abs": ("ABS",),
     "Floor": ("FLOOR",), "Ceil": ("CEIL",), "Sqrt": ("SQRT",), "Exp": ("EXP",),
-    "Log": ("LOG",), "ArgMax": ("ARG_MAX",), "ArgMin": ("ARG_MIN",),
+    "Log": ("LOG",), "ArgMax": ("ARG_MAX",), "ArgMin": ("ARG_MIN",), "Gelu": ("GELU",),
 }
+
+#: ONNX operators onto IR operators that no TFLite builtin aot imports reaches
+#: (docs/operators.md lists them with their kernels).
+ONNX_ONLY: dict[str, tuple[str, ...]] = {"Erf": ("erf",), "TopK": ("topk",)}

@@ -816,7 +816,7 @@ def _dynamic_update_slice(ts, attrs, where):
 #: Elementwise float32 functions (TFLM's float kernels; quantized variants are
 #: refused at import): y = f(x).
 FLOAT_UNARY = ("neg", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos",
-               "square")
+               "square", "erf")
 
 
 @register("abs", "elementwise", ("data",))
@@ -920,6 +920,35 @@ def _reduce_extreme(ts, attrs, where):
     the output keeps its quantization."""
     (data,) = ts
     return [TensorType(_reduced_shape(data, attrs, where), data.dtype, data.quant)]
+
+
+#: Element types :func:`_topk` orders (quantized ones by their raw values, one scale).
+TOPK_DTYPES = ("float32", "int8", "int16", "int32", "int64")
+
+
+@register("topk", "opaque", ("data",),
+          {"k": Attr("int"), "axis": Attr("int"), "largest": Attr("bool", True),
+           "output": Attr("str", "values", ("values", "indices"))})
+def _topk(ts, attrs, where):
+    """The ``k`` largest (``largest`` false: smallest) elements along ``axis``,
+    in that order, of equal ones the lower index first (ONNX's TopK); the axis
+    becomes ``k`` long.  ``output`` picks what the node writes: the values (the
+    input's type and quantization) or their int64 positions along the axis (a
+    kernel writes one tensor: ONNX's two outputs are two nodes).  NaN is not
+    ordered: a row holding one gives unspecified results."""
+    (data,) = ts
+    _need(data.dtype in TOPK_DTYPES, where,
+          f"{data.dtype} data is not supported ({', '.join(TOPK_DTYPES)})")
+    _need(data.quant is None or not data.quant.is_per_axis, where,
+          "the data must be quantized per tensor")
+    axis = _axis(attrs["axis"], data.rank, where)
+    k = attrs["k"]
+    _need(1 <= k <= data.shape[axis], where,
+          f"k={k} must be 1 to the axis size {data.shape[axis]}")
+    shape = tuple(k if i == axis else d for i, d in enumerate(data.shape))
+    if attrs["output"] == "indices":
+        return _out(shape, "int64")
+    return [TensorType(shape, data.dtype, data.quant)]
 
 
 # --------------------------------------------------------------------------- stateful

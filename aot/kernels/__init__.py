@@ -19,7 +19,7 @@ kernel file includes the headers of :func:`support_files`.
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)
     activation, batch_matmul, conv2d, dense, depthwise_conv2d, elementwise, lstm, movement, pool,
-    reduce, softmax, svdf, transpose_conv2d, variable,
+    reduce, softmax, svdf, topk, transpose_conv2d, variable,
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam

@@ -37,6 +37,7 @@ from aot.reference.ops.quantize import dequantize, quantize
 from aot.reference.ops.reduce import cumsum, mean, reduce_sum
 from aot.reference.ops.softmax import l2_normalization, log_softmax, softmax
 from aot.reference.ops.svdf import svdf
+from aot.reference.ops.topk import topk
 
 Kernel = Callable[[Node, list], list]
 
@@ -479,6 +480,13 @@ def _reduce_extreme(node: Node, args: list) -> list:
     reduce = np.max if node.op == "reduce_max" else np.min
     axes = tuple(int(a) % args[0].ndim for a in node.attrs["axes"])
     return [reduce(args[0], axis=axes, keepdims=node.attrs["keepdims"])]
+
+
+@kernel("topk")
+def _topk(node: Node, args: list) -> list:
+    a = node.attrs
+    return [topk(args[0], k=a["k"], axis=a["axis"] % args[0].ndim, largest=a["largest"],
+                 output=a["output"])]
 
 
 @kernel("arg_max", "arg_min")

@@ -45,7 +45,22 @@ def test_the_onnx_column_names_imported_onnx_operators_and_real_builtins():
     from aot.frontend.onnx_ops import TFLITE_COUNTERPARTS
 
     assert set(TFLITE_COUNTERPARTS) <= set(SUPPORTED_OPERATORS)
-    assert {b for bs in TFLITE_COUNTERPARTS.values() for b in bs} <= set(TFLM_BUILTINS)
+    assert {b for bs in TFLITE_COUNTERPARTS.values() for b in bs} <= set(TFLM_BUILTINS) | set(
+        extensions())
     table = {r[0]: r for r in rows()}
     assert table["CONV_2D"][6] == "Conv, QLinearConv"
     assert table["BATCH_MATMUL"][6] == "Gemm, MatMul, QLinearMatMul"
+
+
+def test_gelu_reaches_the_gelu_extension_and_the_onnx_only_operators_have_kernels():
+    from aot.commands.operators import onnx_only_rows
+    from aot.frontend.onnx import SUPPORTED_OPERATORS
+    from aot.frontend.onnx_ops import ONNX_ONLY, TFLITE_COUNTERPARTS
+
+    assert rows(extensions())[0][6] == "Gelu"
+    assert set(ONNX_ONLY) <= set(SUPPORTED_OPERATORS)
+    assert not set(ONNX_ONLY) & set(TFLITE_COUNTERPARTS)
+    assert onnx_only_rows() == [("Erf", "erf", "yes", "yes"), ("TopK", "topk", "yes", "yes")]
+    text = markdown()
+    assert "## ONNX operators without a TFLite builtin" in text
+    assert "| TopK | topk | yes | yes |" in text

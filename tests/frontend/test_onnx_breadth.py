@@ -276,11 +276,107 @@ def test_hard_sigmoid_and_tanh_gelu():
     check(model, {"x": rand([2, 8], 0, -5, 5)})
 
 
-def test_exact_gelu_is_refused_until_the_ir_has_erf():
-    model = model_of([helper.make_node("Gelu", ["x"], ["y"])], [("x", FLOAT, [2, 8])],
-                     [("y", FLOAT, None)], opset=20)
-    with pytest.raises(ModelError, match="approximate='none' needs erf: not supported yet"):
+def test_exact_gelu_and_erf_run_as_ir_operators():
+    nodes = [helper.make_node("Gelu", ["x"], ["g"]), helper.make_node("Erf", ["x"], ["e"])]
+    model = model_of(nodes, [("x", FLOAT, [2, 40])],
+                     [("g", FLOAT, None), ("e", FLOAT, None)], opset=20)
+    graph = check(model, {"x": rand([2, 40], 0, -6, 6)})
+    assert ops(graph) == ["gelu", "erf"] and graph.nodes[0].attrs["approximate"] is False
+
+
+def test_exact_gelu_and_erf_on_the_host_equal_the_reference(tmp_path):
+    from aot.commands.run import run_on_host
+    from aot.compile import compile_model
+
+    nodes = [helper.make_node("Gelu", ["x"], ["g"]), helper.make_node("Erf", ["x"], ["e"])]
+    model = model_of(nodes, [("x", FLOAT, [1, 64])],
+                     [("g", FLOAT, None), ("e", FLOAT, None)], opset=20)
+    graph = parse_onnx(model.SerializeToString())
+    x = rand([1, 64], 4, -6, 6)
+    want = run(graph, [x])
+    got = run_on_host(compile_model(graph, "host/native", measure_code=False), [x[None]],
+                      workdir=tmp_path)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g[0].view(np.uint32), w.view(np.uint32))
+
+
+def test_qdq_gelu_is_one_int8_gelu_within_one_step_of_onnxruntime():
+    """DequantizeLinear -> Gelu -> QuantizeLinear: the IR's int8 gelu (a table,
+    rounding the float64 GELU; onnxruntime rounds its float32 one: at most one step)."""
+    inits = {"s": np.float32(0.04), "z": np.int8(-5), "ys": np.float32(0.03),
+             "yz": np.int8(-100)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]),
+             helper.make_node("Gelu", ["xf"], ["g"]),
+             helper.make_node("QuantizeLinear", ["g", "ys", "yz"], ["gq"]),
+             helper.make_node("DequantizeLinear", ["gq", "ys", "yz"], ["y"])]
+    model = model_of(nodes, [("x", FLOAT, [1, 256])], [("y", FLOAT, None)], inits, opset=20)
+    data = model.SerializeToString()
+    graph = parse_onnx(data)
+    gelu = next(n for n in graph.nodes if n.op == "gelu")
+    assert gelu.inputs[0].dtype == "int8" and gelu.outputs[0].dtype == "int8"
+    feeds = {"x": ((np.arange(256, dtype=np.float32) - 123) * np.float32(0.04))[None]}
+    ours = run(graph, feeds)[0]
+    theirs = ort_session(data).run(None, feeds)[0]
+    assert np.abs(ours - theirs).max() <= 0.03 + 1e-6
+
+
+def test_gelu_approximate_must_be_none_or_tanh():
+    model = model_of([helper.make_node("Gelu", ["x"], ["y"], approximate="fast")],
+                     [("x", FLOAT, [2, 8])], [("y", FLOAT, None)], opset=20)
+    with pytest.raises(ModelError, match=r"node 0 \(Gelu\): approximate='fast' is not "
+                                         r"allowed \('none' or 'tanh'\)"):
         parse_onnx(model.SerializeToString())
+
+
+def _erf_gelu_nodes(div: bool, x_first: bool):
+    scale = ("Div", "s2") if div else ("Mul", "rs2")
+    nodes = [helper.make_node(scale[0], ["x", scale[1]], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"])]
+    if x_first:
+        nodes += [helper.make_node("Mul", ["x", "a"], ["m"]),
+                  helper.make_node("Mul", ["m", "half"], ["y"])]
+    else:
+        nodes += [helper.make_node("Mul", ["a", "half"], ["m"]),
+                  helper.make_node("Mul", ["m", "x"], ["y"])]
+    inits = {"s2": np.float32(np.sqrt(2.0)), "rs2": np.float32(np.sqrt(0.5)),
+             "one": np.float32(1.0), "half": np.float32(0.5)}
+    return nodes, inits
+
+
+@pytest.mark.parametrize("div, x_first", [(True, True), (True, False), (False, True)])
+def test_pytorch_erf_gelu_subgraph_becomes_one_gelu(div, x_first):
+    """torch.onnx.export writes nn.GELU() as x / sqrt 2 -> Erf -> + 1 -> * x -> * 0.5
+    at opsets below 20 (which have no Gelu)."""
+    nodes, inits = _erf_gelu_nodes(div, x_first)
+    model = model_of(nodes, [("x", FLOAT, [3, 16])], [("y", FLOAT, None)], inits)
+    graph = check(model, {"x": rand([3, 16], 1, -6, 6)})
+    assert ops(graph) == ["gelu"]
+
+
+def test_erf_gelu_with_its_constants_written_after_the_div():
+    """The TorchScript exporter writes each Constant node just before its first reader,
+    so the chain's 1 and 0.5 are not converted yet when the Div is."""
+    nodes, inits = _erf_gelu_nodes(True, True)
+    consts = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(
+        np.asarray(inits.pop(k)), k)) for k in ("one", "half")]
+    nodes = nodes[:2] + consts[:1] + nodes[2:4] + consts[1:] + nodes[4:]
+    model = model_of(nodes, [("x", FLOAT, [3, 16])], [("y", FLOAT, None)], inits)
+    assert ops(check(model, {"x": rand([3, 16], 1, -6, 6)})) == ["gelu"]
+
+
+def test_erf_gelu_lookalikes_stay_separate_operators():
+    """A chain read elsewhere midway, or with another constant, is not a GELU."""
+    nodes, inits = _erf_gelu_nodes(True, True)
+    model = model_of(nodes, [("x", FLOAT, [3, 16])], [("y", FLOAT, None), ("e", FLOAT, None)],
+                     inits)
+    graph = check(model, {"x": rand([3, 16], 2, -6, 6)})
+    assert "gelu" not in ops(graph) and "erf" in ops(graph)
+    inits["half"] = np.float32(0.25)
+    model = model_of(nodes, [("x", FLOAT, [3, 16])], [("y", FLOAT, None)], inits)
+    graph = check(model, {"x": rand([3, 16], 2, -6, 6)})
+    assert "gelu" not in ops(graph) and "erf" in ops(graph)
 
 
 def test_initializers_in_an_external_data_file_are_read_beside_the_model(tmp_path):

@@ -232,3 +232,28 @@ def test_export_runs_on_qemu(name, kind, exporter, folder, tmp_path):
     report = verify_model(path, "qemu/mps2-an386", inputs=[sample(name)[None]],
                           random_count=1, workdir=tmp_path)
     assert report.passed, report.summary()
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("approximate, opset", [("none", 17), ("none", 20), ("tanh", 20)])
+def test_gelu_exports_become_one_gelu(exporter, approximate, opset, tmp_path):
+    """nn.GELU() at opset 17 is an Erf chain (TorchScript: Mul x then 0.5; dynamo:
+    0.5 then x); at opset 20 a Gelu node.  Each becomes the IR's gelu, within 1e-5
+    of onnxruntime.  (The tanh form below opset 20 is a chain with Pow, which is
+    not imported.)"""
+    torch, _ = _torch()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8),
+                                torch.nn.GELU(approximate=approximate)).eval()
+    x = torch.randn(2, 8) * 3
+    path = tmp_path / "gelu.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), str(path), dynamo=exporter == "dynamo",
+                          opset_version=opset, input_names=["x"], output_names=["y"])
+    graph = load_model(path)
+    assert [n.op for n in graph.nodes] == ["dense", "gelu"]
+    assert graph.nodes[1].attrs["approximate"] is (approximate == "tanh")
+    ours = run(graph, [x.numpy()])[0]
+    theirs = onnxruntime(path, x.numpy())
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5 * np.abs(theirs).max())

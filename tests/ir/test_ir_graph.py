@@ -21,10 +21,11 @@ EXPECTED_OPS = {
     "resize_nearest", "reduce_max", "reduce_min", "equal", "not_equal", "greater",
     "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not", "select",
     "abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "square",
-    "div", "squared_difference", "floor_div", "floor_mod", "add_n", "elu", "gelu", "prelu", "cast",
+    "erf", "div", "squared_difference", "floor_div", "floor_mod", "add_n", "elu", "gelu", "prelu",
+    "cast",
     "zeros_like", "arg_max", "arg_min", "sum", "gather", "gather_nd", "cumsum", "batch_matmul",
     "transpose_conv2d", "resize_bilinear", "l2_pool2d", "dynamic_update_slice", "reduce_all",
-    "log_softmax", "l2_normalization", "read_variable", "assign_variable"
+    "log_softmax", "l2_normalization", "read_variable", "assign_variable", "topk"
 }
 
 

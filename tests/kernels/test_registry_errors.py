@@ -23,15 +23,16 @@ def test_the_registries_list_every_operator_with_a_generic_strategy():
         "not_equal", "pad", "quantize", "reduce_max", "reduce_min", "relu", "relu6",
         "resize_nearest", "select", "softmax", "strided_slice", "sub", "tanh", "transpose",
         "abs", "neg", "floor", "ceil", "round", "sqrt", "rsqrt", "exp", "log", "sin", "cos",
-        "square", "div", "squared_difference", "floor_div", "floor_mod", "add_n", "elu", "gelu",
+        "square", "erf", "div", "squared_difference", "floor_div", "floor_mod", "add_n", "elu",
+        "gelu",
         "prelu", "cast", "zeros_like", "arg_max", "arg_min", "sum", "gather", "gather_nd",
         "cumsum", "batch_matmul", "transpose_conv2d", "resize_bilinear", "l2_pool2d",
-        "dynamic_update_slice", "reduce_all", "log_softmax", "l2_normalization"])
+        "dynamic_update_slice", "reduce_all", "log_softmax", "l2_normalization", "topk"])
     assert sorted(HANDWRITTEN) == ["assign_variable", "lstm", "read_variable", "svdf"]
     anchors = {"conv2d", "depthwise_conv2d", "dense", "avg_pool2d", "max_pool2d", "softmax",
                "mean", "reduce_max", "reduce_min", "arg_max", "arg_min", "sum", "cumsum",
                "batch_matmul", "transpose_conv2d", "l2_pool2d", "reduce_all", "log_softmax",
-               "l2_normalization",
+               "l2_normalization", "topk",
                "elementwise"}
     assert {a for a, key in STRATEGIES if key == "generic"} == anchors
 

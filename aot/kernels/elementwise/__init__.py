@@ -243,7 +243,7 @@ _FLOAT_UNARY = {
     "abs": te.abs, "neg": lambda v: v * E.const(-1.0, "float32"), "floor": te.floor,
     "ceil": te.ceil, "round": lambda v: _round_to_nearest(v), "sqrt": te.sqrt,
     "rsqrt": lambda v: E.const(1.0, "float32") / te.sqrt(v), "exp": te.exp, "log": te.log,
-    "sin": te.sin, "cos": te.cos, "square": lambda v: v * v,
+    "sin": te.sin, "cos": te.cos, "square": lambda v: v * v, "erf": te.erf,
 }
 
 
@@ -258,7 +258,7 @@ def _round_to_nearest(v):
 
 
 def _float_unary(ctx, node) -> Computed:
-    """C's float functions (libm for exp/log/sin/cos, exact ones elsewhere);
+    """C's float functions (libm for exp/log/sin/cos/erf, exact ones elsewhere);
     NEG multiplies by -1 so that 0 becomes -0 as with C's unary minus."""
     _float_only(node)
     x = ctx.value(node.inputs[0])

@@ -175,7 +175,8 @@ def round_to_nearest(x) -> np.ndarray:
 def float_unary(op: str, x) -> np.ndarray:
     """ABS, NEG, FLOOR, CEIL, ROUND (half to even), SQRT, RSQRT (1 / sqrt),
     EXP, LOG, SIN, COS, SQUARE on float32, as TFLM's float kernels compute
-    them (the transcendental ones through C's libm, :mod:`aot.quant.libm`)."""
+    them, and ERF (ONNX's; TFLite has none) (the transcendental ones through
+    C's libm, :mod:`aot.quant.libm`)."""
     x = np.asarray(x, dtype=np.float32)
     exact = {"abs": np.abs, "neg": np.negative, "floor": np.floor, "ceil": np.ceil,
              "round": round_to_nearest, "sqrt": np.sqrt, "square": np.square,
