@@ -741,6 +741,11 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
     if target.kind == "llvm" and jit and external:
         raise CompileError("not supported yet: -libs with the llvm JIT (external codegens "
                            "write C); compile for a board or a 'c' target")
+    if target.kind == "llvm" and not kernels:
+        raise CompileError(f"not supported yet: {graph.name} has no operator left to run "
+                           "(every output is a constant), and the llvm codegen makes no "
+                           "empty module; use --codegen c (on this machine: --board "
+                           "host/native)")
     if target.kind == "llvm" and all(k.func is None for k in kernels):
         raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
                            "C): nothing for the llvm codegen; use --codegen c")

@@ -44,6 +44,13 @@ def test_a_model_without_inputs_runs_once_and_prints_its_outputs(tmp_path, capsy
     assert "output 1 's' int64[2]:" in out
 
 
+def test_a_model_without_kernels_is_refused_by_the_llvm_jit_saying_why(tmp_path, capsys):
+    # No kernel at all is not "every kernel hand-written C" (the old message).
+    assert main(["run", str(_constants(tmp_path)), "--target", "llvm", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "no operator left to run" in error and "host/native" in error
+
+
 def test_a_model_without_inputs_in_json(tmp_path, capsys):
     assert main(["run", str(_constants(tmp_path)), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
