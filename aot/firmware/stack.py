@@ -321,10 +321,11 @@ def stack_usage(project: Project) -> StackUsage:
     if not project.elf.is_file():
         raise BuildError(f"{project.elf} does not exist: the stack bound reads the linked "
                          f"firmware, build the project first (aot build {project.path})")
-    port_cflags, port_srcs = _make_vars(project, "AOT_PORT_CFLAGS", "AOT_PORT_SRCS")
-    runtime = [str(p.relative_to(project.path)) for p in
-               sorted((project.path / "runtime" / "src").glob("*.c"))]
-    runtime += [s for s in port_srcs if s.endswith(".c")]
+    # The sources the Makefile links (runtime.mk's list, the port's), not every file
+    # of runtime/src: some there are linked only by firmware that needs them (cores.c).
+    port_cflags, runtime_srcs, port_srcs = _make_vars(
+        project, "AOT_PORT_CFLAGS", "AOT_RUNTIME_SRCS", "AOT_PORT_SRCS")
+    runtime = [s for s in [*runtime_srcs, *port_srcs] if s.endswith(".c")]
     flags = [*d["arch_flags"], *d["opt_flags"], *d["cflags"], *port_cflags,
              "-std=c99", "-Imodel/include", "-Iruntime/include"]
     texts = []
