@@ -105,7 +105,10 @@ def trace_elf(elf, machine: str, parser: TraceParser, *, qemu: str = "qemu-syste
     argv = [qemu, "-M", machine, "-nographic", "-monitor", "none",
             "-icount", "shift=0,align=off,sleep=off",
             "-semihosting-config", "enable=on,target=native", "-kernel", str(elf),
-            *TRACE_ARGS, "-D", "/dev/stdout"]
+            # The log into our pipe: /proc/self/fd/1 is what /dev/stdout links to,
+            # without depending on that link (a machine where /dev/stdout had
+            # become a plain file silently sent every trace there).
+            *TRACE_ARGS, "-D", "/proc/self/fd/1"]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           stdin=subprocess.DEVNULL) as proc:
         for line in proc.stdout:
