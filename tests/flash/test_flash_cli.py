@@ -78,6 +78,7 @@ EXPECTED_ARGV = {
     ("qemu/mps2-an386", "qemu"): _qemu("qemu-system-arm", "mps2-an386"),
     ("qemu/mps2-an500", "qemu"): _qemu("qemu-system-arm", "mps2-an500"),
     ("qemu/mps2-an505", "qemu"): _qemu("qemu-system-arm", "mps2-an505"),
+    ("qemu/mps2-an521", "qemu"): _qemu("qemu-system-arm", "mps2-an521"),
     ("qemu/mps3-an547", "qemu"): _qemu("qemu-system-arm", "mps3-an547"),
     ("qemu/netduinoplus2", "qemu"): _qemu("qemu-system-arm", "netduinoplus2"),
     ("qemu/sifive-e", "qemu"): _qemu("qemu-system-riscv32", "sifive_e"),
