@@ -12,7 +12,11 @@
 #define AOT_WAKE() __asm__ volatile("dsb\n sev" ::: "memory")
 #define AOT_SLEEP() __asm__ volatile("wfe" ::: "memory")
 #else
-#error "aot/cores.c: no barrier and event instructions for this architecture yet"
+/* Elsewhere (the host, RISC-V): GCC's full barrier (a fence on RISC-V), and
+   waiting spins, as no event instruction is assumed. */
+#define AOT_DMB() __sync_synchronize()
+#define AOT_WAKE() __sync_synchronize()
+#define AOT_SLEEP() __sync_synchronize()
 #endif
 
 /* Queue i - 1 feeds core i.  In .bss of `ram`, which every core reaches. */
