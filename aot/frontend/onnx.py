@@ -272,6 +272,17 @@ class _Importer:
 
     # ------------------------------------------------------------------ nodes
 
+    def sole_reader(self, name: str):
+        """``(index, node)`` of the one node that reads the value ``name``, or None
+        when it is a graph output or has no reader or several: the condition for
+        folding a chain of nodes into one (an absorbed QuantizeLinear, a GELU)."""
+        if name in self.graph_outputs:
+            return None
+        users = self.consumers.get(name, [])
+        if len(users) != 1:
+            return None
+        return users[0], self.graph_proto.node[users[0]]
+
     def _node(self, index: int, node) -> None:
         label = _label(index, node)
         if node.domain not in _DEFAULT_DOMAINS:
@@ -544,24 +555,22 @@ class _NodeContext:
         absorbed: list[int] = []
         activation = "none"
         for _ in range(2):
-            if name in imp.graph_outputs:
+            reader = imp.sole_reader(name)
+            if reader is None:
                 return None
-            users = imp.consumers.get(name, [])
-            if len(users) != 1:
-                return None
-            user = imp.graph_proto.node[users[0]]
+            index, user = reader
             if user.op_type == "QuantizeLinear" and user.domain in _DEFAULT_DOMAINS:
                 q = _quantize_params(self, user)
                 if q is None:
                     return None
-                return QuantOutput(q[0], q[1], activation, absorbed + [users[0]],
+                return QuantOutput(q[0], q[1], activation, absorbed + [index],
                                    user.output[0])
             if not fuse_activation or absorbed:
                 return None
             activation = _activation_of(self, user)
             if activation is None:
                 return None
-            absorbed.append(users[0])
+            absorbed.append(index)
             name = user.output[0]
         return None
 

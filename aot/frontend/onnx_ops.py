@@ -1976,15 +1976,13 @@ def _erf_gelu(ctx) -> Value | None:
         return None
 
     def only_reader(name: str, op: str):
-        if name in imp.graph_outputs:
+        reader = imp.sole_reader(name)
+        if reader is None:
             return None
-        users = imp.consumers.get(name, [])
-        if len(users) != 1:
-            return None
-        user = imp.graph_proto.node[users[0]]
+        user = reader[1]
         if user.op_type != op or user.domain not in ("", "ai.onnx") or user.attribute:
             return None
-        return users[0], user
+        return reader
 
     def other(user, name: str) -> str | None:
         ins = list(user.input)

@@ -5,8 +5,8 @@ environment; it is not a project dependency and CI never runs this script.
 The .tflite files it writes are checked in, so tests and benches need only
 the project's own dependencies:
 
-    python3 -m venv /work/tfvenv && /work/tfvenv/bin/pip install tensorflow-cpu
-    /work/tfvenv/bin/python bench/models/transformers/gen_transformers.py
+    python3 -m venv ../tfvenv && ../tfvenv/bin/pip install tensorflow-cpu
+    ../tfvenv/bin/python bench/models/transformers/gen_transformers.py
 
 Models (random weights from a fixed seed; they are operator mixes, not trained
 classifiers):
