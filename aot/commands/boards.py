@@ -69,6 +69,25 @@ def table(rows: list[dict[str, str]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _timing(timing: dict | None) -> list[str]:
+    """The ``memory.timing`` the cycle estimate prices (docs/cycles.md), a line
+    per memory and cache; the citations stay in the record and in --json."""
+    if not timing:
+        return []
+    lines = [f"timing       traced on {timing['trace_board']}"] if "trace_board" in timing else []
+    for name, mem in timing.items():
+        if not isinstance(mem, dict):
+            continue
+        ws = mem.get("wait_states")
+        lines.append(f"timing       {name:<14} " + ", ".join(
+            [*([f"{ws} wait states"] if ws is not None else []), mem.get("bus", "")]).strip(", "))
+    for cache in timing.get("caches", []):
+        size = f"{_size(cache['bytes'])}, " if "bytes" in cache else ""
+        lines.append(f"timing       {cache['name']:<14} {size}{cache['line_bytes']}-byte lines, "
+                     f"{cache['access']} from {cache['serves']}")
+    return lines
+
+
 def _show(board: Board) -> str:
     lines = [
         f"tag          {board.tag} (versioned: {board.versioned_tag})",
@@ -89,12 +108,14 @@ def _show(board: Board) -> str:
             )
         if board.memory.caches is not None:
             lines.append(f"caches       {', '.join(board.memory.caches) or 'none'}")
+        lines += _timing(board.memory.timing)
     if board.clocks:
         k = board.clocks
         source = k.source + (f" {k.reference_hz / 1e6:g} MHz" if k.reference_hz else "")
         lines.append(f"clocks       {source}: {k.derivation}; measured by {k.measured_by}")
     tc = board.toolchain
-    lines.append(f"toolchain    {tc.tool('gcc')} {' '.join(tc.cpu_flags)}".rstrip())
+    lines.append(f"toolchain    {tc.tool('gcc')} {' '.join((*tc.cpu_flags, *tc.opt_flags))}"
+                 .rstrip())
     im = board.image
     image = {"elf": "the ELF",
              "uf2": f"UF2, family 0x{im.uf2_family or 0:08x}",

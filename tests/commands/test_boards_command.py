@@ -82,6 +82,17 @@ def test_show_says_how_the_port_clocks_the_chip(capsys):
     assert "measured by tim5_lse" in out
 
 
+def test_show_gives_the_memory_timing_and_the_optimisation_flags(capsys):
+    # the cycle estimate prices this memory system (docs/cycles.md), and the
+    # kernels are sized and built with these flags: both belong on the page
+    assert main(["boards", "show", "st/nucleo-l4r5zi"]) == 0
+    out = capsys.readouterr().out
+    assert "timing       traced on qemu/mps2-an386" in out
+    assert "timing       sram           0 wait states, S-bus through the bus matrix" in out
+    assert "timing       flash_icache   1 KiB, 32-byte lines, fetch from flash" in out
+    assert "-mfpu=fpv4-sp-d16 -O2" in out
+
+
 def test_show_json(capsys):
     assert main(["boards", "show", "st/nucleo-l4r5zi", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
