@@ -4,6 +4,9 @@ Definitions (the ones MLPerf Tiny and ``BASELINE.md`` use):
 
 * conv2d: ``N*OH*OW*OC*KH*KW*IC`` multiply-accumulates;
 * depthwise_conv2d: ``N*OH*OW*OC*KH*KW``;
+* transpose_conv2d: ``N*IH*IW*IC*KH*KW*OC`` (each input pixel times each
+  filter tap, as TFLM's scatter counts them; taps cropped by the padding
+  included);
 * dense: ``rows*units*depth`` (outputs x input depth);
 * batch_matmul: ``outputs*depth`` (every output element of the broadcast
   batch is one dot product over the shared inner axis);
@@ -46,6 +49,10 @@ def node_macs(node: Node) -> int:
     if op == "depthwise_conv2d":
         _, kh, kw, oc = node.inputs[1].shape
         return out[0] * out[1] * out[2] * oc * kh * kw
+    if op == "transpose_conv2d":
+        n, ih, iw, ic = node.inputs[0].shape
+        oc, kh, kw, _ = node.inputs[1].shape
+        return n * ih * iw * ic * kh * kw * oc
     if op == "dense":
         units, depth = node.inputs[1].shape
         return node.inputs[0].type.size // depth * units * depth

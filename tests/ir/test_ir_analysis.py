@@ -72,3 +72,15 @@ def test_batch_matmul_macs_are_outputs_times_depth(adj_x):
     g = b.build([b.op("batch_matmul", [lhs, rhs], adj_x=adj_x, adj_y=False)])
     assert g.nodes[0].outputs[0].shape == (2, 4, 3, 6)
     assert node_macs(g.nodes[0]) == 2 * 4 * 3 * 6 * 5
+
+
+def test_transpose_conv2d_macs_count_every_scattered_tap():
+    # was 0: the operator fell through to "not multiply-accumulate bound", so
+    # `aot inspect` under-reported every upsampling model
+    b = GraphBuilder()
+    x = b.input("x", (1, 3, 5, 4), "float32")
+    w = b.constant("w", np.zeros((6, 3, 2, 4), np.float32))
+    g = b.build([b.op("transpose_conv2d", [x, w], strides=(2, 2), padding=(1, 0),
+                      output_size=(5, 10))])
+    assert node_macs(g.nodes[0]) == 1 * 3 * 5 * 4 * 3 * 2 * 6   # N*IH*IW*IC*KH*KW*OC
+    assert summarize(g)["total_macs"] == 1 * 3 * 5 * 4 * 3 * 2 * 6

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.ir.analysis import node_macs
 from aot.kernels.kernel import KernelError, helper_kernel
 from aot.kernels.registry import handwritten
 from aot.quant.params import log2_rounded
@@ -105,6 +106,6 @@ def lstm(group, ag, target, name):
             "gates", int(wide), int(bool(time_major)), batch, steps, depth, n_cell,
             -int(x.quant.zero_point[0]), -h_zp, h_zp, m_fc, s_fc, m_ig, s_ig, m_h, s_h,
             qclip, tanh_shift, int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
-    macs = steps * batch * 4 * n_cell * (depth + n_cell)
+    macs = node_macs(node)
     return helper_kernel(name, target, params, consts, "aot_lstm", args, header="aot_lstm.h",
                          macs=macs, op_names=("lstm",), scratch={"gates": ("int16", 4 * n_cell)})

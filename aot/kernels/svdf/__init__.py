@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.ir.analysis import node_macs
 from aot.kernels.kernel import KernelError, helper_kernel
 from aot.kernels.registry import handwritten
 from aot.quant.params import f32
@@ -45,7 +46,7 @@ def svdf(group, ag, target, name):
               # no bias adds zeros (the sums start at 0 either way)
               "bias": zero if bias is None else np.asarray(bias.data)}
     params = [(x, "input", "x"), (state, "state", "state"), (y, "output", "y")]
-    macs = batch * filters * (depth + memory)
+    macs = node_macs(node)
     shape = (batch, depth, filters, memory, rank)
     if is_float:
         args = ("x", "state", "y", "wf", "wt", "bias", *shape,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
+from aot.ir.analysis import node_macs
 from aot.kernels.common import channel_value, requantize
 from aot.kernels.kernel import KernelError
 from aot.kernels.registry import Computed, compute_rule, strategy
@@ -67,7 +68,7 @@ def transpose_conv2d(ctx, node) -> Computed:
         inside = te.all(iy >= 0, in_y, ix >= 0, in_x)
         return te.sum(te.if_then_else(inside, xv * wv, zero), axis=[ry, rx, rc])
     acc = te.compute(shape, body, name="acc")
-    macs = n * ih * iw * ic * kh * kw * oc
+    macs = node_macs(node)
     bias = None if b_t is None else ctx.const(f"{node.name}_bias", np.asarray(b_t.data))
     if is_float:
         def fout(*i):
