@@ -215,17 +215,25 @@ class KernelBuilder:
         self.target = target
         self._inputs: list[tuple[Tensor, te.Tensor]] = []
         self._consts: list[tuple[str, np.ndarray, te.Tensor]] = []
+        self._views: dict[int, list[int]] = {}   # id(placeholder) -> the shape it views
 
     def input(self, t: Tensor, shape=None) -> te.Tensor:
         """The placeholder of run-time tensor ``t`` (one per tensor), viewed as ``shape``."""
         for known, ph in self._inputs:
             if known is t:
+                seen = self._views[id(ph)]
+                if shape is not None and [int(d) for d in shape] != seen:
+                    # one placeholder per tensor: a second view of another shape
+                    # would index the first one's and compute the wrong elements
+                    raise KernelError(f"{self.name}: tensor {t.name} is already an input viewed "
+                                      f"as {seen}, not {[int(d) for d in shape]}")
                 return ph
         if t.kind == "constant":
             return self.const(t.name, np.asarray(t.data), shape)
         ph = te.placeholder(tuple(shape or t.shape), t.dtype,
                             name=c_identifier(f"in{len(self._inputs)}"))
         self._inputs.append((t, ph))
+        self._views[id(ph)] = [int(d) for d in (shape or t.shape)]
         return ph
 
     def const(self, label: str, data, shape=None, dtype=None) -> te.Tensor:
