@@ -188,8 +188,9 @@ def test_an_editable_install_finds_the_top_level_folders(tmp_path):
 @pytest.mark.slow
 def test_aot_installed_from_the_wheel_anywhere_compiles_builds_and_runs(wheel, tmp_path):
     """A venv in a temporary folder, the wheel installed into it, no source tree
-    on any path: ``aot run`` on the host and a firmware project for an emulated
-    board (C runtime and board record from the package) work there.  The
+    on any path: ``aot run`` on the host, a firmware project for an emulated
+    board (C runtime and board record from the package), KWS run on QEMU and a
+    CMake project work there.  The
     venv borrows this interpreter's third-party packages through a .pth file,
     so the test needs no network."""
     env_dir = tmp_path / "venv"
@@ -228,6 +229,17 @@ def test_aot_installed_from_the_wheel_anywhere_compiles_builds_and_runs(wheel, t
         pytest.skip("arm-none-eabi-gcc is not installed (scripts/setup.sh installs it)")
     built = aot("build", work / "fw")
     assert built.returncode == 0, built.stdout + built.stderr
+    # KWS compiled, built with the packaged runtime and board record, and run
+    # on QEMU: bit-exact with the reference interpreter.
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("qemu-system-arm is not installed (scripts/setup.sh installs it)")
+    kws = ROOT.parent / "shared" / "models" / "mlperf_kws_dscnn.tflite"
+    fill = ("--fill", "random", "--seed", "3")
+    on_qemu = aot("run", kws, "--board", "qemu/mps2-an386", *fill, "--output", work / "kws.npy")
+    assert on_qemu.returncode == 0, on_qemu.stdout + on_qemu.stderr
+    ref = aot("interpret", kws, *fill, "--output", work / "kws_want.npy")
+    assert ref.returncode == 0, ref.stderr
+    assert np.array_equal(np.load(work / "kws.npy"), np.load(work / "kws_want.npy"))
     if shutil.which("cmake") is None:
         pytest.skip("cmake is not installed (scripts/setup.sh installs it)")
     # find_package(aot) through the prefix `aot config` prints, and
