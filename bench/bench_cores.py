@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from aot.export import board_defines  # noqa: E402
+from aot.resources import runtime_dir  # noqa: E402
 from aot.target import load_board  # noqa: E402
 
 BOARD = "qemu/mps2-an521"
@@ -47,7 +48,7 @@ MODELS = ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
           "mlperf_ad_fc_autoencoder"]
 MODELS_DIR = ROOT.parent / "shared" / "models"
 SPLIT_OPS = {"conv2d", "depthwise_conv2d", "dense"}
-RUNTIME = ROOT / "aot" / "runtime_c"
+RUNTIME = runtime_dir()
 
 
 def profile(model: str) -> dict:

@@ -107,7 +107,7 @@ _M7 = Baseline(
 BASELINES = {"qemu/mps2-an386": _M4, "qemu/mps2-an500": _M7}
 NO_BASELINE = Baseline(source="none: BASELINE.md has no TFLM figures for this core")
 
-# Every object of aot/runtime_c/src (server, framing, descriptor checks, main loop,
+# Every object of runtime_c/src (server, framing, descriptor checks, main loop,
 # ...) serves only the RPC, as does the model's descriptor <name>_rpc.o; the
 # port (startup, UART, timer) and the C library stay in a standalone image.
 RPC_RUNTIME_PREFIX = "runtime_src_"

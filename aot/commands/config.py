@@ -47,11 +47,11 @@ def toolchain_file(board) -> Path:
 
 
 def _paths() -> dict[str, Path]:
-    from aot.export import RUNTIME_DIR
+    from aot.resources import runtime_dir
 
     cmake = cmake_dir()
     # find_package searches <prefix>/<name>*/cmake/: the folder above the package.
-    return {"cmake-dir": cmake, "cmake-prefix": cmake.parent.parent, "runtime-dir": RUNTIME_DIR}
+    return {"cmake-dir": cmake, "cmake-prefix": cmake.parent.parent, "runtime-dir": runtime_dir()}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ The recipe::
 
 One trace window per call of a listed function: from that function's entry
 to the block at ``aot_port_timer_stop`` (the RPC's timed call,
-``timed_call`` in aot/runtime_c/src/rpc_server.c).  A call's estimate
+``timed_call`` in runtime_c/src/rpc_server.c).  A call's estimate
 counts the blocks of every function executed in the window *except* the
 listed function itself (a batch image's ``tune_run_<i>`` wrapper, which
 only passes the buffers on) and the RPC server's code after it returned
@@ -35,7 +35,7 @@ from aot.cycles.program import Program
 from aot.cycles.session import traced_device
 from aot.cycles.trace import TraceParser, TraceReader, Window
 
-#: The port's function that ends the RPC's measurement (aot/runtime_c/ports/*/port.c).
+#: The port's function that ends the RPC's measurement (runtime_c/ports/*/port.c).
 TIMER_STOP = "aot_port_timer_stop"
 #: Functions QEMU need not log: the port's UART read, which polls while the host
 #: prepares its next request and never runs inside a timed call.

@@ -49,7 +49,7 @@ from aot.target import load_board
 #: Seconds for one RUN under QEMU with the execution log on (several times slower).
 RUN_TIMEOUT = 600.0
 ENTRY_ROW = "(entry)"
-#: The port's function that ends the RPC's measurement (aot/runtime_c/ports/*/port.c).
+#: The port's function that ends the RPC's measurement (runtime_c/ports/*/port.c).
 TIMER_STOP = "aot_port_timer_stop"
 #: How far the traced count may be from the RPC's before the report warns: the RPC's call
 #: sequence around the measured function differs from the traced window by a few instructions

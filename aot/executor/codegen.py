@@ -66,10 +66,10 @@ _AOT_DTYPES = {"int8": "AOT_DTYPE_INT8", "uint8": "AOT_DTYPE_UINT8",
                "int16": "AOT_DTYPE_INT16", "int32": "AOT_DTYPE_INT32",
                "float32": "AOT_DTYPE_FLOAT32", "int64": "AOT_DTYPE_INT64",
                "bool": "AOT_DTYPE_UINT8"}
-_MAX_RPC_NAME = 63  # AOT_MAX_NAME in aot/runtime_c/include/aot/config.h
+_MAX_RPC_NAME = 63  # AOT_MAX_NAME in runtime_c/include/aot/config.h
 
 #: What the generated ``P_run`` / ``P_run_kernel`` return besides 0 (success);
-#: the RPC reports the value with AOT_ERR_RUN_FAILED (aot/runtime_c/include/aot/model.h).
+#: the RPC reports the value with AOT_ERR_RUN_FAILED (runtime_c/include/aot/model.h).
 STATUS_NO_KERNEL = -1
 STATUS_CONSTANTS_NOT_COPIED = -2
 RUN_STATUSES = {

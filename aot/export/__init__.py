@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 from fractions import Fraction
-from importlib import resources
 import io
 import json
 import re
@@ -37,6 +36,7 @@ from pathlib import Path
 from aot import __version__
 from aot.codegen.jinja import templates
 from aot.errors import AotError
+from aot.resources import runtime_dir
 from aot.target import DEFAULT_OPT_FLAGS
 
 
@@ -46,9 +46,9 @@ def _template(name: str):
 
 
 METADATA_VERSION = 1
-#: The C runtime's sources (the one place that knows where they are): package
-#: data of aot, so an installed wheel has them.
-RUNTIME_DIR = Path(str(resources.files("aot").joinpath("runtime_c")))
+#: The C runtime's sources (runtime_c/ in the repository, package data in the
+#: wheel; :func:`aot.resources.runtime_dir` knows which).
+RUNTIME_DIR = runtime_dir()
 
 
 class ExportError(AotError):
@@ -77,7 +77,7 @@ def artifact_metadata(name: str, model_name: str, source: str, target, board) ->
 
 
 def runtime_ports() -> list[str]:
-    """The names of the runtime's ports (``aot/runtime_c/ports/<name>/port.mk``)."""
+    """The names of the runtime's ports (``runtime_c/ports/<name>/port.mk``)."""
     return sorted(p.parent.name for p in RUNTIME_DIR.glob("ports/*/port.mk"))
 
 
@@ -115,7 +115,7 @@ _MK_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
 def port_settings(port: str) -> dict[str, str]:
-    """The variables ``aot/runtime_c/ports/<port>/port.mk`` sets, as Make
+    """The variables ``runtime_c/ports/<port>/port.mk`` sets, as Make
     evaluates them (the part of Make port files use: ``:=``, ``?=``, ``+=``,
     ``include`` and ``$(VAR)``, the same subset runtime.cmake reads); an
     :class:`ExportError` for anything else.  ``AOT_PORT_CFLAGS`` are flags the
@@ -157,12 +157,12 @@ def port_settings(port: str) -> dict[str, str]:
 
 
 #: Board ``port`` names whose runtime folder is named differently: the
-#: board records name the hardware family, aot/runtime_c/ports the concrete image.
+#: board records name the hardware family, runtime_c/ports the concrete image.
 RUNTIME_PORTS = {"mps3": "mps3-an547"}
 
 
 def runtime_port(board) -> str | None:
-    """The aot/runtime_c/ports folder that serves ``board``, or None when the
+    """The runtime_c/ports folder that serves ``board``, or None when the
     runtime has no port for it."""
     port = RUNTIME_PORTS.get(board.port, board.port)
     return port if port in runtime_ports() else None
@@ -170,7 +170,7 @@ def runtime_port(board) -> str | None:
 
 def cortex_m_startup(board) -> bool:
     """Whether ``board``'s runtime port uses the shared Cortex-M start-up
-    (aot/runtime_c/ports/cortex-m/startup.c; the ports' linker scripts collect
+    (runtime_c/ports/cortex-m/startup.c; the ports' linker scripts collect
     ``.aot_copy_table`` and define ``__aot_stack_limit`` for it), which copies
     the sections listed in the table and takes the stack's top and bottom
     from a linker script linked after the port's: what ``--memory-regions
@@ -317,7 +317,7 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(AOT_\w+)\s+\(?(0x[0-9A-Fa-f]+|\d+)u?\)?
 @functools.cache
 def runtime_config() -> dict[str, int]:
     """The runtime's default capacities, ``{"AOT_MAX_KERNELS": 256, ...}``, as
-    aot/runtime_c/include/aot/config.h defines them: the one place they live, so
+    runtime_c/include/aot/config.h defines them: the one place they live, so
     the host reads them instead of repeating the numbers."""
     path = RUNTIME_DIR / "include" / "aot" / "config.h"
     try:

@@ -79,7 +79,7 @@ class Project:
 
 
 def runtime_port(board: Board) -> str:
-    """The aot/runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
+    """The runtime_c/ports folder for ``board``, or a :class:`ProjectError`."""
     port = export.runtime_port(board)
     if port is None:
         raise ProjectError(f"not supported yet: the C runtime has no port {board.port!r} for "

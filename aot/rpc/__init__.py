@@ -1,7 +1,7 @@
 """Host side of the serial RPC: framing, transports, session, client.
 
 The protocol is specified in docs/runtime.md; the device side is
-aot/runtime_c/src/rpc_server.c.
+runtime_c/src/rpc_server.c.
 """
 
 from aot.rpc.client import Client, DeviceInfo, DeviceReport, RunResult, TensorInfo, connect

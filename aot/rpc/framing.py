@@ -1,4 +1,4 @@
-"""Frame codec: byte stuffing and CRC-32, the host half of aot/runtime_c/src/frame.c.
+"""Frame codec: byte stuffing and CRC-32, the host half of runtime_c/src/frame.c.
 
 On the wire: ``FLAG stuffed(body + crc32(body) as 4 little-endian bytes) FLAG``
 with FLAG = 0x7E; 0x7E and 0x7D inside are sent as 0x7D, byte ^ 0x20.

@@ -1,4 +1,4 @@
-"""Numbers of the wire protocol, mirrored from aot/runtime_c/include/aot/*.h.
+"""Numbers of the wire protocol, mirrored from runtime_c/include/aot/*.h.
 
 tests/rpc/test_protocol.py parses the C headers and checks every value here,
 so the two sides cannot drift apart silently.  docs/runtime.md is the spec.

@@ -1,7 +1,8 @@
 """Board tags: one validated data file per board, resolved in one lookup.
 
-A board record lives in ``aot/boards/<vendor>/<board>.toml`` (package data)
-and is checked against ``aot/boards/schema.json`` when loaded; docs/boards.md
+A board record lives in ``boards/<vendor>/<board>.toml`` (package data of the
+wheel, :func:`aot.resources.boards_dir`) and is checked against
+``boards/schema.json`` when loaded; docs/boards.md
 describes every field.  :func:`load_board` turns a tag, an alias or a
 versioned tag (``qemu/mps2-an386:v1``) into a frozen :class:`Board` holding
 the target, memory map, toolchain, runtime port, runners, console and timer
@@ -22,18 +23,19 @@ import re
 import sys
 import tomllib
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aot.resources import boards_dir
 from aot.target.errors import BoardError, TargetError, suggest
 from aot.target.target import Target
 
 if TYPE_CHECKING:
     import jsonschema
 
-#: The boards shipped with the project.
-BOARDS_DIR = Path(str(resources.files("aot").joinpath("boards")))
+#: The boards shipped with the project (boards/ in the repository, package data
+#: in the wheel; :func:`aot.resources.boards_dir` knows which).
+BOARDS_DIR = boards_dir()
 #: The board used when none is named: an emulated Cortex-M4F.
 DEFAULT_BOARD = "qemu/mps2-an386"
 

@@ -66,7 +66,7 @@ from aot.tune.measure import (
 
 #: The board record field (in ``[memory]``) that allows the RAM loader.
 RAM_CODE_FIELD = "ram_code_bytes"
-#: The loader's region in the base image (aot/runtime_c/src/rpc_loader.c).
+#: The loader's region in the base image (runtime_c/src/rpc_loader.c).
 REGION_SYMBOL = "aot_loader_region"
 #: The base image's tensors, the only symbols candidates take from it.
 _TENSOR = re.compile(r"tune_(in\d+|out|expected)")

@@ -154,7 +154,7 @@ class Batch:
 
 def max_batch() -> int:
     """Most candidates one image may hold: the runtime serves at most
-    ``AOT_MAX_KERNELS`` named kernels (aot/runtime_c/include/aot/config.h) and
+    ``AOT_MAX_KERNELS`` named kernels (runtime_c/include/aot/config.h) and
     refuses a larger descriptor at boot, and :data:`BOOKKEEPING_KERNELS` take
     their share."""
     return runtime_config()["AOT_MAX_KERNELS"] - len(BOOKKEEPING_KERNELS)

@@ -18,11 +18,12 @@ import pytest
 
 from aot.export import board_defines
 from aot.firmware.project import runtime_port
+from aot.resources import runtime_dir
 from aot.target import load_board
 
 AN521 = "qemu/mps2-an521"
 FIXTURE = Path(__file__).parent / "fixture"
-RUNTIME = Path(__file__).parents[2] / "aot" / "runtime_c"
+RUNTIME = runtime_dir()
 AOT_ERR_BAD_ARGUMENT = 12
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from aot.codegen.c import C_TYPES, NP_TYPES
 from aot.kernels import support_files
+from aot.resources import runtime_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCH = "-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16"
@@ -68,8 +69,8 @@ def build(kernels, names, tmp: Path) -> Path:
     (tmp / "model.c").write_text(descriptor(kernels, names))
     srcs.append(str(tmp / "model.c"))
     elf = tmp / "kernels.elf"
-    subprocess.run(["make", "-s", "-f", str(ROOT / "aot" / "runtime_c" / "runtime.mk"), str(elf),
-                    f"AOT_RUNTIME_DIR={ROOT / 'aot' / 'runtime_c'}", "AOT_PORT=mps2",
+    subprocess.run(["make", "-s", "-f", str(runtime_dir() / "runtime.mk"), str(elf),
+                    f"AOT_RUNTIME_DIR={runtime_dir()}", "AOT_PORT=mps2",
                     "CC=arm-none-eabi-gcc", f"AOT_ARCH_FLAGS={ARCH}", f"AOT_BUILD_DIR={tmp}",
                     f"AOT_FIRMWARE={elf}", f"AOT_APP_SRCS={' '.join(srcs)}",
                     f"AOT_EXTRA_CFLAGS=-I{tmp}", "AOT_BOARD_TAG=qemu/mps2-an386",

@@ -15,6 +15,7 @@ from support.firmware import fw
 
 from aot.rpc import PipeTransport, RemoteError, RpcError, connect
 from aot.rpc.protocol import Capability, Command, Status
+from aot.resources import runtime_dir
 
 REGION = 4096
 LOADER_FLAGS = f"-DAOT_RPC_LOADER_BYTES={REGION} -DAOT_RPC_LOADER_DRY_RUN=1"
@@ -127,7 +128,7 @@ def test_images_larger_than_the_region_are_refused_by_the_host(dev):
         dev.load_code(b"\x00" * (REGION + 1), 1)
 
 
-RUNTIME = fw.ROOT / "aot" / "runtime_c"
+RUNTIME = runtime_dir()
 FUZZ_SOURCES = [fw.HERE.parent / "fuzz" / "fuzz_server.c", fw.HERE / "dense_model.c",
                 *(RUNTIME / "src" / n for n in ("frame.c", "model.c", "rpc_server.c",
                                                 "rpc_loader.c"))]

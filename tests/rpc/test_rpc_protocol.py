@@ -1,13 +1,13 @@
 """The Python protocol constants equal the C headers' (the two cannot drift)."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from aot.rpc import protocol as p
+from aot.resources import runtime_dir
 
-INCLUDE = Path(__file__).resolve().parents[2] / "aot" / "runtime_c" / "include" / "aot"
+INCLUDE = runtime_dir() / "include" / "aot"
 
 
 def c_constants() -> dict[str, int]:

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from aot.export import board_defines
+from aot.resources import runtime_dir
 from aot.target import load_board
 
 HERE = Path(__file__).resolve().parent
-RUNTIME = HERE.parents[1] / "aot" / "runtime_c"
+RUNTIME = runtime_dir()
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
-from pathlib import Path
 
 import pytest
 
-BOOT2 = Path(__file__).resolve().parents[2] / "aot" / "runtime_c" / "ports" / "rp2040" / "boot2.S"
+from aot.resources import runtime_dir
+
+BOOT2 = runtime_dir() / "ports" / "rp2040" / "boot2.S"
 ARM = "arm-none-eabi-"
 pytestmark = pytest.mark.skipif(shutil.which(ARM + "gcc") is None,
                                 reason="needs arm-none-eabi-gcc")

@@ -11,9 +11,10 @@ from support.firmware import fw
 from support.models import MODELS_DIR
 
 from aot.export import board_defines
+from aot.resources import runtime_dir
 from aot.target import load_board
 
-RUNTIME = fw.ROOT / "aot" / "runtime_c"
+RUNTIME = runtime_dir()
 SOURCES = sorted((RUNTIME / "src").glob("*.c"))
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c",
           f"-I{RUNTIME / 'include'}"]

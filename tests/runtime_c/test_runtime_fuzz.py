@@ -14,8 +14,9 @@ from support.firmware import fw
 
 from aot.rpc.framing import encode_frame
 from aot.rpc.protocol import Command
+from aot.resources import runtime_dir
 
-RUNTIME = fw.ROOT / "aot" / "runtime_c"
+RUNTIME = runtime_dir()
 SOURCES = [fw.HERE.parent / "fuzz" / "fuzz_server.c", fw.HERE / "dense_model.c",
            *(RUNTIME / "src" / n for n in ("frame.c", "model.c", "rpc_server.c"))]
 SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O1"]

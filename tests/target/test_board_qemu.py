@@ -182,4 +182,4 @@ def test_netduinoplus2_ccm_is_not_mapped_by_this_qemu(tmp_path):
     proc = _boot(board, tmp_path, [0x1000_0000, 0x1000_FFFC])
     assert "board ok" not in proc.stdout and proc.returncode != 0, (
         "QEMU now maps the netduinoplus2 CCM: declare it as a pool in "
-        "aot/boards/qemu/netduinoplus2.toml")
+        "boards/qemu/netduinoplus2.toml")

@@ -100,7 +100,7 @@ def test_kconfig_frame_size_outside_the_runtimes_limits_is_refused(tmp_path):
 
 def test_module_sources_and_config_symbols_exist():
     cmake = (ZEPHYR / "CMakeLists.txt").read_text()
-    rt = "aot/runtime_c"
+    rt = "runtime_c"
     paths = set(re.findall(r"\$\{ZEPHYR_CURRENT_MODULE_DIR\}/([\w./-]+)", cmake))
     paths |= {f"{rt}/{p}" for p in re.findall(r"\$\{_aot_rt\}/([\w./-]+)", cmake)}
     assert f"{rt}/ports/zephyr/port.c" in paths and f"{rt}/src/rpc_main.c" in paths

@@ -1,4 +1,4 @@
-"""The Zephyr port (aot/runtime_c/ports/zephyr) built on the host against
+"""The Zephyr port (runtime_c/ports/zephyr) built on the host against
 stand-in Zephyr headers (tests/zephyr/standin, NOT Zephyr): the fixture model
 served over the RPC through the port's UART and timer hooks, in main() and in
 the RPC thread, and the port's failures.  What this cannot show is that the
@@ -16,9 +16,10 @@ from support.firmware import fw
 
 from aot.rpc import Client, PipeTransport, Session
 from aot.rpc.protocol import TimerUnit
+from aot.resources import runtime_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-RT = ROOT / "aot" / "runtime_c"
+RT = runtime_dir()
 STANDIN = Path(__file__).resolve().parent / "standin"
 FIXTURE = ROOT / "tests" / "runtime_c" / "fixture" / "dense_model.c"
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{RT / 'include'}",

@@ -3,8 +3,8 @@
 # (the aot_port_* functions of include/aot/platform.h) and the linker script.
 #
 # Set before including it:
-#   AOT_RUNTIME_DIR   path to aot/runtime_c/ (required)
-#   AOT_PORT          a folder under aot/runtime_c/ports/ (required): host, mps2, ...
+#   AOT_RUNTIME_DIR   path to runtime_c/ (required)
+#   AOT_PORT          a folder under runtime_c/ports/ (required): host, mps2, ...
 #   AOT_BUILD_DIR     where the linker script goes (default: build)
 #   AOT_FLASH_ORIGIN/LENGTH, AOT_RAM_ORIGIN/LENGTH, AOT_STACK_SIZE
 #                     memory map of bare-metal ports (defaults in port.mk)

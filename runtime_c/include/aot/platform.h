@@ -2,7 +2,7 @@
  * The hooks a port implements: all the runtime needs from a board.
  *
  * A port is one C file (plus startup code and a linker script on bare metal)
- * under aot/runtime_c/ports/<port>/.  The runtime calls nothing else of the
+ * under runtime_c/ports/<port>/.  The runtime calls nothing else of the
  * platform; the generated model code calls nothing of it at all.
  */
 #ifndef AOT_PLATFORM_H

@@ -1,8 +1,8 @@
 # Makefile fragment that builds RPC firmware from the aot C runtime.
 #
 # Include it from a firmware Makefile after setting:
-#   AOT_RUNTIME_DIR   path to aot/runtime_c/ (required)
-#   AOT_PORT          a folder under aot/runtime_c/ports/ (required): host, mps2, ...
+#   AOT_RUNTIME_DIR   path to runtime_c/ (required)
+#   AOT_PORT          a folder under runtime_c/ports/ (required): host, mps2, ...
 #   AOT_APP_SRCS      the model sources, one of which defines `aot_rpc_model`
 #   AOT_APP_OBJS      prebuilt model objects linked as they are (kernels compiled by LLVM)
 #   AOT_FIRMWARE      output file (default: build/firmware.elf)
