@@ -238,6 +238,14 @@ class Cores:
     shared: tuple[str, ...] = ()
     note: str = ""
 
+    def reach(self, core: int) -> tuple[str, ...] | None:
+        """The data memories ``core`` reaches: every memory of a one-core board (None
+        stands for all of them), the ``shared`` ones of a board with several (no
+        record declares core-local RAM yet)."""
+        if not 0 <= core < self.count:
+            raise TargetError(f"core {core}: the board has cores 0 to {self.count - 1}")
+        return self.shared if self.count > 1 else None
+
 
 @dataclass(frozen=True)
 class Board:
