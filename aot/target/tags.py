@@ -482,8 +482,9 @@ def check_cores(board: Board | None, cores: int) -> None:
     not honour; ``--cores 1`` (core 0 alone, what every build does) passes.
 
     Splitting a model across several cores is not supported yet: the record's
-    ``[cores]`` and the runtime's queue (``aot/cores.h``) exist, the placement
-    pass and the entry function's hand-over do not (docs/targets.md).
+    ``[cores]``, the runtime's queue (``aot/cores.h``) and the placement pass
+    (:func:`aot.passes.place_cores`) exist, the entry function's hand-over does
+    not (docs/targets.md).
     """
     if board is None:
         raise TargetError(f"--cores {cores}: the number of cores is a board fact; give --board")
@@ -499,9 +500,56 @@ def check_cores(board: Board | None, cores: int) -> None:
     if cores > 1:
         raise TargetError(
             f"not supported yet: --cores {cores} (splitting layers across {board.tag}'s "
-            f"{have} cores: the board record and the runtime's work queue are ready, the "
-            "placement pass and the entry function's hand-over to the other cores are not); "
-            "--cores 1 runs the model on core 0")
+            f"{have} cores: the board record, the runtime's work queue, the placement pass "
+            "(place_cores, with the pass config placement.cores) and the per-core counts of "
+            "aot run --json are ready; the entry function's hand-over to the other cores "
+            "is not); --cores 1 runs the model on core 0")
+
+
+def board_devices(composite: Target, board: Board | None = None) -> tuple[Target, Board, int]:
+    """A composite target's devices as cores of one board: the board's target refined
+    by its members, the board, and how many cores they name (then :func:`check_cores`).
+
+    The board is ``board`` (``--board``) or the one every member names with
+    ``-tag``.  Each member refines the board's target as ``--target`` does
+    (:meth:`Target.refined_by`: same kind, may add attributes, never change
+    them); the members must come out equal (the cores of one board run one
+    target) and be no more than the board's cores.  Refused with the names and
+    numbers: members of several boards, no board at all, members that differ,
+    more members than cores, a ``-host``.
+    """
+    members = composite.targets
+    shown = ", ".join(repr(str(m)) for m in members)
+    if composite.host is not None:
+        raise TargetError(f"not supported yet: a composite target with -host "
+                          f"(-host={{{composite.host}}}): aot generates device code only")
+    tags = sorted({m.tag for m in members if m.tag})
+    if board is None:
+        if len(tags) > 1:
+            raise TargetError(f"not supported yet: a composite target over several boards "
+                              f"({', '.join(tags)}): its devices must be cores of one board")
+        if not tags:
+            multi = [b.tag for b in list_boards() if b.cores.count > 1]
+            raise TargetError(f"the composite target's devices ({shown}) are cores of a "
+                              f"board: give --board TAG (boards with several cores: "
+                              f"{', '.join(multi)}), or -tag=TAG on its members")
+        board = load_board(tags[0])
+    elif tags and tags != [board.tag]:
+        raise TargetError(f"the composite target's members name {', '.join(tags)} but "
+                          f"--board is {board.tag}")
+    where = f"the board {board.tag} ({board.target})"
+    refined = [board.target.refined_by(m.with_tag(None), where=where) for m in members]
+    for k, r in enumerate(refined[1:], start=1):
+        if r != refined[0]:
+            raise TargetError(f"not supported yet: composite members that differ ({members[0]} "
+                              f"and {members[k]}): the cores of {board.tag} run one target "
+                              f"({board.target})")
+    n = len(members)
+    if n > board.cores.count:
+        have = board.cores.count
+        raise TargetError(f"the composite target names {n} devices but {board.tag} has "
+                          f"{have} core{'s' if have > 1 else ''}")
+    return refined[0], board, n
 
 
 def _device_facts(table: dict | None) -> DeviceFacts | None:

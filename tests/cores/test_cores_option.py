@@ -1,6 +1,6 @@
 """``--cores N`` refines the board: refused above the board's cores, on a
 single-core board and without a board, with the numbers; more than one core is
-refused as not supported yet (no placement pass yet); ``--cores 1`` compiles."""
+refused as not supported yet (no hand-over to core 1 yet); ``--cores 1`` compiles."""
 
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def test_the_cli_compiles_with_one_core(tmp_path):
     assert (out / "metadata.json").is_file()
 
 
-def test_the_composite_refusal_points_at_cores(capsys, tmp_path):
+def test_a_composite_without_a_board_points_at_the_boards_with_cores(capsys, tmp_path):
     assert main(["compile", HELLO, "-o", str(tmp_path / "a"), "--target",
                  "composite -targets={c -mcpu=cortex-m33},{c -mcpu=cortex-m33}"]) == 2
     err = capsys.readouterr().err
-    assert "not supported yet: composite targets" in err and "--board TAG --cores N" in err
+    assert "are cores of a board: give --board TAG (boards with several cores: " \
+        "qemu/mps2-an521)" in err
