@@ -223,7 +223,9 @@ class Cores:
 
     Core 0 boots, runs the RPC and the timer; ``start`` says how it starts
     the others (``sse200_cpuwait``: write core 1's vector table address to
-    the SSE-200's INITSVTOR1 and clear its CPUWAIT bit, at ``sysctl_base``).
+    the SSE-200's INITSVTOR1 and clear its CPUWAIT bit, at ``sysctl_base``;
+    ``rp2040_fifo``: send the boot ROM's launch command through the SIO's
+    inter-core FIFO, ``sysctl_base`` being the SIO).
     ``identity_base`` is a register reading the running core's number.
     Each further core gets ``stack_bytes`` of stack (a static array of the port).
     ``shared`` names the memories every core reaches at the same address.
@@ -454,7 +456,8 @@ def load_board_file(path: str | Path) -> Board:
 
 
 #: What each way of starting further cores needs from the record.
-_CORE_START_NEEDS = {"sse200_cpuwait": ("sysctl_base", "identity_base", "stack_bytes")}
+_CORE_START_NEEDS = {"sse200_cpuwait": ("sysctl_base", "identity_base", "stack_bytes"),
+                     "rp2040_fifo": ("sysctl_base", "identity_base", "stack_bytes")}
 
 
 def _cores(path: Path, table: dict | None, memory: Memory | None) -> Cores:

@@ -46,7 +46,7 @@ def test_one_device_compiles_for_core_0():
      "qemu/mps2-an521)"),
     (None, "composite -targets={c},{c}",
      "the composite target's devices ('c -keys=cpu', 'c -keys=cpu') are cores of a board: "
-     "give --board TAG (boards with several cores: qemu/mps2-an521)"),
+     "give --board TAG (boards with several cores: qemu/mps2-an521, raspberrypi/pico)"),
     (AN521, "composite -targets={c},{c}",
      "the composite target's 2 devices are 2 cores of qemu/mps2-an521: not supported yet: "
      "--cores 2"),

@@ -19,7 +19,7 @@ HELLO = str(MODELS_DIR / "tflm_hello_world_int8.tflite")
         ("qemu/mps2-an521", 3, "--cores 3: qemu/mps2-an521 has 2 cores; give 1 to 2"),
         ("qemu/mps2-an521", 0, "--cores 0: give 1 to 2, the cores qemu/mps2-an521 has"),
         ("qemu/mps2-an386", 2, "--cores 2: qemu/mps2-an386 has 1 core; boards with several "
-                               "cores: qemu/mps2-an521"),
+                               "cores: qemu/mps2-an521, raspberrypi/pico"),
         ("qemu/mps2-an521", 2, "not supported yet: --cores 2 (splitting layers across "
                                "qemu/mps2-an521's 2 cores"),
         (None, 2, "--cores 2: the number of cores is a board fact; give --board"),
@@ -59,4 +59,4 @@ def test_a_composite_without_a_board_points_at_the_boards_with_cores(capsys, tmp
                  "composite -targets={c -mcpu=cortex-m33},{c -mcpu=cortex-m33}"]) == 2
     err = capsys.readouterr().err
     assert "are cores of a board: give --board TAG (boards with several cores: " \
-        "qemu/mps2-an521)" in err
+        "qemu/mps2-an521, raspberrypi/pico)" in err

@@ -19,13 +19,15 @@ FIXTURE = Path(__file__).parents[1] / "cores" / "fixture"
 RUNTIME = Path(__file__).parents[2] / "aot" / "runtime_c"
 
 
-def build_fixture(name: str, out: Path) -> Path:
-    """``fixture/NAME.c`` built from the an521 record alone (port, flags, memory map,
-    board defines) into ``out``; skips when the cross compiler or QEMU is missing."""
-    board = load_board(AN521)
+def build_fixture(name: str, out: Path, tag: str = AN521) -> Path:
+    """``fixture/NAME.c`` built from the record of ``tag`` alone (port, flags, memory
+    map, board defines) into ``out``; skips when the cross compiler (or, for an
+    emulated board, QEMU) is missing."""
+    board = load_board(tag)
     gcc = board.toolchain.tool("gcc")
-    if shutil.which(gcc) is None or shutil.which(board.qemu.system) is None:
-        pytest.skip(f"missing {gcc} or {board.qemu.system} (scripts/setup.sh installs them)")
+    qemu = board.qemu.system if board.qemu is not None else None
+    if shutil.which(gcc) is None or (qemu is not None and shutil.which(qemu) is None):
+        pytest.skip(f"missing {gcc} or {qemu} (scripts/setup.sh installs them)")
     mem, tc = board.memory, board.toolchain
     subprocess.run(
         ["make", "-s", "-f", str(FIXTURE / "Makefile"), f"AOT_RUNTIME_DIR={RUNTIME}",
