@@ -112,6 +112,12 @@ def test_parts_one_after_another_are_bit_exact(model, cores):
         assert devices[0].start == 0 and devices[-1].stop == n
         assert all(a.stop == b.start for a, b in zip(devices, devices[1:]))
         assert devices[0].part == SPLIT_PART[g.anchor.op]
+    # Every split group is followed by a barrier naming its output, before the next group.
+    held = {b.before: b.waits_for for b in ann.barriers}
+    for g, after in zip(ann.groups, [*ann.groups[1:], None]):
+        if g in splits:
+            first = after.nodes[0] if after is not None else None
+            assert [t.name for t in g.outputs(split)] == list(held[first])
     for seed in range(2):
         inputs = random_inputs(graph, seed)
         expected = reference.run(graph, inputs)
