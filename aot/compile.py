@@ -58,7 +58,8 @@ from aot.ir import Graph, Tensor
 from aot.ir.types import TensorType
 from aot.passes.annotated import FusedGroup, rebuild
 from aot.passes import DumpAfter, PassContext, optimize
-from aot.target import CODEGENS, Board, Target, load_board, runs_on_host
+from aot.target import (CODEGENS, Board, Target, TargetError, board_devices, check_cores,
+                        load_board, runs_on_host)
 
 if TYPE_CHECKING:  # the LLVM backend imports llvmlite: only llvm targets load it
     from aot.codegen.llvm import LLVMModule
@@ -223,7 +224,13 @@ def resolve_target(target_or_board, codegen: str | None = None, *,
         if board is None:
             raise CompileError(f"--target {refine} refines a board's target: give --board "
                                "too, or give the whole target without --board")
-        target = target.refined_by(refine, where=f"the board {board.tag} ({target})")
+        refine = refine if isinstance(refine, Target) else Target(refine)
+        if refine.kind == "composite":
+            target, board = _on_cores(refine, board)
+        else:
+            target = target.refined_by(refine, where=f"the board {board.tag} ({target})")
+    elif target.kind == "composite":
+        target, board = _on_cores(target, board)
     if codegen is not None and codegen != target.kind:
         if codegen not in CODEGENS or target.kind not in CODEGENS:
             raise CompileError(f"--codegen {codegen}: a {target.kind} target takes "
@@ -237,21 +244,28 @@ def resolve_target(target_or_board, codegen: str | None = None, *,
     return target, board
 
 
+def _on_cores(composite: Target, board: Board | None) -> tuple[Target, Board]:
+    """A composite target's devices as cores of one board (:func:`aot.target.board_devices`),
+    held to what compilation honours (:func:`aot.target.check_cores`)."""
+    target, board, cores = board_devices(composite, board)
+    try:
+        check_cores(board, cores)
+    except TargetError as err:
+        raise TargetError(f"the composite target's {cores} devices are {cores} cores of "
+                          f"{board.tag}: {err}") from None
+    return target, board
+
+
 def check_target(target: Target) -> None:
     """Refuse what the target says that compilation would not honour.
 
-    A composite target and a ``-host`` are not supported yet; ``-libs`` must name registered
+    A composite target is resolved to a board's cores before (:func:`resolve_target`);
+    a ``-host`` is not supported yet; ``-libs`` must name registered
     external codegens (:mod:`aot.byoc`; their options are checked by
     :func:`aot.byoc.configure`); the alignments must be powers of two.
     Everything else a ``c`` target states is either used (keys, CPU facts,
     alignments, libs) or only informative (``-model``, ``-device``).
     """
-    if target.kind == "composite":
-        members = ", ".join(repr(str(t)) for t in target.targets)
-        raise CompileError(f"not supported yet: composite targets (several devices in one "
-                           f"model); compile for one of its members instead: {members}; the "
-                           "cores of one board are chosen with --board TAG --cores N "
-                           "(docs/targets.md)")
     if target.host is not None:
         raise CompileError(f"not supported yet: -host={{{target.host}}} (the target of code "
                            "that would run on a host beside the device: aot generates device "

@@ -4,26 +4,30 @@
                                           [--json out/bench_cores.json]
 
 Issue 36 asks for one core against two per MLPerf Tiny model.  Models cannot
-run split yet (the placement pass and the entry hand-over are missing:
+run split yet (the entry function's hand-over to core 1 is missing:
 ``--cores 2`` is refused), so this bench measures what exists and projects
 the rest, and says so in every row:
 
 * measured: ``aot profile`` of the model on core 0 of qemu/mps2-an521 (exact
   instructions per kernel under QEMU ``-icount``, and the estimated cycles of
   the Cortex-M33 table, docs/cycles.md);
-* projected: the critical path if every conv2d, depthwise_conv2d and dense
-  kernel gave half its output channels to core 1 (its instructions and cycles
-  halved, assumed linear in the channels) plus ``--handover`` instructions per
-  split kernel for the queue hand-over and the barrier (default 80: the
-  difference between the split and unsplit runs of
-  tests/cores/fixture/second_core.c, 513,703 - 513,624 = 79, rounded up);
+* projected: the critical path of the placement ``place_cores`` makes for two
+  cores (docs/targets.md): each split kernel costs its larger part, its
+  measured instructions and cycles times the larger part's share of the
+  output rows (conv2d, depthwise_conv2d) or channels (dense), assumed linear
+  in them (the halo rows each part reads again and the padding rows that cost
+  less are not modelled), plus ``--handover`` instructions per split kernel
+  for the queue hand-over and the barrier (default 80: the difference between
+  the split and unsplit runs of tests/cores/fixture/second_core.c,
+  513,703 - 513,624 = 79, rounded up); the other kernels run on core 0;
 * the extra RAM and code of the runtime's two-core support, measured by
   compiling src/cores.c and the mps2 port with the record's [cores] defines
   (core 1's stack, the queue, the start code).
 
 Under QEMU the two-core run itself cannot show a speedup (both vCPUs share one
 virtual clock: docs/targets.md "Several cores of one board"); a measured
-critical path needs per-core counts, which are not there yet.
+critical path will come from the per-core counts (``aot run --json``'s
+``cores``) once the hand-over exists.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from aot.export import board_defines  # noqa: E402
+from aot.frontend import load_model  # noqa: E402
+from aot.passes import PassContext, annotations, optimize  # noqa: E402
 from aot.resources import runtime_dir  # noqa: E402
 from aot.target import load_board  # noqa: E402
 
@@ -47,7 +53,6 @@ BOARD = "qemu/mps2-an521"
 MODELS = ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
           "mlperf_ad_fc_autoencoder"]
 MODELS_DIR = ROOT.parent / "shared" / "models"
-SPLIT_OPS = {"conv2d", "depthwise_conv2d", "dense"}
 RUNTIME = runtime_dir()
 
 
@@ -62,16 +67,37 @@ def profile(model: str) -> dict:
     return data
 
 
-def project(prof: dict, handover: int) -> dict:
+def larger_parts(model: str) -> list[tuple[list[str], float | None]]:
+    """Per kernel in order (views have none): its ops and the larger part's share of
+    its output under place_cores on two cores (None: not split)."""
+    with PassContext(config={"placement.cores": 2}):
+        graph = optimize(load_model(MODELS_DIR / f"{model}.tflite"))
+    ann = annotations(graph)
+    out = []
+    for group in ann.groups:
+        if group.kind == "view":
+            continue
+        parts = ann.devices(group.nodes[0])
+        share = None if parts[0].part == "whole" else \
+            max(p.stop - p.start for p in parts) / parts[-1].stop
+        out.append(([n.op for n in group.nodes], share))
+    return out
+
+
+def project(prof: dict, parts: list, handover: int) -> dict:
     """One core's measured totals and the projected two-core critical path."""
+    kernels = [k for k in prof["kernels"] if k["ops"]]   # not the entry function's row
+    if [k["ops"] for k in kernels] != [ops for ops, _ in parts]:
+        raise SystemExit("the profile's kernels are not the placement's groups: "
+                         f"{[k['ops'] for k in kernels]} / {[o for o, _ in parts]}")
     one_i, one_c = prof["instructions"], prof["cycles"]
     saved_i = saved_c = 0.0
     split = 0
-    for k in prof["kernels"]:
-        if k["ops"] and k["ops"][0] in SPLIT_OPS:
+    for k, (_, share) in zip(kernels, parts):
+        if share is not None:
             split += 1
-            saved_i += k["instructions"] / 2 - handover
-            saved_c += k["cycles"] / 2 - handover
+            saved_i += k["instructions"] * (1 - share) - handover
+            saved_c += k["cycles"] * (1 - share) - handover
     two_i, two_c = one_i - saved_i, one_c - saved_c
     return {"kernels": len(prof["kernels"]), "split_kernels": split,
             "one_core_instructions": one_i, "one_core_cycles": one_c,
@@ -121,7 +147,7 @@ def main(argv=None) -> int:
     print(f"{'model':28} {'kernels':>7} {'split':>5} {'1-core cycles':>14} "
           f"{'2-core cycles (proj.)':>22} {'speedup (proj.)':>16}")
     for model in args.model or MODELS:
-        row = {"model": model, **project(profile(model), args.handover)}
+        row = {"model": model, **project(profile(model), larger_parts(model), args.handover)}
         rows.append(row)
         print(f"{model:28} {row['kernels']:7} {row['split_kernels']:5} "
               f"{row['one_core_cycles']:14,} {row['two_core_cycles_projected']:22,} "

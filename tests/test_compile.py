@@ -122,7 +122,8 @@ def test_model_too_big_for_flash_counts_code_too():
     ("c -libs=acme-npu", r"-libs=acme-npu: no external codegen is called 'acme-npu'.*"
                          r"registered: cmsis-nn"),
     ("composite -targets={c},{c -mcpu=cortex-m4}",
-     r"not supported yet: composite targets .*'c -keys=cpu', 'c -keys=arm_cpu,cpu"),
+     r"the composite target's devices \('c -keys=cpu', 'c -keys=arm_cpu,cpu -mcpu=cortex-m4'\) "
+     r"are cores of a board: give --board TAG"),
     ("c -mcpu=cortex-m4 -host={c -mtriple=x86_64-linux-gnu}",
      r"not supported yet: -host=\{c .*remove -host"),
     ("c -workspace-byte-alignment=24", r"-workspace-byte-alignment=24: use a power of two"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+from pathlib import Path
 
 from aot.commands.build import default_cache_dir
 
@@ -23,6 +25,16 @@ def add_board_arguments(parser: argparse.ArgumentParser) -> None:
                                          "for a board flashed already)")
 
 
+def _core_counter(board, runner: str | None, workdir: Path):
+    """Per-core instruction counts where they can be had: an emulated board with
+    several cores, run by QEMU (``aot.cycles.vcpus``); else None."""
+    if board.cores.count == 1 or board.qemu is None or (runner or board.runner.name) != "qemu":
+        return None
+    from aot.cycles.vcpus import CoreCounter
+
+    return CoreCounter(workdir, board.cores.count)
+
+
 def run_command(args: argparse.Namespace, compiled, inputs, source: str) -> int:
     """Run ``inputs`` (described by ``source``) on ``compiled.board``, write or
     print the outputs, print the summary."""
@@ -32,8 +44,11 @@ def run_command(args: argparse.Namespace, compiled, inputs, source: str) -> int:
 
     if getattr(args, "sanitize", False):
         raise FirmwareError("--sanitize works on the host only (--board host/native)")
-    run = run_on_board(compiled, inputs, runner=getattr(args, "runner", None),
-                       serial_port=getattr(args, "port", None), cache_dir=default_cache_dir())
+    runner = getattr(args, "runner", None)
+    with tempfile.TemporaryDirectory(prefix="aot-cores-") as tmp:
+        run = run_on_board(compiled, inputs, runner=runner,
+                           serial_port=getattr(args, "port", None), cache_dir=default_cache_dir(),
+                           core_counter=_core_counter(compiled.board, runner, Path(tmp)))
     graph = compiled.graph
     if args.output is not None:
         save_outputs(graph, run.outputs, args.output)
@@ -60,6 +75,9 @@ def run_command(args: argparse.Namespace, compiled, inputs, source: str) -> int:
     classes = top_classes(run.outputs)
     if classes is not None and args.output is not None:
         print(f"  top class (argmax of the output) per invocation: {classes}")
+    if "cores" in report:
+        print("  per core: " + ", ".join(f"core {k} {c['instructions']:,} instructions"
+                                         for k, c in enumerate(report["cores"])))
     print(f"  workspace {report['workspace_bytes']:,} bytes")
     if run.build.sizes is not None:
         print(f"  {run.build.sizes}")

@@ -37,23 +37,30 @@ from aot.cycles.memory import FETCH, FLASH, MEMORIES, SRAM, TCM, Accesses, Memor
 HOST_CC = "gcc"
 
 
-def plugin_library(workdir: Path) -> Path:
-    """The plugin built into ``workdir`` (a shared library named by its source's hash)."""
-    source = resources.files("aot.cycles").joinpath("plugin/memtrace.c").read_bytes()
-    lib = Path(workdir) / f"memtrace-{hashlib.sha256(source).hexdigest()[:12]}.so"
+def build_plugin(source: str, workdir: Path) -> Path:
+    """The QEMU plugin ``plugin/SOURCE`` built into ``workdir`` (a shared library named by
+    its source's hash, so a changed source is rebuilt)."""
+    text = resources.files("aot.cycles").joinpath(f"plugin/{source}").read_bytes()
+    stem = source.removesuffix(".c")
+    lib = Path(workdir) / f"{stem}-{hashlib.sha256(text).hexdigest()[:12]}.so"
     if lib.exists():
         return lib
     if shutil.which(HOST_CC) is None:
-        raise CycleModelError(f"the memory trace plugin needs a host C compiler ({HOST_CC}); "
+        raise CycleModelError(f"the QEMU plugin {source} needs a host C compiler ({HOST_CC}); "
                               "install it (apt-get install gcc)")
     src = lib.with_suffix(".c")
-    src.write_bytes(source)
+    src.write_bytes(text)
     done = subprocess.run([HOST_CC, "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        raise CycleModelError(f"building the QEMU memory trace plugin failed: "
+        raise CycleModelError(f"building the QEMU plugin {source} failed: "
                               f"{done.stderr.strip()[-400:]}")
     return lib
+
+
+def plugin_library(workdir: Path) -> Path:
+    """The memory trace plugin built into ``workdir``."""
+    return build_plugin("memtrace.c", workdir)
 
 
 def plugin_args(library: Path, out: Path, start: int, stop: int) -> tuple[str, ...]:

@@ -157,6 +157,25 @@ def parse_regions(spec, board, *, cortex_m_startup: bool = False) -> list[PlanRe
     return regions
 
 
+def check_reach(regions: list[PlanRegion], board, cores: int) -> None:
+    """Refuse a region that one of the first ``cores`` cores of ``board`` cannot reach:
+    a kernel split across cores reads and writes its buffers from each of them
+    (``cores.shared`` in the board record, docs/boards.md).  On one core nothing is
+    shared and every region the record has is fine."""
+    if cores == 1:
+        return
+    for core in range(cores):
+        reach = board.cores.reach(core)
+        if reach is None:
+            continue
+        for region in regions:
+            if region.name not in reach:
+                raise MemoryRegionError(
+                    f"memory region {region.name!r} is not reached by core {core} of "
+                    f"{board.tag}, which reaches {', '.join(reach)}; with --cores {cores} "
+                    "place the workspace in those")
+
+
 def _capacity(mem, region) -> int:
     return mem.model_ram_bytes if region is mem.ram else region.length
 

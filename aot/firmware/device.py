@@ -18,7 +18,7 @@ import contextlib
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -58,14 +58,17 @@ def device_runner(project: Project, name: str | None = None,
 
 @contextlib.contextmanager
 def open_device(project, *, runner: str | None = None, serial_port: str | None = None,
-                timeout: float = 1.0, probe: str | None = None) -> Iterator[Client]:
+                timeout: float = 1.0, probe: str | None = None,
+                qemu_args: tuple[str, ...] = ()) -> Iterator[Client]:
     """Flash or start ``project``'s firmware and yield a connected client.
 
     ``runner`` defaults to the board's first runner; ``"none"`` skips
     flashing and only opens ``serial_port`` (a board flashed already; without
     one, the one attached port with the board's USB id).
     ``probe`` picks the debug probe (its serial number) of one of several
-    attached boards.  The runner's process is always stopped on exit.
+    attached boards.  ``qemu_args`` go to QEMU after the record's (a plugin);
+    with any other runner they are refused.  The runner's process is always
+    stopped on exit.
     """
     project = project if isinstance(project, Project) else load_project(project)
     board = project.board
@@ -85,6 +88,12 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
             url = serial_port
         else:
             started = device_runner(project, name, serial_port, probe)
+            if qemu_args:
+                config = getattr(started, "config", None)
+                if name != "qemu" or config is None:
+                    raise DeviceError(f"QEMU options {' '.join(qemu_args)} need the qemu "
+                                      f"runner, not {name}")
+                started.config = replace(config, extra_args=config.extra_args + qemu_args)
             url = stack.enter_context(started)
         try:
             client = stack.enter_context(connect(url, timeout=timeout))
@@ -199,6 +208,7 @@ class BoardRun:
     clock_hz: int = 0
     device: DeviceReport | None = None   # the firmware's report of itself (INFO)
     device_warnings: tuple[str, ...] = ()  # where it differs from the board record
+    cores: tuple[int, ...] | None = None   # instructions per core and inference (emulated)
 
     @property
     def per_inference(self) -> int | None:
@@ -225,19 +235,27 @@ class BoardRun:
             "flash_bytes": sizes.flash if sizes else None,
             "ram_bytes": sizes.ram if sizes else None,
             "sizes": sizes.to_json() if sizes else None,
+            **({"cores": [{"instructions": n} for n in self.cores]}
+               if self.cores is not None else {}),
         }
 
 
 def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | None = None,
-                serial_port: str | None = None, build: BuildResult | None = None) -> BoardRun:
-    """Run the ``[N, *shape]`` ``inputs`` (one per model input) on a built project."""
+                serial_port: str | None = None, build: BuildResult | None = None,
+                core_counter=None) -> BoardRun:
+    """Run the ``[N, *shape]`` ``inputs`` (one per model input) on a built project.
+
+    ``core_counter`` (an :class:`aot.cycles.vcpus.CoreCounter`, given by the
+    command, which may use the cycle tools) adds each core's instructions per
+    inference from QEMU's per-vCPU plugin."""
     meta = project.metadata
     inputs = check_inputs(meta, inputs)  # a wrong size would reach the device as a bad write
     n = inputs[0].shape[0] if inputs else 0
     outputs = [np.empty((n, *o["shape"]), np.dtype(o["dtype"])) for o in meta["outputs"]]
     timings: list[int] = []
     unit = TimerUnit.INSTRUCTIONS
-    with open_device(project, runner=runner, serial_port=serial_port) as dev:
+    extra = core_counter.qemu_args(project) if core_counter is not None else ()
+    with open_device(project, runner=runner, serial_port=serial_port, qemu_args=extra) as dev:
         info = dev.info()
         clock_hz = info.clock_hz
         warnings = tuple(device_warnings(project.board, info.device))
@@ -249,12 +267,19 @@ def run_project(project: Project, inputs: list[np.ndarray], *, runner: str | Non
             unit = result.unit
             for k, port in enumerate(meta["outputs"]):
                 outputs[k][i] = dev.read_tensor(port["c_name"])
-    return BoardRun(outputs, timings, unit, build, meta, clock_hz, info.device, warnings)
+    cores = None
+    if core_counter is not None:
+        counts = core_counter.counts()
+        if counts.windows != len(timings):
+            raise DeviceError(f"the per-core count plugin saw {counts.windows} timed runs, "
+                              f"the RPC {len(timings)}")
+        cores = tuple(counts.per_window())
+    return BoardRun(outputs, timings, unit, build, meta, clock_hz, info.device, warnings, cores)
 
 
 def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: str | None = None,
                  serial_port: str | None = None, cache_dir: Path | None = None,
-                 jobs: int | None = None) -> BoardRun:
+                 jobs: int | None = None, core_counter=None) -> BoardRun:
     """Build a :class:`~aot.compile.CompiledModel` for its board and run ``inputs`` there.
 
     ``inputs`` holds one ``[N, *shape]`` array per model input; the N
@@ -278,7 +303,7 @@ def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: st
         build = build_project(project, cache_dir=cache_dir, jobs=jobs)
         try:
             return run_project(project, inputs, runner=runner, serial_port=serial_port,
-                               build=build)
+                               build=build, core_counter=core_counter)
         except RpcError as err:
             raise DeviceError(f"running {compiled.graph.name} on {compiled.board.tag} failed: "
                               f"{err}") from None

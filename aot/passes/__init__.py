@@ -4,7 +4,7 @@ The pipeline (:data:`DEFAULT_PIPELINE`, run by :func:`optimize`)::
 
     check_layout -> remove_dead_code -> fold_constants -> simplify_inference
     -> canonicalize -> fold_pad -> legalize_quantized -> annotate_external
-    -> merge_external -> partition_external -> fuse_ops
+    -> merge_external -> partition_external -> fuse_ops -> place_cores
 
 Its result is an :class:`AnnotatedGraph`: the same operators plus views,
 fused groups and folded requantization constants, which the lowering and
@@ -12,8 +12,8 @@ the memory planner (:mod:`aot.executor.memory`) read.  docs/passes.md
 describes each pass.
 """
 
-from aot.passes.annotated import (AnnotatedGraph, Annotations, FusedGroup, QuantParams,
-                                  annotations, rebuild, substitute)
+from aot.passes.annotated import (AnnotatedGraph, Annotations, Barrier, FusedGroup,
+                                  QuantParams, annotations, rebuild, substitute)
 from aot.passes.cleanup import fold_constants, remove_dead_code
 from aot.passes.context import (CONFIG_OPTIONS, DumpAfter, Pass, PassContext, PassError,
                                 PassInstrument, PassTimer, Sequential, graph_pass)
@@ -22,17 +22,18 @@ from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized, quant_params
 from aot.passes.partition import (Pattern, PatternTable, annotate_external, merge_external,
                                   partition_external)
+from aot.passes.placement import Part, part_node, place_cores
 from aot.passes.printer import format_annotated
 from aot.passes.registry import DEFAULT_PIPELINE, PASSES, default_pipeline, optimize
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 
 __all__ = [
     "CONFIG_OPTIONS", "DEFAULT_PIPELINE", "PASSES", "AnnotatedGraph", "Annotations",
-    "DumpAfter", "FusedGroup", "Pass", "PassContext", "PassError", "PassInstrument",
-    "PassTimer", "Pattern", "PatternTable", "QuantParams", "annotate_external",
-    "merge_external", "partition_external", "Sequential", "annotations", "canonicalize",
-    "check_layout",
+    "Barrier", "DumpAfter", "FusedGroup", "Part", "Pass", "PassContext", "PassError",
+    "PassInstrument", "PassTimer", "Pattern", "PatternTable", "QuantParams",
+    "Sequential", "annotate_external", "annotations", "canonicalize", "check_layout",
     "default_pipeline", "fold_constants", "fold_pad", "format_annotated", "fuse_ops",
-    "graph_pass", "legalize_quantized", "optimize", "quant_params", "rebuild",
-    "remove_dead_code", "simplify_inference", "substitute",
+    "graph_pass", "legalize_quantized", "merge_external", "optimize", "part_node",
+    "partition_external", "place_cores", "quant_params", "rebuild", "remove_dead_code",
+    "simplify_inference", "substitute",
 ]

@@ -19,6 +19,10 @@ nodes are dropped, so a stale fact can never describe a different node.
   group once :func:`aot.passes.fuse_ops` has run.
 * ``quant``: :class:`QuantParams` per integer node whose fixed-point
   multipliers and shifts were computed at compile time.
+* ``placement``: per node, the :class:`~aot.ir.DeviceAnnotation` of each
+  core that computes part of it (one covering the whole output when it is
+  not split), and ``barriers``: the :class:`Barrier` points where every core
+  meets (:func:`aot.passes.place_cores`; empty on one core).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from aot.ir import Graph, Node, Tensor
+from aot.ir import DeviceAnnotation, Graph, Node, Tensor
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,6 +115,23 @@ class QuantParams:
         return text + ")"
 
 
+@dataclass(frozen=True, eq=False)
+class Barrier:
+    """Every core waits here until all have finished what came before.
+
+    ``before`` is the first node that must not start earlier (None: the end
+    of the inference, before the outputs are returned); ``waits_for`` names
+    the tensors written on another core that made the barrier necessary.
+    """
+
+    before: Node | None
+    waits_for: tuple[str, ...]
+
+    def __str__(self) -> str:
+        where = self.before.name if self.before is not None else "the end"
+        return f"barrier before {where} (waits for {', '.join(self.waits_for)})"
+
+
 @dataclass(frozen=True)
 class Annotations:
     views: frozenset[Node] = frozenset()
@@ -120,6 +141,14 @@ class Annotations:
     # per node the reason the codegens that matched it gave for declining it.
     regions: tuple[FusedGroup, ...] = ()
     declined: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    # Cores (aot.passes.placement): who computes which part of each node, and where they meet.
+    placement: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    barriers: tuple[Barrier, ...] = ()
+
+    def devices(self, node: Node) -> tuple[DeviceAnnotation, ...]:
+        """The parts of ``node`` and the cores that compute them (core 0, whole,
+        when the placement pass did not run)."""
+        return self.placement.get(node, (DeviceAnnotation(),))
 
     def restrict(self, nodes: list[Node]) -> Annotations:
         """Drop facts about nodes not in ``nodes``; drop groups and regions that lost a node."""
@@ -130,6 +159,8 @@ class Annotations:
             quant=MappingProxyType({n: q for n, q in self.quant.items() if n in alive}),
             regions=tuple(g for g in self.regions if all(n in alive for n in g.nodes)),
             declined=MappingProxyType({n: r for n, r in self.declined.items() if n in alive}),
+            placement=MappingProxyType({n: p for n, p in self.placement.items() if n in alive}),
+            barriers=tuple(b for b in self.barriers if b.before is None or b.before in alive),
         )
 
 
@@ -161,7 +192,7 @@ def rebuild(graph: Graph, nodes: list[Node] | None = None, *,
     ``groups=``, ``quant=``) before they are restricted to the new nodes.
     """
     ann = annotations(graph)
-    for key in ("quant", "declined"):
+    for key in ("quant", "declined", "placement"):
         if key in changes and not isinstance(changes[key], MappingProxyType):
             changes[key] = MappingProxyType(dict(changes[key]))
     if changes:

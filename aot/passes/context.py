@@ -74,6 +74,13 @@ CONFIG_OPTIONS: dict[str, ConfigOption] = {
     "partition.exclude": ConfigOption(
         frozenset, frozenset(), "names of nodes that stay with aot's kernels although an "
         "external codegen matched them (the per-layer choice)"),
+    "placement.cores": ConfigOption(
+        int, 1, "cores of the board that place_cores divides the kernels between "
+        "(1: everything on core 0, the pass changes nothing)"),
+    "placement.min_macs": ConfigOption(
+        int, 16384, "fewest multiply-accumulates of a conv2d, depthwise_conv2d or dense "
+        "that place_cores splits across the cores (below, a hand-over costs more than "
+        "it saves)"),
 }
 
 

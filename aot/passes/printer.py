@@ -3,7 +3,10 @@
 Nodes print exactly as :func:`aot.ir.format_graph` prints them (same
 tensor numbering); fused groups wrap their nodes in a block
 ``group NAME kind [anchor=OP] { ... }``, and a node's annotations follow it
-as a comment (``# view``, ``# requant(...)``).
+as a comment (``# view``, ``# requant(...)``).  After :func:`aot.passes.place_cores`
+a group's line ends with its cores and parts (``on cpu:0 rows[0:13] shared,
+cpu:1 rows[13:25] shared``) and each barrier is a line of its own
+(``barrier (waits for T)``) before the group it holds back, or at the end.
 """
 
 from __future__ import annotations
@@ -32,14 +35,21 @@ def format_annotated(graph: Graph) -> str:
             notes.append(f"declined by {ann.declined[node]}")
         lines[node] = line + ("  # " + "; ".join(notes) if notes else "")
     out = list(head)
+    barriers = {b.before: b for b in ann.barriers}
     if ann.groups:
         for g in ann.groups:
             anchor = f" anchor={g.anchor.op}" if g.anchor is not None else ""
             if g.codegen is not None:
                 anchor += f" codegen={g.codegen} pattern={g.pattern}"
+            if g.nodes[0] in ann.placement:
+                anchor += " on " + ", ".join(str(d) for d in ann.placement[g.nodes[0]])
+            if g.nodes[0] in barriers:
+                out.append(f"  barrier (waits for {', '.join(barriers[g.nodes[0]].waits_for)})")
             out.append(f"  group {g.name} {g.kind}{anchor} {{")
             out += ["  " + lines[n] for n in g.nodes]
             out.append("  }")
+        if None in barriers:
+            out.append(f"  barrier (waits for {', '.join(barriers[None].waits_for)})")
     else:
         out += [lines[n] for n in graph.nodes]
     return "\n".join(out + tail) + "\n"

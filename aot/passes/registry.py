@@ -15,6 +15,7 @@ from aot.passes.context import Pass, PassContext, Sequential
 from aot.passes.fuse import fuse_ops
 from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized
+from aot.passes.placement import place_cores
 from aot.passes.partition import annotate_external, merge_external, partition_external
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 
@@ -30,7 +31,8 @@ def build_registry(passes: Iterable[Pass]) -> dict[str, Pass]:
 
 
 #: The default pipeline, in order: checks, cleanups, rewrites, then partitioning for the
-#: external codegens of ``-libs`` (nothing without them) and grouping.
+#: external codegens of ``-libs`` (nothing without them), grouping, then
+#: placement on the board's cores (nothing on one core).
 DEFAULT_PIPELINE: tuple[Pass, ...] = (
     check_layout,
     remove_dead_code,
@@ -43,6 +45,7 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (
     merge_external,
     partition_external,
     fuse_ops,
+    place_cores,
 )
 
 #: Every graph pass by name.

@@ -225,7 +225,9 @@ class Cores:
 
     Core 0 boots, runs the RPC and the timer; ``start`` says how it starts
     the others (``sse200_cpuwait``: write core 1's vector table address to
-    the SSE-200's INITSVTOR1 and clear its CPUWAIT bit, at ``sysctl_base``).
+    the SSE-200's INITSVTOR1 and clear its CPUWAIT bit, at ``sysctl_base``;
+    ``rp2040_fifo``: send the boot ROM's launch command through the SIO's
+    inter-core FIFO, ``sysctl_base`` being the SIO).
     ``identity_base`` is a register reading the running core's number.
     Each further core gets ``stack_bytes`` of stack (a static array of the port).
     ``shared`` names the memories every core reaches at the same address.
@@ -239,6 +241,14 @@ class Cores:
     stack_bytes: int = 0
     shared: tuple[str, ...] = ()
     note: str = ""
+
+    def reach(self, core: int) -> tuple[str, ...] | None:
+        """The data memories ``core`` reaches: every memory of a one-core board (None
+        stands for all of them), the ``shared`` ones of a board with several (no
+        record declares core-local RAM yet)."""
+        if not 0 <= core < self.count:
+            raise TargetError(f"core {core}: the board has cores 0 to {self.count - 1}")
+        return self.shared if self.count > 1 else None
 
 
 @dataclass(frozen=True)
@@ -448,7 +458,8 @@ def load_board_file(path: str | Path) -> Board:
 
 
 #: What each way of starting further cores needs from the record.
-_CORE_START_NEEDS = {"sse200_cpuwait": ("sysctl_base", "identity_base", "stack_bytes")}
+_CORE_START_NEEDS = {"sse200_cpuwait": ("sysctl_base", "identity_base", "stack_bytes"),
+                     "rp2040_fifo": ("sysctl_base", "identity_base", "stack_bytes")}
 
 
 def _cores(path: Path, table: dict | None, memory: Memory | None) -> Cores:
@@ -476,8 +487,9 @@ def check_cores(board: Board | None, cores: int) -> None:
     not honour; ``--cores 1`` (core 0 alone, what every build does) passes.
 
     Splitting a model across several cores is not supported yet: the record's
-    ``[cores]`` and the runtime's queue (``aot/cores.h``) exist, the placement
-    pass and the entry function's hand-over do not (docs/targets.md).
+    ``[cores]``, the runtime's queue (``aot/cores.h``) and the placement pass
+    (:func:`aot.passes.place_cores`) exist, the entry function's hand-over does
+    not (docs/targets.md).
     """
     if board is None:
         raise TargetError(f"--cores {cores}: the number of cores is a board fact; give --board")
@@ -493,9 +505,56 @@ def check_cores(board: Board | None, cores: int) -> None:
     if cores > 1:
         raise TargetError(
             f"not supported yet: --cores {cores} (splitting layers across {board.tag}'s "
-            f"{have} cores: the board record and the runtime's work queue are ready, the "
-            "placement pass and the entry function's hand-over to the other cores are not); "
-            "--cores 1 runs the model on core 0")
+            f"{have} cores: the board record, the runtime's work queue, the placement pass "
+            "(place_cores, with the pass config placement.cores) and the per-core counts of "
+            "aot run --json are ready; the entry function's hand-over to the other cores "
+            "is not); --cores 1 runs the model on core 0")
+
+
+def board_devices(composite: Target, board: Board | None = None) -> tuple[Target, Board, int]:
+    """A composite target's devices as cores of one board: the board's target refined
+    by its members, the board, and how many cores they name (then :func:`check_cores`).
+
+    The board is ``board`` (``--board``) or the one every member names with
+    ``-tag``.  Each member refines the board's target as ``--target`` does
+    (:meth:`Target.refined_by`: same kind, may add attributes, never change
+    them); the members must come out equal (the cores of one board run one
+    target) and be no more than the board's cores.  Refused with the names and
+    numbers: members of several boards, no board at all, members that differ,
+    more members than cores, a ``-host``.
+    """
+    members = composite.targets
+    shown = ", ".join(repr(str(m)) for m in members)
+    if composite.host is not None:
+        raise TargetError(f"not supported yet: a composite target with -host "
+                          f"(-host={{{composite.host}}}): aot generates device code only")
+    tags = sorted({m.tag for m in members if m.tag})
+    if board is None:
+        if len(tags) > 1:
+            raise TargetError(f"not supported yet: a composite target over several boards "
+                              f"({', '.join(tags)}): its devices must be cores of one board")
+        if not tags:
+            multi = [b.tag for b in list_boards() if b.cores.count > 1]
+            raise TargetError(f"the composite target's devices ({shown}) are cores of a "
+                              f"board: give --board TAG (boards with several cores: "
+                              f"{', '.join(multi)}), or -tag=TAG on its members")
+        board = load_board(tags[0])
+    elif tags and tags != [board.tag]:
+        raise TargetError(f"the composite target's members name {', '.join(tags)} but "
+                          f"--board is {board.tag}")
+    where = f"the board {board.tag} ({board.target})"
+    refined = [board.target.refined_by(m.with_tag(None), where=where) for m in members]
+    for k, r in enumerate(refined[1:], start=1):
+        if r != refined[0]:
+            raise TargetError(f"not supported yet: composite members that differ ({members[0]} "
+                              f"and {members[k]}): the cores of {board.tag} run one target "
+                              f"({board.target})")
+    n = len(members)
+    if n > board.cores.count:
+        have = board.cores.count
+        raise TargetError(f"the composite target names {n} devices but {board.tag} has "
+                          f"{have} core{'s' if have > 1 else ''}")
+    return refined[0], board, n
 
 
 def _device_facts(table: dict | None) -> DeviceFacts | None:

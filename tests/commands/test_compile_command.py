@@ -109,15 +109,15 @@ def test_target_with_board_refines_the_board(tmp_path, capsys):
     assert "-mcpu=cortex-m0plus but the board qemu/mps2-an386" in capsys.readouterr().err
 
 
-def test_print_passes_lists_the_pipeline_with_the_partitioning_passes(capsys):
+def test_print_passes_lists_the_pipeline_with_the_partitioning_and_placement(capsys):
     import pytest
 
     with pytest.raises(SystemExit) as done:
         main(["compile", "--print-passes"])
     assert done.value.code == 0
     names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert names[-4:] == ["annotate_external", "merge_external", "partition_external",
-                          "fuse_ops"]
+    assert names[-5:] == ["annotate_external", "merge_external", "partition_external",
+                          "fuse_ops", "place_cores"]
 
 
 def test_libs_print_who_implements_each_layer(tmp_path, capsys):

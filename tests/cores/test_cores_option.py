@@ -1,6 +1,6 @@
 """``--cores N`` refines the board: refused above the board's cores, on a
 single-core board and without a board, with the numbers; more than one core is
-refused as not supported yet (no placement pass yet); ``--cores 1`` compiles."""
+refused as not supported yet (no hand-over to core 1 yet); ``--cores 1`` compiles."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ HELLO = str(MODELS_DIR / "tflm_hello_world_int8.tflite")
         ("qemu/mps2-an521", 3, "--cores 3: qemu/mps2-an521 has 2 cores; give 1 to 2"),
         ("qemu/mps2-an521", 0, "--cores 0: give 1 to 2, the cores qemu/mps2-an521 has"),
         ("qemu/mps2-an386", 2, "--cores 2: qemu/mps2-an386 has 1 core; boards with several "
-                               "cores: qemu/mps2-an521"),
+                               "cores: qemu/mps2-an521, raspberrypi/pico"),
         ("qemu/mps2-an521", 2, "not supported yet: --cores 2 (splitting layers across "
                                "qemu/mps2-an521's 2 cores"),
         (None, 2, "--cores 2: the number of cores is a board fact; give --board"),
@@ -54,8 +54,9 @@ def test_the_cli_compiles_with_one_core(tmp_path):
     assert (out / "metadata.json").is_file()
 
 
-def test_the_composite_refusal_points_at_cores(capsys, tmp_path):
+def test_a_composite_without_a_board_points_at_the_boards_with_cores(capsys, tmp_path):
     assert main(["compile", HELLO, "-o", str(tmp_path / "a"), "--target",
                  "composite -targets={c -mcpu=cortex-m33},{c -mcpu=cortex-m33}"]) == 2
     err = capsys.readouterr().err
-    assert "not supported yet: composite targets" in err and "--board TAG --cores N" in err
+    assert "are cores of a board: give --board TAG (boards with several cores: " \
+        "qemu/mps2-an521, raspberrypi/pico)" in err

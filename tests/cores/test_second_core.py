@@ -8,22 +8,12 @@ waits at the barrier, and checks every result and where each task ran.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
+from support.core_fixture import AN521, build_fixture, run_fixture
 
 from aot.export import board_defines
-from aot.firmware.project import runtime_port
-from aot.resources import runtime_dir
 from aot.target import load_board
 
-AN521 = "qemu/mps2-an521"
-FIXTURE = Path(__file__).parent / "fixture"
-RUNTIME = runtime_dir()
 AOT_ERR_BAD_ARGUMENT = 12
 
 
@@ -39,28 +29,7 @@ def test_only_a_multi_core_record_gives_the_core_defines():
 
 
 def _run_fixture(tmp_path) -> dict[str, int]:
-    board = load_board(AN521)
-    gcc = board.toolchain.tool("gcc")
-    if shutil.which(gcc) is None or shutil.which(board.qemu.system) is None:
-        pytest.skip(f"missing {gcc} or {board.qemu.system} (scripts/setup.sh installs them)")
-    mem, tc = board.memory, board.toolchain
-    subprocess.run(
-        ["make", "-s", "-f", str(FIXTURE / "Makefile"), f"AOT_RUNTIME_DIR={RUNTIME}",
-         f"AOT_PORT={runtime_port(board)}", f"CC={gcc}", f"OUT={tmp_path}",
-         f"AOT_BUILD_DIR={tmp_path}",
-         "CFLAGS=" + " ".join([*tc.cpu_flags, *tc.cflags, *board_defines(board)]),
-         "LDFLAGS=" + " ".join(tc.ldflags),
-         f"AOT_FLASH_ORIGIN={mem.flash.origin:#x}", f"AOT_FLASH_LENGTH={mem.flash.length:#x}",
-         f"AOT_RAM_ORIGIN={mem.ram.origin:#x}", f"AOT_RAM_LENGTH={mem.ram.length:#x}",
-         f"{tmp_path}/second_core.elf"],
-        check=True, env={**os.environ, "MAKEFLAGS": ""})  # fmt: skip
-    proc = subprocess.run(
-        [board.qemu.system, "-M", board.qemu.machine, *board.qemu.args, "-kernel",
-         str(tmp_path / "second_core.elf"), "-serial", "stdio", "-monitor", "none"],
-        capture_output=True, text=True, timeout=60)  # fmt: skip
-    facts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", proc.stdout)}
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return facts
+    return run_fixture(build_fixture("second_core", tmp_path))
 
 
 @pytest.mark.slow

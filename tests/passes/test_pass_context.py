@@ -27,7 +27,7 @@ def test_registry_lists_exactly_the_passes_in_pipeline_order():
     assert list(PASSES) == [
         "check_layout", "remove_dead_code", "fold_constants", "simplify_inference",
         "canonicalize", "fold_pad", "legalize_quantized", "annotate_external",
-        "merge_external", "partition_external", "fuse_ops",
+        "merge_external", "partition_external", "fuse_ops", "place_cores",
     ]
     assert tuple(PASSES.values()) == DEFAULT_PIPELINE
 

@@ -3,7 +3,8 @@
 # NOT VERIFIED ON HARDWARE: builds and links only.
 AOT_PORT_DIR := $(AOT_RUNTIME_DIR)/ports/rp2040
 AOT_PORT_SRCS := $(AOT_RUNTIME_DIR)/ports/cortex-m/startup.c \
-                 $(AOT_RUNTIME_DIR)/ports/cortex-m/syscalls.c $(AOT_PORT_DIR)/port.c
+                 $(AOT_RUNTIME_DIR)/ports/cortex-m/syscalls.c $(AOT_PORT_DIR)/port.c \
+                 $(AOT_PORT_DIR)/cores.c
 AOT_PORT_ASM_SRCS := $(AOT_PORT_DIR)/boot2.S
 AOT_PORT_LDSCRIPT_IN := $(AOT_PORT_DIR)/link.ld.in
 AOT_PORT_CFLAGS := -mthumb
