@@ -70,6 +70,11 @@ class Runner:
     #: flashes through the port, as esptool does): then several boards of one
     #: kind need no probe serial numbers (:meth:`with_probe`).
     port_selects_board: ClassVar[bool] = False
+    #: Seconds one RPC attempt waits for the device's reply (aot.rpc.session:
+    #: a call gives up after four attempts).  A board's UART answers in
+    #: milliseconds; an emulator or host process is a process of this machine,
+    #: which a loaded host may not schedule for seconds.
+    reply_timeout: ClassVar[float] = 1.0
 
     @classmethod
     def choose_image(cls, images: Sequence[FlashImage], where: str) -> FlashImage:

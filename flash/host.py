@@ -36,6 +36,7 @@ def host_env(base: dict[str, str]) -> dict[str, str]:
 class HostRunner(Runner):
     name = "host"
     takes = ("elf",)  # the host build's executable (its "ELF": a program for this machine)
+    reply_timeout = 5.0  # a process of this machine, scheduled as the load allows
 
     def __init__(self, config: HostConfig):
         self.config = config

@@ -89,6 +89,9 @@ class QemuRunner(Runner):
 
     name = "qemu"
     takes = ("elf",)  # -kernel loads an ELF at its addresses
+    # QEMU shares the host's CPUs: at a load of 25 on two cores a VWW input's
+    # WRITE went unanswered for four 1-second attempts
+    reply_timeout = 5.0
 
     def __init__(self, config: QemuConfig):
         self.config = config

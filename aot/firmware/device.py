@@ -58,7 +58,7 @@ def device_runner(project: Project, name: str | None = None,
 
 @contextlib.contextmanager
 def open_device(project, *, runner: str | None = None, serial_port: str | None = None,
-                timeout: float = 1.0, probe: str | None = None,
+                timeout: float | None = None, probe: str | None = None,
                 qemu_args: tuple[str, ...] = ()) -> Iterator[Client]:
     """Flash or start ``project``'s firmware and yield a connected client.
 
@@ -68,7 +68,8 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
     ``probe`` picks the debug probe (its serial number) of one of several
     attached boards.  ``qemu_args`` go to QEMU after the record's (a plugin);
     with any other runner they are refused.  The runner's process is always
-    stopped on exit.
+    stopped on exit.  ``timeout`` is one RPC attempt's wait for a reply: by
+    default the runner's (``Runner.reply_timeout``; 1 s on a serial port).
     """
     project = project if isinstance(project, Project) else load_project(project)
     board = project.board
@@ -96,6 +97,8 @@ def open_device(project, *, runner: str | None = None, serial_port: str | None =
                 started.config = replace(config, extra_args=config.extra_args + qemu_args)
             url = stack.enter_context(started)
         try:
+            if timeout is None:
+                timeout = started.reply_timeout if started is not None else Runner.reply_timeout
             client = stack.enter_context(connect(url, timeout=timeout))
             _check_identity(client, project)
         except RpcError as err:

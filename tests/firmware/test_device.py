@@ -147,3 +147,46 @@ def test_a_crashing_model_ends_with_the_fault_named(hello_artifact, tmp_path):
     build = build_project(project)
     with pytest.raises(DeviceError, match="ended with exit status 120 \\(a CPU fault"):
         run_project(project, [np.zeros((1, 1, 1), np.int8)], build=build)
+
+
+@pytest.mark.parametrize("runner, wait", [("qemu", 5.0), ("host", 5.0), ("openocd", 1.0)])
+def test_one_rpc_attempt_waits_as_long_as_the_runner_says(runner, wait, tmp_path, monkeypatch):
+    # an emulator is a process of this machine: at a load of 25 on two cores,
+    # VWW's input WRITE went unanswered for four 1-second attempts on QEMU
+    import contextlib
+
+    from aot.firmware import device
+
+    cls = get_runner(runner)
+
+    class Started(cls):
+        def __init__(self):
+            pass
+
+        def __enter__(self):
+            return "socket://127.0.0.1:1"
+
+        def __exit__(self, *exc):
+            return False
+
+    waited = []
+
+    @contextlib.contextmanager
+    def connect(url, timeout):
+        waited.append(timeout)
+        yield None
+
+    class Project:
+        board = load_board("qemu/mps2-an386")
+        elf = tmp_path / "fw.elf"
+
+    Project.elf.write_bytes(b"")
+    monkeypatch.setattr(device, "Project", Project)
+    monkeypatch.setattr(device, "device_runner", lambda *a: Started())
+    monkeypatch.setattr(device, "connect", connect)
+    monkeypatch.setattr(device, "_check_identity", lambda client, project: None)
+    with device.open_device(Project()):
+        pass
+    with device.open_device(Project(), timeout=0.25):
+        pass
+    assert waited == [wait, 0.25]
