@@ -77,13 +77,18 @@ class ObjectCache:
         return digest.hexdigest()[:32]
 
     def restore(self, key: str, objects: list[Path]) -> list[Path]:
-        """Copy cached objects that the build folder lacks; return those copied."""
+        """Copy cached objects that the build folder lacks, each with its ``-MMD``
+        dependency file when one was kept (so make still compiles it again when a
+        runtime header changes); return the objects copied."""
         restored = []
         for obj in objects:
             cached = self.root / key / obj.name
             if obj.exists() or not cached.is_file():
                 continue
             obj.parent.mkdir(parents=True, exist_ok=True)
+            deps = cached.with_suffix(".d")
+            if deps.is_file():
+                shutil.copyfile(deps, obj.with_suffix(".d"))
             shutil.copyfile(cached, obj)  # a fresh mtime: newer than the sources
             restored.append(obj)
         return restored
@@ -95,10 +100,13 @@ class ObjectCache:
             dest = folder / obj.name
             if dest.exists() or not obj.is_file():
                 continue
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            os.close(fd)
-            shutil.copyfile(obj, tmp)
-            os.replace(tmp, dest)
+            for src, to in ((obj.with_suffix(".d"), dest.with_suffix(".d")), (obj, dest)):
+                if not src.is_file():  # assembler sources have no .d
+                    continue
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+                os.close(fd)
+                shutil.copyfile(src, tmp)
+                os.replace(tmp, to)
 
 
 def _check_tools(project: Project) -> None:

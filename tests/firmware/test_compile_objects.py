@@ -120,3 +120,18 @@ def test_an_unreadable_cache_is_bypassed_with_a_note(compiled, tmp_path):
     with pytest.warns(AotWarning, match=r"object cache .* cannot be used"):
         result = build_project(project, jobs=2, cache_dir=blocker)
     assert result.reused == [] and set(measured) <= set(result.compiled)
+
+
+def test_restored_runtime_objects_follow_their_headers(compiled, tmp_path):
+    """The runtime's cached objects come back with their dependency files too."""
+    artifact, _, _ = compiled
+    cache = tmp_path / "cache"
+    build_project(create_project(artifact, BOARD, tmp_path / "a"), jobs=2, cache_dir=cache)
+    project = create_project(artifact, BOARD, tmp_path / "b")
+    first = build_project(project, jobs=2, cache_dir=cache)
+    assert "runtime/src/frame.c" not in first.compiled
+    assert (project.path / "build" / "obj" / "runtime_src_frame.d").is_file()
+    header = project.path / "runtime" / "include" / "aot" / "frame.h"
+    later = time.time() + 2
+    os.utime(header, (later, later))
+    assert "runtime/src/frame.c" in build_project(project, jobs=2, cache_dir=cache).compiled
