@@ -36,7 +36,7 @@ from aot import byoc
 from aot import kernels as default_kernels
 from aot.codegen.c import c_identifier
 from aot.codegen.cc import (CCompiler, FirmwareCommand, ObjectStore, firmware_command,
-                             firmware_text_bytes)
+                             firmware_text_bytes, firmware_variables)
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
@@ -1266,9 +1266,10 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
     if missing is not None:
         return None, f"{missing} is not installed"
     store = ObjectStore(cache_dir) if cache_dir is not None else None
+    variables = firmware_variables(board) if board is not None else None
     command = None
-    if board is not None:
-        command = firmware_command(board, external_build({"external": list(external)})[1])
+    if variables is not None:  # compiled as the board's firmware project compiles it
+        command = firmware_command(variables, external_build({"external": list(external)})[1])
     try:
         if command is not None:
             return _firmware_code_bytes(files, name, board, command, external, store), ""

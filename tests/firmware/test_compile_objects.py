@@ -9,7 +9,7 @@ import time
 import pytest
 from support.models import MODELS_DIR
 
-from aot.codegen.cc import firmware_command
+from aot.codegen.cc import firmware_command, firmware_variables
 from aot.compile import compile_model
 from aot.errors import AotWarning
 from aot.export import library_sources
@@ -41,7 +41,8 @@ def test_the_projects_make_compiles_with_the_code_sizes_command(compiled, tmp_pa
     artifact, _, measured = compiled
     project = create_project(artifact, BOARD, tmp_path / "p")
     command, sources = _model_build(project)
-    assert command == firmware_command(load_board(BOARD))
+    assert command == firmware_command(firmware_variables(load_board(BOARD)))
+    assert command == firmware_command(project.data)  # what project.json says
     assert set(measured) < set(sources)  # and the RPC descriptor
     assert not any("AOT_BUILD_ID" in f or "AOT_BOARD_TAG" in f for f in command.flags)
 
