@@ -218,13 +218,13 @@ def firmware_command(variables: dict, extra_flags=()) -> FirmwareCommand:
         *port_cflags, "-Imodel/include", *variables["cflags"], *extra_flags))
 
 
-def include_digest(root: Path, flags, sources) -> str:
-    """A digest of every file but C sources in the folders a compile of ``sources``
-    with ``flags`` from ``root`` can include from (each ``-I`` folder, each
-    source's own folder), by path: the same tree gives the same digest whether it
-    is the code size's temporary copy or the firmware project."""
+def include_digest(root: Path, flags, folder: str) -> str:
+    """A digest of every file but C sources in the folders a compile with
+    ``flags`` from ``root`` of a source in ``folder`` can include from (each
+    ``-I`` folder and ``folder``), by path: the same tree gives the same digest
+    whether it is the code size's temporary copy or the firmware project."""
     folders = {f[2:] for f in flags if f.startswith("-I") and len(f) > 2}
-    folders |= {os.path.dirname(str(s)) for s in sources}
+    folders.add(folder)
     digest = hashlib.sha256()
     for folder in sorted(folders):
         base = Path(root) / folder
@@ -247,14 +247,15 @@ def firmware_text_bytes(command: FirmwareCommand, sources, *, cwd: Path,
     :meth:`ObjectStore.key` of the compiler, the arguments, the source and the
     :func:`include_digest` of the tree; :func:`place_objects` finds them there."""
     identity = compiler_identity(command.cc) if store is not None else ""
-    headers = include_digest(cwd, command.flags, sources) if store is not None else ""
+    headers = _folder_digests(cwd, command.flags, sources) if store is not None else {}
     (Path(cwd) / "build" / "obj").mkdir(parents=True, exist_ok=True)
 
     def one(src: str) -> int:
         args = command.args(src)
         key = None
         if store is not None:
-            key = ObjectStore.key(identity, args, (Path(cwd) / src).read_bytes(), headers)
+            key = ObjectStore.key(identity, args, (Path(cwd) / src).read_bytes(),
+                                  headers[os.path.dirname(src)])
             cached = store.get(key)
             if cached is not None:
                 return cached
@@ -274,6 +275,12 @@ def firmware_text_bytes(command: FirmwareCommand, sources, *, cwd: Path,
         return sum(pool.map(one, sources))
 
 
+def _folder_digests(root: Path, flags, sources) -> dict[str, str]:
+    """:func:`include_digest` per folder holding some of ``sources``."""
+    return {folder: include_digest(root, flags, folder)
+            for folder in {os.path.dirname(str(s)) for s in sources}}
+
+
 def place_objects(command: FirmwareCommand, sources, project: Path,
                   store: ObjectStore) -> list[str]:
     """Put the objects :func:`firmware_text_bytes` kept for ``sources`` into the
@@ -285,14 +292,15 @@ def place_objects(command: FirmwareCommand, sources, project: Path,
     time is now, later than the sources it was compiled from, and its ``.d``
     names the headers, so make compiles it again when any of them changes."""
     identity = compiler_identity(command.cc)
-    headers = include_digest(project, command.flags, sources)
+    headers = _folder_digests(project, command.flags, sources)
     placed = []
     for src in sources:
         obj = Path(project) / command.object_path(src)
         source = Path(project) / src
         if obj.exists() or not source.is_file():
             continue
-        key = ObjectStore.key(identity, command.args(src), source.read_bytes(), headers)
+        key = ObjectStore.key(identity, command.args(src), source.read_bytes(),
+                              headers[os.path.dirname(src)])
         found = store.fetch(key, command.object_path(src))
         if found is None:
             continue
