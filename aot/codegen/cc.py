@@ -4,14 +4,18 @@ Three things compile generated C outside a firmware project's Makefile:
 a kernel module called from Python (a cached shared object,
 :meth:`CCompiler.shared_object`), a model's host program for ``aot run``
 (:meth:`CCompiler.executable`), and the code-size measurement of
-``aot compile`` (:meth:`CCompiler.text_bytes`, with the board's cross
-toolchain).  They all go through :class:`CCompiler`, so the compiler is
-found, invoked and its failures reported one way: a :class:`BuildError`
-naming what was built and carrying the compiler's own message.
+``aot compile`` (:func:`firmware_text_bytes` with the board's cross
+toolchain, :meth:`CCompiler.text_bytes` for host targets).  They all live
+here, so the compiler is found, invoked and its failures reported one way: a
+:class:`BuildError` naming what was built and carrying the compiler's own
+message.
 
-The code-size measurement compiles the files in parallel (one job per core)
-and keeps each object in an :class:`ObjectStore` under a hash of everything
-that shapes it: the compiler's identity (:func:`compiler_identity`: its
+The code-size measurement compiles the files in parallel (one job per core);
+for a board with a runtime port it runs the board's firmware project's own
+command (:class:`FirmwareCommand`), so that ``aot build`` can put the objects
+into the project instead of compiling them again (:func:`place_objects`).  It
+keeps each object in an :class:`ObjectStore` under a hash of everything that
+shapes it: the compiler's identity (:func:`compiler_identity`: its
 path and ``--version``, and the executable's size and time), its CPU flags,
 the flags, the source and a digest of the headers it may include.  An object
 whose key differs is never reused; a store that cannot be written or holds a
