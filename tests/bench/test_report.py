@@ -148,3 +148,20 @@ def test_docs_quote_no_current_kws_count_but_numbers_md():
             if not history and KWS.search(line) and MILLIONS.search(line):
                 stale.append(f"docs/{page.name}:{number}: {line[:100]}")
     assert stale == [], "link to docs/numbers.md instead:\n" + "\n".join(stale)
+
+
+def test_readme_claims_hold_for_the_committed_results():
+    """README's "Where it stands" says, without figures, that on the Cortex-M4 every MLPerf
+    Tiny model is bit-exact and needs fewer instructions and estimated cycles, less
+    activation RAM and less flash than TFLM+CMSIS-NN: the results must say so too."""
+    models = json.loads((report.RESULTS / "bench_models_qemu.json").read_text())
+    run = next(r for r in models["runs"] if r["board"] == report.BOARD)
+    rows = {r["model"]: r for r in run["models"]}
+    cycles = {r["model"]: r for r in
+              json.loads((report.RESULTS / "bench_cycles_mlperf.json").read_text())["rows"]}
+    for model in report.SHORT:
+        r = rows[model]
+        assert r["bit_exact"] and cycles[model]["aot"]["exact"], model
+        assert r["vs_tflm_cmsis_nn"] < 1 and cycles[model]["ours_over_tflm_cmsis_nn"] < 1, model
+        assert r["activation_ram"]["vs_tflm_arena"] < 1, model
+        assert r["flash"]["vs_tflm_cmsis_nn"] < 1, model
