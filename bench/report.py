@@ -52,6 +52,9 @@ INPUTS = (
     Input("bench_models_qemu.json",
           "bench/bench_models_qemu.py --board qemu/mps2-an386 --board qemu/mps2-an500 "
           "--board qemu/mps3-an547 --board qemu/sifive-e"),
+    Input("bench_models_qemu_silicon.json",
+          "bench/bench_models_qemu.py --board qemu/netduinoplus2 --board qemu/mps2-an505 "
+          "--board qemu/microbit --json out/bench_models_qemu_silicon.json"),
     Input("bench_cycles_mlperf.json", "bench/bench_cycles_mlperf.py"),
     Input("bench_compile_timing.json", 'bench/bench_compile.py --timing --layers ""'),
 )
@@ -185,8 +188,10 @@ def headline(data: dict[str, dict]) -> list[str]:
     ]
 
 
-def firmware(doc: dict, inp: Input) -> list[str]:
-    """bench_models_qemu.py: one table per board."""
+def firmware(runs: list[tuple[dict, Input]]) -> list[str]:
+    """bench_models_qemu.py: one table per board, the runs of each input file in turn (the
+    emulated boards of the cores BASELINE.md measured first, then the closest emulated
+    silicon: the NUCLEO boards' STM32F405, a Cortex-M33, the micro:bit's Cortex-M0)."""
     out = [
         "## Firmware",
         "",
@@ -201,14 +206,20 @@ def firmware(doc: dict, inp: Input) -> list[str]:
         "needs less; TFLM figures exist only where BASELINE.md measured the core. The "
         "bench itself prints a wider table (workspace, stack and flash by part; its "
         "columns are defined in docs/firmware.md) and keeps every part in its JSON.",
-        "",
-        _source(inp, doc),
     ]
+    for doc, inp in runs:
+        out += ["", _source(inp, doc)]
+        out += _board_tables(doc)
+    return out
+
+
+def _board_tables(doc: dict) -> list[str]:
+    out = []
     for run in doc["runs"]:
         rows = []
         for r in run["models"]:
             if "error" in r:
-                error = r["error"].split("; largest tensors")[0]
+                error = r["error"].split("; largest ")[0]
                 if not r.get("does_not_fit"):
                     error = f"error: {error}"
                 rows.append([r["model"], error, *[""] * 8])
@@ -326,7 +337,9 @@ def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
               ".venv/bin/python bench/report.py --collect out", "```", ""]
     inputs = {i.file: i for i in INPUTS}
     lines += headline(data) + [""]
-    lines += firmware(data["bench_models_qemu.json"], inputs["bench_models_qemu.json"]) + [""]
+    lines += firmware([(data[f], inputs[f]) for f in ("bench_models_qemu.json",
+                                                       "bench_models_qemu_silicon.json")])
+    lines += [""]
     lines += cycles(data["bench_cycles_mlperf.json"], inputs["bench_cycles_mlperf.json"]) + [""]
     lines += compile_time(data["bench_compile_timing.json"],
                           inputs["bench_compile_timing.json"])
