@@ -3,7 +3,7 @@
 #   1. cross toolchains and QEMU from Debian packages (only the missing ones),
 #   2. a virtual environment in .venv with the project and its test extras
 #      (which pin onnx to the release whose node tests tests/onnx_suite runs),
-#      and PyTorch for the PyTorch route's tests unless AOT_TORCH=0.
+#      and with AOT_TORCH=1 (make test) PyTorch for the PyTorch route's tests.
 # Re-running is cheap: apt is skipped when every tool is present, and pip is
 # skipped when pyproject.toml has not changed since the last install.
 set -euo pipefail
@@ -55,11 +55,12 @@ if ! cmp -s pyproject.toml "$stamp" 2>/dev/null; then
 fi
 
 # The PyTorch route's tests (tests/frontend/test_onnx_pytorch.py) need torch and
-# torchvision: several GB (a CUDA build where pip finds no CPU one), so they get
-# their own stamp, and AOT_TORCH=0 leaves them out (those tests then skip).
+# torchvision: several GB (a CUDA build where pip finds no CPU one), so only
+# AOT_TORCH=1 installs them (`make test` sets it; AOT_TORCH=0 make test does not,
+# and those tests then skip), under their own stamp.
 torch_stamp=.venv/.installed-torch
-if [ "${AOT_TORCH:-1}" != 0 ] && ! cmp -s pyproject.toml "$torch_stamp" 2>/dev/null; then
-  echo "setup: installing PyTorch for the PyTorch route's tests (AOT_TORCH=0 skips it)"
+if [ "${AOT_TORCH:-0}" = 1 ] && ! cmp -s pyproject.toml "$torch_stamp" 2>/dev/null; then
+  echo "setup: installing PyTorch for the PyTorch route's tests (AOT_TORCH=0 make test skips it)"
   .venv/bin/python -m pip install -q -e '.[test,torch]'
   cp pyproject.toml "$torch_stamp"
 fi
