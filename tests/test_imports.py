@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The layers, earliest first (docs/architecture.md says what each holds).
 LAYERS = (
-    ("errors",),
+    ("errors", "version"),
     ("resources",),
     ("target", "ir", "quant", "rpc", "flash"),
     ("frontend", "reference", "inputs"),
@@ -68,7 +68,7 @@ def _imports(root: Path = ROOT):
                 continue
             for name in names:
                 other = _package(name)
-                if other is not None and other != own and other != "__version__":
+                if other is not None and other != own:
                     yield own, other, f"{path.relative_to(root)}:{node.lineno}"
 
 

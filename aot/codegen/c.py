@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aot import __version__
+from aot.version import __version__
 from aot.codegen.cc import CCompiler
 from aot.codegen.jinja import templates
 from aot.errors import BuildError, did_you_mean
