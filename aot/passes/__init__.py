@@ -13,7 +13,8 @@ describes each pass.
 """
 
 from aot.passes.annotated import (AnnotatedGraph, Annotations, Barrier, FusedGroup,
-                                  QuantParams, annotations, rebuild, substitute)
+                                  QuantParams, annotations, format_annotated, rebuild,
+                                  substitute)
 from aot.passes.cleanup import fold_constants, remove_dead_code
 from aot.passes.context import (CONFIG_OPTIONS, DumpAfter, Pass, PassContext, PassError,
                                 PassInstrument, PassTimer, Sequential, graph_pass)
@@ -23,7 +24,6 @@ from aot.passes.legalize import legalize_quantized, quant_params
 from aot.passes.partition import (Pattern, PatternTable, annotate_external, merge_external,
                                   partition_external)
 from aot.passes.placement import Part, part_node, place_cores
-from aot.passes.printer import format_annotated
 from aot.passes.registry import DEFAULT_PIPELINE, PASSES, default_pipeline, optimize
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 
