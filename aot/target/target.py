@@ -34,6 +34,7 @@ from aot.target import grammar
 from aot.target.errors import TargetError, suggest
 from aot.target.facts import Facts, derive, derived_keys
 from aot.target.kinds import KINDS, AttrSpec, TargetKind
+from aot.target.records import find_record, target_string
 
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 _TAG = re.compile(r"[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*(:v[0-9]+)?")
@@ -320,9 +321,8 @@ def _from_tag(text: str):
             f"{text!r}: a board tag stands alone; write the board's target string "
             "(aot target show TAG) to change its attributes"
         )
-    from aot.target.tags import load_board  # tags build targets: import late
-
-    t = load_board(text).target
+    _, record = find_record(text)
+    t = Target(target_string(record)).with_tag(record["tag"])
     return t._kind, list(t._keys), dict(t._set), t._host, t._tag
 
 
