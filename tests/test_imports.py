@@ -228,9 +228,9 @@ def test_a_circle_through_a_function_and_a_package_init_is_found(tmp_path):
     pkg.mkdir(parents=True)
     (tmp_path / "flash").mkdir()
     (tmp_path / "aot" / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("from aot.ir.graph import Graph\n")
+    (pkg / "__init__.py").write_text("from .graph import Graph\n")
     (pkg / "graph.py").write_text("class Graph:\n    def __str__(self):\n"
-                                  "        from aot.ir import printer\n")
+                                  "        from . import printer\n")
     (pkg / "printer.py").write_text("from aot.ir import Graph\n")
     (pkg / "types.py").write_text("from aot.ir import graph\n")  # graph is a submodule
     assert _circles(tmp_path) == [
