@@ -3,11 +3,11 @@
 A board record lives in ``boards/<vendor>/<board>.toml`` (package data of the
 wheel, :func:`aot.resources.boards_dir`) and is checked against
 ``boards/schema.json`` when loaded (:mod:`aot.target.records` finds and reads
-the files); docs/boards.md describes every field.  :func:`load_board` turns a tag, an alias or a
-versioned tag (``qemu/mps2-an386:v1``) into a frozen :class:`Board` holding
-the target, memory map, toolchain, runtime port, runners, console and timer
-facts.  The canonical tag (the file's path) is what logs and artifacts
-record; ``Board.target.tag`` carries it.
+the files); docs/boards.md describes every field. :func:`load_board` turns a
+tag, an alias or a versioned tag (``qemu/mps2-an386:v1``) into a frozen
+:class:`Board` holding the target, memory map, toolchain, runtime port,
+runners, console and timer facts. The canonical tag (the file's path) is what
+logs and artifacts record; ``Board.target.tag`` carries it.
 
 The host board's target is the word ``native`` in its file: it becomes the
 target of the machine running aot (``c -mtriple=x86_64-linux-gnu`` on this

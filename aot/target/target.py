@@ -22,6 +22,7 @@ breaking change for stored records.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -321,9 +322,16 @@ def _from_tag(text: str):
             f"{text!r}: a board tag stands alone; write the board's target string "
             "(aot target show TAG) to change its attributes"
         )
-    _, record = find_record(text)
-    t = Target(target_string(record)).with_tag(record["tag"])
+    t = _board_target(text)
     return t._kind, list(t._keys), dict(t._set), t._host, t._tag
+
+
+@functools.cache
+def _board_target(tag: str) -> Target:
+    """The target of the board record ``tag`` names, parsed once per tag
+    (:mod:`aot.target.records` finds the record; :mod:`aot.target.tags` builds the rest)."""
+    _, record = find_record(tag)
+    return Target(target_string(record)).with_tag(record["tag"])
 
 
 def _from_raw(raw: grammar.RawTarget):
