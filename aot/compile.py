@@ -35,8 +35,7 @@ from aot.version import __version__
 from aot import byoc
 from aot import kernels as default_kernels
 from aot.codegen.c import c_identifier
-from aot.codegen.cc import (CCompiler, FirmwareCommand, ObjectStore, firmware_command,
-                             firmware_text_bytes, firmware_variables)
+from aot.codegen.cc import CCompiler, FirmwareCommand, ObjectStore, firmware_text_bytes
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
@@ -47,7 +46,8 @@ from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_secti
                                   group_linker_script, linker_script, needs_linker_script,
                                   parse_regions, place_constants, split_for_budget)
 from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
-from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
+from aot.export import (firmware_command, firmware_variables,
+                        METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         cortex_m_startup, external_build, library_sources, port_settings,
                         runtime_files, runtime_port, write_artifact)
 from aot.frontend import load_model

@@ -34,6 +34,7 @@ import tarfile
 from pathlib import Path
 
 from aot.version import __version__
+from aot.codegen.cc import FirmwareCommand, STRICT_FLAGS
 from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.resources import runtime_dir
@@ -445,3 +446,30 @@ def read_metadata(artifact) -> dict:
             return json.load(io.TextIOWrapper(archive.extractfile(member)))
     except (OSError, StopIteration, tarfile.TarError, json.JSONDecodeError) as err:
         raise ExportError(f"{path} is not an aot artifact: {err}") from None
+
+
+def firmware_variables(board) -> dict | None:
+    """The variables of ``board``'s firmware project that shape how its C is
+    compiled, as data: ``cc`` (``CC``), ``port`` (``AOT_PORT``), ``arch_flags``
+    (``AOT_ARCH_FLAGS``), ``opt_flags`` (``AOT_OPT_FLAGS``) and ``cflags`` (the
+    record's cflags, then the board facts: ``AOT_EXTRA_CFLAGS`` after
+    ``-Imodel/include``).  :func:`aot.firmware.project.create_project` writes
+    them into project.json and the Makefile, and :func:`firmware_command` makes
+    the code size's command of them.  None for a board the runtime has no port for."""
+    built = board_build(board)
+    if built is None:
+        return None
+    return {"cc": built["cc"], "port": built["port"], "arch_flags": built["cpu_flags"],
+            "opt_flags": opt_flags(board), "cflags": [*built["cflags"], *built["defines"]]}
+
+
+def firmware_command(variables: dict, extra_flags=()) -> FirmwareCommand:
+    """The model sources' compile command in a firmware project with these
+    :func:`firmware_variables` (or a project.json, whose ``cflags`` hold the
+    external libraries' flags already), with ``extra_flags`` after the cflags
+    (the external libraries' ``-I``/``-D``), composed as runtime.mk composes
+    ``AOT_APP_CFLAGS``."""
+    port_cflags = port_settings(variables["port"]).get("AOT_PORT_CFLAGS", "").split()
+    return FirmwareCommand(variables["cc"], (
+        *STRICT_FLAGS, "-Iruntime/include", *variables["arch_flags"], *variables["opt_flags"],
+        *port_cflags, "-Imodel/include", *variables["cflags"], *extra_flags))

@@ -26,8 +26,7 @@ from pathlib import Path
 
 from aot.version import __version__
 from aot import export
-from aot.codegen.cc import firmware_variables
-from aot.export import read_metadata, runtime_files
+from aot.export import firmware_variables, read_metadata, runtime_files
 from aot.firmware.errors import ProjectError
 from aot.target import Board, load_board
 
@@ -146,7 +145,7 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
     """Everything the build files say, as data (also written to project.json):
     the board's part is :func:`aot.export.board_build`, the one place it is
     worked out; the variables that shape the compile are
-    :func:`aot.codegen.cc.firmware_variables`, which the code size is measured with."""
+    :func:`aot.export.firmware_variables`, which the code size is measured with."""
     tc = board.toolchain
     built = export.board_build(board)
     compiled = firmware_variables(board)

@@ -9,7 +9,7 @@ import time
 import pytest
 from support.models import MODELS_DIR
 
-from aot.codegen.cc import firmware_command, firmware_variables
+from aot.export import firmware_command, firmware_variables
 from aot.compile import compile_model
 from aot.errors import AotWarning
 from aot.export import library_sources
