@@ -2,6 +2,7 @@
 kinds never compared; on QEMU (slow), a candidate's estimated cycles equal
 ``aot profile``'s row of the same kernel."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,7 +19,8 @@ from aot.tune import records as rec
 from aot.tune import session
 from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows
-from aot.tune.measure import ESTIMATED_CYCLES, device_cost
+from aot.tune.measure import device_cost
+from aot.tune.records import ESTIMATED_CYCLES
 from aot.tune.session import TunedKernels, check_cost, choose_loader, cost_unit, tune_model
 from aot.tune.workload import extract_workloads
 
@@ -41,24 +43,127 @@ def _records(wl, configs, unit, first_cost=10, model=None):
 
 # --- which boards -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("tag, words", [
-    ("host/native", ["host/native", "not emulated", "clock_monotonic", "--cost instructions"]),
-    ("raspberrypi/pico", ["not emulated", "'systick'", "not a cycle counter"]),
-    ("qemu/sifive-e", ["qemu/sifive-e", "no cycle model"]),
+@pytest.mark.parametrize("tag, device, words", [
+    ("host/native", False,
+     ["host/native", "not emulated", "clock_monotonic", "--cost instructions"]),
+    ("raspberrypi/pico", True, ["not emulated", "'systick'", "not a cycle counter"]),
+    ("qemu/sifive-e", False, ["qemu/sifive-e", "no cycle model"]),
 ])
-def test_boards_that_cannot_measure_cycles_are_refused(tag, words):
+def test_boards_that_cannot_measure_cycles_are_refused(tag, device, words):
     with pytest.raises(TuneError) as err:
-        check_cost(load_board(tag), "cycles")
+        check_cost(load_board(tag), "cycles", device=device)
     for word in words:
         assert word in str(err.value)
 
 
-def test_a_real_board_with_a_cycle_counter_measures_with_it():
+def test_a_real_board_with_a_cycle_counter_measures_with_it_on_the_device():
     board = load_board("st/nucleo-l4r5zi")
-    check_cost(board, "cycles")              # its DWT cycle counter: accepted
-    check_cost(board, "cycles", loader="ram")
-    assert cost_unit(board, "cycles") == "cycles"
-    assert choose_loader(board, "auto", "cycles") == "ram"   # the device's timer sees RAM code
+    check_cost(board, "cycles", device=True)              # its DWT cycle counter: accepted
+    check_cost(board, "cycles", loader="ram", device=True)
+    assert cost_unit(board, "cycles", device=True) == "cycles"
+    # the device's timer sees RAM code
+    assert choose_loader(board, "auto", "cycles", device=True) == "ram"
+
+
+# --- a real board priced on its trace board ------------------------------------------------
+
+L4 = "st/nucleo-l4r5zi"
+L4_UNIT = f"{ESTIMATED_CYCLES}@{L4}"
+
+
+@pytest.mark.parametrize("options, device", [
+    ({}, False),                                   # nothing names a device: estimate
+    ({"runner": "qemu"}, False),                   # asks for the estimate
+    ({"serial_port": "/dev/ttyACM0"}, True),
+    ({"runner": "openocd"}, True),
+    ({"boards": [session.SerialBoard(L4, "/dev/ttyACM0")]}, True),
+    ({"farm": "ray://head:10001"}, True),         # the cluster's boards
+    ({"farm": "local", "boards": 2}, False),       # two trace-board QEMUs here
+])
+def test_options_that_name_a_device_measure_on_it(options, device):
+    assert session.names_device(load_board(L4), "cycles", **options) is device
+
+
+def test_qemu_and_a_serial_port_together_are_refused():
+    with pytest.raises(TuneError, match="--runner qemu and --port: --runner qemu estimates on "
+                       "the board's trace board, a serial port or Ray farm measures on the "
+                       "device; leave out one of them"):
+        session.names_device(load_board(L4), "cycles", runner="qemu", serial_port="/dev/x")
+
+
+def test_a_real_board_without_a_device_is_estimated_with_its_memory(monkeypatch):
+    monkeypatch.setattr(session, "check_emulated", lambda board: None)
+    board = load_board(L4)
+    check_cost(board, "cycles")
+    assert session.trace_for(board, "cycles", device=False).tag == BOARD
+    assert session.trace_for(board, "cycles", device=True) is None
+    assert cost_unit(board, "cycles") == L4_UNIT
+    assert rec.unit_name(L4_UNIT) == f"estimated cycles with {L4}'s memory"
+    assert choose_loader(board, "auto", "cycles") == "image"
+    with pytest.raises(TuneError, match="with --loader ram: without --port or --runner the "
+                       "cycles are estimated on qemu/mps2-an386 under QEMU"):
+        check_cost(board, "cycles", loader="ram")
+
+
+def test_emulated_boards_are_priced_with_their_own_memory():
+    # the AN386's SSRAM never waits: zero-wait estimates, as before
+    assert cost_unit(load_board(BOARD), "cycles") == ESTIMATED_CYCLES
+    # an emulated board whose record describes flash that waits: priced with it
+    twin = dataclasses.replace(load_board(L4), tag="qemu/l4-twin",
+                               qemu=load_board(BOARD).qemu)
+    assert cost_unit(twin, "cycles") == f"{ESTIMATED_CYCLES}@qemu/l4-twin"
+
+
+def test_a_real_board_without_memory_timing_is_refused_naming_the_fields(monkeypatch):
+    board = load_board(L4)
+    bare = dataclasses.replace(board, memory=dataclasses.replace(board.memory, timing=None))
+    with pytest.raises(TuneError, match="--cost cycles on st/nucleo-l4r5zi: st/nucleo-l4r5zi "
+                       ".* has no memory timing: the cycle estimate needs memory.timing with "
+                       "trace_board, flash, sram and caches"):
+        check_cost(bare, "cycles")
+    check_cost(bare, "cycles", device=True)   # its DWT counter needs none
+
+
+def test_a_session_on_a_real_board_runs_on_its_trace_board(monkeypatch, kws, tmp_path):
+    """The wiring: candidates built for and run on the trace board, priced with the
+    real board's core and memory, recorded for the real board in its own unit,
+    beside (never mixed with) the trace board's zero-wait records in one log."""
+    specs = []
+    flows = CrcFlows(unit=ESTIMATED_CYCLES)
+
+    def farm(spec, **kwargs):
+        specs.append(spec)
+        return flows
+    monkeypatch.setattr(session, "open_farm", farm)
+    monkeypatch.setattr(session, "check_emulated", lambda board: None)
+    log = tmp_path / "kws.jsonl"
+    zero = tune_model(kws, BOARD, trials=2, log=log, only=["dense"], cost="cycles")
+    assert zero.unit == ESTIMATED_CYCLES
+    flows.measured.clear()
+    flows.unit = L4_UNIT
+    report = tune_model(kws, L4, trials=2, log=log, only=["dense"], cost="cycles")
+    (spec,) = specs[1:]
+    assert spec.board.tag == L4 and spec.trace.tag == BOARD and not spec.ram
+    assert report.unit == L4_UNIT and len(flows.measured) == 2   # nothing resumed
+    assert any("estimated on qemu/mps2-an386 (QEMU) with st/nucleo-l4r5zi's core table and "
+               "memory model" in n for n in report.notes)
+    assert any("ignoring 2 records" in n and "estimated cycles" in n for n in report.notes)
+    mine = [r for r in rec.load(log) if r.unit == L4_UNIT]
+    assert len(mine) == 2 and {r.board for r in mine} == {L4}
+    flows_ = Flows.from_spec(spec, tmp_path / "w", tmp_path / "c", [])
+    assert flows_.builder.board.tag == BOARD
+    assert flows_.runner.priced.tag == L4 and flows_.runner.cost == "cycles"
+
+
+def test_compiling_prefers_a_boards_memory_estimates(dense):
+    configs = list(dense.space)[:4]
+    records = (_records(dense, configs[:2], ESTIMATED_CYCLES, first_cost=5)
+               + _records(dense, configs[2:], L4_UNIT, first_cost=500))
+    chosen, notes = rec.best(records, dense.target)
+    assert chosen[dense.key].unit == L4_UNIT
+    assert "estimated cycles with st/nucleo-l4r5zi's memory and estimated cycles" in notes[0]
+    kept, ignored = rec.of_unit(records, None)   # a device's own timer: no estimate
+    assert kept == [] and len(ignored) == 4
 
 
 def test_the_estimate_needs_batch_images(monkeypatch):
@@ -281,7 +386,7 @@ def test_a_candidate_whose_traced_run_fails_is_a_failed_trial(monkeypatch):
     from aot.tune import measure
     from aot.tune.measure import Batch, Candidate, Runner
 
-    monkeypatch.setattr(measure, "call_trace", lambda project, n: _Trace(short=1))
+    monkeypatch.setattr(measure, "call_trace", lambda project, n, price: _Trace(short=1))
     monkeypatch.setattr(measure, "open_device", lambda *a, **k: _Dev())
     monkeypatch.setattr(measure, "write_inputs", lambda *a: None)
     batch = Batch(None, [Candidate(f"tune_c{i}", [f"config{i}"], "", None) for i in range(3)],
