@@ -155,6 +155,26 @@ def test_a_session_on_a_real_board_runs_on_its_trace_board(monkeypatch, kws, tmp
     assert flows_.runner.priced.tag == L4 and flows_.runner.cost == "cycles"
 
 
+def test_a_local_farm_estimates_a_real_board_on_several_trace_boards(tmp_path):
+    from aot.tune.farm import LocalFarm
+
+    spec = BoardSpec(load_board(L4), cost="cycles")
+    with pytest.raises(TuneError, match="a farm of real boards needs each one's serial port"):
+        LocalFarm(spec, 2, tmp_path, tmp_path, [])
+    traced = dataclasses.replace(spec, trace=load_board(BOARD))
+    assert [s.trace.tag for s in LocalFarm(traced, 2, tmp_path, tmp_path, []).slots] == \
+        [BOARD, BOARD]
+
+
+def test_the_cli_refuses_qemu_with_a_serial_port(kws, tmp_path, capsys):
+    code = main(["tune", str(kws), "--board", L4, "--cost", "cycles", "--trials", "1",
+                 "--runner", "qemu", "--port", "/dev/ttyACM0", "--log",
+                 str(tmp_path / "x.jsonl")])
+    assert code == 2
+    assert "--runner qemu and --port" in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_compiling_prefers_a_boards_memory_estimates(dense):
     configs = list(dense.space)[:4]
     records = (_records(dense, configs[:2], ESTIMATED_CYCLES, first_cost=5)
