@@ -142,9 +142,13 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     groups run each (``trials`` then caps each workload).  ``tuner`` is one
     of :data:`TUNER_NAMES`; ``cost`` one of :data:`aot.tune.measure.COSTS`
     (:func:`check_cost`): ``cycles`` ranks candidates by aot.cycles' estimate
-    of their cycles under QEMU.  Records of the log or of ``tuning_records``
-    whose costs are of another kind (:func:`cost_unit`) are ignored, with a
-    note.
+    of their cycles under QEMU, priced with the board's core table and memory
+    model; a real board is estimated on its trace board (:func:`trace_for`)
+    unless ``serial_port``, ``runner``, ``boards`` or a Ray ``farm`` names a
+    device whose cycle counter measures (:func:`names_device`).  Records of
+    the log or of ``tuning_records`` whose costs are of another kind
+    (:func:`cost_unit`: another board's memory is another kind) are ignored,
+    with a note.
 
     Results are appended to ``log`` as they are measured, each naming the
     model (:func:`aot.tune.records.model_identity`); configs the log already
