@@ -240,8 +240,10 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         if trace is not None:
             report.notes.append(f"--cost cycles on {board.tag}: estimated on {trace.tag} "
                                 f"(QEMU) with {board.tag}'s core table and memory model; "
-                                "give --port or --runner to measure with the device's cycle "
-                                "counter instead")
+                                + ("give --port or --runner to measure with the device's "
+                                   "cycle counter instead" if board.timer.kind == "dwt_cyccnt"
+                                   else f"the device's own timer ({board.timer.kind}) does not "
+                                   "count cycles"))
         with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
                        notes=report.notes) as flows:
             report.boards = flows.boards
