@@ -35,7 +35,8 @@ from aot import __version__
 from aot import byoc
 from aot import kernels as default_kernels
 from aot.codegen.c import c_identifier
-from aot.codegen.cc import CCompiler, ObjectStore
+from aot.codegen.cc import (CCompiler, FirmwareCommand, ObjectStore, firmware_command,
+                             firmware_text_bytes, firmware_variables)
 from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
@@ -47,7 +48,8 @@ from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_secti
                                   parse_regions, place_constants, split_for_budget)
 from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
 from aot.export import (METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
-                        cortex_m_startup, port_settings, runtime_port, write_artifact)
+                        cortex_m_startup, external_build, library_sources, port_settings,
+                        runtime_files, runtime_port, write_artifact)
 from aot.frontend import load_model
 from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
 from aot.executor.patches import GRIDS, alive_by_node, stage_lengths
@@ -1263,6 +1265,47 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
     missing = cc.missing()
     if missing is not None:
         return None, f"{missing} is not installed"
+    store = ObjectStore(cache_dir) if cache_dir is not None else None
+    variables = firmware_variables(board) if board is not None else None
+    command = None
+    if variables is not None:  # compiled as the board's firmware project compiles it
+        command = firmware_command(variables, external_build({"external": list(external)})[1])
+    try:
+        if command is not None:
+            return _firmware_code_bytes(files, name, board, command, external, store), ""
+        return _library_code_bytes(files, name, cc, board, external, store), ""
+    except BuildError as err:
+        errors = [line for line in str(err).splitlines() if "error" in line]
+        reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
+        return None, f"{Path(cc.cc).name} cannot compile here: {reason}"
+
+
+def _firmware_code_bytes(files: dict[str, str | bytes], name: str, board: Board,
+                         command: FirmwareCommand, external, store) -> int:
+    """The code size compiled as the board's firmware project compiles it
+    (:class:`aot.codegen.cc.FirmwareCommand`): the artifact in ``model/``, the
+    runtime's headers in ``runtime/include/``, from the project's root, so that
+    ``aot build`` can put the kept objects into the project."""
+    with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
+        root = Path(tmp)
+        texts = {f"model/{rel}": text for rel, text in files.items()}
+        for rel, src in runtime_files(runtime_port(board)).items():
+            if rel.startswith("runtime/include/"):
+                texts[rel] = src.read_bytes()
+        for rel, text in texts.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(text if isinstance(text, bytes) else text.encode())
+        sources = [f"model/{p}" for p in library_sources(files, name)]
+        sources += [str(Path(lib["root"]) / s) for lib in external for s in lib["sources"]]
+        objects = sum(_llvm_text_bytes(data) for rel, data in files.items()
+                      if rel.endswith(".o"))
+        return firmware_text_bytes(command, sources, cwd=root, store=store) + objects
+
+
+def _library_code_bytes(files: dict[str, str | bytes], name: str, cc: CCompiler,
+                        board: Board | None, external, store) -> int:
+    """The code size compiled from the artifact's root with the code flags alone
+    (host targets, and boards the runtime has no port for)."""
     headers = hashlib.sha256()
     with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
@@ -1286,14 +1329,8 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
                     headers.update(f"{h}\0".encode() + h.read_bytes() + b"\0")
         objects = sum(_llvm_text_bytes(data) for rel, data in files.items()
                       if rel.endswith(".o"))
-        store = ObjectStore(cache_dir) if cache_dir is not None else None
-        try:
-            return cc.text_bytes(sources, flags, cwd=root, headers_digest=headers.hexdigest(),
-                                 store=store) + objects, ""
-        except BuildError as err:
-            errors = [line for line in str(err).splitlines() if "error" in line]
-            reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
-            return None, f"{Path(cc.cc).name} cannot compile here: {reason}"
+        return cc.text_bytes(sources, flags, cwd=root, headers_digest=headers.hexdigest(),
+                             store=store) + objects
 
 
 def _llvm_text_bytes(obj: bytes) -> int:

@@ -34,6 +34,7 @@ from bench_models_qemu import DEFAULT_BOARD, MODELS_DIR, bench_model, resolve_bo
 from aot.compile import compile_model  # noqa: E402
 from aot.errors import AotError  # noqa: E402
 from aot.executor.budget import OPTIONS, MemoryBudgetError  # noqa: E402
+from stamp import stamp  # noqa: E402
 
 
 def option_rams(path: Path, board: str) -> dict[str, int]:
@@ -71,7 +72,8 @@ def main() -> int:
             rows.append(row)
             print(f"  {path.stem}: done", file=sys.stderr)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"board": board, "rows": rows}, indent=2) + "\n")
+    args.json.write_text(json.dumps({"stamp": stamp(), "board": board, "rows": rows}, indent=2)
+                         + "\n")
     labels = [o.label for o in OPTIONS]
     print(f"\n### {board}: RAM the model owns per plan option (bytes); the cheapest and the "
           "smallest plan under QEMU\n")

@@ -31,12 +31,14 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from aot.compile import CompiledModel  # noqa: E402
 from aot.firmware import run_on_board  # noqa: E402
 from aot.firmware.verify import random_inputs, reference_outputs, sample_path  # noqa: E402
 from aot.tune.layers import choose_layers  # noqa: E402
 from bench_models_qemu import BASELINES  # noqa: E402
+from stamp import stamp  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 CMSIS_NN = ROOT.parent / "shared" / "third_party" / "CMSIS-NN"
@@ -113,7 +115,8 @@ def main() -> int:
     print(table(rows))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"board": BOARD, "models": rows}, indent=2) + "\n")
+        args.json.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "models": rows},
+                                        indent=2) + "\n")
     ok = all(r["choice"] <= min(r["aot"], r["cmsis_nn"]) * 1.0003 for r in rows)
     return 0 if ok and all(r[f"{k}_exact"] for r in rows for k in ("aot", "cmsis_nn",
                                                                    "choice")) else 1

@@ -65,11 +65,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from aot.compile import compile_model  # noqa: E402
 from aot.errors import AotError  # noqa: E402
 from aot.executor.codegen import host_main  # noqa: E402
 from aot.export.host import build_program  # noqa: E402
+from stamp import describe, stamp  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 # TFLM arena_used_bytes() on Cortex-M4 (../shared/docs/BASELINE.md).
@@ -238,6 +240,7 @@ def main(argv=None) -> int:
     if args.board != "qemu/mps2-an386" or args.layers != [25, 50, 100]:
         parser.error("--board and --layers are --timing's options")
     args.json = args.json or ROOT / "out" / "bench_compile.json"
+    started = stamp()
     manifest = json.loads((MODELS_DIR / "MANIFEST.json").read_text())
     rows = []
     for entry in manifest:
@@ -252,7 +255,7 @@ def main(argv=None) -> int:
         print(f"{entry['name']}: done", file=sys.stderr)
     print(table(rows))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"models": rows}, indent=2) + "\n")
+    args.json.write_text(json.dumps({"stamp": started, "models": rows}, indent=2) + "\n")
     print(f"wrote {args.json}", file=sys.stderr)
     return 0
 
@@ -411,16 +414,8 @@ def timing_table(rows: list[dict], startup: list[float]) -> str:
     return "\n".join(lines)
 
 
-def stamp() -> str:
-    """Commit (``+`` when the tree has changes), date, load average, cores."""
-    def git(*args):
-        return subprocess.run(["git", *args], capture_output=True, text=True,
-                              cwd=ROOT).stdout.strip()
-    dirty = "+" if git("status", "--porcelain", "--untracked-files=no") else ""
-    load = " ".join(f"{v:.1f}" for v in os.getloadavg())
-    return (f"commit {git('rev-parse', '--short', 'HEAD')}{dirty}, "
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-            f"load average {load}")
+def _load(s: dict) -> str:
+    return " ".join(f"{v:.1f}" for v in s["load_average"])
 
 
 def timing_main(args) -> int:
@@ -438,8 +433,9 @@ def timing_main(args) -> int:
                          **time_compile("", args.board, env, layers=n)})
             print(f"{n} layers: done", file=sys.stderr)
         startup = time_startup(env)
-    after = stamp().split("load average ")[1]
-    print(f"`aot compile MODEL --board {args.board} -o DIR`, seconds, wall (CPU); {before} "
+    after = _load(stamp())
+    print(f"`aot compile MODEL --board {args.board} -o DIR`, seconds, wall (CPU); "
+          f"{describe(before)}, {before['cores']} cores, load average {_load(before)} "
           f"before, {after} after:\n")
     print(timing_table(rows, startup))
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -42,12 +42,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from aot.export import board_defines  # noqa: E402
 from aot.frontend import load_model  # noqa: E402
 from aot.passes import PassContext, annotations, optimize  # noqa: E402
 from aot.resources import runtime_dir  # noqa: E402
 from aot.target import load_board  # noqa: E402
+from stamp import stamp  # noqa: E402
 
 BOARD = "qemu/mps2-an521"
 MODELS = ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
@@ -154,8 +156,8 @@ def main(argv=None) -> int:
               f"{row['speedup_projected']:15.2f}x")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"board": BOARD, "extra": extra, "rows": rows,
-                                         "handover_instructions": args.handover,
+        args.json.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "extra": extra,
+                                         "rows": rows, "handover_instructions": args.handover,
                                          "kind": "projection"}, indent=1))
     return 0
 

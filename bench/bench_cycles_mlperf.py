@@ -36,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 
@@ -43,6 +44,7 @@ from aot.cycles.profile import profile_model  # noqa: E402
 from aot.firmware.verify import random_inputs, reference_outputs  # noqa: E402
 from aot.frontend import load_model  # noqa: E402
 from bench_models_qemu import BASELINES, NO_BASELINE  # noqa: E402
+from stamp import describe, stamp  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 CMSIS_NN = ROOT.parent / "shared" / "third_party" / "CMSIS-NN"
@@ -99,6 +101,7 @@ def main() -> int:
         print(f"no CMSIS-NN source tree at {CMSIS_NN}", file=sys.stderr)
         return 2
     baseline = BASELINES.get(args.board, NO_BASELINE)
+    started = stamp()
     rows = []
     for name in args.model or list(PUBLISHED):
         path = MODELS_DIR / f"{name}.tflite"
@@ -137,7 +140,7 @@ def main() -> int:
             row["baseline_minus_kernels"] = base - row["cmsis_nn"]["kernel_instructions"]
         rows.append(row)
     core = rows[0].get("core", "") if rows else ""
-    print(f"\n{args.board} ({core}), zero wait states\n")
+    print(f"\n{args.board} ({core}), zero wait states; {describe(started)}\n")
     if args.side != "cmsis-nn":
         board_mhz = rows[0]["clock_hz"] / 1e6 if rows and rows[0]["clock_hz"] else None
         print(f"| model | MACs | instructions | est. cycles | cycles/MAC | "
@@ -165,7 +168,7 @@ def main() -> int:
                   f"{_n(r.get('ours_over_tflm_cmsis_nn'), '.2f')} | "
                   f"{'yes' if exact else 'NO'} |")
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    args.json.write_text(json.dumps({"stamp": started, "rows": rows}, indent=2) + "\n")
     print(f"\nJSON written to {args.json}")
     exact = all(r[s]["exact"] for r in rows for s in ("aot", "cmsis_nn") if s in r)
     return 0 if exact else 1

@@ -50,6 +50,7 @@ from bench_models_qemu import (  # noqa: E402
 )
 
 from aot.errors import AotError  # noqa: E402
+from stamp import describe, stamp  # noqa: E402
 
 PLANS = {
     "in place, caller i/o": {"overlap": False, "io_in_workspace": False, "patches": "off"},
@@ -81,6 +82,7 @@ def main() -> int:
     paths = sorted(p for p in MODELS_DIR.iterdir() if p.suffix in (".tflite", ".onnx"))
     if args.model:
         paths = [p for p in paths if p.stem in args.model]
+    started = stamp()
     rows = []
     with tempfile.TemporaryDirectory(prefix="aot-bench-mem-") as tmp:
         for i, path in enumerate(paths):
@@ -94,9 +96,10 @@ def main() -> int:
             rows.append(row)
             print(f"  {path.stem}: done", file=sys.stderr)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"board": board, "rows": rows}, indent=2) + "\n")
+    args.json.write_text(json.dumps({"stamp": started, "board": board, "rows": rows}, indent=2)
+                         + "\n")
     print(f"\n### {board}: activation RAM (workspace + i/o + stack), vs TFLM's arena, "
-          "instructions vs the first plan\n")
+          f"instructions vs the first plan; {describe(started)}\n")
     print("| model | TFLM arena | " + " | ".join(PLANS) + " | exact |")
     print("|---|---|" + "---|" * len(PLANS) + "---|")
     ok = True

@@ -46,6 +46,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from aot.compile import compile_model  # noqa: E402
 from aot.errors import AotError  # noqa: E402
@@ -60,6 +61,7 @@ from aot.firmware.verify import (  # noqa: E402
     sample_path,
 )
 from aot.target import load_board  # noqa: E402
+from stamp import describe, stamp  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 DEFAULT_BOARD = "qemu/mps2-an386"
@@ -324,6 +326,7 @@ def main() -> int:
     paths = sorted(p for p in MODELS_DIR.iterdir() if p.suffix in (".tflite", ".onnx"))
     if args.model:
         paths = [p for p in paths if p.stem in args.model]
+    started = stamp()
     runs = []
     with tempfile.TemporaryDirectory(prefix="aot-bench-fw-") as tmp:
         for board in boards:
@@ -340,7 +343,8 @@ def main() -> int:
             runs.append({"board": board, "cpu": load_board(board).cpu,
                          "baseline": BASELINES.get(board, NO_BASELINE).source, "models": rows})
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+    args.json.write_text(json.dumps({"stamp": started, "runs": runs}, indent=2) + "\n")
+    print(describe(started))
     for run in runs:
         print(f"\n### {run['board']} ({run['cpu']}); baseline: {run['baseline']}\n")
         print(table(run["models"]), end="")

@@ -50,6 +50,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from aot.compile import compile_model  # noqa: E402
 from aot.firmware import run_on_board  # noqa: E402
@@ -61,6 +62,7 @@ from aot.tune.loader import RamBuilder, RamRunner, measure_ram  # noqa: E402
 from aot.tune.measure import Builder, Runner, measure  # noqa: E402
 from aot.tune.session import TUNER_NAMES, TunedKernels, tune_model  # noqa: E402
 from aot.tune.workload import extract_workloads  # noqa: E402
+from stamp import stamp  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 BOARD = "qemu/mps2-an386"
@@ -223,8 +225,8 @@ def main() -> int:
 def _write(path: Path | None, board: str, rows, flow) -> None:
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"board": board, "models": rows, "flows": flow},
-                                   indent=2) + "\n")
+        path.write_text(json.dumps({"stamp": stamp(), "board": board, "models": rows,
+                                    "flows": flow}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,11 @@
 #                     memory map of bare-metal ports (defaults in port.mk)
 #   AOT_EXTRA_CFLAGS  anything else, e.g. -DAOT_MAX_FRAME=1024
 #   AOT_EXTRA_LDFLAGS link flags, e.g. the board record's -Wl,--gc-sections
-# It defines the rule for $(AOT_FIRMWARE) and the variables AOT_RUNTIME_SRCS
-# and AOT_RUNTIME_CFLAGS for Makefiles that want their own rules.
+# It defines the rule for $(AOT_FIRMWARE) and the variables AOT_RUNTIME_SRCS,
+# AOT_APP_CFLAGS (the model sources' flags) and AOT_RUNTIME_CFLAGS (the same plus
+# the board tag and build id, which only the runtime reads) for Makefiles that
+# want their own rules.  The model's objects thus do not depend on the build id,
+# and `aot build` can take them from what `aot compile` compiled for the code size.
 
 AOT_FIRMWARE ?= build/firmware.elf
 AOT_BUILD_DIR ?= build
@@ -28,8 +31,9 @@ include $(AOT_RUNTIME_DIR)/board.mk
 
 AOT_RUNTIME_SRCS := $(addprefix $(AOT_RUNTIME_DIR)/src/,frame.c model.c rpc_server.c \
   rpc_loader.c rpc_main.c)
-AOT_RUNTIME_CFLAGS := -std=c99 -Wall -Wextra -Werror $(AOT_PORT_INCLUDES) \
-  $(AOT_ARCH_FLAGS) $(AOT_OPT_FLAGS) $(AOT_PORT_CFLAGS) $(AOT_EXTRA_CFLAGS) \
+AOT_APP_CFLAGS := -std=c99 -Wall -Wextra -Werror $(AOT_PORT_INCLUDES) \
+  $(AOT_ARCH_FLAGS) $(AOT_OPT_FLAGS) $(AOT_PORT_CFLAGS) $(AOT_EXTRA_CFLAGS)
+AOT_RUNTIME_CFLAGS := $(AOT_APP_CFLAGS) \
   -DAOT_BOARD_TAG='"$(AOT_BOARD_TAG)"' -DAOT_BUILD_ID='"$(AOT_BUILD_ID)"'
 
 aot_srcs := $(AOT_RUNTIME_SRCS) $(AOT_PORT_SRCS) $(AOT_APP_SRCS) $(AOT_PORT_ASM_SRCS)
@@ -37,11 +41,14 @@ aot_srcs := $(AOT_RUNTIME_SRCS) $(AOT_PORT_SRCS) $(AOT_APP_SRCS) $(AOT_PORT_ASM_
 aot_obj = $(AOT_BUILD_DIR)/obj/$(subst /,_,$(subst ..,up,$(basename $(1)).o))
 aot_objs := $(foreach s,$(aot_srcs),$(call aot_obj,$(s)))
 
+# $(1): the source, $(2): the name of its flags' variable.
 define aot_compile_rule
 $(call aot_obj,$(1)): $(1) | $(AOT_BUILD_DIR)/obj
-	$$(CC) $$(AOT_RUNTIME_CFLAGS) -MMD -MP -c $$< -o $$@
+	$$(CC) $$($(2)) -MMD -MP -c $$< -o $$@
 endef
-$(foreach s,$(aot_srcs),$(eval $(call aot_compile_rule,$(s))))
+$(foreach s,$(AOT_RUNTIME_SRCS) $(AOT_PORT_SRCS) $(AOT_PORT_ASM_SRCS),\
+  $(eval $(call aot_compile_rule,$(s),AOT_RUNTIME_CFLAGS)))
+$(foreach s,$(AOT_APP_SRCS),$(eval $(call aot_compile_rule,$(s),AOT_APP_CFLAGS)))
 
 $(AOT_BUILD_DIR)/obj:
 	mkdir -p $@

@@ -2,7 +2,8 @@
 # Bring a Debian 12 machine to the state the project needs, idempotently:
 #   1. cross toolchains and QEMU from Debian packages (only the missing ones),
 #   2. a virtual environment in .venv with the project and its test extras
-#      (which pin onnx to the release whose node tests tests/onnx_suite runs).
+#      (which pin onnx to the release whose node tests tests/onnx_suite runs),
+#      and with AOT_TORCH=1 (make test) PyTorch for the PyTorch route's tests.
 # Re-running is cheap: apt is skipped when every tool is present, and pip is
 # skipped when pyproject.toml has not changed since the last install.
 set -euo pipefail
@@ -51,4 +52,15 @@ if ! cmp -s pyproject.toml "$stamp" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e '.[test]'
   cp pyproject.toml "$stamp"
+fi
+
+# The PyTorch route's tests (tests/frontend/test_onnx_pytorch.py) need torch and
+# torchvision: several GB (a CUDA build where pip finds no CPU one), so only
+# AOT_TORCH=1 installs them (`make test` sets it; AOT_TORCH=0 make test does not,
+# and those tests then skip), under their own stamp.
+torch_stamp=.venv/.installed-torch
+if [ "${AOT_TORCH:-0}" = 1 ] && ! cmp -s pyproject.toml "$torch_stamp" 2>/dev/null; then
+  echo "setup: installing PyTorch for the PyTorch route's tests (AOT_TORCH=0 make test skips it)"
+  .venv/bin/python -m pip install -q -e '.[test,torch]'
+  cp pyproject.toml "$torch_stamp"
 fi

@@ -17,7 +17,8 @@
 # OPTIONS  more `aot compile` options, e.g. --opt-level 3 or --tuning-records log.json
 # BOARD_SUPPORT  also give the target the board's start-up code, linker script
 #          and console from aot's C runtime (aot_port_init, aot_port_write... of
-#          aot/platform.h), for firmware that has no board support of its own
+#          aot/platform.h), for firmware that has no board support of its own;
+#          its main() calls aot_port_init() first (docs/integration.md)
 # OUTPUT_DIR  where the artifact goes (default: <binary dir>/aot/<NAME>)
 # RPC      also add the model's RPC descriptor (aot_rpc_model), for firmware that
 #          links aot's RPC server itself (the Zephyr module does)

@@ -4,14 +4,18 @@ Three things compile generated C outside a firmware project's Makefile:
 a kernel module called from Python (a cached shared object,
 :meth:`CCompiler.shared_object`), a model's host program for ``aot run``
 (:meth:`CCompiler.executable`), and the code-size measurement of
-``aot compile`` (:meth:`CCompiler.text_bytes`, with the board's cross
-toolchain).  They all go through :class:`CCompiler`, so the compiler is
-found, invoked and its failures reported one way: a :class:`BuildError`
-naming what was built and carrying the compiler's own message.
+``aot compile`` (:func:`firmware_text_bytes` with the board's cross
+toolchain, :meth:`CCompiler.text_bytes` for host targets).  They all live
+here, so the compiler is found, invoked and its failures reported one way: a
+:class:`BuildError` naming what was built and carrying the compiler's own
+message.
 
-The code-size measurement compiles the files in parallel (one job per core)
-and keeps each object in an :class:`ObjectStore` under a hash of everything
-that shapes it: the compiler's identity (:func:`compiler_identity`: its
+The code-size measurement compiles the files in parallel (one job per core);
+for a board with a runtime port it runs the board's firmware project's own
+command (:class:`FirmwareCommand`), so that ``aot build`` can put the objects
+into the project instead of compiling them again (:func:`place_objects`).  It
+keeps each object in an :class:`ObjectStore` under a hash of everything that
+shapes it: the compiler's identity (:func:`compiler_identity`: its
 path and ``--version``, and the executable's size and time), its CPU flags,
 the flags, the source and a digest of the headers it may include.  An object
 whose key differs is never reused; a store that cannot be written or holds a
@@ -157,17 +161,180 @@ class CCompiler:
         return sum(sizes)
 
 
+@dataclass(frozen=True)
+class FirmwareCommand:
+    """How a board's firmware project compiles the model's sources: runtime.mk's
+    rule ``$(CC) $(AOT_APP_CFLAGS) -MMD -MP -c SRC -o OBJ`` from the project
+    folder, as data.
+
+    ``flags`` are ``AOT_APP_CFLAGS`` for the variables the project's Makefile
+    sets (:func:`firmware_variables`, :func:`firmware_command`): ``-std=c99
+    -Wall -Wextra -Werror``, the runtime's headers, the CPU flags, the optimisation, the port's
+    ``AOT_PORT_CFLAGS`` and ``AOT_EXTRA_CFLAGS`` (``-Imodel/include``, the
+    record's cflags, the board facts, the external libraries' ``-I``/``-D``).
+    The board tag and build id are not among them: only the runtime's files
+    use them (runtime.mk gives them to those alone), so the model's objects do
+    not depend on them.  ``aot compile`` measures the code size with this
+    command, and ``aot build`` puts the objects it made into the project's
+    ``build/obj/`` when the project's make gives the same command
+    (:func:`aot.firmware.build.build_project`)."""
+
+    cc: str
+    flags: tuple[str, ...]
+
+    @staticmethod
+    def object_path(source: str) -> str:
+        """runtime.mk's ``aot_obj``: ``model/codegen/F.c`` -> ``build/obj/model_codegen_F.o``."""
+        stem = os.path.splitext(source)[0] + ".o"
+        return "build/obj/" + stem.replace("..", "up").replace("/", "_")
+
+    def args(self, source: str) -> list[str]:
+        """Every argument after the compiler that compiles ``source`` (project-relative)."""
+        return [*self.flags, "-MMD", "-MP", "-c", source, "-o", self.object_path(source)]
+
+
+def firmware_variables(board) -> dict | None:
+    """The variables of ``board``'s firmware project that shape how its C is
+    compiled, as data: ``cc`` (``CC``), ``port`` (``AOT_PORT``), ``arch_flags``
+    (``AOT_ARCH_FLAGS``), ``opt_flags`` (``AOT_OPT_FLAGS``) and ``cflags`` (the
+    record's cflags, then the board facts: ``AOT_EXTRA_CFLAGS`` after
+    ``-Imodel/include``).  :func:`aot.firmware.project.create_project` writes
+    them into project.json and the Makefile, and :func:`firmware_command` makes
+    the code size's command of them.  None for a board the runtime has no port for."""
+    from aot.export import board_build, opt_flags
+    built = board_build(board)
+    if built is None:
+        return None
+    return {"cc": built["cc"], "port": built["port"], "arch_flags": built["cpu_flags"],
+            "opt_flags": opt_flags(board), "cflags": [*built["cflags"], *built["defines"]]}
+
+
+def firmware_command(variables: dict, extra_flags=()) -> FirmwareCommand:
+    """The model sources' compile command in a firmware project with these
+    :func:`firmware_variables` (or a project.json, whose ``cflags`` hold the
+    external libraries' flags already), with ``extra_flags`` after the cflags
+    (the external libraries' ``-I``/``-D``), composed as runtime.mk composes
+    ``AOT_APP_CFLAGS``."""
+    from aot.export import port_settings
+    port_cflags = port_settings(variables["port"]).get("AOT_PORT_CFLAGS", "").split()
+    return FirmwareCommand(variables["cc"], (
+        *STRICT_FLAGS, "-Iruntime/include", *variables["arch_flags"], *variables["opt_flags"],
+        *port_cflags, "-Imodel/include", *variables["cflags"], *extra_flags))
+
+
+def include_digest(root: Path, flags, folder: str) -> str:
+    """A digest of every file but C sources in the folders a compile with
+    ``flags`` from ``root`` of a source in ``folder`` can include from (each
+    ``-I`` folder and ``folder``), by path: the same tree gives the same digest
+    whether it is the code size's temporary copy or the firmware project."""
+    folders = {f[2:] for f in flags if f.startswith("-I") and len(f) > 2}
+    folders.add(folder)
+    digest = hashlib.sha256()
+    for folder in sorted(folders):
+        base = Path(root) / folder
+        digest.update(f"{folder}\0".encode())
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and path.suffix != ".c":
+                digest.update(f"{path.relative_to(base).as_posix()}\0".encode())
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def firmware_text_bytes(command: FirmwareCommand, sources, *, cwd: Path,
+                        store: ObjectStore | None = None, jobs: int | None = None) -> int:
+    """Bytes of executable code of ``sources`` (project-relative, under ``cwd``
+    laid out as the project: ``model/``, ``runtime/include/``) compiled by
+    ``command`` exactly as the project's make would, ``jobs`` at a time.  With a
+    ``store``, each object and its dependency file are kept under
+    :meth:`ObjectStore.key` of the compiler, the arguments, the source and the
+    :func:`include_digest` of the tree; :func:`place_objects` finds them there."""
+    identity = compiler_identity(command.cc) if store is not None else ""
+    headers = _folder_digests(cwd, command.flags, sources) if store is not None else {}
+    (Path(cwd) / "build" / "obj").mkdir(parents=True, exist_ok=True)
+
+    def one(src: str) -> int:
+        args = command.args(src)
+        key = None
+        if store is not None:
+            key = ObjectStore.key(identity, args, (Path(cwd) / src).read_bytes(),
+                                  headers[os.path.dirname(src)])
+            cached = store.get(key)
+            if cached is not None:
+                return cached
+        proc = subprocess.run([command.cc, *args], capture_output=True, text=True, cwd=cwd)
+        if proc.returncode != 0:
+            raise BuildError(f"compiling {Path(src).name} failed ({Path(command.cc).name}):"
+                             f"\n{proc.stderr.strip()}")
+        obj = Path(cwd) / command.object_path(src)
+        data = obj.read_bytes()
+        if store is not None:
+            store.put(key, data, obj.with_suffix(".d").read_bytes())
+        return elf_text_bytes(data)
+
+    sources = [str(s) for s in sources]
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
+    with ThreadPoolExecutor(workers) as pool:
+        return sum(pool.map(one, sources))
+
+
+def _folder_digests(root: Path, flags, sources) -> dict[str, str]:
+    """:func:`include_digest` per folder holding some of ``sources``."""
+    return {folder: include_digest(root, flags, folder)
+            for folder in {os.path.dirname(str(s)) for s in sources}}
+
+
+def place_objects(command: FirmwareCommand, sources, project: Path,
+                  store: ObjectStore) -> list[str]:
+    """Put the objects :func:`firmware_text_bytes` kept for ``sources`` into the
+    project's ``build/obj/`` with their dependency files, where the project has
+    no such object yet; returns the objects placed.
+
+    An object is taken only under the key the project's own source, headers,
+    compiler and ``command`` give, so it is the object make would compile.  Its
+    time is now, later than the sources it was compiled from, and its ``.d``
+    names the headers, so make compiles it again when any of them changes."""
+    identity = compiler_identity(command.cc)
+    headers = _folder_digests(project, command.flags, sources)
+    placed = []
+    for src in sources:
+        obj = Path(project) / command.object_path(src)
+        source = Path(project) / src
+        if obj.exists() or not source.is_file():
+            continue
+        key = ObjectStore.key(identity, command.args(src), source.read_bytes(),
+                              headers[os.path.dirname(src)])
+        found = store.fetch(key, command.object_path(src))
+        if found is None:
+            continue
+        try:
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            for path, data in ((obj.with_suffix(".d"), found[1]), (obj, found[0])):
+                fd, tmp = tempfile.mkstemp(dir=obj.parent, prefix=".tmp-")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+        except OSError as err:
+            raise BuildError(f"cannot write {obj}: {err.strerror or err}") from None
+        placed.append(command.object_path(src))
+    return placed
+
+
 class ObjectStore:
-    """Objects compiled for the code size, as ``root/size/<key>.o`` (written to a
-    temporary file and renamed, so concurrent compilations never see half an
-    object).
+    """Objects compiled for the code size, as ``root/size/<key>.o`` with, for a
+    firmware project's command, the dependency file ``<key>.d`` that ``-MMD``
+    wrote (each written to a temporary file and renamed, the ``.d`` first, so
+    concurrent compilations never see half an entry).
 
     The root is the object cache the command line chooses
-    (``aot.commands.build.default_cache_dir``).  A root that cannot be written is
+    (``aot.commands.build.default_cache_dir``), which ``aot build`` reads too
+    (:func:`place_objects`).  A root that cannot be written or read is
     bypassed, and a damaged object compiled again, each with one note."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, doing: str = "measuring the code size"):
         self.folder = Path(root) / "size"
+        self.doing = doing  # what goes on without the store, for its notes
         self._noted: set[str] = set()
         self._usable = True
 
@@ -184,7 +351,7 @@ class ObjectStore:
         path = self.folder / f"{key}.o"
         try:
             data = path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
             return None
         except OSError as err:
             self._unusable(err)
@@ -196,22 +363,45 @@ class ObjectStore:
                        "compiling it again")
             return None
 
-    def put(self, key: str, data: bytes) -> None:
+    def fetch(self, key: str, obj: str) -> tuple[bytes, bytes] | None:
+        """The object and dependency file stored under ``key``, or None; the
+        ``.d`` must name ``obj`` (the object's path in the project) as its target."""
+        if not self._usable or self.get(key) is None:
+            return None
+        try:
+            data = (self.folder / f"{key}.o").read_bytes()
+            deps = (self.folder / f"{key}.d").read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            self._unusable(err)
+            return None
+        if not deps.startswith(f"{obj}:".encode()) or not deps.endswith(b"\n"):
+            self._note("damaged", f"the cached dependency file {self.folder / key}.d is "
+                       "damaged; compiling its object again")
+            return None
+        return data, deps
+
+    def put(self, key: str, data: bytes, deps: bytes | None = None) -> None:
+        """Keep the object ``data`` (and its dependency file ``deps``) under ``key``."""
         if not self._usable:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.folder / f"{key}.o")
+            for suffix, content in ((".d", deps), (".o", data)):
+                if content is None:
+                    continue
+                fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(content)
+                os.replace(tmp, self.folder / f"{key}{suffix}")
         except OSError as err:
             self._unusable(err)
 
     def _unusable(self, err: OSError) -> None:
         self._usable = False
         self._note("unusable", f"the object cache {self.folder} cannot be used "
-                   f"({err.strerror or err}): measuring the code size without it")
+                   f"({err.strerror or err}): {self.doing} without it")
 
     def _note(self, kind: str, message: str) -> None:
         if kind not in self._noted:  # once per kind: not one note per kernel file

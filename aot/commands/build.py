@@ -82,10 +82,12 @@ def run(args: argparse.Namespace) -> int:
                                 "library": list(stack.library)}} if stack else {}
         print(json.dumps({"elf": str(result.elf), "compiled": result.compiled,
                           "restored_from_cache": result.restored,
+                          "reused_from_compile": result.reused,
                           "sizes": sizes.to_json() if sizes else None, **extra}, indent=2))
         return 0
     print(f"built {result.elf} ({len(result.compiled)} files compiled, "
-          f"{len(result.restored)} runtime objects from the cache)")
+          f"{len(result.restored)} runtime objects from the cache, "
+          f"{len(result.reused)} model objects from aot compile)")
     if sizes is not None:
         print(f"  flash {sizes.flash:>9,} bytes: model code {sizes.model_code:,}, constants "
               f"{sizes.constants:,}, runtime {sizes.runtime_flash:,}")

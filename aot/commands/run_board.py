@@ -29,7 +29,9 @@ def _core_counter(board, runner: str | None, workdir: Path):
     """Per-core instruction counts where they can be had: an emulated board with
     several cores, run by QEMU (``aot.cycles.vcpus``); else None (no board included:
     :func:`~aot.firmware.device.run_on_board` says what is missing)."""
-    if board is None or board.cores.count == 1 or board.qemu is None or (runner or board.runner.name) != "qemu":
+    if board is None or board.cores.count == 1 or board.qemu is None:
+        return None
+    if (runner or board.runner.name) != "qemu":
         return None
     from aot.cycles.vcpus import CoreCounter
 

@@ -4,8 +4,15 @@ The runtime's objects (RPC server, framing, port, startup, main) depend
 only on the runtime sources, the compiler and the flags, so the same board
 compiles them to the same bytes for every model.  :class:`ObjectCache`
 keeps them under a key hashed from exactly those, and :func:`build_project`
-puts cached copies into the project's build folder before running make,
-which then compiles only the model.
+puts cached copies into the project's build folder before running make.
+
+The model's objects come from ``aot compile``: it measured the code size by
+compiling the model's files with the project's own command
+(:class:`aot.codegen.cc.FirmwareCommand`) and kept the objects in the same
+cache folder.  :func:`build_project` asks make for the command it would run,
+and where it is the same, puts those objects (and their ``-MMD`` dependency
+files) into ``build/obj/`` too (:func:`aot.codegen.cc.place_objects`), so make
+compiles only the RPC descriptor.
 """
 
 from __future__ import annotations
@@ -13,13 +20,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aot.codegen.cc import compiler_identity
+from aot.codegen.cc import FirmwareCommand, ObjectStore, compiler_identity, place_objects
 from aot.errors import BuildError
 from aot.firmware.images import write_image
 from aot.firmware.project import Project, load_project
@@ -34,7 +42,8 @@ class BuildResult:
     """What one build produced; ``image`` is what the board's runner writes
     (the ELF, a UF2, an ESP app image: aot.firmware.images), ``compiled``
     lists the sources make compiled (cached runtime objects are absent from
-    it), ``restored`` the objects taken from the cache."""
+    it), ``restored`` the runtime objects taken from the cache, ``reused``
+    the model's objects taken from what ``aot compile`` compiled."""
 
     project: Project
     elf: Path
@@ -42,6 +51,7 @@ class BuildResult:
     compiled: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     image: Path | None = None
+    reused: list[str] = field(default_factory=list)
 
 
 class ObjectCache:
@@ -67,13 +77,18 @@ class ObjectCache:
         return digest.hexdigest()[:32]
 
     def restore(self, key: str, objects: list[Path]) -> list[Path]:
-        """Copy cached objects that the build folder lacks; return those copied."""
+        """Copy cached objects that the build folder lacks, each with its ``-MMD``
+        dependency file when one was kept (so make still compiles it again when a
+        runtime header changes); return the objects copied."""
         restored = []
         for obj in objects:
             cached = self.root / key / obj.name
             if obj.exists() or not cached.is_file():
                 continue
             obj.parent.mkdir(parents=True, exist_ok=True)
+            deps = cached.with_suffix(".d")
+            if deps.is_file():
+                shutil.copyfile(deps, obj.with_suffix(".d"))
             shutil.copyfile(cached, obj)  # a fresh mtime: newer than the sources
             restored.append(obj)
         return restored
@@ -85,10 +100,13 @@ class ObjectCache:
             dest = folder / obj.name
             if dest.exists() or not obj.is_file():
                 continue
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            os.close(fd)
-            shutil.copyfile(obj, tmp)
-            os.replace(tmp, dest)
+            for src, to in ((obj.with_suffix(".d"), dest.with_suffix(".d")), (obj, dest)):
+                if not src.is_file():  # assembler sources have no .d
+                    continue
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+                os.close(fd)
+                shutil.copyfile(src, tmp)
+                os.replace(tmp, to)
 
 
 def _check_tools(project: Project) -> None:
@@ -115,6 +133,31 @@ def _runtime_objects(project: Project) -> list[Path]:
     if proc.returncode != 0:
         raise BuildError(f"{project.path}/Makefile is broken:\n{proc.stderr.strip()}")
     return [project.path / p for p in proc.stdout.split()]
+
+
+#: Prints the model sources' compile command and each source with its object.
+_PRINT_MODEL_BUILD = ("aot-print-model-build: ; $(info $(CC) $(AOT_APP_CFLAGS))"
+                      "$(foreach s,$(AOT_APP_SRCS),$(info $(s) $(call aot_obj,$(s))))@:")
+
+
+def _model_build(project: Project) -> tuple[FirmwareCommand, list[str]] | None:
+    """The command the project's make compiles the model's sources with, and
+    those sources whose object is where :class:`FirmwareCommand` puts it;
+    None when make cannot say (a project from before ``AOT_APP_CFLAGS``)."""
+    proc = _make(project, "-s", "--eval", _PRINT_MODEL_BUILD, "aot-print-model-build")
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or not lines:
+        return None
+    try:
+        cc, *flags = shlex.split(lines[0])
+    except ValueError:
+        return None
+    if "-std=c99" not in flags:  # no AOT_APP_CFLAGS: an older runtime.mk
+        return None
+    command = FirmwareCommand(cc, tuple(flags))
+    sources = [src for src, obj in (line.split() for line in lines[1:] if len(line.split()) == 2)
+               if obj == command.object_path(src)]
+    return command, sources
 
 
 def _memory_text(project: Project) -> str:
@@ -146,7 +189,9 @@ def build_project(project, *, jobs: int | None = None,
     """Build ``project`` (a :class:`Project` or its folder) with ``make -j jobs``.
 
     With ``cache_dir``, runtime objects come from and go to an
-    :class:`ObjectCache` there.  Returns the ELF and its sizes; raises
+    :class:`ObjectCache` there, and the model's objects that ``aot compile``
+    kept there for its code size are put into the build folder when make
+    would compile them with the same command.  Returns the ELF and its sizes; raises
     :class:`BuildError` with the toolchain's message (a firmware too big
     for the board names the region and the overflow in bytes).
     """
@@ -154,10 +199,14 @@ def build_project(project, *, jobs: int | None = None,
     _check_tools(project)
     cache = ObjectCache(cache_dir) if cache_dir is not None else None
     restored: list[Path] = []
+    reused: list[str] = []
     if cache is not None:
         objects = _runtime_objects(project)
         key = cache.key(project)
         restored = cache.restore(key, objects)
+        model = _model_build(project)
+        if model is not None:
+            reused = place_objects(*model, project.path, ObjectStore(cache_dir, "building"))
     jobs = jobs or os.cpu_count() or 1
     proc = _make(project, f"-j{jobs}")
     output = proc.stdout + proc.stderr
@@ -168,7 +217,7 @@ def build_project(project, *, jobs: int | None = None,
     compiled = re.findall(r" -c (\S+\.[cS])\b", output)
     image = write_image(project)
     return BuildResult(project, project.elf, firmware_sizes(project), compiled,
-                       [str(p.relative_to(project.path)) for p in restored], image)
+                       [str(p.relative_to(project.path)) for p in restored], image, reused)
 
 
 def firmware_sizes(project: Project) -> FirmwareSizes | None:

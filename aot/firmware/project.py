@@ -26,6 +26,7 @@ from pathlib import Path
 
 from aot import __version__
 from aot import export
+from aot.codegen.cc import firmware_variables
 from aot.export import read_metadata, runtime_files
 from aot.firmware.errors import ProjectError
 from aot.target import Board, load_board
@@ -144,9 +145,11 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
               model_objects: list[str]) -> dict:
     """Everything the build files say, as data (also written to project.json):
     the board's part is :func:`aot.export.board_build`, the one place it is
-    worked out."""
+    worked out; the variables that shape the compile are
+    :func:`aot.codegen.cc.firmware_variables`, which the code size is measured with."""
     tc = board.toolchain
     built = export.board_build(board)
+    compiled = firmware_variables(board)
     return {
         "format": PROJECT_FORMAT,
         "format_version": PROJECT_VERSION,
@@ -156,15 +159,15 @@ def _settings(board: Board, port: str, meta: dict, model_sources: list[str],
         "board": board.tag,
         "board_version": board.versioned_tag,
         "port": port,
-        "cc": built["cc"],
+        "cc": compiled["cc"],
         "size": tc.tool("size"),
-        "arch_flags": built["cpu_flags"],
+        "arch_flags": compiled["arch_flags"],
         # The toolchain's flags, then the board facts for the port (board_defines).
-        "cflags": [*built["cflags"], *built["defines"]],
+        "cflags": compiled["cflags"],
         "ldflags": built["ldflags"],
         # The model's own linker scripts (its buffers in other memories), after the port's.
         "linker_scripts": [f"model/{p}" for p in meta.get("build", {}).get("linker_scripts", [])],
-        "opt_flags": export.opt_flags(board),
+        "opt_flags": compiled["opt_flags"],
         "build_id": f"aot-{__version__}",
         "memory": built["memory"],
         "model_sources": model_sources,

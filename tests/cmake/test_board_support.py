@@ -18,6 +18,7 @@ from aot.commands.config import cmake_dir, toolchain_file
 from aot.frontend import load_model
 from aot.reference import run as reference_run
 from aot.target import load_board
+from support.models import MODELS_DIR, ROOT
 from support.net_firmware import aot_program, net_model
 
 # The project of docs/integration.md "Running a CMake-built ELF on QEMU"; ASM for
@@ -134,3 +135,48 @@ def test_a_port_with_assembly_start_up_code_asks_for_asm_in_the_project(tmp_path
     assert ("aot_add_port(app): the start-up code of runtime port sifive_e is assembly: "
             "enable ASM in the project with project(app C ASM)") in \
         re.sub(r"\s*\n\s*", " ", done.stderr), done.stderr
+
+
+def _doc_block(text: str, after: str, lang: str) -> str:
+    """The first ```lang block of docs/integration.md after the line holding ``after``."""
+    start = text.index(after)
+    begin = text.index(f"```{lang}\n", start) + len(f"```{lang}\n")
+    return text[begin:text.index("```", begin)]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_the_documented_main_and_ctest_target_run_kws_as_written(tmp_path):
+    """docs/integration.md's complete main.c for KWS and its ctest target, copied from
+    the page as a new user would: the firmware prints the reference's score and ends.
+    (Its first version forgot aot_port_init(), and ctest waited for ever on the mps2
+    UART, which is off at reset.)"""
+    tag = "qemu/mps2-an386"
+    board = load_board(tag)
+    tools = ("cmake", board.toolchain.tool("gcc"), board.qemu.system)
+    if any(shutil.which(t) is None for t in tools):
+        pytest.skip(f"needs {', '.join(tools)}")
+    page = (ROOT / "docs" / "integration.md").read_text()
+    main_c = _doc_block(page, "A complete `main.c`", "c")
+    ctest = _doc_block(page, "As a ctest target:", "cmake")
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(MODELS_DIR / "mlperf_kws_dscnn.tflite", src / "kws.tflite")
+    (src / "main.c").write_text(main_c)
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.19)\nfind_package(aot 0.1 REQUIRED)\n"
+        f"aot_toolchain_file({tag} CMAKE_TOOLCHAIN_FILE)\nproject(app C)\n"
+        "add_executable(app main.c)\n"
+        f"aot_add_model(app MODEL kws.tflite BOARD {tag} NAME kws BOARD_SUPPORT)\n" + ctest)
+    build = tmp_path / "build"
+    for argv in (["cmake", "-S", str(src), "-B", str(build), f"-Daot_DIR={cmake_dir()}",
+                  f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
+                 ["cmake", "--build", str(build)]):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    model = load_model(src / "kws.tflite")
+    y0 = int(reference_run(model, [np.zeros((1, 49, 10, 1), np.int8)])[0].ravel()[0])
+    done = subprocess.run(["ctest", "--test-dir", str(build), "-V"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"1: score of class 0: {y0}\n" in done.stdout.replace("\r\n", "\n"), done.stdout

@@ -1,0 +1,402 @@
+"""docs/numbers.md, the one page of current figures, from the benches' JSON.
+
+    .venv/bin/python bench/report.py [--collect out] [--results bench/results]
+                                     [--output docs/numbers.md] [--allow-mixed] [--check]
+
+Reads the JSON files of :data:`INPUTS` from ``--results`` (bench/results/, committed:
+small files, so that the page can be regenerated and checked), and writes
+``--output`` with one table per bench and board, each saying which bench and commit
+produced it.  ``--collect DIR`` first copies those files from DIR (where the benches
+write them, out/ by default) into ``--results``.  ``--check`` writes nothing: exit 1
+when ``--output`` differs from what would be written (tests/bench/test_report.py).
+
+The inputs must all carry a stamp (bench/stamp.py) naming the same commit, with no
+uncommitted changes: a page mixing commits would again quote figures that disagree.
+``--allow-mixed`` writes such a page anyway and says so at its top.  A missing input
+is always an error: run the bench (the command is in the error) first.
+
+Every other page links to a section of docs/numbers.md instead of copying a figure;
+tests/bench/test_report.py checks that README and docs quote no KWS instruction count
+outside it (except under a "History" heading, dated by its commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+OUTPUT = ROOT / "docs" / "numbers.md"
+BOARD = "qemu/mps2-an386"   # the headline board: BASELINE.md measured TFLM on it
+SHORT = {"mlperf_kws_dscnn": "KWS", "mlperf_vww_mobilenetv1_025": "VWW",
+         "mlperf_ic_resnet8": "ResNet-8", "mlperf_ad_fc_autoencoder": "AD"}
+
+
+class ReportError(Exception):
+    """An input is missing, unstamped, or from another commit than the others."""
+
+
+@dataclass(frozen=True)
+class Input:
+    file: str       # in bench/results/ (and out/, where the bench writes it)
+    command: str    # the command that writes it
+
+
+INPUTS = (
+    Input("bench_models_qemu.json",
+          "bench/bench_models_qemu.py --board qemu/mps2-an386 --board qemu/mps2-an500 "
+          "--board qemu/mps3-an547 --board qemu/sifive-e"),
+    Input("bench_models_qemu_silicon.json",
+          "bench/bench_models_qemu.py --board qemu/netduinoplus2 --board qemu/mps2-an505 "
+          "--board qemu/microbit --json out/bench_models_qemu_silicon.json"),
+    Input("bench_cycles_mlperf.json", "bench/bench_cycles_mlperf.py"),
+    Input("bench_compile_timing.json", 'bench/bench_compile.py --timing --layers ""'),
+)
+
+
+def load(results: Path) -> dict[str, dict]:
+    """Every input by file name; ReportError when one is missing or unstamped."""
+    data = {}
+    for inp in INPUTS:
+        path = results / inp.file
+        if not path.is_file():
+            raise ReportError(f"{path} is missing: run `.venv/bin/python {inp.command}`, then "
+                              f"`bench/report.py --collect out`")
+        doc = json.loads(path.read_text())
+        stamp = doc.get("stamp") if isinstance(doc, dict) else None
+        if not isinstance(stamp, dict) or not stamp.get("commit"):
+            raise ReportError(f"{path} carries no commit stamp (written before bench/stamp.py?): "
+                              f"run `.venv/bin/python {inp.command}` again")
+        data[inp.file] = doc
+    return data
+
+
+def mixed(data: dict[str, dict]) -> str | None:
+    """Why the inputs cannot stand for one commit, or None when they can."""
+    commits = {name: doc["stamp"]["commit"] for name, doc in data.items()}
+    if len(set(commits.values())) > 1:
+        return "the inputs come from different commits: " + ", ".join(
+            f"{name} {commit[:8]}" for name, commit in commits.items())
+    dirty = [name for name, doc in data.items() if doc["stamp"].get("dirty")]
+    if dirty:
+        return (f"{', '.join(dirty)} ran on a tree with uncommitted changes to "
+                f"{commits[dirty[0]][:8]}")
+    return None
+
+
+def _stamp(doc: dict) -> str:
+    s = doc["stamp"]
+    dirty = " with uncommitted changes" if s.get("dirty") else ""
+    return f"commit `{s['commit'][:8]}`{dirty}, {s['date']}"
+
+
+def _source(inp: Input, doc: dict) -> str:
+    return f"*From `{inp.command}`, {_stamp(doc)}.*"
+
+
+def _origin(data: dict[str, dict], file: str) -> str:
+    inp = next(i for i in INPUTS if i.file == file)
+    return f"`{inp.command}`, {_stamp(data[file])}"
+
+
+def _n(v) -> str:
+    return "n/a" if v is None else f"{v:,}"
+
+
+def _x(v) -> str:
+    return "n/a" if v is None else f"{v:.2f}x"
+
+
+def _span(values: list[float]) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "n/a"
+    lo, hi = min(values), max(values)
+    return f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
+
+
+def _exact(r: dict) -> str:
+    if r.get("bit_exact"):
+        return "yes"
+    return f"float, max diff {r['max_abs_diff']:.1e}" if r.get("passed") else "NO"
+
+
+def _row(cells: list) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(head: list[str], rows: list[list]) -> list[str]:
+    return [_row(head), "|" + "---|" * len(head), *(_row(r) for r in rows)]
+
+
+def _board_run(models: dict, board: str) -> dict | None:
+    return next((run for run in models["runs"] if run["board"] == board), None)
+
+
+def headline(data: dict[str, dict]) -> list[str]:
+    """The MLPerf Tiny models on the Cortex-M4 against TFLM, one row per model."""
+    run = _board_run(data["bench_models_qemu.json"], BOARD) or {"models": []}
+    fw = {r["model"]: r for r in run["models"] if "error" not in r}
+    cyc = {r["model"]: r for r in data["bench_cycles_mlperf.json"]["rows"]
+           if r["board"] == BOARD}
+    comp = {r["model"]: r for r in data["bench_compile_timing.json"]["models"]}
+    rows, ratios = [], {"instr": [], "cycles": [], "ram": [], "flash": []}
+    for model, short in SHORT.items():
+        f, c, t = fw.get(model, {}), cyc.get(model, {}), comp.get(model, {})
+        ram, flash = f.get("activation_ram", {}), f.get("flash", {})
+        ratios["instr"].append(f.get("vs_tflm_cmsis_nn"))
+        ratios["cycles"].append(c.get("ours_over_tflm_cmsis_nn"))
+        ratios["ram"].append(ram.get("vs_tflm_arena"))
+        ratios["flash"].append(flash.get("vs_tflm_cmsis_nn"))
+        cold = t.get("cold", {}).get("total")
+        rows.append([
+            f"{short} ({model})", _n(f.get("instructions_per_inference")),
+            _x(f.get("vs_tflm_cmsis_nn")), _n(c.get("aot", {}).get("cycles")),
+            _x(c.get("ours_over_tflm_cmsis_nn")), _x(c.get("ratio")),
+            f"{_n(ram.get('total'))} ({_x(ram.get('vs_tflm_arena'))})",
+            f"{_n(flash.get('standalone'))} ({_x(flash.get('vs_tflm_cmsis_nn'))})",
+            "n/a" if cold is None else f"{cold[0]:.1f} ({cold[1]:.1f})",
+            _exact(f) if f else "n/a"])
+    return [
+        "## Headline",
+        "",
+        f"On {BOARD} (QEMU, Cortex-M4F, gcc -O2) against TensorFlow Lite Micro with Arm's "
+        "CMSIS-NN kernels (../shared/docs/BASELINE.md), aot executes "
+        f"{_span(ratios['instr'])} its instructions and takes {_span(ratios['cycles'])} its "
+        "estimated Cortex-M4 cycles (both sides priced by the same cycle model, "
+        "docs/cycles.md), in "
+        f"{_span(ratios['ram'])} the activation RAM of TFLM's arena and "
+        f"{_span(ratios['flash'])} the flash of its firmware.",
+        "",
+        *_table(["model", "instructions", "vs TFLM+CMSIS-NN", "est. M4 cycles",
+                 "vs TFLM+CMSIS-NN (est. cycles)", "vs best published (cycles)",
+                 "activation RAM, bytes (vs TFLM arena)",
+                 "flash, bytes (vs TFLM+CMSIS-NN firmware)", "compile, s: wall (CPU)",
+                 "bit-exact"], rows),
+        "",
+        f"*Instructions, RAM and flash: {_origin(data, 'bench_models_qemu.json')}; "
+        f"cycles: {_origin(data, 'bench_cycles_mlperf.json')}; compile time (cold: a fresh "
+        f"process, an empty cache): {_origin(data, 'bench_compile_timing.json')}.*",
+        "",
+        "Definitions are in the sections below.",
+    ]
+
+
+def firmware(runs: list[tuple[dict, Input]]) -> list[str]:
+    """bench_models_qemu.py: one table per board, the runs of each input file in turn (the
+    emulated boards of the cores BASELINE.md measured first, then the closest emulated
+    silicon: the NUCLEO boards' STM32F405, a Cortex-M33, the micro:bit's Cortex-M0)."""
+    out = [
+        "## Firmware",
+        "",
+        "Every shared model compiled, built (gcc -O2) and run as firmware under QEMU "
+        "(`-icount`, exact instruction counts per inference, the mean over the model's "
+        "sample inputs or two seeded random ones), its outputs checked against "
+        "aot.reference (= TFLM) bit for bit. "
+        "*Activation RAM* = workspace + the model's caller i/o buffers + the deepest stack "
+        "of one inference, the same three kinds of data TFLM's arena holds. *Flash* = the "
+        "standalone image (model code, constants, startup, port, C library; without the "
+        "RPC's objects) against TFLM's whole release firmware. Ratios below 1 mean aot "
+        "needs less; TFLM figures exist only where BASELINE.md measured the core. The "
+        "bench itself prints a wider table (workspace, stack and flash by part; its "
+        "columns are defined in docs/firmware.md) and keeps every part in its JSON.",
+    ]
+    for doc, inp in runs:
+        out += ["", _source(inp, doc)]
+        out += _board_tables(doc)
+    return out
+
+
+def _board_tables(doc: dict) -> list[str]:
+    out = []
+    for run in doc["runs"]:
+        rows = []
+        for r in run["models"]:
+            if "error" in r:
+                error = r["error"].split("; largest ")[0]
+                if not r.get("does_not_fit"):
+                    error = f"error: {error}"
+                rows.append([r["model"], error, *[""] * 8])
+                continue
+            a, f = r["activation_ram"], r["flash"]
+            per_mac = "n/a" if r["instructions_per_mac"] is None else \
+                f"{r['instructions_per_mac']:.2f}"
+            rows.append([
+                r["model"], _n(r["macs"]), _n(r["instructions_per_inference"]), per_mac,
+                _x(r["vs_tflm_cmsis_nn"]), _x(r["vs_tflm_reference"]),
+                f"{_n(a['total'])} ({_x(a['vs_tflm_arena'])})",
+                f"{_n(f['standalone'])}",
+                f"{_x(f['vs_tflm_cmsis_nn'])} / {_x(f['vs_tflm_reference'])}", _exact(r)])
+        out += ["", f"### {run['board']}: {run['cpu']}", "",
+                f"Baseline: {run['baseline']}.", "",
+                *_table(["model", "MACs", "instructions", "instr/MAC", "vs TFLM+CMSIS-NN",
+                         "vs TFLM ref", "activation RAM, bytes (vs TFLM arena)",
+                         "flash, bytes", "vs TFLM flash CMSIS-NN / ref", "bit-exact"], rows)]
+    return out
+
+
+def cycles(doc: dict, inp: Input) -> list[str]:
+    """bench_cycles_mlperf.py: estimated cycles, ours and TFLM+CMSIS-NN's, and published."""
+    rows = []
+    for r in doc["rows"]:
+        a, c = r.get("aot", {}), r.get("cmsis_nn", {})
+        exact = all(r[s]["exact"] for s in ("aot", "cmsis_nn") if s in r)
+        rows.append([
+            r["model"], _n(r.get("macs")), _n(a.get("instructions")), _n(a.get("cycles")),
+            "n/a" if "cycles_per_mac" not in r else f"{r['cycles_per_mac']:.2f}",
+            "n/a" if "ms_at_120mhz" not in r else f"{r['ms_at_120mhz']:.1f}",
+            _n(c.get("instructions")), _n(c.get("cycles")),
+            _x(r.get("ours_over_tflm_cmsis_nn")),
+            f"{r['published_cycles'] / 1e6:g} M: {r['published_source']}",
+            _x(r.get("ratio")), "yes" if exact else "NO"])
+    board = doc["rows"][0]["board"] if doc["rows"] else BOARD
+    return [
+        "## Cycles",
+        "",
+        f"`aot profile` on {board}: the exact instructions of one inference (one seeded "
+        "random input), the Cortex-M4 cycles the core's timing table estimates from QEMU's "
+        "execution trace with zero wait states (docs/cycles.md), and the time at 120 MHz, "
+        "the clock of the NUCLEO-L4R5ZI on which the best published Cortex-M4 results "
+        "(MLPerf Tiny) were measured. *TFLM+CMSIS-NN* is the same model with every layer "
+        "handed to CMSIS-NN (`-libs=cmsis-nn`), profiled the same way: TFLM's kernels "
+        "without its interpreter (docs/performance.md). Both outputs are checked bit-exact.",
+        "",
+        _source(inp, doc),
+        "",
+        *_table(["model", "MACs", "instructions", "est. cycles", "cycles/MAC",
+                 "ms @ 120 MHz", "TFLM+CMSIS-NN instructions", "TFLM+CMSIS-NN est. cycles",
+                 "ours / TFLM+CMSIS-NN", "best published (cycles)", "est. / published",
+                 "bit-exact"], rows),
+    ]
+
+
+def compile_time(doc: dict, inp: Input) -> list[str]:
+    """bench_compile.py --timing: whole `aot compile` processes, cold, warm, unchanged."""
+    def cell(pair):
+        return "-" if pair is None else f"{pair[0]:.2f} ({pair[1]:.2f})"
+
+    rows = [[r["model"], cell(r.get("cold", {}).get("total")),
+             cell(r.get("warm", {}).get("total")), cell(r.get("unchanged", {}).get("total")),
+             _n(r.get("cold", {}).get("code"))] for r in doc["models"]]
+    s = doc["stamp"]
+    load = " ".join(f"{v:.1f}" for v in s["load_average"])
+    return [
+        "## Compile time",
+        "",
+        f"`aot compile MODEL --board {doc['board']} -o DIR` in a fresh process, seconds "
+        "wall (CPU, the C compilers it ran included): *cold* with an empty object cache, "
+        "*warm* with the cache the cold run filled, *unchanged* the warm command again "
+        "(replayed from its record). Per-stage times: `bench/bench_compile.py --timing` "
+        f"(docs/compile.md). {s['cores']} cores shared with other work, load average "
+        f"{load} before and {doc.get('load_after', 'n/a')} after: read CPU time where wall "
+        "time is noisy.",
+        "",
+        _source(inp, doc),
+        "",
+        *_table(["model", "cold", "warm", "unchanged", "code for the board, bytes"], rows),
+        "",
+        f"`aot --help` (start-up, best of 5): {cell(doc.get('startup'))}.",
+    ]
+
+
+def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
+    """The text of docs/numbers.md; ReportError on a missing, unstamped or mixed input."""
+    data = load(results)
+    why = mixed(data)
+    if why and not allow_mixed:
+        raise ReportError(f"{why}; run every bench of bench/report.py at one committed "
+                          "commit, or pass --allow-mixed (the page then says so)")
+    stamps = {doc["stamp"]["commit"][:8] for doc in data.values()}
+    lines = [
+        "# Numbers",
+        "",
+        "<!-- Generated by bench/report.py from bench/results/*.json: do not edit; "
+        "regenerate instead. -->",
+        "",
+        "The current figures of aot, written by `bench/report.py` from the JSON the benches "
+        "wrote (kept in bench/results/, so this page can be regenerated and is checked by "
+        "tests/bench/test_report.py). Other pages link here instead of copying figures; "
+        "figures elsewhere under a *History* heading are earlier measurements, each with "
+        "its commit.",
+        "",
+    ]
+    if why:
+        lines += [f"**Mixed inputs (--allow-mixed): {why}.** Figures of different tables "
+                  "may not agree with each other.", ""]
+    else:
+        lines += [f"Every table below was measured at commit `{stamps.pop()}`.", ""]
+    lines += ["To measure again: run the benches one at a time on a committed tree "
+              "(they take minutes under QEMU), then `bench/report.py --collect out`:", "",
+              "```sh", *(f".venv/bin/python {i.command}" for i in INPUTS),
+              ".venv/bin/python bench/report.py --collect out", "```", ""]
+    inputs = {i.file: i for i in INPUTS}
+    lines += headline(data) + [""]
+    lines += firmware([(data[f], inputs[f]) for f in ("bench_models_qemu.json",
+                                                       "bench_models_qemu_silicon.json")])
+    lines += [""]
+    lines += cycles(data["bench_cycles_mlperf.json"], inputs["bench_cycles_mlperf.json"]) + [""]
+    lines += compile_time(data["bench_compile_timing.json"],
+                          inputs["bench_compile_timing.json"])
+    return "\n".join(_wrap(lines)) + "\n"
+
+
+def _wrap(lines: list[str], width: int = 100) -> list[str]:
+    """Prose wrapped as the other pages are; tables, headings and code kept whole."""
+    out, fenced = [], False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        keep = fenced or line.startswith(("|", "#", "```", "<!--")) or len(line) <= width
+        out += [line] if keep else textwrap.wrap(line, width, break_long_words=False,
+                                                 break_on_hyphens=False)
+    return out
+
+
+def collect(source: Path, results: Path) -> None:
+    """Copy the inputs from where the benches wrote them; ReportError if one is missing."""
+    missing = [i for i in INPUTS if not (source / i.file).is_file()]
+    if missing:
+        raise ReportError(f"{source / missing[0].file} is missing: run "
+                          f"`.venv/bin/python {missing[0].command}` first")
+    results.mkdir(parents=True, exist_ok=True)
+    for i in INPUTS:
+        shutil.copyfile(source / i.file, results / i.file)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--collect", type=Path, metavar="DIR",
+                    help="first copy the inputs from DIR (where the benches wrote them: out)")
+    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--output", type=Path, default=OUTPUT)
+    ap.add_argument("--allow-mixed", action="store_true",
+                    help="write the page from inputs of different commits, saying so")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 when --output is not what would be written")
+    args = ap.parse_args(argv)
+    try:
+        if args.collect:
+            collect(args.collect, args.results)
+        text = render(args.results, args.allow_mixed)
+    except ReportError as err:
+        print(f"report.py: error: {err}", file=sys.stderr)
+        return 2
+    if args.check:
+        same = args.output.is_file() and args.output.read_text() == text
+        if not same:
+            print(f"{args.output} is not what bench/report.py writes from {args.results}: "
+                  "run `.venv/bin/python bench/report.py`", file=sys.stderr)
+        return 0 if same else 1
+    args.output.write_text(text)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
