@@ -4,7 +4,7 @@ The pipeline and the folder layout are described in ``docs/architecture.md``;
 each sub-package is one stage and is importable on its own.
 """
 
-__version__ = "0.1.0.dev0"
+from aot.version import __version__
 
 __all__ = ["Target", "build", "lower", "__version__"]
 

@@ -29,7 +29,7 @@ import sys
 import traceback
 import warnings
 
-from aot import __version__
+from aot.version import __version__
 from aot.commands import COMMANDS
 from aot.errors import AotError, AotWarning
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from aot import __version__
+from aot.version import __version__
 from aot import byoc
 from aot import kernels as default_kernels
 from aot.codegen.c import c_identifier

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from aot import __version__
+from aot.version import __version__
 from aot.byoc.contract import (C_TYPES, ExternalCode, ExternalCodegenError, ExternalFunction,
                                support_include)
 from aot.byoc.registry import get

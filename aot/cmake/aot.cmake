@@ -60,7 +60,7 @@ endif()
 # own directory, and the application calls aot_add_model from another one.
 get_filename_component(_aot_dir "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 set(_AOT_PACKAGE_DIR "${_aot_dir}" CACHE INTERNAL "the aot Python package")
-set(_AOT_VERSION_FILE "${_aot_dir}/__init__.py" CACHE INTERNAL "where aot's version is")
+set(_AOT_VERSION_FILE "${_aot_dir}/version.py" CACHE INTERNAL "where aot's version is")
 file(STRINGS "${_AOT_VERSION_FILE}" _aot_line REGEX "^__version__ = \"[^\"]+\"")
 string(REGEX REPLACE "^__version__ = \"([^\"]+)\"$" "\\1" _aot_version "${_aot_line}")
 set(AOT_VERSION "${_aot_version}" CACHE INTERNAL "the version of aot")

@@ -1,11 +1,11 @@
 # Version check of the aot CMake package: `find_package(aot 0.1)`.
 #
-# The version is read from the Python package's __init__.py, its one home.
+# The version is read from the Python package's version.py, its one home.
 # Before 1.0 a minor release may change the generated API, so a request for
 # 0.x is met only by 0.x releases at or above it; from 1.0 on, by the same
 # major version at or above the request.
 
-file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/../__init__.py" _aot_version_line
+file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/../version.py" _aot_version_line
   REGEX "^__version__ = \"[^\"]+\"")
 string(REGEX REPLACE "^__version__ = \"([0-9]+(\\.[0-9]+)*)[^\"]*\"$" "\\1"
   PACKAGE_VERSION "${_aot_version_line}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aot import __version__
+from aot.version import __version__
 from aot.codegen.cc import CCompiler
 from aot.codegen.jinja import templates
 from aot.errors import BuildError, did_you_mean
@@ -26,7 +26,7 @@ from aot.te.schedule import ScheduleError
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import all_nodes
-from aot.tir.printer import Namer, float_literal
+from aot.tir.expr import Namer, float_literal
 
 
 C_TYPES = {"bool": "_Bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",

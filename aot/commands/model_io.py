@@ -1,9 +1,10 @@
 """Model inputs and outputs as files and text, shared by the commands that run
 a model (``aot interpret``, ``aot run``, ``aot verify``, ``aot profile``).
 
-:mod:`aot.commands.interpret` describes the file convention and declares the
-options; this module does the work, and is imported by the commands only
-when they run (it loads numpy and the pipeline, which ``aot --help`` should not).
+:mod:`aot.commands.interpret` describes the file convention and
+:mod:`aot.commands.model_args` declares the options; this module does the work,
+and is imported by the commands only when they run (it loads numpy and the
+pipeline, which ``aot --help`` should not).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aot.commands.interpret import DEFAULT_FILL, FILLS
+from aot.commands.model_args import DEFAULT_FILL, FILLS
 from aot.errors import one_of
 from aot.firmware.verify import random_inputs, sample_path
 from aot.inputs import check_finite, check_inputs

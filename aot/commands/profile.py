@@ -27,7 +27,7 @@ from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
 from aot.commands.compile import codegen_options, tuned_kernels
-from aot.commands.interpret import add_input_arguments
+from aot.commands.model_args import add_input_arguments
 
 NAME = "profile"
 HELP = ("estimate cycles per kernel on a Cortex-M board, its memory's stalls included "

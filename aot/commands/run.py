@@ -22,7 +22,7 @@ from aot.commands.compile import (
     add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
     target_from_args, tuned_kernels,
 )
-from aot.commands.interpret import add_input_arguments, add_output_argument
+from aot.commands.model_args import add_input_arguments, add_output_argument
 from aot.commands.run_board import add_board_arguments, run_command
 
 NAME = "run"

@@ -25,7 +25,7 @@ from aot.commands.compile import (
     check_cores_argument,
     input_shapes,
 )
-from aot.commands.interpret import add_input_arguments
+from aot.commands.model_args import add_input_arguments
 
 NAME = "verify"
 HELP = "run a model on a board and on the reference; exit 0 only when bit-exact"

@@ -71,6 +71,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.errors import AotError
+from aot.executor.memory import alive_bytes, plan_memory
 from aot.ir import Graph, Node, Tensor
 from aot.ir.analysis import node_macs
 from aot.ir.types import TensorType
@@ -547,8 +548,6 @@ class PatchEstimate:
 def alive_by_node(graph: Graph, io_in_workspace: bool) -> list[int]:
     """The planner's bytes alive at each step of ``graph`` (whole-step lifetimes, in-place
     writes, no overlaps): what a stage's estimate replaces its own steps in."""
-    from aot.executor.memory import alive_bytes, plan_memory
-
     return alive_bytes(plan_memory(graph, alignment=1, io_in_workspace=io_in_workspace))
 
 

@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from aot.executor.budget import MemoryBudgetError, parse_memory_size
 from aot.executor.memory import (ALGORITHMS, Buffer, MemoryPlan, MemoryPlanError, _short,
                                  check_plan)
 
@@ -95,7 +96,6 @@ def parse_regions(spec, board, *, cortex_m_startup: bool = False) -> list[PlanRe
     the board's runtime port uses aot's Cortex-M start-up and linker script
     (:func:`aot.export.cortex_m_startup`), which copy the sections listed in
     ``.aot_copy_table`` and take the stack's top from a later script."""
-    from aot.executor.budget import MemoryBudgetError, parse_memory_size
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
     mem = getattr(board, "memory", None)
     if mem is None:

@@ -33,7 +33,7 @@ import re
 import tarfile
 from pathlib import Path
 
-from aot import __version__
+from aot.version import __version__
 from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.resources import runtime_dir

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from aot import __version__
+from aot.version import __version__
 from aot.codegen.jinja import templates
 from aot.export import METADATA_FORMAT, ExportError, write_artifact
 

@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from aot import __version__
+from aot.version import __version__
 from aot import export
 from aot.codegen.cc import firmware_variables
 from aot.export import read_metadata, runtime_files

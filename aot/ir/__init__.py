@@ -6,9 +6,8 @@ the operators and their conventions (layouts, padding, fused activations).
 """
 
 from aot.ir.device import PARTS, SCOPES, DeviceAnnotation
-from aot.ir.graph import Graph, GraphBuilder, Node, Tensor
+from aot.ir.graph import Graph, GraphBuilder, Node, Tensor, format_graph
 from aot.ir.ops import ACTIVATIONS, PATTERNS, REGISTRY, Attr, OpDef, get_op
-from aot.ir.printer import format_graph
 from aot.ir.types import DTYPES, IRError, Quantization, TensorType
 
 __all__ = [

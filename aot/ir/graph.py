@@ -13,6 +13,9 @@ one of four kinds:
 
 Tensors compare by identity: two tensors with the same name and type are
 still different values.  Names exist for printing and for error messages.
+
+``str(graph)`` is the graph's stable text form (:func:`format_graph`, at the
+end of this module), for golden tests and dumps.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from aot.ir.types import IRError, Quantization, TensorType
+from aot.ir import ops
+from aot.ir.types import DTYPES, IRError, Quantization, TensorType, numpy_dtype
 
 TENSOR_KINDS = ("input", "constant", "variable", "activation")
 
@@ -125,8 +129,6 @@ class Graph:
         self._check()
 
     def _check(self) -> None:
-        from aot.ir import ops  # ops imports graph for Node; keep the cycle lazy
-
         available: set[int] = set()
         # Memory plans, reports and generated code name buffers by tensor name:
         # two tensors that need memory may never share one (constants may).
@@ -197,8 +199,6 @@ class Graph:
         return users
 
     def __str__(self) -> str:
-        from aot.ir.printer import format_graph
-
         return format_graph(self)
 
 
@@ -237,8 +237,6 @@ class GraphBuilder:
     ) -> Tensor:
         arr = np.asarray(data)
         if dtype is not None:
-            from aot.ir.types import numpy_dtype
-
             arr = arr.astype(numpy_dtype(dtype))
         ttype = TensorType(arr.shape, _dtype_name(arr.dtype, name), quant)
         return Tensor(name or self._fresh("c"), ttype, "constant", arr)
@@ -258,8 +256,6 @@ class GraphBuilder:
         **attrs,
     ) -> Tensor:
         """Append one node and return its output (or outputs, if several)."""
-        from aot.ir import ops
-
         opdef = ops.get_op(op)
         inputs = list(inputs)
         if not opdef.inputs[-1].endswith("*") and len(inputs) < len(opdef.inputs):
@@ -291,9 +287,59 @@ class GraphBuilder:
 
 
 def _dtype_name(dtype: np.dtype, name: str) -> str:
-    from aot.ir.types import DTYPES
-
     for key, value in DTYPES.items():
         if value == dtype:
             return key
     raise IRError(f"constant {name!r}: numpy dtype {dtype} has no IR equivalent")
+
+
+# -- the text form (str(graph)) ---------------------------------------------------
+_SIGIL = {"input": "%", "activation": "%", "constant": "@", "variable": "$"}
+
+
+def _fmt_attr(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    if isinstance(value, tuple):
+        return "[" + ",".join(_fmt_attr(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def format_graph(graph: Graph) -> str:
+    """A stable text form of ``graph`` (``str(graph)``), for golden tests and dumps.
+
+    One line per node: ``%3 = conv2d(%0, @1, @2) {activation=relu, ...} : int8[1,25,5,64]
+    q(...)``.  Activations and inputs print as ``%N``, constants as ``@N`` and
+    variables as ``$N``, numbered in first-use order, so the text depends only on
+    the graph's structure, never on tensor names or object ids.  Attributes print
+    sorted by name.  Constants are listed after the signature with their type only.
+    """
+    numbers: dict[int, str] = {}
+    counters = {"%": 0, "@": 0, "$": 0}
+
+    def ref(t: Tensor | None) -> str:
+        if t is None:
+            return "_"
+        if id(t) not in numbers:
+            sigil = _SIGIL[t.kind]
+            numbers[id(t)] = f"{sigil}{counters[sigil]}"
+            counters[sigil] += 1
+        return numbers[id(t)]
+
+    params = ", ".join(f"{ref(t)}: {t.type}" for t in graph.inputs)
+    lines = [f"graph {graph.name}({params}) {{"]
+    for t in graph.tensors():
+        if t.kind in ("constant", "variable"):
+            lines.append(f"  {ref(t)}: {t.kind} {t.type}")
+    for node in graph.nodes:
+        args = ", ".join(ref(t) for t in node.inputs)
+        attrs = ", ".join(f"{k}={_fmt_attr(v)}" for k, v in sorted(node.attrs.items()))
+        outs = ", ".join(ref(t) for t in node.outputs)
+        types = ", ".join(str(t.type) for t in node.outputs)
+        attr_text = f" {{{attrs}}}" if attrs else ""
+        lines.append(f"  {outs} = {node.op}({args}){attr_text} : {types}")
+    lines.append(f"  return {', '.join(ref(t) for t in graph.outputs)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -13,23 +13,24 @@ describes each pass.
 """
 
 from aot.passes.annotated import (AnnotatedGraph, Annotations, Barrier, FusedGroup,
-                                  QuantParams, annotations, rebuild, substitute)
+                                  QuantParams, annotations, format_annotated, rebuild,
+                                  substitute)
+from aot.passes.base import CONFIG_OPTIONS, Pass, PassConfig, PassError, graph_pass
 from aot.passes.cleanup import fold_constants, remove_dead_code
-from aot.passes.context import (CONFIG_OPTIONS, DumpAfter, Pass, PassContext, PassError,
-                                PassInstrument, PassTimer, Sequential, graph_pass)
+from aot.passes.context import (DumpAfter, PassContext, PassInstrument, PassTimer, Sequential,
+                                default_pipeline, optimize)
 from aot.passes.fuse import fuse_ops
 from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized, quant_params
 from aot.passes.partition import (Pattern, PatternTable, annotate_external, merge_external,
                                   partition_external)
 from aot.passes.placement import Part, part_node, place_cores
-from aot.passes.printer import format_annotated
-from aot.passes.registry import DEFAULT_PIPELINE, PASSES, default_pipeline, optimize
+from aot.passes.registry import DEFAULT_PIPELINE, PASSES
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 
 __all__ = [
     "CONFIG_OPTIONS", "DEFAULT_PIPELINE", "PASSES", "AnnotatedGraph", "Annotations",
-    "Barrier", "DumpAfter", "FusedGroup", "Part", "Pass", "PassContext", "PassError",
+    "Barrier", "DumpAfter", "FusedGroup", "Part", "Pass", "PassConfig", "PassContext", "PassError",
     "PassInstrument", "PassTimer", "Pattern", "PatternTable", "QuantParams",
     "Sequential", "annotate_external", "annotations", "canonicalize", "check_layout",
     "default_pipeline", "fold_constants", "fold_pad", "format_annotated", "fuse_ops",

@@ -5,6 +5,7 @@ operator schemas leave no room for compiler facts.  Passes record those
 facts in an :class:`Annotations` record attached to an
 :class:`AnnotatedGraph`, a ``Graph`` subclass, so every stage that reads
 graphs (the interpreter, the printer, the planner) still accepts it.
+``str()`` of an annotated graph is :func:`format_annotated` (end of this module).
 
 Annotations are keyed by :class:`~aot.ir.Node` object (nodes compare by
 identity).  When a pass rebuilds a graph with :func:`rebuild`, annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from aot.ir import DeviceAnnotation, Graph, Node, Tensor
+from aot.ir import DeviceAnnotation, Graph, Node, Tensor, format_graph
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,8 +174,6 @@ class AnnotatedGraph(Graph):
         self.annotations = (annotations or Annotations()).restrict(self.nodes)
 
     def __str__(self) -> str:
-        from aot.passes.printer import format_annotated
-
         return format_annotated(self)
 
 
@@ -235,3 +234,54 @@ def substitute(graph: Graph, mapping: dict[int, Tensor], drop: set[Node] = froze
     if renamed and "views" not in changes:
         changes["views"] = frozenset(renamed.get(n, n) for n in ann.views)
     return rebuild(graph, nodes, outputs=outputs, **changes)
+
+
+def format_annotated(graph: Graph) -> str:
+    """The text form of an annotated graph (``str(graph)``): the IR printer's
+    lines, grouped and annotated.
+
+    Nodes print exactly as :func:`aot.ir.format_graph` prints them (same
+    tensor numbering); fused groups wrap their nodes in a block
+    ``group NAME kind [anchor=OP] { ... }``, and a node's annotations follow it
+    as a comment (``# view``, ``# requant(...)``).  After :func:`aot.passes.place_cores`
+    a group's line ends with its cores and parts (``on cpu:0 rows[0:13] shared,
+    cpu:1 rows[13:25] shared``) and each barrier is a line of its own
+    (``barrier (waits for T)``) before the group it holds back, or at the end.
+    """
+    text = format_graph(graph).splitlines()
+    ann = annotations(graph)
+    extra = sum(1 for t in graph.tensors() if t.kind in ("constant", "variable"))
+    head, body, tail = text[:1 + extra], text[1 + extra:1 + extra + len(graph.nodes)], \
+        text[1 + extra + len(graph.nodes):]
+    lines = {}
+    region_of = {n: r for r in ann.regions for n in r.nodes}
+    for node, line in zip(graph.nodes, body, strict=True):
+        notes = []
+        if node in ann.views:
+            notes.append("view")
+        if node in ann.quant:
+            notes.append(str(ann.quant[node]))
+        if node in region_of and not ann.groups:
+            notes.append(f"region {region_of[node].name} for {region_of[node].codegen}")
+        if node in ann.declined:
+            notes.append(f"declined by {ann.declined[node]}")
+        lines[node] = line + ("  # " + "; ".join(notes) if notes else "")
+    out = list(head)
+    barriers = {b.before: b for b in ann.barriers}
+    if ann.groups:
+        for g in ann.groups:
+            anchor = f" anchor={g.anchor.op}" if g.anchor is not None else ""
+            if g.codegen is not None:
+                anchor += f" codegen={g.codegen} pattern={g.pattern}"
+            if g.nodes[0] in ann.placement:
+                anchor += " on " + ", ".join(str(d) for d in ann.placement[g.nodes[0]])
+            if g.nodes[0] in barriers:
+                out.append(f"  barrier (waits for {', '.join(barriers[g.nodes[0]].waits_for)})")
+            out.append(f"  group {g.name} {g.kind}{anchor} {{")
+            out += ["  " + lines[n] for n in g.nodes]
+            out.append("  }")
+        if None in barriers:
+            out.append(f"  barrier (waits for {', '.join(barriers[None].waits_for)})")
+    else:
+        out += [lines[n] for n in graph.nodes]
+    return "\n".join(out + tail) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aot.ir import Graph, Node, Tensor
 from aot.passes.annotated import AnnotatedGraph, rebuild, substitute
-from aot.passes.context import graph_pass
+from aot.passes.base import graph_pass
 from aot.reference.interpreter import InterpretError, run
 
 

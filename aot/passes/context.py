@@ -1,87 +1,35 @@
-"""Pass infrastructure: passes, the pass context, sequences and instruments.
+"""Running passes: the pass context, sequences, instruments and the default pipeline.
 
-A :class:`Pass` is a named function ``Graph -> Graph`` with an
-``opt_level``.  Graphs are never changed in place: a pass returns a new
-graph (or the same object when it had nothing to do).
+A :class:`~aot.passes.base.Pass` is a named function ``Graph -> Graph`` with an
+``opt_level`` (:mod:`aot.passes.base`).  Graphs are never changed in place: a
+pass returns a new graph (or the same object when it had nothing to do).
 
 A :class:`PassContext` says which passes run: those whose ``opt_level`` is
 at most the context's, plus the ``required_pass`` names, minus the
 ``disabled_pass`` names (disabling wins).  ``config`` holds typed options
-declared in :data:`CONFIG_OPTIONS`.  Contexts nest as context managers;
-:meth:`PassContext.current` is the innermost one (or the defaults).
+declared in :data:`~aot.passes.base.CONFIG_OPTIONS` (the part a pass reads,
+:class:`~aot.passes.base.PassConfig`).  Contexts nest as context managers;
+:meth:`PassContext.current` is the innermost one (or the defaults).  The names
+are checked against the registry (:data:`aot.passes.registry.PASSES`), which
+imports the passes: this module sits above them, :mod:`aot.passes.base` below.
 
 A :class:`Sequential` runs passes in order under the current context and
 tells every instrument of the context before and after each pass; that is
 how a driver prints the graph after a named pass (:class:`DumpAfter`) or
-times each pass (:class:`PassTimer`).
+times each pass (:class:`PassTimer`).  :func:`optimize` runs the default
+pipeline (:data:`~aot.passes.registry.DEFAULT_PIPELINE`) under a context.
 """
 
 from __future__ import annotations
 
-import contextvars
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
 from aot.errors import PassError, did_you_mean, one_of
 from aot.ir import Graph
-
-
-@dataclass(frozen=True)
-class Pass:
-    """A graph-to-graph function with a stable ``name`` (for dumps, timing and test ids).
-
-    ``opt_level`` 0 passes are needed for correct code and run at every
-    level; higher levels are optimizations.
-    """
-
-    name: str
-    opt_level: int
-    function: Callable[[Graph], Graph] = field(repr=False)
-    doc: str = ""
-
-    def __call__(self, graph: Graph) -> Graph:
-        return self.function(graph)
-
-
-def graph_pass(name: str, opt_level: int) -> Callable[[Callable[[Graph], Graph]], Pass]:
-    """Decorate a ``Graph -> Graph`` function to make it a :class:`Pass`."""
-
-    def wrap(fn: Callable[[Graph], Graph]) -> Pass:
-        return Pass(name, opt_level, fn, (fn.__doc__ or "").strip())
-
-    return wrap
-
-
-@dataclass(frozen=True)
-class ConfigOption:
-    type: type
-    default: Any
-    help: str
-
-
-#: Options a :class:`PassContext` accepts in ``config``, with their type and default.
-CONFIG_OPTIONS: dict[str, ConfigOption] = {
-    "fuse.max_depth": ConfigOption(
-        int, 16, "most nodes in one fused group (a bound on kernel size)"),
-    "fuse.injective": ConfigOption(
-        bool, True, "let injective ops (pad, transpose, slices) fuse into their consumer"),
-    "layout": ConfigOption(str, "NHWC", "the activation layout kernels expect (only NHWC)"),
-    "partition.tables": ConfigOption(
-        tuple, (), "pattern tables of the external codegens of -libs, in order "
-        "(aot.passes.partition.PatternTable; the compiler sets them from the target)"),
-    "partition.exclude": ConfigOption(
-        frozenset, frozenset(), "names of nodes that stay with aot's kernels although an "
-        "external codegen matched them (the per-layer choice)"),
-    "placement.cores": ConfigOption(
-        int, 1, "cores of the board that place_cores divides the kernels between "
-        "(1: everything on core 0, the pass changes nothing)"),
-    "placement.min_macs": ConfigOption(
-        int, 16384, "fewest multiply-accumulates of a conv2d, depthwise_conv2d or dense "
-        "that place_cores splits across the cores (below, a hand-over costs more than "
-        "it saves)"),
-}
+from aot.passes.base import Pass, PassConfig
+from aot.passes.registry import DEFAULT_PIPELINE, PASSES
 
 
 class PassInstrument:
@@ -103,8 +51,6 @@ class DumpAfter(PassInstrument):
     """
 
     def __init__(self, name: str, stream: TextIO) -> None:
-        from aot.passes.registry import PASSES
-
         if name not in PASSES:
             raise PassError(f"cannot dump after unknown pass {name!r}"
                             f"{did_you_mean(name, PASSES)}; the passes are {one_of(PASSES)}")
@@ -134,11 +80,7 @@ class PassTimer(PassInstrument):
         return "\n".join(lines)
 
 
-_CURRENT: contextvars.ContextVar[PassContext | None] = contextvars.ContextVar(
-    "aot_pass_context", default=None)
-
-
-class PassContext:
+class PassContext(PassConfig):
     """Which passes run and with which options (see the module docstring).
 
     Pass names in ``required_pass`` and ``disabled_pass`` must be registered
@@ -149,8 +91,6 @@ class PassContext:
     def __init__(self, opt_level: int = 2, required_pass: Iterable[str] = (),
                  disabled_pass: Iterable[str] = (), config: Mapping[str, Any] | None = None,
                  instruments: Iterable[PassInstrument] = ()) -> None:
-        from aot.passes.registry import PASSES
-
         if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
             raise PassError(f"opt_level must be an integer from 0 to 3, got {opt_level!r}")
         self.opt_level = opt_level
@@ -162,47 +102,13 @@ class PassContext:
                 if name not in PASSES:
                     raise PassError(f"unknown {what} pass {name!r}{did_you_mean(name, PASSES)}; "
                                     f"the passes are {one_of(PASSES)}")
-        self.config = _check_config(config or {})
+        super().__init__(config)
         self.instruments = tuple(instruments)
-        self._token: contextvars.Token | None = None
-
-    @staticmethod
-    def current() -> PassContext:
-        """The innermost active context, or a default one."""
-        ctx = _CURRENT.get()
-        return ctx if ctx is not None else PassContext()
-
-    def get(self, key: str) -> Any:
-        """A config option's value (its default when not set)."""
-        return self.config.get(key, CONFIG_OPTIONS[key].default)
 
     def enabled(self, pass_: Pass) -> bool:
         if pass_.name in self.disabled_pass:
             return False
         return pass_.opt_level <= self.opt_level or pass_.name in self.required_pass
-
-    def __enter__(self) -> PassContext:
-        self._token = _CURRENT.set(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        _CURRENT.reset(self._token)
-        self._token = None
-
-
-def _check_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    out = {}
-    for key, value in config.items():
-        if key not in CONFIG_OPTIONS:
-            raise PassError(f"unknown pass config option {key!r}"
-                            f"{did_you_mean(key, CONFIG_OPTIONS)}; "
-                            f"known: {one_of(CONFIG_OPTIONS)}")
-        want = CONFIG_OPTIONS[key].type
-        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-            raise PassError(f"pass config option {key!r} must be {want.__name__}, "
-                            f"got {value!r}")
-        out[key] = value
-    return out
 
 
 class Sequential:
@@ -237,3 +143,15 @@ class Sequential:
             for inst in ctx.instruments:
                 inst.after(pass_, graph, seconds)
         return graph
+
+
+def default_pipeline() -> Sequential:
+    return Sequential(DEFAULT_PIPELINE, name="default")
+
+
+def optimize(graph: Graph, context: PassContext | None = None) -> Graph:
+    """Run the default pipeline on ``graph`` under ``context`` (or the current one)."""
+    if context is None:
+        return default_pipeline()(graph)
+    with context:
+        return default_pipeline()(graph)

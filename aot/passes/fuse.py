@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aot.ir import Graph, Node, get_op
 from aot.passes.annotated import FusedGroup, annotations, rebuild
-from aot.passes.context import PassContext, graph_pass
+from aot.passes.base import PassConfig, graph_pass
 
 _EPILOGUE = ("elementwise", "broadcast")
 _ANCHORS = ("out_elemwise_fusable", "reduction")
@@ -38,7 +38,7 @@ def fuse_ops(graph: Graph) -> Graph:
     node order is rearranged to keep each group's nodes contiguous.  This
     changes no node, so the graph computes the same values.
     """
-    ctx = PassContext.current()
+    ctx = PassConfig.current()
     max_depth = ctx.get("fuse.max_depth")
     injective = ctx.get("fuse.injective")
     views = annotations(graph).views

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aot.errors import PassError
 from aot.ir import Graph
-from aot.passes.context import PassContext, graph_pass
+from aot.passes.base import PassConfig, graph_pass
 
 _WINDOWED = ("conv2d", "depthwise_conv2d", "avg_pool2d", "max_pool2d")
 
@@ -19,7 +19,7 @@ def check_layout(graph: Graph) -> Graph:
     channel-first data (rank-4 data whose channel count disagrees with the
     weights) and against asking for another layout in the pass config.
     """
-    wanted = PassContext.current().get("layout")
+    wanted = PassConfig.current().get("layout")
     if wanted != "NHWC":
         raise PassError(f"layout {wanted!r} is not supported yet: kernels expect NHWC")
     for node in graph.nodes:

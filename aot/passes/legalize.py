@@ -6,7 +6,7 @@ import numpy as np
 
 from aot.ir import Graph, Node, Tensor
 from aot.passes.annotated import QuantParams, annotations, rebuild
-from aot.passes.context import graph_pass
+from aot.passes.base import graph_pass
 from aot.quant import arith as quant
 from aot.quant.params import f32
 

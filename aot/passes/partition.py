@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from aot.errors import PassError, did_you_mean
 from aot.ir import REGISTRY, Graph, Node
 from aot.passes.annotated import FusedGroup, annotations, rebuild
-from aot.passes.context import PassContext, graph_pass
+from aot.passes.base import PassConfig, graph_pass
 
 #: ``check(nodes, graph)``: None when the codegen implements the matched
 #: nodes, else the reason it does not (shown in the compile report).
@@ -77,7 +77,7 @@ class PatternTable:
 
 
 def _tables() -> tuple[PatternTable, ...]:
-    tables = PassContext.current().get("partition.tables")
+    tables = PassConfig.current().get("partition.tables")
     for t in tables:
         if not isinstance(t, PatternTable):
             raise PassError(f"partition.tables holds {t!r}, not a PatternTable")
@@ -213,6 +213,6 @@ def partition_external(graph: Graph) -> Graph:
     ann = annotations(graph)
     if not ann.regions:
         return graph
-    exclude = PassContext.current().get("partition.exclude")
+    exclude = PassConfig.current().get("partition.exclude")
     groups = tuple(r for r in ann.regions if not any(n.name in exclude for n in r.nodes))
     return rebuild(graph, groups=groups)

@@ -47,7 +47,7 @@ from aot.ir import DeviceAnnotation, Graph, Node, Quantization, Tensor, TensorTy
 from aot.ir.analysis import node_macs
 from aot.ir.ops import check_node
 from aot.passes.annotated import Barrier, FusedGroup, annotations, rebuild
-from aot.passes.context import PassContext, graph_pass
+from aot.passes.base import PassConfig, graph_pass
 
 #: The operators a group may be split on, and along which part of the output.
 SPLIT_PART = {"conv2d": "rows", "depthwise_conv2d": "rows", "dense": "channels"}
@@ -61,7 +61,7 @@ def place_cores(graph: Graph) -> Graph:
     output rows, dense of batch 1 by output channels, independent groups
     side by side, and a barrier after every parallel step.
     """
-    ctx = PassContext.current()
+    ctx = PassConfig.current()
     cores = ctx.get("placement.cores")
     if cores < 1:
         raise PassError(f"placement.cores = {cores}: give at least 1")

@@ -1,17 +1,17 @@
 """The registry of graph passes and the default pipeline.
 
 :data:`PASSES` is built from one explicit list; a duplicate name is an
-error at import.  :data:`DEFAULT_PIPELINE` is the order :func:`optimize`
-runs them in.
+error at import.  :data:`DEFAULT_PIPELINE` is the order
+:func:`aot.passes.optimize` runs them in.  The registry imports the passes,
+never the reverse: they import :mod:`aot.passes.base`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from aot.ir import Graph
+from aot.passes.base import Pass
 from aot.passes.cleanup import fold_constants, remove_dead_code
-from aot.passes.context import Pass, PassContext, Sequential
 from aot.passes.fuse import fuse_ops
 from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized
@@ -50,15 +50,3 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (
 
 #: Every graph pass by name.
 PASSES: dict[str, Pass] = build_registry(DEFAULT_PIPELINE)
-
-
-def default_pipeline() -> Sequential:
-    return Sequential(DEFAULT_PIPELINE, name="default")
-
-
-def optimize(graph: Graph, context: PassContext | None = None) -> Graph:
-    """Run the default pipeline on ``graph`` under ``context`` (or the current one)."""
-    if context is None:
-        return default_pipeline()(graph)
-    with context:
-        return default_pipeline()(graph)

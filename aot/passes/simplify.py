@@ -7,7 +7,7 @@ import numpy as np
 from aot.ir import Graph, Node, Tensor, TensorType
 from aot.passes.annotated import annotations, rebuild, substitute
 from aot.passes.cleanup import prune
-from aot.passes.context import graph_pass
+from aot.passes.base import graph_pass
 
 #: Which weight axis holds the output channels, per heavy operator.
 _OUT_AXIS = {"conv2d": 0, "depthwise_conv2d": 3, "dense": 0}

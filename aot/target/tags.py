@@ -2,12 +2,12 @@
 
 A board record lives in ``boards/<vendor>/<board>.toml`` (package data of the
 wheel, :func:`aot.resources.boards_dir`) and is checked against
-``boards/schema.json`` when loaded; docs/boards.md
-describes every field.  :func:`load_board` turns a tag, an alias or a
-versioned tag (``qemu/mps2-an386:v1``) into a frozen :class:`Board` holding
-the target, memory map, toolchain, runtime port, runners, console and timer
-facts.  The canonical tag (the file's path) is what logs and artifacts
-record; ``Board.target.tag`` carries it.
+``boards/schema.json`` when loaded (:mod:`aot.target.records` finds and reads
+the files); docs/boards.md describes every field. :func:`load_board` turns a
+tag, an alias or a versioned tag (``qemu/mps2-an386:v1``) into a frozen
+:class:`Board` holding the target, memory map, toolchain, runtime port,
+runners, console and timer facts. The canonical tag (the file's path) is what
+logs and artifacts record; ``Board.target.tag`` carries it.
 
 The host board's target is the word ``native`` in its file: it becomes the
 target of the machine running aot (``c -mtriple=x86_64-linux-gnu`` on this
@@ -17,29 +17,17 @@ one), because the host compiler builds for exactly that machine.
 from __future__ import annotations
 
 import functools
-import json
-import platform
-import re
-import sys
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from aot.resources import boards_dir
 from aot.target.errors import BoardError, TargetError, suggest
+from aot.target.records import (BOARDS_DIR, find_record, native_target_string, read_record,
+                                record_index, target_string)
 from aot.target.target import Target
 
-if TYPE_CHECKING:
-    import jsonschema
-
-#: The boards shipped with the project (boards/ in the repository, package data
-#: in the wheel; :func:`aot.resources.boards_dir` knows which).
-BOARDS_DIR = boards_dir()
 #: The board used when none is named: an emulated Cortex-M4F.
 DEFAULT_BOARD = "qemu/mps2-an386"
-
-_VERSION = re.compile(r"v([0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -321,17 +309,9 @@ class Board:
 
 
 @functools.cache
-def _schema() -> dict:
-    return json.loads((BOARDS_DIR / "schema.json").read_text())
-
-
-@functools.cache
 def native_target() -> Target:
     """The target of the machine running aot, as the host's gcc sees it."""
-    machine = platform.machine().lower()
-    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-    system = "apple-darwin" if sys.platform == "darwin" else "linux-gnu"
-    return Target(f"c -mtriple={machine}-{system}")
+    return Target(native_target_string())
 
 
 def runs_on_host(target: Target) -> bool:
@@ -343,55 +323,19 @@ def runs_on_host(target: Target) -> bool:
     return all(t.isa in (None, native_target().isa) for t in target.targets)
 
 
-def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:
-    where = ".".join(str(p) for p in err.absolute_path)
-    if err.validator == "required":
-        missing = [n for n in err.validator_value if n not in err.instance]
-        field = ".".join(filter(None, [where, missing[0] if missing else ""]))
-        return BoardError(f"{path}: missing required field {field!r}")
-    if err.validator == "additionalProperties":
-        allowed = sorted(err.schema.get("properties", {}))
-        extra = [n for n in err.instance if n not in allowed]
-        name = extra[0] if extra else "?"
-        field = ".".join(filter(None, [where, name]))
-        return BoardError(
-            f"{path}: unknown field {field!r}{suggest(name, allowed)}; "
-            f"allowed here: {', '.join(allowed)}"
-        )
-    if err.validator == "not":  # the platform forbids some sections (see the schema's allOf)
-        forbidden = err.validator_value.get("anyOf", [err.validator_value])
-        present = [n for alt in forbidden for n in alt.get("required", ()) if n in err.instance]
-        fields = ", ".join(map(repr, present))
-        one = len(present) == 1
-        return BoardError(
-            f"{path}: {'field' if one else 'fields'} {fields} {'does' if one else 'do'} not "
-            f"apply to platform {err.instance.get('platform')!r}; remove {'it' if one else 'them'}"
-        )
-    return BoardError(f"{path}: field {where or '(top level)'!r}: {err.message}")
-
-
 def load_board_file(path: str | Path) -> Board:
     """Load and validate one board record from any path (tests use this).
 
     A broken file raises :class:`BoardError` naming the file and the field.
     """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as err:
-        raise BoardError(f"{path}: cannot read the board file: {err.strerror}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise BoardError(f"{path}: not valid TOML: {err}") from None
-    import jsonschema  # imported here: it costs ~80 ms and only board loading needs it
+    return _board(path, read_record(path))
 
-    errors = sorted(
-        jsonschema.Draft202012Validator(_schema()).iter_errors(data),
-        key=lambda e: (list(map(str, e.absolute_path)), e.validator),
-    )
-    if errors:
-        raise _schema_error(path, errors[0])
+
+def _board(path: Path, data: dict[str, Any]) -> Board:
+    """The board of a record read from ``path`` (:func:`aot.target.records.read_record`)."""
     try:
-        target = native_target() if data["target"] == "native" else Target(data["target"])
+        target = Target(target_string(data))
     except TargetError as err:
         raise BoardError(f"{path}: field 'target': {err}") from None
     if target.tag is not None:
@@ -565,32 +509,15 @@ def _device_facts(table: dict | None) -> DeviceFacts | None:
                        None if caches is None else tuple(caches))
 
 
-@dataclass(frozen=True)
-class _Index:
-    boards: dict[str, Board]  # canonical tag -> board, in tag order
-    names: dict[str, str]  # canonical tag or alias -> canonical tag
-
-
 @functools.cache
-def _index(boards_dir: Path) -> _Index:
-    boards: dict[str, Board] = {}
-    names: dict[str, str] = {}
-    for path in sorted(boards_dir.glob("*/*.toml")):
-        board = load_board_file(path)
-        expected = f"{path.parent.name}/{path.stem}"
-        if board.tag != expected:
-            raise BoardError(f"{path}: field 'tag': is {board.tag!r}, the path says {expected!r}")
-        for name in (board.tag, *board.aliases):
-            if name in names:
-                raise BoardError(f"{path}: tag or alias {name!r} is also used by {names[name]}")
-            names[name] = board.tag
-        boards[board.tag] = board
-    return _Index(boards, names)
+def _boards(folder: Path) -> dict[str, Board]:
+    """Every board under ``folder``, by canonical tag, in tag order."""
+    return {tag: _board(path, data) for tag, (path, data) in record_index(folder).records.items()}
 
 
 def list_boards(boards_dir: str | Path | None = None) -> list[Board]:
     """Every board record, sorted by canonical tag."""
-    return list(_index(Path(boards_dir or BOARDS_DIR).resolve()).boards.values())
+    return list(_boards(Path(boards_dir or BOARDS_DIR).resolve()).values())
 
 
 def load_board(tag: str, boards_dir: str | Path | None = None) -> Board:
@@ -600,22 +527,5 @@ def load_board(tag: str, boards_dir: str | Path | None = None) -> Board:
     :class:`~aot.target.errors.TargetError`) with a close match and the
     known tags.
     """
-    index = _index(Path(boards_dir or BOARDS_DIR).resolve())
-    name, sep, version = tag.partition(":")
-    canonical = index.names.get(name)
-    if canonical is None:
-        raise BoardError(
-            f"unknown board tag {name!r}{suggest(name, index.names)}; "
-            f"known tags: {', '.join(index.boards)} (list them with `aot boards`)"
-        )
-    board = index.boards[canonical]
-    if sep:
-        m = _VERSION.fullmatch(version)
-        if m is None:
-            raise BoardError(f"{tag!r}: a version is written :v1, :v2, ...")
-        if int(m.group(1)) != board.version:
-            raise BoardError(
-                f"board {canonical} is at version v{board.version}, not {version}; "
-                f"use {board.versioned_tag} or drop the version"
-            )
-    return board
+    _, data = find_record(tag, boards_dir)
+    return _boards(Path(boards_dir or BOARDS_DIR).resolve())[data["tag"]]

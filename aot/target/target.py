@@ -22,6 +22,7 @@ breaking change for stored records.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -34,6 +35,7 @@ from aot.target import grammar
 from aot.target.errors import TargetError, suggest
 from aot.target.facts import Facts, derive, derived_keys
 from aot.target.kinds import KINDS, AttrSpec, TargetKind
+from aot.target.records import find_record, target_string
 
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 _TAG = re.compile(r"[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*(:v[0-9]+)?")
@@ -320,10 +322,16 @@ def _from_tag(text: str):
             f"{text!r}: a board tag stands alone; write the board's target string "
             "(aot target show TAG) to change its attributes"
         )
-    from aot.target.tags import load_board  # tags build targets: import late
-
-    t = load_board(text).target
+    t = _board_target(text)
     return t._kind, list(t._keys), dict(t._set), t._host, t._tag
+
+
+@functools.cache
+def _board_target(tag: str) -> Target:
+    """The target of the board record ``tag`` names, parsed once per tag
+    (:mod:`aot.target.records` finds the record; :mod:`aot.target.tags` builds the rest)."""
+    _, record = find_record(tag)
+    return Target(target_string(record)).with_tag(record["tag"])
 
 
 def _from_raw(raw: grammar.RawTarget):

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from aot.target.errors import TargetError, suggest
+from aot.target.tags import load_board
 from aot.target.target import Target, looks_like_tag
 
 _LABEL = re.compile(r"[a-z][a-z0-9_.-]*")
@@ -85,8 +86,6 @@ class VirtualDevice:
         if target is not None:
             return cls(target, device_id, label)
         if "/" in label:
-            from aot.target.tags import load_board  # tags import targets: import late
-
             board = load_board(label)
             version = label.partition(":")[2]
             shown = board.tag + (f":{version}" if version else "")

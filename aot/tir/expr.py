@@ -21,11 +21,16 @@ that narrow type (it wraps to it), whereas C would promote to ``int``.
   is undefined.
 * Mixing dtypes is an error: cast explicitly with ``x.astype("int32")``.
   Python numbers take the dtype of the other operand.
+
+``str()`` of an expression is its text form (:class:`ExprPrinter`, at the end
+of this module).
 """
 
 from __future__ import annotations
 
 import re
+
+import numpy as np
 
 from aot.errors import AotError
 
@@ -149,7 +154,6 @@ class PrimExpr:
         return cast(dtype, self)
 
     def __repr__(self):
-        from aot.tir.printer import expr_str
         return expr_str(self)
 
     __str__ = __repr__
@@ -443,3 +447,104 @@ def call_pure(dtype: str, name: str, *args) -> PrimExpr:
 
 def _as_arg(a):
     return StringImm(a) if isinstance(a, str) else convert(a)
+
+
+# -- the text form (str(expr)) ------------------------------------------------
+# Binary operations are fully parenthesized; ``floordiv``/``floormod`` are
+# written as calls and ``/``/``%`` are C's truncating operators.  Constants of
+# type int32 print bare, other integer types as ``int8(5)``, floats as
+# ``1.5f``.  Variables with clashing names get a numeric suffix.
+_SYMBOL = {"add": " + ", "sub": " - ", "mul": "*", "div": " / ", "mod": " % ",
+           "eq": " == ", "ne": " != ", "lt": " < ", "le": " <= ", "gt": " > ",
+           "ge": " >= ", "and": " && ", "or": " || ", "shl": " << ", "shr": " >> ",
+           "bitand": " & ", "bitor": " | ", "bitxor": " ^ "}
+
+
+def float_literal(v: float) -> str:
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if np.isnan(v):
+        return "nan"
+    text = str(np.float32(v))
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return text
+
+
+class Namer:
+    """Gives every variable and buffer a unique display name."""
+
+    def __init__(self, sanitize=None):
+        self.names: dict[int, str] = {}
+        self.used: set[str] = set()
+        self.sanitize = sanitize or (lambda s: s)
+
+    def __call__(self, obj, hint: str) -> str:
+        key = id(obj)
+        if key not in self.names:
+            base = self.sanitize(hint)
+            name, n = base, 0
+            while name in self.used:
+                n += 1
+                name = f"{base}_{n}"
+            self.used.add(name)
+            self.names[key] = name
+        return self.names[key]
+
+
+class ExprPrinter:
+    """Prints expressions; :class:`aot.tir.stmt.Printer` adds statements."""
+
+    def __init__(self):
+        self.name = Namer()
+
+    def buf(self, b) -> str:
+        return self.name(b.data, b.name)
+
+    def expr(self, e) -> str:
+        p = self.expr
+        if isinstance(e, IntImm):
+            if e.dtype == "bool":
+                return "True" if e.value else "False"
+            return str(e.value) if e.dtype == "int32" else f"{e.dtype}({e.value})"
+        if isinstance(e, FloatImm):
+            return float_literal(e.value) + "f"
+        if isinstance(e, StringImm):
+            return '"' + e.value + '"'
+        if isinstance(e, Var):
+            return self.name(e, e.name)
+        if isinstance(e, Binary):
+            if e.op in ("floordiv", "floormod", "min", "max"):
+                return f"{e.op}({p(e.a)}, {p(e.b)})"
+            return f"({p(e.a)}{_SYMBOL[e.op]}{p(e.b)})"
+        if isinstance(e, Not):
+            return f"!{p(e.a)}"
+        if isinstance(e, Select):
+            return f"select({p(e.cond)}, {p(e.t)}, {p(e.f)})"
+        if isinstance(e, Cast):
+            return f"{e.dtype}({p(e.value)})"
+        if isinstance(e, Call):
+            args = ", ".join(p(a) for a in e.args)
+            if e.kind == "intrin":
+                return f"{e.name}({args})"
+            sep = ", " if args else ""
+            return f'call_{e.kind}("{e.name}"{sep}{args})'
+        if isinstance(e, Load):
+            return f"{self.buf(e.buffer)}[{p(e.index)}]"
+        if isinstance(e, Ramp):
+            return f"ramp({p(e.base)}, {p(e.stride)}, {e.lanes})"
+        if isinstance(e, Broadcast):
+            return f"broadcast({p(e.value)}, {e.lanes})"
+        if isinstance(e, AccessPtr):
+            return f'access_ptr({self.buf(e.buffer)}, {p(e.offset)}, "{e.mode}")'
+        if isinstance(e, ProducerLoad):
+            return f"{e.tensor.name}[{', '.join(p(i) for i in e.indices)}]"
+        if isinstance(e, Reduce):
+            axes = ", ".join(self.name(iv.var, iv.var.name) for iv in e.axis)
+            where = "" if e.condition is None else f", where={p(e.condition)}"
+            return f"{e.combiner.name}({p(e.source)}, axis=[{axes}]{where})"
+        return f"<{type(e).__name__}>"
+
+
+def expr_str(e) -> str:
+    return ExprPrinter().expr(e)

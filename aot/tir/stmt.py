@@ -1,8 +1,14 @@
-"""Statements, buffers and functions of the loop IR."""
+"""Statements, buffers and functions of the loop IR, and their text form.
+
+``str()`` of a statement or a :class:`PrimFunc` is the loop nest as
+:class:`Printer` writes it (the end of this module); expressions print with
+:class:`aot.tir.expr.ExprPrinter`.
+"""
 
 from __future__ import annotations
 
-from aot.tir.expr import AccessPtr, IntImm, Load, PrimExpr, Ramp, Var, const, convert
+from aot.tir.expr import (AccessPtr, ExprPrinter, IntImm, Load, PrimExpr, Ramp, TypeError_, Var,
+                          const, convert)
 
 
 class Buffer:
@@ -41,7 +47,6 @@ class Buffer:
         """The flat index of ``indices`` (without ``elem_offset``)."""
         indices = [convert(i) for i in indices]
         if len(indices) != len(self.shape):
-            from aot.tir.expr import TypeError_
             raise TypeError_(
                 f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}")
         total = const(0)
@@ -84,7 +89,6 @@ def decl_buffer(shape, dtype="float32", name="buf", strides=None, elem_offset=No
 
 class Stmt:
     def __repr__(self):
-        from aot.tir.printer import stmt_str
         return stmt_str(self)
 
     __str__ = __repr__
@@ -159,7 +163,6 @@ class PrimFunc:
         return PrimFunc(self.name, self.params, body, self.attrs)
 
     def __repr__(self):
-        from aot.tir.printer import func_str
         return func_str(self)
 
     __str__ = __repr__
@@ -167,3 +170,56 @@ class PrimFunc:
 
 def ramp(base, stride, lanes) -> Ramp:
     return Ramp(convert(base), convert(stride), lanes)
+
+
+# -- the text form (str(stmt), str(func)) -------------------------------------
+class Printer(ExprPrinter):
+    """Prints statements and functions (the form ``print(aot.lower(...))`` shows)."""
+
+    def stmt(self, s, indent: int, out: list[str]) -> None:
+        pad = "  " * indent
+        if isinstance(s, SeqStmt):
+            for part in s.seq:
+                self.stmt(part, indent, out)
+        elif isinstance(s, For):
+            for key, value in s.pragmas:
+                out.append(f"{pad}// pragma {key}" + ("" if value is None else f" = {value!r}"))
+            kind = "" if s.kind == "serial" else f' "{s.kind}"'
+            v = self.name(s.var, s.var.name)
+            out.append(f"{pad}for ({v}, {self.expr(s.min)}, {self.expr(s.extent)}){kind} {{")
+            self.stmt(s.body, indent + 1, out)
+            out.append(pad + "}")
+        elif isinstance(s, Store):
+            out.append(f"{pad}{self.buf(s.buffer)}[{self.expr(s.index)}] = {self.expr(s.value)}")
+        elif isinstance(s, IfThenElse):
+            out.append(f"{pad}if ({self.expr(s.cond)}) {{")
+            self.stmt(s.then_case, indent + 1, out)
+            if s.else_case is not None:
+                out.append(pad + "} else {")
+                self.stmt(s.else_case, indent + 1, out)
+            out.append(pad + "}")
+        elif isinstance(s, Allocate):
+            b = s.buffer
+            dims = ", ".join(self.expr(d) for d in b.shape)
+            out.append(f"{pad}allocate {self.buf(b)}: {b.dtype}[{dims}], {b.scope}")
+            self.stmt(s.body, indent, out)
+        elif isinstance(s, Evaluate):
+            out.append(pad + self.expr(s.value))
+        else:
+            out.append(f"{pad}<{type(s).__name__}>")
+
+
+def stmt_str(s) -> str:
+    out: list[str] = []
+    Printer().stmt(s, 0, out)
+    return "\n".join(out)
+
+
+def func_str(f) -> str:
+    p = Printer()
+    params = ", ".join(
+        f"{p.buf(b)}: {b.dtype}[{', '.join(p.expr(d) for d in b.shape)}]" for b in f.params)
+    out = [f"primfn {f.name}({params}) {{"]
+    p.stmt(f.body, 1, out)
+    out.append("}")
+    return "\n".join(out)

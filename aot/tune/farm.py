@@ -62,7 +62,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.util import Finalize
 from pathlib import Path
 
-from aot import __version__
+from aot.version import __version__
 from aot.target import load_board
 from aot.target.errors import TargetError
 from aot.tune.errors import TuneError

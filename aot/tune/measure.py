@@ -61,7 +61,7 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
-from aot import __version__
+from aot.version import __version__
 from aot.codegen.c import C_TYPES
 from aot.cycles.calls import CallTrace
 from aot.cycles.cores import CoreTiming, core_for_board

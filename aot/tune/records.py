@@ -32,8 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aot.ir.graph import Graph
-from aot.ir.printer import format_graph
+from aot.ir.graph import Graph, format_graph
 from aot.tune.errors import TuneError
 
 VERSION = 1

@@ -125,7 +125,7 @@ def test_record_is_consistent(board):
 
 
 def test_verified_says_how_far_each_record_was_checked():
-    from aot.target.tags import _schema
+    from aot.target.records import _schema
 
     assert _schema()["properties"]["verified"]["enum"] == ["hardware", "qemu", "build"]
     for board in BOARDS:
