@@ -77,9 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cost", choices=COSTS, default="instructions",
                         help="what a candidate costs: instructions counted on the device "
                         "(default; exact under QEMU), or 'cycles': estimated Cortex-M cycles "
-                        "of its runs traced under QEMU (aot profile's core tables; emulated "
-                        "boards with --loader image), on a real board its DWT cycle counter; "
-                        "records of the other kind in --log are ignored (docs/tuning.md)")
+                        "of its runs traced under QEMU, priced as aot profile prices the "
+                        "board (its core table and memory model: flash wait states, caches; "
+                        "--loader image); a real board is estimated on its trace board unless "
+                        "--port, --boards TAG@PORT or a --runner other than qemu names the "
+                        "device, whose DWT cycle counter then measures; records of another "
+                        "kind or board's memory in --log are ignored (docs/tuning.md)")
     parser.add_argument("--batch", type=int, default=16,
                         help="candidates per firmware image (default: 16)")
     parser.add_argument("--repeats", type=int, default=3,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -63,9 +64,14 @@ def plugin_library(workdir: Path) -> Path:
     return build_plugin("memtrace.c", workdir)
 
 
-def plugin_args(library: Path, out: Path, start: int, stop: int) -> tuple[str, ...]:
-    """QEMU options loading the plugin for the window ``[start, stop]``."""
-    return ("-plugin", f"{library},out={out},start=0x{start:x},stop=0x{stop:x}")
+def plugin_args(library: Path, out: Path, start: int | Sequence[int],
+                stop: int) -> tuple[str, ...]:
+    """QEMU options loading the plugin for the windows ``[start, stop]``: ``start``
+    one address, or several (a window opens at any of them: the candidates of a
+    tuning image, :mod:`aot.cycles.calls`)."""
+    starts = [start] if isinstance(start, int) else sorted(set(start))
+    opens = "".join(f",start=0x{a:x}" for a in starts)
+    return ("-plugin", f"{library},out={out}{opens},stop=0x{stop:x}")
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,9 @@ class BoardSpec:
     probe: str | None = None    # the debug probe's serial number (one of several boards)
     jobs: int | None = None     # compile jobs per batch image; None: one per core
     cost: str = "instructions"  # aot.tune.measure.COSTS: travels with every chunk
+    # the emulated board the candidates run on when ``board`` (a real board) is
+    # priced from its trace (--cost cycles without a device, aot.tune.session.trace_for)
+    trace: object | None = None
     sim: SimBoard | None = None  # a simulated board (aot.tune.farm_sim): benches, tests
 
 
@@ -222,10 +225,12 @@ class Flows:
     def __init__(self, board, work: Path, cache: Path, *, runner, serial_port, repeats: int,
                  ram: bool, forced: bool, notes: list[str], timeout: float = RUN_TIMEOUT,
                  probe: str | None = None, jobs: int | None = None,
-                 cost: str = "instructions"):
-        self.builder = Builder(board, work, cache_dir=cache, jobs=jobs)
+                 cost: str = "instructions", trace=None):
+        # a real board priced from a trace: its batches are built for and run on ``trace``
+        self.builder = Builder(trace or board, work, cache_dir=cache, jobs=jobs)
         self.runner = Runner(runner=runner, serial_port=serial_port, repeats=repeats,
-                             timeout=timeout, probe=probe, cost=cost)
+                             timeout=timeout, probe=probe, cost=cost,
+                             priced=board if trace is not None else None)
         self.ram = ram
         self.forced = forced
         self.notes = notes
@@ -237,7 +242,8 @@ class Flows:
     def from_spec(cls, spec: BoardSpec, work: Path, cache: Path, notes: list[str]) -> Flows:
         return cls(spec.board, work, cache, runner=spec.runner, serial_port=spec.serial_port,
                    repeats=spec.repeats, ram=spec.ram, forced=spec.forced, notes=notes,
-                   timeout=spec.timeout, probe=spec.probe, jobs=spec.jobs, cost=spec.cost)
+                   timeout=spec.timeout, probe=spec.probe, jobs=spec.jobs, cost=spec.cost,
+                   trace=spec.trace)
 
     def __enter__(self) -> Flows:
         return self
@@ -429,8 +435,9 @@ class LocalFarm(_Parallel):
             if boards < 1:
                 raise TuneError(f"--boards must be at least 1, not {boards}")
             board = spec.board
+            # (a real board priced from its trace board's QEMU runs here N times too)
             if boards > 1 and not (board.emulated or board.platform == "host"
-                                   or spec.sim is not None):
+                                   or spec.sim is not None or spec.trace is not None):
                 raise TuneError(f"--boards {boards} with {board.tag}: a farm of real boards "
                                 "needs each one's serial port: --boards "
                                 f"{board.tag}@/dev/ttyACM0,{board.tag}@/dev/ttyACM1")

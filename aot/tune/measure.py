@@ -36,10 +36,16 @@ above, then boots the image again under QEMU with its execution log on
 (:class:`aot.cycles.calls.CallTrace`) and runs each candidate that was right
 once more on the sample input: its cost is the estimated cycles of that run
 (the same for every run of the same code on the same input), the kernel's
-own code and the helpers it calls, priced by the board's core timing table
-as ``aot profile`` prices it (unit ``estimated_cycles``).  On a real board
-``cycles`` is the device's own timer, which must count cycles (the DWT
-cycle counter).
+own code and the helpers it calls, priced as ``aot profile`` prices it
+(:func:`pricing`): by the core timing table and the memory system of the
+priced board, which is the emulated board itself or the real board whose
+``memory.timing.trace_board`` it is (the batch is then built for the trace
+board, and :class:`Runner`'s ``priced`` names the real one).  A memory that
+waits (flash wait states, caches) is priced from the run's data addresses
+(unit ``estimated_cycles@BOARD``); one that never waits by the core table
+alone (unit ``estimated_cycles``).  On a real board measured on the device,
+``cycles`` is its own timer, which must count cycles (the DWT cycle
+counter).
 """
 
 from __future__ import annotations
@@ -58,8 +64,9 @@ import numpy as np
 from aot.version import __version__
 from aot.codegen.c import C_TYPES
 from aot.cycles.calls import CallTrace
-from aot.cycles.cores import MemoryTiming, core_for_board
+from aot.cycles.cores import CoreTiming, core_for_board
 from aot.cycles.errors import CycleModelError
+from aot.cycles.memory import MemorySystem, memory_for_board
 from aot.executor.codegen import RpcTensor, rpc_tables
 from aot.export import artifact_metadata, runtime_config
 from aot.firmware import BuildError, build_project, create_project, open_device
@@ -69,7 +76,7 @@ from aot.kernels.template import Config
 from aot.rpc import RpcError
 from aot.rpc.errors import RemoteError, RpcTimeoutError
 from aot.tune.errors import TuneError
-from aot.tune.records import ESTIMATED_CYCLES
+from aot.tune.records import estimated_unit
 
 #: Sentinel byte ``clear`` writes over the output before each candidate.
 SENTINEL = 0xA5
@@ -417,9 +424,11 @@ class Runner:
 
     def __init__(self, *, runner: str | None = None, serial_port: str | None = None,
                  repeats: int = 3, timeout: float = RUN_TIMEOUT, probe: str | None = None,
-                 cost: str = "instructions"):
+                 cost: str = "instructions", priced=None):
         if cost not in COSTS:
             raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
+        # the board whose core and memory price estimated cycles (None: the batch's own)
+        self.priced = priced
         self.runner = runner
         self.serial_port = serial_port
         self.probe = probe      # the debug probe's serial number, one board of several
@@ -443,7 +452,8 @@ class Runner:
         wl = batch.workload
         trace = None
         if estimates_cycles(batch.project.board, self.cost):
-            trace = call_trace(batch.project, len(batch.candidates))
+            price = pricing(self.priced or batch.project.board)
+            trace = call_trace(batch.project, len(batch.candidates), price)
         self._estimating = trace is not None
         results = self._run_candidates(batch, list(range(len(batch.candidates))),
                                        self._open_device,
@@ -453,7 +463,7 @@ class Runner:
             traced = self._run_candidates(
                 batch, ok, lambda _: trace.device(),
                 lambda dev, index: traced_cost(trace, dev, wl, self._runs(dev, index),
-                                               self.timeout))
+                                               self.timeout, price.unit))
             for index, outcome in traced.items():
                 results[index] = (*outcome[:5], results[index][5] + outcome[5])
         out = []
@@ -514,25 +524,50 @@ class Runner:
 
 
 def estimates_cycles(board, cost: str) -> bool:
-    """Whether ``cost`` on ``board`` is aot.cycles' estimate from QEMU's trace
-    (``cycles`` on an emulated board) rather than the device's own timer."""
+    """Whether ``cost`` for a batch built for ``board`` is aot.cycles' estimate
+    from QEMU's trace (``cycles`` on an emulated board, which may stand in for
+    a real one: :func:`pricing`) rather than the device's own timer."""
     return cost == "cycles" and board.qemu is not None
 
 
-def call_trace(project, candidates: int):
+@dataclass(frozen=True)
+class Pricing:
+    """How estimated cycles are priced: a board's core table and its memory
+    system (None: a board record without memory timing, priced at zero wait
+    states: only emulated boards), and the unit of the costs."""
+
+    core: CoreTiming
+    memory: MemorySystem | None
+    unit: str
+
+
+def pricing(board) -> Pricing:
+    """The pricing of ``board``'s estimated cycles, as ``aot profile`` prices that
+    board; refuses a board without a core table, or a real board without memory
+    timing (naming the missing fields: :func:`aot.cycles.memory.memory_for_board`)."""
+    core = core_for_board(board)
+    timing = board.memory.timing if board.memory is not None else None
+    if board.qemu is not None and timing is None:
+        return Pricing(core, None, estimated_unit(None))
+    memory = memory_for_board(board)
+    return Pricing(core, memory, estimated_unit(None if memory.zero_wait else board.tag))
+
+
+def call_trace(project, candidates: int, price: Pricing):
     """The :class:`aot.cycles.calls.CallTrace` of a batch image: one call window
-    per run of a candidate's RPC kernel ``c<i>`` (its function ``tune_run_<i>``)."""
-    board = project.board
+    per run of a candidate's RPC kernel ``c<i>`` (its function ``tune_run_<i>``),
+    priced by ``price``."""
     return CallTrace(project, {f"c{i}": f"tune_run_{i}" for i in range(candidates)},
-                     core_for_board(board), MemoryTiming())
+                     price.core, memory=price.memory)
 
 
-def traced_cost(trace, dev, wl, run, timeout: float) -> tuple:
+def traced_cost(trace, dev, wl, run, timeout: float, unit: str) -> tuple:
     """A checked candidate's run on the sample input again, priced from ``trace``
     (a :class:`aot.cycles.calls.CallTrace` whose device ``dev`` is): ``restore``,
     ``clear``, ``run(1)``, ``check``.  One run: the estimate of a run is a function
     of the code and its input, the same every time (the device's timer is what
-    ``--repeats`` runs several times for).  ``(status, cost, timings, unit, error)``."""
+    ``--repeats`` runs several times for).  ``(status, cost, timings, unit, error)``
+    with ``unit`` the pricing's (:func:`pricing`)."""
     dev.run(1, kernel="restore", timeout=timeout)
     dev.run(1, kernel="clear", timeout=timeout)
     since = trace.mark()
@@ -541,10 +576,10 @@ def traced_cost(trace, dev, wl, run, timeout: float) -> tuple:
     try:
         dev.run(1, kernel="check", timeout=timeout)
     except RemoteError:
-        return ("wrong", None, cycles, ESTIMATED_CYCLES,
+        return ("wrong", None, cycles, unit,
                 "right when run untraced, but its output differs from the reference in the "
                 "traced run")
-    return ("ok", min(cycles), cycles, ESTIMATED_CYCLES, "")
+    return ("ok", min(cycles), cycles, unit, "")
 
 
 def device_cost(outcome: tuple, cost: str) -> tuple:

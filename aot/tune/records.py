@@ -37,14 +37,30 @@ from aot.tune.errors import TuneError
 
 VERSION = 1
 
-#: ``unit`` of a cost estimated by aot.cycles from QEMU's execution trace
-#: (``aot tune --cost cycles`` on an emulated board).  The device's own timer
-#: gives ``instructions`` (QEMU) or ``cycles`` (a real board's cycle counter).
+#: ``unit`` of a cost estimated by aot.cycles from QEMU's execution trace at
+#: zero wait states (``aot tune --cost cycles`` on an emulated board whose memory
+#: never waits).  A cost priced with a board's memory model (flash wait states,
+#: caches) is ``estimated_cycles@BOARD`` (:func:`estimated_unit`): each board's
+#: estimates are a unit of their own, never compared with another board's or
+#: with zero-wait ones.  The device's own timer gives ``instructions`` (QEMU)
+#: or ``cycles`` (a real board's cycle counter).
 ESTIMATED_CYCLES = "estimated_cycles"
 #: Which kind of cost a workload's best record is taken from when a log holds
-#: several (:func:`best`): the closest to a latency first.  Costs of different
-#: kinds are never compared with each other.
-UNIT_PREFERENCE = ("cycles", ESTIMATED_CYCLES, "instructions")
+#: several (:func:`best`): the closest to a latency first (estimates with a
+#: board's memory model rank between measured cycles and zero-wait estimates).
+#: Costs of different kinds are never compared with each other.
+UNIT_PREFERENCE = ("cycles", f"{ESTIMATED_CYCLES}@", ESTIMATED_CYCLES, "instructions")
+
+
+def estimated_unit(memory_board: str | None) -> str:
+    """The unit of costs estimated from a trace: priced with the memory model of
+    the board tagged ``memory_board``, or at zero wait states (None)."""
+    return ESTIMATED_CYCLES if memory_board is None else f"{ESTIMATED_CYCLES}@{memory_board}"
+
+
+def is_estimate(unit: str) -> bool:
+    """Whether ``unit`` is a cost estimated from a trace (any memory model)."""
+    return unit == ESTIMATED_CYCLES or unit.startswith(f"{ESTIMATED_CYCLES}@")
 
 
 @dataclass(frozen=True)
@@ -178,24 +194,30 @@ def for_target(records: list[Record], target) -> tuple[list[Record], list[str]]:
 
 
 def unit_name(unit: str) -> str:
-    """How messages name a cost unit: ``estimated cycles``."""
-    return unit.replace("_", " ") if unit else "no unit"
+    """How messages name a cost unit: ``estimated cycles``, ``estimated cycles
+    with st/nucleo-l4r5zi's memory``."""
+    if not unit:
+        return "no unit"
+    kind, _, board = unit.partition("@")
+    return kind.replace("_", " ") + (f" with {board}'s memory" if board else "")
 
 
 def of_unit(records: list[Record], unit: str | None) -> tuple[list[Record], list[Record]]:
     """``records`` whose cost may be compared with costs in ``unit``, and the
     others.  A record without a unit (its candidate failed before anything was
     measured) fits every unit; ``unit`` None is the device's own timer on a real
-    board (whatever it counts), which every unit but :data:`ESTIMATED_CYCLES` fits."""
+    board (whatever it counts), which every unit but the estimates
+    (:func:`is_estimate`) fits."""
     def fits(r: Record) -> bool:
         if not r.unit:
             return True
-        return r.unit != ESTIMATED_CYCLES if unit is None else r.unit == unit
+        return not is_estimate(r.unit) if unit is None else r.unit == unit
     return [r for r in records if fits(r)], [r for r in records if not fits(r)]
 
 
 def _unit_rank(unit: str) -> tuple:
-    return (UNIT_PREFERENCE.index(unit) if unit in UNIT_PREFERENCE else len(UNIT_PREFERENCE),
+    kind = f"{ESTIMATED_CYCLES}@" if unit.startswith(f"{ESTIMATED_CYCLES}@") else unit
+    return (UNIT_PREFERENCE.index(kind) if kind in UNIT_PREFERENCE else len(UNIT_PREFERENCE),
             unit)
 
 

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aot.cycles.cores import core_for_board
 from aot.cycles.errors import CycleModelError
+from aot.cycles.memory import memory_for_board
 from aot.cycles.session import check_emulated
 from aot.kernels import lower_group, support_files
 from aot.kernels.registry import find_template, select_strategy
@@ -38,7 +38,7 @@ from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
-from aot.tune.measure import COSTS, estimates_cycles, max_batch
+from aot.tune.measure import COSTS, estimates_cycles, max_batch, pricing
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
@@ -142,9 +142,13 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     groups run each (``trials`` then caps each workload).  ``tuner`` is one
     of :data:`TUNER_NAMES`; ``cost`` one of :data:`aot.tune.measure.COSTS`
     (:func:`check_cost`): ``cycles`` ranks candidates by aot.cycles' estimate
-    of their cycles under QEMU.  Records of the log or of ``tuning_records``
-    whose costs are of another kind (:func:`cost_unit`) are ignored, with a
-    note.
+    of their cycles under QEMU, priced with the board's core table and memory
+    model; a real board is estimated on its trace board (:func:`trace_for`)
+    unless ``serial_port``, ``runner``, ``boards`` or a Ray ``farm`` names a
+    device whose cycle counter measures (:func:`names_device`).  Records of
+    the log or of ``tuning_records`` whose costs are of another kind
+    (:func:`cost_unit`: another board's memory is another kind) are ignored,
+    with a note.
 
     Results are appended to ``log`` as they are measured, each naming the
     model (:func:`aot.tune.records.model_identity`); configs the log already
@@ -175,7 +179,14 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     board = load_board(board) if isinstance(board, str) else board
     if tuner not in TUNER_NAMES:
         raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
-    check_cost(board, cost, loader, farm)
+    if isinstance(boards, str):
+        boards = parse_boards(boards)
+    device = names_device(board, cost, runner=runner, serial_port=serial_port, boards=boards,
+                          farm=farm)
+    check_cost(board, cost, loader, farm, device=device)
+    trace = trace_for(board, cost, device=device)
+    if trace is not None:
+        runner = None   # the trace board's own runner: its QEMU
     if trials is None and budget is None:
         raise TuneError("give --trials (configs per workload) or --budget (time for the model)")
     if trials is not None and trials < 1:
@@ -186,8 +197,6 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
                         "the RAM loader): give a runner that flashes the board (e.g. --runner "
                         "openocd) instead of 'none'")
-    if isinstance(boards, str):
-        boards = parse_boards(boards)
     if isinstance(boards, int) and boards < 1:
         raise TuneError(f"--boards must be at least 1, not {boards}")
     if loader not in LOADERS:
@@ -215,7 +224,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     log = Path(log)
     old, log_notes = _resumed(log, target, identity, tuning_records or [])
     imported, import_notes = _imported(tuning_records or [], log, target, identity)
-    unit = cost_unit(board, cost)
+    unit = cost_unit(board, cost, device=device)
     old, ignored = rec.of_unit(old, unit)
     log_notes += _unit_notes(ignored, unit, log, "resumed from")
     imported, ignored = rec.of_unit(imported, unit)
@@ -226,8 +235,15 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         cache = cache_dir or Path(tmp) / "object-cache"
         report = TuneReport(notes=log_notes, unit=unit)
         spec = BoardSpec(board, runner, serial_port, repeats,
-                         ram=choose_loader(board, loader, cost) == "ram",
-                         forced=loader == "ram", cost=cost)
+                         ram=choose_loader(board, loader, cost, device=device) == "ram",
+                         forced=loader == "ram", cost=cost, trace=trace)
+        if trace is not None:
+            report.notes.append(f"--cost cycles on {board.tag}: estimated on {trace.tag} "
+                                f"(QEMU) with {board.tag}'s core table and memory model; "
+                                + ("give --port or --runner to measure with the device's "
+                                   "cycle counter instead" if board.timer.kind == "dwt_cyccnt"
+                                   else f"the device's own timer ({board.timer.kind}) does not "
+                                   "count cycles"))
         with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
                        notes=report.notes) as flows:
             report.boards = flows.boards
@@ -240,20 +256,60 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         return report
 
 
-def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None) -> None:
+def names_device(board, cost: str, *, runner: str | None = None,
+                 serial_port: str | None = None, boards=None, farm: str | None = None) -> bool:
+    """Whether the options name a device for ``--cost cycles`` on a real board to
+    be measured on (docs/tuning.md "Cost"): a serial port (``--port``, ``--boards
+    TAG@PORT,...``), a flash runner other than ``qemu``, or a Ray farm (whose
+    nodes declare the boards they drive).  Without one, the cycles of a real
+    board are estimated on its trace board (:func:`trace_for`): this machine may
+    have no board attached, and the estimate prices the board's own memory.
+    ``--runner qemu`` asks for the estimate, so with a serial port it is
+    refused: it cannot say which of the two is meant."""
+    ray = farm is not None and parse_farm(farm)[0] == "ray"
+    ports = serial_port is not None or isinstance(boards, list)
+    if runner == "qemu" and board.qemu is None and cost == "cycles" and (ports or ray):
+        where = "--port" if serial_port is not None else ("--farm ray" if ray else "--boards")
+        raise TuneError(f"--cost cycles on {board.tag} with --runner qemu and {where}: "
+                        "--runner qemu estimates on the board's trace board, a serial port "
+                        "or Ray farm measures on the device; leave out one of them")
+    return ports or ray or (runner is not None and runner != "qemu")
+
+
+def trace_for(board, cost: str, *, device: bool):
+    """The emulated board whose QEMU runs the candidates when ``--cost cycles`` on
+    the real board ``board`` is estimated (no device named: :func:`names_device`),
+    its record's ``memory.timing.trace_board``; None when ``board`` runs the
+    candidates itself (an emulated board, or the device)."""
+    if cost != "cycles" or device or board.qemu is not None or board.platform == "host":
+        return None
+    try:
+        return load_board(memory_for_board(board).trace_board)
+    except CycleModelError as err:
+        raise TuneError(f"--cost cycles on {board.tag}: {err}") from None
+
+
+def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, *,
+               device: bool = False) -> None:
     """Refuse a ``--cost`` that ``board`` cannot measure (docs/tuning.md "Cost").
 
     ``cycles`` is aot.cycles' estimate from QEMU's execution trace on an
     emulated board whose core has a timing table (with QEMU installed here
-    unless a Ray farm's nodes run it), with batch images only (the trace is
-    priced from the image's ELF, which a RAM-loaded candidate is not part of);
-    on a real board, the device's own timer when its runtime reads the DWT
-    cycle counter (measured cycles, not verified on hardware here)."""
+    unless a Ray farm's nodes run it), priced with the board's memory model
+    where its record has one; on a real board without a ``device``
+    (:func:`names_device`), the same estimate on its trace board priced with
+    the real board's core table and memory model, which its record must
+    describe (the missing fields are named, never taken as zero wait states).
+    The estimate needs batch images (the trace is priced from the image's
+    ELF, which a RAM-loaded candidate is not part of).  On a real board with a
+    device, ``cycles`` is the device's own timer when its runtime reads the
+    DWT cycle counter (measured cycles, not verified on hardware here)."""
     if cost not in COSTS:
         raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
     if cost != "cycles":
         return
-    if board.qemu is None:
+    trace = trace_for(board, cost, device=device)
+    if board.qemu is None and trace is None:
         if board.timer.kind != "dwt_cyccnt":
             raise TuneError(
                 f"--cost cycles on {board.tag}: the board is not emulated (no QEMU execution "
@@ -263,11 +319,19 @@ def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None) 
                 "emulated board of the same core (aot boards lists them)")
         return
     try:
-        core_for_board(board)
+        pricing(board)
+        if trace is not None and trace.qemu is None:
+            raise CycleModelError(f"memory.timing.trace_board {trace.tag} is not emulated; "
+                                  "name an emulated board of the same core")
         if farm is None or parse_farm(farm)[0] != "ray":   # a Ray farm's nodes run QEMU
-            check_emulated(board)
+            check_emulated(trace or board)
     except CycleModelError as err:
         raise TuneError(f"--cost cycles on {board.tag}: {err}") from None
+    if loader == "ram" and trace is not None:
+        raise TuneError(f"--cost cycles on {board.tag} with --loader ram: without --port or "
+                        f"--runner the cycles are estimated on {trace.tag} under QEMU, which "
+                        "needs batch images; give the device (--port, --runner) to measure "
+                        "RAM-loaded candidates with its cycle counter, or leave out --loader")
     if loader == "ram":
         raise TuneError("--cost cycles with --loader ram is not supported yet: the cycle "
                         "estimate prices QEMU's trace from the image's ELF, and a candidate "
@@ -275,13 +339,16 @@ def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None) 
                         "on emulated boards)")
 
 
-def cost_unit(board, cost: str) -> str | None:
+def cost_unit(board, cost: str, *, device: bool = False) -> str | None:
     """The ``unit`` of the records a session of ``cost`` on ``board`` writes:
-    ``estimated_cycles``, ``instructions`` (QEMU's count), ``cycles`` (a real
-    board's cycle counter), or None for ``instructions`` on a real board (its
+    estimated cycles (``estimated_cycles``, or ``estimated_cycles@BOARD`` priced
+    with ``board``'s memory model: :func:`aot.tune.measure.pricing`),
+    ``instructions`` (QEMU's count), ``cycles`` (a real board's cycle counter,
+    with a ``device``), or None for ``instructions`` on a real board (its
     timer's unit, whatever the device reports)."""
-    if estimates_cycles(board, cost):
-        return rec.ESTIMATED_CYCLES
+    if cost == "cycles" and (board.qemu is not None
+                             or trace_for(board, cost, device=device) is not None):
+        return pricing(board).unit
     if cost == "cycles":
         return "cycles"
     return "instructions" if board.qemu is not None else None
@@ -300,7 +367,8 @@ def _unit_notes(ignored: list[rec.Record], unit: str | None, where, verb: str) -
             f"are measured again rather than {verb} that log"]
 
 
-def choose_loader(board, loader: str = "auto", cost: str = "instructions") -> str:
+def choose_loader(board, loader: str = "auto", cost: str = "instructions", *,
+                  device: bool = False) -> str:
     """``ram`` or ``image`` for ``loader`` on ``board``.
 
     ``auto`` is ``ram`` on real boards that declare executable RAM: a
@@ -312,7 +380,7 @@ def choose_loader(board, loader: str = "auto", cost: str = "instructions") -> st
     share of a reboot (bench/bench_tune.py, docs/tuning.md).
     """
     if loader == "auto":
-        if estimates_cycles(board, cost):
+        if estimates_cycles(board, cost) or trace_for(board, cost, device=device) is not None:
             return "image"   # the cycle estimate needs the candidates in the traced ELF
         return "ram" if ram_code_bytes(board) > 0 and not board.emulated else "image"
     return loader

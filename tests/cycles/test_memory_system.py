@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -209,3 +210,29 @@ def test_the_memory_trace_must_describe_the_exec_logs_run():
         same_run(recs[2:], window, 0x90)
     with pytest.raises(CycleModelError, match="and no end"):
         same_run(recs[:5], window, 0x90)
+
+
+def test_the_plugin_opens_a_window_at_any_of_several_starts():
+    args = plugin_args(Path("/p.so"), Path("/o.bin"), [0x300, 0x100, 0x300], 0x200)
+    assert args == ("-plugin", "/p.so,out=/o.bin,start=0x100,start=0x300,stop=0x200")
+    assert plugin_args(Path("/p.so"), Path("/o.bin"), 0x100, 0x200) == (
+        "-plugin", "/p.so,out=/o.bin,start=0x100,stop=0x200")
+
+
+def test_a_tuning_images_memory_log_splits_into_one_window_per_call(tmp_path):
+    """aot.cycles.calls reads the plugin's log window by window as calls finish:
+    each window ends with the stop block; a window not finished yet is not one."""
+    from aot.cycles.calls import _MemoryLog
+
+    stop = 0x900
+    first = [[0x100, 8 << 2], [0x2000_0000, 1], [stop, 4 << 2]]
+    second = [[0x300, 4 << 2], [0x2000_0004, 2], [stop, 4 << 2]]
+    path = tmp_path / "m.bin"
+    path.write_bytes(np.array(first, "<u4").tobytes())
+    log = _MemoryLog(path)
+    assert log.windows(0, 1, stop)[0].tolist() == first
+    with pytest.raises(CycleModelError, match="holds 1 finished calls, expected 2"):
+        log.windows(1, 1, stop)
+    path.write_bytes(np.array(first + second + [[0x100, 8 << 2]], "<u4").tobytes())
+    assert log.windows(1, 1, stop)[0].tolist() == second
+    assert len(log.done) == 2   # the third call's open window waits for its stop block

@@ -2,6 +2,7 @@
 kinds never compared; on QEMU (slow), a candidate's estimated cycles equal
 ``aot profile``'s row of the same kernel."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,7 +19,8 @@ from aot.tune import records as rec
 from aot.tune import session
 from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows
-from aot.tune.measure import ESTIMATED_CYCLES, device_cost
+from aot.tune.measure import device_cost
+from aot.tune.records import ESTIMATED_CYCLES
 from aot.tune.session import TunedKernels, check_cost, choose_loader, cost_unit, tune_model
 from aot.tune.workload import extract_workloads
 
@@ -41,24 +43,147 @@ def _records(wl, configs, unit, first_cost=10, model=None):
 
 # --- which boards -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("tag, words", [
-    ("host/native", ["host/native", "not emulated", "clock_monotonic", "--cost instructions"]),
-    ("raspberrypi/pico", ["not emulated", "'systick'", "not a cycle counter"]),
-    ("qemu/sifive-e", ["qemu/sifive-e", "no cycle model"]),
+@pytest.mark.parametrize("tag, device, words", [
+    ("host/native", False,
+     ["host/native", "not emulated", "clock_monotonic", "--cost instructions"]),
+    ("raspberrypi/pico", True, ["not emulated", "'systick'", "not a cycle counter"]),
+    ("qemu/sifive-e", False, ["qemu/sifive-e", "no cycle model"]),
 ])
-def test_boards_that_cannot_measure_cycles_are_refused(tag, words):
+def test_boards_that_cannot_measure_cycles_are_refused(tag, device, words):
     with pytest.raises(TuneError) as err:
-        check_cost(load_board(tag), "cycles")
+        check_cost(load_board(tag), "cycles", device=device)
     for word in words:
         assert word in str(err.value)
 
 
-def test_a_real_board_with_a_cycle_counter_measures_with_it():
+def test_a_real_board_with_a_cycle_counter_measures_with_it_on_the_device():
     board = load_board("st/nucleo-l4r5zi")
-    check_cost(board, "cycles")              # its DWT cycle counter: accepted
-    check_cost(board, "cycles", loader="ram")
-    assert cost_unit(board, "cycles") == "cycles"
-    assert choose_loader(board, "auto", "cycles") == "ram"   # the device's timer sees RAM code
+    check_cost(board, "cycles", device=True)              # its DWT cycle counter: accepted
+    check_cost(board, "cycles", loader="ram", device=True)
+    assert cost_unit(board, "cycles", device=True) == "cycles"
+    # the device's timer sees RAM code
+    assert choose_loader(board, "auto", "cycles", device=True) == "ram"
+
+
+# --- a real board priced on its trace board ------------------------------------------------
+
+L4 = "st/nucleo-l4r5zi"
+L4_UNIT = f"{ESTIMATED_CYCLES}@{L4}"
+
+
+@pytest.mark.parametrize("options, device", [
+    ({}, False),                                   # nothing names a device: estimate
+    ({"runner": "qemu"}, False),                   # asks for the estimate
+    ({"serial_port": "/dev/ttyACM0"}, True),
+    ({"runner": "openocd"}, True),
+    ({"boards": [session.SerialBoard(L4, "/dev/ttyACM0")]}, True),
+    ({"farm": "ray://head:10001"}, True),         # the cluster's boards
+    ({"farm": "local", "boards": 2}, False),       # two trace-board QEMUs here
+])
+def test_options_that_name_a_device_measure_on_it(options, device):
+    assert session.names_device(load_board(L4), "cycles", **options) is device
+
+
+def test_qemu_and_a_serial_port_together_are_refused():
+    with pytest.raises(TuneError, match="--runner qemu and --port: --runner qemu estimates on "
+                       "the board's trace board, a serial port or Ray farm measures on the "
+                       "device; leave out one of them"):
+        session.names_device(load_board(L4), "cycles", runner="qemu", serial_port="/dev/x")
+
+
+def test_a_real_board_without_a_device_is_estimated_with_its_memory(monkeypatch):
+    monkeypatch.setattr(session, "check_emulated", lambda board: None)
+    board = load_board(L4)
+    check_cost(board, "cycles")
+    assert session.trace_for(board, "cycles", device=False).tag == BOARD
+    assert session.trace_for(board, "cycles", device=True) is None
+    assert cost_unit(board, "cycles") == L4_UNIT
+    assert rec.unit_name(L4_UNIT) == f"estimated cycles with {L4}'s memory"
+    assert choose_loader(board, "auto", "cycles") == "image"
+    with pytest.raises(TuneError, match="with --loader ram: without --port or --runner the "
+                       "cycles are estimated on qemu/mps2-an386 under QEMU"):
+        check_cost(board, "cycles", loader="ram")
+
+
+def test_emulated_boards_are_priced_with_their_own_memory():
+    # the AN386's SSRAM never waits: zero-wait estimates, as before
+    assert cost_unit(load_board(BOARD), "cycles") == ESTIMATED_CYCLES
+    # an emulated board whose record describes flash that waits: priced with it
+    twin = dataclasses.replace(load_board(L4), tag="qemu/l4-twin",
+                               qemu=load_board(BOARD).qemu)
+    assert cost_unit(twin, "cycles") == f"{ESTIMATED_CYCLES}@qemu/l4-twin"
+
+
+def test_a_real_board_without_memory_timing_is_refused_naming_the_fields(monkeypatch):
+    board = load_board(L4)
+    bare = dataclasses.replace(board, memory=dataclasses.replace(board.memory, timing=None))
+    with pytest.raises(TuneError, match="--cost cycles on st/nucleo-l4r5zi: st/nucleo-l4r5zi "
+                       ".* has no memory timing: the cycle estimate needs memory.timing with "
+                       "trace_board, flash, sram and caches"):
+        check_cost(bare, "cycles")
+    check_cost(bare, "cycles", device=True)   # its DWT counter needs none
+
+
+def test_a_session_on_a_real_board_runs_on_its_trace_board(monkeypatch, kws, tmp_path):
+    """The wiring: candidates built for and run on the trace board, priced with the
+    real board's core and memory, recorded for the real board in its own unit,
+    beside (never mixed with) the trace board's zero-wait records in one log."""
+    specs = []
+    flows = CrcFlows(unit=ESTIMATED_CYCLES)
+
+    def farm(spec, **kwargs):
+        specs.append(spec)
+        return flows
+    monkeypatch.setattr(session, "open_farm", farm)
+    monkeypatch.setattr(session, "check_emulated", lambda board: None)
+    log = tmp_path / "kws.jsonl"
+    zero = tune_model(kws, BOARD, trials=2, log=log, only=["dense"], cost="cycles")
+    assert zero.unit == ESTIMATED_CYCLES
+    flows.measured.clear()
+    flows.unit = L4_UNIT
+    report = tune_model(kws, L4, trials=2, log=log, only=["dense"], cost="cycles")
+    (spec,) = specs[1:]
+    assert spec.board.tag == L4 and spec.trace.tag == BOARD and not spec.ram
+    assert report.unit == L4_UNIT and len(flows.measured) == 2   # nothing resumed
+    assert any("estimated on qemu/mps2-an386 (QEMU) with st/nucleo-l4r5zi's core table and "
+               "memory model" in n for n in report.notes)
+    assert any("ignoring 2 records" in n and "estimated cycles" in n for n in report.notes)
+    mine = [r for r in rec.load(log) if r.unit == L4_UNIT]
+    assert len(mine) == 2 and {r.board for r in mine} == {L4}
+    flows_ = Flows.from_spec(spec, tmp_path / "w", tmp_path / "c", [])
+    assert flows_.builder.board.tag == BOARD
+    assert flows_.runner.priced.tag == L4 and flows_.runner.cost == "cycles"
+
+
+def test_a_local_farm_estimates_a_real_board_on_several_trace_boards(tmp_path):
+    from aot.tune.farm import LocalFarm
+
+    spec = BoardSpec(load_board(L4), cost="cycles")
+    with pytest.raises(TuneError, match="a farm of real boards needs each one's serial port"):
+        LocalFarm(spec, 2, tmp_path, tmp_path, [])
+    traced = dataclasses.replace(spec, trace=load_board(BOARD))
+    assert [s.trace.tag for s in LocalFarm(traced, 2, tmp_path, tmp_path, []).slots] == \
+        [BOARD, BOARD]
+
+
+def test_the_cli_refuses_qemu_with_a_serial_port(kws, tmp_path, capsys):
+    code = main(["tune", str(kws), "--board", L4, "--cost", "cycles", "--trials", "1",
+                 "--runner", "qemu", "--port", "/dev/ttyACM0", "--log",
+                 str(tmp_path / "x.jsonl")])
+    assert code == 2
+    assert "--runner qemu and --port" in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_compiling_prefers_a_boards_memory_estimates(dense):
+    configs = list(dense.space)[:4]
+    records = (_records(dense, configs[:2], ESTIMATED_CYCLES, first_cost=5)
+               + _records(dense, configs[2:], L4_UNIT, first_cost=500))
+    chosen, notes = rec.best(records, dense.target)
+    assert chosen[dense.key].unit == L4_UNIT
+    assert "estimated cycles with st/nucleo-l4r5zi's memory and estimated cycles" in notes[0]
+    kept, ignored = rec.of_unit(records, None)   # a device's own timer: no estimate
+    assert kept == [] and len(ignored) == 4
 
 
 def test_the_estimate_needs_batch_images(monkeypatch):
@@ -200,6 +325,50 @@ def test_a_candidates_cycles_are_aot_profiles_row_of_the_same_kernel(kws, tmp_pa
 
 @pytest.mark.slow
 @needs_arm_qemu
+def test_a_real_boards_candidates_cost_aot_profiles_row_with_its_memory(kws, tmp_path):
+    """Tuned for st/nucleo-l4r5zi with --cost cycles (no device: estimated on
+    qemu/mps2-an386 with the L4R5's core and memory), the dense layer's cost is
+    ``aot profile --board st/nucleo-l4r5zi``'s row of the same kernel, for the
+    library's schedule and the best tuned one, within a few cache lines: the two
+    images place the kernel's code and weights at other offsets of the flash
+    lines (measured for the library's schedule: 1,551 against 1,541 cycles, two
+    more 32-byte D-cache lines of weights and three more 8-byte fetch lines; the
+    profile's walk also starts with the caches the previous kernels left, the
+    candidate's from cold).
+    Every candidate costs more than at zero wait states (its weights are read
+    from flash behind 5 wait states)."""
+    kw = dict(trials=3, batch_size=3, only=["dense"], cost="cycles", tuner="random",
+              workdir=tmp_path / "work", cache_dir=tmp_path / "cache")
+    log = tmp_path / "l4.jsonl"
+    report = tune_model(kws, L4, log=log, **kw)
+    (summary,) = report.workloads
+    records = rec.load(log)
+    assert {(r.board, r.unit) for r in records} == {(L4, L4_UNIT)}
+    assert summary.failed == 0
+    zero_log = tmp_path / "zero.jsonl"
+    tune_model(kws, BOARD, log=zero_log, **kw)
+    zero = {tuple(sorted(r.config.items())): r.cost for r in rec.load(zero_log)}
+    for r in records:
+        assert r.cost > zero[tuple(sorted(r.config.items()))]
+
+    def close(cost, row):
+        return abs(cost - row.cycles) <= 0.02 * row.cycles
+
+    sample = [np.load(sample_path(kws))[:1]]
+    untuned = profile_model(kws, L4, inputs=sample, cache_dir=tmp_path / "cache")
+    (row,) = [r for r in untuned.rows if "dense" in r.name]
+    assert row.stalls.total > 0 and close(summary.default_cost, row)
+    tuned, notes = TunedKernels.from_log(log, load_board(L4).target, model=kws)
+    assert notes == []
+    profile = profile_model(kws, L4, inputs=sample, cache_dir=tmp_path / "cache",
+                            kernel_library=tuned)
+    assert len(tuned.applied) == 1
+    (row,) = [r for r in profile.rows if "dense" in r.name]
+    assert close(summary.best_cost, row)
+
+
+@pytest.mark.slow
+@needs_arm_qemu
 def test_a_candidate_that_crashes_or_hangs_while_traced_is_a_failed_trial(models_dir,
                                                                          tmp_path):
     from aot.tune.measure import Builder, Candidate, Runner
@@ -281,7 +450,7 @@ def test_a_candidate_whose_traced_run_fails_is_a_failed_trial(monkeypatch):
     from aot.tune import measure
     from aot.tune.measure import Batch, Candidate, Runner
 
-    monkeypatch.setattr(measure, "call_trace", lambda project, n: _Trace(short=1))
+    monkeypatch.setattr(measure, "call_trace", lambda project, n, price: _Trace(short=1))
     monkeypatch.setattr(measure, "open_device", lambda *a, **k: _Dev())
     monkeypatch.setattr(measure, "write_inputs", lambda *a: None)
     batch = Batch(None, [Candidate(f"tune_c{i}", [f"config{i}"], "", None) for i in range(3)],

@@ -1,6 +1,9 @@
 /* A QEMU TCG plugin that records, in execution order, every translation block
  * the guest runs and every load and store it makes, between a block starting at
  * `start` and one starting at `stop` (the measured window of aot profile).
+ * `start=` may be given several times (up to MAX_STARTS): a window then opens
+ * at a block starting at any of them (the candidates of a tuning image, each
+ * window one call of one of them, aot.cycles.calls).
  *
  * Output (`out=FILE`): little-endian pairs of 32-bit words,
  *   block: (pc, size_in_bytes << 2 | 0)
@@ -46,9 +49,23 @@ extern bool qemu_plugin_mem_is_store(meminfo info);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
+#define MAX_STARTS 1024
+
 static FILE *out;
-static uint32_t start_pc, stop_pc;
+static uint32_t starts[MAX_STARTS], stop_pc;
+static size_t nstarts;
 static int inside;
+
+static int compare_pc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int is_start(uint32_t pc)
+{
+    return bsearch(&pc, starts, nstarts, sizeof starts[0], compare_pc) != NULL;
+}
 
 static void put(uint32_t a, uint32_t b)
 {
@@ -63,7 +80,7 @@ static void on_block(unsigned int vcpu, void *udata)
     uint32_t size = (uint32_t)(packed >> 32);
     (void)vcpu;
     if (!inside) {
-        if (pc != start_pc)
+        if (!is_start(pc))
             return;
         inside = 1;
     }
@@ -116,13 +133,17 @@ int qemu_plugin_install(plugin_id id, const struct qemu_info *info, int argc, ch
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0)
             path = argv[i] + 4;
-        else if (strncmp(argv[i], "start=", 6) == 0)
-            start_pc = (uint32_t)strtoul(argv[i] + 6, NULL, 0);
+        else if (strncmp(argv[i], "start=", 6) == 0) {
+            if (nstarts == MAX_STARTS)
+                return -1;
+            starts[nstarts++] = (uint32_t)strtoul(argv[i] + 6, NULL, 0);
+        }
         else if (strncmp(argv[i], "stop=", 5) == 0)
             stop_pc = (uint32_t)strtoul(argv[i] + 5, NULL, 0);
     }
-    if (path == NULL || (out = fopen(path, "wb")) == NULL)
+    if (path == NULL || nstarts == 0 || (out = fopen(path, "wb")) == NULL)
         return -1;
+    qsort(starts, nstarts, sizeof starts[0], compare_pc);
     setvbuf(out, NULL, _IOFBF, 1 << 22);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
     qemu_plugin_register_atexit_cb(id, on_quit, NULL);
