@@ -333,10 +333,11 @@ def tuned_kernels(path, target_or_board, model=None, shapes=None):
     from aot.frontend import load_model
     from aot.tune.session import TunedKernels
 
-    target, _ = resolve_target(target_or_board)
+    target, board = resolve_target(target_or_board)
     if model is not None and shapes:
         model = load_model(model, shapes)
-    tuned, notes = TunedKernels.from_log(path, target, model=model)
+    tuned, notes = TunedKernels.from_log(path, target, model=model,
+                                         board=board.tag if board is not None else None)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return tuned

@@ -215,14 +215,19 @@ def of_unit(records: list[Record], unit: str | None) -> tuple[list[Record], list
     return [r for r in records if fits(r)], [r for r in records if not fits(r)]
 
 
-def _unit_rank(unit: str) -> tuple:
+def _unit_rank(unit: str, board: str | None = None) -> tuple:
+    """Where ``unit`` stands in :data:`UNIT_PREFERENCE`.  With ``board`` (the tag
+    compiled for), that board's memory estimates keep their place and other
+    boards' come after the zero-wait estimates: they priced another memory."""
     kind = f"{ESTIMATED_CYCLES}@" if unit.startswith(f"{ESTIMATED_CYCLES}@") else unit
-    return (UNIT_PREFERENCE.index(kind) if kind in UNIT_PREFERENCE else len(UNIT_PREFERENCE),
-            unit)
+    rank = UNIT_PREFERENCE.index(kind) if kind in UNIT_PREFERENCE else len(UNIT_PREFERENCE)
+    if board is not None and kind == f"{ESTIMATED_CYCLES}@" and unit != estimated_unit(board):
+        rank = UNIT_PREFERENCE.index(ESTIMATED_CYCLES) + 0.5
+    return (rank, unit)
 
 
-def best(records: list[Record], target,
-         model: dict | None = None) -> tuple[dict[str, Record], list[str]]:
+def best(records: list[Record], target, model: dict | None = None,
+         board: str | None = None) -> tuple[dict[str, Record], list[str]]:
     """The fastest ``ok`` record per workload for ``target``, and messages about
     records ignored because they were made for other targets.
 
@@ -233,13 +238,14 @@ def best(records: list[Record], target,
     how many did.  Costs of different units (instructions, estimated cycles,
     measured cycles) are never compared: a workload with records of several
     takes the fastest of the first unit of :data:`UNIT_PREFERENCE` it has, and
-    a message says so."""
+    a message says so; with ``board`` (the tag compiled for) estimates priced
+    with that board's memory come before other boards' (:func:`_unit_rank`)."""
     mine, notes = for_target(records, target)
     chosen: dict[str, Record] = {}
     mixed: dict[tuple[str, ...], int] = {}
 
     def rank(r: Record) -> tuple:
-        return (not is_of(r, model), _unit_rank(r.unit), r.cost)
+        return (not is_of(r, model), _unit_rank(r.unit, board), r.cost)
 
     units: dict[str, set[str]] = {}
     for r in mine:
@@ -250,7 +256,7 @@ def best(records: list[Record], target,
             chosen[r.workload] = r
     for seen in units.values():
         if len(seen) > 1:
-            order = tuple(sorted(seen, key=_unit_rank))
+            order = tuple(sorted(seen, key=lambda u: _unit_rank(u, board)))
             mixed[order] = mixed.get(order, 0) + 1
     for order, n in sorted(mixed.items()):
         notes.append(f"{n} workload{'s have' if n > 1 else ' has'} records in "

@@ -603,15 +603,18 @@ class TunedKernels:
         self.stale: list[str] = []
 
     @classmethod
-    def from_log(cls, path, target, model=None) -> tuple[TunedKernels, list[str]]:
+    def from_log(cls, path, target, model=None,
+                 board: str | None = None) -> tuple[TunedKernels, list[str]]:
         """The best record per workload of ``path`` (one log, or a list of logs:
         the fastest record of any of them) for ``target``, and notes about
         records ignored (made for other targets).  With ``model`` (the model
         file or Graph being compiled), a workload's records of that model win
-        over other models' (:func:`aot.tune.records.best`)."""
+        over other models', and with ``board`` (the tag compiled for) estimates
+        priced with that board's memory over other boards' (:func:`aot.tune.records.best`)."""
         paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
         identity = rec.model_identity(model) if model is not None else None
-        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target, identity)
+        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target, identity,
+                                 board)
         return cls(chosen, target), notes
 
     def for_group(self, group):

@@ -186,6 +186,39 @@ def test_compiling_prefers_a_boards_memory_estimates(dense):
     assert kept == [] and len(ignored) == 4
 
 
+def test_compiling_for_a_board_prefers_its_own_memory_estimates_over_another_boards(dense):
+    """One log with two boards' memory estimates of one target (the L4R5's target string
+    is the AN386's): the board compiled for takes its own, whichever tag sorts first; the
+    other board's rank after the zero-wait estimates."""
+    f7_unit = rec.estimated_unit("st/nucleo-f746zg")
+    configs = list(dense.space)[:6]
+    records = (_records(dense, configs[:2], f7_unit, first_cost=5)
+               + _records(dense, configs[2:4], L4_UNIT, first_cost=500)
+               + _records(dense, configs[4:], ESTIMATED_CYCLES, first_cost=50))
+    mine, _ = rec.best(records, dense.target, board="st/nucleo-l4r5zi")
+    assert mine[dense.key].unit == L4_UNIT and mine[dense.key].cost == 500
+    other, notes = rec.best(records, dense.target, board="qemu/mps2-an386")
+    assert other[dense.key].unit == ESTIMATED_CYCLES
+    assert "in estimated cycles and estimated cycles with st/nucleo-f746zg's memory" in " ".join(
+        notes)
+    unknown, _ = rec.best(records, dense.target)   # no board: the first tag in sort order
+    assert unknown[dense.key].unit == f7_unit
+
+
+def test_the_compile_commands_pass_the_board_they_compile_for(dense, tmp_path):
+    from aot.commands.compile import tuned_kernels
+
+    f7_unit = rec.estimated_unit("st/nucleo-f746zg")
+    configs = list(dense.space)[:4]
+    l4_target = str(load_board("st/nucleo-l4r5zi").target)
+    log = tmp_path / "two-boards.jsonl"
+    rec.append(log, [dataclasses.replace(r, target=l4_target) for r in
+                     _records(dense, configs[:2], f7_unit, first_cost=5)
+                     + _records(dense, configs[2:], L4_UNIT, first_cost=500)])
+    tuned = tuned_kernels(log, "st/nucleo-l4r5zi")
+    assert tuned.best[dense.key].unit == L4_UNIT
+
+
 def test_the_estimate_needs_batch_images(monkeypatch):
     monkeypatch.setattr(session, "check_emulated", lambda board: None)
     board = load_board("qemu/mps2-an385")
