@@ -8,7 +8,7 @@ Read top to bottom, they are the whole recipe.
 
 from __future__ import annotations
 
-from aot.codegen.c import build_module, resolve_target
+from aot.codegen.c import build_module, canonical_target
 from aot.errors import BuildError
 from aot.te.lower import lower as _lower
 from aot.tir.stmt import PrimFunc
@@ -39,7 +39,7 @@ def build(sch, args=None, target="c", name: str = "default_function", disabled=(
         if args is None:
             raise BuildError("build(schedule, args, ...): the argument tensors are required")
         funcs = [lower(sch, args, name=name, disabled=disabled)]
-    _, tobj = resolve_target(target)
+    _, tobj = canonical_target(target)
     if tobj.kind == "llvm":
         from aot.codegen.llvm import build_llvm_module  # llvmlite: on first use
         return build_llvm_module(funcs, tobj)

@@ -388,7 +388,7 @@ def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=(
 
 
 # -- targets -------------------------------------------------------------------------
-def resolve_target(target) -> tuple[str, object]:
+def canonical_target(target) -> tuple[str, object]:
     """``(canonical string, Target or None)`` for a string or Target; the
     only place that knows how targets are represented."""
     t = target if isinstance(target, Target) else Target(str(target))
@@ -505,7 +505,7 @@ def compile_host(source: str, extra_flags=()) -> Path:
 
 
 def build_module(funcs, target) -> CModule:
-    text, tobj = resolve_target(target)
+    text, tobj = canonical_target(target)
     kind = tobj.kind if tobj is not None else text.split()[0]
     if kind != "c":
         raise BuildError(f"target kind {kind!r} has no C code generator: use 'c', or "

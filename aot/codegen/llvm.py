@@ -57,7 +57,7 @@ import numpy as np
 from llvmlite import ir
 
 from aot.codegen import llvm_helpers
-from aot.codegen.c import KernelModule, c_identifier, resolve_target
+from aot.codegen.c import KernelModule, c_identifier, canonical_target
 from aot.codegen.llvm_jit import (HostJit, check_target, invalid_ir_file,
                                   object_text_bytes, verify)
 from aot.codegen.llvm_object import emit_object, text_bytes
@@ -883,14 +883,14 @@ class LLVMModule(KernelModule):
 
 def build_llvm_module(funcs, target) -> LLVMModule:
     """``aot.build`` for the target kind ``llvm`` (see :func:`aot.codegen.build.build`)."""
-    _, tobj = resolve_target(target)
+    _, tobj = canonical_target(target)
     check_names(funcs)
     return LLVMModule([unit_of_func(f) for f in funcs], tobj)
 
 
 def build_kernels(kernels, target, headers: dict[str, str]) -> LLVMModule:
     """One LLVM module holding a model's kernels, each exported under its name."""
-    _, tobj = resolve_target(target)
+    _, tobj = canonical_target(target)
     return LLVMModule([unit_of_kernel(k, headers) for k in kernels], tobj)
 
 

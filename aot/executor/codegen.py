@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aot.codegen.c import C_TYPES, c_identifier, resolve_target
+from aot.codegen.c import C_TYPES, c_identifier, canonical_target
 from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.executor.regions import constant_section
@@ -983,7 +983,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     For an ``llvm`` target (objects for a microcontroller) the kernels are
     not C: the files are the entry function, header and RPC descriptor,
     which call the kernels' symbols, and the caller adds the objects."""
-    kind = resolve_target(target)[1].kind
+    kind = canonical_target(target)[1].kind
     if kind not in ("c", "llvm"):
         raise CodegenError(f"the entry function is C, and target {target!r} is neither a C "
                            "nor an llvm target")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot import te
-from aot.codegen.c import resolve_target
+from aot.codegen.c import canonical_target
 from aot.ir import Node, Tensor
 from aot.kernels.kernel import Kernel, KernelBuilder, KernelError
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, select_strategy
@@ -122,7 +122,7 @@ def lower_group(group: FusedGroup, ag, target, *, name: str, schedule=None) -> K
     kernel.
     """
 
-    _, target_obj = resolve_target(target)
+    _, target_obj = canonical_target(target)
     target = target_obj if target_obj is not None else target
     if group.kind == "view":
         raise KernelError(f"group {group.name} is a view: it has no kernel (its output "
