@@ -141,6 +141,7 @@ def test_a_3x3_depthwise_row_kernel_needs_one_row_of_slack():
     assert _limit_of(k) == 64 - 16
 
 
+@pytest.mark.slow
 def test_fused_blocked_rows_read_a_widened_row_first(tmp_path):
     # the block sketch's fused row (aot_block_requant_s8): with the row's input
     # widened first (row_widened) every read comes before the first write, so
@@ -170,6 +171,7 @@ def test_fused_blocked_rows_read_a_widened_row_first(tmp_path):
 
 
 @pytest.mark.parametrize("width", [9, 85], ids=["one-chunk", "two-chunks"])
+@pytest.mark.one_fast
 def test_fused_patch_rows_run_at_their_limit(width, tmp_path):
     # the patch order gathers its patches a chunk of pixels at a time: a row in
     # one chunk reads all its input first, a row in two does not; either way
@@ -215,6 +217,7 @@ CASES = [
 
 @pytest.mark.parametrize("target", ["c", ARM], ids=["generic", "arm"])
 @pytest.mark.parametrize("name, build", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.one_fast
 def test_a_kernel_run_with_its_output_at_the_limit_matches_the_reference(name, build, target,
                                                                          tmp_path):
     ag, k = _lowered(build(), target)
