@@ -62,7 +62,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.get_closest_marker("one_fast") is None or item.get_closest_marker("slow"):
             continue
-        key = (item.path, item.originalname)
+        key = (item.path, getattr(item, "originalname", item.name))
         if key in seen:
             item.add_marker(pytest.mark.slow)
         seen.add(key)
