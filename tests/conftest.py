@@ -50,3 +50,19 @@ def host_firmware(tmp_path_factory) -> Path:
     from support.firmware import fw
 
     return fw.build(tmp_path_factory.mktemp("host-fw"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    # `@pytest.mark.one_fast` on a parametrized test: its first parametrization not
+    # already marked slow stays in the fast subset (a cheap representative) and the
+    # others are marked slow, before `-m 'not slow'` deselects them (tryfirst: ahead of the mark
+    # plugin).  docs/architecture.md "Tests" has the rule.
+    seen = set()
+    for item in items:
+        if item.get_closest_marker("one_fast") is None or item.get_closest_marker("slow"):
+            continue
+        key = (item.path, getattr(item, "originalname", item.name))
+        if key in seen:
+            item.add_marker(pytest.mark.slow)
+        seen.add(key)

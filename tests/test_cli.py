@@ -60,6 +60,7 @@ def _aot(*argv, **kwargs) -> subprocess.Popen:
 
 @pytest.mark.parametrize("argv", [["inspect", HELLO], ["boards"], ["--help"]],
                          ids=["inspect", "boards", "help"])
+@pytest.mark.one_fast
 def test_a_reader_that_goes_away_ends_the_command_quietly(argv):
     """``aot inspect M | head -2``: the pipe's reader is gone before aot writes."""
     read, write = os.pipe()
@@ -115,6 +116,7 @@ def test_with_json_an_internal_error_is_json_with_exit_3(monkeypatch, capsys):
     assert data["error"].startswith("internal error: ZeroDivisionError: division by zero")
 
 
+@pytest.mark.slow
 def test_sigterm_removes_the_temporary_folders(tmp_path):
     """SIGTERM unwinds like Ctrl-C: the run's temporary folder goes, exit 143."""
     tmp = tmp_path / "tmp"

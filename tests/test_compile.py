@@ -67,6 +67,7 @@ def test_code_is_measured_with_the_ports_flags():
     assert sizes.code is not None and sizes.code > 0, sizes.code_note
 
 
+@pytest.mark.slow
 def test_sizes_add_up():
     compiled = compile_model(KWS, "qemu/mps2-an386", name="kws", io_in_workspace=False)
     s = compiled.sizes
@@ -83,6 +84,7 @@ def test_sizes_add_up():
     assert f"#define KWS_CONSTANT_BYTES {s.constants}u" in header
 
 
+@pytest.mark.slow
 def test_io_in_workspace_moves_caller_bytes_into_the_workspace():
     apart = compile_model(KWS, "host/native", measure_code=False)
     inside = compile_model(KWS, "host/native", io_in_workspace=True, measure_code=False)
@@ -106,6 +108,7 @@ def test_model_too_big_for_ram_names_sizes_and_tensors():
     assert "needs" in text and "4096" in text and "largest tensors" in text
 
 
+@pytest.mark.slow
 def test_model_too_big_for_flash_counts_code_too():
     board = load_board("qemu/mps2-an386")
     need = compile_model(HELLO, board).sizes
@@ -197,6 +200,7 @@ def test_a_board_whose_target_is_llvm_compiles_to_objects():
                    for p in compiled.files)
 
 
+@pytest.mark.slow
 def test_llvm_kernels_written_in_place_drop_noalias_for_that_pair_only():
     compiled = compile_model(MODELS_DIR / "mlperf_ic_resnet8.tflite", "llvm", name="m",
                              measure_code=False)
@@ -209,6 +213,7 @@ def test_llvm_kernels_written_in_place_drop_noalias_for_that_pair_only():
     assert [n for n, p in enumerate(params) if "noalias" not in p] == [i, j]
 
 
+@pytest.mark.slow
 def test_a_plan_without_overlaps_proves_no_overlap(monkeypatch):
     """The overlap proof runs only when the planner asks for it: with
     ``overlap=False`` (``--no-overlap``) none runs and the plan has no

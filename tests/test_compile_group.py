@@ -46,6 +46,7 @@ def run_sequence(tmp_path, group, order, seed=0):
     return got, want
 
 
+@pytest.mark.slow
 def test_group_runs_each_model_in_turn_on_one_workspace_bit_exact(tmp_path):
     group = compile_group([KWS, SPEECH, RESNET], "host/native",
                           names=["kws", "speech", "resnet"], name="trio")
@@ -59,6 +60,7 @@ def test_group_runs_each_model_in_turn_on_one_workspace_bit_exact(tmp_path):
             np.testing.assert_array_equal(a, b.reshape(a.shape))
 
 
+@pytest.mark.slow
 def test_group_keeps_each_models_state_across_the_others_runs(tmp_path):
     group = compile_group([SCRAMBLED, HELLO], "host/native", names=["ks", "hello"])
     assert group.sizes.state == group.models[0].sizes.state > 0
@@ -68,6 +70,7 @@ def test_group_keeps_each_models_state_across_the_others_runs(tmp_path):
             np.testing.assert_array_equal(a, b.reshape(a.shape))
 
 
+@pytest.mark.slow
 def test_group_artifact_has_every_model_and_one_shared_workspace(tmp_path):
     conv, dense = two_models(tmp_path)
     group = compile_group([conv, dense], "qemu/mps2-an386", name="pair")

@@ -86,6 +86,7 @@ def assert_outputs_equal(got, want_per_invocation):
 
 
 @pytest.mark.parametrize("entry", _params(TFLITE))
+@pytest.mark.one_fast
 def test_tflite_model_on_host_equals_tflm(entry, tflm, tmp_path):  # noqa: F811
     path = MODELS_DIR / entry["file"]
     compiled = compile_model(path, "host/native", name="model", measure_code=False)
@@ -143,6 +144,7 @@ HAND_WRITTEN = [m for m in MODELS if _handwritten(MODELS_DIR / m["file"])]
 
 
 @pytest.mark.parametrize("entry", _params(MODELS))
+@pytest.mark.one_fast
 def test_model_through_the_llvm_jit_equals_the_c_path(entry, tmp_path, monkeypatch):
     """The JIT runs every shared model bit for bit as the C path, with no C
     compiler on PATH (the support headers' helpers are shipped bitcode)."""

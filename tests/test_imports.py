@@ -9,6 +9,7 @@ checked like any other.
 
 from __future__ import annotations
 
+import pytest
 import ast
 from pathlib import Path
 
@@ -82,6 +83,7 @@ def _upward(root: Path = ROOT) -> list[str]:
                   for own, other, where in _imports(root) if RANK[other] >= RANK[own])
 
 
+@pytest.mark.slow
 def test_imports_only_go_to_earlier_layers():
     assert _upward() == []
 

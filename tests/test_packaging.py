@@ -107,6 +107,7 @@ def test_the_checkout_serves_the_top_level_folders():
     assert not (ROOT / "aot" / "runtime_c").exists() and not (ROOT / "aot" / "boards").exists()
 
 
+@pytest.mark.slow
 def test_the_wheels_runtime_and_boards_are_the_top_level_folders(wheel):
     """One source of truth: the wheel's aot/runtime_c and aot/boards hold
     exactly the files of runtime_c/ and boards/, byte for byte."""
@@ -130,6 +131,7 @@ def test_the_wheel_holds_every_data_file_of_the_packages(wheel):
         assert [p for p, b in data.items() if z.read(p) != b] == []
 
 
+@pytest.mark.slow
 def test_aot_imported_from_the_wheel_reads_its_headers_and_templates(wheel, tmp_path):
     # The wheel itself first on sys.path: zipimport, so importlib.resources and
     # jinja2's PackageLoader must read from the archive, not from a folder.

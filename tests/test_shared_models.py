@@ -3,6 +3,7 @@ model-parametrized tests would collect nothing and the run would pass."""
 
 from __future__ import annotations
 
+import pytest
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ def _pytest(tmp_path, models_dir, *args):
                           timeout=600)
 
 
+@pytest.mark.slow
 def test_a_missing_manifest_fails_the_run_naming_it(tmp_path):
     empty = tmp_path / "models"
     empty.mkdir()

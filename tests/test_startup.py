@@ -53,6 +53,7 @@ def test_help_loads_no_heavy_library(argv):
     assert not loaded & heavy, sorted(loaded & heavy)
 
 
+@pytest.mark.slow
 def test_compile_loads_neither_llvm_nor_the_profiler_nor_the_tuner(tmp_path):
     model = MODELS_DIR / "tflm_hello_world_int8.tflite"
     loaded = _modules_after(

@@ -19,6 +19,7 @@ TFLM_MODELS = ["attention_int8", "attention_int16",
 
 
 @pytest.mark.parametrize("name", TFLM_MODELS)
+@pytest.mark.one_fast
 def test_reference_and_host_equal_tflm(name, tflm, tmp_path):  # noqa: F811
     path = TRANSFORMERS_DIR / f"{name}.tflite"
     graph = load_model(path)

@@ -21,6 +21,7 @@ _spec.loader.exec_module(bench)
 KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 
 
+@pytest.mark.slow
 def test_block_point_applies_to_the_pointwise_layers_only(tmp_path):
     board = load_board("qemu/mps2-an386")
     lib = bench.block_library(KWS, board, [(bench.KWS_POINTWISE, bench.BEST_KWS)])

@@ -43,6 +43,7 @@ def test_baselines_exist_only_for_the_cores_baseline_md_measured():
 
 
 @needs_arm
+@pytest.mark.slow
 def test_flash_split_covers_the_whole_image_and_drops_only_rpc_objects(tmp_path):
     compiled = compile_model(HELLO, "qemu/mps2-an386", name="hello", measure_code=False)
     project = create_project(compiled.write(tmp_path / "art"), compiled.board, tmp_path / "p")

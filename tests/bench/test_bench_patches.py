@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import importlib.util
 import json
 import sys
@@ -14,6 +15,7 @@ sys.modules[_spec.name] = bench
 _spec.loader.exec_module(bench)
 
 
+@pytest.mark.slow
 def test_vww_row_and_json(tmp_path, capsys):
     out = tmp_path / "p.json"
     assert bench.main(["--model", "mlperf_vww_mobilenetv1_025", "--json", str(out)]) == 0

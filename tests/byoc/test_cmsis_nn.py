@@ -87,6 +87,7 @@ def test_the_artifact_names_the_tree_in_its_build_files(tmp_path):
 @pytest.mark.parametrize("entry", [
     pytest.param(m, id=m["name"],
                  marks=() if m["name"] in FAST else pytest.mark.slow) for m in INT8])
+@pytest.mark.one_fast
 def test_models_through_cmsis_nn_on_the_host_equal_tflm(entry, tflm, tmp_path):  # noqa: F811
     path = MODELS_DIR / entry["file"]
     compiled = compile_model(path, _host(), codegen_options=OPTIONS, measure_code=False)
@@ -149,6 +150,7 @@ def _odd_shapes_graph():
     return b.build([y, w])
 
 
+@pytest.mark.slow
 def test_layers_off_the_beaten_path_equal_the_reference_on_the_host(tmp_path):
     from aot.firmware.verify import random_inputs, reference_outputs
 
@@ -163,6 +165,7 @@ def test_layers_off_the_beaten_path_equal_the_reference_on_the_host(tmp_path):
 
 
 @pytest.mark.parametrize("x_dtype, y_dtype", [("int16", "int16"), ("int8", "int16")])
+@pytest.mark.one_fast
 def test_softmax_with_int16_equals_the_reference_on_the_host(x_dtype, y_dtype, tmp_path):
     from aot.firmware.verify import random_inputs, reference_outputs
     from aot.ir import GraphBuilder, TensorType

@@ -124,6 +124,7 @@ def _project(tmp_path: Path, call: str) -> Path:
     ("aot_add_model(app MODEL {model} BOARD qemu/mps2-an386)",
      "aot_add_model(app): qemu/mps2-an386 needs its cross compiler (arm-none-eabi-gcc)"),
 ])
+@pytest.mark.one_fast
 def test_bad_calls_fail_at_configure_time_with_the_compilers_message(call, message, tmp_path):
     model = tmp_path / "net.tflite"
     model.write_bytes(net_model(seed=1))
@@ -169,6 +170,7 @@ def test_find_package_checks_the_version(request_version, found, tmp_path):
 
 
 @needs_cmake
+@pytest.mark.slow
 def test_included_from_a_subdirectory_and_called_from_above_with_a_target_string(tmp_path):
     """As a Zephyr module does: aot.cmake included in a subdirectory, the
     application calling aot_add_model from its own; TARGET instead of BOARD,
@@ -218,6 +220,7 @@ def test_kernels_from_the_llvm_codegen_are_linked_as_objects(tmp_path, tflm):  #
 
 
 @needs_cmake
+@pytest.mark.slow
 def test_an_external_codegen_library_is_compiled_in_place(tmp_path):
     """aot_add_model with TARGET "c -libs=cmsis-nn": the CMSIS-NN sources the
     artifact lists are compiled from the shared tree (host compiler, portable C)."""

@@ -113,6 +113,7 @@ def test_main_with_snprintf_builds_with_the_shipped_toolchain_and_runs_on_qemu(t
 
 @pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "riscv64-unknown-elf-gcc")),
                     reason="needs cmake and riscv64-unknown-elf-gcc")
+@pytest.mark.slow
 def test_a_port_with_assembly_start_up_code_asks_for_asm_in_the_project(tmp_path):
     """enable_language() only works at file scope: BOARD_SUPPORT for a port whose
     start-up code is assembly (crt0.S) says to enable ASM rather than leaving

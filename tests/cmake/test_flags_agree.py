@@ -170,6 +170,7 @@ def _compile_commands(tmp_path: Path, *extra: str) -> dict[str, str]:
     (("-DCMAKE_BUILD_TYPE=MinSizeRel",), " -Os", " -O2"),
     (("-DCMAKE_C_FLAGS=-O1",), " -O1", " -O2"),
 ])
+@pytest.mark.one_fast
 def test_the_boards_optimisation_unless_the_build_chose_one(tmp_path, extra, want, unwanted):
     commands = _compile_commands(tmp_path, *extra)
     for source in ("main.c", "net.c", "net_kernels_0.c", "startup.c", "syscalls.c"):

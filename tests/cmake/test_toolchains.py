@@ -64,6 +64,7 @@ def test_aot_config_prints_a_boards_toolchain_file(capsys):
     ("project(p C)\naot_toolchain_file(qemu/mps2-an386 CMAKE_TOOLCHAIN_FILE)",
      "aot_toolchain_file(qemu/mps2-an386): called after project()"),
 ])
+@pytest.mark.one_fast
 def test_aot_toolchain_file_before_project(tmp_path, body, message):
     src = tmp_path / "src"
     src.mkdir()

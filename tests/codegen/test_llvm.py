@@ -58,6 +58,7 @@ def test_host_module_runs_on_numpy_arrays_and_checks_them_like_the_c_module():
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.one_fast
 def test_seed_examples_equal_the_c_path_bit_for_bit(name):
     s, args, fname = EXAMPLES[name]()
     rng = np.random.default_rng(3)

@@ -316,6 +316,7 @@ SETTINGS = {"deadline": None,
 
 @settings(max_examples=60, **SETTINGS)
 @given(programs())
+@pytest.mark.slow
 def test_c_and_llvm_agree_on_random_programs(p):
     func, (c_out, llvm_out) = run_both(p)
     assert_same_bits(func, c_out, llvm_out)

@@ -37,6 +37,7 @@ def test_a_header_edited_without_rebuilding_is_reported(monkeypatch):
 
 
 @pytest.mark.skipif(shutil.which("clang") is None, reason="no clang")
+@pytest.mark.slow
 def test_the_bitcode_rebuilds_to_the_same_helpers(tmp_path):
     manifest = bitcode.build(tmp_path)
     shipped = json.loads(llvm_helpers.shipped(llvm_helpers.MANIFEST).read_text())

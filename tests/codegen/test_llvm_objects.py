@@ -213,6 +213,7 @@ def test_llvm_failing_on_an_object_names_the_kernel_and_keeps_the_ir(monkeypatch
 
 @pytest.mark.parametrize("model, op", [("tflm_keyword_scrambled_int16", "svdf"),
                                        ("tflm_mnist_lstm_int8", "lstm")])
+@pytest.mark.one_fast
 def test_stateful_kernels_are_objects_too(model, op):
     """SVDF and LSTM kernels are loop IR (one call of their header's helper),
     so they become objects like the others; no kernel stays C."""

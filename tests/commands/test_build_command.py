@@ -21,6 +21,7 @@ def project(tmp_path, monkeypatch):
     return tmp_path / "p"
 
 
+@pytest.mark.slow
 def test_build_prints_the_size_split(project, capsys):
     capsys.readouterr()
     assert main(["build", str(project)]) == 0
@@ -34,11 +35,13 @@ def test_build_prints_the_size_split(project, capsys):
     assert data["sizes"]["flash"]["total"] > data["sizes"]["flash"]["constants"] > 0
 
 
+@pytest.mark.slow
 def test_build_uses_the_object_cache_of_aot_cache_dir(project, tmp_path, capsys):
     assert main(["build", str(project)]) == 0
     assert any((tmp_path / "cache" / "objects").rglob("*.o"))
 
 
+@pytest.mark.slow
 def test_flash_starts_the_board_and_checks_the_model(project, capsys):
     assert main(["build", str(project)]) == 0
     capsys.readouterr()
@@ -56,6 +59,7 @@ def test_build_of_a_non_project(tmp_path, capsys):
     assert "not an aot firmware project" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_build_bounds_the_peak_stack_on_request(project, capsys):
     assert main(["build", str(project), "--stack", "--json"]) == 0
     peak = json.loads(capsys.readouterr().out)["stack_peak"]

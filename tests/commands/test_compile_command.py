@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from support.models import MODELS_DIR
@@ -34,6 +35,7 @@ def test_compile_with_target_and_tar(tmp_path, capsys):
     assert "art.tar" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_memory_report(tmp_path, capsys):
     assert main(["compile", KWS, "--board", "host/native", "-o", str(tmp_path / "a"),
                  "--memory-report"]) == 0
@@ -58,6 +60,7 @@ def test_errors_are_one_line_with_status_2(tmp_path, capsys):
     assert "not a usable C identifier" in err
 
 
+@pytest.mark.slow
 def test_model_too_big_for_the_board_names_sizes_and_tensors(tmp_path, capsys):
     # qemu/sifive-e has 16 KiB of RAM, 12 KiB beside its stack; ResNet-8 needs
     # 32,768 bytes of workspace plus its i/o.
@@ -77,6 +80,7 @@ def test_compile_for_llvm_is_refused_not_printed_as_c(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_codegen_llvm_writes_objects_for_every_kernel(tmp_path, capsys):
     out = tmp_path / "art"
     svdf = str(MODELS_DIR / "tflm_keyword_scrambled_int16.tflite")
@@ -161,6 +165,7 @@ def test_memory_budget_prints_the_choice_and_its_cost(tmp_path, capsys):
     assert meta["memory_plan"]["io_in_workspace"] is False
 
 
+@pytest.mark.slow
 def test_memory_budget_too_small_or_malformed_is_one_line(tmp_path, capsys):
     assert main(["compile", KWS, "--board", "qemu/mps2-an386", "-o", str(tmp_path / "a"),
                  "--memory-budget", "8K"]) == 2
@@ -229,6 +234,7 @@ def test_a_group_takes_memory_regions_on_the_command_line(tmp_path, capsys):
     assert (out / "codegen" / "grp_regions.ld").is_file()
 
 
+@pytest.mark.slow
 def test_patches_option_prints_the_stage_and_refuses_a_graph_without_one(tmp_path, capsys):
     out = tmp_path / "a"
     assert main(["compile", KWS, "--board", "host/native", "-o", str(out),
@@ -260,6 +266,7 @@ def test_no_code_size_says_the_code_size_was_not_measured(tmp_path, capsys, monk
     assert sizes["code"] is None and sizes["code_note"] == "code size not measured"
 
 
+@pytest.mark.slow
 def test_a_second_compile_takes_the_code_size_objects_from_the_cache(tmp_path, capsys,
                                                                      monkeypatch):
     from aot.codegen import cc as cc_module

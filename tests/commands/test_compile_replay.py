@@ -48,6 +48,7 @@ def test_an_unchanged_compile_prints_the_same_report_and_touches_nothing(tmp_pat
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == stamps
 
 
+@pytest.mark.slow
 def test_a_changed_artifact_option_model_aot_or_compiler_compiles_again(tmp_path, capsys,
                                                                         runs, monkeypatch):
     out, model = tmp_path / "art", tmp_path / "m.tflite"

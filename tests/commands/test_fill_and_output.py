@@ -101,6 +101,7 @@ def test_top_k_of_a_classifier_best_first_with_real_values():
     assert top_k(load_model(HELLO), [np.zeros((1, 1, 1), np.int8)]) is None   # a regressor
 
 
+@pytest.mark.slow
 def test_run_without_input_or_output_prints_the_top_classes(capsys):
     """``aot run MODEL``: inputs generated (--fill random by default), outputs printed."""
     graph = load_model(SPEECH)

@@ -80,6 +80,7 @@ def test_west_is_refused_with_what_to_do_instead(projects, capsys):
     assert "Zephyr build directory" in err and "openocd, pyocd" in err
 
 
+@pytest.mark.slow
 def test_a_missing_serial_port_is_named_before_flashing(projects, tmp_path):
     p = projects["st/nucleo-f746zg"]
     (p / "build").mkdir(exist_ok=True)

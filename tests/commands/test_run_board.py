@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import argparse
 import json
 
@@ -22,6 +23,7 @@ def _args(tmp_path, **kw) -> argparse.Namespace:
                               port=None, runner=None, **kw)
 
 
+@pytest.mark.slow
 def test_run_writes_outputs_and_prints_counts_class_and_memory(tmp_path, monkeypatch,
                                                                 capsys):
     monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
@@ -53,6 +55,7 @@ def test_top_classes_only_for_score_vectors():
     assert top_classes([np.zeros((2, 1, 3)), np.zeros((2, 1, 3))]) is None
 
 
+@pytest.mark.slow
 def test_aot_run_on_an_emulated_board(tmp_path, monkeypatch, capsys):
     from aot.cli import main
 

@@ -142,6 +142,7 @@ def _kws_records(path, board):
     return path
 
 
+@pytest.mark.slow
 def test_run_ignores_records_of_another_target(tmp_path, capsys):
     log = _kws_records(tmp_path / "kws.jsonl", "qemu/mps2-an386")
     np.save(tmp_path / "x.npy", np.zeros((1, 1, 1), np.int8))
@@ -177,6 +178,7 @@ def test_run_with_the_llvm_target_uses_the_jit_and_equals_the_c_build(tmp_path, 
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.load(tmp_path / "want.npy"))
 
 
+@pytest.mark.slow
 def test_run_with_the_llvm_target_needs_no_c_compiler(tmp_path, capsys, monkeypatch):
     model = str(MODELS_DIR / "tflm_mnist_lstm_int8.tflite")
     x = np.random.default_rng(0).integers(-128, 128, (2, 1, 28, 28), dtype=np.int8)

@@ -51,6 +51,7 @@ def test_kinds(capsys):
         ("cc", "did you mean 'c'?"),
     ],
 )
+@pytest.mark.one_fast
 def test_bad_targets_exit_2(arg, message):
     proc = subprocess.run(
         [sys.executable, "-m", "aot", "target", "show", arg], capture_output=True, text=True

@@ -14,6 +14,7 @@ from aot.cli import main
 HELLO = str(MODELS_DIR / "tflm_hello_world_int8.tflite")
 
 
+@pytest.mark.slow
 def test_verify_passes_and_writes_a_report(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
     report = tmp_path / "report.json"
@@ -29,6 +30,7 @@ def test_verify_passes_and_writes_a_report(tmp_path, monkeypatch, capsys):
     assert {"workspace_bytes", "flash_bytes", "ram_bytes"} <= set(data)
 
 
+@pytest.mark.slow
 def test_verify_fails_on_a_single_differing_value(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AOT_CACHE_DIR", str(tmp_path / "cache"))
     real = verify.reference_outputs
@@ -49,6 +51,7 @@ def test_verify_fails_on_a_single_differing_value(tmp_path, monkeypatch, capsys)
     assert json.loads(report.read_text())["passed"] is False
 
 
+@pytest.mark.slow
 def test_verify_on_a_board_the_model_does_not_fit(tmp_path, capsys):
     assert main(["verify", str(MODELS_DIR / "mlperf_ic_resnet8.tflite"), "--board",
                  "qemu/sifive-e", "--report", str(tmp_path / "r.json")]) == 2

@@ -99,6 +99,7 @@ def random_inputs(graph, seed: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("cores", [2, 3])
 @pytest.mark.parametrize("model", MODELS)
+@pytest.mark.one_fast
 def test_parts_one_after_another_are_bit_exact(model, cores):
     graph = load_model(MODELS_DIR / f"{model}.tflite")
     split = placed(graph, cores)

@@ -89,6 +89,7 @@ def test_nothing_fits_names_the_smallest_reachable_the_budget_and_the_peak():
     assert min(r for _, r in err.value.tried) == 16_000
 
 
+@pytest.mark.slow
 def test_compile_model_with_a_budget_trades_aliasing_for_ram():
     roomy = compile_model(KWS, "qemu/mps2-an386", memory_budget="64K", measure_code=False)
     assert roomy.budget.option == PlanOption(False, False, False)
@@ -105,6 +106,7 @@ def test_compile_model_with_a_budget_trades_aliasing_for_ram():
     assert plain.plan.io_in_workspace and plain.sizes.workspace == 9_280
 
 
+@pytest.mark.slow
 def test_compile_model_honours_the_choices_given_with_a_budget():
     with pytest.raises(MemoryBudgetError, match=r"needs 16000 bytes \(i/o inside, no aliasing"):
         compile_model(KWS, "qemu/mps2-an386", memory_budget="12K", inplace=False,

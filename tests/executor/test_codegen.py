@@ -50,6 +50,7 @@ def _reference(graph, inputs):
 @pytest.mark.parametrize("options", [
     {}, {"constants_as_params": True}, {"scratch": 32}, {"io_in_workspace": True}],
     ids=["plain", "constant-args", "scratch", "io-in-workspace"])
+@pytest.mark.one_fast
 def test_toy_model_matches_reference(options, tmp_path):
     options = dict(options)
     io_in_ws = options.pop("io_in_workspace", False)
@@ -124,6 +125,7 @@ def _strict_compile(cc, flags, compiled, tmp_path):
 
 
 @pytest.mark.parametrize("io_in_ws", [False, True])
+@pytest.mark.one_fast
 def test_generated_c_is_warning_free_on_host(io_in_ws, tmp_path):
     compiled = compile_model(toy_graph(True), "host/native", name="toy",
                              io_in_workspace=io_in_ws,
@@ -142,6 +144,7 @@ def test_generated_c_is_warning_free_for_cortex_m4(tmp_path):
                                           "-mfpu=fpv4-sp-d16"], compiled, tmp_path)
 
 
+@pytest.mark.slow
 def test_toy_model_is_clean_under_sanitizers(tmp_path):
     graph = toy_graph()
     compiled = compile_model(graph, "host/native", name="toy",

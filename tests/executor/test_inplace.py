@@ -78,6 +78,7 @@ def _in_place(plan):
 
 
 @pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "sanitized"])
+@pytest.mark.one_fast
 def test_residual_add_overwrites_its_dying_operand_and_stays_exact(sanitize, tflm,  # noqa: F811
                                                                    tmp_path):
     model = residual_model(reused_later=False)
@@ -148,6 +149,7 @@ class _Refusing:
         return support_files(target)
 
 
+@pytest.mark.slow
 def test_a_refused_pair_keeps_its_own_buffer(tflm, tmp_path):  # noqa: F811
     model = residual_model(reused_later=False)
     path = tmp_path / "m.tflite"

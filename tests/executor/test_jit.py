@@ -85,6 +85,7 @@ def _both(graph, inputs, tmp_path, **options):
 
 @pytest.mark.parametrize("io_in_workspace", [False, True])
 @pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.one_fast
 def test_real_kernels_through_the_jit_equal_the_c_entry(io_in_workspace, inplace, tmp_path):
     inputs = _inputs(3)
     c_out, llvm_out = _both(toy_graph(), inputs, tmp_path, io_in_workspace=io_in_workspace,
@@ -135,6 +136,7 @@ def test_reset_restores_the_state():
     np.testing.assert_array_equal(model.run([x])[0], first)
 
 
+@pytest.mark.slow
 def test_a_jit_model_outlives_the_compiled_model_it_came_from(tmp_path):
     """`compile_model(...).jit()` drops the compiled model at once; its kernels'
     code must stay alive with the JitModel (this crashed with a segfault once

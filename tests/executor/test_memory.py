@@ -205,6 +205,7 @@ def lifetimes(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(lifetimes(), st.sampled_from([1, 4, 16]), st.sampled_from(sorted(ALGORITHMS)))
+@pytest.mark.slow
 def test_random_lifetimes_never_overlap(case, alignment, algorithm):
     spec, steps = case
     buffers = [Buffer([], size, start, end) for size, start, end in spec]

@@ -61,6 +61,7 @@ def _int8_chain(h=12, w=11):
 
 
 @pytest.mark.parametrize("grid", ["2x2", "3x3", "4x1", "1x3"])
+@pytest.mark.one_fast
 def test_int8_chain_by_patches_is_bit_exact(grid, tmp_path):
     g = _int8_chain()
     m = compile_model(g, "host/native", patches=grid, measure_code=False)
@@ -77,6 +78,7 @@ def test_int8_chain_by_patches_is_bit_exact(grid, tmp_path):
     np.testing.assert_array_equal(_host(m, x, tmp_path), _reference(g, x))
 
 
+@pytest.mark.slow
 def test_float_chain_fills_with_minus_infinity_and_zero(tmp_path):
     """A float max pool reads -inf outside the image, a float convolution 0.0."""
     rng = np.random.default_rng(2)
@@ -134,6 +136,7 @@ def test_a_grid_on_a_graph_without_a_stage_is_refused():
 
 
 @pytest.mark.parametrize("grid", [(2, 2), (3, 3)])
+@pytest.mark.one_fast
 def test_a_residual_stage_reads_the_middle_of_its_input_patch(grid, tmp_path):
     """x -> conv -> conv -> add(x): the add reads x's patch without the convolutions' halo,
     through a strided_slice at a fixed offset."""
@@ -156,6 +159,7 @@ def test_a_residual_stage_reads_the_middle_of_its_input_patch(grid, tmp_path):
 
 
 @pytest.mark.parametrize("grid", ["2x2", "4x1"])
+@pytest.mark.one_fast
 def test_the_llvm_jit_runs_the_same_patch_loop_bit_exact(grid):
     g = _int8_chain()
     m = compile_model(g, "llvm", patches=grid, measure_code=False)
@@ -183,6 +187,7 @@ def test_vww_by_patches_is_bit_exact_and_smaller(tmp_path):
     np.testing.assert_array_equal(_host(m, x, tmp_path), _host(whole, x, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_budget_no_plan_meets_tries_stages(tmp_path):
     g = _int8_chain(24, 24)
     whole = compile_model(g, "host/native", memory_budget=5000, measure_code=False)
@@ -195,12 +200,14 @@ def test_a_budget_no_plan_meets_tries_stages(tmp_path):
     np.testing.assert_array_equal(_host(m, x, tmp_path), _reference(g, x))
 
 
+@pytest.mark.slow
 def test_a_budget_below_every_stage_reports_the_plan_without_patches():
     with pytest.raises(MemoryBudgetError, match="smallest plan reachable needs 4608 bytes"):
         compile_model(_int8_chain(24, 24), "host/native", memory_budget=1000,
                       measure_code=False)
 
 
+@pytest.mark.slow
 def test_auto_keeps_the_plan_with_less_ram(monkeypatch):
     """The stage's estimate misses the plan's overlaps (VWW with its input in the
     workspace: 36,864 bytes without patches, 44,316 with auto's stage): auto compares the

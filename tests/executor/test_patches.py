@@ -246,6 +246,7 @@ def _random_chain(draw):
 
 @given(_random_chain(), st.integers(0, 1000))
 @settings(max_examples=60, deadline=None)
+@pytest.mark.slow
 def test_random_int8_chains_are_bit_exact_for_every_stage(case, seed):
     g, grid = case
     assert P.stage_lengths(g) == list(range(1, len(g.nodes) + 1))

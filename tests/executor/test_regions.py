@@ -312,6 +312,7 @@ def test_const_with_the_llvm_codegen_is_refused():
                       measure_code=False)
 
 
+@pytest.mark.slow
 def test_a_budget_with_regions_counts_ram_and_the_other_regions_take_the_rest():
     from aot.executor.budget import ram_bytes
     for budget in (12 * 1024, 6 * 1024):
@@ -403,6 +404,7 @@ def test_a_group_shares_one_array_per_region_and_one_script():
     assert g.metadata()["build"]["linker_scripts"] == ["codegen/grp_regions.ld"]
 
 
+@pytest.mark.slow
 def test_a_group_refuses_memories_it_cannot_share():
     from aot.compile import group_models
     a = compile_model(KWS, "qemu/mps3-an547", name="a", memory_regions="ram:9K,isram+stack",

@@ -20,6 +20,7 @@ RESNET8 = MODELS_DIR / "mlperf_ic_resnet8.tflite"
 
 
 @pytest.mark.parametrize("spec", ["stream:1", "stream:2", "stream:3", "stream"])
+@pytest.mark.one_fast
 def test_int8_chain_by_bands_is_bit_exact(spec, tmp_path):
     g = _int8_chain()  # output 6x6: bands of 1, 2, 3 rows
     m = compile_model(g, "host/native", patches=spec, measure_code=False)
@@ -52,6 +53,7 @@ def _float_residual():
 
 
 @pytest.mark.parametrize("band", [1, 3])
+@pytest.mark.one_fast
 def test_float_strided_residual_by_bands_is_bit_exact(band, tmp_path):
     g = _float_residual()
     m = compile_model(g, "host/native", patches=StreamChoice(4, band), measure_code=False)
@@ -64,6 +66,7 @@ def test_float_strided_residual_by_bands_is_bit_exact(band, tmp_path):
 
 
 @pytest.mark.parametrize("spec", ["stream:1", "stream:3"])
+@pytest.mark.one_fast
 def test_the_llvm_jit_runs_the_same_band_loop_bit_exact(spec):
     g = _int8_chain()
     m = compile_model(g, "llvm", patches=spec, measure_code=False)
@@ -115,6 +118,7 @@ def test_streams_with_memory_regions_are_not_supported_yet():
                       measure_code=False)
 
 
+@pytest.mark.slow
 def test_the_default_streams_resnet8_and_off_turns_it_off():
     m = compile_model(RESNET8, "host/native", measure_code=False)
     assert isinstance(m.patches, StreamCode) and m.patches.stage.band == 1
@@ -123,6 +127,7 @@ def test_the_default_streams_resnet8_and_off_turns_it_off():
     assert off.patches is None and off.sizes.workspace == 32768
 
 
+@pytest.mark.slow
 def test_the_default_keeps_no_stage_where_the_plan_without_is_smaller():
     """KWS: a stream stage lowers the whole-step estimate (16,000 -> 13,710 bytes) but not
     the plan with overlaps (9,280): the default compiles both and keeps the smaller."""
@@ -158,6 +163,7 @@ def test_the_default_streams_a_model_too_big_for_the_board_without(monkeypatch):
     assert isinstance(m.patches, StreamCode) and m.sizes.ram <= 12288
 
 
+@pytest.mark.slow
 def test_the_default_prints_and_measures_only_the_plan_it_keeps(monkeypatch):
     """ResNet-8: both plans are made (lowered and placed), but C is printed and its code
     measured for the kept one only."""

@@ -261,6 +261,7 @@ def test_bounded_search_chooses_what_the_exhaustive_search_chooses(graph):
         assert _key(S.choose_stream(graph, band=band)) == _key(_exhaustive(graph, band=band))
 
 
+@pytest.mark.slow
 def test_stream_search_analyses_a_bounded_number_of_candidates(monkeypatch):
     """Planning grows linearly with the layers: past the first few layers one row of each
     layer's output already outweighs the best peak, so 120 and 240 layers analyse the same

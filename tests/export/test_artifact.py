@@ -174,6 +174,7 @@ def test_the_make_fragment_compiles_with_the_records_flags_and_cflags_win(compil
                     reason="needs cmake and arm-none-eabi-gcc")
 @pytest.mark.parametrize("extra, want, unwanted", [
     ((), " -O2", None), (("-DCMAKE_BUILD_TYPE=MinSizeRel",), " -Os", " -O2")])
+@pytest.mark.one_fast
 def test_the_cmake_library_compiles_with_the_records_flags_unless_a_build_type(
         compiled, tmp_path, extra, want, unwanted):
     from aot.commands.config import toolchain_file

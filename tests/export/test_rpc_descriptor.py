@@ -7,6 +7,7 @@ output, which equals the reference interpreter's.
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 
 import numpy as np
@@ -21,6 +22,7 @@ from flash.host import HostConfig, HostRunner
 MODEL = MODELS_DIR / "tflm_micro_speech.tflite"
 
 
+@pytest.mark.slow
 def test_rpc_firmware_runs_the_compiled_model(tmp_path):
     compiled = compile_model(MODEL, "host/native", name="speech", measure_code=False)
     art = compiled.write(tmp_path / "art")

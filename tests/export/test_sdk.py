@@ -62,6 +62,7 @@ def test_esp_idf_component_registers_every_library_source(tmp_path, capsys):
 @needs_cmake
 @pytest.mark.skipif(shutil.which("riscv64-unknown-elf-gcc") is None,
                     reason="needs riscv64-unknown-elf-gcc")
+@pytest.mark.slow
 def test_esp_idf_component_sources_cross_compile_for_the_esp32c3(tmp_path):
     out = _compile(tmp_path, "espressif/esp32c3-devkitm", "esp-idf")
     stand_in = tmp_path / "idf"
@@ -149,6 +150,7 @@ def test_pico_sdk_application_runs_the_model_from_its_main(tmp_path):
 
 @needs_cmake
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+@pytest.mark.slow
 def test_pico_sdk_application_builds_against_the_sdks_declarations(tmp_path):
     out = _compile(tmp_path, "raspberrypi/pico", "pico-sdk")
     sdk = tmp_path / "sdk"

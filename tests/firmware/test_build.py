@@ -20,6 +20,7 @@ RUNTIME_SOURCES = {"runtime/src/frame.c", "runtime/src/model.c", "runtime/src/rp
                    "runtime/ports/mps2/port.c"}
 
 
+@pytest.mark.slow
 def test_make_build_reports_sizes_by_part(hello_artifact, tmp_path):
     project = create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "p")
     result = build_project(project, jobs=2)
@@ -45,6 +46,7 @@ def test_make_build_reports_sizes_by_part(hello_artifact, tmp_path):
     assert s.ram == sections[".data"] + sections[".bss"] + sections[".stack"]
 
 
+@pytest.mark.slow
 def test_second_project_reuses_cached_runtime_objects(hello_artifact, tmp_path):
     first = build_project(create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "a"),
                           cache_dir=tmp_path / "cache")
@@ -56,6 +58,7 @@ def test_second_project_reuses_cached_runtime_objects(hello_artifact, tmp_path):
     assert second.elf.read_bytes() == first.elf.read_bytes()
 
 
+@pytest.mark.slow
 def test_other_flags_miss_the_cache(hello_artifact, tmp_path):
     build_project(create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "a"),
                   cache_dir=tmp_path / "cache")
@@ -68,6 +71,7 @@ def test_other_flags_miss_the_cache(hello_artifact, tmp_path):
     assert result.restored == [] and RUNTIME_SOURCES <= set(result.compiled)
 
 
+@pytest.mark.slow
 def test_cmake_builds_the_same_project(hello_artifact, tmp_path):
     project = create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "p")
     build = tmp_path / "cmake-build"
@@ -89,6 +93,7 @@ def _small_board(tmp_path, ram: int):
     return load_board_file(path)
 
 
+@pytest.mark.slow
 def test_firmware_too_big_for_the_board_names_the_sizes(hello_artifact, tmp_path):
     project = create_project(hello_artifact, _small_board(tmp_path, 4096), tmp_path / "p")
     with pytest.raises(BuildError, match=r"does not fit qemu/mps2-an386: RAM overflows by "

@@ -66,6 +66,7 @@ def test_shared_model_on_the_board_is_bit_exact_or_refused_with_sizes(tag, model
 
 
 @pytest.mark.parametrize("tag", sorted(BOARDS))
+@pytest.mark.one_fast
 def test_a_model_larger_than_the_boards_ram_is_refused_with_both_sizes(tag):
     from kernels.graphs import conv_graph  # tests/kernels/graphs.py
 

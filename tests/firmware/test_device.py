@@ -33,6 +33,7 @@ def _sequence(tflm_inputs: list[list[np.ndarray]]) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("tag", BOARDS)
+@pytest.mark.one_fast
 def test_hello_world_on_each_emulated_board_equals_tflm(tag, tflm, object_cache,  # noqa: F811
                                                          tmp_path):
     x = np.load(MODELS_DIR / "samples" / "tflm_hello_world_int8.npy")
@@ -48,6 +49,7 @@ def test_hello_world_on_each_emulated_board_equals_tflm(tag, tflm, object_cache,
     assert report["workspace_bytes"] == compiled.sizes.workspace
 
 
+@pytest.mark.slow
 def test_stateful_model_keeps_its_state_across_runs(tflm, object_cache, tmp_path):  # noqa: F811
     # The LSTM's hidden and cell state (60 bytes) carry over between invocations.
     path = MODELS_DIR / "tflm_mnist_lstm_int8.tflite"
@@ -64,6 +66,7 @@ def test_stateful_model_keeps_its_state_across_runs(tflm, object_cache, tmp_path
     assert not np.array_equal(fresh, want[-1])
 
 
+@pytest.mark.slow
 def test_cmake_built_firmware_runs(hello_artifact, tmp_path):
     project = create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "p")
     build = tmp_path / "cmake-build"
@@ -88,6 +91,7 @@ def compiled_graph():
     return load_model(HELLO)
 
 
+@pytest.mark.slow
 def test_model_too_big_for_the_board_is_an_error_with_sizes(tmp_path):
     # 16 KiB of RAM on sifive-e, 4 KiB of it stack; ResNet-8's activations
     # need 32,768 bytes.
@@ -135,6 +139,7 @@ def test_anomaly_autoencoder_on_each_emulated_board_equals_tflm(
     np.testing.assert_array_equal(run.outputs[0], np.stack([w[0] for w in want]))
 
 
+@pytest.mark.slow
 def test_a_crashing_model_ends_with_the_fault_named(hello_artifact, tmp_path):
     from aot.firmware import build_project, run_project
 

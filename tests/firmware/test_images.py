@@ -92,6 +92,7 @@ def flat_binary(elf, objcopy: str, tmp_path) -> bytes:
     return out.read_bytes()
 
 
+@pytest.mark.slow
 def test_pico_uf2_blocks_carry_the_whole_image_from_0x10000000(pico, tmp_path):
     board = load_board("raspberrypi/pico")
     assert pico.image == image_path(pico.project) and pico.image.suffix == ".uf2"
@@ -149,6 +150,7 @@ def _elf_entry_and_sections(elf: bytes) -> tuple[int, dict[int, bytes]]:
     return entry, found
 
 
+@pytest.mark.slow
 def test_esp32c3_image_reads_back_with_esptool(esp32c3):
     from esptool.bin_image import LoadFirmwareImage
     from esptool.cmds import image_info

@@ -10,6 +10,7 @@ put it.  The F746 is not emulated by QEMU, so this checks the link only
 from __future__ import annotations
 
 
+import pytest
 from support import linked
 from support.models import MODELS_DIR
 
@@ -18,6 +19,7 @@ from aot.compile import compile_model
 KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
 
 
+@pytest.mark.slow
 def test_dtcm_holds_workspace_constants_and_stack_on_the_f746(object_cache, tmp_path):
     compiled = compile_model(KWS, "st/nucleo-f746zg", name="kws",
                              memory_regions="ram,dtcm+const+stack", measure_code=False)

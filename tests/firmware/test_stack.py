@@ -58,6 +58,7 @@ def test_recursion_and_dynamic_frames_are_unbounded():
     assert deepest("vla", frames, calls) == (32, False)
 
 
+@pytest.mark.slow
 def test_real_project_has_bounded_runtime_and_model_stacks(hello_artifact, tmp_path,
                                                           object_cache):
     project = create_project(hello_artifact, "qemu/mps2-an386", tmp_path / "p")
@@ -69,6 +70,7 @@ def test_real_project_has_bounded_runtime_and_model_stacks(hello_artifact, tmp_p
     assert usage.peak == usage.runtime + usage.model + usage.exception < 8192
 
 
+@pytest.mark.slow
 def test_port_flags_are_used_so_riscv_projects_find_their_c_library(tmp_path, object_cache):
     # The sifive_e port builds against picolibc (--specs in its port.mk): without
     # the port's flags the analysis cannot even find <stdint.h>.
@@ -146,6 +148,7 @@ def test_exception_frames_follow_the_core(macros, frame):
 
 @pytest.mark.parametrize("tag, frame", [("qemu/mps2-an386", 104 + 4),   # Cortex-M4F
                                         ("qemu/mps2-an385", 32 + 4)])   # Cortex-M3
+@pytest.mark.one_fast
 def test_peak_leaves_room_for_an_exception_and_counts_library_calls(tag, frame, tmp_path,
                                                                     object_cache):
     compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", tag, name="hello",

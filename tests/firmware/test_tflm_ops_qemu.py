@@ -201,16 +201,19 @@ def _check(name, model_fn, make_input, tflm, object_cache, tmp_path, n=3):  # no
     np.testing.assert_array_equal(run.outputs[0], want)
 
 
+@pytest.mark.slow
 def test_int8_operators_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("chain8", _int8_chain, lambda r: r.integers(-128, 128, (1, 4, 4, 3)).astype(np.int8),
            tflm, object_cache, tmp_path)
 
 
+@pytest.mark.slow
 def test_float_operators_on_qemu_equal_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("chainf", _float_chain, lambda r: r.normal(size=(1, 4, 4, 3)).astype(np.float32),
            tflm, object_cache, tmp_path)
 
 
+@pytest.mark.slow
 def test_resource_variable_state_on_qemu_equals_tflm(tflm, object_cache, tmp_path):  # noqa: F811
     _check("stream", _streaming, lambda r: r.integers(-30, 30, (1, 6)).astype(np.int8),
            tflm, object_cache, tmp_path, n=4)

@@ -290,6 +290,7 @@ def host_fw(tmp_path_factory):
     return fw.build(tmp_path_factory.mktemp("fw"))
 
 
+@pytest.mark.slow
 def test_host_runner_serves_rpc_on_a_socket_and_cleans_up(host_fw):
     runner = HostRunner(HostConfig(executable=host_fw))
     with runner as url:

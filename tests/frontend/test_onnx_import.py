@@ -230,6 +230,7 @@ def _small_qdq_model() -> bytes:
 
 
 @pytest.mark.parametrize("source", ["qdq_mnist", "small"])
+@pytest.mark.one_fast
 def test_mutated_copies_raise_only_model_errors(source, models_dir):
     """Changed bytes either still import or raise ModelError; nothing else escapes."""
     good = ((models_dir / QDQ_MODEL).read_bytes() if source == "qdq_mnist"

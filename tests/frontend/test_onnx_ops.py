@@ -496,6 +496,7 @@ def test_constant_and_identity_nodes():
 
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
 @pytest.mark.parametrize("activations", ["QInt8", "QUInt8"])
+@pytest.mark.one_fast
 def test_model_quantized_by_onnxruntime(activations, per_channel, tmp_path):
     """A small CNN through onnxruntime's own QDQ quantizer: integer compute up to the
     float Softmax (its output scale is not TFLM's 1/256), one output step at most."""
@@ -772,6 +773,7 @@ def test_slice_with_a_negative_step_on_data_is_refused():
 
 @pytest.mark.parametrize("zp", [0, -1200])
 @pytest.mark.parametrize("through_int8", [False, True], ids=["from_float", "from_int8"])
+@pytest.mark.one_fast
 def test_int16_quantize_linear_of_an_activation(zp, through_int8, tmp_path):
     """QuantizeLinear to int16 (opset 21) becomes a QUANTIZE node (float or int8 in); its
     DequantizeLinear returns to the float path.  TFLM's rounding (half away from zero)

@@ -176,6 +176,7 @@ def test_compile_model_passes_the_shapes_on(model_path):
 
 # ---------------------------------------------------------------------- command line
 
+@pytest.mark.slow
 def test_aot_run_on_the_host_with_and_without_input_shape(model_path, tmp_path, capsys):
     data = model_path.read_bytes()
     x1 = _rand((2, 1, 3, 8, 8), 7)  # two invocations of batch 1

@@ -101,6 +101,7 @@ def test_k_computed_at_run_time_is_refused():
 @pytest.mark.parametrize("target", ["host/native", "llvm"])
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int64"])
 @pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.one_fast
 def test_host_kernel_equals_the_reference(dtype, largest, target, tmp_path):
     """The kernel (ranks, then the position of each rank) on the host, as C and
     through LLVM's JIT, both outputs, with ties and the extreme int8 values."""

@@ -95,6 +95,7 @@ def _structured_mutation(rng: random.Random, model) -> bytes:
 
 @pytest.mark.parametrize("count", [pytest.param(15, id="fast"),
                                    pytest.param(150, id="long", marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_structured_mutations(models_dir, count):
     from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
 

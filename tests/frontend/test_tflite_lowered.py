@@ -85,6 +85,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.one_fast
 def test_lowered_operator_matches_tflm(case, tflm, tmp_path):  # noqa: F811
     model = CASES[case]()
     path = tmp_path / f"{case}.tflite"

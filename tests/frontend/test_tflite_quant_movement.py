@@ -110,6 +110,7 @@ PARAMS = [pytest.param(name, d, id=f"{name}-{d}") for name, (dtypes, _) in CASES
 
 
 @pytest.mark.parametrize("name, dtype", PARAMS)
+@pytest.mark.one_fast
 def test_raw_copy_between_quantizations_equals_tflm(name, dtype, tflm, tmp_path):  # noqa: F811
     model = CASES[name][1](dtype)
     path = tmp_path / "m.tflite"

@@ -60,6 +60,7 @@ SUPPORTED = {
 
 
 @pytest.mark.parametrize("case", sorted(SUPPORTED))
+@pytest.mark.one_fast
 def test_integer_svdf_on_the_host_equals_tflm(case, tflm, tmp_path):  # noqa: F811
     model = svdf_model(**SUPPORTED[case])
     path = tmp_path / "svdf.tflite"

@@ -43,6 +43,7 @@ def _streaming_model(dtype="float32", init_value=0, shape=(1, 4), op="ADD") -> b
 
 @pytest.mark.parametrize("dtype, op", [("float32", "ADD"), ("int8", "ADD"),
                                        ("float32", "MAXIMUM")])
+@pytest.mark.one_fast
 def test_state_carries_across_invocations_as_in_tflm(dtype, op, tflm, tmp_path):  # noqa: F811
     zero = -3 if dtype == "int8" else 0
     model = _streaming_model(dtype, zero, op=op)
@@ -64,6 +65,7 @@ def test_state_carries_across_invocations_as_in_tflm(dtype, op, tflm, tmp_path):
 
 
 @pytest.mark.parametrize("dtype, start", [("float32", 1.5), ("int8", 7)])
+@pytest.mark.one_fast
 def test_start_values_from_the_init_subgraph_as_in_tflm(dtype, start, tflm,  # noqa: F811
                                                          tmp_path):
     model = _streaming_model(dtype, start)
@@ -125,6 +127,7 @@ def _if_model(dtype="float32") -> bytes:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int8"])
+@pytest.mark.one_fast
 def test_if_runs_the_taken_branch_as_tflm(dtype, tflm, tmp_path):  # noqa: F811
     model = _if_model(dtype)
     path = tmp_path / "m.tflite"

@@ -52,6 +52,7 @@ def test_float_activation(op, attrs):
 
 @pytest.mark.parametrize("op", ["logistic", "tanh"])
 @pytest.mark.parametrize("scale", [0.001, 1 / 4096, 1 / 2048, 3e-5])
+@pytest.mark.one_fast
 def test_int16_logistic_and_tanh_match_the_reference_on_every_input(op, scale):
     g = _unary(op, {}, "int16", Q(scale, 0), Q(1 / 32768, 0), shape=(256, 256))
     x = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
@@ -91,6 +92,7 @@ MOVEMENT = [
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("op, shapes, attrs", MOVEMENT,
                          ids=[f"{m[0]}-{i}" for i, m in enumerate(MOVEMENT)])
+@pytest.mark.one_fast
 def test_data_movement(op, shapes, attrs, dtype):
     g = _movement(op, shapes, dtype, **attrs)
     check_graph(g, seeded_inputs(g, 9))
@@ -149,6 +151,7 @@ MEANS = [
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 @pytest.mark.parametrize("shape, axes, keep", MEANS, ids=[str(m) for m in MEANS])
+@pytest.mark.one_fast
 def test_mean(shape, axes, keep, dtype):
     b = GraphBuilder("mean")
     if dtype == "float32":

@@ -17,6 +17,7 @@ from support.tflite_builder import DTYPES, ModelBuilder
 @pytest.mark.parametrize("op", ["ARG_MAX", "ARG_MIN"])
 @pytest.mark.parametrize("dtype, axis, out", [("int8", -1, "int32"), ("int8", 1, "int32"),
                                               ("float32", 0, "int32"), ("int8", 2, "int32")])
+@pytest.mark.one_fast
 def test_matches_tflm(op, dtype, axis, out, tflm, tmp_path):  # noqa: F811
     shape = (2, 5, 6)
     q = {"scale": 0.1, "zero_point": -4} if dtype == "int8" else {}

@@ -17,6 +17,7 @@ from graphs import conv_graph, dense_graph
 from kernel_checks import all_values, check_graph, seeded_inputs
 from support.disasm import disassemble
 from support.host_c import assert_no_mismatches
+from support.marks import fast_first
 
 from aot.kernels import lower_group
 from aot.passes import annotations, optimize
@@ -122,7 +123,14 @@ def _graph(op, variant, seed):
     return conv_graph(op, seed=seed, **variant)
 
 
-@pytest.mark.parametrize("op, variant", CASES, ids=lambda v: str(v))
+#: The fast subset keeps the first case of each operator (and every dense case,
+#: which is cheap); the other layouts run with the slow tests.
+FAST_CASES = [i for i, (op, _) in enumerate(CASES)
+              if op == "dense" or i == [o for o, _ in CASES].index(op)]
+
+
+@pytest.mark.parametrize("op, variant", fast_first(CASES, FAST_CASES, unpack=True),
+                         ids=lambda v: str(v))
 def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     g = _graph(op, variant, 21)
     kernels = check_graph(g, seeded_inputs(g, 21), target=ARM)
@@ -190,7 +198,11 @@ def test_the_cortex_m4_build_uses_smlad(tmp_path):
     assert "smlad" in dis and "sxtb16" in dis
 
 
-@pytest.mark.parametrize("opt", ["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+#: The levels other than the first run with the slow tests.
+OPT_LEVELS = fast_first(["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+
+
+@pytest.mark.parametrize("opt", OPT_LEVELS)
 def test_the_cortex_m4_convolutions_build_at_every_optimization_level(opt, tmp_path):
     """The inline-assembly blocks need 13 registers: where GCC cannot give them
     (size optimization) the C blocks stand in, never an "impossible
@@ -204,7 +216,7 @@ def test_the_cortex_m4_convolutions_build_at_every_optimization_level(opt, tmp_p
         assert "smlad" in dis
 
 
-@pytest.mark.parametrize("opt", ["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+@pytest.mark.parametrize("opt", OPT_LEVELS)
 def test_the_cortex_m4_packed_dense_builds_at_every_optimization_level(opt, tmp_path):
     """The packed dense block in assembly needs 13 registers (loop bound
     included); every optimization level builds it or the C loop, with every
@@ -218,7 +230,7 @@ def test_the_cortex_m4_packed_dense_builds_at_every_optimization_level(opt, tmp_
         assert "smlad" in dis and "sxtb16" in dis
 
 
-@pytest.mark.parametrize("opt", ["-O1", "-Os", "-O3", "-Og", "-O2 -fno-omit-frame-pointer"])
+@pytest.mark.parametrize("opt", OPT_LEVELS)
 def test_the_cortex_m4_depthwise_builds_at_every_optimization_level(opt, tmp_path):
     """The 3x3 depthwise assembly taps need 13 registers (as the convolution's
     blocks): every level builds, size optimization with the C loop."""

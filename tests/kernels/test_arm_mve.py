@@ -69,6 +69,7 @@ def _disassembly(graph, flags, tmp_path) -> str:
                  id="conv-tail"),
     pytest.param(lambda: _graph("dense", {"depth": 37, "units": 9}, 5), id="dense"),
 ])
+@pytest.mark.one_fast
 def test_cortex_m55_builds_run_vmladava_and_cortex_m4_builds_do_not(graph, tmp_path):
     g = graph()
     m55 = _disassembly(g, M55, tmp_path)
@@ -78,6 +79,7 @@ def test_cortex_m55_builds_run_vmladava_and_cortex_m4_builds_do_not(graph, tmp_p
 
 
 @ARM_GCC
+@pytest.mark.slow
 def test_cortex_m55_conv_steps_alternate_vector_loads_and_vmladavas(tmp_path):
     # kernel rows of 48 bytes: the 2x2 block's pipelined asm step, each of
     # its four post-increment loads followed by a VMLADAVA (the units overlap)
@@ -129,6 +131,7 @@ def test_an_epilogue_of_another_form_stays_scalar():
 
 
 @pytest.mark.parametrize("variant", RESIDUAL_VARIANTS, ids=lambda v: str(v))
+@pytest.mark.one_fast
 def test_a_fused_residual_epilogue_is_one_row_call_on_arm_mve(variant):
     g = _graph("conv2d", {**variant, "residual": True}, 5)
     ag = optimize(g)

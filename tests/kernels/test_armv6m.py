@@ -39,6 +39,7 @@ pytestmark = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
 
 @pytest.mark.parametrize("cpu", CPUS)
 @pytest.mark.parametrize("model", MODELS)
+@pytest.mark.one_fast
 def test_m0_kernels_need_nothing_armv6m_lacks(model, cpu, tmp_path):
     target = M0.replace("cortex-m0", cpu)
     root = compile_model(MODELS_DIR / model, target, name="m", measure_code=False).write(tmp_path)

@@ -38,6 +38,7 @@ def _values(rng, dtype, shape):
 ])
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 @pytest.mark.parametrize("const_rhs", [False, True])
+@pytest.mark.one_fast
 def test_matches_tflm(a_shape, b_shape, adj_x, adj_y, dtype, const_rhs, tflm,  # noqa: F811
                       tmp_path):
     qa, qb, qy = _QUANT[dtype]
@@ -83,6 +84,7 @@ def test_mismatched_inner_sizes_are_refused_at_import(tmp_path):
 
 
 @pytest.mark.parametrize("za, zb", [(0, 0), (0, -7), (5, 0), (-128, 127)])
+@pytest.mark.one_fast
 def test_int8_zero_point_folding_matches_tflm(za, zb, tflm, tmp_path):  # noqa: F811
     """The int8 row kernel folds each zero point into a row or column sum only
     where it is nonzero (attention's softmax output has -128, its values 0)."""

@@ -102,6 +102,7 @@ def test_pack_wide_pairs_alternates_the_chunks_of_two_channels():
         pack_wide_pairs(np.zeros((2, 6), np.int8), 6)
 
 
+@pytest.mark.slow
 def test_the_blocked_helper_computes_every_block_shape_on_random_shapes():
     cases = _host_cases(56, 5)
     assert any(c["ww"] == 2 for c in cases)
@@ -182,6 +183,7 @@ def _fused_cases(n: int, seed: int):
     return out
 
 
+@pytest.mark.slow
 def test_the_fused_blocked_helper_requantizes_every_block_shape_as_tflite_does():
     cases = _fused_cases(64, 11)
     src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"']
@@ -290,6 +292,7 @@ def _blocked_cases(prefix: str, seed: int):
     return cases
 
 
+@pytest.mark.slow
 def test_blocked_convolutions_match_the_reference_on_the_host():
     from kernel_checks import run_kernel
     for kernel, name, before, after in _blocked_cases("blk", 31):

@@ -31,6 +31,7 @@ def _check(model: bytes, xs, tflm, tmp_path):  # noqa: F811
 
 @pytest.mark.parametrize("op", COMPARISONS)
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.one_fast
 def test_comparison_matches_tflm(op, dtype, tflm, tmp_path):  # noqa: F811
     """Two quantized operands of different scales (compared on a common scale),
     the second broadcast; float compared as it is."""
@@ -54,6 +55,7 @@ def test_comparison_matches_tflm(op, dtype, tflm, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT"])
+@pytest.mark.one_fast
 def test_logical_operators_match_tflm(op, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     ins = [mb.input("a", [4, 5], "bool")]

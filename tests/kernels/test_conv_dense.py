@@ -33,6 +33,7 @@ def _id(v):
 
 
 @pytest.mark.parametrize("variant", CONV_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_conv2d_int8(variant):
     g = conv_graph("conv2d", seed=1, **variant)
     kernels = check_graph(g, seeded_inputs(g, 1))
@@ -43,6 +44,7 @@ def test_conv2d_int8(variant):
 @pytest.mark.parametrize("variant", CONV_VARIANTS + [{"depth_multiplier": 2},
                                                      {"depth_multiplier": 3, "cin": 1}],
                          ids=_id)
+@pytest.mark.one_fast
 def test_depthwise_conv2d_int8(variant):
     g = conv_graph("depthwise_conv2d", seed=2, **variant)
     check_graph(g, seeded_inputs(g, 2))
@@ -51,6 +53,7 @@ def test_depthwise_conv2d_int8(variant):
 @pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d"])
 @pytest.mark.parametrize("variant", [{}, {"strides": (2, 2), "activation": "relu"},
                                      {"bias": False, "activation": "relu6"}], ids=_id)
+@pytest.mark.one_fast
 def test_conv_float32(op, variant):
     g = conv_graph(op, seed=3, dtype="float32", **variant)
     check_graph(g, seeded_inputs(g, 3))
@@ -72,6 +75,7 @@ DENSE_VARIANTS = [
 
 
 @pytest.mark.parametrize("variant", DENSE_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_dense(variant):
     g = dense_graph(seed=4, **variant)
     check_graph(g, seeded_inputs(g, 4))

@@ -133,6 +133,7 @@ FUSED = [
 
 
 @pytest.mark.parametrize("variant", FUSED, ids=str)
+@pytest.mark.one_fast
 def test_fused_kernels_match_the_reference_on_the_host(variant):
     k, ag, group, _ = _lower(variant, fuse_epilogue=True, seed=11)
     assert "aot_conv_requant_s8(" in k.source

@@ -22,6 +22,7 @@ _QUANT = {"int8": ({"scale": 0.05, "zero_point": -9}, {"scale": 0.3, "zero_point
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.one_fast
 def test_matches_tflm(shape, axis, exclusive, reverse, dtype, tflm, tmp_path):  # noqa: F811
     qx, qy = _QUANT[dtype]
     mb = ModelBuilder()

@@ -101,6 +101,7 @@ def test_row_major_view_refuses_other_size():
 
 @pytest.mark.parametrize("lead, residual", [((4, 1), None), ((2, 3), None),
                                             ((2, 3), (1, 1, 5))])
+@pytest.mark.one_fast
 def test_keras_dense_then_add_matches_tflm_on_host_and_llvm(lead, residual, tflm, tmp_path):  # noqa: F811
     """FULLY_CONNECTED(keep_num_dims) + ADD as TFLite gives it: the reference and
     the host build equal TFLM, and the LLVM JIT equals them too."""

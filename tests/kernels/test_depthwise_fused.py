@@ -60,6 +60,7 @@ def _identity_batch(rng, n):
     return acc, rows, want
 
 
+@pytest.mark.slow
 def test_fused_requantization_equals_the_reference(tmp_path):
     """aot_dw_requant (SMMLAR form, rows (2*bias, m, kh, e)) equals TFLM's
     MultiplyByQuantizedMultiplier plus the output offset for every
@@ -167,6 +168,7 @@ def test_the_rewrite_is_exact_or_does_nothing():
     {"cin": 6, "hw": (7, 7), "strides": (2, 2), "activation": "relu6"},
     {"cin": 36, "hw": (3, 40)},  # one pixel at a time
 ])
+@pytest.mark.one_fast
 def test_fused_kernels_match_the_reference_on_the_host(variant):
     g = conv_graph("depthwise_conv2d", seed=11, **variant)
     kernels = check_graph(g, seeded_inputs(g, 11), target=ARM)
@@ -217,6 +219,7 @@ def test_the_helium_fused_helper_is_bit_exact_on_an_emulated_cortex_m55(variant,
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
 @pytest.mark.parametrize("fuse_epilogue", [False, True])
+@pytest.mark.one_fast
 def test_rows_of_three_pixels_compile_with_the_projects_warnings(models_dir, tmp_path,
                                                                  fuse_epilogue):
     """VWW's last depthwise layer (3x3 pixels, 256 channels) unfused: the

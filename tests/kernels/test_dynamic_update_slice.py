@@ -22,6 +22,7 @@ from support.tflite_builder import ModelBuilder
 ])
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "int32"])
 @pytest.mark.parametrize("const", [False, True])
+@pytest.mark.one_fast
 def test_matches_tflm(shape, ushape, start, dtype, const, tflm, tmp_path):  # noqa: F811
     q = {"int8": {"scale": 0.2, "zero_point": 1},
          "int16": {"scale": 0.01, "zero_point": 0}}.get(dtype, {})
@@ -42,6 +43,7 @@ def test_matches_tflm(shape, ushape, start, dtype, const, tflm, tmp_path):  # no
 
 @pytest.mark.parametrize("dtype", ["int8", "int16"])
 @pytest.mark.parametrize("differs", ["update", "output", "all"])
+@pytest.mark.one_fast
 def test_differently_quantized_operands_are_copied_raw(dtype, differs, tflm,  # noqa: F811
                                                        tmp_path):
     def q(scale, zp):

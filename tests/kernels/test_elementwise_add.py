@@ -38,6 +38,7 @@ def _source(g, target="c"):
     ((0.5, 1e-9, 0.4), "none"),       # b's term rounds to a constant (affine, slope 0)
     ((0.05, 0.03, 68.0), "none"),     # right shift 29: kh past int32, aot_requant output
 ], ids=str)
+@pytest.mark.one_fast
 def test_every_pair_of_int8_values_matches_the_reference(op, scales, activation):
     g = binary_graph(op, a_shape=(256, 1), b_shape=(1, 256), scales=scales,
                      activation=activation)
@@ -69,6 +70,7 @@ def test_int16_operands_keep_the_two_rounding_form():
     {"op": "conv2d", "cin": 4, "cout": 6, "seed": 9},
     {"op": "depthwise_conv2d", "cin": 8, "seed": 4},
 ], ids=str)
+@pytest.mark.one_fast
 def test_a_residual_add_fused_after_a_convolution_matches_the_reference(variant):
     variant = dict(variant)
     g = conv_graph(variant.pop("op"), residual=True, **variant)

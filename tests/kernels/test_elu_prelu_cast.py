@@ -64,6 +64,7 @@ def test_prelu_with_a_per_channel_alpha_matches_tflm(dtype, tflm, tmp_path):  # 
 @pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"),
                                       ("int8", "int32"), ("int32", "int8"), ("int8", "float32"),
                                       ("float32", "bool"), ("bool", "int32"), ("int16", "int32")])
+@pytest.mark.one_fast
 def test_cast_matches_tflm(src, dst, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     x = mb.input("x", [2, 7], src)

@@ -57,6 +57,7 @@ def _operands(dtype: str):
     ("FLOOR_DIV", "float32", {}),
     ("FLOOR_MOD", "float32", {}),
 ])
+@pytest.mark.one_fast
 def test_binary_matches_tflm(op, dtype, options, tflm, tmp_path):  # noqa: F811
     _check(_binary(op, dtype, **options), _operands(dtype), tflm, tmp_path)
 

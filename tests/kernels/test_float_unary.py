@@ -29,6 +29,7 @@ def _model(op: str, dtype: str = "float32") -> bytes:
 
 
 @pytest.mark.parametrize("op", OPS)
+@pytest.mark.one_fast
 def test_matches_tflm(op, tflm, tmp_path):  # noqa: F811
     model = _model(op)
     path = tmp_path / "m.tflite"

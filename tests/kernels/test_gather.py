@@ -39,6 +39,7 @@ def _model(dtype, shape, ind_shape, axis, batch_dims, indices=None) -> bytes:
 ])
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("const", [False, True])
+@pytest.mark.one_fast
 def test_matches_tflm(shape, ind_shape, axis, batch_dims, dtype, const, tflm,  # noqa: F811
                       tmp_path):
     rng = np.random.default_rng(7)
@@ -95,6 +96,7 @@ def _nd_model(dtype, shape, ind_shape, indices=None) -> bytes:
 ])
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 @pytest.mark.parametrize("const", [False, True])
+@pytest.mark.one_fast
 def test_gather_nd_matches_tflm(shape, ind_shape, dtype, const, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(8)
     nd = ind_shape[-1]
@@ -123,6 +125,7 @@ def test_gather_nd_index_longer_than_rank_is_refused(tmp_path):
 @pytest.mark.parametrize("table, out", [("float32", "float32"), ("int8", "int8"),
                                         ("int8", "float32")])
 @pytest.mark.parametrize("const", [False, True])
+@pytest.mark.one_fast
 def test_embedding_lookup_matches_tflm(table, out, const, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(9)
     qt = {"scale": 0.03, "zero_point": 0} if table == "int8" else {}

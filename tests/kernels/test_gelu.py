@@ -50,6 +50,7 @@ def test_float_gelu_is_the_function_and_host_equals_reference(approximate, tmp_p
     ({"scale": 0.05, "zero_point": -3}, {"scale": 0.04, "zero_point": -118}),
     ({"scale": 0.1, "zero_point": 20}, {"scale": 0.03, "zero_point": -128}),
 ])
+@pytest.mark.one_fast
 def test_int8_gelu_is_within_half_a_step(approximate, qx, qy, tmp_path):
     xs = np.arange(-128, 128).astype(np.int8)
     y = _both(_model("int8", 256, approximate, qx, qy), xs, tmp_path)

@@ -81,6 +81,7 @@ def _id(v):
 
 
 @pytest.mark.parametrize("variant", CONV_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_conv2d_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(1)
     model = _conv(rng, **variant)
@@ -89,6 +90,7 @@ def test_conv2d_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
 
 @pytest.mark.parametrize("variant", [v for v in CONV_VARIANTS if v.get("bias") != "int32"]
                          + [{"mult": 1}, {"mult": 3, "stride": (2, 2)}], ids=_id)
+@pytest.mark.one_fast
 def test_depthwise_conv2d_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(2)
     model = _conv(rng, "DEPTHWISE_CONV_2D", **variant)
@@ -97,6 +99,7 @@ def test_depthwise_conv2d_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 @pytest.mark.parametrize("extreme", [I16.max, I16.min])
+@pytest.mark.one_fast
 def test_conv_sums_beyond_int32_match_tflm(op, extreme, tflm, tmp_path):  # noqa: F811
     """CONV_2D: 64 channels x 3x3 taps of 32767 x 127 add up past 2**31 (TFLM sums
     in int64); DEPTHWISE_CONV_2D's 9 taps stay within int32, checked at the extremes."""
@@ -127,6 +130,7 @@ def _dense(rng, rows=2, depth=10, units=5, bias="int64", keep_num_dims=False,
                                      {"activation": "RELU"}, {"rows": 1, "depth": 1, "units": 1},
                                      {"depth": 600, "weights": 127, "out_scale": 1000.0}],
                          ids=_id)
+@pytest.mark.one_fast
 def test_fully_connected_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(4)
     model = _dense(rng, **variant)
@@ -141,6 +145,7 @@ def test_fully_connected_matches_tflm(variant, tflm, tmp_path):  # noqa: F811
     {"padding": "VALID", "stride": 1, "k": 2, "out": 5},
     {"padding": "SAME", "stride": 2, "k": 2, "out": 3, "activation": "RELU6"},
 ], ids=_id)
+@pytest.mark.one_fast
 def test_pool_matches_tflm(op, variant, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(5)
     mb = ModelBuilder()
@@ -158,6 +163,7 @@ def test_pool_matches_tflm(op, variant, tflm, tmp_path):  # noqa: F811
     ("LOGISTIC", 1 / 4096), ("LOGISTIC", 0.0007), ("LOGISTIC", 1 / 2048),
     ("TANH", 1 / 4096), ("TANH", 1 / 2048), ("TANH", 0.0007), ("TANH", 1 / 1024),
 ])
+@pytest.mark.one_fast
 def test_sigmoid_like_and_softmax_match_tflm(op, scale, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(6)
     mb = ModelBuilder()
@@ -270,6 +276,7 @@ def test_activations_tflm_runs_in_int8_only_refuse_int16_at_import(op, tmp_path)
                                       {"scale": 0.0001, "zero_point": 5}),
     ("RELU6", _q(0.01), _q(0.01)),
 ])
+@pytest.mark.one_fast
 def test_relu_matches_tflm(op, xq, yq, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(10)
     model = _single(op, "int16", xq, yq, shape=(2, 50))
@@ -280,6 +287,7 @@ def test_relu_matches_tflm(op, xq, yq, tflm, tmp_path):  # noqa: F811
     (0.2, _q(0.01), _q(0.01)), (0.1, _q(0.001), _q(0.003)),
     (1.7, {"scale": 0.001, "zero_point": 6}, {"scale": 0.002, "zero_point": -9}),
 ])
+@pytest.mark.one_fast
 def test_leaky_relu_matches_tflm(alpha, xq, yq, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(11)
     model = _single("LEAKY_RELU", "int16", xq, yq, shape=(2, 50), alpha=alpha)

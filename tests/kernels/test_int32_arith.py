@@ -14,6 +14,7 @@ from support.tflite_builder import ModelBuilder
 
 @pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
 @pytest.mark.parametrize("act", ["NONE", "RELU", "RELU6"])
+@pytest.mark.one_fast
 def test_matches_tflm(op, act, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     a = mb.input("a", [3, 4], "int32")

@@ -23,6 +23,7 @@ def _out(size, k, s, padding):
     ((7, 6), (3, 3), (2, 2), "SAME", "NONE"),
     ((5, 5), (3, 2), (1, 1), "SAME", "RELU6"),
 ])
+@pytest.mark.one_fast
 def test_matches_tflm(hw, k, s, padding, act, tflm, tmp_path):  # noqa: F811
     out = [_out(hw[0], k[0], s[0], padding), _out(hw[1], k[1], s[1], padding)]
     mb = ModelBuilder()

@@ -33,6 +33,7 @@ def _values(rng, dtype, shape):
 
 
 @pytest.mark.parametrize("case", sorted(_SQD_QUANT))
+@pytest.mark.one_fast
 def test_squared_difference_matches_tflm(case, tflm, tmp_path):  # noqa: F811
     dtype = case.split("-")[0]
     qa, qb, qy = _SQD_QUANT[case]
@@ -60,6 +61,7 @@ def test_squared_difference_matches_tflm(case, tflm, tmp_path):  # noqa: F811
     ({"scale": 0.03, "zero_point": -20}, {"scale": 0.01, "zero_point": 3}),
     ({"scale": 2.5e-6, "zero_point": -128}, {"scale": 3.0, "zero_point": -128}),
 ])
+@pytest.mark.one_fast
 def test_rsqrt_int8_matches_tflm_on_every_valid_input(qx, qy, tflm, tmp_path):  # noqa: F811
     zp = qx["zero_point"]
     xs = np.arange(zp, 128, dtype=np.int64).astype(np.int8)  # TFLM refuses x < zero point
@@ -70,6 +72,7 @@ def test_rsqrt_int8_matches_tflm_on_every_valid_input(qx, qy, tflm, tmp_path):  
 
 
 @pytest.mark.parametrize("sx, sy", [(0.0004, 0.002), (3e-6, 0.5), (0.05, 1e-4)])
+@pytest.mark.one_fast
 def test_rsqrt_int16_matches_tflm(sx, sy, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(16)
     xs = np.concatenate([np.arange(0, 300), rng.integers(300, 32768, 500),
@@ -180,6 +183,7 @@ def test_int8_softmax_inverts_each_row_once():
     ("int16", {"scale": 0.01}, {"scale": 0.004}),
     ("int16", {}, {}),
 ])
+@pytest.mark.one_fast
 def test_abs_int_matches_tflm(dtype, qx, qy, tflm, tmp_path):  # noqa: F811
     """ABS on int8 and int16, which TFLM runs (the element-type probe found the gap)."""
     info = np.iinfo(dtype)

@@ -16,6 +16,7 @@ from support.tflite_builder import ModelBuilder
 
 @pytest.mark.parametrize("op", ["LOG_SOFTMAX", "L2_NORMALIZATION"])
 @pytest.mark.parametrize("shape", [(3, 10), (2, 4, 7), (1, 1, 1, 33)])
+@pytest.mark.one_fast
 def test_matches_tflm(op, shape, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     x = mb.input("x", list(shape), "float32")
@@ -38,6 +39,7 @@ def test_l2_normalization_of_zeros_divides_by_epsilon(tflm, tmp_path):  # noqa: 
     ((3, 10), 5, 128), ((2, 4, 7), -20, 128), ((1, 33), 0, 2),  # sums of 0 and 1 included
     ((4, 300), 1, 128),                                       # sums of 2^22 and more
 ])
+@pytest.mark.one_fast
 def test_l2_normalization_int8_matches_tflm(shape, zp, spread, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     x = mb.input("x", list(shape), "int8", scale=0.07, zero_point=zp)
@@ -54,6 +56,7 @@ def test_l2_normalization_int8_matches_tflm(shape, zp, spread, tflm, tmp_path): 
     ((2, 5), 0.05, 3, 2),                    # near-equal rows: large sums of exponentials
     ((1, 1, 1, 300), 0.08, -1, 128),
 ])
+@pytest.mark.one_fast
 def test_log_softmax_int8_matches_tflm(shape, scale, zp, spread, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     x = mb.input("x", list(shape), "int8", scale=scale, zero_point=zp)

@@ -23,6 +23,7 @@ def _params():
 
 
 @pytest.mark.parametrize("entry", list(_params()))
+@pytest.mark.one_fast
 def test_every_group_matches_the_reference(entry, models_dir):
     ag = optimize(load_model(models_dir / entry["file"]))
     values = all_values(ag, seeded_inputs(ag, 11))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from graphs import conv_graph, dense_graph, pool_graph
 from kernel_checks import all_values, run_with_shared_bytes, seeded_inputs
+from support.marks import fast_first
 
 from aot import te
 from aot.codegen.build import lower
@@ -141,6 +142,7 @@ def test_a_3x3_depthwise_row_kernel_needs_one_row_of_slack():
     assert _limit_of(k) == 64 - 16
 
 
+@pytest.mark.slow
 def test_fused_blocked_rows_read_a_widened_row_first(tmp_path):
     # the block sketch's fused row (aot_block_requant_s8): with the row's input
     # widened first (row_widened) every read comes before the first write, so
@@ -170,6 +172,7 @@ def test_fused_blocked_rows_read_a_widened_row_first(tmp_path):
 
 
 @pytest.mark.parametrize("width", [9, 85], ids=["one-chunk", "two-chunks"])
+@pytest.mark.one_fast
 def test_fused_patch_rows_run_at_their_limit(width, tmp_path):
     # the patch order gathers its patches a chunk of pixels at a time: a row in
     # one chunk reads all its input first, a row in two does not; either way
@@ -214,7 +217,10 @@ CASES = [
 
 
 @pytest.mark.parametrize("target", ["c", ARM], ids=["generic", "arm"])
-@pytest.mark.parametrize("name, build", CASES, ids=[c[0] for c in CASES])
+# The fast subset runs the cheap 1x1 convolution (0.3-0.6 s, against up to 5 s
+# for the others) on both targets; the other layers run with the slow tests.
+@pytest.mark.parametrize("name, build", fast_first(CASES, [1], unpack=True),
+                         ids=[c[0] for c in CASES])
 def test_a_kernel_run_with_its_output_at_the_limit_matches_the_reference(name, build, target,
                                                                          tmp_path):
     ag, k = _lowered(build(), target)

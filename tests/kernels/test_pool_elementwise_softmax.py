@@ -28,6 +28,7 @@ def _id(v):
 
 @pytest.mark.parametrize("op", ["avg_pool2d", "max_pool2d"])
 @pytest.mark.parametrize("variant", POOL_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_pool(op, variant):
     g = pool_graph(op, **variant)
     check_graph(g, seeded_inputs(g, 5))
@@ -48,6 +49,7 @@ BINARY_VARIANTS = [
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul"])
 @pytest.mark.parametrize("variant", BINARY_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_binary(op, variant):
     g = binary_graph(op, **variant)
     check_graph(g, seeded_inputs(g, 6))
@@ -61,6 +63,7 @@ def test_min_max(op):
 
 @pytest.mark.parametrize("src, dst", [("float32", "int8"), ("float32", "int16"),
                                       ("int8", "int16"), ("int16", "int8"), ("int8", "int8")])
+@pytest.mark.one_fast
 def test_quantize_and_dequantize(src, dst):
     g = quantize_graph(src=src, dst=dst)
     inputs = seeded_inputs(g, 8)
@@ -83,6 +86,7 @@ SOFTMAX_VARIANTS = [
 
 
 @pytest.mark.parametrize("variant", SOFTMAX_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_softmax(variant):
     g = softmax_graph(**variant)
     check_graph(g, seeded_inputs(g, 9))

@@ -34,6 +34,7 @@ def _model(op: str, shape, axes, keep: bool, dtype: str) -> bytes:
     ((3, 4), [0, 1], False),
 ])
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.one_fast
 def test_matches_tflm(op, shape, axes, keep, dtype, tflm, tmp_path):  # noqa: F811
     model = _model(op, shape, axes, keep, dtype)
     path = tmp_path / "m.tflite"

@@ -63,6 +63,7 @@ def test_kernel_record_and_prototype():
 
 @pytest.mark.parametrize("target", ["c -keys=arm_cpu,cpu -mcpu=cortex-m4",
                                     Target("c -keys=riscv,cpu")])
+@pytest.mark.one_fast
 def test_targets_with_other_keys_fall_back_to_the_generic_strategy(target):
     ag, groups = _groups(conv_graph("conv2d", seed=2))
     k = lower_group(groups[0], ag, target, name="k")

@@ -14,6 +14,7 @@ from support.tflite_builder import ModelBuilder
 @pytest.mark.parametrize("op", ["RELU", "RELU6"])
 @pytest.mark.parametrize("qx, qy", [((0.05, -10), (0.05, -10)), ((0.05, 3), (0.03, -128)),
                                     ((0.1, 127), (0.2, 0))])
+@pytest.mark.one_fast
 def test_matches_tflm(op, qx, qy, tflm, tmp_path):  # noqa: F811
     mb = ModelBuilder()
     x = mb.input("x", [2, 128], "int8", scale=qx[0], zero_point=qx[1])

@@ -30,6 +30,7 @@ def _model(dtype, in_hw, out_hw, align, half, c=3):
                                            ((9, 8), (4, 3)), ((3, 3), (3, 3))])
 @pytest.mark.parametrize("align, half", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.one_fast
 def test_matches_tflm(in_hw, out_hw, align, half, dtype, tflm, tmp_path):  # noqa: F811
     rng = np.random.default_rng(4)
     shape = (2, *in_hw, 3)

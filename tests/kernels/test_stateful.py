@@ -25,6 +25,7 @@ def _id(v):
 
 
 @pytest.mark.parametrize("variant", SVDF_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_svdf(variant):
     g = svdf_graph(seed=12, **variant)
     kernels = check_graph(g, seeded_inputs(g, 12))
@@ -44,6 +45,7 @@ LSTM_VARIANTS = [
 
 
 @pytest.mark.parametrize("variant", LSTM_VARIANTS, ids=_id)
+@pytest.mark.one_fast
 def test_lstm_int8(variant):
     g = lstm_graph(seed=13, **variant)
     kernels = check_graph(g, seeded_inputs(g, 13))

@@ -40,6 +40,7 @@ def _model(shape, axes, keep: bool, dtype: str) -> bytes:
     ((3, 4), [0, 1], False),
 ])
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+@pytest.mark.one_fast
 def test_matches_tflm(shape, axes, keep, dtype, tflm, tmp_path):  # noqa: F811
     model = _model(shape, axes, keep, dtype)
     path = tmp_path / "m.tflite"

@@ -13,6 +13,7 @@ from aot.ir import GraphBuilder, Quantization
 @pytest.mark.parametrize("dtype", ["float32", "int8"])
 @pytest.mark.parametrize("output", ["values", "indices"])
 @pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.one_fast
 def test_topk_kernel_equals_the_reference_and_cross_compiles(dtype, output, largest):
     b = GraphBuilder()
     q = Quantization.per_tensor(0.1, 3) if dtype == "int8" else None

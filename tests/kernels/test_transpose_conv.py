@@ -50,6 +50,7 @@ def _model(rng, dtype, in_hw, out_hw, k, stride, padding, cin=3, cout=4, bias=Tr
 ])
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 @pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.one_fast
 def test_matches_tflm(in_hw, out_hw, k, stride, padding, dtype, bias, tflm,  # noqa: F811
                       tmp_path):
     rng = np.random.default_rng(21)

@@ -31,6 +31,7 @@ def _params():
 
 
 @pytest.mark.parametrize("entry", _params())
+@pytest.mark.one_fast
 def test_model_matches_tflm(entry, models_dir, tflm):  # noqa: F811
     path = models_dir / entry["file"]
     graph = load_model(path)

@@ -58,6 +58,7 @@ def test_ordinary_firmware_has_no_loader(device):
         device.load_code(b"\x00" * 8, 1)
 
 
+@pytest.mark.slow
 def test_capability_and_region_are_advertised(dev):
     info = dev.info()
     assert info.capabilities & Capability.RAM_LOADER
@@ -169,6 +170,7 @@ def loader_corpus(tmp_path):
 ENV = {"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 
 
+@pytest.mark.slow
 def test_loader_requests_run_clean_under_asan_and_ubsan(tmp_path, loader_corpus):
     exe = tmp_path / "replay"
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-DFUZZ_MAIN",

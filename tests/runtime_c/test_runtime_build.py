@@ -50,6 +50,7 @@ TOOLCHAINS = {
 
 
 @pytest.mark.parametrize("name", TOOLCHAINS)
+@pytest.mark.one_fast
 def test_runtime_and_port_compile_with_all_warnings_as_errors(name, tmp_path):
     cc, flags, ports = TOOLCHAINS[name]
     if not fw.have(cc):
@@ -61,6 +62,7 @@ def test_runtime_and_port_compile_with_all_warnings_as_errors(name, tmp_path):
 
 
 @pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.slow
 def test_stm32_port_links_with_vectors_at_the_start_of_flash(tmp_path):
     """Real-board port: built and linked, not run (no hardware in CI)."""
     elf = fw.build(tmp_path, "stm32", ARM, "-mcpu=cortex-m7 -mfloat-abi=hard -mfpu=fpv5-d16",
@@ -125,6 +127,7 @@ def check_cortex_m_vectors(elf, board, table_at, tmp_path):
 
 @pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
 @pytest.mark.parametrize("tag", ["st/nucleo-l4r5zi", "nordic/nrf52840dk"])
+@pytest.mark.one_fast
 def test_cortex_m_board_links_with_vectors_at_its_flash_origin(tag, tmp_path):
     """Real-board ports: built and linked as a project would, not run (no hardware in CI)."""
     board = load_board(tag)
@@ -133,6 +136,7 @@ def test_cortex_m_board_links_with_vectors_at_its_flash_origin(tag, tmp_path):
 
 
 @pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.slow
 def test_pico_links_boot2_with_a_valid_crc_then_the_vectors(tmp_path):
     board = load_board("raspberrypi/pico")
     elf = build_for_board(tmp_path, board.tag)
@@ -165,6 +169,7 @@ def test_esp32c3_links_code_in_irom_and_constants_in_drom_past_the_code(tmp_path
 
 
 @pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.slow
 def test_l4r5zi_build_uses_its_own_console_not_the_f746_defaults(tmp_path):
     board = load_board("st/nucleo-l4r5zi")
     assert "-DAOT_CONSOLE_BASE=0x40008000u" in board_defines(board)
@@ -225,6 +230,7 @@ def test_a_tick_ratio_the_vernier_cannot_use_is_refused(tmp_path):
 
 @pytest.mark.parametrize("tag", ["nordic/nrf52840dk", "raspberrypi/pico",
                                  "espressif/esp32c3-devkitm"])
+@pytest.mark.one_fast
 def test_project_for_new_board_builds_end_to_end(tag, tmp_path):
     from aot.compile import compile_model
     from aot.firmware import build_project, create_project
@@ -274,6 +280,7 @@ def cmake_build(tmp_path, port, *extra):
 
 
 @pytest.mark.skipif(not fw.have("cmake"), reason="cmake is not installed")
+@pytest.mark.slow
 def test_cmake_snippet_builds_working_host_firmware(tmp_path):
     from aot.rpc import PipeTransport, connect
 
@@ -287,6 +294,7 @@ def test_cmake_snippet_builds_working_host_firmware(tmp_path):
 
 
 @pytest.mark.skipif(not fw.have("cmake", ARM), reason="cmake or arm-none-eabi-gcc missing")
+@pytest.mark.slow
 def test_cmake_snippet_cross_builds_for_mps2(tmp_path):
     build = cmake_build(tmp_path, "mps2", "-DCMAKE_SYSTEM_NAME=Generic",
                         f"-DCMAKE_C_COMPILER={ARM}", f"-DCMAKE_ASM_COMPILER={ARM}",
@@ -296,6 +304,7 @@ def test_cmake_snippet_cross_builds_for_mps2(tmp_path):
 
 
 @pytest.mark.skipif(not fw.have(ARM), reason="arm-none-eabi-gcc is not installed")
+@pytest.mark.slow
 def test_the_stm32_port_times_with_the_timer_its_record_names(tmp_path):
     """One port, two timers chosen by [timer].kind: CYCCNT on the NUCLEO, TIM2 under QEMU."""
     dwt, tim2 = "0xe0001000", "0x40000000"  # the register blocks (CYCCNT, CNT at offsets)

@@ -159,6 +159,7 @@ def _boot(board, tmp_path, words):
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("board", EMULATED, ids=lambda b: b.tag)
+@pytest.mark.one_fast
 def test_emulated_board_boots_from_its_record(board, tmp_path):
     words = [w for p in board.memory.pools for w in (p.origin, p.end - 4)]
     proc = _boot(board, tmp_path, words)

@@ -19,6 +19,7 @@ SECTIONS
 
 
 @pytest.mark.parametrize("board", CROSS, ids=lambda b: b.tag)
+@pytest.mark.one_fast
 def test_flags_compile_and_memory_map_links(board, tmp_path):
     gcc = board.toolchain.tool("gcc")
     if shutil.which(gcc) is None:

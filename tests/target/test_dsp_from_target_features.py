@@ -54,6 +54,7 @@ def test_nodsp_is_a_feature_of_the_target():
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+@pytest.mark.slow
 def test_m33_kernels_use_dsp_instructions_only_with_the_dsp_feature(tmp_path):
     with_dsp = kernel_disassembly(M33.format(""), tmp_path / "dsp")
     without = kernel_disassembly(M33.format("+nodsp"), tmp_path / "nodsp")

@@ -1,5 +1,6 @@
 """Compiling with tuning records: the best record per workload, other targets ignored."""
 
+import pytest
 from aot.cli import main
 from aot.compile import compile_model
 from aot.target import load_board
@@ -30,6 +31,7 @@ def _log(tmp_path, models_dir):
     return log, dense, fast
 
 
+@pytest.mark.slow
 def test_best_record_is_applied_to_its_groups_only(tmp_path, models_dir):
     log, dense, fast = _log(tmp_path, models_dir)
     model = models_dir / "mlperf_kws_dscnn.tflite"
@@ -47,6 +49,7 @@ def test_best_record_is_applied_to_its_groups_only(tmp_path, models_dir):
     assert with_records.kernels[-2].with_inplace(()).source == want
 
 
+@pytest.mark.slow
 def test_compile_command_takes_records(tmp_path, models_dir, capsys):
     log, _, _ = _log(tmp_path, models_dir)
     code = main(["compile", str(models_dir / "mlperf_kws_dscnn.tflite"), "--board", BOARD,
@@ -64,6 +67,7 @@ def test_missing_records_file_is_an_error(tmp_path, models_dir, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_record_from_an_older_template_falls_back_to_the_library(tmp_path, models_dir):
     target = load_board(BOARD).target
     _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
@@ -82,6 +86,7 @@ def test_a_record_from_an_older_template_falls_back_to_the_library(tmp_path, mod
     assert note.startswith(dense.groups[0]) and "no longer fits the template space" in note
 
 
+@pytest.mark.slow
 def test_the_compile_command_names_a_record_that_no_longer_fits(tmp_path, models_dir, capsys):
     target = load_board(BOARD).target
     _, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
@@ -95,6 +100,7 @@ def test_the_compile_command_names_a_record_that_no_longer_fits(tmp_path, models
     assert "no longer fits the template space" in err and "library's schedule" in err
 
 
+@pytest.mark.slow
 def test_records_of_several_logs_the_fastest_wins(tmp_path, models_dir, capsys):
     log, dense, fast = _log(tmp_path, models_dir)
     target = load_board(BOARD).target

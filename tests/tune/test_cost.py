@@ -261,6 +261,7 @@ def test_a_device_timer_that_does_not_count_cycles_fails_the_candidate():
 
 # --- records of two kinds ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_session_of_one_cost_ignores_the_logs_records_of_the_other(fake, dense, kws, tmp_path):
     log = tmp_path / "kws.jsonl"
     configs = list(dense.space)[:3]
@@ -280,6 +281,7 @@ def test_a_session_of_one_cost_ignores_the_logs_records_of_the_other(fake, dense
     assert fake.measured == [] and again.workloads[0].trials == 3
 
 
+@pytest.mark.slow
 def test_imported_records_of_the_other_cost_are_ignored_with_a_note(fake, dense, kws,
                                                                       tmp_path):
     other = tmp_path / "other.jsonl"

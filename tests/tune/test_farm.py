@@ -229,6 +229,7 @@ def _broken(source, faults) -> BrokenSource:
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_a_local_pool_records_wrong_crashing_and_hanging_candidates(dense, tmp_path):
     configs = list(dense.space)[:8]
     faults = ((configs[1].index, "wrong"), (configs[4].index, "crash"),
@@ -261,6 +262,7 @@ def _children(pids: set[int]) -> list[int]:
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_a_worker_that_dies_mid_batch_is_replaced_and_nothing_is_lost(dense, tmp_path):
     configs = list(dense.space)[:12]
     spec = BoardSpec(load_board("host/native"), repeats=1)
@@ -445,6 +447,7 @@ def _counting(wl, calls: list):
     return counted
 
 
+@pytest.mark.slow
 def test_the_head_lowers_no_candidate_and_loses_none(dense, monkeypatch):
     """The head used to lower every config of a batch (to keep one per distinct
     C) before any board started: its time per candidate, one after the other,

@@ -50,6 +50,7 @@ def test_descriptor_lists_the_params_and_every_candidate(dense):
     assert "return tune_c1(tune_in0, tune_out);" in text
 
 
+@pytest.mark.slow
 def test_identical_kernels_are_one_candidate(dense, tmp_path):
     builder = Builder(load_board("host/native"), tmp_path)
     configs = list(dense.space)
@@ -71,6 +72,7 @@ def _broken(template: Candidate, name: str, body: str) -> Candidate:
     pytest.param("host/native", marks=needs_gcc),
     pytest.param("qemu/mps2-an386", marks=[needs_arm_qemu, pytest.mark.slow]),
 ])
+@pytest.mark.slow
 def test_batch_checks_outputs_and_survives_crashes_and_hangs(dense, tmp_path, tag):
     board = load_board(tag)
     builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
@@ -93,6 +95,7 @@ def test_batch_checks_outputs_and_survives_crashes_and_hangs(dense, tmp_path, ta
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_a_candidate_that_does_not_compile_fails_alone(dense, tmp_path, monkeypatch):
     board = load_board("host/native")
     builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
@@ -122,6 +125,7 @@ def test_a_candidate_may_take_the_boards_stack_less_the_firmwares_share():
 
 
 @needs_arm_gcc
+@pytest.mark.slow
 def test_a_candidate_whose_frame_passes_the_stack_does_not_build(dense, tmp_path):
     board = load_board("qemu/mps2-an386")
     builder = Builder(board, tmp_path / "work", cache_dir=tmp_path / "cache")
@@ -176,6 +180,7 @@ class _Copies(Builder):
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_candidates_up_to_the_kernel_limit_share_an_image_and_one_more_is_split(dense, tmp_path):
     # One kernel more than AOT_MAX_KERNELS and the firmware refuses its descriptor at
     # boot: every candidate of the image would come back as a device error.
@@ -187,6 +192,7 @@ def test_candidates_up_to_the_kernel_limit_share_an_image_and_one_more_is_split(
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_a_candidate_wrong_only_on_the_extreme_input_is_rejected(dense, tmp_path):
     # A classic saturation bug: -128 read as -127 (a symmetric int8 range).  The
     # sample input never reaches -128, so only the extreme inputs can show it.
@@ -210,6 +216,7 @@ def test_a_candidate_wrong_only_on_the_extreme_input_is_rejected(dense, tmp_path
 
 @needs_gcc
 @pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "tflm_magic_wand_float"])
+@pytest.mark.one_fast
 def test_the_device_fills_the_check_cases_as_the_host_computes_them(models_dir, tmp_path, model):
     from aot.firmware import build_project, open_device
     from aot.tune.measure import CHECK_CASES, case_inputs, workload_params, write_project

@@ -110,6 +110,7 @@ def test_auto_falls_back_to_batch_images_when_the_loader_is_unavailable(dense, t
 
 
 @needs_gcc
+@pytest.mark.slow
 def test_a_device_without_the_loader_is_refused(tmp_path, models_dir):
     """The host trusts the device's INFO, not the board record: an image
     without the loader (here a batch image on the host port) is refused."""
@@ -125,6 +126,7 @@ def test_a_device_without_the_loader_is_refused(tmp_path, models_dir):
 
 
 @needs_arm
+@pytest.mark.slow
 def test_candidates_are_linked_at_the_region_against_the_base_tensors(dense, tmp_path):
     board = load_board(BOARD)
     builder = RamBuilder(board, tmp_path / "work", cache_dir=tmp_path / "cache")

@@ -74,6 +74,7 @@ def test_records_round_trip_with_their_model_and_old_ones_load_without(tmp_path)
     assert rec.load(log)[1].model is None
 
 
+@pytest.mark.slow
 def test_a_session_records_its_model(kws, dense, fake, tmp_path):
     log = tmp_path / "kws.jsonl"
     tune_model(kws, BOARD, trials=3, log=log, only=["dense"])
@@ -81,6 +82,7 @@ def test_a_session_records_its_model(kws, dense, fake, tmp_path):
     assert {r.model["name"] for r in rec.load(log)} == {"mlperf_kws_dscnn.tflite"}
 
 
+@pytest.mark.slow
 def test_a_shared_log_resumes_only_the_models_own_records(kws, dense, fake, tmp_path):
     log = tmp_path / "shared.jsonl"
     configs = [c for c in dense.space if c != dense.default][:4]
@@ -103,6 +105,7 @@ def test_a_shared_log_resumes_only_the_models_own_records(kws, dense, fake, tmp_
     assert len(fake.measured) == 2 and report.workloads[0].trials == 6
 
 
+@pytest.mark.slow
 def test_records_without_a_model_count_as_the_models_own(kws, dense, fake, tmp_path):
     log = tmp_path / "old.jsonl"
     configs = [dense.default, *[c for c in dense.space if c != dense.default][:2]]
@@ -113,6 +116,7 @@ def test_records_without_a_model_count_as_the_models_own(kws, dense, fake, tmp_p
                             "their model): taken as this model's own"]
 
 
+@pytest.mark.slow
 def test_the_log_given_as_tuning_records_imports_the_other_models(kws, dense, fake, tmp_path):
     log = tmp_path / "shared.jsonl"
     configs = [c for c in dense.space if c != dense.default][:5]
@@ -146,6 +150,7 @@ def test_compiling_prefers_the_models_own_records(kws, dense, tmp_path):
                      "mlperf_kws_dscnn.tflite's own"]
 
 
+@pytest.mark.slow
 def test_the_compile_command_names_the_transfer(kws, dense, tmp_path, capsys):
     fast = [c for c in dense.space if c != dense.default][0]
     other_log = tmp_path / "other.jsonl"

@@ -132,6 +132,7 @@ def test_a_second_model_starts_from_the_first_ones_records(models, tmp_path, cap
     np.testing.assert_array_equal(got.outputs[0], want_y)
 
 
+@pytest.mark.slow
 def test_an_imported_config_wrong_on_this_model_is_never_the_best(models_dir, tmp_path,
                                                                    monkeypatch):
     kws = models_dir / "mlperf_kws_dscnn.tflite"
@@ -170,6 +171,7 @@ def test_a_missing_import_is_an_error(models_dir, tmp_path):
     assert code == 2
 
 
+@pytest.mark.slow
 def test_records_of_no_workload_of_the_model_are_said_to_be_unused(models_dir, tmp_path,
                                                                    monkeypatch):
     kws = models_dir / "mlperf_kws_dscnn.tflite"
@@ -185,6 +187,7 @@ def test_records_of_no_workload_of_the_model_are_said_to_be_unused(models_dir, t
                                       "target is of a workload of this model")
 
 
+@pytest.mark.slow
 def test_the_tune_command_imports_and_says_so(models_dir, tmp_path, monkeypatch, capsys):
     kws = models_dir / "mlperf_kws_dscnn.tflite"
     target = load_board(BOARD).target

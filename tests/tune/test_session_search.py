@@ -54,6 +54,7 @@ def kws(models_dir):
     return models_dir / "mlperf_kws_dscnn.tflite"
 
 
+@pytest.mark.slow
 def test_a_budgeted_auto_session_logs_resumes_and_scales_batches(kws, tmp_path, fake):
     log = tmp_path / "log.jsonl"
     lines = []
@@ -75,6 +76,7 @@ def test_a_budgeted_auto_session_logs_resumes_and_scales_batches(kws, tmp_path, 
     assert again.measured == 0 and again.workloads[0].best_cost == summary.best_cost
 
 
+@pytest.mark.slow
 def test_auto_resumes_from_the_template_tuners_records(kws, tmp_path, fake):
     log = tmp_path / "log.jsonl"
     first = tune_model(kws, BOARD, trials=8, tuner="evolution", log=log, only=["dense"])
@@ -126,6 +128,7 @@ class NoRoom:
 
 
 @pytest.mark.parametrize("budget", [None, 60], ids=["trials", "budget"])
+@pytest.mark.one_fast
 def test_a_workload_whose_default_does_not_build_is_not_searched(kws, tmp_path, monkeypatch,
                                                                   budget):
     flows = NoRoom()

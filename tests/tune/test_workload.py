@@ -32,6 +32,7 @@ M55_BOARD = Target("c -keys=arm_mve,arm_cpu,cpu -mcpu=cortex-m55 -mfloat-abi=har
 
 
 @pytest.mark.parametrize("target", [M4, RISCV, M55_BOARD], ids=["arm_cpu", "riscv", "arm_mve"])
+@pytest.mark.one_fast
 def test_default_config_is_the_library_strategy(models_dir, target):
     """Untuned compilation and the default config give the same C."""
     ag, workloads = extract_workloads(models_dir / "mlperf_kws_dscnn.tflite", target)
@@ -52,6 +53,7 @@ def test_reference_data_has_the_kernel_shapes(kws):
         assert len(np.unique(wl.expected)) > 1
 
 
+@pytest.mark.slow
 def test_every_config_of_a_workload_lowers(kws):
     _, workloads = kws
     dense = workloads[-1]
@@ -72,6 +74,7 @@ def test_optimize_knob_prefixes_a_gcc_pragma(kws):
 M55 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m55 -mfloat-abi=hard")
 
 
+@pytest.mark.slow
 def test_vector_isa_knob_chooses_helium_or_dsp_helpers_on_a_core_with_both(models_dir,
                                                                            tmp_path):
     """Only cores with Helium and the DSP extension get the knob; its "dsp" value

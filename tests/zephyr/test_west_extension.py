@@ -94,6 +94,7 @@ def west(workspace, *args, cwd=None) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_west_aot_boards_prints_what_aot_boards_prints(workspace, capsys):
     assert main(["boards"]) == 0
     expected = capsys.readouterr().out
@@ -126,6 +127,7 @@ def test_west_lists_the_command_with_its_help(workspace):
     assert "aot: compile, flash, verify and tune neural networks with aot" in text
 
 
+@pytest.mark.slow
 def test_west_aot_help_lists_the_forwarded_commands_and_the_workspace_settings(workspace):
     done = west(workspace, "aot", "--help")
     assert done.returncode == 0, done.stderr
@@ -136,6 +138,7 @@ def test_west_aot_help_lists_the_forwarded_commands_and_the_workspace_settings(w
     assert "interpret" not in done.stdout
 
 
+@pytest.mark.slow
 def test_an_unknown_command_names_the_choices(workspace):
     done = west(workspace, "aot", "comple", "x.tflite")
     assert done.returncode == 1
@@ -147,6 +150,7 @@ def test_an_unknown_command_names_the_choices(workspace):
                                    "west)")
 
 
+@pytest.mark.slow
 def test_aot_errors_keep_their_exit_status_under_west(workspace):
     done = west(workspace, "aot", "boards", "show", "qemu/mps2-an999")
     assert done.returncode == 2
@@ -154,6 +158,7 @@ def test_aot_errors_keep_their_exit_status_under_west(workspace):
                                   "(did you mean 'qemu/mps2-an")
 
 
+@pytest.mark.slow
 def test_without_a_board_the_error_says_how_to_set_the_workspace_default(workspace, app):
     done = west(workspace, "aot", "verify", str(AUTOENCODER), cwd=app)
     assert done.returncode == 2
@@ -162,6 +167,7 @@ def test_without_a_board_the_error_says_how_to_set_the_workspace_default(workspa
                            "board\n")
 
 
+@pytest.mark.slow
 def test_compile_takes_the_workspace_board_and_build_folder(workspace, app):
     assert west(workspace, "config", "aot.board", "qemu/mps2-an385").returncode == 0
     try:

@@ -135,6 +135,7 @@ aot_add_model(app MODEL {model} BOARD st/nucleo-f746zg NAME hello NO_CPU_FLAGS)
 
 @pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "arm-none-eabi-gcc")),
                     reason="needs cmake and arm-none-eabi-gcc")
+@pytest.mark.slow
 def test_an_application_through_the_module_gets_the_records_flags_but_zephyrs_cpu(tmp_path):
     from aot.commands.config import cmake_dir, toolchain_file
     from aot.target import load_board

@@ -68,6 +68,7 @@ def _runs_the_fixture(exe: Path, unit: TimerUnit, env=None) -> tuple[int, ...]:
         link.close()
 
 
+@pytest.mark.slow
 def test_the_port_serves_the_model_and_times_in_nanoseconds(tmp_path):
     exe = build(tmp_path / "fw", "CONFIG_AOT_RPC_SERVER=1")
     timings = _runs_the_fixture(exe, TimerUnit.NANOSECONDS)
@@ -83,6 +84,7 @@ def test_system_timer_cycles_are_reported_as_cycles(tmp_path):
     assert all(t < 10**6 for t in timings)
 
 
+@pytest.mark.slow
 def test_the_rpc_thread_runs_the_same_server(tmp_path):
     exe = build(tmp_path / "fw", "CONFIG_AOT_RPC_SERVER=1", "CONFIG_AOT_RPC_THREAD=1",
                 "CONFIG_AOT_RPC_THREAD_STACK_SIZE=4096", "CONFIG_AOT_RPC_THREAD_PRIORITY=14",
@@ -92,6 +94,7 @@ def test_the_rpc_thread_runs_the_same_server(tmp_path):
 
 @pytest.mark.parametrize("env, status", [({"AOT_STANDIN_UART_BROKEN": "1"}, 122),
                                          ({"AOT_STANDIN_NO_POLLING": "1"}, 123)])
+@pytest.mark.one_fast
 def test_a_uart_that_cannot_serve_ends_the_server_with_the_ports_code(tmp_path, env, status):
     exe = build(tmp_path / "fw", "CONFIG_AOT_RPC_SERVER=1")
     done = subprocess.run([str(exe)], input=b"", env={**os.environ, **env},
@@ -99,6 +102,7 @@ def test_a_uart_that_cannot_serve_ends_the_server_with_the_ports_code(tmp_path, 
     assert done.returncode == status
 
 
+@pytest.mark.slow
 def test_the_chosen_uart_is_the_aot_rpc_uart_node(tmp_path):
     exe = build(tmp_path / "fw", "CONFIG_AOT_RPC_UART_CHOSEN=1",
                 "AOT_STANDIN_HAS_CHOSEN_aot_rpc_uart=1")

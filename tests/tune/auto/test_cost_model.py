@@ -1,5 +1,6 @@
 """The boosted-trees cost model learns an interaction a linear model cannot."""
 
+import pytest
 import numpy as np
 
 from aot.tune.auto.model import BoostedTrees
@@ -13,6 +14,7 @@ def _data(n, seed):
     return x, y
 
 
+@pytest.mark.slow
 def test_it_ranks_unseen_points():
     x, y = _data(200, 0)
     model = BoostedTrees().fit(x, y)

@@ -167,6 +167,7 @@ def test_mutations_stay_in_their_sketch(kws):
 
 
 @pytest.mark.parametrize("index", [0, 1, 2], ids=["conv", "depthwise", "pointwise"])
+@pytest.mark.one_fast
 def test_tiled_points_with_the_row_epilogue_compute_the_reference(kws, index):
     _, workloads = kws
     wl = workloads[index]
