@@ -37,6 +37,7 @@ def _objects(project, sources):
             for s in sources}
 
 
+@pytest.mark.slow
 def test_the_projects_make_compiles_with_the_code_sizes_command(compiled, tmp_path):
     artifact, _, measured = compiled
     project = create_project(artifact, BOARD, tmp_path / "p")
@@ -66,6 +67,7 @@ def test_build_after_compile_compiles_none_of_the_measured_files(compiled, tmp_p
     assert again.compiled == [] and again.reused == []
 
 
+@pytest.mark.slow
 def test_a_changed_flag_forces_a_recompile(compiled, tmp_path):
     artifact, cache, measured = compiled
     project = create_project(artifact, BOARD, tmp_path / "p")
@@ -76,6 +78,7 @@ def test_a_changed_flag_forces_a_recompile(compiled, tmp_path):
     assert result.reused == [] and set(measured) <= set(result.compiled)
 
 
+@pytest.mark.slow
 def test_a_changed_source_is_compiled_the_others_reused(compiled, tmp_path):
     artifact, cache, measured = compiled
     project = create_project(artifact, BOARD, tmp_path / "p")
@@ -87,6 +90,7 @@ def test_a_changed_source_is_compiled_the_others_reused(compiled, tmp_path):
     assert len(result.reused) == len(measured) - 1
 
 
+@pytest.mark.slow
 def test_make_recompiles_a_placed_object_whose_header_changed(compiled, tmp_path):
     artifact, cache, measured = compiled
     project = create_project(artifact, BOARD, tmp_path / "p")
@@ -102,6 +106,7 @@ def test_make_recompiles_a_placed_object_whose_header_changed(compiled, tmp_path
     assert result.reused == []
 
 
+@pytest.mark.slow
 def test_a_damaged_cached_object_is_compiled_again_with_a_note(compiled, tmp_path):
     artifact, cache, measured = compiled
     damaged = tmp_path / "cache"
@@ -115,6 +120,7 @@ def test_a_damaged_cached_object_is_compiled_again_with_a_note(compiled, tmp_pat
     assert result.reused == [] and set(measured) <= set(result.compiled)
 
 
+@pytest.mark.slow
 def test_an_unreadable_cache_is_bypassed_with_a_note(compiled, tmp_path):
     artifact, _, measured = compiled
     blocker = tmp_path / "cache"
@@ -126,6 +132,7 @@ def test_an_unreadable_cache_is_bypassed_with_a_note(compiled, tmp_path):
     assert result.reused == [] and set(measured) <= set(result.compiled)
 
 
+@pytest.mark.slow
 def test_restored_runtime_objects_follow_their_headers(compiled, tmp_path):
     """The runtime's cached objects come back with their dependency files too."""
     artifact, _, _ = compiled
