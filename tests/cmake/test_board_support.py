@@ -68,6 +68,18 @@ int main(void)
 """
 
 
+def _configure_and_build(src, tmp_path):
+    """``cmake`` configure and build of the project in ``src`` with this aot; the
+    build folder."""
+    build = tmp_path / "build"
+    for argv in (["cmake", "-S", str(src), "-B", str(build), f"-Daot_DIR={cmake_dir()}",
+                  f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
+                 ["cmake", "--build", str(build)]):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return build
+
+
 @pytest.mark.slow
 @pytest.mark.qemu
 @pytest.mark.parametrize("tag, huge", [
@@ -90,12 +102,7 @@ def test_main_with_snprintf_builds_with_the_shipped_toolchain_and_runs_on_qemu(t
     (src / "CMakeLists.txt").write_text(CMAKELISTS.format(
         model=model, board=tag, qemu=board.qemu.system, machine=board.qemu.machine))
     (src / "main.c").write_text(f"#define TRY_HUGE {int(huge)}\n{MAIN}")
-    build = tmp_path / "build"
-    for argv in (["cmake", "-S", str(src), "-B", str(build), f"-Daot_DIR={cmake_dir()}",
-                  f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
-                 ["cmake", "--build", str(build)]):
-        done = subprocess.run(argv, capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout + done.stderr
+    build = _configure_and_build(src, tmp_path)
     cache = (build / "CMakeCache.txt").read_text()
     assert f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain_file(board)}" in cache
 
@@ -169,12 +176,7 @@ def test_the_documented_main_and_ctest_target_run_kws_as_written(tmp_path):
         f"aot_toolchain_file({tag} CMAKE_TOOLCHAIN_FILE)\nproject(app C)\n"
         "add_executable(app main.c)\n"
         f"aot_add_model(app MODEL kws.tflite BOARD {tag} NAME kws BOARD_SUPPORT)\n" + ctest)
-    build = tmp_path / "build"
-    for argv in (["cmake", "-S", str(src), "-B", str(build), f"-Daot_DIR={cmake_dir()}",
-                  f"-DAOT_EXECUTABLE={aot_program(tmp_path)}"],
-                 ["cmake", "--build", str(build)]):
-        done = subprocess.run(argv, capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout + done.stderr
+    build = _configure_and_build(src, tmp_path)
     model = load_model(src / "kws.tflite")
     y0 = int(reference_run(model, [np.zeros((1, 49, 10, 1), np.int8)])[0].ravel()[0])
     done = subprocess.run(["ctest", "--test-dir", str(build), "-V"], capture_output=True,
