@@ -441,7 +441,8 @@ def test_a_local_farm_of_two_qemus_estimates_what_one_board_does(kws, dense, tmp
         alone = f.measure(dense, configs)
     with LocalFarm(spec, 2, tmp_path / "pool", tmp_path / "cache", []) as farm:
         pooled = farm.measure(dense, configs)
-    assert [r.unit for r in pooled] == [ESTIMATED_CYCLES] * len(configs)
+    assert [r.unit for r in pooled] == [ESTIMATED_CYCLES] * len(configs), [
+        (r.status, r.error) for r in pooled]
     assert [(r.status, r.cost) for r in pooled] == [(r.status, r.cost) for r in alone]
     assert all(r.ok for r in pooled)
 
