@@ -32,7 +32,7 @@ from typing import Any
 
 from aot.errors import one_of
 from aot.target import grammar
-from aot.target.errors import TargetError, suggest
+from aot.target.errors import BoardError, TargetError, suggest
 from aot.target.facts import Facts, derive, derived_keys
 from aot.target.kinds import KINDS, AttrSpec, TargetKind
 from aot.target.records import find_record, target_string
@@ -330,8 +330,11 @@ def _from_tag(text: str):
 def _board_target(tag: str) -> Target:
     """The target of the board record ``tag`` names, parsed once per tag
     (:mod:`aot.target.records` finds the record; :mod:`aot.target.tags` builds the rest)."""
-    _, record = find_record(tag)
-    return Target(target_string(record)).with_tag(record["tag"])
+    path, record = find_record(tag)
+    try:
+        return Target(target_string(record)).with_tag(record["tag"])
+    except TargetError as err:   # the record's fault, not the caller's: name its file
+        raise BoardError(f"{path}: field 'target': {err}") from None
 
 
 def _from_raw(raw: grammar.RawTarget):

@@ -261,3 +261,24 @@ def test_every_file_is_valid_toml_with_its_path_as_tag():
     assert len(files) == len(ALL)
     for f in files:
         assert tomllib.loads(f.read_text())["tag"] == f"{f.parent.name}/{f.stem}"
+
+
+def test_a_bad_target_in_a_board_file_is_named_by_target_too(tmp_path, monkeypatch):
+    """Target("vendor/board") reads only that record: a bad target string there is
+    the file's fault and the error names the file, as load_board's does."""
+    import aot.target.records as records
+    import aot.target.target as target_module
+    from aot.target import Target
+
+    (tmp_path / "acme").mkdir()
+    text = re.sub(r'(?m)^target = .*$', 'target = "c -mcpu=cortex-m4 -nonsense=1"',
+                  GOOD.replace('tag = "qemu/mps2-an386"', 'tag = "acme/dev"').replace(
+                      'aliases = ["qemu/an386"]', 'aliases = ["acme/devkit"]'))
+    (tmp_path / "acme" / "dev.toml").write_text(text)
+    monkeypatch.setattr(records, "BOARDS_DIR", tmp_path)
+    target_module._board_target.cache_clear()
+    try:
+        with pytest.raises(BoardError, match=r"dev\.toml: field 'target': .*nonsense"):
+            Target("acme/dev")
+    finally:
+        target_module._board_target.cache_clear()
