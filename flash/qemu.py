@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from dataclasses import dataclass, field
@@ -68,9 +69,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def is_listening(port: int) -> bool:
+def is_listening(port: int, pid: int | None = None) -> bool:
     """Whether something listens on loopback ``port``, without connecting
-    (a connection would be taken by QEMU as the host's)."""
+    (a connection would be taken by QEMU as the host's); with ``pid``, whether
+    that process does: the port came from :func:`free_port`, so another QEMU
+    started at the same moment may have taken it, and its serial port must not
+    be mistaken for ours.  (The runner's child is QEMU itself, or a wrapper that
+    ``exec``s it: a wrapper that forks would never be seen listening.)"""
     want = f":{port:04X}"
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -80,8 +85,29 @@ def is_listening(port: int) -> bool:
         for line in lines:
             fields = line.split()
             if fields[1].endswith(want) and fields[3] == "0A":  # 0A: LISTEN
-                return True
+                if pid is None or f"socket:[{fields[9]}]" in _sockets_of(pid):
+                    return True
     return False
+
+
+def _sockets_of(pid: int) -> set[str]:
+    """The ``socket:[inode]`` links of ``pid``'s open files (empty if gone)."""
+    folder = Path(f"/proc/{pid}/fd")
+    out = set()
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        try:
+            out.add(os.readlink(entry))
+        except OSError:
+            continue
+    return out
+
+
+#: QEMU starts again on another port when the one it was given was taken meanwhile.
+_PORT_ATTEMPTS = 3
 
 
 class QemuRunner(Runner):
@@ -114,24 +140,38 @@ class QemuRunner(Runner):
         cfg = self.config
         if not Path(cfg.elf).is_file():
             raise RunnerError(f"firmware {cfg.elf} does not exist; build the project first")
-        self.port = free_port(cfg.host)
-        try:
-            self._child = ChildProcess(qemu_argv(cfg, self.port))
-        except RunnerError as err:
-            raise RunnerError(f"{err}; install QEMU (apt-get install qemu-system-arm "
-                              "qemu-system-misc)") from None
+        for _ in range(_PORT_ATTEMPTS):
+            self.port = free_port(cfg.host)
+            try:
+                self._child = ChildProcess(qemu_argv(cfg, self.port))
+            except RunnerError as err:
+                raise RunnerError(f"{err}; install QEMU (apt-get install qemu-system-arm "
+                                  "qemu-system-misc)") from None
+            if self._wait_listening(cfg):
+                return f"socket://{cfg.host}:{self.port}"
+            # another process took the port between free_port() and QEMU's bind
+            self._child.stop()
+        raise RunnerError(f"{cfg.qemu} found its serial port taken {_PORT_ATTEMPTS} times in a "
+                          f"row (the last {self.port}): is something grabbing loopback ports?")
+
+    def _wait_listening(self, cfg: QemuConfig) -> bool:
+        """True once our QEMU listens on ``self.port``; False when it exited because
+        the port was taken; a :class:`RunnerError` for any other exit or a timeout."""
         deadline = time.monotonic() + cfg.start_timeout
-        while not is_listening(self.port):
+        while not is_listening(self.port, self._child.proc.pid):
             if self._child.proc.poll() is not None:
+                text = self._child.error_text()
+                if "Address already in use" in text:
+                    return False
                 raise RunnerError(
                     f"{cfg.qemu} exited with status {self._child.proc.returncode} before "
-                    f"opening its serial port:\n{self._child.error_text()}"
+                    f"opening its serial port:\n{text}"
                 )
             if time.monotonic() > deadline:
                 raise RunnerError(f"{cfg.qemu} did not open port {self.port} within "
                                   f"{cfg.start_timeout:g} s")
             time.sleep(0.01)
-        return f"socket://{cfg.host}:{self.port}"
+        return True
 
     def wait(self, timeout: float) -> int:
         """Wait for the guest to end (semihosting exit); return QEMU's status."""

@@ -280,6 +280,49 @@ def test_qemu_runner_waits_for_the_serial_port_and_always_stops_qemu(tmp_path):
     assert proc.poll() is not None
 
 
+def test_qemu_never_mistakes_another_listener_for_its_serial_port(tmp_path, monkeypatch):
+    """free_port() gives a port that was free a moment ago; if another process (another
+    QEMU of a farm) takes it first, our QEMU fails to bind: the runner must neither
+    hand out the other process's port nor give up, but start again on a new one."""
+    import socket
+
+    import flash.qemu
+
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen(1)
+    taken = other.getsockname()[1]
+    ports = iter([taken, flash.qemu.free_port()])
+    monkeypatch.setattr(flash.qemu, "free_port", lambda host="127.0.0.1": next(ports))
+    fake = tmp_path / "fake-qemu"
+    fake.write_text(FAKE_QEMU.format(python=sys.executable))
+    fake.chmod(0o755)
+    elf = tmp_path / "fw.elf"
+    elf.write_bytes(b"")
+    try:
+        with QemuRunner(QemuConfig(elf=elf, machine="mps2-an386", qemu=str(fake))) as url:
+            assert url != f"socket://127.0.0.1:{taken}"
+    finally:
+        other.close()
+
+
+def test_is_listening_asks_which_process_listens():
+    import os
+    import socket
+
+    from flash.qemu import is_listening
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    port = s.getsockname()[1]
+    try:
+        assert is_listening(port) and is_listening(port, os.getpid())
+        assert not is_listening(port, os.getppid())
+    finally:
+        s.close()
+
+
 def test_missing_firmware_is_reported(tmp_path):
     with pytest.raises(RunnerError, match="does not exist"):
         QemuRunner(QemuConfig(elf=tmp_path / "none.elf", machine="x")).start()
