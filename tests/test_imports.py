@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The layers, earliest first (docs/architecture.md says what each holds).
 LAYERS = (
     ("errors", "version"),
-    ("resources",),
+    ("resources", "fileio"),
     ("target", "ir", "quant", "rpc", "flash"),
     ("frontend", "reference", "inputs"),
     ("passes", "tir"),

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot.errors import AotWarning, BuildError
+from aot.fileio import write_atomic
 from aot.target import DEFAULT_OPT_FLAGS
 
 #: Flags every host build of generated code uses: the code is C99 and warning-free.
@@ -282,10 +283,7 @@ def place_objects(command: FirmwareCommand, sources, project: Path,
         try:
             obj.parent.mkdir(parents=True, exist_ok=True)
             for path, data in ((obj.with_suffix(".d"), found[1]), (obj, found[0])):
-                fd, tmp = tempfile.mkstemp(dir=obj.parent, prefix=".tmp-")
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
+                write_atomic(path, data)
         except OSError as err:
             raise BuildError(f"cannot write {obj}: {err.strerror or err}") from None
         placed.append(command.object_path(src))
@@ -360,12 +358,8 @@ class ObjectStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             for suffix, content in ((".d", deps), (".o", data)):
-                if content is None:
-                    continue
-                fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-                with os.fdopen(fd, "wb") as f:
-                    f.write(content)
-                os.replace(tmp, self.folder / f"{key}{suffix}")
+                if content is not None:
+                    write_atomic(self.folder / f"{key}{suffix}", content)
         except OSError as err:
             self._unusable(err)
 

@@ -32,14 +32,13 @@ import argparse
 import functools
 import hashlib
 import json
-import os
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 import aot
 from aot.errors import AotError, AotWarning
+from aot.fileio import write_atomic
 
 FORMAT = "aot-compile-record-1"
 
@@ -127,10 +126,7 @@ class CompileRecord:
                            "files": _folder_digests(self.output)})
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "w") as f:
-                f.write(data)
-            os.replace(tmp, self.path)
+            write_atomic(self.path, data.encode())
         except OSError as err:
             warnings.warn(f"the compile record {self.path} cannot be written "
                           f"({err.strerror or err}); the next compile will not be replayed",

@@ -23,12 +23,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aot.codegen.cc import FirmwareCommand, ObjectStore, compiler_identity, place_objects
 from aot.errors import BuildError
+from aot.fileio import write_atomic
 from aot.firmware.images import write_image
 from aot.firmware.project import Project, load_project
 from aot.firmware.sizes import FirmwareSizes, read_sizes
@@ -103,10 +103,7 @@ class ObjectCache:
             for src, to in ((obj.with_suffix(".d"), dest.with_suffix(".d")), (obj, dest)):
                 if not src.is_file():  # assembler sources have no .d
                     continue
-                fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-                os.close(fd)
-                shutil.copyfile(src, tmp)
-                os.replace(tmp, to)
+                write_atomic(to, src.read_bytes())
 
 
 def _check_tools(project: Project) -> None:
