@@ -40,24 +40,24 @@ from aot.errors import AotError, BuildError
 from aot.executor import check_fits_board, plan_memory, workspace_alignment
 from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
-from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
-                                 open_options, parse_memory_size)
-from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
-                                  group_linker_script, linker_script, needs_linker_script,
-                                  parse_regions, place_constants, split_for_budget)
-from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
+from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
+                                 parse_memory_size)
+from aot.executor.regions import (MemoryRegionError, PlanRegion, buffer_heat,
+                                  constant_section, group_linker_script, linker_script,
+                                  needs_linker_script, parse_regions, place_constants,
+                                  split_for_budget)
+from aot.executor.memory import MemoryPlan, Sizes
 from aot.export import (firmware_command, firmware_variables,
                         METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         cortex_m_startup, external_build, library_sources, port_settings,
                         runtime_files, runtime_port, write_artifact)
 from aot.frontend import load_model
-from aot.executor.patches import PatchError, analyze_stage, choose_stage, estimate_peak
-from aot.executor.patches import GRIDS, alive_by_node, stage_lengths
+from aot.executor.patches import PatchStage
 from aot.executor.patches import patch_graph as patch_graph_of
-from aot.executor.streams import StreamStage, analyze_stream, band_graph, choose_stream
-from aot.executor.streams import stream_candidates
-from aot.ir import Graph, Tensor
-from aot.ir.types import TensorType
+from aot.executor.stages import (StageRequest, analyze, choose_planned, parse_patches,
+                                 stage_code)
+from aot.executor.streams import StreamStage, band_graph
+from aot.ir import Graph
 from aot.passes.annotated import FusedGroup, rebuild
 from aot.passes import DumpAfter, PassContext, optimize
 from aot.target import (CODEGENS, Board, Target, TargetError, board_devices, check_cores,
@@ -280,199 +280,262 @@ def check_target(target: Target) -> None:
             raise CompileError(f"-{attr}={value}: use a power of two from 1 to 4096")
 
 
-def compile_model(model, target_or_board="host/native", *, codegen: str | None = None,
-                  memory_budget: int | str | None = None, patches=None,
-                  **options) -> CompiledModel:
-    """Compile ``model`` (a path or a :class:`Graph`) for a target or board.
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything one compilation is asked for, checked once where it is built
+    (:meth:`build`, :meth:`for_target`): the driver's steps read these facts and derive
+    none of them again.  :func:`compile_model` takes it (or builds it from keywords).
 
-    The options are :func:`compile_one`'s.  With a ``memory_budget`` and
-    ``patches`` left open (None), a budget no plan meets is tried again with
-    patch stages (:mod:`aot.executor.patches`), the costlier option: the
-    stages and grids that lower the estimated peak, least extra work first
-    (at most :data:`BUDGET_STAGES` of them); the first that fits wins
-    (``CompiledModel.patches``), else the error of the plan without patches.
+    ``target`` and ``board`` are :func:`resolve_target`'s.  ``name`` is the C prefix of
+    the generated code.  ``input_shapes`` (``{input name: shape}``) fixes the sizes an
+    ONNX model leaves open (:func:`aot.frontend.load_model`; model files only).
+    ``opt_level``, ``disabled_pass``, ``required_pass`` and ``config`` make the
+    :class:`aot.passes.PassContext`; ``dump_after`` prints the graph after that pass to
+    ``dump_stream`` (default stdout).
 
-    ``patches="auto"`` plans without patches and with the stage and grid that
-    lower the estimated peak most within 5 % more MACs (if any), and keeps the
-    one with less RAM (without patches on a tie).
+    ``io_in_workspace`` (the default) places the inputs and outputs in the
+    workspace, as TFLM's arena does: the header's ``P_input_<name>()`` and
+    ``P_output_<name>()`` point into it, ``P_run`` copies a caller's buffer in
+    and out unless it is that pointer, and an input's bytes are reused once
+    the layers are done with it.  ``False`` keeps them in the caller's
+    buffers (the workspace then holds activations only).
 
-    ``measure_code`` (default True) measures the code size
-    (:meth:`PlannedModel.emit`, with ``cache_dir`` for the objects it compiles);
-    False leaves it unknown ("code size not measured").
+    ``inplace`` lets a kernel write its output over an input that dies there
+    (``docs/memory.md``) where the kernel's loop nest allows it
+    (``Kernel.inplace_allowed``); a library whose kernels list no allowed
+    pairs gets no in-place writes.  ``overlap`` lets a kernel's output start
+    before the end of an input that dies there and grow over the bytes the
+    kernel has finished reading, within the limit its loop nest proves
+    (``Kernel.overlap_allowed``, :mod:`aot.kernels.overlap`); ``inplace=False``
+    turns both off.  None (the default) means True, or, with a budget, left
+    to it.
 
-    By default (``patches`` None, no budget) the leading layers become a stream
-    stage (:mod:`aot.executor.streams`) when one lowers the estimated peak within
-    5 % more work (MACs on out-of-image rows, bytes copied or filled) and its estimate
-    is below the workspace of the plan without it: both plans are made (lowered and
-    placed, :func:`plan_one`) and the one with less RAM is kept (without the stage on a
-    tie; with it when only it fits the board); only the kept plan's C is printed and its
-    code measured.  Not with memory regions, -libs or a ``kernel_library`` (tuning records
-    are for the whole layers' shapes).  ``patches="off"`` compiles without any stage.
+    ``memory_budget`` (bytes; :meth:`build` also takes a string such as ``"64K"``)
+    picks, among the choices left open (``None``) of ``io_in_workspace``, ``inplace``
+    and ``overlap``, the one with the fewest instructions whose RAM (workspace with
+    scratch, caller i/o, state) fits (:mod:`aot.executor.budget`; the choice is
+    ``CompiledModel.budget``); none fits: ``MemoryBudgetError`` with the
+    smallest RAM reachable and the tensors live at its peak.
+
+    ``memory_regions`` (the board's regions; :meth:`build` parses ``"ram:4K,psram"``
+    or a list of ``"name[:bytes]"``) splits the workspace over the board's data
+    memories, the hottest buffers in the fastest (:mod:`aot.executor.regions`); the
+    artifact then holds ``codegen/<name>_regions.ld`` for the link.  A region marked
+    ``+const`` also takes the hottest kernels' constants, copied there at start-up;
+    one marked ``+stack`` holds the firmware's stack.  With a ``memory_budget`` too,
+    the budget counts what the model owns in ``ram`` (the workspace buffers left
+    there, scratch, caller buffers, state, constants copied there); every other
+    region holds at most its own size.
+
+    ``patches`` (None: left to the compiler; else
+    :func:`aot.executor.stages.parse_patches`' form of ``"off"``, ``"auto"``, a grid
+    ``"RxC"``, ``"stream"`` or ``"stream:T"``) says which stage runs the leading layers;
+    :mod:`aot.executor.stages` chooses the one left open (:func:`compile_model`).
+
+    ``kernel_library`` replaces :mod:`aot.kernels` (tests use it to exercise the
+    executor alone; :class:`aot.tune.session.TunedKernels` applies tuning records).
+    The target's ``-libs`` hands the layers its external codegens support to them
+    (:mod:`aot.byoc`, docs/byoc.md) with ``external_options`` (:func:`aot.byoc.configure`
+    of :meth:`build`'s ``codegen_options``, such as ``{"cmsis-nn": {"path": TREE}}``);
+    ``keep_with_aot`` names nodes that stay with aot's kernels although a codegen
+    supports them (the per-layer choice).
+
+    ``measure_code`` (default True) measures the code size (:meth:`PlannedModel.emit`,
+    with ``cache_dir`` for the objects it compiles); False leaves it unknown ("code size
+    not measured").  ``jit``: the llvm target of this machine (no artifact).
     """
-    measure_code = options.pop("measure_code", True)
-    cache_dir = options.pop("cache_dir", None)
-    planned = _choose_plan(model, target_or_board, codegen, memory_budget, patches, options)
-    return planned.emit(measure_code=measure_code, cache_dir=cache_dir)
+
+    target: Target
+    board: Board | None
+    name: str = "model"
+    input_shapes: dict | None = None
+    opt_level: int = 2
+    disabled_pass: tuple = ()
+    required_pass: tuple = ()
+    config: dict = field(default_factory=dict)
+    dump_after: str | None = None
+    dump_stream: TextIO | None = None
+    io_in_workspace: bool | None = None
+    inplace: bool | None = None
+    overlap: bool | None = None
+    memory_budget: int | None = None
+    memory_regions: tuple[PlanRegion, ...] | None = None
+    patches: object = None
+    kernel_library: object = None
+    external_options: dict = field(default_factory=dict)
+    keep_with_aot: frozenset[str] = frozenset()
+    measure_code: bool = True
+    cache_dir: Path | None = None
+    jit: bool = False
+
+    @classmethod
+    def build(cls, target_or_board="host/native", *, codegen: str | None = None,
+              **options) -> CompileOptions:
+        """The options for a target or board (:func:`resolve_target`, with ``codegen``),
+        from :func:`compile_model`'s keywords: :meth:`for_target`'s."""
+        target, board = resolve_target(target_or_board, codegen)
+        return cls.for_target(target, board, **options)
+
+    @classmethod
+    def for_target(cls, target: Target, board: Board | None, *, name: str = "model",
+                   memory_budget: int | str | None = None, memory_regions=None,
+                   patches=None, codegen_options=None, keep_with_aot=(), config=None,
+                   disabled_pass=(), required_pass=(), **options) -> CompileOptions:
+        """The options for a resolved target and board, each checked, and every
+        combination the compiler refuses refused here, before any model is read:
+        the target (:func:`check_target`), the C prefix, the budget's size, the memory
+        regions of the board, the stage asked for, the external codegens' options, the
+        llvm target.  The other ``options`` are the fields of the same name."""
+        check_target(target)
+        entry.check_name(name)
+        external = byoc.configure(target, codegen_options)
+        if keep_with_aot and not external:
+            raise CompileError("keep_with_aot names layers to keep from external codegens, "
+                               "but the target has no -libs")
+        return cls(target, board, name=name,
+                   memory_budget=None if memory_budget is None
+                   else parse_memory_size(memory_budget),
+                   memory_regions=_regions(memory_regions, target, board),
+                   patches=None if patches is None else parse_patches(patches),
+                   external_options=external, keep_with_aot=frozenset(keep_with_aot),
+                   config=dict(config or {}), disabled_pass=tuple(disabled_pass),
+                   required_pass=tuple(required_pass), jit=_llvm_jit(target, board),
+                   **options)
+
+    @property
+    def library(self):
+        """The kernel library the groups are lowered with."""
+        return self.kernel_library if self.kernel_library is not None else default_kernels
+
+    @property
+    def board_ram(self) -> int | None:
+        """The board's RAM less its stack: a budget too (never pick a plan it refuses)."""
+        board = self.board
+        return board.memory.model_ram_bytes if board and board.memory else None
+
+    @property
+    def ram_budget(self) -> int | None:
+        """The RAM the model may own: the memory budget, at most :attr:`board_ram`."""
+        if self.memory_budget is None:
+            return None
+        return min(self.memory_budget, self.board_ram or self.memory_budget)
+
+    def pass_context(self, **extra) -> PassContext:
+        """The graph passes' context; ``extra`` adds to it (instruments, config)."""
+        return PassContext(opt_level=self.opt_level, required_pass=self.required_pass,
+                           disabled_pass=self.disabled_pass,
+                           **{"config": dict(self.config), **extra})
 
 
-def _choose_plan(model, target_or_board, codegen, memory_budget, patches,
-                 options) -> PlannedModel:
+def _regions(spec, target: Target, board: Board | None) -> tuple[PlanRegion, ...] | None:
+    """``memory_regions`` as the board's regions (:func:`aot.executor.regions.parse_regions`),
+    refused where the target cannot honour them."""
+    if spec is None:
+        return None
+    if target.kind == "llvm" and board is None:
+        raise CompileError("not supported yet: memory regions with the llvm JIT (this "
+                           "machine has one memory); compile for a board")
+    regions = parse_regions(spec, board,
+                            cortex_m_startup=board is not None and cortex_m_startup(board))
+    if any(r.const for r in regions) and target.kind == "llvm":
+        raise CompileError("not supported yet: constants copied to a memory region "
+                           "(+const) with the llvm codegen (its objects hold the "
+                           "constants); use --codegen c, or drop +const")
+    return tuple(regions)
+
+
+def _llvm_jit(target: Target, board: Board | None) -> bool:
+    """Whether ``target`` is this machine's LLVM JIT (no artifact); refuses the JIT with
+    a board and the llvm options it does not honour."""
+    if target.kind != "llvm":
+        return False
+    # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
+    from aot.codegen.llvm_jit import check_target as check_llvm_target
+    jit = check_llvm_target(target)["machine"] is None
+    if jit and board is not None:
+        raise CompileError(
+            f"the llvm codegen for {board.tag}: this machine runs LLVM's code through "
+            "its JIT without a board; use --target llvm (aot run MODEL --target llvm), "
+            "or a Cortex-M or RISC-V board with --codegen llvm")
+    return jit
+
+
+def compile_options(options, keywords: dict) -> CompileOptions:
+    """``options`` if it is a :class:`CompileOptions` (then no ``keywords``), else
+    :meth:`CompileOptions.build` of that target or board and the ``keywords``."""
+    if not isinstance(options, CompileOptions):
+        return CompileOptions.build(options, **keywords)
+    if keywords:
+        raise TypeError(f"compile options given twice: a CompileOptions and the keywords "
+                        f"{', '.join(keywords)}; use dataclasses.replace(options, ...)")
+    return options
+
+
+def compile_model(model, options: CompileOptions | Target | Board | str = "host/native",
+                  **keywords) -> CompiledModel:
+    """Compile ``model`` (a path or a :class:`Graph`) with ``options``: a
+    :class:`CompileOptions`, or a target or board (a :class:`Target`, a :class:`Board`,
+    or a string naming either) with the options as keywords (``codegen`` and the fields
+    of :class:`CompileOptions`, :meth:`CompileOptions.build`), a convenience that builds
+    the options::
+
+        compile_model("kws.tflite", "qemu/mps2-an386", memory_budget="64K")
+        compile_model("kws.tflite", CompileOptions.build("qemu/mps2-an386",
+                                                         memory_budget="64K"))
+
+    The plans of the stage choices (:mod:`aot.executor.stages`: the default stream
+    stage, ``patches="auto"``, a budget's stages) are made and compared by their RAM
+    (:func:`plan_one`, no C printed), and the kept plan's C printed and its code
+    measured (:meth:`PlannedModel.emit`).
+    """
+    timings: list[tuple[str, float, float]] = []
+    clock = _Clock(timings)
+    options = compile_options(options, keywords)
+    clock.lap("frontend")  # the target and board resolved, the options checked
+    planned = _choose_plan(model, options)
+    planned.timings[:0] = timings
+    return planned.emit(measure_code=options.measure_code, cache_dir=options.cache_dir)
+
+
+def _choose_plan(model, options: CompileOptions) -> PlannedModel:
     """The plan :func:`compile_model` compiles, chosen among :func:`plan_one`'s plans by
-    their RAM before any C is printed; its timings include the other plans' and the
-    choice's."""
+    :func:`aot.executor.stages.choose_planned` before any C is printed; its timings
+    include the other plans' and the choice's."""
     made: list[PlannedModel] = []
     choosing: list[tuple[str, float, float]] = []
 
-    def one(choice):
-        made.append(plan_one(model, target_or_board, codegen=codegen,
-                             memory_budget=memory_budget, patches=choice, **options))
+    def make(choice) -> PlannedModel:
+        made.append(plan_one(model, dataclasses.replace(options, patches=choice)))
         return made[-1]
 
-    chosen = _pick_plan(one, _Clock(choosing), model, target_or_board, codegen, memory_budget,
-                        patches, options)
+    # Stages are not supported with memory regions or -libs yet, and a kernel library
+    # (tuning records) was made for the whole layers' shapes, not the bands'.
+    request = StageRequest(
+        options.patches, budget=options.memory_budget is not None,
+        regions=options.memory_regions is not None,
+        stream_by_default=options.memory_regions is None and options.kernel_library is None
+        and not options.target.attrs.get("libs"),
+        io_in_workspace=options.io_in_workspace is not False)
+    chosen = choose_planned(make, request, lambda: _optimized(model, options),
+                            _Clock(choosing).lap)
     chosen.timings[:0] = [t for p in made if p is not chosen for t in p.timings] + choosing
     return chosen
 
 
-def _pick_plan(one, clock: _Clock, model, target_or_board, codegen, memory_budget, patches,
-               options) -> PlannedModel:
-    if patches is None and memory_budget is None:
-        target = resolve_target(target_or_board, codegen)[0]
-        # Stages are not supported with memory regions or -libs yet, and a kernel library
-        # (tuning records) was made for the whole layers' shapes, not the bands'.
-        stream = None if options.get("memory_regions") is not None or \
-            target.attrs.get("libs") or options.get("kernel_library") is not None \
-            else default_stream(model, options)
-        clock.lap("planning")  # the stream stage's estimate: a graph loaded and optimized
-        if stream is None:
-            return one("off")
-        try:
-            whole = one("off")
-        except MemoryPlanError as err:  # too big for the board: the stage may fit
-            try:
-                return one(stream)
-            except MemoryPlanError:
-                raise err from None
-        if stream.estimate >= whole.sizes.workspace:
-            return whole  # the plan's overlaps already beat the stage's estimate
-        streamed = one(stream)
-        return streamed if streamed.sizes.ram < whole.sizes.ram else whole
-
-    if parse_patches(patches) == "auto":
-        # The estimate does not see every plan's overlaps: compare the real plans.
-        whole, first = None, None
-        try:
-            whole = one("off")
-        except MemoryBudgetError as err:
-            first = err
-        stage = choose_stage(_optimized(model, options), allowance=PATCH_ALLOWANCE,
-                             io_in_workspace=options.get("io_in_workspace") is not False,
-                             generated_only=True).stage
-        clock.lap("planning")
-        patched = None
-        if stage is not None:
-            try:
-                patched = one((len(stage.nodes), stage.grid))
-            except MemoryBudgetError:
-                pass
-        if whole is None and patched is None:
-            raise first
-        if patched is None or (whole is not None and patched.sizes.ram >= whole.sizes.ram):
-            return whole
-        return patched
-    if memory_budget is None or patches is not None or options.get("memory_regions"):
-        # Patch stages do not take memory regions yet: a budget with regions
-        # is met by the plan options and the regions alone.
-        return one(patches)
-    try:
-        return one(None)
-    except MemoryBudgetError as err:
-        first = err
-    stages = budget_stages(model, options)
-    clock.lap("planning")
-    for spec in stages:
-        try:
-            return one(spec)
-        except MemoryBudgetError:
-            continue
-    raise first
+def _optimized(model, options: CompileOptions) -> Graph:
+    """The optimized graph the stage estimates are made on (no dump, no partitions)."""
+    graph = model if isinstance(model, Graph) else load_model(model, options.input_shapes)
+    return optimize(graph, options.pass_context())
 
 
-def _optimized(model, options) -> Graph:
-    """The optimized graph compile_one would make of ``model`` under ``options``."""
-    graph = model if isinstance(model, Graph) else load_model(model,
-                                                              options.get("input_shapes"))
-    return optimize(graph, PassContext(opt_level=options.get("opt_level", 2),
-                                       required_pass=options.get("required_pass", ()),
-                                       disabled_pass=options.get("disabled_pass", ()),
-                                       config=dict(options.get("config") or {})))
-
-
-def default_stream(model, options) -> StreamChoice | None:
-    """The stream stage the default plan tries (:func:`compile_model`), or None: the
-    one with the lowest estimated peak within :data:`PATCH_ALLOWANCE` more work, if it
-    lowers the peak."""
-    try:
-        graph = _optimized(model, options)
-    except AotError:
-        return None  # compile_one reports the model's own error
-    est = choose_stream(graph, allowance=PATCH_ALLOWANCE,
-                        io_in_workspace=options.get("io_in_workspace") is not False)
-    if est.stage is None or est.bytes_after >= est.bytes_before:
-        return None
-    return StreamChoice(len(est.stage.nodes), est.stage.band, default=True,
-                        estimate=est.bytes_after)
-
-
-BUDGET_STAGES = 4  # patch stages a memory budget tries at most (each a whole compile)
-
-
-def budget_stages(model, options) -> list:
-    """The stages a budget tries, least extra work first, those that lower the estimated
-    peak: per stage length the stream stage (:class:`StreamChoice`) with the lowest
-    estimated peak, and ``(stage length, grid)`` of the patch stages whose code is
-    supported."""
-    annotated = _optimized(model, options)
-    io = options.get("io_in_workspace") is not False
-    alive = alive_by_node(annotated, io)
-    streams: dict[int, object] = {}
-    for stage in stream_candidates(annotated, io_in_workspace=io):
-        est = estimate_peak(annotated, stage, alive=alive)
-        n = len(stage.nodes)
-        if est.bytes_after < est.bytes_before and (
-                n not in streams or (est.bytes_after, est.extra_work) <
-                (streams[n].bytes_after, streams[n].extra_work)):
-            streams[n] = est
-    found = [(est.extra_work, 0, StreamChoice(n, est.stage.band)) for n, est in
-             streams.items()]
-    found += [(est.extra_work, 1, (n, grid))
-              for n, grid, est in supported_stages(annotated, GRIDS, io)
-              if est.bytes_after < est.bytes_before]
-    found.sort(key=lambda f: (f[0], f[1]))
-    return [spec for *_, spec in found[:BUDGET_STAGES]]
-
-
-def supported_stages(graph: Graph, grids, io_in_workspace: bool):
-    """``(stage length, grid, estimate)`` of every leading stage of ``graph`` cut
-    by one of ``grids`` whose patch code is supported (:func:`patch_graph_of`)."""
-    for n in stage_lengths(graph):
-        for grid in grids:
-            try:
-                stage = analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
-                patch_graph_of(stage)
-            except PatchError:
-                continue
-            yield n, grid, estimate_peak(graph, stage, io_in_workspace=io_in_workspace)
-
-
-def compile_one(model, target_or_board="host/native", *, measure_code: bool = True,
-                cache_dir: Path | None = None, **options) -> CompiledModel:
-    """Compile ``model`` for a target or board, once, with one plan: :func:`plan_one`
-    (no C yet), then :meth:`PlannedModel.emit` (C, code size).  ``measure_code`` and
-    ``cache_dir`` are :meth:`PlannedModel.emit`'s, the other options
-    :func:`plan_one`'s."""
-    return plan_one(model, target_or_board, **options).emit(measure_code=measure_code,
-                                                            cache_dir=cache_dir)
+def compile_one(model, options: CompileOptions | Target | Board | str = "host/native",
+                **keywords) -> CompiledModel:
+    """Compile ``model`` with ``options`` (as :func:`compile_model` takes them) once, with
+    one plan: :func:`plan_one` (no C yet), then :meth:`PlannedModel.emit` (C, code
+    size)."""
+    options = compile_options(options, keywords)
+    return plan_one(model, options).emit(measure_code=options.measure_code,
+                                         cache_dir=options.cache_dir)
 
 
 class _Clock:
@@ -495,174 +558,140 @@ class _Clock:
         self._start = now
 
 
-def plan_one(model, target_or_board="host/native", *, codegen: str | None = None,
-             name: str = "model", input_shapes=None, opt_level: int = 2,
-             disabled_pass=(), required_pass=(), config=None,
-             dump_after: str | None = None, dump_stream: TextIO | None = None,
-             io_in_workspace: bool | None = None, inplace: bool | None = None,
-             overlap: bool | None = None, memory_budget: int | str | None = None,
-             memory_regions=None, patches=None, kernel_library=None,
-             codegen_options=None, keep_with_aot=()) -> PlannedModel:
-    """Compile ``model`` (a path or a :class:`Graph`) for a target or board up to its
-    memory plan, checked against the board's RAM: no C is printed or compiled yet
-    (:meth:`PlannedModel.emit` does), so :func:`compile_model` can compare plans'
-    RAM and work (:attr:`PlannedModel.sizes`) and pay for the chosen one's C only.
+def plan_one(model, options: CompileOptions | Target | Board | str = "host/native",
+             **keywords) -> PlannedModel:
+    """Compile ``model`` (a path or a :class:`Graph`) with ``options`` (as
+    :func:`compile_model` takes them; ``options.patches`` is the stage, ``"auto"``
+    included) up to its memory plan, checked against the board's RAM: no C is printed
+    or compiled yet (:meth:`PlannedModel.emit` does), so :func:`compile_model` can
+    compare plans' RAM and work (:attr:`PlannedModel.sizes`) and pay for the chosen
+    one's C only.  The recipe::
 
-    ``input_shapes`` (``{input name: shape}``) fixes the sizes an ONNX model
-    leaves open (:func:`aot.frontend.load_model`; model files only).
-    ``codegen`` (``"c"`` or ``"llvm"``) switches the kind of the board's (or
-    target's) target, :func:`resolve_target`: ``compile_model(m,
-    "qemu/mps2-an386", codegen="llvm")`` makes the kernels LLVM objects.
+        load -> graph passes -> the stage's layers cut out -> lower each group ->
+        the stage's buffers -> memory plan -> placed on the board
 
-    Raises an :class:`AotError` for anything the user can change: unknown
-    passes or target, an unsupported kernel (``aot.kernels.KernelError``), a
-    model that does not fit the board (``MemoryPlanError`` naming both sizes
-    and the largest tensors).  ``kernel_library`` replaces :mod:`aot.kernels`
-    (tests use it to exercise the executor alone;
-    :class:`aot.tune.session.TunedKernels` applies tuning records).
-
-    ``io_in_workspace`` (the default) places the inputs and outputs in the
-    workspace, as TFLM's arena does: the header's ``P_input_<name>()`` and
-    ``P_output_<name>()`` point into it, ``P_run`` copies a caller's buffer in
-    and out unless it is that pointer, and an input's bytes are reused once
-    the layers are done with it.  ``False`` keeps them in the caller's
-    buffers (the workspace then holds activations only).
-
-    ``inplace`` lets a kernel write its output over an input that dies there
-    (``docs/memory.md``) where the kernel's loop nest allows it
-    (``Kernel.inplace_allowed``); a library whose kernels list no allowed
-    pairs gets no in-place writes.  ``overlap`` lets a kernel's output start
-    before the end of an input that dies there and grow over the bytes the
-    kernel has finished reading, within the limit its loop nest proves
-    (``Kernel.overlap_allowed``, :mod:`aot.kernels.overlap`); ``inplace=False``
-    turns both off.  None (the default) means True, or, with a budget, left
-    to it.
-
-    ``memory_budget`` (bytes, or a string such as ``"64K"``) picks, among the
-    choices left open (``None``) of ``io_in_workspace``, ``inplace`` and
-    ``overlap``, the one with the fewest instructions whose RAM (workspace with
-    scratch, caller i/o, state) fits (:mod:`aot.executor.budget`; the choice is
-    ``CompiledModel.budget``); none fits: ``MemoryBudgetError`` with the
-    smallest RAM reachable and the tensors live at its peak.
-
-    ``memory_regions`` (``"ram:4K,psram"`` or a list of ``"name[:bytes]"``)
-    splits the workspace over the board's data memories, the hottest buffers
-    in the fastest (:mod:`aot.executor.regions`); the artifact then holds
-    ``codegen/<name>_regions.ld`` for the link.  A region marked ``+const``
-    also takes the hottest kernels' constants, copied there at start-up;
-    one marked ``+stack`` holds the firmware's stack.  With a
-    ``memory_budget`` too, the budget counts what the model owns in ``ram``
-    (the workspace buffers left there, scratch, caller buffers, state,
-    constants copied there); every other region holds at most its own size.
-
-    ``patches`` (``"off"``, the default; a grid ``"RxC"`` or ``(R, C)``; ``"auto"``,
-    which :func:`compile_model` resolves) runs the leading layers as a patch stage
-    (:mod:`aot.executor.patches`): each layer lowered once for its patch shape,
-    called for every patch. a grid takes the stage that lowers the peak most with that
-    grid, and is refused on a graph without a stage.  C entry functions only.
-
-    The target's ``-libs`` hands the layers its external codegens support to
-    them (:mod:`aot.byoc`, docs/byoc.md); ``codegen_options`` gives each its
-    options (``{"cmsis-nn": {"path": TREE}}``), checked before anything is
-    compiled.  ``keep_with_aot`` names nodes that stay with aot's kernels
-    although a codegen supports them (the per-layer choice).
+    Raises an :class:`AotError` for anything the user can change: an unsupported
+    kernel (``aot.kernels.KernelError``), a stage the graph lacks, a model that does
+    not fit the board (``MemoryPlanError`` naming both sizes and the largest tensors).
     """
+    options = compile_options(options, keywords)
     timings: list[tuple[str, float, float]] = []
     lap = _Clock(timings).lap
-    entry.check_name(name)
-    budget_bytes = None if memory_budget is None else parse_memory_size(memory_budget)
-    library = kernel_library if kernel_library is not None else default_kernels
-    if isinstance(model, Graph) and input_shapes:
-        raise CompileError("input_shapes applies to model files; this Graph has its shapes "
-                           "already")
-    graph = model if isinstance(model, Graph) else load_model(model, input_shapes)
-    source = graph.name if isinstance(model, Graph) else str(model)
-    target, board = resolve_target(target_or_board, codegen)
-    check_target(target)
-    regions = None
-    if memory_regions is not None:
-        if target.kind == "llvm" and board is None:
-            raise CompileError("not supported yet: memory regions with the llvm JIT (this "
-                               "machine has one memory); compile for a board")
-        regions = parse_regions(memory_regions, board,
-                                cortex_m_startup=board is not None and cortex_m_startup(board))
-        if any(r.const for r in regions) and target.kind == "llvm":
-            raise CompileError("not supported yet: constants copied to a memory region "
-                               "(+const) with the llvm codegen (its objects hold the "
-                               "constants); use --codegen c, or drop +const")
-    external_options = byoc.configure(target, codegen_options)
-    if target.kind == "llvm":
-        # Options it honours; this machine (the JIT) or a Cortex-M core (objects).
-        from aot.codegen.llvm_jit import check_target as check_llvm_target
-        jit = check_llvm_target(target)["machine"] is None
-        if jit and board is not None:
-            raise CompileError(
-                f"the llvm codegen for {board.tag}: this machine runs LLVM's code through "
-                "its JIT without a board; use --target llvm (aot run MODEL --target llvm), "
-                "or a Cortex-M or RISC-V board with --codegen llvm")
+    graph, source = _load(model, options)
     lap("frontend")
+    staged = _with_stage(_optimize(graph, options), options)
+    lap("passes")
+    kernels, stage_kernels, external = _lower(staged, options)
+    lap("lowering")
+    code = None
+    if staged.stage is not None:
+        code = stage_code(staged.stage, staged.stage_graph, staged.where, options.name,
+                          workspace_alignment(options.target))
+    plan, budget = _plan(staged.graph, kernels, code, options)
+    kernels = _place(plan, staged.graph, kernels, options)
+    _check_llvm(graph.name, kernels, external, options)
+    lap("planning")
+    return PlannedModel(options.name, source, staged.graph, staged.groups, options.target,
+                        options.board, kernels, plan, options.library, external, budget,
+                        code, frozenset(stage_kernels), jit=options.jit, timings=timings)
 
+
+def _load(model, options: CompileOptions) -> tuple[Graph, str]:
+    """The model's graph and where it came from (the file, or the graph's name)."""
+    if isinstance(model, Graph):
+        if options.input_shapes:
+            raise CompileError("input_shapes applies to model files; this Graph has its "
+                               "shapes already")
+        return model, model.name
+    return load_model(model, options.input_shapes), str(model)
+
+
+def _optimize(graph: Graph, options: CompileOptions) -> Graph:
+    """The graph passes (:func:`aot.passes.optimize`), dumping after ``dump_after``, the
+    layers the target's ``-libs`` support partitioned to them, ``keep_with_aot``
+    excepted (every name must be a node of the optimized graph)."""
     instruments = []
-    if dump_after is not None:
-        dump_stream = dump_stream or sys.stdout
-        instruments.append(DumpAfter(dump_after, dump_stream))
-    config = dict(config or {})
-    if external_options:
-        config.setdefault("partition.tables", byoc.tables(target))
-        config.setdefault("partition.exclude", frozenset(keep_with_aot))
-    elif keep_with_aot:
-        raise CompileError("keep_with_aot names layers to keep from external codegens, but "
-                           "the target has no -libs")
-    ctx = PassContext(opt_level=opt_level, required_pass=required_pass,
-                      disabled_pass=disabled_pass, config=config, instruments=instruments)
-    annotated = optimize(graph, ctx)
-    if dump_after is not None and not instruments[0].seen:
-        dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
-    groups = list(annotated.annotations.groups)
-    stage = pick_stage(annotated, patches, io_in_workspace is not False)
-    patch_graph = None
-    if stage is not None and isinstance(patches, StreamChoice) and patches.default and \
-            (regions is not None or external_options):
-        stage = None  # the default's stream: not where stages are not supported yet
-    if stage is not None:
-        if regions is not None or external_options:
-            raise CompileError("not supported yet: patches with memory regions or -libs; "
-                               "give --patches off")
-        stage_graph, where = band_graph(stage) if isinstance(stage, StreamStage) \
-            else (patch_graph_of(stage), None)
-        patch_graph = optimize(stage_graph, PassContext(
-            opt_level=opt_level, required_pass=required_pass, disabled_pass=disabled_pass,
-            config=config))
-        ends = [sum(len(g.nodes) for g in groups[:i + 1]) for i in range(len(groups))]
-        first = ends.index(len(stage.nodes)) + 1
-        groups = [FusedGroup(f"{name}_patches", tuple(stage.nodes), None, kind="patches"),
-                  *groups[first:]]
-        annotated = rebuild(annotated, groups=tuple(groups))
-    unknown = sorted(set(keep_with_aot) - {n.name for n in annotated.nodes})
+    dump_stream = options.dump_stream or sys.stdout
+    if options.dump_after is not None:
+        instruments.append(DumpAfter(options.dump_after, dump_stream))
+    config = dict(options.config)
+    if options.external_options:
+        config.setdefault("partition.tables", byoc.tables(options.target))
+        config.setdefault("partition.exclude", options.keep_with_aot)
+    annotated = optimize(graph, options.pass_context(config=config, instruments=instruments))
+    if options.dump_after is not None and not instruments[0].seen:
+        dump_stream.write(f"// pass {options.dump_after} did not run (disabled or below "
+                          "opt_level)\n")
+    unknown = sorted(options.keep_with_aot - {n.name for n in annotated.nodes})
     if unknown:
         raise CompileError(f"keep_with_aot names {', '.join(map(repr, unknown[:3]))}, which "
                            f"the optimized graph of {graph.name} does not have")
-    lap("passes")
+    return annotated
 
-    kernels, codes = [], []
-    stage_kernels: list[str] = []
-    for i, g in enumerate(groups):
+
+@dataclass(frozen=True)
+class _Staged:
+    """The optimized graph with the leading layers its stage runs (if any) as one group
+    of kind ``patches``, and that stage's layers on their patch or band shapes
+    (``stage_graph``, optimized; ``where``: the band graph's tensors)."""
+
+    graph: Graph
+    groups: list
+    stage: PatchStage | StreamStage | None = None
+    stage_graph: Graph | None = None
+    where: dict | None = None
+
+
+def _with_stage(annotated: Graph, options: CompileOptions) -> _Staged:
+    """``annotated`` with the stage ``options.patches`` asks for
+    (:func:`aot.executor.stages.analyze`)."""
+    groups = list(annotated.annotations.groups)
+    stage = analyze(annotated, parse_patches(options.patches),
+                    options.io_in_workspace is not False)
+    if stage is None:
+        return _Staged(annotated, groups)
+    if options.memory_regions is not None or options.external_options:
+        raise CompileError("not supported yet: patches with memory regions or -libs; "
+                           "give --patches off")
+    stage_graph, where = band_graph(stage) if isinstance(stage, StreamStage) \
+        else (patch_graph_of(stage), None)
+    ends = [sum(len(g.nodes) for g in groups[:i + 1]) for i in range(len(groups))]
+    first = ends.index(len(stage.nodes)) + 1
+    groups = [FusedGroup(f"{options.name}_patches", tuple(stage.nodes), None, kind="patches"),
+              *groups[first:]]
+    return _Staged(rebuild(annotated, groups=tuple(groups)), groups, stage,
+                   optimize(stage_graph, options.pass_context()), where)
+
+
+def _lower(staged: _Staged, options: CompileOptions) -> tuple[list, list[str], list[dict]]:
+    """Every group that is not a view lowered to a kernel (the stage's: one per layer of
+    its stage graph): the kernels, the names of the stage's, and the build information
+    of the external codegens' libraries (:func:`aot.byoc.build_info`)."""
+    name, target, library = options.name, options.target, options.library
+    kernels, codes, stage_kernels = [], [], []
+    for i, g in enumerate(staged.groups):
         if g.kind == "patches":
-            lowered = [library.lower_group(pg, patch_graph, target, name=f"{name}_k{i}_{j}")
-                       for j, pg in enumerate(patch_graph.annotations.groups)
+            lowered = [library.lower_group(pg, staged.stage_graph, target,
+                                           name=f"{name}_k{i}_{j}")
+                       for j, pg in enumerate(staged.stage_graph.annotations.groups)
                        if pg.kind != "view"]
             stage_kernels += [k.name for k in lowered]
             kernels += lowered
         elif g.kind == "external":
-            kernel, code = byoc.lower_external(g, annotated, target, name=f"{name}_k{i}",
-                                               options=external_options[g.codegen])
+            kernel, code = byoc.lower_external(g, staged.graph, target, name=f"{name}_k{i}",
+                                               options=options.external_options[g.codegen])
             codes.append((g.codegen, code))
             kernels.append(kernel)
         elif g.kind != "view":
-            kernels.append(library.lower_group(g, annotated, target, name=f"{name}_k{i}"))
-    external = byoc.build_info([c for _, c in codes], [n for n, _ in codes])
-    lap("lowering")
+            kernels.append(library.lower_group(g, staged.graph, target, name=f"{name}_k{i}"))
+    return kernels, stage_kernels, byoc.build_info([c for _, c in codes],
+                                                   [n for n, _ in codes])
 
+
+def _plan(graph: Graph, kernels, code, options: CompileOptions
+          ) -> tuple[MemoryPlan, BudgetChoice | None]:
+    """The memory plan of ``graph`` with the stage's buffer (``code.buffer``) held during
+    its step, and what a memory budget chose (:func:`aot.executor.budget.choose_plan`)."""
     # The planner may put an output over an input that dies at its kernel
     # only where that kernel's loop nest allows it (a fact of the lowered
     # kernel, proved on first use: a plan without overlaps never pays for
@@ -677,98 +706,77 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
         return {(k.params[i].tensor, k.params[j].tensor): d
                 for k in kernels for i, j, d in getattr(k, "overlap_allowed", ())}
 
-    patch_code = None
-    step_buffers = None
-    if isinstance(stage, StreamStage):
-        # The windows live through the whole loop, side by side; the model's plan
-        # holds their bytes during the stage's step only.
-        # A tensor fused away inside one kernel (a convolution's output its residual add
-        # reads) needs no window.
-        align = workspace_alignment(target)
-        used = {where[t.name].source.tensor.name for t in patch_graph.inputs} | \
-            {where[t.name].source.tensor.name for g in patch_graph.annotations.groups
-             for t in g.outputs(patch_graph)} | {stage.input.name}
-        offsets, total = {}, 0
-        for st in stage.windowed:
-            if st.tensor.name not in used:
-                continue
-            offsets[st.tensor.name] = total
-            total += -(-st.window_bytes // align) * align
-        buffer = Tensor(f"{name}_stream_windows", TensorType((max(total, 1),), "int8"))
-        patch_code = entry.StreamCode(stage, patch_graph, where, offsets, buffer)
-        step_buffers = {groups[0].name: buffer}
-    elif stage is not None:
-        # The patch buffers have a plan of their own (no in-place writes), whose
-        # bytes the model's plan holds during the stage's step only.
-        patch_plan = plan_memory(patch_graph, alignment=workspace_alignment(target),
-                                 io_in_workspace=True, inplace=False)
-        buffer = Tensor(f"{name}_patch_buffers",
-                        TensorType((max(patch_plan.workspace_bytes, 1),), "int8"))
-        patch_code = entry.PatchCode(stage, patch_graph, patch_plan, buffer)
-        step_buffers = {groups[0].name: buffer}
-
+    step_buffers = None if code is None else {graph.annotations.groups[0].name: code.buffer}
     scratch = max((k.scratch_bytes for k in kernels), default=0)
-    # The board's RAM (less its stack) is a budget too: never pick a plan it refuses.
-    board_ram = board.memory.model_ram_bytes if board and board.memory else None
-    ram_budget = None if budget_bytes is None else min(budget_bytes, board_ram or budget_bytes)
 
     def plan_for(option: PlanOption) -> MemoryPlan:
-        plan = plan_memory(annotated, alignment=workspace_alignment(target),
+        plan = plan_memory(graph, alignment=workspace_alignment(options.target),
                            step_buffers=step_buffers,
                            io_in_workspace=option.io_in_workspace,
                            inplace=(lambda out, src: (src.name, out.name) in allowed())
                            if option.inplace else False,
                            overlap=(lambda out, src: limits().get((src.name, out.name)))
                            if option.inplace and option.overlap else None)
-        if regions is not None:
-            split_for_budget(plan, annotated, regions, buffer_heat(plan, kernels),
-                             ram_budget, scratch)
+        if options.memory_regions is not None:
+            split_for_budget(plan, graph, list(options.memory_regions),
+                             buffer_heat(plan, kernels), options.ram_budget, scratch)
         return plan
 
-    budget = None
-    if memory_budget is None:
-        inplace = inplace is not False
-        plan = plan_for(PlanOption(io_in_workspace is not False, inplace,
-                                   inplace and overlap is not False))
-    else:
-        io_copies = sum(t.type.nbytes for t in (*annotated.inputs, *annotated.outputs))
-        budget = choose_plan(plan_for, open_options(io_in_workspace, inplace, overlap),
-                             budget_bytes, board_bytes=board_ram, scratch_bytes=scratch,
-                             io_copy_bytes=io_copies, where=f"model {graph.name!r}")
-        plan = budget.plan
+    if options.memory_budget is None:
+        inplace = options.inplace is not False
+        return plan_for(PlanOption(options.io_in_workspace is not False, inplace,
+                                   inplace and options.overlap is not False)), None
+    io_copies = sum(t.type.nbytes for t in (*graph.inputs, *graph.outputs))
+    budget = choose_plan(plan_for, open_options(options.io_in_workspace, options.inplace,
+                                                options.overlap),
+                         options.memory_budget, board_bytes=options.board_ram,
+                         scratch_bytes=scratch, io_copy_bytes=io_copies,
+                         where=f"model {graph.name!r}")
+    return budget.plan, budget
+
+
+def _place(plan: MemoryPlan, graph: Graph, kernels, options: CompileOptions) -> list:
+    """``plan`` on the board: the firmware's stack in its region, checked against the
+    board's RAM; the kernels with the plan's in-place pairs bound, and the hottest
+    kernels' constants in the regions marked ``+const``."""
+    regions, board = options.memory_regions, options.board
     stack_home = next((r.name for r in regions or () if r.stack), "")
     if stack_home:
         plan.stack_region, plan.stack_bytes = stack_home, board.memory.stack_bytes
     if board is not None:
-        check_fits_board(plan, annotated, board, kernels=kernels)
+        check_fits_board(plan, graph, board, kernels=kernels)
     kernels = [_bind_inplace(k, plan) for k in kernels]
-    if regions is not None and any(r.const for r in regions):
-        lay = entry.layout(plan, kernels)
-        ram_used = (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
-                    else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
-        if ram_budget is not None:
-            # The budget counts what the model owns in ram (docs/memory.md "Memory
-            # budget"): constants copied there take what the rest leaves of it.
-            regions = [dataclasses.replace(r, capacity=min(r.capacity, ram_budget))
-                       if r.name == "ram" else r for r in regions]
-        homes = place_constants(plan, kernels, regions, ram_used=ram_used)
-        kernels = [k.in_section(constant_section(name, homes[k.name])) if k.name in homes
-                   else k for k in kernels]
-    if target.kind == "llvm" and jit and external:
+    if regions is None or not any(r.const for r in regions):
+        return kernels
+    lay = entry.layout(plan, kernels)
+    ram_used = (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
+                else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
+    ram_budget = options.ram_budget
+    if ram_budget is not None:
+        # The budget counts what the model owns in ram (docs/memory.md "Memory
+        # budget"): constants copied there take what the rest leaves of it.
+        regions = [dataclasses.replace(r, capacity=min(r.capacity, ram_budget))
+                   if r.name == "ram" else r for r in regions]
+    homes = place_constants(plan, kernels, list(regions), ram_used=ram_used)
+    return [k.in_section(constant_section(options.name, homes[k.name])) if k.name in homes
+            else k for k in kernels]
+
+
+def _check_llvm(model: str, kernels, external, options: CompileOptions) -> None:
+    """Refuse what the llvm codegen cannot make of these kernels."""
+    if options.target.kind != "llvm":
+        return
+    if options.jit and external:
         raise CompileError("not supported yet: -libs with the llvm JIT (external codegens "
                            "write C); compile for a board or a 'c' target")
-    if target.kind == "llvm" and not kernels:
-        raise CompileError(f"not supported yet: {graph.name} has no operator left to run "
+    if not kernels:
+        raise CompileError(f"not supported yet: {model} has no operator left to run "
                            "(every output is a constant), and the llvm codegen makes no "
                            "empty module; use --codegen c (on this machine: --board "
                            "host/native)")
-    if target.kind == "llvm" and all(k.func is None for k in kernels):
-        raise CompileError(f"no kernel of {graph.name} is loop IR (all are hand-written "
+    if all(k.func is None for k in kernels):
+        raise CompileError(f"no kernel of {model} is loop IR (all are hand-written "
                            "C): nothing for the llvm codegen; use --codegen c")
-    lap("planning")
-    return PlannedModel(name, source, annotated, groups, target, board, kernels, plan,
-                        library, external, budget, patch_code, frozenset(stage_kernels),
-                        jit=target.kind == "llvm" and jit, timings=timings)
 
 
 @dataclass
@@ -1062,15 +1070,15 @@ def _where(m: CompiledModel) -> str:
     return f"the board {m.board.tag}" if m.board is not None else f"{str(m.target)!r}"
 
 
-def compile_group(models, target_or_board="host/native", *, names=None,
-                  name: str = "models", **options) -> CompiledGroup:
-    """Compile several models (paths or :class:`Graph` s) for one target or
-    board into a group sharing one workspace (:func:`group_models`).
+def compile_group(models, options: CompileOptions | Target | Board | str = "host/native", *,
+                  names=None, name: str = "models", **keywords) -> CompiledGroup:
+    """Compile several models (paths or :class:`Graph` s) with one target or board's
+    ``options`` (as :func:`compile_model` takes them, without ``name`` and
+    ``memory_budget``) into a group sharing one workspace (:func:`group_models`).
 
     ``names`` are their C prefixes, one per model; by default each model
     file's stem (``kws.tflite`` -> ``kws``) or graph name as a C identifier.
-    ``name`` is the group's prefix (its header, ``name_workspace``).  The
-    other ``options`` are :func:`compile_model`'s and apply to every model.
+    ``name`` is the group's prefix (its header, ``name_workspace``).
     """
     models = list(models)
     if names is None:
@@ -1079,16 +1087,17 @@ def compile_group(models, target_or_board="host/native", *, names=None,
     if len(names) != len(models):
         raise CompileError(f"{len(names)} names for {len(models)} models: give one name per "
                            "model")
-    if options.get("memory_budget") is not None:
-        raise CompileError("not supported yet: memory_budget for a model group (the models "
-                           "share one workspace); compile each model alone to use it")
-    if "name" in options:
+    if "name" in keywords:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")
+    options = compile_options(options, keywords)
+    if options.memory_budget is not None:
+        raise CompileError("not supported yet: memory_budget for a model group (the models "
+                           "share one workspace); compile each model alone to use it")
     entry.check_name(name)
     _check_group_names(name, [(n, str(m.name if isinstance(m, Graph) else m))
                               for m, n in zip(models, names)])
-    return group_models([compile_model(m, target_or_board, name=n, **options)
+    return group_models([compile_model(m, dataclasses.replace(options, name=n))
                          for m, n in zip(models, names)], name)
 
 
@@ -1134,86 +1143,6 @@ def _llvm_files(name: str, kernels, module: LLVMModule,
         else:
             files[f"codegen/{name}_kernels_{i}.o"] = objects[k.name]
     return files
-
-
-PATCH_ALLOWANCE = 0.05  # "auto" patches: at most this much more MACs
-
-
-def parse_patches(patches) -> str | tuple:
-    """``"off"``, ``"auto"``, a grid ``(rows, columns)`` or ``("stream", band rows or
-    None)`` from ``None``, those words, ``"RxC"``, ``"stream"``, ``"stream:T"`` or a pair;
-    anything else is a CompileError."""
-    if patches is None or patches == "off":
-        return "off"
-    if patches == "auto" or isinstance(patches, StreamChoice):
-        return patches
-    if isinstance(patches, str) and patches.strip().startswith("stream"):
-        m = re.fullmatch(r"stream(?::(\d+))?", patches.strip())
-        if m is None or (m[1] is not None and int(m[1]) < 1):
-            raise CompileError(f"patches 'stream' takes bands of T >= 1 rows as 'stream:T', "
-                               f"got {patches!r}")
-        return ("stream", int(m[1]) if m[1] else None)
-    grid = patches
-    if isinstance(patches, str):
-        m = re.fullmatch(r"(\d+)x(\d+)", patches.strip())
-        grid = (int(m[1]), int(m[2])) if m else None
-    if not (isinstance(grid, (tuple, list)) and len(grid) == 2
-            and all(isinstance(v, int) and v >= 1 for v in grid)):
-        raise CompileError(f"patches must be 'off', 'auto', a grid 'RxC' such as '3x3', "
-                           f"'stream' or 'stream:T', got {patches!r}")
-    return tuple(grid)
-
-
-@dataclass(frozen=True)
-class StreamChoice:
-    """A stream stage chosen before compiling (the default plan's, or a budget's): the
-    first ``nodes`` nodes in bands of ``band`` rows.  ``default``: chosen by the
-    compiler, not asked for, so dropped where stages are not supported (memory
-    regions, -libs) instead of refused."""
-
-    nodes: int
-    band: int
-    default: bool = False
-    estimate: int = 0  # the estimated peak with the stage (bytes)
-
-
-def pick_stage(graph: Graph, patches, io_in_workspace: bool):
-    """The patch or stream stage ``patches`` asks for (:func:`parse_patches`), or None."""
-    if isinstance(patches, StreamChoice):
-        try:
-            return analyze_stream(graph, patches.nodes, patches.band,
-                                  io_in_workspace=io_in_workspace)
-        except PatchError:
-            if patches.default:  # this graph's groups differ from the estimate's
-                return None
-            raise
-    if isinstance(patches, tuple) and len(patches) == 2 and isinstance(patches[1], tuple):
-        n, grid = patches  # (stage length, grid): the budget's search, budget_stages
-        return analyze_stage(graph, n, grid, io_in_workspace=io_in_workspace)
-    choice = parse_patches(patches)
-    if choice == "off":
-        return None
-    if choice == "auto":
-        return choose_stage(graph, allowance=PATCH_ALLOWANCE, io_in_workspace=io_in_workspace,
-                            generated_only=True).stage
-    if choice[0] == "stream":
-        best = choose_stream(graph, band=choice[1], io_in_workspace=io_in_workspace)
-        if best is None:
-            rows = f" in bands of {choice[1]} rows" if choice[1] else ""
-            raise CompileError(f"patches {patches}: the graph {graph.name!r} has no stream "
-                               f"stage{rows} (its first layers must be convolutions, max "
-                               "pools or residual adds on NHWC images of batch 1, and the "
-                               "band must divide the stage output's height); give "
-                               "--patches off")
-        return best.stage
-    best = min((est for _, _, est in supported_stages(graph, [choice], io_in_workspace)),
-               key=lambda est: est.bytes_after, default=None)
-    if best is None:
-        raise CompileError(f"patches {choice[0]}x{choice[1]}: the graph {graph.name!r} has "
-                           "no patch stage whose code is supported (its first layers must be "
-                           "convolutions, max pools or residual adds on NHWC images of batch "
-                           "1); give --patches off")
-    return best.stage
 
 
 def _bind_inplace(kernel, plan: MemoryPlan):

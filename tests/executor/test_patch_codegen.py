@@ -9,8 +9,10 @@ import pytest
 from support.models import MODELS_DIR
 
 from aot import __version__
-from aot import compile as compile_mod
-from aot.compile import CompileError, compile_model, compile_one, parse_patches
+from aot.compile import CompileError, compile_model, compile_one
+from aot.executor import stages
+from aot.executor.patches import PatchError
+from aot.executor.stages import PatchChoice, parse_patches
 from aot.executor.budget import MemoryBudgetError
 from aot.executor.codegen import PatchLoop, host_main
 from aot.export.host import build_program, run_program
@@ -114,7 +116,7 @@ def test_patch_buffers_are_planned_beside_the_stage_input_and_output():
 @pytest.mark.parametrize("value, message", [
     ("3", "a grid 'RxC'"), ("0x2", "a grid 'RxC'"), ((2,), "a grid 'RxC'"), ("on", "'auto'")])
 def test_bad_patches_are_refused(value, message):
-    with pytest.raises(CompileError, match=message):
+    with pytest.raises(PatchError, match=message):
         parse_patches(value)
 
 
@@ -129,7 +131,7 @@ def test_a_grid_on_a_graph_without_a_stage_is_refused():
     x = b.input("x", (1, 4), "float32")
     w = b.constant("", np.ones((3, 4), np.float32))
     g = b.build([b.op("dense", [x, w, None])])
-    with pytest.raises(CompileError, match="no patch stage"):
+    with pytest.raises(PatchError, match="no patch stage"):
         compile_model(g, "host/native", patches="2x2", measure_code=False)
     # auto finds nothing and compiles without patches
     assert compile_model(g, "host/native", patches="auto", measure_code=False).patches is None
@@ -150,7 +152,8 @@ def test_a_residual_stage_reads_the_middle_of_its_input_patch(grid, tmp_path):
 
     s = b.op("add", [conv(conv(x)), x])
     g = b.build([b.op("avg_pool2d", [s], pool_size=(9, 8))])
-    m = compile_one(g, "host/native", patches=(3, grid), measure_code=False)  # the block
+    m = compile_one(g, "host/native", patches=PatchChoice(3, grid),
+                    measure_code=False)  # the block
     assert len(m.patches.stage.nodes) == 3
     assert "strided_slice" in [n.op for n in m.patches.graph.nodes]
     xs = rng.standard_normal((2, *g.inputs[0].shape)).astype(np.float32)
@@ -212,7 +215,7 @@ def test_auto_keeps_the_plan_with_less_ram(monkeypatch):
     """The stage's estimate misses the plan's overlaps (VWW with its input in the
     workspace: 36,864 bytes without patches, 44,316 with auto's stage): auto compares the
     real plans.  A larger allowance makes this small chain's auto pick a stage."""
-    monkeypatch.setattr(compile_mod, "PATCH_ALLOWANCE", 0.5)
+    monkeypatch.setattr(stages, "PATCH_ALLOWANCE", 0.5)
     g = _int8_chain(48, 48)
     picked = []
     for io in (False, True):

@@ -10,7 +10,11 @@ from support.models import MODELS_DIR
 from test_patch_codegen import _host, _int8_chain, _reference
 
 from aot import compile as compile_mod
-from aot.compile import CompileError, StreamChoice, compile_model, default_stream, parse_patches
+from aot.compile import CompileError, compile_model
+from aot.passes import PassContext, optimize
+from aot.executor import stages
+from aot.executor.patches import PatchError
+from aot.executor.stages import StreamChoice, default_stream, parse_patches
 from aot.executor.codegen import StreamCode, StreamLoop
 from aot.executor.memory import MemoryPlanError
 from aot.frontend import load_model
@@ -103,12 +107,12 @@ def test_parse_stream():
 
 @pytest.mark.parametrize("value", ["stream:0", "stream:x", "streams", "stream:"])
 def test_bad_stream_specs_are_refused(value):
-    with pytest.raises(CompileError, match="takes bands of T >= 1 rows"):
+    with pytest.raises(PatchError, match="takes bands of T >= 1 rows"):
         parse_patches(value)
 
 
 def test_a_band_that_divides_no_stage_is_refused():
-    with pytest.raises(CompileError, match="no stream stage in bands of 5 rows"):
+    with pytest.raises(PatchError, match="no stream stage in bands of 5 rows"):
         compile_model(_int8_chain(), "host/native", patches="stream:5", measure_code=False)
 
 
@@ -132,7 +136,7 @@ def test_the_default_keeps_no_stage_where_the_plan_without_is_smaller():
     """KWS: a stream stage lowers the whole-step estimate (16,000 -> 13,710 bytes) but not
     the plan with overlaps (9,280): the default compiles both and keeps the smaller."""
     kws = MODELS_DIR / "mlperf_kws_dscnn.tflite"
-    assert default_stream(kws, {}) is not None
+    assert default_stream(optimize(load_model(kws), PassContext(opt_level=2)), True) is not None
     m = compile_model(kws, "host/native", measure_code=False)
     assert m.patches is None and m.sizes.workspace == 9280
 
@@ -155,7 +159,7 @@ def test_a_budget_no_plan_meets_tries_stream_stages(tmp_path):
 def test_the_default_streams_a_model_too_big_for_the_board_without(monkeypatch):
     """40x40x8 int8 activations do not fit the micro:bit's 12,288 bytes; streamed they do (a
     larger allowance: this small chain's copies weigh more than 5 % of its MACs)."""
-    monkeypatch.setattr(compile_mod, "PATCH_ALLOWANCE", 0.5)
+    monkeypatch.setattr(stages, "PATCH_ALLOWANCE", 0.5)
     g = _int8_chain(40, 40)
     with pytest.raises(MemoryPlanError, match="needs 12800 bytes of RAM"):
         compile_model(g, "qemu/microbit", patches="off", measure_code=False)
