@@ -233,17 +233,23 @@ def resolve_target(target_or_board, codegen: str | None = None, *,
             target = target.refined_by(refine, where=f"the board {board.tag} ({target})")
     elif target.kind == "composite":
         target, board = _on_cores(target, board)
-    if codegen is not None and codegen != target.kind:
-        if codegen not in CODEGENS or target.kind not in CODEGENS:
-            raise CompileError(f"--codegen {codegen}: a {target.kind} target takes "
-                               f"{' or '.join(CODEGENS)}")
-        switched = {**target.to_dict(), "kind": codegen}
-        if codegen == "llvm":
-            # The board's C is built -O2; LLVM's -O3 unrolls the kernels' constant
-            # loops into up to 2.6x the code for no fewer instructions (docs/codegen.md).
-            switched["opt-level"] = 2
-        target = Target(switched)
-    return target, board
+    return switch_codegen(target, codegen), board
+
+
+def switch_codegen(target: Target, codegen: str | None) -> Target:
+    """``target`` with its kind replaced by ``codegen`` (``c`` or ``llvm``; None keeps
+    it), everything else it says kept (:func:`resolve_target`)."""
+    if codegen is None or codegen == target.kind:
+        return target
+    if codegen not in CODEGENS or target.kind not in CODEGENS:
+        raise CompileError(f"--codegen {codegen}: a {target.kind} target takes "
+                           f"{' or '.join(CODEGENS)}")
+    switched = {**target.to_dict(), "kind": codegen}
+    if codegen == "llvm":
+        # The board's C is built -O2; LLVM's -O3 unrolls the kernels' constant
+        # loops into up to 2.6x the code for no fewer instructions (docs/codegen.md).
+        switched["opt-level"] = 2
+    return Target(switched)
 
 
 def _on_cores(composite: Target, board: Board | None) -> tuple[Target, Board]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -17,7 +18,6 @@ from pathlib import Path
 
 from aot.commands.build import default_cache_dir
 from aot.commands.replay import CompileRecord, Tee
-from aot.errors import AotError
 
 # The compiler, the tuner and the chart are imported where used: `aot --help` and the
 # commands that only share this module's arguments do not load them (aot.cli builds the
@@ -59,20 +59,23 @@ def check_cores_argument(args: argparse.Namespace, board=None) -> None:
 
 
 def target_from_args(args: argparse.Namespace, default_board: str | None = None):
-    """What ``--board`` and ``--target`` name together: a board tag, a target, or
-    the board's target refined by ``--target`` (a :class:`aot.target.Target`
-    carrying the board's tag)."""
+    """The target and board (or None) that ``--board`` and ``--target`` name together,
+    resolved once (:func:`aot.compile.resolve_target`; before ``--codegen``): a board,
+    a target, or the board's target refined by ``--target``; ``default_board`` when
+    neither is given.  ``--cores`` is checked against the board."""
     from aot.compile import CompileError, resolve_target
 
-    check_cores_argument(args)
-    if args.board is not None and args.target is not None:
-        return resolve_target(args.board, refine=args.target)[0]
     if args.board is None and args.target is None:
         if default_board is None:
             raise CompileError("give --board (a board tag, see `aot boards`) or --target "
                                "(a target string, docs/targets.md)")
-        return default_board
-    return args.board if args.board is not None else args.target
+        target, board = resolve_target(default_board)
+    elif args.board is not None:
+        target, board = resolve_target(args.board, refine=args.target)
+    else:
+        target, board = resolve_target(args.target)
+    check_cores_argument(args, board)
+    return target, board
 
 
 def add_codegen_argument(parser: argparse.ArgumentParser) -> None:
@@ -217,24 +220,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "without measuring again")
 
 
-def codegen_options(args: argparse.Namespace) -> dict:
+def codegen_options(args: argparse.Namespace, target) -> dict:
     """The external codegens' options given on the command line: ``--cmsis-nn``,
-    else ``$CMSIS_NN_PATH`` when the target's -libs names cmsis-nn."""
+    else ``$CMSIS_NN_PATH`` when ``target``'s -libs names cmsis-nn."""
     if args.cmsis_nn:
         return {"cmsis-nn": {"path": args.cmsis_nn}}
-    if os.environ.get("CMSIS_NN_PATH") and "cmsis-nn" in _libs(args):
+    if os.environ.get("CMSIS_NN_PATH") and "cmsis-nn" in (target.attrs.get("libs") or ()):
         return {"cmsis-nn": {"path": os.environ["CMSIS_NN_PATH"]}}
     return {}
 
 
-def _libs(args: argparse.Namespace) -> tuple[str, ...]:
-    from aot.compile import resolve_target
+def options_from_args(args: argparse.Namespace, target, board, **options):
+    """The compile options of the command line (:class:`aot.compile.CompileOptions`),
+    built once for the ``target`` and ``board`` of :func:`target_from_args` (``--codegen``
+    switches the target's kind); ``options`` are those the command sets itself
+    (``kernel_library``, ``measure_code``, ...)."""
+    from aot.compile import CompileOptions, switch_codegen
 
-    try:
-        target = resolve_target(target_from_args(args), getattr(args, "codegen", None))[0]
-    except AotError:
-        return ()  # the compilation reports the bad target itself
-    return tuple(target.attrs.get("libs") or ())
+    return CompileOptions.for_target(
+        switch_codegen(target, getattr(args, "codegen", None)), board, name=args.name,
+        input_shapes=input_shapes(args), opt_level=args.opt_level,
+        disabled_pass=args.disabled_pass, dump_after=args.dump_after,
+        io_in_workspace=args.io_in_workspace, inplace=args.inplace, overlap=args.overlap,
+        memory_budget=args.memory_budget, memory_regions=args.memory_regions,
+        patches=args.patches, codegen_options=codegen_options(args, target), **options)
 
 
 def _text_stream(args: argparse.Namespace):
@@ -248,34 +257,29 @@ def _tuning_json(tuned) -> dict | None:
                                        "tunable": len(tuned.tunable), "stale": tuned.stale}
 
 
-def compile_from_args(args: argparse.Namespace, kernel_library=None):
-    from aot.compile import compile_model, resolve_target
+def compile_from_args(args: argparse.Namespace, target, board, kernel_library=None):
+    """Compile ``args.model`` for the ``target`` and ``board`` of :func:`target_from_args`
+    as the command line says."""
+    from aot.compile import compile_model
 
     if getattr(args, "choose_layers", False):
-        return choose_from_args(args, kernel_library)
-    target = target_from_args(args)
+        return choose_from_args(args, target, kernel_library)
+    options = options_from_args(args, target, board, dump_stream=_text_stream(args),
+                                kernel_library=kernel_library,
+                                measure_code=args.measure_code, cache_dir=default_cache_dir())
     costs = getattr(args, "layer_costs", None)
-    keep = ()
     if costs:
         from aot.tune.layers import read_costs
-        keep = read_costs(costs, resolve_target(target, args.codegen)[0])
-    compiled = compile_model(args.model, target, codegen=args.codegen,
-                             name=args.name, input_shapes=input_shapes(args),
-                             opt_level=args.opt_level, disabled_pass=args.disabled_pass,
-                             dump_after=args.dump_after, dump_stream=_text_stream(args),
-                             io_in_workspace=args.io_in_workspace, inplace=args.inplace,
-                             overlap=args.overlap, memory_budget=args.memory_budget,
-                             memory_regions=args.memory_regions, patches=args.patches,
-                             kernel_library=kernel_library,
-                             codegen_options=codegen_options(args), keep_with_aot=keep,
-                             measure_code=args.measure_code, cache_dir=default_cache_dir())
+        options = dataclasses.replace(options,
+                                      keep_with_aot=read_costs(costs, options.target))
+    compiled = compile_model(args.model, options)
     if costs:
         from aot.tune.layers import check_costs_match
         check_costs_match(costs, compiled)
     return compiled
 
 
-def choose_from_args(args: argparse.Namespace, kernel_library=None):
+def choose_from_args(args: argparse.Namespace, target, kernel_library=None):
     """``--choose-layers``: measure both kernel libraries per layer on the board
     (:func:`aot.tune.layers.choose_layers`), print the table, return the choice."""
     from aot.compile import CompileError
@@ -289,7 +293,7 @@ def choose_from_args(args: argparse.Namespace, kernel_library=None):
     if args.patches not in (None, "off"):
         raise CompileError("not supported yet: --choose-layers with --patches")
     choice = choose_layers(args.model, args.board, args.target,
-                           codegen_options=codegen_options(args),
+                           codegen_options=codegen_options(args, target),
                            cache_dir=default_cache_dir(), name=args.name,
                            input_shapes=input_shapes(args), opt_level=args.opt_level,
                            disabled_pass=args.disabled_pass,
@@ -323,17 +327,15 @@ def format_layers(compiled) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tuned_kernels(path, target_or_board, model=None, shapes=None):
+def tuned_kernels(path, target, board, model=None, shapes=None):
     """The kernel library with the records of ``path`` (a log or a list of logs)
-    applied, ``model``'s own records first (the file, with ``shapes`` the graph
-    they fix, as ``aot tune --input-shape`` names it; None for a group of
-    models: the fastest record of any model); prints the notes about records
-    made for other targets or taken from another model."""
-    from aot.compile import resolve_target
+    for ``target`` (on ``board`` or None) applied, ``model``'s own records first (the
+    file, with ``shapes`` the graph they fix, as ``aot tune --input-shape`` names it;
+    None for a group of models: the fastest record of any model); prints the notes
+    about records made for other targets or taken from another model."""
     from aot.frontend import load_model
     from aot.tune.session import TunedKernels
 
-    target, board = resolve_target(target_or_board)
     if model is not None and shapes:
         model = load_model(model, shapes)
     tuned, notes = TunedKernels.from_log(path, target, model=model,
@@ -343,8 +345,9 @@ def tuned_kernels(path, target_or_board, model=None, shapes=None):
     return tuned
 
 
-def group_from_args(args: argparse.Namespace, kernel_library=None):
-    """Several model files: one group sharing one workspace (:func:`compile_group`)."""
+def group_from_args(args: argparse.Namespace, target, board, kernel_library=None):
+    """Several model files: one group sharing one workspace (:func:`compile_group`) for
+    the ``target`` and ``board`` of :func:`target_from_args`."""
     from aot.compile import CompileError, compile_group
 
     for option, given in (("--project", args.project), ("--choose-layers", args.choose_layers),
@@ -359,21 +362,21 @@ def group_from_args(args: argparse.Namespace, kernel_library=None):
     if names is not None and len(names) != len(args.model):
         raise CompileError(f"{len(names)} --model-name for {len(args.model)} models: give "
                            "one per model, in the order of the model files")
-    return compile_group(args.model, target_from_args(args), names=names, name=args.name,
-                         codegen=args.codegen, opt_level=args.opt_level,
-                         disabled_pass=args.disabled_pass, dump_after=args.dump_after,
-                         dump_stream=_text_stream(args), io_in_workspace=args.io_in_workspace,
-                         inplace=args.inplace, overlap=args.overlap,
-                         memory_regions=args.memory_regions,
-                         kernel_library=kernel_library, codegen_options=codegen_options(args),
-                         measure_code=args.measure_code, cache_dir=default_cache_dir())
+    options = options_from_args(args, target, board, dump_stream=_text_stream(args),
+                                kernel_library=kernel_library,
+                                measure_code=args.measure_code, cache_dir=default_cache_dir())
+    return compile_group(args.model, options, names=names, name=args.name)
 
 
-def run_group(args: argparse.Namespace, tuned) -> int:
+def run_group(args: argparse.Namespace) -> int:
     from aot.executor import format_memory_report
     from aot.executor.memory_chart import memory_svg
 
-    group = group_from_args(args, tuned)
+    target, board = target_from_args(args)
+    tuned = None
+    if args.tuning_records:
+        tuned = tuned_kernels(args.tuning_records, target, board)
+    group = group_from_args(args, target, board, tuned)
     path = group.write(args.output, tar=args.tar)
     where = group.board.tag if group.board else str(group.target)
     charts = {}
@@ -420,10 +423,7 @@ def run_group(args: argparse.Namespace, tuned) -> int:
 def run(args: argparse.Namespace) -> int:
     if isinstance(args.model, list):
         if len(args.model) > 1:
-            tuned = None
-            if args.tuning_records:
-                tuned = tuned_kernels(args.tuning_records, target_from_args(args))
-            return run_group(args, tuned)
+            return run_group(args)
         if args.model_name:
             from aot.compile import CompileError
             raise CompileError("--model-name names the models of a group (several model "
@@ -455,11 +455,12 @@ def run_one(args: argparse.Namespace) -> int:
     from aot.executor.memory_chart import memory_svg
     from aot.export.sdk import write_sdk_project
 
+    target, board = target_from_args(args)
     tuned = None
     if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, target_from_args(args), args.model,
+        tuned = tuned_kernels(args.tuning_records, target, board, args.model,
                               input_shapes(args))
-    compiled = compile_from_args(args, tuned)
+    compiled = compile_from_args(args, target, board, tuned)
     for note in tuned.stale if tuned is not None else ():
         print(f"note: {note}", file=sys.stderr)
     if args.project and args.tar:

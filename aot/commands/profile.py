@@ -68,12 +68,12 @@ def run(args: argparse.Namespace) -> int:
     if args.input is not None:
         inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input,
                                              allow_nonfinite=args.allow_nonfinite)]
+    target, board = resolve_target(args.board, refine=args.target)
     tuned = None
     if args.tuning_records:
-        target, _ = resolve_target(args.board, refine=args.target)
-        tuned = tuned_kernels(args.tuning_records, target, args.model)
+        tuned = tuned_kernels(args.tuning_records, target, board, args.model)
     profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
-                            target=args.target, codegen_options=codegen_options(args),
+                            target=args.target, codegen_options=codegen_options(args, target),
                             cache_dir=cache_dir(args), jobs=args.jobs, kernel_library=tuned)
     if args.chart is not None:
         try:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from aot.commands.compile import (
-    add_compile_arguments, add_target_arguments, codegen_options, input_shapes,
+    add_compile_arguments, add_target_arguments, input_shapes, options_from_args,
     target_from_args, tuned_kernels,
 )
 from aot.commands.model_args import add_input_arguments, add_output_argument
@@ -76,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
         check_output_path, format_outputs, inputs_from_args, outputs_json, save_outputs,
     )
     from aot.compile import CompileError, compile_model, resolve_target
-    from aot.target import Target
 
     if isinstance(args.model, list) and len(args.model) > 1:
         raise CompileError(f"not supported yet: aot run of a model group ({len(args.model)} "
@@ -85,31 +84,24 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(args.model, list):
         args.model = args.model[0]
     if args.board is None and args.target is not None:
-        if Target(args.target).kind != "llvm":
+        target, board = resolve_target(args.target)
+        if target.kind != "llvm":
             raise CompileError(f"not supported yet: aot run takes a board, or the target 'llvm' "
                                f"(this machine through the LLVM JIT), not {args.target!r}; use "
                                f"--board {HOST_BOARD} (a --target given with --board refines "
                                "the board's target)")
-        tag = args.target
     else:
-        tag = target_from_args(args, HOST_BOARD)
-    board = resolve_target(tag)[1]
+        target, board = target_from_args(args, HOST_BOARD)
     on_host = board is not None and board.tag == HOST_BOARD
     if args.codegen == "llvm" and on_host:
         raise CompileError(f"--codegen llvm makes objects for a microcontroller board; on this "
                            f"machine the llvm codegen runs through its JIT: use --target llvm "
                            f"instead of --board {HOST_BOARD}")
-    tuned = tuned_kernels(args.tuning_records, tag, args.model, input_shapes(args)) \
+    tuned = tuned_kernels(args.tuning_records, target, board, args.model, input_shapes(args)) \
         if args.tuning_records else None
-    compiled = compile_model(args.model, tag, codegen=args.codegen, name=args.name,
-                             input_shapes=input_shapes(args),
-                             opt_level=args.opt_level,
-                             disabled_pass=args.disabled_pass, dump_after=args.dump_after,
-                             io_in_workspace=args.io_in_workspace, measure_code=False,
-                             inplace=args.inplace, overlap=args.overlap,
-                             memory_budget=args.memory_budget,
-                             memory_regions=args.memory_regions, patches=args.patches,
-                             kernel_library=tuned, codegen_options=codegen_options(args))
+    compiled = compile_model(args.model, options_from_args(args, target, board,
+                                                           kernel_library=tuned,
+                                                           measure_code=False))
     if tuned is not None:
         print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
               "tunable kernels", file=sys.stderr)

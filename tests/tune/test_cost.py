@@ -210,12 +210,13 @@ def test_the_compile_commands_pass_the_board_they_compile_for(dense, tmp_path):
 
     f7_unit = rec.estimated_unit("st/nucleo-f746zg")
     configs = list(dense.space)[:4]
-    l4_target = str(load_board("st/nucleo-l4r5zi").target)
+    l4 = load_board("st/nucleo-l4r5zi")
+    l4_target = str(l4.target)
     log = tmp_path / "two-boards.jsonl"
     rec.append(log, [dataclasses.replace(r, target=l4_target) for r in
                      _records(dense, configs[:2], f7_unit, first_cost=5)
                      + _records(dense, configs[2:], L4_UNIT, first_cost=500)])
-    tuned = tuned_kernels(log, "st/nucleo-l4r5zi")
+    tuned = tuned_kernels(log, l4.target, l4)
     assert tuned.best[dense.key].unit == L4_UNIT
 
 
