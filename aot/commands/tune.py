@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from aot.frontend import load_model
     from aot.tune.farm import parse_boards
     from aot.tune.records import unit_name
-    from aot.tune.session import tune_model
+    from aot.tune.session import TuneOptions, tune_model
 
     if args.trials is None and args.budget is None:
         raise TuneError("give --trials (configs per workload) or --budget (time for the "
@@ -138,13 +138,15 @@ def run(args: argparse.Namespace) -> int:
     boards = parse_boards(args.boards) if args.boards is not None else None
     shapes = input_shapes(args)
     model = load_model(args.model, shapes) if shapes else args.model
-    report = tune_model(model, args.board, trials=args.trials, log=args.log,
-                        tuner=args.tuner, budget=budget, cost=args.cost,
-                        batch_size=args.batch, repeats=args.repeats,
-                        early_stopping=args.early_stopping, runner=args.runner,
-                        serial_port=args.port, seed=args.seed, only=args.workload,
-                        loader=args.loader, farm=args.farm, boards=boards,
-                        tuning_records=args.tuning_records, progress=_printer(sys.stderr))
+    options = TuneOptions.build(args.board, trials=args.trials, log=args.log,
+                                tuner=args.tuner, budget=budget, cost=args.cost,
+                                batch_size=args.batch, repeats=args.repeats,
+                                early_stopping=args.early_stopping, runner=args.runner,
+                                serial_port=args.port, seed=args.seed, only=args.workload,
+                                loader=args.loader, farm=args.farm, boards=boards,
+                                tuning_records=args.tuning_records,
+                                progress=_printer(sys.stderr))
+    report = tune_model(model, options)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:

@@ -30,7 +30,7 @@ from aot.cycles.session import check_emulated
 from aot.kernels import lower_group, support_files
 from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import ConfigError
-from aot.target import load_board
+from aot.target import Board, load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
 from aot.tune.auto import AutoTuner, AutoWorkload
@@ -38,7 +38,7 @@ from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
-from aot.tune.measure import COSTS, estimates_cycles, max_batch, pricing
+from aot.tune.measure import COSTS, Pricing, estimates_cycles, max_batch, pricing
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
 from aot.tune.tuner import TUNERS, run_search
 from aot.tune.workload import extract_workloads, lower_with, workload_key
@@ -125,135 +125,226 @@ CONFIRM = 3
 TUNER_NAMES = (*TUNERS, "auto")
 
 
-def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "evolution",
-               budget: float | None = None, cost: str = "instructions",
-               batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
-               runner: str | None = None, serial_port: str | None = None,
-               workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
-               loader: str = "auto", farm: str | None = None,
-               boards: int | str | list[SerialBoard] | None = None,
-               tuning_records: list | None = None,
-               progress: Callable[[Progress], None] | None = None) -> TuneReport:
-    """Tune every distinct workload of ``model`` on ``board``.
+@dataclass(frozen=True)
+class TuningBoard:
+    """The facts of the board a session tunes on, derived once (:meth:`of`) and read by
+    every later step: whether a ``device`` is named (:func:`names_device`), the
+    ``trace`` board whose QEMU runs the candidates of a real board estimated in cycles
+    (:func:`trace_for`), the ``price`` of estimated cycles (the core timing table and
+    memory model, :func:`aot.tune.measure.pricing`; None unless ``cost`` is an
+    estimate), the ``unit`` of the costs (:func:`cost_unit`) and the ``loader`` that
+    brings the candidates to the device (``ram`` or ``image``, :func:`choose_loader`;
+    ``forced``: ``ram`` was asked for)."""
 
-    With ``trials`` alone, each workload in turn gets ``trials`` configs.
-    With a ``budget`` (seconds), :class:`aot.tune.scheduler.TaskScheduler`
-    shares it among the workloads, weighted by how many of the model's
-    groups run each (``trials`` then caps each workload).  ``tuner`` is one
-    of :data:`TUNER_NAMES`; ``cost`` one of :data:`aot.tune.measure.COSTS`
-    (:func:`check_cost`): ``cycles`` ranks candidates by aot.cycles' estimate
-    of their cycles under QEMU, priced with the board's core table and memory
-    model; a real board is estimated on its trace board (:func:`trace_for`)
-    unless ``serial_port``, ``runner``, ``boards`` or a Ray ``farm`` names a
-    device whose cycle counter measures (:func:`names_device`).  Records of
-    the log or of ``tuning_records`` whose costs are of another kind
-    (:func:`cost_unit`: another board's memory is another kind) are ignored,
-    with a note.
+    board: Board
+    cost: str = "instructions"
+    device: bool = False
+    trace: Board | None = None
+    price: Pricing | None = None
+    unit: str | None = None
+    loader: str = "image"
+    forced: bool = False
 
-    Results are appended to ``log`` as they are measured, each naming the
-    model (:func:`aot.tune.records.model_identity`); configs the log already
-    holds for this model and target are not measured again (another model's
-    records in the same log are skipped, with a note, unless ``log`` is also
-    among ``tuning_records``; records that name no model count as this
-    model's own).  ``only`` limits
-    the session to workloads whose key or description contains one of its
-    strings.  ``loader`` is one of :data:`LOADERS`; when ``auto`` chose the
-    RAM loader and the device turns out not to offer it, the session goes
+    @classmethod
+    def of(cls, board: Board | str, cost: str = "instructions", *, loader: str = "auto",
+           farm: str | None = None, device: bool = False) -> TuningBoard:
+        """The facts of ``board`` for ``cost`` measured through ``loader`` (:data:`LOADERS`)
+        on a ``device`` or not, each checked (:func:`check_cost`; the RAM loader needs a
+        board that declares executable RAM)."""
+        board = load_board(board) if isinstance(board, str) else board
+        trace = trace_for(board, cost, device=device)
+        price = check_cost(board, cost, loader, farm, trace=trace)
+        if loader not in LOADERS:
+            raise TuneError(f"unknown loader {loader!r}; loaders: {', '.join(LOADERS)}")
+        if loader == "ram" and ram_code_bytes(board) <= 0:
+            raise TuneError(f"{board.tag} does not declare executable RAM for loaded code "
+                            "(memory.ram_code_bytes in its board record): use --loader image")
+        return cls(board, cost, device, trace, price, cost_unit(board, cost, price),
+                   choose_loader(board, loader, cost, trace=trace), forced=loader == "ram")
+
+    def spec(self, runner: str | None, serial_port: str | None, repeats: int) -> BoardSpec:
+        """How a worker drives the board (:class:`aot.tune.farm.BoardSpec`): on the
+        trace board, its QEMU, whatever ``runner`` says."""
+        return BoardSpec(self.board, None if self.trace is not None else runner, serial_port,
+                         repeats, ram=self.loader == "ram", forced=self.forced,
+                         cost=self.cost, trace=self.trace)
+
+    def trace_note(self) -> str:
+        """What a session estimated on the trace board says about it."""
+        board = self.board
+        return (f"--cost cycles on {board.tag}: estimated on {self.trace.tag} (QEMU) with "
+                f"{board.tag}'s core table and memory model; "
+                + ("give --port or --runner to measure with the device's cycle counter "
+                   "instead" if board.timer.kind == "dwt_cyccnt"
+                   else f"the device's own timer ({board.timer.kind}) does not count cycles"))
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """Everything one tuning session is asked for, checked once where it is built
+    (:meth:`build`); :func:`tune_model` takes it (or builds it from keywords).
+
+    ``board`` holds the board's facts (:class:`TuningBoard`).  With ``trials`` alone,
+    each workload in turn gets ``trials`` configs.  With a ``budget`` (seconds),
+    :class:`aot.tune.scheduler.TaskScheduler` shares it among the workloads, weighted
+    by how many of the model's groups run each (``trials`` then caps each workload).
+    ``tuner`` is one of :data:`TUNER_NAMES`; ``batch_size`` candidates make one image
+    per board, each run ``repeats`` times; ``early_stopping`` ends a workload's search
+    after that many trials without a better config.
+
+    Results are appended to ``log`` as they are measured, each naming the model
+    (:func:`aot.tune.records.model_identity`); configs the log already holds for this
+    model and target are not measured again (another model's records in the same log
+    are skipped, with a note, unless ``log`` is also among ``tuning_records``; records
+    that name no model count as this model's own).  ``only`` limits the session to
+    workloads whose key or description contains one of its strings.  When ``auto``
+    chose the RAM loader and the device turns out not to offer it, the session goes
     on with batch images (``report.notes`` says so).
 
-    ``tuning_records`` are logs of other sessions (another model with
-    layers of the same workload key, see docs/tuning.md): their records for
-    this target seed the tuners as priors (not measured again, except the
-    default config and the :data:`CONFIRM` fastest, measured first on this
-    model), and count as trials; they are read, never written.  ``log``
-    itself may be one of them: its other models' records are imported.
+    ``tuning_records`` are logs of other sessions (another model with layers of the
+    same workload key, see docs/tuning.md): their records for this target seed the
+    tuners as priors (not measured again, except the default config and the
+    :data:`CONFIRM` fastest, measured first on this model), and count as trials; they
+    are read, never written.  ``log`` itself may be one of them: its other models'
+    records are imported.  Records of the log or of ``tuning_records`` whose costs are
+    of another kind (:func:`cost_unit`: another board's memory is another kind) are
+    ignored, with a note.
 
-    ``farm`` and ``boards`` choose where candidates are measured
-    (:mod:`aot.tune.farm`): by default one board in this process; ``boards``
-    N > 1 (or ``farm="local"``) a pool of N local boards, real boards
-    (:class:`aot.tune.farm.SerialBoard`, or the text ``TAG@PORT,...`` of
-    ``--boards``) one local slot each; ``farm="ray://HOST:PORT"`` the boards
-    of a Ray cluster (all of them unless ``boards`` says how many or which).
+    ``farm`` and ``boards`` choose where candidates are measured (:mod:`aot.tune.farm`):
+    by default one board in this process; ``boards`` N > 1 (or ``farm="local"``) a pool
+    of N local boards, real boards (:class:`aot.tune.farm.SerialBoard`) one local slot
+    each; ``farm="ray://HOST:PORT"`` the boards of a Ray cluster (all of them unless
+    ``boards`` says how many or which).  ``runner`` and ``serial_port`` drive one board;
+    ``workdir`` and ``cache_dir`` are this machine's folders for the builds (default:
+    a temporary folder).  ``progress`` is called after each measured batch.
     """
 
-    board = load_board(board) if isinstance(board, str) else board
-    if tuner not in TUNER_NAMES:
-        raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
-    if isinstance(boards, str):
-        boards = parse_boards(boards)
-    device = names_device(board, cost, runner=runner, serial_port=serial_port, boards=boards,
-                          farm=farm)
-    check_cost(board, cost, loader, farm, device=device)
-    trace = trace_for(board, cost, device=device)
-    if trace is not None:
-        runner = None   # the trace board's own runner: its QEMU
-    if trials is None and budget is None:
-        raise TuneError("give --trials (configs per workload) or --budget (time for the model)")
-    if trials is not None and trials < 1:
-        raise TuneError(f"--trials must be at least 1, not {trials}")
-    if budget is not None and budget <= 0:
-        raise TuneError(f"--budget must be positive, not {budget} s")
-    if runner == "none":
-        raise TuneError("tuning flashes a new image per batch of candidates (per workload with "
-                        "the RAM loader): give a runner that flashes the board (e.g. --runner "
-                        "openocd) instead of 'none'")
-    if isinstance(boards, int) and boards < 1:
-        raise TuneError(f"--boards must be at least 1, not {boards}")
-    if loader not in LOADERS:
-        raise TuneError(f"unknown loader {loader!r}; loaders: {', '.join(LOADERS)}")
-    if loader == "ram" and ram_code_bytes(board) <= 0:
-        raise TuneError(f"{board.tag} does not declare executable RAM for loaded code "
-                        "(memory.ram_code_bytes in its board record): use --loader image")
-    if not 1 <= batch_size <= max_batch():
-        raise TuneError(f"--batch must be 1 to {max_batch()}: one image holds at most that "
-                        "many candidates (the runtime's AOT_MAX_KERNELS less the image's own "
-                        f"kernels), not {batch_size}")
-    if farm is not None and parse_farm(farm)[0] == "ray" and (workdir or cache_dir):
-        raise TuneError("workdir and cache_dir are this machine's folders: a Ray farm builds "
-                        "on its nodes, in their temporary folders; leave them out")
-    target = board.target
+    board: TuningBoard
+    log: Path
+    trials: int | None = None
+    budget: float | None = None
+    tuner: str = "evolution"
+    batch_size: int = 16
+    repeats: int = 3
+    early_stopping: int | None = None
+    runner: str | None = None
+    serial_port: str | None = None
+    workdir: Path | None = None
+    cache_dir: Path | None = None
+    seed: int = 0
+    only: tuple[str, ...] = ()
+    farm: str | None = None
+    boards: int | list[SerialBoard] | None = None
+    tuning_records: tuple = ()
+    progress: Callable[[Progress], None] | None = None
+
+    @classmethod
+    def build(cls, board: Board | str, *, log, cost: str = "instructions",
+              loader: str = "auto", boards: int | str | list[SerialBoard] | None = None,
+              only=None, tuning_records=None, **options) -> TuneOptions:
+        """The options of a session on ``board`` measuring ``cost`` through ``loader``
+        (:class:`TuningBoard`), each checked and every combination the tuner refuses
+        refused here, before any workload is extracted.  ``boards`` may be the text
+        ``TAG@PORT,...`` of ``--boards``; the other ``options`` are the fields of the
+        same name."""
+        tuner = options.get("tuner", "evolution")
+        if tuner not in TUNER_NAMES:
+            raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
+        if isinstance(boards, str):
+            boards = parse_boards(boards)
+        board = load_board(board) if isinstance(board, str) else board
+        runner, farm = options.get("runner"), options.get("farm")
+        device = names_device(board, cost, runner=runner, boards=boards, farm=farm,
+                              serial_port=options.get("serial_port"))
+        facts = TuningBoard.of(board, cost, loader=loader, farm=farm, device=device)
+        made = cls(facts, Path(log), boards=boards, only=tuple(only or ()),
+                   tuning_records=tuple(tuning_records or ()), **options)
+        made.check()
+        return made
+
+    def check(self) -> None:
+        """Refuse the combinations of options a session cannot run."""
+        trials, budget = self.trials, self.budget
+        if trials is None and budget is None:
+            raise TuneError("give --trials (configs per workload) or --budget (time for the "
+                            "model)")
+        if trials is not None and trials < 1:
+            raise TuneError(f"--trials must be at least 1, not {trials}")
+        if budget is not None and budget <= 0:
+            raise TuneError(f"--budget must be positive, not {budget} s")
+        if self.runner == "none" and self.board.trace is None:
+            raise TuneError("tuning flashes a new image per batch of candidates (per workload "
+                            "with the RAM loader): give a runner that flashes the board (e.g. "
+                            "--runner openocd) instead of 'none'")
+        if isinstance(self.boards, int) and self.boards < 1:
+            raise TuneError(f"--boards must be at least 1, not {self.boards}")
+        if not 1 <= self.batch_size <= max_batch():
+            raise TuneError(f"--batch must be 1 to {max_batch()}: one image holds at most "
+                            "that many candidates (the runtime's AOT_MAX_KERNELS less the "
+                            f"image's own kernels), not {self.batch_size}")
+        if self.farm is not None and parse_farm(self.farm)[0] == "ray" and (
+                self.workdir or self.cache_dir):
+            raise TuneError("workdir and cache_dir are this machine's folders: a Ray farm "
+                            "builds on its nodes, in their temporary folders; leave them out")
+
+
+def tune_model(model, options: TuneOptions | Board | str, **keywords) -> TuneReport:
+    """Tune every distinct workload of ``model`` with ``options``: a
+    :class:`TuneOptions`, or a board (a :class:`Board` or its tag) with the options as
+    keywords (:meth:`TuneOptions.build`'s), a convenience that builds them::
+
+        tune_model("kws.tflite", "qemu/mps2-an386", trials=64, log="kws.jsonl")
+    """
+    if not isinstance(options, TuneOptions):
+        options = TuneOptions.build(options, **keywords)
+    elif keywords:
+        raise TypeError(f"tuning options given twice: a TuneOptions and the keywords "
+                        f"{', '.join(keywords)}; use dataclasses.replace(options, ...)")
+    facts = options.board
+    target = facts.board.target
     identity = rec.model_identity(model)   # before extract_workloads rewrites a Graph
     _, workloads = extract_workloads(model, target)
-    if only:
+    if options.only:
         workloads = [w for w in workloads
-                     if any(s in w.key or s in w.description for s in only)]
+                     if any(s in w.key or s in w.description for s in options.only)]
     if not workloads:
         raise TuneError(f"{getattr(model, 'name', model)} has no tunable workload for {target} "
                         "(templates exist for int8/float conv2d, depthwise_conv2d and dense "
                         "on arm_cpu and riscv)")
-    log = Path(log)
-    old, log_notes = _resumed(log, target, identity, tuning_records or [])
-    imported, import_notes = _imported(tuning_records or [], log, target, identity)
-    unit = cost_unit(board, cost, device=device)
+    old, imported, notes = _records(options, target, identity)
+    with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
+        work = Path(options.workdir) if options.workdir else Path(tmp)
+        # Without a cache folder, the runtime objects are cached for this session only.
+        cache = options.cache_dir or Path(tmp) / "object-cache"
+        report = TuneReport(notes=notes["log"], unit=facts.unit)
+        if facts.trace is not None:
+            report.notes.append(facts.trace_note())
+        spec = facts.spec(options.runner, options.serial_port, options.repeats)
+        with open_farm(spec, farm=options.farm, boards=options.boards, work=work,
+                       cache=cache, notes=report.notes) as flows:
+            report.boards = flows.boards
+            _tune(workloads, facts.board, flows, options.log, old, imported, report,
+                  trials=options.trials, tuner=options.tuner, model=identity,
+                  batch_size=options.batch_size, early_stopping=options.early_stopping,
+                  seed=options.seed, progress=options.progress, budget=options.budget)
+            report.loader = "ram" if flows.ram else "image"
+        if options.tuning_records:
+            report.notes += notes["imports"] + _import_notes(imported, report)
+        return report
+
+
+def _records(options: TuneOptions, target, identity: dict) -> tuple[list, list, dict]:
+    """The records a session resumes from (its log's) and imports (``tuning_records``),
+    those of the session's cost unit only, and the notes about the others (``log``:
+    said first; ``imports``: said with the imports' outcome)."""
+    unit, log = options.board.unit, options.log
+    old, log_notes = _resumed(log, target, identity, options.tuning_records)
+    imported, import_notes = _imported(options.tuning_records, log, target, identity)
     old, ignored = rec.of_unit(old, unit)
     log_notes += _unit_notes(ignored, unit, log, "resumed from")
     imported, ignored = rec.of_unit(imported, unit)
     import_notes += _unit_notes(ignored, unit, "--tuning-records", "imported from")
-    with tempfile.TemporaryDirectory(prefix="aot-tune-") as tmp:
-        work = Path(workdir) if workdir else Path(tmp)
-        # Without a cache folder, the runtime objects are cached for this session only.
-        cache = cache_dir or Path(tmp) / "object-cache"
-        report = TuneReport(notes=log_notes, unit=unit)
-        spec = BoardSpec(board, runner, serial_port, repeats,
-                         ram=choose_loader(board, loader, cost, device=device) == "ram",
-                         forced=loader == "ram", cost=cost, trace=trace)
-        if trace is not None:
-            report.notes.append(f"--cost cycles on {board.tag}: estimated on {trace.tag} "
-                                f"(QEMU) with {board.tag}'s core table and memory model; "
-                                + ("give --port or --runner to measure with the device's "
-                                   "cycle counter instead" if board.timer.kind == "dwt_cyccnt"
-                                   else f"the device's own timer ({board.timer.kind}) does not "
-                                   "count cycles"))
-        with open_farm(spec, farm=farm, boards=boards, work=work, cache=cache,
-                       notes=report.notes) as flows:
-            report.boards = flows.boards
-            _tune(workloads, board, flows, log, old, imported, report, trials=trials,
-                  tuner=tuner, model=identity, batch_size=batch_size, early_stopping=early_stopping,
-                  seed=seed, progress=progress, budget=budget)
-            report.loader = "ram" if flows.ram else "image"
-        if tuning_records:
-            report.notes += import_notes + _import_notes(imported, report)
-        return report
+    return old, imported, {"log": log_notes, "imports": import_notes}
 
 
 def names_device(board, cost: str, *, runner: str | None = None,
@@ -290,7 +381,7 @@ def trace_for(board, cost: str, *, device: bool):
 
 
 def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, *,
-               device: bool = False) -> None:
+               trace) -> Pricing | None:
     """Refuse a ``--cost`` that ``board`` cannot measure (docs/tuning.md "Cost").
 
     ``cycles`` is aot.cycles' estimate from QEMU's execution trace on an
@@ -303,12 +394,14 @@ def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, 
     The estimate needs batch images (the trace is priced from the image's
     ELF, which a RAM-loaded candidate is not part of).  On a real board with a
     device, ``cycles`` is the device's own timer when its runtime reads the
-    DWT cycle counter (measured cycles, not verified on hardware here)."""
+    DWT cycle counter (measured cycles, not verified on hardware here).
+
+    ``trace`` is :func:`trace_for`'s; the pricing of the estimate is returned
+    (:func:`aot.tune.measure.pricing`), None where nothing is estimated."""
     if cost not in COSTS:
         raise TuneError(f"unknown cost {cost!r}; costs: {', '.join(COSTS)}")
     if cost != "cycles":
-        return
-    trace = trace_for(board, cost, device=device)
+        return None
     if board.qemu is None and trace is None:
         if board.timer.kind != "dwt_cyccnt":
             raise TuneError(
@@ -317,9 +410,9 @@ def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, 
                 f"{board.timer.kind!r}, not a cycle counter (the DWT cycle counter of boards "
                 "whose timer kind is dwt_cyccnt); use --cost instructions, or tune on the "
                 "emulated board of the same core (aot boards lists them)")
-        return
+        return None
     try:
-        pricing(board)
+        price = pricing(board)
         if trace is not None and trace.qemu is None:
             raise CycleModelError(f"memory.timing.trace_board {trace.tag} is not emulated; "
                                   "name an emulated board of the same core")
@@ -337,18 +430,18 @@ def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, 
                         "estimate prices QEMU's trace from the image's ELF, and a candidate "
                         "loaded into RAM is not part of it; use --loader image (the default "
                         "on emulated boards)")
+    return price
 
 
-def cost_unit(board, cost: str, *, device: bool = False) -> str | None:
+def cost_unit(board, cost: str, price: Pricing | None) -> str | None:
     """The ``unit`` of the records a session of ``cost`` on ``board`` writes:
     estimated cycles (``estimated_cycles``, or ``estimated_cycles@BOARD`` priced
-    with ``board``'s memory model: :func:`aot.tune.measure.pricing`),
+    with ``board``'s memory model: ``price``, :func:`check_cost`'s),
     ``instructions`` (QEMU's count), ``cycles`` (a real board's cycle counter,
-    with a ``device``), or None for ``instructions`` on a real board (its
+    with a device), or None for ``instructions`` on a real board (its
     timer's unit, whatever the device reports)."""
-    if cost == "cycles" and (board.qemu is not None
-                             or trace_for(board, cost, device=device) is not None):
-        return pricing(board).unit
+    if price is not None:
+        return price.unit
     if cost == "cycles":
         return "cycles"
     return "instructions" if board.qemu is not None else None
@@ -368,7 +461,7 @@ def _unit_notes(ignored: list[rec.Record], unit: str | None, where, verb: str) -
 
 
 def choose_loader(board, loader: str = "auto", cost: str = "instructions", *,
-                  device: bool = False) -> str:
+                  trace=None) -> str:
     """``ram`` or ``image`` for ``loader`` on ``board``.
 
     ``auto`` is ``ram`` on real boards that declare executable RAM: a
@@ -380,7 +473,7 @@ def choose_loader(board, loader: str = "auto", cost: str = "instructions", *,
     share of a reboot (bench/bench_tune.py, docs/tuning.md).
     """
     if loader == "auto":
-        if estimates_cycles(board, cost) or trace_for(board, cost, device=device) is not None:
+        if estimates_cycles(board, cost) or trace is not None:
             return "image"   # the cycle estimate needs the candidates in the traced ELF
         return "ram" if ram_code_bytes(board) > 0 and not board.emulated else "image"
     return loader

@@ -21,7 +21,7 @@ from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows
 from aot.tune.measure import device_cost
 from aot.tune.records import ESTIMATED_CYCLES
-from aot.tune.session import TunedKernels, check_cost, choose_loader, cost_unit, tune_model
+from aot.tune.session import TunedKernels, TuningBoard, tune_model
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"
@@ -51,18 +51,17 @@ def _records(wl, configs, unit, first_cost=10, model=None):
 ])
 def test_boards_that_cannot_measure_cycles_are_refused(tag, device, words):
     with pytest.raises(TuneError) as err:
-        check_cost(load_board(tag), "cycles", device=device)
+        TuningBoard.of(load_board(tag), "cycles", device=device)
     for word in words:
         assert word in str(err.value)
 
 
 def test_a_real_board_with_a_cycle_counter_measures_with_it_on_the_device():
     board = load_board("st/nucleo-l4r5zi")
-    check_cost(board, "cycles", device=True)              # its DWT cycle counter: accepted
-    check_cost(board, "cycles", loader="ram", device=True)
-    assert cost_unit(board, "cycles", device=True) == "cycles"
-    # the device's timer sees RAM code
-    assert choose_loader(board, "auto", "cycles", device=True) == "ram"
+    facts = TuningBoard.of(board, "cycles", device=True)  # its DWT cycle counter: accepted
+    TuningBoard.of(board, "cycles", loader="ram", device=True)
+    assert facts.unit == "cycles" and facts.trace is None and facts.price is None
+    assert facts.loader == "ram"  # the device's timer sees RAM code
 
 
 # --- a real board priced on its trace board ------------------------------------------------
@@ -94,24 +93,24 @@ def test_qemu_and_a_serial_port_together_are_refused():
 def test_a_real_board_without_a_device_is_estimated_with_its_memory(monkeypatch):
     monkeypatch.setattr(session, "check_emulated", lambda board: None)
     board = load_board(L4)
-    check_cost(board, "cycles")
-    assert session.trace_for(board, "cycles", device=False).tag == BOARD
+    facts = TuningBoard.of(board, "cycles")
+    assert facts.trace.tag == BOARD
     assert session.trace_for(board, "cycles", device=True) is None
-    assert cost_unit(board, "cycles") == L4_UNIT
+    assert facts.unit == L4_UNIT and facts.price.unit == L4_UNIT
     assert rec.unit_name(L4_UNIT) == f"estimated cycles with {L4}'s memory"
-    assert choose_loader(board, "auto", "cycles") == "image"
+    assert facts.loader == "image"
     with pytest.raises(TuneError, match="with --loader ram: without --port or --runner the "
                        "cycles are estimated on qemu/mps2-an386 under QEMU"):
-        check_cost(board, "cycles", loader="ram")
+        TuningBoard.of(board, "cycles", loader="ram")
 
 
 def test_emulated_boards_are_priced_with_their_own_memory():
     # the AN386's SSRAM never waits: zero-wait estimates, as before
-    assert cost_unit(load_board(BOARD), "cycles") == ESTIMATED_CYCLES
+    assert TuningBoard.of(load_board(BOARD), "cycles").unit == ESTIMATED_CYCLES
     # an emulated board whose record describes flash that waits: priced with it
     twin = dataclasses.replace(load_board(L4), tag="qemu/l4-twin",
                                qemu=load_board(BOARD).qemu)
-    assert cost_unit(twin, "cycles") == f"{ESTIMATED_CYCLES}@qemu/l4-twin"
+    assert TuningBoard.of(twin, "cycles").unit == f"{ESTIMATED_CYCLES}@qemu/l4-twin"
 
 
 def test_a_real_board_without_memory_timing_is_refused_naming_the_fields(monkeypatch):
@@ -120,8 +119,8 @@ def test_a_real_board_without_memory_timing_is_refused_naming_the_fields(monkeyp
     with pytest.raises(TuneError, match="--cost cycles on st/nucleo-l4r5zi: st/nucleo-l4r5zi "
                        ".* has no memory timing: the cycle estimate needs memory.timing with "
                        "trace_board, flash, sram and caches"):
-        check_cost(bare, "cycles")
-    check_cost(bare, "cycles", device=True)   # its DWT counter needs none
+        TuningBoard.of(bare, "cycles")
+    TuningBoard.of(bare, "cycles", device=True)   # its DWT counter needs none
 
 
 def test_a_session_on_a_real_board_runs_on_its_trace_board(monkeypatch, kws, tmp_path):
@@ -224,18 +223,18 @@ def test_the_estimate_needs_batch_images(monkeypatch):
     monkeypatch.setattr(session, "check_emulated", lambda board: None)
     board = load_board("qemu/mps2-an385")
     with pytest.raises(TuneError, match="--loader ram is not supported yet"):
-        check_cost(board, "cycles", loader="ram")
-    check_cost(board, "cycles", loader="image")
-    assert choose_loader(board, "auto", "cycles") == "image"
-    assert cost_unit(board, "cycles") == ESTIMATED_CYCLES
-    assert cost_unit(board, "instructions") == "instructions"
+        TuningBoard.of(board, "cycles", loader="ram")
+    TuningBoard.of(board, "cycles", loader="image")
+    assert TuningBoard.of(board, "cycles").loader == "image"
+    assert TuningBoard.of(board, "cycles").unit == ESTIMATED_CYCLES
+    assert TuningBoard.of(board, "instructions").unit == "instructions"
 
 
 def test_a_missing_qemu_is_refused_before_tuning(monkeypatch):
     monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(TuneError, match="not installed"):
-        check_cost(load_board(BOARD), "cycles")
-    check_cost(load_board(BOARD), "cycles", farm="ray://head:10001")  # the nodes run QEMU
+        TuningBoard.of(load_board(BOARD), "cycles")
+    TuningBoard.of(load_board(BOARD), "cycles", farm="ray://head:10001")  # the nodes run QEMU
 
 
 def test_tune_refuses_before_extracting_workloads(kws, tmp_path):
