@@ -323,10 +323,7 @@ def tune_model(model, options: TuneOptions | Board | str, **keywords) -> TuneRep
         with open_farm(spec, farm=options.farm, boards=options.boards, work=work,
                        cache=cache, notes=report.notes) as flows:
             report.boards = flows.boards
-            _tune(workloads, facts.board, flows, options.log, old, imported, report,
-                  trials=options.trials, tuner=options.tuner, model=identity,
-                  batch_size=options.batch_size, early_stopping=options.early_stopping,
-                  seed=options.seed, progress=options.progress, budget=options.budget)
+            _tune(workloads, flows, old, imported, report, options, identity)
             report.loader = "ram" if flows.ram else "image"
         if options.tuning_records:
             report.notes += notes["imports"] + _import_notes(imported, report)
@@ -545,15 +542,18 @@ def _imported(paths, log: Path, target, identity: dict) -> tuple[list[rec.Record
     return out, notes
 
 
-def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner, batch_size,
-          early_stopping, seed, progress, budget=None, model=None) -> None:
-    """Measure the workloads' candidates: one after the other (``trials`` each),
-    or sharing ``budget`` seconds through the task scheduler.  A batch holds
-    ``batch_size`` candidates per board of ``flows`` (a farm spreads it)."""
+def _tune(workloads, flows, old, imported, report, options: TuneOptions,
+          model: dict) -> None:
+    """Measure the workloads' candidates (as records of ``model``): one after the other
+    (``options.trials`` each), or sharing ``options.budget`` seconds through the task
+    scheduler.  A batch holds ``options.batch_size`` candidates per board of ``flows``
+    (a farm spreads it)."""
     start = time.perf_counter()
-    batch = batch_size * max(1, int(getattr(flows, "boards", 1)))
-    tasks = [_task(wl, board, flows, log, old, imported, report, tuner=tuner, seed=seed,
-                   model=model) for wl in workloads]
+    trials, budget, progress = options.trials, options.budget, options.progress
+    early_stopping = options.early_stopping
+    batch = options.batch_size * max(1, int(getattr(flows, "boards", 1)))
+    tasks = [_task(wl, options.board.board, flows, options.log, old, imported, report,
+                   tuner=options.tuner, seed=options.seed, model=model) for wl in workloads]
 
     def per_minute() -> float:
         elapsed = time.perf_counter() - start
@@ -585,7 +585,8 @@ def _tune(workloads, board, flows, log, old, imported, report, *, trials, tuner,
                                   t.default_cost, per_minute(), estimate=step.estimate,
                                   untuned=step.untuned, elapsed=step.elapsed, budget=budget))
         scheduler = TaskScheduler(tasks, batch_size=batch, budget=budget, max_trials=trials,
-                                  early_stopping=early_stopping, seed=seed, progress=on_step)
+                                  early_stopping=early_stopping, seed=options.seed,
+                                  progress=on_step)
         scheduler.run()
         report.overrun = scheduler.overrun
         report.notes += budget_notes(scheduler)
