@@ -398,12 +398,15 @@ class CompileOptions:
         if keep_with_aot and not external:
             raise CompileError("keep_with_aot names layers to keep from external codegens, "
                                "but the target has no -libs")
+        regions = _regions(memory_regions, target, board)
+        patches = None if patches is None else parse_patches(patches)
+        if patches not in (None, "off", "auto") and (regions is not None or external):
+            raise _stages_not_supported()
         return cls(target, board, name=name,
                    memory_budget=None if memory_budget is None
                    else parse_memory_size(memory_budget),
-                   memory_regions=_regions(memory_regions, target, board),
-                   patches=None if patches is None else parse_patches(patches),
-                   external_options=external, keep_with_aot=frozenset(keep_with_aot),
+                   memory_regions=regions, patches=patches, external_options=external,
+                   keep_with_aot=frozenset(keep_with_aot),
                    config=dict(config or {}), disabled_pass=tuple(disabled_pass),
                    required_pass=tuple(required_pass), jit=_llvm_jit(target, board),
                    **options)
@@ -450,6 +453,12 @@ def _regions(spec, target: Target, board: Board | None) -> tuple[PlanRegion, ...
     return tuple(regions)
 
 
+def _stages_not_supported() -> CompileError:
+    """The stage asked for (or chosen) with memory regions or -libs."""
+    return CompileError("not supported yet: patches with memory regions or -libs; give "
+                        "--patches off")
+
+
 def _llvm_jit(target: Target, board: Board | None) -> bool:
     """Whether ``target`` is this machine's LLVM JIT (no artifact); refuses the JIT with
     a board and the llvm options it does not honour."""
@@ -466,7 +475,7 @@ def _llvm_jit(target: Target, board: Board | None) -> bool:
     return jit
 
 
-def compile_options(options, keywords: dict) -> CompileOptions:
+def _as_options(options, keywords: dict) -> CompileOptions:
     """``options`` if it is a :class:`CompileOptions` (then no ``keywords``), else
     :meth:`CompileOptions.build` of that target or board and the ``keywords``."""
     if not isinstance(options, CompileOptions):
@@ -496,7 +505,7 @@ def compile_model(model, options: CompileOptions | Target | Board | str = "host/
     """
     timings: list[tuple[str, float, float]] = []
     clock = _Clock(timings)
-    options = compile_options(options, keywords)
+    options = _as_options(options, keywords)
     clock.lap("frontend")  # the target and board resolved, the options checked
     planned = _choose_plan(model, options)
     planned.timings[:0] = timings
@@ -539,7 +548,7 @@ def compile_one(model, options: CompileOptions | Target | Board | str = "host/na
     """Compile ``model`` with ``options`` (as :func:`compile_model` takes them) once, with
     one plan: :func:`plan_one` (no C yet), then :meth:`PlannedModel.emit` (C, code
     size)."""
-    options = compile_options(options, keywords)
+    options = _as_options(options, keywords)
     return plan_one(model, options).emit(measure_code=options.measure_code,
                                          cache_dir=options.cache_dir)
 
@@ -580,7 +589,7 @@ def plan_one(model, options: CompileOptions | Target | Board | str = "host/nativ
     kernel (``aot.kernels.KernelError``), a stage the graph lacks, a model that does
     not fit the board (``MemoryPlanError`` naming both sizes and the largest tensors).
     """
-    options = compile_options(options, keywords)
+    options = _as_options(options, keywords)
     timings: list[tuple[str, float, float]] = []
     lap = _Clock(timings).lap
     graph, source = _load(model, options)
@@ -657,8 +666,7 @@ def _with_stage(annotated: Graph, options: CompileOptions) -> _Staged:
     if stage is None:
         return _Staged(annotated, groups)
     if options.memory_regions is not None or options.external_options:
-        raise CompileError("not supported yet: patches with memory regions or -libs; "
-                           "give --patches off")
+        raise _stages_not_supported()  # "auto" or a budget chose one
     stage_graph, where = band_graph(stage) if isinstance(stage, StreamStage) \
         else (patch_graph_of(stage), None)
     ends = [sum(len(g.nodes) for g in groups[:i + 1]) for i in range(len(groups))]
@@ -1096,7 +1104,7 @@ def compile_group(models, options: CompileOptions | Target | Board | str = "host
     if "name" in keywords:
         raise CompileError("compile_group takes names=[...] (one per model) and name= (the "
                            "group's), not one model name")
-    options = compile_options(options, keywords)
+    options = _as_options(options, keywords)
     if options.memory_budget is not None:
         raise CompileError("not supported yet: memory_budget for a model group (the models "
                            "share one workspace); compile each model alone to use it")

@@ -7,9 +7,9 @@ import io
 import shutil
 
 import pytest
-from support.models import MODELS_DIR
+from support.models import CMSIS_NN_DIR, MODELS_DIR
 
-from aot.compile import CompileError, compile_model, resolve_target
+from aot.compile import CompileError, CompileOptions, compile_model, resolve_target
 from aot.errors import AotError
 from aot.executor import codegen
 from aot.executor.memory import MemoryPlanError
@@ -36,6 +36,39 @@ def test_unknown_board_and_target_are_user_errors():
         compile_model(HELLO, "nowhere/board")
     with pytest.raises(TargetError):
         compile_model(HELLO, "c -mcpu=not-a-cpu -bogus=1")
+
+
+def test_options_are_built_once_and_the_keywords_build_the_same():
+    options = CompileOptions.build("qemu/mps2-an386", memory_budget="64K", patches="2x2",
+                                   measure_code=False)
+    assert options.board.tag == "qemu/mps2-an386" and options.target == options.board.target
+    assert options.memory_budget == 64 * 1024 and options.patches == (2, 2)
+    assert options.ram_budget == min(64 * 1024, options.board_ram)
+    keywords = dict(name="hello", measure_code=False)
+    given = compile_model(HELLO, CompileOptions.build("host/native", **keywords))
+    built = compile_model(HELLO, "host/native", **keywords)
+    assert given.files == built.files
+    with pytest.raises(TypeError, match="compile options given twice"):
+        compile_model(HELLO, options, name="x")
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(patches="2x2", memory_regions="ram"), "patches with memory regions or -libs"),
+    pytest.param(dict(patches="stream", target="c -libs=cmsis-nn"),
+                 "patches with memory regions or -libs",
+                 marks=pytest.mark.skipif(not CMSIS_NN_DIR.is_dir(), reason="no CMSIS-NN")),
+    (dict(patches="4x"), "a grid 'RxC'"),
+    (dict(memory_budget="lots"), "lots"),
+    (dict(memory_regions="ram,nowhere"), "nowhere"),
+    (dict(keep_with_aot=["conv"]), "the target has no -libs"),
+    (dict(name="2bad"), "2bad"),
+])
+def test_option_combinations_are_refused_where_the_options_are_built(options, message):
+    refine = options.pop("target", None)
+    target, board = resolve_target("qemu/mps2-an386", refine=refine)
+    with pytest.raises(AotError, match=message):
+        CompileOptions.for_target(target, board, codegen_options={
+            "cmsis-nn": {"path": str(CMSIS_NN_DIR)}} if refine else None, **options)
 
 
 def test_bare_target_compiles_without_a_board():
