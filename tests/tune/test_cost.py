@@ -21,7 +21,7 @@ from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows
 from aot.tune.measure import device_cost
 from aot.tune.records import ESTIMATED_CYCLES
-from aot.tune.session import TunedKernels, TuningBoard, tune_model
+from aot.tune.session import TunedKernels, TuneOptions, TuningBoard, tune_model
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"
@@ -111,6 +111,32 @@ def test_emulated_boards_are_priced_with_their_own_memory():
     twin = dataclasses.replace(load_board(L4), tag="qemu/l4-twin",
                                qemu=load_board(BOARD).qemu)
     assert TuningBoard.of(twin, "cycles").unit == f"{ESTIMATED_CYCLES}@qemu/l4-twin"
+
+
+def test_the_options_derive_the_boards_facts_once(monkeypatch, tmp_path):
+    """The trace board and the pricing (core table, memory model) of a real board
+    estimated in cycles: derived once when the options are built, then only read."""
+    monkeypatch.setattr(session, "check_emulated", lambda board: None)
+    calls = {"trace_for": 0, "pricing": 0}
+
+    def counting(name):
+        real = getattr(session, name)
+
+        def counted(*args, **kw):
+            calls[name] += 1
+            return real(*args, **kw)
+        return counted
+
+    for name in calls:
+        monkeypatch.setattr(session, name, counting(name))
+    options = TuneOptions.build(L4, log=tmp_path / "log.jsonl", trials=2, cost="cycles")
+    assert calls == {"trace_for": 1, "pricing": 1}
+    facts = options.board
+    assert facts.trace.tag == BOARD and facts.unit == L4_UNIT and facts.loader == "image"
+    spec = facts.spec("openocd", None, 3)
+    assert spec.runner is None and spec.trace is facts.trace   # the trace board's QEMU
+    with pytest.raises(TypeError, match="tuning options given twice"):
+        tune_model("kws.tflite", options, trials=3)
 
 
 def test_a_real_board_without_memory_timing_is_refused_naming_the_fields(monkeypatch):
