@@ -42,9 +42,10 @@ from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
                                  open_options, parse_memory_size)
-from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
-                                  group_linker_script, linker_script, needs_linker_script,
-                                  parse_regions, place_constants, split_for_budget)
+from aot.executor.regions import (MemoryRegionError, buffer_heat, check_reach,
+                                  constant_section, group_linker_script, linker_script,
+                                  needs_linker_script, parse_regions, place_constants,
+                                  split_for_budget)
 from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
 from aot.export import (firmware_command, firmware_variables,
                         METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
@@ -618,6 +619,8 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
     annotated = optimize(graph, ctx)
     if dump_after is not None and not instruments[0].seen:
         dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
+    if regions is not None:   # a split kernel reaches its buffers from every core
+        check_reach(regions, board, annotated.annotations.cores)
     groups = list(annotated.annotations.groups)
     stage = pick_stage(annotated, patches, io_in_workspace is not False)
     patch_graph = None
