@@ -338,9 +338,12 @@ def part_group(group: FusedGroup, graph: Graph, device: DeviceAnnotation) -> Gro
         out = node.outputs[0]
         made[id(out)] = _tensor(f"{out.name}{tag}", part.node.outputs[0].shape, out)
         nodes.append(Node(node.op, args, [made[id(out)]], dict(node.attrs), f"{node.name}{tag}"))
-    [result] = group.outputs(graph)
-    out = made[id(result)]
-    windows[out.name] = (result, _slice_offset(result, part.axis, lo))
+    results = group.outputs(graph)
+    if len(results) != 1:
+        raise PassError(f"group {group.name} writes {len(results)} tensors for others; a part "
+                        "writes one")
+    out = made[id(results[0])]
+    windows[out.name] = (results[0], _slice_offset(results[0], part.axis, lo))
     for node in nodes[1:]:
         check_node(node)
     quant = {n: q for n in nodes if (q := quant_params(n)) is not None}

@@ -3,17 +3,20 @@
 ``plan_one`` with ``placement.cores = 2`` lowers every split group whole and
 once per part (``PlannedModel.parts``: each part's kernel and the byte
 offsets of its arguments in the whole tensors, aot.kernels.parts).  Here the
-model's entry program (the JIT's, llvm on this machine) has each split group's
-call replaced by its parts' calls, one after the other, every argument at its
-whole tensor's workspace address plus the part's offset: what the two cores
-will do, in sequence.  The outputs are bit-exact with the reference run of
-the unsplit model, and the parts' kernels are the layer's own compute
-(a smaller instance, no other kernel header).
+model runs on this machine (llvm, the kernels compiled by MCJIT) out of one
+workspace laid out by its memory plan, group after group, each split group as
+its parts' calls one after the other, every argument at its whole tensor's
+address plus the part's offset: what the two cores will do, in sequence.  The
+outputs are bit-exact with the reference run of the unsplit model.
+
+The runner below is the test's own (kernel calls in group order, views copied
+when the plan put them apart), so that it depends on the plan and the kernels
+only, not on the entry function.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import ctypes
 
 import numpy as np
 import pytest
@@ -22,41 +25,66 @@ from support.models import MODELS_DIR
 from aot import reference
 from aot.codegen.llvm import build_kernels
 from aot.compile import plan_one
-from aot.executor.codegen import Arg, KernelCall, Ref
-from aot.executor.jit import JitModel
 from aot.frontend import load_model
 from aot.ir import GraphBuilder, Quantization, TensorType
 from aot.kernels import lower_parts, support_files
-from aot.passes import PassContext, annotations, optimize
+from aot.passes import FusedGroup, PassContext, PassError, annotations, optimize, part_group
 
 MODELS = ["mlperf_ad_fc_autoencoder", "mlperf_kws_dscnn", "mlperf_ic_resnet8",
           "mlperf_vww_mobilenetv1_025"]
 
 
-def parts_in_sequence(planned) -> JitModel:
-    """``planned``'s entry program with every split group's call replaced by its
-    parts' calls (workspace addresses plus the parts' offsets), on the JIT."""
-    program, kernels = planned.program, list(planned.kernels)
-    steps = []
-    for step in program.steps:
-        parts = planned.parts.get(getattr(step, "group", None), ())
-        if not parts:
-            steps.append(step)
-            continue
-        whole = {p.tensor: arg for p, arg in zip(kernels[step.kernel].params, step.args,
-                                                 strict=True)}
-        for part in parts:
-            args = []
-            for where in part.args:
-                arg = whole[where.tensor]
-                assert arg.ref.space == "workspace", "plan with io_in_workspace"
-                args.append(Arg(Ref("workspace", arg.ref.index + where.offset), arg.dtype,
-                                arg.writable))
-            steps.append(KernelCall(len(kernels), tuple(args), step.group,
-                                    f"{step.group} on core {part.core}"))
-            kernels.append(part.kernel)
-    module = build_kernels(kernels, planned.target, support_files(planned.target))
-    return JitModel(replace(program, steps=tuple(steps)), kernels, module)
+class PlanRunner:
+    """A model planned with its inputs and outputs in the workspace, run group by group
+    out of one workspace (its whole kernels and its parts' kernels in one JIT module)."""
+
+    def __init__(self, planned) -> None:
+        self.planned = planned
+        groups = [g for g in planned.groups if g.kind != "view"]
+        self.whole = dict(zip((g.name for g in groups), planned.kernels, strict=True))
+        kernels = [*planned.kernels,
+                   *(p.kernel for parts in planned.parts.values() for p in parts)]
+        self.module = build_kernels(kernels, planned.target, support_files(planned.target))
+        self.tensors = {t.name: t for t in planned.graph.tensors()}
+        size = planned.plan.workspace_bytes
+        self._raw = np.zeros(size + 64, np.uint8)
+        skip = -self._raw.ctypes.data % 64
+        self.workspace = self._raw[skip:skip + size]
+
+    def calls(self, group: str, split: bool) -> list:
+        """``(kernel, [(tensor, byte offset)] per argument)`` of ``group``: its parts' calls
+        in core order when ``split``, else its whole kernel's."""
+        if split and group in self.planned.parts:
+            return [(p.kernel, [(a.tensor, a.offset) for a in p.args])
+                    for p in self.planned.parts[group]]
+        k = self.whole[group]
+        return [(k, [(p.tensor, 0) for p in k.params])]
+
+    def address(self, name: str) -> int:
+        b = self.planned.plan.buffer_of(self.tensors[name])
+        assert b is not None and not b.external and not b.region, name
+        return self.workspace.ctypes.data + b.offset
+
+    def bytes_of(self, t) -> np.ndarray:
+        start = self.address(t.name) - self.workspace.ctypes.data
+        return self.workspace[start:start + t.type.nbytes]
+
+    def run(self, inputs, split: bool) -> list[np.ndarray]:
+        graph = self.planned.graph
+        for t, x in zip(graph.inputs, inputs, strict=True):
+            self.bytes_of(t)[:] = np.ascontiguousarray(x, t.type.np_dtype).view(np.uint8).ravel()
+        for g in self.planned.groups:
+            if g.kind == "view":
+                x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
+                if self.address(x.name) != self.address(y.name):
+                    ctypes.memmove(self.address(y.name), self.address(x.name), y.type.nbytes)
+                continue
+            for kernel, args in self.calls(g.name, split):
+                status = self.module.function(kernel.name)(
+                    *[self.address(name) + offset for name, offset in args])
+                assert status == 0, kernel.name
+        return [self.bytes_of(t).view(t.type.np_dtype).reshape(t.shape).copy()
+                for t in graph.outputs]
 
 
 def random_inputs(graph, seed: int) -> list[np.ndarray]:
@@ -73,11 +101,13 @@ def check_parts(graph, cores: int = 2, seeds=(0, 1), **config) -> dict:
         assert [p.core for p in parts] == list(range(cores))
         for p in parts:
             assert len(p.args) == len(p.kernel.params)
-    model = parts_in_sequence(planned)
+    runner = PlanRunner(planned)
     for seed in seeds:
         inputs = random_inputs(graph, seed)
-        for got, want in zip(model.run(inputs), reference.run(graph, inputs), strict=True):
-            np.testing.assert_array_equal(got, want)
+        want = reference.run(graph, inputs)
+        for split in (False, True):
+            for got, expected in zip(runner.run(inputs, split), want, strict=True):
+                np.testing.assert_array_equal(got, expected, err_msg=f"split={split}")
     return planned.parts
 
 
@@ -124,3 +154,13 @@ def test_the_parts_of_a_row_split_and_their_offsets():
 @pytest.mark.slow
 def test_a_row_split_with_a_fused_residual_add_is_bit_exact():
     check_parts(_residual(), seeds=(0,), **{"placement.min_macs": 0})
+
+
+def test_a_group_that_does_not_start_with_its_anchor_is_refused():
+    with PassContext(config={"placement.cores": 2, "placement.min_macs": 0}):
+        graph = optimize(_residual())
+    [group] = annotations(graph).groups
+    device = annotations(graph).devices(group.nodes[0])[1]
+    backwards = FusedGroup(group.name, group.nodes[::-1], group.anchor)
+    with pytest.raises(PassError, match="only a group that starts with its anchor is split"):
+        part_group(backwards, graph, device)
