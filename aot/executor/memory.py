@@ -276,11 +276,11 @@ class _Classes:
             self.members[ra] += self.members.pop(rb)
 
 
-def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=None,
-                   parallel=None):
+def _build_buffers(graph: Graph, steps, parallel, io_in_workspace: bool, inplace,
+                   overlap=None):
     """The buffers of ``steps`` and the aliases they make; ``parallel`` is
-    :func:`_parallel_steps`' result (default: every step alone)."""
-    spans, split = parallel or ([(i, i) for i in range(len(steps))], set())
+    :func:`_parallel_steps`' result."""
+    spans, split = parallel
     inputs = {id(t) for t in graph.inputs}
     outputs = {id(t) for t in graph.outputs}
     last = len(steps) - 1
@@ -585,8 +585,8 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
         raise MemoryPlanError("no placement algorithm given")
     steps = _steps(graph)
     parallel = _parallel_steps(graph, steps)
-    buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace, overlap,
-                                      parallel)
+    buffers, aliases = _build_buffers(graph, steps, parallel, io_in_workspace, inplace,
+                                      overlap)
     step_names = [name for name, _ in steps]
     for step, t in (step_buffers or {}).items():
         if step not in step_names:

@@ -253,13 +253,10 @@ def _tensor(name: str, shape: tuple[int, ...], like: Tensor) -> Tensor:
 def _constant_rows(t: Tensor, c0: int, c1: int) -> Tensor:
     """Rows ``[c0, c1)`` of the constant ``t`` (axis 0), its per-axis quantization sliced."""
     q = t.quant
-    if q is not None and q.axis == 0:
-        q = Quantization(q.scale[c0:c1], q.zero_point[c0:c1], 0)
-    elif q is not None and q.axis is not None:
+    if q is not None and q.axis is not None and q.axis != 0:
         raise PassError(f"constant {t.name!r} is quantized along axis {q.axis}; a channel "
                         "split needs it per tensor or along axis 0")
-    return Tensor(f"{t.name}@{c0}:{c1}", TensorType((c1 - c0,) + t.shape[1:], t.dtype, q),
-                  "constant", t.data[c0:c1])
+    return _constant_slice(t, 0, c0, c1)
 
 
 @dataclass(frozen=True)
