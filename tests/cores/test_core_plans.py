@@ -241,3 +241,18 @@ def test_memory_regions_a_core_cannot_reach_are_refused(monkeypatch):
     with pytest.raises(MemoryRegionError, match="'sse_sram' is not reached by core 0"):
         compile_model(_dying_input(), "qemu/mps2-an521", memory_regions="ram,sse_sram",
                       config={"placement.cores": 2, "placement.min_macs": 0})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("regions", [None, "ram:12K,sse_sram"])
+@pytest.mark.parametrize("model", ["mlperf_kws_dscnn", "mlperf_ic_resnet8"])
+def test_the_compilers_two_core_plans_keep_parallel_steps_apart(model, regions):
+    """The plan compile_model would take on qemu/mps2-an521 (the kernels' in-place and
+    overlap facts, and with memory_regions the split over two memories)."""
+    from aot.compile import plan_one
+
+    planned = plan_one(MODELS_DIR / f"{model}.tflite", "qemu/mps2-an521",
+                       memory_regions=regions, config={"placement.cores": 2})
+    assert plan_problems(planned.graph, planned.plan, planned.board) == []
+    if regions:
+        assert planned.plan.regions
