@@ -29,7 +29,8 @@ the rest, and says so in every row:
   docs/memory.md "Graphs placed on several cores"), and the kernels a run needs,
   compiled with the board's compiler and flags: on one core every group's
   kernel, on two the split groups' parts' kernels (aot.kernels.parts) in place
-  of their whole kernels (.text bytes, and the bytes of their constant arrays).
+  of their whole kernels (.text bytes, and the bytes of their constant arrays, also
+  with each array of equal values counted once: what sharing them would leave).
   The entry function's hand-over code is not counted (it does not exist yet).
 
 Under QEMU the two-core run itself cannot show a speedup (both vCPUs share one
@@ -180,8 +181,17 @@ def plan_sizes(model: str) -> dict:
         row[f"cores{cores}"] = {"workspace_bytes": planned.sizes.workspace,
                                 "kernels": len(kernels),
                                 "code_bytes": code_bytes(kernels, board),
-                                "constant_bytes": sum(k.constant_bytes for k in kernels)}
+                                "constant_bytes": sum(k.constant_bytes for k in kernels),
+                                "distinct_constant_bytes": distinct_constant_bytes(kernels)}
     return row
+
+
+def distinct_constant_bytes(kernels) -> int:
+    """Bytes of the kernels' constant arrays, each array of equal type and values counted
+    once: what sharing them between kernels (a row split's parts) would leave."""
+    seen = {(c.data.dtype.str, c.data.shape, c.data.tobytes()) for k in kernels
+            for c in k.constants}
+    return sum(len(data) for _, _, data in seen)
 
 
 def main(argv=None) -> int:
@@ -220,7 +230,7 @@ def print_sizes(models: list[str], out: Path | None) -> int:
     print(f"{BOARD}: the model's sizes on one core and on two (MEASURED: plans and kernels; "
           "no hand-over code)")
     print(f"{'model':28} {'workspace 1 -> 2':>20} {'kernels':>9} {'code 1 -> 2':>20} "
-          f"{'constants 1 -> 2':>22}")
+          f"{'constants 1 -> 2':>22} {'2, shared':>9}")
     rows = []
     for model in models:
         row = {"model": model, **plan_sizes(model)}
@@ -229,7 +239,8 @@ def print_sizes(models: list[str], out: Path | None) -> int:
         print(f"{model:28} {one['workspace_bytes']:>9,} -> {two['workspace_bytes']:<7,} "
               f"{one['kernels']:>3} -> {two['kernels']:<3} "
               f"{one['code_bytes']:>8,} -> {two['code_bytes']:<9,} "
-              f"{one['constant_bytes']:>9,} -> {two['constant_bytes']:<9,}")
+              f"{one['constant_bytes']:>9,} -> {two['constant_bytes']:<9,} "
+              f"{two['distinct_constant_bytes']:>9,}")
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "rows": rows,
