@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, TextIO
 from aot.version import __version__
 from aot import byoc
 from aot import kernels as default_kernels
+from aot.kernels import PartKernel, lower_parts
 from aot.codegen.c import c_identifier
 from aot.codegen.cc import CCompiler, FirmwareCommand, ObjectStore, firmware_text_bytes
 from aot.errors import AotError, BuildError
@@ -42,9 +43,10 @@ from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, MemoryBudgetError, PlanOption, choose_plan,
                                  open_options, parse_memory_size)
-from aot.executor.regions import (MemoryRegionError, buffer_heat, constant_section,
-                                  group_linker_script, linker_script, needs_linker_script,
-                                  parse_regions, place_constants, split_for_budget)
+from aot.executor.regions import (MemoryRegionError, buffer_heat, check_reach,
+                                  constant_section, group_linker_script, linker_script,
+                                  needs_linker_script, parse_regions, place_constants,
+                                  split_for_budget)
 from aot.executor.memory import MemoryPlan, MemoryPlanError, Sizes
 from aot.export import (firmware_command, firmware_variables,
                         METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
@@ -618,6 +620,8 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
     annotated = optimize(graph, ctx)
     if dump_after is not None and not instruments[0].seen:
         dump_stream.write(f"// pass {dump_after} did not run (disabled or below opt_level)\n")
+    if regions is not None:   # a split kernel reaches its buffers from every core
+        check_reach(regions, board, annotated.annotations.cores)
     groups = list(annotated.annotations.groups)
     stage = pick_stage(annotated, patches, io_in_workspace is not False)
     patch_graph = None
@@ -646,6 +650,7 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
 
     kernels, codes = [], []
     stage_kernels: list[str] = []
+    parts: dict[str, tuple[PartKernel, ...]] = {}   # split groups (several cores)
     for i, g in enumerate(groups):
         if g.kind == "patches":
             lowered = [library.lower_group(pg, patch_graph, target, name=f"{name}_k{i}_{j}")
@@ -660,6 +665,10 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
             kernels.append(kernel)
         elif g.kind != "view":
             kernels.append(library.lower_group(g, annotated, target, name=f"{name}_k{i}"))
+            split = lower_parts(g, annotated, target, name=f"{name}_k{i}",
+                                lower=library.lower_group)
+            if split:
+                parts[g.name] = split
     external = byoc.build_info([c for _, c in codes], [n for n, _ in codes])
     lap("lowering")
 
@@ -768,7 +777,7 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
     lap("planning")
     return PlannedModel(name, source, annotated, groups, target, board, kernels, plan,
                         library, external, budget, patch_code, frozenset(stage_kernels),
-                        jit=target.kind == "llvm" and jit, timings=timings)
+                        jit=target.kind == "llvm" and jit, timings=timings, parts=parts)
 
 
 @dataclass
@@ -791,6 +800,10 @@ class PlannedModel:
     stage_kernels: frozenset[str]
     jit: bool = False             # the llvm target of this machine (no artifact)
     timings: list[tuple[str, float, float]] = field(default_factory=list)
+    # Per split group (placement.cores > 1): its parts' kernels with the byte offsets of
+    # their arguments (aot.kernels.parts), for the entry function's hand-over to the
+    # cores; not in the generated C yet.
+    parts: dict[str, tuple[PartKernel, ...]] = field(default_factory=dict)
 
     @functools.cached_property
     def program(self) -> entry.EntryProgram:
