@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, TextIO
 from aot.version import __version__
 from aot import byoc
 from aot import kernels as default_kernels
+from aot.kernels import PartKernel, lower_parts
 from aot.codegen.c import c_identifier
 from aot.codegen.cc import CCompiler, FirmwareCommand, ObjectStore, firmware_text_bytes
 from aot.errors import AotError, BuildError
@@ -42,7 +43,7 @@ from aot.executor.memory import check_group_fits_board
 from aot.executor import codegen as entry
 from aot.executor.budget import (BudgetChoice, PlanOption, choose_plan, open_options,
                                  parse_memory_size)
-from aot.executor.regions import (MemoryRegionError, PlanRegion, buffer_heat,
+from aot.executor.regions import (MemoryRegionError, PlanRegion, buffer_heat, check_reach,
                                   constant_section, group_linker_script, linker_script,
                                   needs_linker_script, parse_regions, place_constants,
                                   split_for_budget)
@@ -596,19 +597,20 @@ def plan_one(model, options: CompileOptions | Target | Board | str = "host/nativ
     lap("frontend")
     staged = _with_stage(_optimize(graph, options), options)
     lap("passes")
-    kernels, stage_kernels, external = _lower(staged, options)
+    lowered = _lower(staged, options)
     lap("lowering")
     code = None
     if staged.stage is not None:
         code = stage_code(staged.stage, staged.stage_graph, staged.where, options.name,
                           workspace_alignment(options.target))
-    plan, budget = _plan(staged.graph, kernels, code, options)
-    kernels = _place(plan, staged.graph, kernels, options)
-    _check_llvm(graph.name, kernels, external, options)
+    plan, budget = _plan(staged.graph, lowered.kernels, code, options)
+    kernels = _place(plan, staged.graph, lowered.kernels, options)
+    _check_llvm(graph.name, kernels, lowered.external, options)
     lap("planning")
     return PlannedModel(options.name, source, staged.graph, staged.groups, options.target,
-                        options.board, kernels, plan, options.library, external, budget,
-                        code, frozenset(stage_kernels), jit=options.jit, timings=timings)
+                        options.board, kernels, plan, options.library, lowered.external,
+                        budget, code, lowered.stage_kernels, jit=options.jit,
+                        timings=timings, parts=lowered.parts)
 
 
 def _load(model, options: CompileOptions) -> tuple[Graph, str]:
@@ -637,6 +639,8 @@ def _optimize(graph: Graph, options: CompileOptions) -> Graph:
     if options.dump_after is not None and not instruments[0].seen:
         dump_stream.write(f"// pass {options.dump_after} did not run (disabled or below "
                           "opt_level)\n")
+    if options.memory_regions is not None:  # a split kernel reaches its buffers from every core
+        check_reach(list(options.memory_regions), options.board, annotated.annotations.cores)
     unknown = sorted(options.keep_with_aot - {n.name for n in annotated.nodes})
     if unknown:
         raise CompileError(f"keep_with_aot names {', '.join(map(repr, unknown[:3]))}, which "
@@ -677,12 +681,25 @@ def _with_stage(annotated: Graph, options: CompileOptions) -> _Staged:
                    optimize(stage_graph, options.pass_context()), where)
 
 
-def _lower(staged: _Staged, options: CompileOptions) -> tuple[list, list[str], list[dict]]:
+@dataclass(frozen=True)
+class _Lowered:
+    """The kernels of every group that is not a view, in order; the names of the stage's;
+    the build information of the external codegens' libraries
+    (:func:`aot.byoc.build_info`); per split group (several cores), its parts' kernels
+    (:mod:`aot.kernels.parts`)."""
+
+    kernels: list
+    stage_kernels: frozenset[str]
+    external: list[dict]
+    parts: dict[str, tuple[PartKernel, ...]]
+
+
+def _lower(staged: _Staged, options: CompileOptions) -> _Lowered:
     """Every group that is not a view lowered to a kernel (the stage's: one per layer of
-    its stage graph): the kernels, the names of the stage's, and the build information
-    of the external codegens' libraries (:func:`aot.byoc.build_info`)."""
+    its stage graph; a split group's parts too)."""
     name, target, library = options.name, options.target, options.library
     kernels, codes, stage_kernels = [], [], []
+    parts: dict[str, tuple[PartKernel, ...]] = {}
     for i, g in enumerate(staged.groups):
         if g.kind == "patches":
             lowered = [library.lower_group(pg, staged.stage_graph, target,
@@ -698,8 +715,12 @@ def _lower(staged: _Staged, options: CompileOptions) -> tuple[list, list[str], l
             kernels.append(kernel)
         elif g.kind != "view":
             kernels.append(library.lower_group(g, staged.graph, target, name=f"{name}_k{i}"))
-    return kernels, stage_kernels, byoc.build_info([c for _, c in codes],
-                                                   [n for n, _ in codes])
+            split = lower_parts(g, staged.graph, target, name=f"{name}_k{i}",
+                                lower=library.lower_group)
+            if split:
+                parts[g.name] = split
+    return _Lowered(kernels, frozenset(stage_kernels),
+                    byoc.build_info([c for _, c in codes], [n for n, _ in codes]), parts)
 
 
 def _plan(graph: Graph, kernels, code, options: CompileOptions
@@ -813,6 +834,10 @@ class PlannedModel:
     stage_kernels: frozenset[str]
     jit: bool = False             # the llvm target of this machine (no artifact)
     timings: list[tuple[str, float, float]] = field(default_factory=list)
+    # Per split group (placement.cores > 1): its parts' kernels with the byte offsets of
+    # their arguments (aot.kernels.parts), for the entry function's hand-over to the
+    # cores; not in the generated C yet.
+    parts: dict[str, tuple[PartKernel, ...]] = field(default_factory=dict)
 
     @functools.cached_property
     def program(self) -> entry.EntryProgram:

@@ -1,6 +1,6 @@
 """Two cores of qemu/mps2-an521 against one: a PROJECTION, not a two-core run.
 
-    .venv/bin/python bench/bench_cores.py [--model NAME]... [--handover N]
+    .venv/bin/python bench/bench_cores.py [--model NAME]... [--handover N] [--sizes]
                                           [--json out/bench_cores.json]
 
 Issue 36 asks for one core against two per MLPerf Tiny model.  Models cannot
@@ -22,7 +22,16 @@ the rest, and says so in every row:
   513,703 - 513,624 = 79, rounded up); the other kernels run on core 0;
 * the extra RAM and code of the runtime's two-core support, measured by
   compiling src/cores.c and the mps2 port with the record's [cores] defines
-  (core 1's stack, the queue, the start code).
+  (core 1's stack, the queue, the start code);
+* with ``--sizes``, the model's own extra RAM and flash on two cores, measured
+  on the two plans ``plan_one`` makes for the board (``placement.cores`` 1 and
+  2): the workspace (the two-core plan keeps a parallel step's buffers apart,
+  docs/memory.md "Graphs placed on several cores"), and the kernels a run needs,
+  compiled with the board's compiler and flags: on one core every group's
+  kernel, on two the split groups' parts' kernels (aot.kernels.parts) in place
+  of their whole kernels (.text bytes, and the bytes of their constant arrays, also
+  with each array of equal values counted once: what sharing them would leave).
+  The entry function's hand-over code is not counted (it does not exist yet).
 
 Under QEMU the two-core run itself cannot show a speedup (both vCPUs share one
 virtual clock: docs/targets.md "Several cores of one board"); a measured
@@ -44,7 +53,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from aot.codegen.cc import CCompiler  # noqa: E402
+from aot.compile import plan_one  # noqa: E402
 from aot.export import board_defines  # noqa: E402
+from aot.kernels import support_files  # noqa: E402
 from aot.frontend import load_model  # noqa: E402
 from aot.passes import PassContext, annotations, optimize  # noqa: E402
 from aot.resources import runtime_dir  # noqa: E402
@@ -134,13 +146,65 @@ def extra_cost() -> dict:
             "core1_stack_bytes": board.cores.stack_bytes}
 
 
+def run_kernels(planned) -> list:
+    """The kernels one inference runs: every group's, a split group's parts' in place
+    of its whole kernel (the groups of these models are plain: no patches, no -libs)."""
+    groups = [g for g in planned.groups if g.kind != "view"]
+    out = []
+    for g, k in zip(groups, planned.kernels, strict=True):
+        out += [p.kernel for p in planned.parts[g.name]] if g.name in planned.parts else [k]
+    return out
+
+
+def code_bytes(kernels, board) -> int:
+    """.text bytes of ``kernels`` compiled one by one as the board's firmware compiles
+    the model's C."""
+    cc = CCompiler.for_toolchain(board.toolchain)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in support_files(board.target).items():
+            (Path(tmp) / name).write_text(text)
+        sources = []
+        for k in kernels:
+            (Path(tmp) / f"{k.name}.c").write_text(k.source)
+            sources.append(f"{k.name}.c")
+        return cc.text_bytes(sources, ["-I."], cwd=Path(tmp))
+
+
+def plan_sizes(model: str) -> dict:
+    """The model's workspace, kernel code and kernel constants on one core and on two."""
+    board = load_board(BOARD)
+    row = {}
+    for cores in (1, 2):
+        planned = plan_one(MODELS_DIR / f"{model}.tflite", BOARD,
+                           config={"placement.cores": cores})
+        kernels = run_kernels(planned)
+        row[f"cores{cores}"] = {"workspace_bytes": planned.sizes.workspace,
+                                "kernels": len(kernels),
+                                "code_bytes": code_bytes(kernels, board),
+                                "constant_bytes": sum(k.constant_bytes for k in kernels),
+                                "distinct_constant_bytes": distinct_constant_bytes(kernels)}
+    return row
+
+
+def distinct_constant_bytes(kernels) -> int:
+    """Bytes of the kernels' constant arrays, each array of equal type and values counted
+    once: what sharing them between kernels (a row split's parts) would leave."""
+    seen = {(c.data.dtype.str, c.data.shape, c.data.tobytes()) for k in kernels
+            for c in k.constants}
+    return sum(len(data) for _, _, data in seen)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", action="append", choices=MODELS)
     ap.add_argument("--handover", type=int, default=80,
                     help="instructions per split kernel for the hand-over (default 80)")
+    ap.add_argument("--sizes", action="store_true",
+                    help="only the model's RAM and flash on one core and on two (measured)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    if args.sizes:
+        return print_sizes(args.model or MODELS, args.json)
     extra = extra_cost()
     rows = []
     print(f"{BOARD}: one core MEASURED (aot profile on core 0), two cores PROJECTED")
@@ -159,6 +223,28 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "extra": extra,
                                          "rows": rows, "handover_instructions": args.handover,
                                          "kind": "projection"}, indent=1))
+    return 0
+
+
+def print_sizes(models: list[str], out: Path | None) -> int:
+    print(f"{BOARD}: the model's sizes on one core and on two (MEASURED: plans and kernels; "
+          "no hand-over code)")
+    print(f"{'model':28} {'workspace 1 -> 2':>20} {'kernels':>9} {'code 1 -> 2':>20} "
+          f"{'constants 1 -> 2':>22} {'2, shared':>9}")
+    rows = []
+    for model in models:
+        row = {"model": model, **plan_sizes(model)}
+        rows.append(row)
+        one, two = row["cores1"], row["cores2"]
+        print(f"{model:28} {one['workspace_bytes']:>9,} -> {two['workspace_bytes']:<7,} "
+              f"{one['kernels']:>3} -> {two['kernels']:<3} "
+              f"{one['code_bytes']:>8,} -> {two['code_bytes']:<9,} "
+              f"{one['constant_bytes']:>9,} -> {two['constant_bytes']:<9,} "
+              f"{two['distinct_constant_bytes']:>9,}")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "rows": rows,
+                                   "kind": "sizes"}, indent=1))
     return 0
 
 

@@ -26,6 +26,17 @@ Algorithm
    step that reads it, inclusive (graph inputs from step 0, graph outputs
    to the last step; a step buffer, ``plan_memory(step_buffers=...)``, during
    its step only).  Two buffers conflict if their lifetimes intersect.
+
+   A graph placed on several cores (:func:`aot.passes.place_cores`) has
+   *parallel steps*: a split group (each core computes some rows or
+   channels of it) and two groups side by side (one on core 0, the next on
+   core 1), which a barrier ends.  The steps of one parallel step run at
+   once, so a buffer alive at any of them lives through all of them (both
+   side-by-side steps' buffers are alive together until their barrier);
+   and since an in-place write or an overlap pair assumes that one core
+   writes the output in order while it reads the input, neither is made
+   for a split step's output, nor over an input the other step beside it
+   also reads.
 4. **Placement.**  Each algorithm of :data:`ALGORITHMS` places the buffers
    at offsets that are multiples of ``alignment``, never overlapping a
    conflicting buffer; the smallest workspace wins (ties: the first
@@ -63,7 +74,7 @@ from dataclasses import dataclass, field
 
 from aot.errors import AotError, did_you_mean
 from aot.ir import Graph, Node, Tensor, get_op
-from aot.passes.annotated import AnnotatedGraph
+from aot.passes.annotated import AnnotatedGraph, annotations
 
 VIEW_OPS = ("reshape", "squeeze", "expand_dims")
 _INPLACE_PATTERNS = ("elementwise", "broadcast")
@@ -217,6 +228,29 @@ def _steps(graph: Graph) -> list[tuple[str, tuple[Node, ...]]]:
     return [(n.name or n.op, (n,)) for n in graph.nodes]
 
 
+def _parallel_steps(graph: Graph, steps) -> tuple[list[tuple[int, int]], set[int]]:
+    """Per step, the first and last step of the parallel step it is part of
+    (module docstring, 3: ``(i, i)`` when it runs alone), and the steps that
+    are split across cores.
+
+    A step whose first node :func:`aot.passes.place_cores` gave several
+    devices is split; a step on a core other than 0 runs beside the step
+    before it.  Without placement every step runs alone.
+    """
+    spans = [(i, i) for i in range(len(steps))]
+    split: set[int] = set()
+    ann = annotations(graph)
+    if not ann.placement:
+        return spans, split
+    for i, (_, nodes) in enumerate(steps):
+        devices = ann.devices(nodes[0])
+        if len(devices) > 1:
+            split.add(i)
+        elif devices[0].core != 0 and i > 0:
+            spans[i - 1] = spans[i] = (spans[i - 1][0], i)
+    return spans, split
+
+
 class _Classes:
     """Union-find over tensor ids, remembering each class's members."""
 
@@ -242,12 +276,17 @@ class _Classes:
             self.members[ra] += self.members.pop(rb)
 
 
-def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=None):
+def _build_buffers(graph: Graph, steps, parallel, io_in_workspace: bool, inplace,
+                   overlap=None):
+    """The buffers of ``steps`` and the aliases they make; ``parallel`` is
+    :func:`_parallel_steps`' result."""
+    spans, split = parallel
     inputs = {id(t) for t in graph.inputs}
     outputs = {id(t) for t in graph.outputs}
     last = len(steps) - 1
     produced_at: dict[int, int] = {id(t): 0 for t in graph.inputs}
     read_last: dict[int, int] = {}
+    read_at: dict[int, set[int]] = {}
     crossing: list[Tensor] = list(graph.inputs)
     step_io: list[tuple[list[Tensor], list[Tensor]]] = []
     for i, (_, nodes) in enumerate(steps):
@@ -258,6 +297,7 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=
                 if t is not None and t.kind in ("input", "activation") and id(t) not in made:
                     reads.setdefault(id(t), t)
                     read_last[id(t)] = i
+                    read_at.setdefault(id(t), set()).add(i)
         step_io.append((list(reads.values()), []))
         for n in nodes:
             for t in n.outputs:
@@ -273,6 +313,15 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=
     for t in crossing:
         classes.add(t)
     aliases: list[tuple[str, str, str]] = []
+
+    def one_core_writes(i: int, members: list[Tensor]) -> bool:
+        """Whether step ``i``'s output may share bytes with ``members`` (the
+        tensors of one buffer it reads) as far as the cores go: not when the
+        step is split, nor when another step beside it reads them."""
+        if i in split:
+            return False
+        beside = set(range(spans[i][0], spans[i][1] + 1)) - {i}
+        return not any(read_at.get(id(m), set()) & beside for m in members)
 
     def caller_tensors(root: int) -> int:
         return sum(1 for m in classes.members[root] if id(m) in inputs or id(m) in outputs)
@@ -310,6 +359,7 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=
                             for m in classes.members[classes.find(x)])
             if (dies_here and alone and all(n in epilogue for n in readers)
                     and x.shape == y.shape and x.dtype == y.dtype
+                    and one_core_writes(i, classes.members[classes.find(x)])
                     and can_merge(x, y, True) and (inplace is True or inplace(y, x))):
                 classes.union(x, y)
                 aliases.append((y.name, x.name, "in place"))
@@ -323,16 +373,19 @@ def _build_buffers(graph: Graph, steps, io_in_workspace: bool, inplace, overlap=
             id(m) in inputs or id(m) in outputs for m in members)
         size = max(m.type.nbytes for m in members)
         buffers.append(Buffer(members, size, start, end, external))
-    buffers.sort(key=lambda b: (b.start, b.end, b.name))
     if overlap:
-        _pair_overlaps(buffers, step_io, overlap)
+        _pair_overlaps(buffers, step_io, overlap, one_core_writes)
+    for b in buffers:   # alive through every step of the parallel steps it is alive at
+        b.start, b.end = spans[b.start][0], spans[b.end][1]
+    buffers.sort(key=lambda b: (b.start, b.end, b.name))
     return buffers, aliases
 
 
-def _pair_overlaps(buffers: list[Buffer], step_io, overlap) -> None:
+def _pair_overlaps(buffers: list[Buffer], step_io, overlap, one_core_writes) -> None:
     """Record the overlap pairs: a step's one output ``y`` and each workspace
     input ``x`` that dies at that step and is read there through one tensor
-    only, where ``overlap(y, x)`` gives the kernel's proved limit ``D``."""
+    only, where ``overlap(y, x)`` gives the kernel's proved limit ``D`` and
+    ``one_core_writes(step, x's tensors)`` holds (on several cores)."""
     of = {id(t): b for b in buffers for t in b.tensors}
     for i, (reads, writes) in enumerate(step_io):
         if len(writes) != 1:
@@ -345,7 +398,8 @@ def _pair_overlaps(buffers: list[Buffer], step_io, overlap) -> None:
             bx = of[id(x)]
             if bx.external or bx is by or bx.end != i:
                 continue
-            if sum(1 for m in reads if of[id(m)] is bx) != 1:
+            if sum(1 for m in reads if of[id(m)] is bx) != 1 \
+                    or not one_core_writes(i, bx.tensors):
                 continue
             limit = overlap(y, x)
             if limit is not None and limit > -by.size:
@@ -530,13 +584,15 @@ def plan_memory(graph: Graph, *, alignment: int = 16, io_in_workspace: bool = Fa
     if not names:
         raise MemoryPlanError("no placement algorithm given")
     steps = _steps(graph)
-    buffers, aliases = _build_buffers(graph, steps, io_in_workspace, inplace, overlap)
+    parallel = _parallel_steps(graph, steps)
+    buffers, aliases = _build_buffers(graph, steps, parallel, io_in_workspace, inplace,
+                                      overlap)
     step_names = [name for name, _ in steps]
     for step, t in (step_buffers or {}).items():
         if step not in step_names:
             raise MemoryPlanError(f"a buffer for step {step!r}, which the graph does not have")
-        i = step_names.index(step)
-        buffers.append(Buffer([t], t.type.nbytes, i, i))
+        first, last = parallel[0][step_names.index(step)]
+        buffers.append(Buffer([t], t.type.nbytes, first, last))
     inner = [b for b in buffers if not b.external]
     candidates: dict[str, int] = {}
     offsets: dict[str, list[int]] = {}

@@ -23,8 +23,10 @@ from aot.kernels import (  # noqa: F401  (each module registers its rules)
 )
 from aot.kernels.group import lower_group
 from aot.kernels.kernel import Kernel, KernelError, KernelParam
+from aot.kernels.parts import PartArg, PartKernel, lower_parts
 from aot.kernels.registry import COMPUTES, HANDWRITTEN, STRATEGIES, TEMPLATES
 from aot.kernels.support import support_files
 
 __all__ = ["COMPUTES", "HANDWRITTEN", "STRATEGIES", "TEMPLATES", "Kernel", "KernelError",
-           "KernelParam", "lower_group", "support_files"]
+           "KernelParam", "PartArg", "PartKernel", "lower_group", "lower_parts",
+           "support_files"]

@@ -24,17 +24,17 @@ from aot.passes.layout import check_layout
 from aot.passes.legalize import legalize_quantized, quant_params
 from aot.passes.partition import (Pattern, PatternTable, annotate_external, merge_external,
                                   partition_external)
-from aot.passes.placement import Part, part_node, place_cores
+from aot.passes.placement import GroupPart, Part, part_group, part_node, place_cores
 from aot.passes.registry import DEFAULT_PIPELINE, PASSES
 from aot.passes.simplify import canonicalize, fold_pad, simplify_inference
 
 __all__ = [
     "CONFIG_OPTIONS", "DEFAULT_PIPELINE", "PASSES", "AnnotatedGraph", "Annotations",
-    "Barrier", "DumpAfter", "FusedGroup", "Part", "Pass", "PassConfig", "PassContext", "PassError",
-    "PassInstrument", "PassTimer", "Pattern", "PatternTable", "QuantParams",
-    "Sequential", "annotate_external", "annotations", "canonicalize", "check_layout",
-    "default_pipeline", "fold_constants", "fold_pad", "format_annotated", "fuse_ops",
-    "graph_pass", "legalize_quantized", "merge_external", "optimize", "part_node",
-    "partition_external", "place_cores", "quant_params", "rebuild", "remove_dead_code",
-    "simplify_inference", "substitute",
+    "Barrier", "DumpAfter", "FusedGroup", "GroupPart", "Part", "Pass", "PassConfig",
+    "PassContext", "PassError", "PassInstrument", "PassTimer", "Pattern", "PatternTable",
+    "QuantParams", "Sequential", "annotate_external", "annotations", "canonicalize",
+    "check_layout", "default_pipeline", "fold_constants", "fold_pad", "format_annotated",
+    "fuse_ops", "graph_pass", "legalize_quantized", "merge_external", "optimize",
+    "part_group", "part_node", "partition_external", "place_cores", "quant_params",
+    "rebuild", "remove_dead_code", "simplify_inference", "substitute",
 ]

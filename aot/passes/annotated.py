@@ -151,6 +151,11 @@ class Annotations:
         when the placement pass did not run)."""
         return self.placement.get(node, (DeviceAnnotation(),))
 
+    @property
+    def cores(self) -> int:
+        """How many cores the placement uses (1 when the placement pass did not run)."""
+        return 1 + max((d.core for parts in self.placement.values() for d in parts), default=0)
+
     def restrict(self, nodes: list[Node]) -> Annotations:
         """Drop facts about nodes not in ``nodes``; drop groups and regions that lost a node."""
         alive = set(nodes)

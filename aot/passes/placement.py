@@ -46,8 +46,11 @@ from aot.errors import PassError
 from aot.ir import DeviceAnnotation, Graph, Node, Quantization, Tensor, TensorType
 from aot.ir.analysis import node_macs
 from aot.ir.ops import check_node
-from aot.passes.annotated import Barrier, FusedGroup, annotations, rebuild
+from aot.ir.types import DTYPES
+from aot.passes.annotated import (AnnotatedGraph, Annotations, Barrier, FusedGroup,
+                                  annotations, rebuild)
 from aot.passes.base import PassConfig, graph_pass
+from aot.passes.legalize import quant_params
 
 #: The operators a group may be split on, and along which part of the output.
 SPLIT_PART = {"conv2d": "rows", "depthwise_conv2d": "rows", "dense": "channels"}
@@ -250,10 +253,124 @@ def _tensor(name: str, shape: tuple[int, ...], like: Tensor) -> Tensor:
 def _constant_rows(t: Tensor, c0: int, c1: int) -> Tensor:
     """Rows ``[c0, c1)`` of the constant ``t`` (axis 0), its per-axis quantization sliced."""
     q = t.quant
-    if q is not None and q.axis == 0:
-        q = Quantization(q.scale[c0:c1], q.zero_point[c0:c1], 0)
-    elif q is not None and q.axis is not None:
+    if q is not None and q.axis is not None and q.axis != 0:
         raise PassError(f"constant {t.name!r} is quantized along axis {q.axis}; a channel "
                         "split needs it per tensor or along axis 0")
-    return Tensor(f"{t.name}@{c0}:{c1}", TensorType((c1 - c0,) + t.shape[1:], t.dtype, q),
-                  "constant", t.data[c0:c1])
+    return _constant_slice(t, 0, c0, c1)
+
+
+@dataclass(frozen=True)
+class GroupPart:
+    """One core's part of a split fused group as a model of its own.
+
+    ``graph`` holds the part as one fused group (its only group, with the
+    folded quantization of its nodes): the anchor's part (:func:`part_node`)
+    and the fused tail on the part's slices.  Its inputs are the part's
+    run-time operands and its output the part's slice of the group's output.
+    ``windows`` maps each of these tensors' names to the tensor of the whole
+    graph whose bytes they are, and the byte offset where they start there:
+    a slice along the split axis of a tensor of batch 1 is contiguous, so a
+    kernel of ``graph`` run on the whole tensors' addresses plus these
+    offsets computes the core's part of the group in place.
+    """
+
+    core: int
+    graph: AnnotatedGraph
+    windows: MappingProxyType   # part tensor name -> (whole graph's tensor, byte offset)
+
+
+def part_group(group: FusedGroup, graph: Graph, device: DeviceAnnotation) -> GroupPart:
+    """Core ``device.core``'s part of the split ``group`` of ``graph`` (a ``rows`` or
+    ``channels`` device of its placement) as a :class:`GroupPart`.
+
+    The anchor's part reads the input rows its windows need (or, split by
+    channels, the whole input); each fused-tail operand that spans the split
+    axis is read as the part's slice of it, one broadcast along it whole, a
+    constant sliced.
+    """
+    anchor = group.anchor
+    if anchor is None or group.nodes[0] is not anchor:
+        raise PassError(f"group {group.name}: only a group that starts with its anchor is "
+                        "split")
+    part = part_node(anchor, device)
+    y = anchor.outputs[0]
+    lo, hi = part.out
+    tag = f"@{device.part}{lo}:{hi}"
+    windows: dict[str, tuple[Tensor, int]] = {}
+    inputs: dict[str, Tensor] = {}
+
+    def operand(t: Tensor, axis: int | None, start: int, stop: int, name: str) -> Tensor:
+        """The part graph's input for rows/elements ``[start, stop)`` of ``t`` along
+        ``axis`` (None: all of ``t``)."""
+        if name not in inputs:
+            shape = list(t.shape)
+            if axis is not None:
+                shape[axis] = stop - start
+            inputs[name] = Tensor(name, TensorType(tuple(shape), t.dtype, t.quant), "input")
+            windows[name] = (t, 0 if axis is None else _slice_offset(t, axis, start))
+        return inputs[name]
+
+    x = anchor.inputs[0]
+    if part.data_rows is None:
+        data = operand(x, None, 0, 0, x.name)
+    else:
+        data = operand(x, 1, *part.data_rows, part.node.inputs[0].name)
+    first = Node(anchor.op, [data, *part.node.inputs[1:]], part.node.outputs,
+                 dict(part.node.attrs), part.node.name)
+    nodes = [first]
+    made = {id(y): part.node.outputs[0]}
+    for node in group.nodes[1:]:
+        args = []
+        for t in node.inputs:
+            if t is None or id(t) in made:
+                args.append(None if t is None else made[id(t)])
+                continue
+            k = part.axis - (len(y.shape) - len(t.shape))
+            whole = _operand_extent(t, y, part.axis) == "whole"
+            if t.kind == "constant":
+                args.append(t if whole else _constant_slice(t, k, lo, hi))
+            else:
+                args.append(operand(t, None, 0, 0, t.name) if whole
+                            else operand(t, k, lo, hi, f"{t.name}{tag}"))
+        out = node.outputs[0]
+        made[id(out)] = _tensor(f"{out.name}{tag}", part.node.outputs[0].shape, out)
+        nodes.append(Node(node.op, args, [made[id(out)]], dict(node.attrs), f"{node.name}{tag}"))
+    results = group.outputs(graph)
+    if len(results) != 1:
+        raise PassError(f"group {group.name} writes {len(results)} tensors for others; a part "
+                        "writes one")
+    out = made[id(results[0])]
+    windows[out.name] = (results[0], _slice_offset(results[0], part.axis, lo))
+    for node in nodes[1:]:
+        check_node(node)
+    quant = {n: q for n in nodes if (q := quant_params(n)) is not None}
+    fused = FusedGroup(f"{group.name}{tag}", tuple(nodes), first, group.kind)
+    part_graph = AnnotatedGraph(list(inputs.values()), [out], nodes, f"{group.name}{tag}",
+                                Annotations(groups=(fused,), quant=MappingProxyType(quant)))
+    return GroupPart(device.core, part_graph, MappingProxyType(windows))
+
+
+def _slice_offset(t: Tensor, axis: int, start: int) -> int:
+    """Bytes from ``t``'s start to index ``start`` along ``axis``: a slice along it is
+    contiguous when every axis before it has one entry (batch 1)."""
+    if any(d != 1 for d in t.shape[:axis]):
+        raise PassError(f"tensor {t.name!r} of shape {list(t.shape)}: a slice along axis "
+                        f"{axis} is not contiguous (its leading axes are not all 1)")
+    inner = 1
+    for d in t.shape[axis + 1:]:
+        inner *= d
+    return start * inner * DTYPES[t.dtype].itemsize
+
+
+def _constant_slice(t: Tensor, axis: int, start: int, stop: int) -> Tensor:
+    """Entries ``[start, stop)`` of the constant ``t`` along ``axis`` (a fused tail's
+    operand; its quantization per tensor, or per axis along another axis)."""
+    q = t.quant
+    if q is not None and q.axis == axis:
+        q = Quantization(q.scale[start:stop], q.zero_point[start:stop], axis)
+    cut = [slice(None)] * len(t.shape)
+    cut[axis] = slice(start, stop)
+    shape = list(t.shape)
+    shape[axis] = stop - start
+    return Tensor(f"{t.name}@{start}:{stop}", TensorType(tuple(shape), t.dtype, q),
+                  "constant", t.data[tuple(cut)])

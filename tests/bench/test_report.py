@@ -1,5 +1,6 @@
 """bench/report.py: docs/numbers.md is what it writes from bench/results/, it refuses
-missing and mixed inputs, and no other page quotes a current KWS instruction count."""
+missing and mixed inputs, no other page quotes a current KWS instruction count, and every
+other figure of a million or more says when it was measured."""
 
 from __future__ import annotations
 
@@ -109,9 +110,11 @@ def test_collect_copies_what_the_benches_wrote(tmp_path):
 
 
 def _sections(text: str):
-    """(line number, line, whether a heading above it says "History") per line."""
+    """(line number, line, whether a heading above it says "History", the line number of
+    the heading it is under: 0 above the first) per line outside headings."""
     stack: list[tuple[int, str]] = []
     fenced = False
+    heading = 0
     for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("```"):
             fenced = not fenced
@@ -119,8 +122,9 @@ def _sections(text: str):
         if m:
             level = len(m.group(1))
             stack = [(lv, title) for lv, title in stack if lv < level] + [(level, m.group(2))]
+            heading = number
             continue
-        yield number, line, any("history" in title.lower() for _, title in stack)
+        yield number, line, any("history" in title.lower() for _, title in stack), heading
 
 
 def test_readme_quotes_no_count_outside_the_demo_block():
@@ -144,10 +148,36 @@ def test_docs_quote_no_current_kws_count_but_numbers_md():
     for page in sorted((ROOT / "docs").glob("*.md")):
         if page.name == "numbers.md":
             continue
-        for number, line, history in _sections(page.read_text()):
+        for number, line, history, _ in _sections(page.read_text()):
             if not history and KWS.search(line) and MILLIONS.search(line):
                 stale.append(f"docs/{page.name}:{number}: {line[:100]}")
     assert stale == [], "link to docs/numbers.md instead:\n" + "\n".join(stale)
+
+
+#: A measured figure as the docs write one (4,161,794; 12,505,738), and what dates it.
+FIGURE = re.compile(r"\b\d{1,3}(?:,\d{3}){2,}\b")
+DATED = re.compile(r"\bcommit `?[0-9a-f]{7,40}\b|\b20\d\d-\d\d-\d\d\b")
+
+
+def test_every_figure_outside_numbers_md_says_when_it_was_measured():
+    """A figure of a million or more on another page is a snapshot (an analysis, an example's
+    output): its section names the commit or the date it was measured at, or sits under a
+    History heading, so no page passes one off as today's (today's are docs/numbers.md's)."""
+    undated = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name == "numbers.md":
+            continue
+        sections: dict[int, list] = {}
+        for number, line, history, heading in _sections(page.read_text()):
+            if not history:
+                sections.setdefault(heading, []).append((number, line))
+        for lines in sections.values():
+            body = "\n".join(line for _, line in lines)
+            if not DATED.search(body):
+                undated += [f"docs/{page.name}:{n}: {line[:90]}" for n, line in lines
+                            if FIGURE.search(line)]
+    assert undated == [], ("name the commit or date it was measured at, or link to "
+                           "docs/numbers.md instead:\n" + "\n".join(undated))
 
 
 def test_readme_claims_hold_for_the_committed_results():
