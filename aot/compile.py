@@ -306,8 +306,10 @@ def compile_model(model, target_or_board="host/native", *, codegen: str | None =
     is below the workspace of the plan without it: both plans are made (lowered and
     placed, :func:`plan_one`) and the one with less RAM is kept (without the stage on a
     tie; with it when only it fits the board); only the kept plan's C is printed and its
-    code measured.  Not with memory regions, -libs or a ``kernel_library`` (tuning records
-    are for the whole layers' shapes).  ``patches="off"`` compiles without any stage.
+    code measured.  Not with memory regions, -libs or a ``kernel_library`` whose
+    ``whole_layers_only`` is true or missing (a user's tuning records are for the whole
+    layers' shapes; aot's pre-tuned ones keep the default stage).  ``patches="off"``
+    compiles without any stage.
     """
     measure_code = options.pop("measure_code", True)
     cache_dir = options.pop("cache_dir", None)
@@ -338,10 +340,12 @@ def _pick_plan(one, clock: _Clock, model, target_or_board, codegen, memory_budge
                options) -> PlannedModel:
     if patches is None and memory_budget is None:
         target = resolve_target(target_or_board, codegen)[0]
-        # Stages are not supported with memory regions or -libs yet, and a kernel library
-        # (tuning records) was made for the whole layers' shapes, not the bands'.
+        # Stages are not supported with memory regions or -libs yet, and a user's tuning
+        # records were made for the whole layers' shapes, not the bands'.
+        library = options.get("kernel_library")
         stream = None if options.get("memory_regions") is not None or \
-            target.attrs.get("libs") or options.get("kernel_library") is not None \
+            target.attrs.get("libs") or \
+            (library is not None and getattr(library, "whole_layers_only", True)) \
             else default_stream(model, options)
         clock.lap("planning")  # the stream stage's estimate: a graph loaded and optimized
         if stream is None:
@@ -519,7 +523,7 @@ def plan_one(model, target_or_board="host/native", *, codegen: str | None = None
     model that does not fit the board (``MemoryPlanError`` naming both sizes
     and the largest tensors).  ``kernel_library`` replaces :mod:`aot.kernels`
     (tests use it to exercise the executor alone;
-    :class:`aot.tune.session.TunedKernels` applies tuning records).
+    :class:`aot.tune.library.TunedKernels` applies tuning records).
 
     ``io_in_workspace`` (the default) places the inputs and outputs in the
     workspace, as TFLM's arena does: the header's ``P_input_<name>()`` and

@@ -17,7 +17,6 @@ with the library's own strategy.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,21 +26,17 @@ from pathlib import Path
 from aot.cycles.errors import CycleModelError
 from aot.cycles.memory import memory_for_board
 from aot.cycles.session import check_emulated
-from aot.kernels import lower_group, support_files
-from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import ConfigError
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
 from aot.tune.auto import AutoTuner, AutoWorkload
-from aot.tune.auto.workload import apply as auto_apply
-from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
 from aot.tune.measure import COSTS, estimates_cycles, max_batch, pricing
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
 from aot.tune.tuner import TUNERS, run_search
-from aot.tune.workload import extract_workloads, lower_with, workload_key
+from aot.tune.workload import extract_workloads
 
 #: How candidates reach the device: ``ram`` loads each into the RAM of one
 #: image per workload (aot.tune.loader), ``image`` builds one image per batch,
@@ -581,94 +576,3 @@ def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int
 
     task.measure = measure
     return task
-
-
-class TunedKernels:
-    """The kernel library with the schedules of tuning records for one target.
-
-    It has the interface of :mod:`aot.kernels` that
-    :func:`aot.compile.compile_model` uses (``lower_group``,
-    ``support_files``), so ``compile_model(..., kernel_library=tuned)``
-    compiles with the best config per workload; ``applied`` lists the groups
-    that used a record, ``tunable`` those that have a template.
-    """
-
-    def __init__(self, best: dict[str, rec.Record], target):
-        self.best = best
-        self.target = target
-        self.applied: list[str] = []   # groups compiled with a record's config
-        self.tunable: list[str] = []   # groups that have a template
-        # groups whose record no longer fits its space: compiled with the library's
-        # schedule, and said so (the compile command prints these as notes)
-        self.stale: list[str] = []
-
-    @classmethod
-    def from_log(cls, path, target, model=None,
-                 board: str | None = None) -> tuple[TunedKernels, list[str]]:
-        """The best record per workload of ``path`` (one log, or a list of logs:
-        the fastest record of any of them) for ``target``, and notes about
-        records ignored (made for other targets).  With ``model`` (the model
-        file or Graph being compiled), a workload's records of that model win
-        over other models', and with ``board`` (the tag compiled for) estimates
-        priced with that board's memory over other boards' (:func:`aot.tune.records.best`)."""
-        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-        identity = rec.model_identity(model) if model is not None else None
-        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target, identity,
-                                 board)
-        return cls(chosen, target), notes
-
-    def for_group(self, group):
-        """``(schedule, finish)`` for ``group``: ``schedule(s, final, stages)``
-        applies the record's config when its workload has one, else the
-        library's strategy; ``finish(kernel)`` then applies the config's
-        compile options.  None for groups without a template."""
-        if group.kind == "view" or group.anchor is None:
-            return None
-        template = find_template(group.anchor.op, self.target)
-        if template is None:
-            return None
-        keys = tuple(self.target.keys)
-        chosen = {}
-
-        def schedule(s, final, stages):
-            record = self.best.get(workload_key(group, stages))
-            if record is not None:
-                # a record of the auto tuner names its sketch (aot.tune.auto)
-                auto = "sketch" in record.config
-                space = (auto_space(template, stages, final, self.target) if auto
-                         else template.space(stages, final, self.target))
-                try:
-                    chosen["config"] = space.config(record.config)
-                except ConfigError as err:
-                    # the template or the sketch rules changed since the record was made
-                    self.stale.append(f"{group.name}: its tuning record no longer fits the "
-                                      f"{'auto' if auto else 'template'} space ({err}); "
-                                      "compiled with the library's schedule instead")
-                if "config" in chosen:
-                    self.applied.append(group.name)
-                    if auto:
-                        auto_apply(template, s, final, stages, chosen["config"])
-                    else:
-                        template.apply(s, final, stages, chosen["config"])
-                    return
-            select_strategy(group.anchor.op, keys)[1](s, final, stages)
-
-        def finish(kernel):
-            if "config" not in chosen:
-                return kernel
-            config = chosen["config"]
-            return template.finish(kernel, getattr(config, "config", config))
-        return schedule, finish
-
-    def lower_group(self, group, ag, target, *, name: str):
-
-        tuned = self.for_group(group)
-        if tuned is None:
-            return lower_group(group, ag, target, name=name)
-        self.tunable.append(group.name)
-        schedule, finish = tuned
-        return finish(lower_with(group, ag, target, name=name, schedule=schedule))
-
-    @staticmethod
-    def support_files(target) -> dict[str, str]:
-        return support_files(target)

@@ -21,7 +21,8 @@ from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows
 from aot.tune.measure import device_cost
 from aot.tune.records import ESTIMATED_CYCLES
-from aot.tune.session import TunedKernels, check_cost, choose_loader, cost_unit, tune_model
+from aot.tune.library import TunedKernels
+from aot.tune.session import check_cost, choose_loader, cost_unit, tune_model
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"
