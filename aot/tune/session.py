@@ -121,7 +121,7 @@ TUNER_NAMES = (*TUNERS, "auto")
 
 
 def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "evolution",
-               budget: float | None = None, cost: str = "instructions",
+               budget: float | None = None, cost: str | None = None,
                batch_size: int = 16, repeats: int = 3, early_stopping: int | None = None,
                runner: str | None = None, serial_port: str | None = None,
                workdir=None, cache_dir=None, seed: int = 0, only: list[str] | None = None,
@@ -136,11 +136,11 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     shares it among the workloads, weighted by how many of the model's
     groups run each (``trials`` then caps each workload).  ``tuner`` is one
     of :data:`TUNER_NAMES`; ``cost`` one of :data:`aot.tune.measure.COSTS`
-    (:func:`check_cost`): ``cycles`` ranks candidates by aot.cycles' estimate
-    of their cycles under QEMU, priced with the board's core table and memory
-    model; a real board is estimated on its trace board (:func:`trace_for`)
-    unless ``serial_port``, ``runner``, ``boards`` or a Ray ``farm`` names a
-    device whose cycle counter measures (:func:`names_device`).  Records of
+    (:func:`check_cost`), by default the board's (:func:`board_cost`): ``cycles``
+    ranks candidates by aot.cycles' estimate of their cycles under QEMU, priced with
+    the board's core table and memory model; a real board is estimated on its trace
+    board (:func:`trace_for`) unless ``serial_port``, ``runner``, ``boards`` or a Ray
+    ``farm`` names a device whose cycle counter measures (:func:`names_device`).  Records of
     the log or of ``tuning_records`` whose costs are of another kind
     (:func:`cost_unit`: another board's memory is another kind) are ignored,
     with a note.
@@ -176,6 +176,10 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
     if isinstance(boards, str):
         boards = parse_boards(boards)
+    chosen_cost = cost is None
+    if chosen_cost:
+        cost = board_cost(board, loader, farm, runner=runner, serial_port=serial_port,
+                            boards=boards)
     device = names_device(board, cost, runner=runner, serial_port=serial_port, boards=boards,
                           farm=farm)
     check_cost(board, cost, loader, farm, device=device)
@@ -229,6 +233,10 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = cache_dir or Path(tmp) / "object-cache"
         report = TuneReport(notes=log_notes, unit=unit)
+        if chosen_cost and cost == "cycles":
+            report.notes.append(f"costs are {rec.unit_name(unit)} by default on {board.tag}, "
+                                "whose memory waits (flash wait states, caches); --cost "
+                                "instructions counts instructions instead")
         spec = BoardSpec(board, runner, serial_port, repeats,
                          ram=choose_loader(board, loader, cost, device=device) == "ram",
                          forced=loader == "ram", cost=cost, trace=trace)
@@ -282,6 +290,27 @@ def trace_for(board, cost: str, *, device: bool):
         return load_board(memory_for_board(board).trace_board)
     except CycleModelError as err:
         raise TuneError(f"--cost cycles on {board.tag}: {err}") from None
+
+
+def board_cost(board, loader: str = "auto", farm: str | None = None, *,
+                 runner: str | None = None, serial_port: str | None = None,
+                 boards=None) -> str:
+    """The ``cost`` a session on ``board`` takes when none is given: ``cycles``
+    where the board's memory model makes a cycle differ from an instruction (its
+    record's memory timing has flash wait states or caches: the real boards; the
+    estimate prices them as ``aot profile`` does) and the session can price them
+    (:func:`check_cost`), else ``instructions`` (QEMU's exact count; an emulated
+    board's memory never waits)."""
+    try:
+        if board.memory is None or board.memory.timing is None or \
+                pricing(board).memory is None or pricing(board).memory.zero_wait:
+            return "instructions"
+        device = names_device(board, "cycles", runner=runner, serial_port=serial_port,
+                              boards=boards, farm=farm)
+        check_cost(board, "cycles", loader, farm, device=device)
+    except (TuneError, CycleModelError):
+        return "instructions"
+    return "cycles"
 
 
 def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, *,
