@@ -340,7 +340,7 @@ class CompileOptions:
     :mod:`aot.executor.stages` chooses the one left open (:func:`compile_model`).
 
     ``kernel_library`` replaces :mod:`aot.kernels` (tests use it to exercise the
-    executor alone; :class:`aot.tune.session.TunedKernels` applies tuning records).
+    executor alone; :class:`aot.tune.library.TunedKernels` applies tuning records).
     The target's ``-libs`` hands the layers its external codegens support to them
     (:mod:`aot.byoc`, docs/byoc.md) with ``external_options`` (:func:`aot.byoc.configure`
     of :meth:`build`'s ``codegen_options``, such as ``{"cmsis-nn": {"path": TREE}}``);
@@ -524,12 +524,15 @@ def _choose_plan(model, options: CompileOptions) -> PlannedModel:
         made.append(plan_one(model, dataclasses.replace(options, patches=choice)))
         return made[-1]
 
-    # Stages are not supported with memory regions or -libs yet, and a kernel library
-    # (tuning records) was made for the whole layers' shapes, not the bands'.
+    # Stages are not supported with memory regions or -libs yet, and a user's tuning
+    # records were made for the whole layers' shapes, not the bands' (aot's pre-tuned
+    # ones only add to the library's defaults: TunedKernels.whole_layers_only).
+    library = options.kernel_library
     request = StageRequest(
         options.patches, budget=options.memory_budget is not None,
         regions=options.memory_regions is not None,
-        stream_by_default=options.memory_regions is None and options.kernel_library is None
+        stream_by_default=options.memory_regions is None
+        and (library is None or not getattr(library, "whole_layers_only", True))
         and not options.target.attrs.get("libs"),
         io_in_workspace=options.io_in_workspace is not False)
     chosen = choose_planned(make, request, lambda: _optimized(model, options),

@@ -34,7 +34,7 @@ from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.auto import AutoWorkload
 from aot.tune.errors import TuneError
-from aot.tune.session import TunedKernels
+from aot.tune.library import TunedKernels
 from aot.tune.workload import extract_workloads
 
 MODELS = Path(__file__).resolve().parents[1] / ".." / "shared" / "models"

@@ -10,7 +10,7 @@ exact under QEMU's icount):
 
 * instructions per inference of the untuned model (``compile_model`` with
   the kernel library's own strategies) and of the tuned one (the best
-  record per workload, :class:`aot.tune.session.TunedKernels`), both run
+  record per workload, :class:`aot.tune.library.TunedKernels`), both run
   on the model's first sample input and checked bit for bit against the
   reference interpreter (bit-exact with TFLM);
 * the tuning session (:func:`aot.tune.session.tune_model`, evolutionary
@@ -60,7 +60,8 @@ from aot.target import load_board  # noqa: E402
 from aot.tune import records  # noqa: E402
 from aot.tune.loader import RamBuilder, RamRunner, measure_ram  # noqa: E402
 from aot.tune.measure import Builder, Runner, measure  # noqa: E402
-from aot.tune.session import TUNER_NAMES, TunedKernels, tune_model  # noqa: E402
+from aot.tune.library import TunedKernels  # noqa: E402
+from aot.tune.session import TUNER_NAMES, tune_model  # noqa: E402
 from aot.tune.workload import extract_workloads  # noqa: E402
 from stamp import stamp  # noqa: E402
 

@@ -162,10 +162,20 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn "
                         "(e.g. --board qemu/mps2-an386 --target 'c -libs=cmsis-nn'; "
                         "docs/byoc.md); default: $CMSIS_NN_PATH")
+    add_tuning_arguments(parser)
+
+
+def add_tuning_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tuning-records`` and ``--no-tuned-defaults``: the records a command compiles with
+    (:func:`kernel_library`)."""
     parser.add_argument("--tuning-records", metavar="FILE", action="append",
                         help="an `aot tune` log: compile each tuned workload with its best "
                         "config for this target (repeatable: the fastest record of any log "
-                        "wins; this model's own records before another model's)")
+                        "wins; this model's own records before another model's); without it, "
+                        "the records aot ships for the target's core apply (docs/tuning.md)")
+    parser.add_argument("--no-tuned-defaults", dest="tuned_defaults", action="store_false",
+                        help="without --tuning-records, compile with the library's schedules "
+                        "instead of the pre-tuned records aot ships for the target's core")
 
 
 class _PrintPasses(argparse.Action):
@@ -252,9 +262,25 @@ def _text_stream(args: argparse.Namespace):
     return sys.stderr if getattr(args, "json", False) else sys.stdout
 
 
-def _tuning_json(tuned) -> dict | None:
-    return None if tuned is None else {"applied": len(tuned.applied),
-                                       "tunable": len(tuned.tunable), "stale": tuned.stale}
+def tuning_json(tuned) -> dict | None:
+    if tuned is None:
+        return None
+    return {"applied": len(tuned.applied), "tunable": len(tuned.tunable), "stale": tuned.stale,
+            "shipped": tuned.shipped.to_json() if tuned.shipped is not None else None}
+
+
+def describe_tuned(tuned) -> str | None:
+    """The report's line on the records a compilation used (None: the library's schedules)."""
+    if tuned is None:
+        return None
+    if tuned.shipped is None:
+        return (f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
+                "tunable kernels")
+    if not tuned.applied:
+        return None
+    return (f"pre-tuned records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
+            f"tunable kernels ({tuned.shipped.describe()}; --no-tuned-defaults: the "
+            "library's schedules)")
 
 
 def compile_from_args(args: argparse.Namespace, target, board, kernel_library=None):
@@ -327,6 +353,26 @@ def format_layers(compiled) -> str:
     return "\n".join(lines) + "\n"
 
 
+def kernel_library(args: argparse.Namespace, target, board, model=None, shapes=None):
+    """The records a command compiles with for ``target`` (on ``board`` or None): the
+    user's ``--tuning-records`` (:func:`tuned_kernels`), else the ones aot ships for the
+    target's core (:mod:`aot.tune.pretuned`) unless ``--no-tuned-defaults``; None: the
+    library's own schedules."""
+    if args.tuning_records:
+        return tuned_kernels(args.tuning_records, target, board, model, shapes)
+    if not args.tuned_defaults:
+        return None
+    from aot.compile import switch_codegen
+    from aot.tune.library import TunedKernels
+
+    # the code generator decides the code too: an llvm compile takes none of gcc's records
+    tuned, notes = TunedKernels.shipped_for(switch_codegen(target,
+                                                           getattr(args, "codegen", None)))
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return tuned
+
+
 def tuned_kernels(path, target, board, model=None, shapes=None):
     """The kernel library with the records of ``path`` (a log or a list of logs)
     for ``target`` (on ``board`` or None) applied, ``model``'s own records first (the
@@ -334,7 +380,7 @@ def tuned_kernels(path, target, board, model=None, shapes=None):
     None for a group of models: the fastest record of any model); prints the notes
     about records made for other targets or taken from another model."""
     from aot.frontend import load_model
-    from aot.tune.session import TunedKernels
+    from aot.tune.library import TunedKernels
 
     if model is not None and shapes:
         model = load_model(model, shapes)
@@ -373,9 +419,7 @@ def run_group(args: argparse.Namespace) -> int:
     from aot.executor.memory_chart import memory_svg
 
     target, board = target_from_args(args)
-    tuned = None
-    if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, target, board)
+    tuned = kernel_library(args, target, board)
     group = group_from_args(args, target, board, tuned)
     path = group.write(args.output, tar=args.tar)
     where = group.board.tag if group.board else str(group.target)
@@ -399,7 +443,7 @@ def run_group(args: argparse.Namespace) -> int:
             "output": str(path), "workspace": f"{group.name}_workspace",
             "sizes": group.sizes.to_json(),
             "regions": group.metadata()["group"].get("regions", {}),
-            "tuning_records": _tuning_json(tuned)}, indent=2))
+            "tuning_records": tuning_json(tuned)}, indent=2))
         return 0
     print(f"compiled {len(group.models)} models for {where} into {path}, sharing "
           f"{group.name}_workspace")
@@ -414,9 +458,8 @@ def run_group(args: argparse.Namespace) -> int:
         print("  shared region arrays: " + ", ".join(
             f"{r['symbol']} {r['bytes']} bytes" for r in shared.values())
               + f"; link with codegen/{group.name}_regions.ld after the port's script")
-    if tuned is not None:
-        print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
-              "tunable kernels")
+    if describe_tuned(tuned):
+        print(f"  {describe_tuned(tuned)}")
     return 0
 
 
@@ -456,10 +499,7 @@ def run_one(args: argparse.Namespace) -> int:
     from aot.export.sdk import write_sdk_project
 
     target, board = target_from_args(args)
-    tuned = None
-    if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, target, board, args.model,
-                              input_shapes(args))
+    tuned = kernel_library(args, target, board, args.model, input_shapes(args))
     compiled = compile_from_args(args, target, board, tuned)
     for note in tuned.stale if tuned is not None else ():
         print(f"note: {note}", file=sys.stderr)
@@ -497,7 +537,7 @@ def run_one(args: argparse.Namespace) -> int:
             "memory_regions": dict(plan.regions), "region_constants": dict(
                 plan.region_constants), "memory_chart": str(chart) if chart else None,
             "layers": compiled.layers() if compiled.target.attrs.get("libs") else None,
-            "tuning_records": _tuning_json(tuned)}, indent=2))
+            "tuning_records": tuning_json(tuned)}, indent=2))
         return 0
     print(f"compiled {compiled.graph.name} for {where} into {path}")
     hand_written = [f"{k.name} ({', '.join(dict.fromkeys(k.op_names))})"
@@ -526,7 +566,6 @@ def run_one(args: argparse.Namespace) -> int:
               + f"; link with codegen/{compiled.name}_regions.ld after the port's script")
     if compiled.target.attrs.get("libs"):
         print(format_layers(compiled), end="")
-    if tuned is not None:
-        print(f"  tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
-              "tunable kernels")
+    if describe_tuned(tuned):
+        print(f"  {describe_tuned(tuned)}")
     return 0

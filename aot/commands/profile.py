@@ -26,7 +26,9 @@ import sys
 from pathlib import Path
 
 from aot.commands.build import add_cache_arguments, cache_dir
-from aot.commands.compile import codegen_options, tuned_kernels
+from aot.commands.compile import (
+    add_tuning_arguments, codegen_options, describe_tuned, kernel_library, tuning_json,
+)
 from aot.commands.model_args import add_input_arguments
 
 NAME = "profile"
@@ -47,10 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cmsis-nn", metavar="PATH", dest="cmsis_nn",
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn; "
                         "default: $CMSIS_NN_PATH")
-    parser.add_argument("--tuning-records", metavar="FILE", action="append",
-                        help="an `aot tune` log: profile the model compiled with each tuned "
-                        "workload's best config for this target, as aot compile "
-                        "--tuning-records does (repeatable)")
+    add_tuning_arguments(parser)
     parser.add_argument("--chart", type=Path, metavar="FILE.svg",
                         help="also write a bar chart of the cycles per kernel")
     add_cache_arguments(parser)
@@ -69,9 +68,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = [x[:1] for x in load_inputs(load_model(args.model), args.input,
                                              allow_nonfinite=args.allow_nonfinite)]
     target, board = resolve_target(args.board, refine=args.target)
-    tuned = None
-    if args.tuning_records:
-        tuned = tuned_kernels(args.tuning_records, target, board, args.model)
+    tuned = kernel_library(args, target, board, args.model)
     profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
                             target=args.target, codegen_options=codegen_options(args, target),
                             cache_dir=cache_dir(args), jobs=args.jobs, kernel_library=tuned)
@@ -84,14 +81,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = profile.to_json()
         if tuned is not None:
-            out["tuning_records"] = {"applied": len(tuned.applied),
-                                     "tunable": len(tuned.tunable), "stale": tuned.stale}
+            out["tuning_records"] = tuning_json(tuned)
         print(json.dumps(out, indent=2))
     else:
         print(profile.table())
-        if tuned is not None:
-            print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
-                  "tunable kernels")
+        if describe_tuned(tuned):
+            print(describe_tuned(tuned))
         for note in [] if tuned is None else tuned.stale:
             print(f"note: {note}", file=sys.stderr)
         if args.chart is not None:

@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 
 from aot.commands.compile import (
-    add_compile_arguments, add_target_arguments, input_shapes, options_from_args,
-    target_from_args, tuned_kernels,
+    add_compile_arguments, add_target_arguments, describe_tuned, input_shapes, kernel_library,
+    options_from_args, target_from_args,
 )
 from aot.commands.model_args import add_input_arguments, add_output_argument
 from aot.commands.run_board import add_board_arguments, run_command
@@ -97,14 +97,13 @@ def run(args: argparse.Namespace) -> int:
         raise CompileError(f"--codegen llvm makes objects for a microcontroller board; on this "
                            f"machine the llvm codegen runs through its JIT: use --target llvm "
                            f"instead of --board {HOST_BOARD}")
-    tuned = tuned_kernels(args.tuning_records, target, board, args.model, input_shapes(args)) \
-        if args.tuning_records else None
+    tuned = kernel_library(args, target, board, args.model, input_shapes(args))
     compiled = compile_model(args.model, options_from_args(args, target, board,
                                                            kernel_library=tuned,
                                                            measure_code=False))
+    if describe_tuned(tuned):
+        print(describe_tuned(tuned), file=sys.stderr)
     if tuned is not None:
-        print(f"tuning records applied to {len(tuned.applied)} of {len(tuned.tunable)} "
-              "tunable kernels", file=sys.stderr)
         for note in tuned.stale:
             print(f"note: {note}", file=sys.stderr)
     if args.output is not None:

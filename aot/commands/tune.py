@@ -74,9 +74,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tuner", choices=TUNER_NAMES, default="evolution",
                         help="search strategy (default: evolution); 'auto' searches schedules "
                         "generated from each kernel's loop nest, guided by a learned cost model")
-    parser.add_argument("--cost", choices=COSTS, default="instructions",
-                        help="what a candidate costs: instructions counted on the device "
-                        "(default; exact under QEMU), or 'cycles': estimated Cortex-M cycles "
+    parser.add_argument("--cost", choices=COSTS, default=None,
+                        help="what a candidate costs (default: cycles on a board whose memory "
+                        "waits, such as st/nucleo-l4r5zi's flash, else instructions): "
+                        "instructions counted on the device (exact under QEMU), or 'cycles': "
+                        "estimated Cortex-M cycles "
                         "of its runs traced under QEMU, priced as aot profile prices the "
                         "board (its core table and memory model: flash wait states, caches; "
                         "--loader image); a real board is estimated on its trace board unless "

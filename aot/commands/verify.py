@@ -22,8 +22,10 @@ from aot.commands.compile import (
     add_codegen_argument,
     add_cores_argument,
     add_model_arguments,
+    add_tuning_arguments,
     check_cores_argument,
     input_shapes,
+    kernel_library,
 )
 from aot.commands.model_args import add_input_arguments
 
@@ -52,12 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "aot-verify-<model>-<board>.json in the current folder)")
     parser.add_argument("--runner", help="the runner (default: the board's first)")
     parser.add_argument("--port", help="the board's serial port (real boards)")
+    add_tuning_arguments(parser)
     add_model_arguments(parser)
     add_cache_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from aot.commands.model_io import load_inputs
+    from aot.compile import resolve_target
     from aot.firmware import FirmwareError, verify_model
     from aot.frontend import load_model
 
@@ -78,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
                           random_count=args.random,
                           seed=args.seed, float_tolerance=args.float_tolerance,
                           runner=args.runner, serial_port=args.port,
+                          kernel_library=kernel_library(args, *resolve_target(args.board),
+                                                        args.model, shapes),
                           cache_dir=cache_dir(args))
     data = report.to_json()
     board = re.sub(r"[^\w.-]+", "_", report.board)

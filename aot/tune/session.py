@@ -17,7 +17,6 @@ with the library's own strategy.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,21 +26,17 @@ from pathlib import Path
 from aot.cycles.errors import CycleModelError
 from aot.cycles.memory import memory_for_board
 from aot.cycles.session import check_emulated
-from aot.kernels import lower_group, support_files
-from aot.kernels.registry import find_template, select_strategy
 from aot.kernels.template import ConfigError
 from aot.target import Board, load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
 from aot.tune.auto import AutoTuner, AutoWorkload
-from aot.tune.auto.workload import apply as auto_apply
-from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
 from aot.tune.loader import ram_code_bytes
 from aot.tune.measure import COSTS, Pricing, estimates_cycles, max_batch, pricing
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
 from aot.tune.tuner import TUNERS, run_search
-from aot.tune.workload import extract_workloads, lower_with, workload_key
+from aot.tune.workload import extract_workloads
 
 #: How candidates reach the device: ``ram`` loads each into the RAM of one
 #: image per workload (aot.tune.loader), ``image`` builds one image per batch,
@@ -144,10 +139,12 @@ class TuningBoard:
     unit: str | None = None
     loader: str = "image"
     forced: bool = False
+    chosen: bool = False   # the cost is the board's (board_cost), not asked for
 
     @classmethod
     def of(cls, board: Board | str, cost: str = "instructions", *, loader: str = "auto",
-           farm: str | None = None, device: bool = False) -> TuningBoard:
+           farm: str | None = None, device: bool = False,
+           chosen: bool = False) -> TuningBoard:
         """The facts of ``board`` for ``cost`` measured through ``loader`` (:data:`LOADERS`)
         on a ``device`` or not, each checked (:func:`check_cost`; the RAM loader needs a
         board that declares executable RAM)."""
@@ -160,7 +157,8 @@ class TuningBoard:
             raise TuneError(f"{board.tag} does not declare executable RAM for loaded code "
                             "(memory.ram_code_bytes in its board record): use --loader image")
         return cls(board, cost, device, trace, price, cost_unit(board, cost, price),
-                   choose_loader(board, loader, cost, trace=trace), forced=loader == "ram")
+                   choose_loader(board, loader, cost, trace=trace), forced=loader == "ram",
+                   chosen=chosen)
 
     def spec(self, runner: str | None, serial_port: str | None, repeats: int) -> BoardSpec:
         """How a worker drives the board (:class:`aot.tune.farm.BoardSpec`): on the
@@ -168,6 +166,14 @@ class TuningBoard:
         return BoardSpec(self.board, None if self.trace is not None else runner, serial_port,
                          repeats, ram=self.loader == "ram", forced=self.forced,
                          cost=self.cost, trace=self.trace)
+
+    def cost_note(self) -> str | None:
+        """What a session says when it took ``cycles`` as the board's default cost."""
+        if not (self.chosen and self.cost == "cycles"):
+            return None
+        return (f"costs are {rec.unit_name(self.unit)} by default on {self.board.tag}, whose "
+                "memory waits (flash wait states, caches); --cost instructions counts "
+                "instructions instead")
 
     def trace_note(self) -> str:
         """What a session estimated on the trace board says about it."""
@@ -239,14 +245,14 @@ class TuneOptions:
     progress: Callable[[Progress], None] | None = None
 
     @classmethod
-    def build(cls, board: Board | str, *, log, cost: str = "instructions",
+    def build(cls, board: Board | str, *, log, cost: str | None = None,
               loader: str = "auto", boards: int | str | list[SerialBoard] | None = None,
               only=None, tuning_records=None, **options) -> TuneOptions:
-        """The options of a session on ``board`` measuring ``cost`` through ``loader``
-        (:class:`TuningBoard`), each checked and every combination the tuner refuses
-        refused here, before any workload is extracted.  ``boards`` may be the text
-        ``TAG@PORT,...`` of ``--boards``; the other ``options`` are the fields of the
-        same name."""
+        """The options of a session on ``board`` measuring ``cost`` (None: the board's,
+        :func:`board_cost`) through ``loader`` (:class:`TuningBoard`), each checked and
+        every combination the tuner refuses refused here, before any workload is
+        extracted.  ``boards`` may be the text ``TAG@PORT,...`` of ``--boards``; the
+        other ``options`` are the fields of the same name."""
         tuner = options.get("tuner", "evolution")
         if tuner not in TUNER_NAMES:
             raise TuneError(f"unknown tuner {tuner!r}; tuners: {', '.join(TUNER_NAMES)}")
@@ -254,9 +260,14 @@ class TuneOptions:
             boards = parse_boards(boards)
         board = load_board(board) if isinstance(board, str) else board
         runner, farm = options.get("runner"), options.get("farm")
+        chosen = cost is None
+        if chosen:
+            cost = board_cost(board, loader, farm, runner=runner, boards=boards,
+                              serial_port=options.get("serial_port"))
         device = names_device(board, cost, runner=runner, boards=boards, farm=farm,
                               serial_port=options.get("serial_port"))
-        facts = TuningBoard.of(board, cost, loader=loader, farm=farm, device=device)
+        facts = TuningBoard.of(board, cost, loader=loader, farm=farm, device=device,
+                               chosen=chosen)
         made = cls(facts, Path(log), boards=boards, only=tuple(only or ()),
                    tuning_records=tuple(tuning_records or ()), **options)
         made.check()
@@ -317,6 +328,8 @@ def tune_model(model, options: TuneOptions | Board | str, **keywords) -> TuneRep
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = options.cache_dir or Path(tmp) / "object-cache"
         report = TuneReport(notes=notes["log"], unit=facts.unit)
+        if facts.cost_note():
+            report.notes.append(facts.cost_note())
         if facts.trace is not None:
             report.notes.append(facts.trace_note())
         spec = facts.spec(options.runner, options.serial_port, options.repeats)
@@ -375,6 +388,28 @@ def trace_for(board, cost: str, *, device: bool):
         return load_board(memory_for_board(board).trace_board)
     except CycleModelError as err:
         raise TuneError(f"--cost cycles on {board.tag}: {err}") from None
+
+
+def board_cost(board, loader: str = "auto", farm: str | None = None, *,
+               runner: str | None = None, serial_port: str | None = None,
+               boards=None) -> str:
+    """The ``cost`` a session on ``board`` takes when none is given: ``cycles``
+    where the board's memory model makes a cycle differ from an instruction (its
+    record's memory timing has flash wait states or caches: the real boards; the
+    estimate prices them as ``aot profile`` does) and the session can price them
+    (:func:`check_cost`), else ``instructions`` (QEMU's exact count; an emulated
+    board's memory never waits)."""
+    try:
+        if board.memory is None or board.memory.timing is None or \
+                pricing(board).memory is None or pricing(board).memory.zero_wait:
+            return "instructions"
+        device = names_device(board, "cycles", runner=runner, serial_port=serial_port,
+                              boards=boards, farm=farm)
+        check_cost(board, "cycles", loader, farm,
+                   trace=trace_for(board, "cycles", device=device))
+    except (TuneError, CycleModelError):
+        return "instructions"
+    return "cycles"
 
 
 def check_cost(board, cost: str, loader: str = "auto", farm: str | None = None, *,
@@ -675,94 +710,3 @@ def _task(wl, board, flows, log, old, imported, report, *, tuner: str, seed: int
 
     task.measure = measure
     return task
-
-
-class TunedKernels:
-    """The kernel library with the schedules of tuning records for one target.
-
-    It has the interface of :mod:`aot.kernels` that
-    :func:`aot.compile.compile_model` uses (``lower_group``,
-    ``support_files``), so ``compile_model(..., kernel_library=tuned)``
-    compiles with the best config per workload; ``applied`` lists the groups
-    that used a record, ``tunable`` those that have a template.
-    """
-
-    def __init__(self, best: dict[str, rec.Record], target):
-        self.best = best
-        self.target = target
-        self.applied: list[str] = []   # groups compiled with a record's config
-        self.tunable: list[str] = []   # groups that have a template
-        # groups whose record no longer fits its space: compiled with the library's
-        # schedule, and said so (the compile command prints these as notes)
-        self.stale: list[str] = []
-
-    @classmethod
-    def from_log(cls, path, target, model=None,
-                 board: str | None = None) -> tuple[TunedKernels, list[str]]:
-        """The best record per workload of ``path`` (one log, or a list of logs:
-        the fastest record of any of them) for ``target``, and notes about
-        records ignored (made for other targets).  With ``model`` (the model
-        file or Graph being compiled), a workload's records of that model win
-        over other models', and with ``board`` (the tag compiled for) estimates
-        priced with that board's memory over other boards' (:func:`aot.tune.records.best`)."""
-        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-        identity = rec.model_identity(model) if model is not None else None
-        chosen, notes = rec.best([r for p in paths for r in rec.load(p)], target, identity,
-                                 board)
-        return cls(chosen, target), notes
-
-    def for_group(self, group):
-        """``(schedule, finish)`` for ``group``: ``schedule(s, final, stages)``
-        applies the record's config when its workload has one, else the
-        library's strategy; ``finish(kernel)`` then applies the config's
-        compile options.  None for groups without a template."""
-        if group.kind == "view" or group.anchor is None:
-            return None
-        template = find_template(group.anchor.op, self.target)
-        if template is None:
-            return None
-        keys = tuple(self.target.keys)
-        chosen = {}
-
-        def schedule(s, final, stages):
-            record = self.best.get(workload_key(group, stages))
-            if record is not None:
-                # a record of the auto tuner names its sketch (aot.tune.auto)
-                auto = "sketch" in record.config
-                space = (auto_space(template, stages, final, self.target) if auto
-                         else template.space(stages, final, self.target))
-                try:
-                    chosen["config"] = space.config(record.config)
-                except ConfigError as err:
-                    # the template or the sketch rules changed since the record was made
-                    self.stale.append(f"{group.name}: its tuning record no longer fits the "
-                                      f"{'auto' if auto else 'template'} space ({err}); "
-                                      "compiled with the library's schedule instead")
-                if "config" in chosen:
-                    self.applied.append(group.name)
-                    if auto:
-                        auto_apply(template, s, final, stages, chosen["config"])
-                    else:
-                        template.apply(s, final, stages, chosen["config"])
-                    return
-            select_strategy(group.anchor.op, keys)[1](s, final, stages)
-
-        def finish(kernel):
-            if "config" not in chosen:
-                return kernel
-            config = chosen["config"]
-            return template.finish(kernel, getattr(config, "config", config))
-        return schedule, finish
-
-    def lower_group(self, group, ag, target, *, name: str):
-
-        tuned = self.for_group(group)
-        if tuned is None:
-            return lower_group(group, ag, target, name=name)
-        self.tunable.append(group.name)
-        schedule, finish = tuned
-        return finish(lower_with(group, ag, target, name=name, schedule=schedule))
-
-    @staticmethod
-    def support_files(target) -> dict[str, str]:
-        return support_files(target)

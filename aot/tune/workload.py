@@ -15,8 +15,6 @@ every candidate is checked.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,33 +31,7 @@ from aot.kernels.template import Config, ConfigSpace, Template
 from aot.passes import PassContext, optimize
 from aot.reference.interpreter import Session, evaluate
 from aot.tune.errors import TuneError
-
-
-def _describe(group, stages) -> dict:
-    nodes = []
-    for node in group.nodes:
-        nodes.append({
-            "op": node.op,
-            "attrs": {k: v for k, v in sorted(node.attrs.items())},
-            "inputs": [None if t is None else [list(t.shape), t.dtype, t.kind == "constant"]
-                       for t in node.inputs],
-            "outputs": [[list(t.shape), t.dtype] for t in node.outputs],
-        })
-    return {"anchor": group.anchor.op, "nodes": nodes, "stages": sorted(stages)}
-
-
-def workload_key(group, stages) -> str:
-    """``anchor:digest`` of :func:`_describe` (stable across runs and machines)."""
-    text = json.dumps(_describe(group, stages), sort_keys=True, default=str)
-    return f"{group.anchor.op}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
-
-
-def summary(group) -> str:
-    """A short human description: ``conv2d 1x25x5x64 * 64x1x1x64 -> 1x25x5x64``."""
-    a = group.anchor
-    shapes = [t for t in a.inputs[:2] if t is not None]
-    return (f"{a.op} " + " * ".join("x".join(map(str, t.shape)) for t in shapes)
-            + " -> " + "x".join(map(str, a.outputs[0].shape)))
+from aot.tune.keys import summary, workload_key
 
 
 def lower_with(group, ag, target, *, name: str, schedule) -> Kernel:

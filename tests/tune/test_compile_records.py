@@ -5,7 +5,7 @@ from aot.cli import main
 from aot.compile import compile_model
 from aot.target import load_board
 from aot.tune import records as rec
-from aot.tune.session import TunedKernels
+from aot.tune.library import TunedKernels
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"

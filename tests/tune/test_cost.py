@@ -21,7 +21,8 @@ from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows
 from aot.tune.measure import device_cost
 from aot.tune.records import ESTIMATED_CYCLES
-from aot.tune.session import TunedKernels, TuneOptions, TuningBoard, tune_model
+from aot.tune.library import TunedKernels
+from aot.tune.session import TuneOptions, TuningBoard, board_cost, tune_model
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"
@@ -524,3 +525,23 @@ def test_a_candidate_whose_traced_run_fails_is_a_failed_trial(monkeypatch):
     # the same batch costed in instructions never builds a trace
     monkeypatch.setattr(measure, "call_trace", None)
     assert [r.cost for r in Runner().run(batch)] == [10, 10, 10]
+
+
+@pytest.mark.parametrize("tag, cost", [
+    ("qemu/mps2-an386", "instructions"),          # emulated: its memory never waits
+    ("qemu/netduinoplus2", "instructions"),
+    ("st/nucleo-l4r5zi", "cycles"),               # 5 flash wait states behind the ART
+    ("st/nucleo-f746zg", "cycles"),
+    ("nordic/nrf52840dk", "cycles"),
+    ("raspberrypi/pico", "cycles"),               # XIP flash behind its cache
+    ("espressif/esp32c3-devkitm", "instructions"),  # no RISC-V core table to price cycles
+    ("host/native", "instructions"),
+])
+@needs_arm_qemu   # the real boards' cycles are estimated on their emulated core
+def test_a_board_whose_memory_waits_is_tuned_on_cycles_by_default(tag, cost):
+    assert board_cost(load_board(tag)) == cost
+
+
+def test_the_default_cost_steps_aside_where_cycles_cannot_be_priced():
+    # --loader ram cannot be priced from a trace: the default is then instructions
+    assert board_cost(load_board("st/nucleo-l4r5zi"), "ram") == "instructions"

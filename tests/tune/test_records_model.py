@@ -20,7 +20,8 @@ from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune import session
 from aot.tune.errors import TuneError
-from aot.tune.session import CONFIRM, TunedKernels, tune_model
+from aot.tune.library import TunedKernels
+from aot.tune.session import CONFIRM, tune_model
 
 BOARD = "qemu/mps2-an386"
 OTHER = {"name": "other.tflite", "sha256": "0123456789abcdef"}

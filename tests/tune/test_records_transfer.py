@@ -22,7 +22,8 @@ from aot.reference.interpreter import Session
 from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune import session
-from aot.tune.session import CONFIRM, TunedKernels, tune_model
+from aot.tune.library import TunedKernels
+from aot.tune.session import CONFIRM, tune_model
 from aot.tune.workload import extract_workloads
 
 # The templates are the arm_cpu and riscv keys' (host/native has none): the

@@ -11,7 +11,8 @@ from aot.tune import session
 from aot.tune.auto import AutoWorkload
 from aot.tune.errors import TuneError
 from aot.tune.measure import Result
-from aot.tune.session import TunedKernels, tune_model
+from aot.tune.library import TunedKernels
+from aot.tune.session import tune_model
 from aot.tune.workload import extract_workloads
 
 BOARD = "qemu/mps2-an386"

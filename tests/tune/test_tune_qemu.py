@@ -11,7 +11,8 @@ from aot.firmware import run_on_board
 from aot.firmware.verify import reference_outputs, sample_path
 from aot.frontend import load_model
 from aot.tune import records as rec
-from aot.tune.session import TunedKernels, tune_model
+from aot.tune.library import TunedKernels
+from aot.tune.session import tune_model
 
 BOARD = "qemu/mps2-an386"
 
