@@ -54,7 +54,10 @@ def test_kernel_record_and_prototype():
     assert [(p.role, p.dtype, p.nbytes) for p in k.params] == [("input", "int8", 24),
                                                                ("output", "int8", 10)]
     assert k.prototype == "int32_t net_k0(const int8_t* restrict x0, int8_t* restrict y1);"
-    assert k.prototype[:-1] in k.source and '#include "aot_kernel_util.h"' in k.source
+    assert k.prototype[:-1] in k.source
+    # the shared headers and dense's own, no other operator's
+    assert k.includes == ("aot_kernel_target.h", "aot_kernel_fixedpoint.h", "aot_dense.h")
+    assert '#include "aot_dense.h"' in k.source and "aot_conv2d.h" not in k.source
     assert k.scratch_bytes == 0
     assert k.constant_bytes == 5 * 12 + 5 * 4  # int8 weights + int32 bias
     assert k.macs == 2 * 5 * 12 and k.op_names == ("dense",)

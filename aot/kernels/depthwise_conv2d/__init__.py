@@ -17,7 +17,10 @@ from aot.kernels.conv2d.schedules import conv_template
 from aot.kernels.registry import Computed, compute_rule, template
 
 
-@compute_rule("depthwise_conv2d")
+# the row helpers of conv2d's header (shared with it), and conv2d's own where one input
+# channel is computed as a convolution; the tuner's dwblock sketch (blocked.py)
+@compute_rule("depthwise_conv2d",
+              headers=("aot_conv2d.h", "aot_kernel_blocked.h", "aot_kernel_dwblock.h"))
 def depthwise_conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=True)
     if "depthwise_s8" in stages:
