@@ -242,7 +242,7 @@ def folded_bias(node, qp):
 
 
 # the row helpers, and the blocked ones of the auto tuner's block sketch (conv2d.blocked)
-@compute_rule("conv2d", headers=("aot_conv2d.h", "aot_kernel_blocked.h"))
+@compute_rule("conv2d", headers=("aot_conv2d.h", "aot_block.h"))
 def conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=False)
     if qp is None or qp.wide or node.outputs[0].dtype != "int8":

@@ -20,7 +20,7 @@ from aot.kernels.registry import Computed, compute_rule
 # the row helpers of conv2d's header (shared with it), and conv2d's own where one input
 # channel is computed as a convolution; the tuner's dwblock sketch (blocked.py)
 @compute_rule("depthwise_conv2d",
-              headers=("aot_conv2d.h", "aot_kernel_blocked.h", "aot_dwblock.h"))
+              headers=("aot_conv2d.h", "aot_block.h", "aot_dwblock.h"))
 def depthwise_conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=True)
     if "depthwise_s8" in stages:
