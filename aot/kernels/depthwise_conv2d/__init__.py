@@ -6,13 +6,14 @@
   (conv2d's, whose knobs cover depthwise rows) and the space and schedule of
   the blocked rows the auto tuner's ``dwblock`` sketch searches;
 * :mod:`~aot.kernels.depthwise_conv2d.blocked`: the blocked rows' tensor
-  intrinsic, whose C is ``include/aot_dwblock.h``.
+  intrinsic;
+* ``include/``: the C, ``aot_depthwise.h`` (the library's row helpers
+  ``aot_depthwise_s8`` and ``aot_depthwise_requant_s8``, with its Helium
+  half) and ``aot_dwblock.h`` (the blocked rows).
 
-The library's row helpers (``aot_depthwise_s8``, fused with the epilogue as
-``aot_depthwise_requant_s8``) are still in conv2d's header
-(``conv2d/include/aot_conv2d.h``), beside the convolution's they share code
-with; the intrinsic and the fusing rewrite onto them are conv2d's too
-(:mod:`aot.kernels.conv2d.intrin`, :mod:`aot.kernels.conv2d.fuse`).
+The intrinsic onto the row helpers and the rewrite fusing them with the
+epilogue are conv2d's (:mod:`aot.kernels.conv2d.intrin`,
+:mod:`aot.kernels.conv2d.fuse`), beside the template both operators share.
 """
 
 from aot.kernels.depthwise_conv2d import compute, schedules  # noqa: F401  (register the rule and templates)

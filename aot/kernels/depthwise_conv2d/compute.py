@@ -17,10 +17,10 @@ from aot.kernels.conv2d.fuse import fused_requant_rows
 from aot.kernels.registry import Computed, compute_rule
 
 
-# the row helpers of conv2d's header (shared with it), and conv2d's own where one input
-# channel is computed as a convolution; the tuner's dwblock sketch (blocked.py)
+# its row helpers and the tuner's dwblock rows (blocked.py); conv2d's headers for their
+# epilogue rows and where one input channel is computed as a convolution
 @compute_rule("depthwise_conv2d",
-              headers=("aot_conv2d.h", "aot_block.h", "aot_dwblock.h"))
+              headers=("aot_conv2d.h", "aot_depthwise.h", "aot_block.h", "aot_dwblock.h"))
 def depthwise_conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=True)
     if "depthwise_s8" in stages:
