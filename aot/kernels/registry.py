@@ -64,19 +64,25 @@ def _register(table: dict, key, what: str):
 
 
 def _declared(op: str, headers) -> tuple[str, ...]:
+    """``headers`` as declared by ``op``; each must be a support header."""
     unknown = sorted(set(headers) - set(support_files()))
     if unknown:
         raise ValueError(f"operator {op!r} declares support headers that do not exist: "
-                         f"{', '.join(unknown)} (they live in aot/kernels/<op>/include/ or, "
-                         "shared, aot/kernels/include/)")
+                         f"{', '.join(unknown)} (an operator's headers live in "
+                         "aot/kernels/<op>/include/)")
     return tuple(headers)
 
 
 def _kernel_of(table: dict, op: str, what: str, headers):
-    """Register the decorated function in ``table`` and ``headers`` as ``op``'s."""
+    """Register the decorated function in ``table`` and ``headers`` as ``op``'s
+    (an operator has one kernel: a compute rule or a hand-written one)."""
+    declared = _declared(op, headers)
+
     def wrap(fn):
+        if op in HEADERS:
+            raise ValueError(f"{what} {op!r}: the operator's kernel is registered twice")
         _register(table, op, what)(fn)
-        _register(HEADERS, op, "headers of operator")(_declared(op, headers))
+        HEADERS[op] = declared
         return fn
     return wrap
 

@@ -9,7 +9,7 @@ from kernel_checks import cross_compile
 
 from aot.ir import GraphBuilder
 from aot.kernels import COMPUTES, HANDWRITTEN, STRATEGIES, KernelError, lower_group, support_files
-from aot.kernels.registry import strategy
+from aot.kernels.registry import HEADERS, compute_rule, strategy
 from aot.passes import annotations, optimize
 from aot.target import Target
 
@@ -40,6 +40,19 @@ def test_the_registries_list_every_operator_with_a_generic_strategy():
 def test_registering_a_strategy_twice_is_refused():
     with pytest.raises(ValueError, match="registered twice"):
         strategy("conv2d")(lambda s, final, stages: None)
+
+
+def test_an_operator_has_one_kernel():
+    with pytest.raises(ValueError, match="'svdf': the operator's kernel is registered twice"):
+        compute_rule("svdf")(lambda ctx, node: None)   # svdf is hand-written
+    assert "svdf" not in COMPUTES
+
+
+def test_a_header_that_does_not_exist_is_refused_naming_it():
+    with pytest.raises(ValueError, match="'frobnicate' declares support headers that do not "
+                                         "exist: aot_frobnicate.h"):
+        compute_rule("frobnicate", headers=("aot_frobnicate.h",))(lambda ctx, node: None)
+    assert "frobnicate" not in COMPUTES and "frobnicate" not in HEADERS
 
 
 def _groups(graph):
