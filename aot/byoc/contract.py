@@ -35,7 +35,7 @@ import numpy as np
 
 from aot.errors import AotError
 from aot.ir import Node, Tensor
-from aot.kernels.support import HEADER_NAME
+from aot.kernels.support import TARGET_HEADER
 from aot.passes import PatternTable, QuantParams
 from aot.target import Target
 
@@ -147,5 +147,6 @@ class ExternalCodegen:
 
 
 def support_include() -> str:
-    """The include line of aot's kernel support header (``AOT_ALIGNED``, ...)."""
-    return f'#include "{HEADER_NAME}"'
+    """The include line of aot's kernel support header of the core's facts
+    (``AOT_ALIGNED``, which the constant arrays use)."""
+    return f'#include "{TARGET_HEADER}"'

@@ -13,8 +13,10 @@ and fixed schedule), schedules it with the strategy the target's keys select
 operators) and lowers it to loop IR, which :mod:`aot.codegen` prints.  The stateful operators (SVDF,
 LSTM), whose state is updated in place, render the C template in their
 folder instead (:mod:`~aot.kernels.svdf`, :mod:`~aot.kernels.lstm`,
-:mod:`~aot.kernels.variable`).  Every
-kernel file includes the headers of :func:`support_files`.
+:mod:`~aot.kernels.variable`).  A kernel file includes the shared support
+headers and those its operators declare
+(:func:`~aot.kernels.registry.kernel_includes`); :func:`support_files` are
+all of them, written beside the kernel files.
 """
 
 from aot.kernels import (  # noqa: F401  (each module registers its rules)

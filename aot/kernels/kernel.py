@@ -34,7 +34,7 @@ from aot.errors import AotError
 from aot.ir import Tensor
 from aot.kernels.inplace import in_place_problem
 from aot.kernels.overlap import overlap_limit
-from aot.kernels.support import HEADER_NAME
+from aot.kernels.registry import kernel_includes
 from aot.target import Target
 from aot.tir import expr as E
 from aot.tir import stmt as S
@@ -80,7 +80,8 @@ class Kernel:
     implementation taking the inputs, then ``constants``, then the outputs)
     or, for a hand-written kernel, a finished C file (``c_source`` with its
     ``c_prototype``).  ``source`` and ``prototype`` are the C either way;
-    the file includes ``includes`` (see :func:`aot.kernels.support_files`).
+    the file includes ``includes``, the shared support headers and its
+    operators' own (:func:`aot.kernels.registry.kernel_includes`).
     ``scratch_bytes`` > 0 adds a last ``void* scratch`` argument (the
     workspace's shared scratch area); aot's own kernels keep their scratch on
     the stack, so it is 0 for them, and an external codegen's function
@@ -268,7 +269,8 @@ class KernelBuilder:
         return Kernel(self.name, tuple(params), 0, int(macs), tuple(op_names),
                       target=str(self.target), func=func,
                       constants=tuple(KernelConstant(cname, data) for cname, data in consts),
-                      includes=(HEADER_NAME,), constant_alignment=constant_alignment(self.target))
+                      includes=kernel_includes(op_names),
+                      constant_alignment=constant_alignment(self.target))
 
     def _packed(self, sched, func) -> list[tuple[str, np.ndarray]]:
         """The constants' C names and data, in the layouts the schedule asked for
@@ -305,10 +307,10 @@ def _without_unread_constants(func: PrimFunc, n_inputs: int, n_consts: int):
 
 
 def helper_kernel(name: str, target, params, consts: dict, helper: str, args, *,
-                  header: str, macs: int, op_names: tuple[str, ...],
-                  scratch: dict | None = None) -> Kernel:
+                  macs: int, op_names: tuple[str, ...], scratch: dict | None = None) -> Kernel:
     """A kernel whose loop IR is one call of ``helper``, a C function of the
-    operator's own support ``header`` (``aot/kernels/<op>/include/``): the
+    operator's own support header (``aot/kernels/<op>/include/``, declared by
+    its :func:`~aot.kernels.registry.handwritten`): the
     kernels whose state is updated in place (SVDF, LSTM, variables), which
     tensor expressions cannot say.  Both code generators print that call
     (the LLVM one takes the header as bitcode), so the kernel has one source.
@@ -348,6 +350,6 @@ def helper_kernel(name: str, target, params, consts: dict, helper: str, args, *,
         body = S.Allocate(bufs[key], body)
     func = PrimFunc(f"{ident}_impl", inputs + [bufs[k] for k in consts] + others, body)
     return Kernel(ident, tuple(kparams), 0, int(macs), tuple(op_names), target=str(target),
-                  func=func, constants=tuple(constants), includes=(HEADER_NAME, header),
+                  func=func, constants=tuple(constants), includes=kernel_includes(op_names),
                   constant_alignment=constant_alignment(target), allow_inplace=(),
                   allow_overlap=())

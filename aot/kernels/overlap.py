@@ -67,7 +67,7 @@ from aot.tir.functor import walk
 READS_FIRST = frozenset({"aot_dense_packed_requant_s8"})
 
 #: The fused blocked row (aot_block_requant_s8) reads its input first when it
-#: widens it first: its ``xw`` argument (include/aot_kernel_blocked.h); the
+#: widens it first: its ``xw`` argument (conv2d/include/aot_block.h); the
 #: fused patch row when its pixels are one chunk: ``npix, nch, P, O, KH, KWC,
 #: steps, xw, ww`` from argument 8.
 _BLOCK_XW_ARG = 13

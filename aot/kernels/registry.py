@@ -15,9 +15,14 @@
   are one piece of code; keys in ``tunable=False`` registrations (``generic``)
   get the strategy only.
 
-``HANDWRITTEN`` maps opaque operators that are not tensor expressions
-(softmax, ...) to functions ``lower(group, ag, target, name) -> Kernel``
-that render a C template with their constants folded at compile time.
+``HANDWRITTEN`` maps the operators that are not tensor expressions (the
+stateful SVDF, LSTM and variables) to functions ``lower(group, ag, target,
+name) -> Kernel``: one call of a helper of their own header.
+``HEADERS`` maps every operator of ``COMPUTES`` and ``HANDWRITTEN`` to the
+support headers its kernels call, declared where it registers
+(:func:`compute_rule`'s and :func:`handwritten`'s ``headers``): its
+folder's ``include/`` headers, or another operator's whose helpers it
+calls; :func:`kernel_includes` is the include list of a kernel file.
 Registering a name twice is an error.
 """
 
@@ -27,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aot import te
+from aot.kernels.support import COMMON_HEADERS, support_files
 from aot.kernels.template import Template
 
 
@@ -45,6 +51,7 @@ COMPUTES: dict[str, Callable] = {}
 STRATEGIES: dict[tuple[str, str], Callable] = {}
 TEMPLATES: dict[tuple[str, str], Template] = {}
 HANDWRITTEN: dict[str, Callable] = {}
+HEADERS: dict[str, tuple[str, ...]] = {}
 
 
 def _register(table: dict, key, what: str):
@@ -56,9 +63,34 @@ def _register(table: dict, key, what: str):
     return wrap
 
 
-def compute_rule(op: str):
-    """Register the decorated function as the compute rule of IR operator ``op``."""
-    return _register(COMPUTES, op, "compute rule")
+def _declared(op: str, headers) -> tuple[str, ...]:
+    """``headers`` as declared by ``op``; each must be a support header."""
+    unknown = sorted(set(headers) - set(support_files()))
+    if unknown:
+        raise ValueError(f"operator {op!r} declares support headers that do not exist: "
+                         f"{', '.join(unknown)} (an operator's headers live in "
+                         "aot/kernels/<op>/include/)")
+    return tuple(headers)
+
+
+def _kernel_of(table: dict, op: str, what: str, headers):
+    """Register the decorated function in ``table`` and ``headers`` as ``op``'s
+    (an operator has one kernel: a compute rule or a hand-written one)."""
+    declared = _declared(op, headers)
+
+    def wrap(fn):
+        if op in HEADERS:
+            raise ValueError(f"{what} {op!r}: the operator's kernel is registered twice")
+        _register(table, op, what)(fn)
+        HEADERS[op] = declared
+        return fn
+    return wrap
+
+
+def compute_rule(op: str, *, headers: tuple[str, ...] = ()):
+    """Register the decorated function as the compute rule of IR operator
+    ``op``, whose kernels include ``headers`` beside the shared ones."""
+    return _kernel_of(COMPUTES, op, "compute rule", headers)
 
 
 def strategy(anchor: str, key: str = "generic"):
@@ -84,9 +116,18 @@ def find_template(anchor: str, target) -> Template | None:
     return None
 
 
-def handwritten(op: str):
-    """Register a template kernel for the opaque operator ``op``."""
-    return _register(HANDWRITTEN, op, "hand-written kernel")
+def handwritten(op: str, *, headers: tuple[str, ...]):
+    """Register a hand-written kernel for the operator ``op``, one call of a
+    helper of ``headers``."""
+    return _kernel_of(HANDWRITTEN, op, "hand-written kernel", headers)
+
+
+def kernel_includes(op_names) -> tuple[str, ...]:
+    """The headers a kernel file of the operators ``op_names`` (a fused group's
+    nodes) includes: the shared :data:`~aot.kernels.support.COMMON_HEADERS`,
+    then each operator's own, each once.  Every header includes what it uses,
+    so a kernel reads no helper of an operator it does not compute."""
+    return tuple(dict.fromkeys([*COMMON_HEADERS, *(h for op in op_names for h in HEADERS[op])]))
 
 
 def select_strategy(anchor: str, keys) -> tuple[str, Callable]:

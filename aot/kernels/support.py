@@ -1,25 +1,25 @@
 """The support headers the generated kernels include, read from package data.
 
-The C is kept as real header files in ``aot/kernels/include/`` (package
-data, so an installed wheel has them; see pyproject.toml), edited as C:
+The C is kept as real header files (package data, so an installed wheel has
+them; see pyproject.toml), edited as C.  Shared, in ``aot/kernels/include/``:
 
-* ``aot_kernel_util.h``: the one header a kernel file includes
-  (:data:`HEADER_NAME`); it includes the others;
 * ``aot_kernel_target.h``: what the core offers (``AOT_HAVE_DSP``,
-  ``AOT_HAVE_MVE``) and the attributes the helpers use;
+  ``AOT_HAVE_MVE``) and the attributes the helpers and the constant arrays
+  use (``AOT_ALIGNED``);
 * ``aot_kernel_fixedpoint.h``: TFLM's fixed-point arithmetic
   (requantization, softmax's exp and reciprocal), bit-exact with
   :mod:`aot.quant.arith` and :mod:`aot.quant.fixedpoint`;
 * ``aot_kernel_int8.h``: the int8 dot products the operators' helpers are
-  built from (portable and DSP), ``aot_kernel_mve.h`` their Helium versions;
-* each operator's own helpers in ``aot/kernels/<op>/include/``:
-  ``aot_conv2d.h`` (conv2d and depthwise rows, the requantizing epilogue) and
-  ``aot_dense.h``, with their Helium halves ``aot_conv2d_mve.h`` and
-  ``aot_dense_mve.h``.
+  built from (portable and DSP), ``aot_kernel_mve.h`` their Helium versions.
 
-All of them are written into one folder beside the kernels (compile output, tuning projects,
-tests), whatever the target: the C preprocessor of the core a kernel is
-built for picks the portable, DSP or Helium paths.
+Each operator's own helpers are in ``aot/kernels/<op>/include/`` (e.g.
+``aot_conv2d.h``, its Helium half ``aot_conv2d_mve.h``).  Every header
+includes the headers it uses.  A kernel file includes
+:data:`COMMON_HEADERS` and the headers its operators declare
+(:func:`aot.kernels.registry.kernel_includes`); all of them are written into
+one folder beside the kernels (compile output, tuning projects, tests),
+whatever the target: the C preprocessor of the core a kernel is built for
+picks the portable, DSP or Helium paths.
 """
 
 from __future__ import annotations
@@ -28,8 +28,12 @@ import functools
 import re
 from importlib import resources
 
-#: The header every generated kernel file includes.
-HEADER_NAME = "aot_kernel_util.h"
+#: The header of the core's facts and attributes (``AOT_ALIGNED``): what C
+#: that defines kernel constants needs, an external codegen's too.
+TARGET_HEADER = "aot_kernel_target.h"
+#: The headers every generated kernel file includes: the target's facts and
+#: the fixed-point arithmetic of the quantized operators' epilogues.
+COMMON_HEADERS = (TARGET_HEADER, "aot_kernel_fixedpoint.h")
 
 
 @functools.cache

@@ -386,7 +386,7 @@ def test_one_rounding_requantization_equals_the_reference(tmp_path):
         return (f"static const int32_t {name}[{len(values)}] = "
                 f"{{{', '.join(str(v) if v != -2**31 else 'INT32_MIN' for v in values)}}};")
     src = "\n".join([
-        '#include "aot_kernel_util.h"', "#include <stdio.h>",
+        '#include "aot_kernel_fixedpoint.h"', "#include <stdio.h>",
         arr("xs", x.tolist()), arr("rows", rows.reshape(-1).tolist()),
         arr("rest", rest.tolist()), arr("want", want.tolist()),
         "int main(void) {", "  int bad = 0;",

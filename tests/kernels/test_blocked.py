@@ -1,4 +1,4 @@
-"""The blocked int8 intrinsic (aot_kernel_blocked.h, aot.kernels.conv2d.blocked):
+"""The blocked int8 intrinsic (conv2d/include/aot_block.h, aot.kernels.conv2d.blocked):
 P pixels x O channels per step, against numpy on random shapes, and convolutions
 scheduled by the auto tuner's ``block`` sketch against the reference interpreter
 (portable path on the host, the SXTB16/SMLAD path on an emulated Cortex-M4)."""
@@ -106,7 +106,7 @@ def test_pack_wide_pairs_alternates_the_chunks_of_two_channels():
 def test_the_blocked_helper_computes_every_block_shape_on_random_shapes():
     cases = _host_cases(56, 5)
     assert any(c["ww"] == 2 for c in cases)
-    src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"']
+    src = ["#include <stdio.h>", '#include "aot_block.h"']
     src += [_CASE.format(**c) for c in cases]
     src.append("int main(void) {" + "".join(f" case{c['i']}();" for c in cases)
                + " return 0; }")
@@ -186,7 +186,7 @@ def _fused_cases(n: int, seed: int):
 @pytest.mark.slow
 def test_the_fused_blocked_helper_requantizes_every_block_shape_as_tflite_does():
     cases = _fused_cases(64, 11)
-    src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"']
+    src = ["#include <stdio.h>", '#include "aot_block.h"']
     src += [_FUSED_CASE.format(**c) for c in cases]
     src.append("int main(void) {" + "".join(f" fcase{c['i']}();" for c in cases)
                + " return 0; }")
@@ -314,7 +314,7 @@ def test_the_patch_chunks_are_the_same_in_python_and_in_c():
     from aot.kernels.conv2d.blocked import patch_chunk, patch_length
     shapes = [(npix, p, k, ww) for npix in (1, 5, 43, 48, 200) for p in (1, 2, 3, 4)
               for k in (4, 27, 40, 100, 1000) for ww in (0, 1)]
-    src = ["#include <stdio.h>", '#include "aot_kernel_blocked.h"', "int main(void) {"]
+    src = ["#include <stdio.h>", '#include "aot_block.h"', "int main(void) {"]
     src += [f'  printf("%d\\n", (int)aot_block_patch_chunk({n}, {p}, '
             f'aot_block_patch_len({k}, {ww})));' for n, p, k, ww in shapes]
     src.append("  return 0;\n}")

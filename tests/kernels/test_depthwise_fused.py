@@ -72,7 +72,7 @@ def test_fused_requantization_equals_the_reference(tmp_path):
     def arr(name, values):
         return f"static const int32_t {name}[{len(values)}] = {{{', '.join(map(str, values))}}};"
     src = "\n".join([
-        '#include "aot_kernel_util.h"', "#include <stdio.h>",
+        '#include "aot_kernel_fixedpoint.h"', "#include <stdio.h>",
         arr("acc", acc.tolist()), arr("rows", rows.reshape(-1).tolist()),
         arr("want", want.tolist()),
         "int main(void) {", "  int bad = 0;",

@@ -1,4 +1,4 @@
-"""The blocked depthwise intrinsic (aot_kernel_dwblock.h,
+"""The blocked depthwise intrinsic (depthwise_conv2d/include/aot_dwblock.h,
 aot.kernels.depthwise_conv2d.blocked): kernel columns paired for SMLAD, weights
 packed at compile time, the input widened once per call.  Depthwise layers
 scheduled by the auto tuner's ``dwblock`` sketch against the reference
@@ -18,10 +18,10 @@ from kernel_checks import all_values, run_kernel, seeded_inputs
 
 from aot.kernels import lower_group
 from aot.kernels.depthwise_conv2d import blocked as dwb
+from aot.kernels.depthwise_conv2d.schedules import apply_dwblock, dwblock_knobs
 from aot.kernels.template import ConfigError
 from aot.passes import annotations, optimize
 from aot.te.schedule import ScheduleError
-from aot.tune.auto.sketch import apply_dwblock, dwblock_knobs
 
 ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
 

@@ -9,7 +9,7 @@ from kernel_checks import cross_compile
 
 from aot.ir import GraphBuilder
 from aot.kernels import COMPUTES, HANDWRITTEN, STRATEGIES, KernelError, lower_group, support_files
-from aot.kernels.registry import strategy
+from aot.kernels.registry import HEADERS, compute_rule, strategy
 from aot.passes import annotations, optimize
 from aot.target import Target
 
@@ -42,6 +42,19 @@ def test_registering_a_strategy_twice_is_refused():
         strategy("conv2d")(lambda s, final, stages: None)
 
 
+def test_an_operator_has_one_kernel():
+    with pytest.raises(ValueError, match="'svdf': the operator's kernel is registered twice"):
+        compute_rule("svdf")(lambda ctx, node: None)   # svdf is hand-written
+    assert "svdf" not in COMPUTES
+
+
+def test_a_header_that_does_not_exist_is_refused_naming_it():
+    with pytest.raises(ValueError, match="'frobnicate' declares support headers that do not "
+                                         "exist: aot_frobnicate.h"):
+        compute_rule("frobnicate", headers=("aot_frobnicate.h",))(lambda ctx, node: None)
+    assert "frobnicate" not in COMPUTES and "frobnicate" not in HEADERS
+
+
 def _groups(graph):
     ag = optimize(graph)
     return ag, [g for g in annotations(ag).groups]
@@ -54,7 +67,10 @@ def test_kernel_record_and_prototype():
     assert [(p.role, p.dtype, p.nbytes) for p in k.params] == [("input", "int8", 24),
                                                                ("output", "int8", 10)]
     assert k.prototype == "int32_t net_k0(const int8_t* restrict x0, int8_t* restrict y1);"
-    assert k.prototype[:-1] in k.source and '#include "aot_kernel_util.h"' in k.source
+    assert k.prototype[:-1] in k.source
+    # the shared headers and dense's own, no other operator's
+    assert k.includes == ("aot_kernel_target.h", "aot_kernel_fixedpoint.h", "aot_dense.h")
+    assert '#include "aot_dense.h"' in k.source and "aot_conv2d.h" not in k.source
     assert k.scratch_bytes == 0
     assert k.constant_bytes == 5 * 12 + 5 * 4  # int8 weights + int32 bias
     assert k.macs == 2 * 5 * 12 and k.op_names == ("dense",)

@@ -1,17 +1,21 @@
-"""The kernels' support headers (aot/kernels/include/) as C files: each
-compiles on its own for every kind of core, each core gets the paths meant
-for it, and the header the kernels include reaches all the others."""
+"""The kernels' support headers (aot/kernels/include/, aot/kernels/<op>/include/)
+as C files: each compiles on its own for every kind of core, each core gets
+the paths meant for it, and a kernel includes the shared headers and its
+operators' own only."""
 
 from __future__ import annotations
 
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
+import aot.kernels
 from aot.kernels import support_files
-from aot.kernels.support import HEADER_NAME
+from aot.kernels.registry import HEADERS, kernel_includes
+from aot.kernels.support import COMMON_HEADERS
 
 
 #: name -> (compiler, flags, the AOT_HAVE_* macros the target header must define)
@@ -67,7 +71,9 @@ def test_each_header_compiles_on_its_own(name, core, tmp_path):
 def test_each_core_gets_its_own_helper_paths(core, tmp_path):
     cc = _compiler(core)
     d = _headers_dir(tmp_path)
-    macros = subprocess.run([*cc, *STRICT, "-E", "-dM", "-I", str(d), str(d / HEADER_NAME)],
+    (d / "all.c").write_text("".join(f'#include "{name}"\n' for name in sorted(support_files())
+                                     if not name.endswith("mve.h")))
+    macros = subprocess.run([*cc, *STRICT, "-E", "-dM", "-I", str(d), str(d / "all.c")],
                             capture_output=True, text=True, check=True).stdout
     have = set(re.findall(r"^#define (AOT_HAVE_\w+)", macros, re.M))
     assert have == CORES[core][2]
@@ -83,13 +89,19 @@ def _reached(files, start):
     return seen
 
 
-def test_the_kernels_header_reaches_every_support_header_but_the_stateful_ones():
-    """aot_kernel_util.h reaches every header but the stateful operators' own
-    (SVDF, LSTM, variables), which only their kernels include beside it, and
-    which need nothing but the headers it reaches."""
+def test_a_kernel_includes_the_shared_headers_and_its_operators_own():
+    assert kernel_includes(["dense", "add"]) == (*COMMON_HEADERS, "aot_dense.h")
+    assert kernel_includes(["svdf"]) == (*COMMON_HEADERS, "aot_svdf.h")
+    assert kernel_includes(["softmax"]) == COMMON_HEADERS
+    assert {op for op, own in HEADERS.items() if "aot_conv2d.h" in own} == {
+        "conv2d", "depthwise_conv2d"}
+
+
+def test_the_shared_headers_reach_no_operators_header():
+    """aot/kernels/include/ holds what every operator may use: none of it
+    includes an operator's header, so a kernel reads only its operators' helpers."""
     files = support_files(None)
-    seen = _reached(files, HEADER_NAME)
-    own = {"aot_svdf.h", "aot_lstm.h", "aot_variable.h"}
-    assert set(files) - seen == own
-    for name in own:
-        assert _reached(files, name) - {name} <= seen
+    shared = {f.name for f in (Path(aot.kernels.__file__).parent / "include").glob("*.h")}
+    assert set(COMMON_HEADERS) <= shared
+    for name in shared:
+        assert _reached(files, name) <= shared, name

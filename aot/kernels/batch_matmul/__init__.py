@@ -38,7 +38,8 @@ def _reader(t, value, adj: bool, batch_rank: int):
     return read
 
 
-@compute_rule("batch_matmul")
+# each output row's raw products are one aot_dense_s8 call (dense.intrin)
+@compute_rule("batch_matmul", headers=("aot_dense.h",))
 def batch_matmul(ctx, node) -> Computed:
     a_t, b_t = node.inputs
     y_t = node.outputs[0]

@@ -8,7 +8,13 @@
   which the tuner searches;
 * :mod:`~aot.kernels.conv2d.intrin`: tensor intrinsics onto the int8
   helpers of the support headers (portable C, DSP, Helium);
-* :mod:`~aot.kernels.conv2d.helium`: the Helium requantizing epilogue.
+* :mod:`~aot.kernels.conv2d.fuse`: the rewrites fusing a row's accumulation
+  call with its epilogue's;
+* :mod:`~aot.kernels.conv2d.helium`: the Helium requantizing epilogue;
+* :mod:`~aot.kernels.conv2d.blocked`: the blocked intrinsic of the auto
+  tuner's ``block`` sketch;
+* ``include/``: their C, ``aot_conv2d.h`` (with its Helium half) and
+  ``aot_block.h``, which its kernels include (the rule's ``headers``).
 """
 
 from aot.kernels.conv2d import compute, schedules  # noqa: F401  (register the rule and templates)

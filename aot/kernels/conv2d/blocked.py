@@ -3,7 +3,7 @@
 :func:`block_s8_intrin` declares the accumulators of ``npix`` pixels x
 ``nch`` output channels over one tap's input channels,
 ``c[p, o] += sum_k a[p * sw, k] * b[o, 0, 0, k]``, and lowers it to one
-call of ``aot_block_row_s8`` (``include/aot_kernel_blocked.h``; its reset
+call of ``aot_block_row_s8`` (``include/aot_block.h``; its reset
 to ``aot_block_reset_s32``), which computes it in blocks of P pixels x O
 channels (``aot_block_s8``; a last partial block one pixel at a time):
 with the DSP extension each loaded word of the P input pixels and of the
@@ -46,7 +46,7 @@ BLOCK_SHAPES = ((1, 2), (1, 4), (2, 1), (2, 2), (2, 4), (3, 2), (4, 1), (4, 2))
 WIDE_INPUT_MAX = 1024
 #: Bytes of im2col patches one ``patch`` call may gather (AOT_BLOCK_PATCH_MAX).
 PATCH_MAX = 1024
-#: The ``patch`` form's call (include/aot_kernel_blocked.h).
+#: The ``patch`` form's call (include/aot_block.h).
 PATCH_CALL = "aot_block_patch_row_s8"
 
 

@@ -241,7 +241,8 @@ def folded_bias(node, qp):
     return ((folded + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
-@compute_rule("conv2d")
+# the row helpers, and the blocked ones of the auto tuner's block sketch (conv2d.blocked)
+@compute_rule("conv2d", headers=("aot_conv2d.h", "aot_block.h"))
 def conv2d(ctx, node) -> Computed:
     acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=False)
     if qp is None or qp.wide or node.outputs[0].dtype != "int8":

@@ -24,7 +24,7 @@ from aot.kernels.dense.intrin import packable
 from aot.kernels.registry import Computed, compute_rule
 
 
-@compute_rule("dense")
+@compute_rule("dense", headers=("aot_dense.h",))
 def dense(ctx, node) -> Computed:
     x_t, w_t, b_t = node.inputs
     weights = np.asarray(w_t.data)

@@ -1,46 +1,19 @@
-"""DEPTHWISE_CONV_2D: NHWC activations, 1HWC weights (C = input channels x multiplier).
+"""DEPTHWISE_CONV_2D, organised as conv2d (docs/kernels.md):
 
-Output channel ``o`` reads input channel ``o // depth_multiplier``; the
-arithmetic is conv2d's (:mod:`aot.kernels.conv2d.compute`) with the channel
-reduction removed, and so is the schedule template
-(:mod:`aot.kernels.conv2d.schedules`: channels innermost for each pixel and
-tap, or one ``aot_depthwise_s8`` per row on arm_cpu).
+* :mod:`~aot.kernels.depthwise_conv2d.compute`: the tensor expression
+  (conv2d's pieces without the channel reduction), registered as the compute rule;
+* :mod:`~aot.kernels.depthwise_conv2d.schedules`: the template per target key
+  (conv2d's, whose knobs cover depthwise rows) and the space and schedule of
+  the blocked rows the auto tuner's ``dwblock`` sketch searches;
+* :mod:`~aot.kernels.depthwise_conv2d.blocked`: the blocked rows' tensor
+  intrinsic;
+* ``include/``: the C, ``aot_depthwise.h`` (the library's row helpers
+  ``aot_depthwise_s8`` and ``aot_depthwise_requant_s8``, with its Helium
+  half) and ``aot_dwblock.h`` (the blocked rows).
+
+The intrinsic onto the row helpers and the rewrite fusing them with the
+epilogue are conv2d's (:mod:`aot.kernels.conv2d.intrin`,
+:mod:`aot.kernels.conv2d.fuse`), beside the template both operators share.
 """
 
-from __future__ import annotations
-
-import numpy as np
-
-from aot.kernels.conv2d.compute import accumulate, epilogue
-from aot.kernels.conv2d.fuse import fused_requant_rows
-from aot.kernels.conv2d.schedules import conv_template
-from aot.kernels.registry import Computed, compute_rule, template
-
-
-@compute_rule("depthwise_conv2d")
-def depthwise_conv2d(ctx, node) -> Computed:
-    acc, bias, qp, macs, stages = accumulate(ctx, node, depthwise=True)
-    if "depthwise_s8" in stages:
-        rows = _fused_rows(node, qp)
-        if rows is not None:
-            # the fused row helper's requantization (conv2d.fuse), read instead of
-            # the bias and table when the schedule fuses the epilogue
-            stages["dw_requant"] = ctx.const(f"{node.name}_dwq", rows)
-    return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)
-
-
-def _fused_rows(node, qp):
-    _, w_t, b_t = node.inputs
-    weights = np.asarray(w_t.data)
-    if node.outputs[0].dtype != "int8" or qp.wide:
-        return None
-    folded = (np.zeros(weights.shape[-1], np.int64) if b_t is None
-              else np.asarray(b_t.data, np.int64).reshape(-1))
-    folded = folded + qp.input_offset * weights.astype(np.int64).sum(axis=(0, 1, 2))
-    folded = ((folded + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)  # the kernel's int32 bias
-    return fused_requant_rows(weights, folded, qp.multiplier, qp.shift, qp.output_offset)
-
-
-for _key in ("arm_cpu", "arm_mve", "riscv"):
-    template(conv_template("depthwise_conv2d", _key))
-template(conv_template("depthwise_conv2d", "generic"), tunable=False)
+from aot.kernels.depthwise_conv2d import compute, schedules  # noqa: F401  (register the rule and templates)

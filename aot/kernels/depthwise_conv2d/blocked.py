@@ -3,7 +3,7 @@
 :func:`dwblock_intrin` declares the accumulators of one output row of a
 depthwise convolution (multiplier 1, dilation 1), ``c[p, o] = sum_{kh, kw}
 a[kh, p * sw + kw, o] * b[kh, kw, o]``, and lowers it to one call of
-``aot_dwblock_s8`` (``include/aot_kernel_dwblock.h``).  The library's
+``aot_dwblock_s8`` (``include/aot_dwblock.h``).  The library's
 depthwise helper pairs four channels of a word (SXTB16) and multiplies them
 one halfword at a time (SMLABB/SMLATT: a MAC per instruction); this one pairs
 two kernel columns of the same channel in a word, so that SMLAD does two MACs:
@@ -21,8 +21,9 @@ two kernel columns of the same channel in a word, so that SMLAD does two MACs:
 per output row; with ``fuse`` each row's call and its ``aot_requant_row_s8``
 epilogue become one ``aot_dwblock_requant_s8`` that requantizes from
 registers with the rows of :func:`aot.kernels.conv2d.fuse.fused_requant_rows`
-(the rewrite of :func:`aot.kernels.conv2d.fuse.fuse_row_calls`).  The auto
-tuner's ``dwblock`` sketch (:mod:`aot.tune.auto.sketch`) makes that schedule.
+(the rewrite of :func:`aot.kernels.conv2d.fuse.fuse_row_calls`).
+:func:`aot.kernels.depthwise_conv2d.schedules.apply_dwblock` makes that
+schedule, the auto tuner's ``dwblock`` sketch (:mod:`aot.tune.auto.sketch`).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def _refuse(node, what):
                        "without peepholes, projection, layer norm or CIFG)")
 
 
-@handwritten("lstm")
+@handwritten("lstm", headers=("aot_lstm.h",))
 def lstm(group, ag, target, name):
     node = group.nodes[0]
     ins = node.inputs
@@ -107,5 +107,5 @@ def lstm(group, ag, target, name):
             -int(x.quant.zero_point[0]), -h_zp, h_zp, m_fc, s_fc, m_ig, s_ig, m_h, s_h,
             qclip, tanh_shift, int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
     macs = node_macs(node)
-    return helper_kernel(name, target, params, consts, "aot_lstm", args, header="aot_lstm.h",
+    return helper_kernel(name, target, params, consts, "aot_lstm", args,
                          macs=macs, op_names=("lstm",), scratch={"gates": ("int16", 4 * n_cell)})

@@ -28,7 +28,7 @@ from aot.quant.arith import quantize_multiplier
 _FLOAT_ACT = {"none": 0, "relu": 1, "relu6": 2, "relu_n1_to_1": 3}
 
 
-@handwritten("svdf")
+@handwritten("svdf", headers=("aot_svdf.h",))
 def svdf(group, ag, target, name):
     node = group.nodes[0]
     x, wf, wt, bias, state = node.inputs
@@ -52,7 +52,7 @@ def svdf(group, ag, target, name):
         args = ("x", "state", "y", "wf", "wt", "bias", *shape,
                 _FLOAT_ACT[node.attrs["activation"]])
         return helper_kernel(name, target, params, consts, "aot_svdf_f32", args,
-                             header="aot_svdf.h", macs=macs, op_names=("svdf",))
+                             macs=macs, op_names=("svdf",))
     types = (x.dtype, wf.dtype, wt.dtype, state.dtype, y.dtype)
     if types not in (("int8", "int8", "int16", "int16", "int8"),
                      ("int8", "int8", "int8", "int8", "int8")):
@@ -69,4 +69,4 @@ def svdf(group, ag, target, name):
             -int(x.quant.zero_point[0]), m1, s1, m2, s2, int(y.quant.zero_point[0]),
             int(state.quant.zero_point[0]), int(info.min), int(info.max))
     return helper_kernel(name, target, params, consts, "aot_svdf_s8", args,
-                         header="aot_svdf.h", macs=macs, op_names=("svdf",))
+                         macs=macs, op_names=("svdf",))

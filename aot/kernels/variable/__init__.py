@@ -15,7 +15,7 @@ from aot.kernels.kernel import KernelError, helper_kernel
 from aot.kernels.registry import handwritten
 
 
-@handwritten("read_variable")
+@handwritten("read_variable", headers=("aot_variable.h",))
 def read_variable(group, ag, target, name):
     node = group.nodes[0]
     (state,), y = node.inputs, node.outputs[0]
@@ -23,10 +23,10 @@ def read_variable(group, ag, target, name):
         raise KernelError(f"read_variable ({node.name}): reads a {state.kind}, not a variable")
     return helper_kernel(name, target, [(state, "state", "state"), (y, "output", "y")], {},
                          "aot_variable_copy", ("state", "y", "y", y.type.nbytes),
-                         header="aot_variable.h", macs=0, op_names=("read_variable",))
+                         macs=0, op_names=("read_variable",))
 
 
-@handwritten("assign_variable")
+@handwritten("assign_variable", headers=("aot_variable.h",))
 def assign_variable(group, ag, target, name):
     node = group.nodes[0]
     (state, value), y = node.inputs, node.outputs[0]
@@ -36,4 +36,4 @@ def assign_variable(group, ag, target, name):
     return helper_kernel(name, target, [(value, "input", "x"), (state, "state", "state"),
                                         (y, "output", "y")], {},
                          "aot_variable_copy", ("x", "state", "y", y.type.nbytes),
-                         header="aot_variable.h", macs=0, op_names=("assign_variable",))
+                         macs=0, op_names=("assign_variable",))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from aot.kernels.depthwise_conv2d.schedules import apply_dwblock
 from aot.kernels.kernel import Kernel
-from aot.tune.auto.sketch import (AutoConfig, AutoSpace, apply_block, apply_dwblock, apply_tiled,
-                                  file_knobs, sketches)
+from aot.tune.auto.sketch import (AutoConfig, AutoSpace, apply_block, apply_tiled, file_knobs,
+                                  sketches)
 from aot.tune.workload import Workload, lower_with
 
 

@@ -1,5 +1,5 @@
 /* Blocked depthwise rows: the tensor intrinsic of the auto tuner's ``dwblock``
-   sketch (aot/tune/auto/sketch.py, aot/kernels/depthwise_conv2d/blocked.py).
+   sketch (aot/kernels/depthwise_conv2d/blocked.py and schedules.py).
    One call computes nrow output rows of npix pixels of a depthwise
    convolution (multiplier 1, dilation 1; output row r reads input rows
    r*sh .. r*sh + KH - 1):
@@ -44,8 +44,8 @@
    pointers is a compile-time constant at the call and the helpers are always
    inlined.  The portable path reads the same layouts with plain multiplies
    and wraps like int32 sums do: every path gives the same bits. */
-#ifndef AOT_KERNEL_DWBLOCK_H
-#define AOT_KERNEL_DWBLOCK_H
+#ifndef AOT_DWBLOCK_H
+#define AOT_DWBLOCK_H
 
 #include "aot_kernel_target.h"
 #include "aot_kernel_fixedpoint.h"
@@ -489,4 +489,4 @@ AOT_INLINE int32_t aot_dwblock_requant_s8(int8_t* y, int32_t y_ps, const int8_t*
   return 0;
 }
 
-#endif /* AOT_KERNEL_DWBLOCK_H */
+#endif /* AOT_DWBLOCK_H */

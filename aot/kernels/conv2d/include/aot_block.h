@@ -21,8 +21,8 @@
    how many 4-byte steps one iteration of the reduction loop does.  The
    portable loops read the same layouts and wrap like int32 sums do, as the
    reference does: every path gives the same bits. */
-#ifndef AOT_KERNEL_BLOCKED_H
-#define AOT_KERNEL_BLOCKED_H
+#ifndef AOT_BLOCK_H
+#define AOT_BLOCK_H
 
 #include "aot_kernel_target.h"
 #include "aot_kernel_int8.h"
@@ -667,4 +667,4 @@ AOT_INLINE int32_t aot_block_patch_requant_s8(int8_t* y, int32_t y_ps, const int
   return 0;
 }
 
-#endif /* AOT_KERNEL_BLOCKED_H */
+#endif /* AOT_BLOCK_H */
