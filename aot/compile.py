@@ -48,6 +48,7 @@ from aot.executor.regions import (MemoryRegionError, PlanRegion, buffer_heat, ch
                                   needs_linker_script, parse_regions, place_constants,
                                   split_for_budget)
 from aot.executor.memory import MemoryPlan, Sizes
+from aot.executor.const_placement import ConstantPlacement, place_default
 from aot.export import (firmware_command, firmware_variables,
                         METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
                         cortex_m_startup, external_build, library_sources, port_settings,
@@ -103,6 +104,9 @@ class CompiledModel:
     # The kernels the stage's loop calls (per patch or band); the RPC cannot run
     # them alone (metadata.json: "in_stage").
     stage_kernels: frozenset[str] = frozenset()
+    # The constants the default placement copied to RAM (aot.executor.const_placement),
+    # else None.
+    placement: ConstantPlacement | None = None
 
     @property
     def is_jit(self) -> bool:
@@ -137,6 +141,7 @@ class CompiledModel:
             "memory_plan": self.plan.to_json(),
             **({"memory_budget": self.budget.to_json()} if self.budget else {}),
             **({"patches": self.patches.to_json()} if self.patches else {}),
+            **({"placement": self.placement.to_json()} if self.placement else {}),
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
@@ -334,6 +339,13 @@ class CompileOptions:
     there, scratch, caller buffers, state, constants copied there); every other
     region holds at most its own size.
 
+    ``placement`` (default True): on a board whose flash reads wait, once the plan is
+    chosen, the constants that pay most are copied into the RAM it leaves
+    (:mod:`aot.executor.const_placement`; ``CompiledModel.placement``).  Not with
+    ``memory_regions`` (their ``+const`` decides) or the llvm codegen (its objects hold
+    the constants); False turns it off; a :class:`Board` places as for that board's
+    memory (``aot profile`` compiles for the emulated board of a real board's core).
+
     ``patches`` (None: left to the compiler; else
     :func:`aot.executor.stages.parse_patches`' form of ``"off"``, ``"auto"``, a grid
     ``"RxC"``, ``"stream"`` or ``"stream:T"``) says which stage runs the leading layers;
@@ -367,6 +379,7 @@ class CompileOptions:
     overlap: bool | None = None
     memory_budget: int | None = None
     memory_regions: tuple[PlanRegion, ...] | None = None
+    placement: bool | Board = True
     patches: object = None
     kernel_library: object = None
     external_options: dict = field(default_factory=dict)
@@ -508,9 +521,29 @@ def compile_model(model, options: CompileOptions | Target | Board | str = "host/
     clock = _Clock(timings)
     options = _as_options(options, keywords)
     clock.lap("frontend")  # the target and board resolved, the options checked
-    planned = _choose_plan(model, options)
+    planned = _placed(_choose_plan(model, options), options)
     planned.timings[:0] = timings
     return planned.emit(measure_code=options.measure_code, cache_dir=options.cache_dir)
+
+
+def _placed(planned: PlannedModel, options: CompileOptions) -> PlannedModel:
+    """``planned`` with the default placement's constants in RAM (``options.placement``):
+    made once the plan is chosen, so it changes neither the plan nor the choice."""
+    board = planned.board
+    if options.placement is False or options.memory_regions is not None or board is None \
+            or planned.target.kind != "c":
+        return planned
+    graph = planned.graph
+    placement = place_default(
+        planned.plan, planned.kernels, board, ram_used=_ram_used(planned.plan, planned.kernels),
+        io_copy_bytes=sum(t.type.nbytes for t in (*graph.inputs, *graph.outputs)),
+        ram_budget=options.memory_budget,
+        priced=options.placement if isinstance(options.placement, Board) else None)
+    if placement is None:
+        return planned
+    kernels = [k.in_section(constant_section(planned.name, placement.homes[k.name]))
+               if k.name in placement.homes else k for k in planned.kernels]
+    return dataclasses.replace(planned, kernels=kernels, placement=placement)
 
 
 def _choose_plan(model, options: CompileOptions) -> PlannedModel:
@@ -786,9 +819,7 @@ def _place(plan: MemoryPlan, graph: Graph, kernels, options: CompileOptions) -> 
     kernels = [_bind_inplace(k, plan) for k in kernels]
     if regions is None or not any(r.const for r in regions):
         return kernels
-    lay = entry.layout(plan, kernels)
-    ram_used = (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
-                else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
+    ram_used = _ram_used(plan, kernels)
     ram_budget = options.ram_budget
     if ram_budget is not None:
         # The budget counts what the model owns in ram (docs/memory.md "Memory
@@ -798,6 +829,14 @@ def _place(plan: MemoryPlan, graph: Graph, kernels, options: CompileOptions) -> 
     homes = place_constants(plan, kernels, list(regions), ram_used=ram_used)
     return [k.in_section(constant_section(options.name, homes[k.name])) if k.name in homes
             else k for k in kernels]
+
+
+def _ram_used(plan: MemoryPlan, kernels) -> int:
+    """Bytes of ``ram`` the model owns: the workspace with its scratch, the state
+    and the caller's buffers."""
+    lay = entry.layout(plan, kernels)
+    return (lay.scratch_offset + lay.scratch_bytes if lay.scratch_bytes
+            else lay.workspace_bytes) + plan.state_bytes + plan.io_bytes
 
 
 def _check_llvm(model: str, kernels, external, options: CompileOptions) -> None:
@@ -836,6 +875,7 @@ class PlannedModel:
     patches: entry.PatchCode | entry.StreamCode | None
     stage_kernels: frozenset[str]
     jit: bool = False             # the llvm target of this machine (no artifact)
+    placement: ConstantPlacement | None = None  # the default placement's (compile_model)
     timings: list[tuple[str, float, float]] = field(default_factory=list)
     # Per split group (placement.cores > 1): its parts' kernels with the byte offsets of
     # their arguments (aot.kernels.parts), for the entry function's hand-over to the
@@ -880,7 +920,7 @@ class PlannedModel:
             module = build_kernels(compiled_by_llvm, target,
                                    self.library.support_files(target))
         common = dict(budget=self.budget, patches=self.patches,
-                      stage_kernels=self.stage_kernels)
+                      stage_kernels=self.stage_kernels, placement=self.placement)
         if self.jit:
             program = self.program
             lap("codegen")
@@ -1120,7 +1160,9 @@ def compile_group(models, options: CompileOptions | Target | Board | str = "host
 
     ``names`` are their C prefixes, one per model; by default each model
     file's stem (``kws.tflite`` -> ``kws``) or graph name as a C identifier.
-    ``name`` is the group's prefix (its header, ``name_workspace``).
+    ``name`` is the group's prefix (its header, ``name_workspace``).  The models'
+    constants stay in flash (no default placement: each model alone would take the RAM
+    the others need).
     """
     models = list(models)
     if names is None:
@@ -1139,7 +1181,8 @@ def compile_group(models, options: CompileOptions | Target | Board | str = "host
     entry.check_name(name)
     _check_group_names(name, [(n, str(m.name if isinstance(m, Graph) else m))
                               for m, n in zip(models, names)])
-    return group_models([compile_model(m, dataclasses.replace(options, name=n))
+    return group_models([compile_model(m, dataclasses.replace(options, name=n,
+                                                              placement=False))
                          for m, n in zip(models, names)], name)
 
 

@@ -152,6 +152,11 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
                         "ranks); +const also copies the hottest kernels' constants there at "
                         "start-up, +stack puts the firmware's stack there; the artifact adds a "
                         "linker script for them (docs/memory.md)")
+    parser.add_argument("--no-placement", action="store_false", dest="placement",
+                        help="keep every constant in flash; by default, on a board whose flash "
+                        "reads wait, the constants read most per byte are copied to the RAM "
+                        "the plan leaves at start-up (docs/memory.md \"Placement\"); "
+                        "--memory-regions replaces the default")
     parser.add_argument("--patches", metavar="off|auto|RxC|stream[:T]", default=None,
                         help="run the first layers as a stage: by default a stream stage "
                         "(bands of rows, no recomputation) when one lowers the RAM within 5%% "
@@ -253,7 +258,8 @@ def options_from_args(args: argparse.Namespace, target, board, **options):
         disabled_pass=args.disabled_pass, dump_after=args.dump_after,
         io_in_workspace=args.io_in_workspace, inplace=args.inplace, overlap=args.overlap,
         memory_budget=args.memory_budget, memory_regions=args.memory_regions,
-        patches=args.patches, codegen_options=codegen_options(args, target), **options)
+        patches=args.patches, placement=args.placement,
+        codegen_options=codegen_options(args, target), **options)
 
 
 def _text_stream(args: argparse.Namespace):
@@ -535,7 +541,9 @@ def run_one(args: argparse.Namespace) -> int:
             "memory_budget": compiled.budget.to_json() if compiled.budget else None,
             "patches": compiled.patches.to_json() if compiled.patches else None,
             "memory_regions": dict(plan.regions), "region_constants": dict(
-                plan.region_constants), "memory_chart": str(chart) if chart else None,
+                plan.region_constants),
+            "placement": compiled.placement.to_json() if compiled.placement else None,
+            "memory_chart": str(chart) if chart else None,
             "layers": compiled.layers() if compiled.target.attrs.get("libs") else None,
             "tuning_records": tuning_json(tuned)}, indent=2))
         return 0
@@ -550,11 +558,13 @@ def run_one(args: argparse.Namespace) -> int:
         print(f"  {compiled.budget.summary()}")
     if compiled.patches is not None:
         print(f"  {compiled.patches.summary()}")
-    if compiled.plan.region_constants:
+    if compiled.plan.region_constants and compiled.placement is None:  # --memory-regions
         moved = [k.name for k in compiled.kernels if k.constant_section]
         print("  constants copied at start-up: " + ", ".join(
             f"{n} bytes to {r}" for r, n in compiled.plan.region_constants.items())
               + f" (the kernels {', '.join(moved)})")
+    for line in compiled.placement.lines() if compiled.placement else ():
+        print(f"  {line}")
     if compiled.plan.stack_region:
         print(f"  stack: {compiled.plan.stack_bytes} bytes in {compiled.plan.stack_region}")
     if compiled.plan.regions:

@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Arm's CMSIS-NN source tree, used in place by -libs=cmsis-nn; "
                         "default: $CMSIS_NN_PATH")
     add_tuning_arguments(parser)
+    parser.add_argument("--no-placement", action="store_false", dest="placement",
+                        help="keep every constant in flash (by default they are placed as "
+                        "aot compile --board places them; docs/memory.md \"Placement\")")
     parser.add_argument("--chart", type=Path, metavar="FILE.svg",
                         help="also write a bar chart of the cycles per kernel")
     add_cache_arguments(parser)
@@ -71,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     tuned = kernel_library(args, target, board, args.model)
     profile = profile_model(args.model, args.board, inputs=inputs, seed=args.seed,
                             target=args.target, codegen_options=codegen_options(args, target),
-                            cache_dir=cache_dir(args), jobs=args.jobs, kernel_library=tuned)
+                            cache_dir=cache_dir(args), jobs=args.jobs, kernel_library=tuned,
+                            **({} if args.placement else {"placement": False}))
     if args.chart is not None:
         try:
             args.chart.write_text(profile_svg(profile))

@@ -139,8 +139,8 @@ def memory_for_board(board) -> MemorySystem:
     if ws is None and "fetch_cycles" not in flash:
         raise CycleModelError(f"{where}: the flash read time is missing: give "
                               "memory.flash.wait_states or memory.timing.flash.fetch_cycles")
-    fetch = ws if ws is not None else flash["fetch_cycles"]
-    data = flash.get("data_cycles", fetch)
+    reads = mem.flash_reads()
+    fetch, data = reads.fetch_cycles, reads.data_cycles
     listed = set(mem.caches or ())
     caches = []
     for c in timing["caches"]:

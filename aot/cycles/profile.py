@@ -90,6 +90,8 @@ class Profile:
     outputs: tuple[np.ndarray, ...] = ()
     #: the emulated board whose QEMU run produced the trace
     trace_board: str | None = None
+    #: what the compiler's placement copied to RAM (metadata.json's ``placement``), or None
+    placement: dict | None = None
 
     @property
     def stall_cycles(self) -> float:
@@ -122,6 +124,7 @@ class Profile:
             "core_model": "approximate" if self.core.approximate else "TRM tables",
             "memory": self.memory.to_json(),
             "trace_board": self.trace_board,
+            "placement": self.placement,
             "clock_hz": self.clock_hz,
             "instructions": self.instructions,
             "rpc_instructions": self.rpc_instructions,
@@ -168,8 +171,13 @@ class Profile:
         title = f"{self.model} on {self.board}: {self.core.name} cycle estimate ({kind})"
         traced = ("" if self.trace_board in (None, self.board)
                   else f"; trace from {self.trace_board}, priced with {self.board}'s memory")
-        out = [title, f"memory: {self.memory.describe()}{traced}", fmt(head),
-               fmt(["-" * w for w in widths])]
+        out = [title, f"memory: {self.memory.describe()}{traced}"]
+        if self.placement is not None:
+            moved = self.placement["moved"]
+            out.append(f"placement: {sum(m['bytes'] for m in moved):,} bytes of constants of "
+                       f"{len(moved)} kernels copied to {self.placement['region']} (the "
+                       f"compiler estimated {self.placement['cycles_saved']:,} cycles saved)")
+        out += [fmt(head), fmt(["-" * w for w in widths])]
         out += [fmt(r) for r in lines]
         if not self.trace_complete:
             out.append(f"warning: the trace holds {self.instructions:,} instructions but the "
@@ -195,6 +203,8 @@ def profile_model(model, board: str, *, inputs: list[np.ndarray] | None = None, 
     ``compile_options`` go to :func:`aot.compile.compile_model` (``codegen_options=
     {"cmsis-nn": {"path": ...}}``, ``patches="off"``, ...).  The profile's ``outputs``
     are what the traced run computed, for the caller to check against the reference.
+    The default placement (docs/memory.md "Placement") is made for ``board``'s memory,
+    as ``aot compile --board`` makes it; ``placement=False`` keeps every constant in flash.
     """
     record = load_board(board)
     core = core_for_board(record)      # refuse before compiling anything
@@ -204,6 +214,7 @@ def profile_model(model, board: str, *, inputs: list[np.ndarray] | None = None, 
         raise CycleModelError(f"{record.tag}: memory.timing.trace_board {trace.tag} is not "
                               "emulated; name an emulated board of the same core")
     check_emulated(trace)
+    compile_options.setdefault("placement", record)
     compiled = compile_model(model, resolve_target(trace.tag, refine=target)[0], name=name,
                              measure_code=False, **compile_options)
     graph = compiled.graph
@@ -302,7 +313,8 @@ def profile_project(project, core: CoreTiming, memory: MemorySystem | None, inpu
                               est.cycles + (stall.total if stall else 0.0), 0, None, stall))
     return Profile(model=model_name, board=board.tag, core=core, memory=memory,
                    clock_hz=board.clock_hz, rpc_instructions=whole, rows=tuple(rows),
-                   by_class=dict(by_class), outputs=outputs, trace_board=project.board.tag)
+                   by_class=dict(by_class), outputs=outputs, trace_board=project.board.tag,
+                   placement=meta.get("placement"))
 
 
 def same_run(records: np.ndarray, window, stop: int) -> np.ndarray:

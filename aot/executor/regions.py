@@ -211,16 +211,23 @@ def constant_footprint(kernel) -> int:
     return sum(-(-c.data.nbytes // a) * a for c in kernel.constants)
 
 
+def copyable(kernels) -> list:
+    """The kernels whose constants can be copied to RAM at start-up: the loop-IR
+    kernels with constants (SVDF and LSTM too: one call of their header's
+    helper); external kernels keep theirs in flash."""
+    return [k for k in kernels if k.func is not None and k.constants
+            and getattr(k, "codegen", "aot") == "aot"]
+
+
 def place_constants(plan: MemoryPlan, kernels, regions: list[PlanRegion], *,
-                    ram_used: int) -> dict[str, str]:
+                    ram_used: int, heat=constant_reuse) -> dict[str, str]:
     """Choose the kernels whose constants are copied at start-up into a region
     marked ``+const``: ``{kernel name: region}``; records the bytes per region
     in ``plan.region_constants``.
 
-    Candidates are the loop-IR kernels with constants (SVDF and LSTM too:
-    one call of their header's helper; external kernels keep theirs in
-    flash), hottest per byte first (:func:`constant_reuse`), then smaller
-    first; each goes whole into the
+    Candidates are the :func:`copyable` kernels among ``kernels``, hottest per
+    byte first (``heat(kernel)``, by default :func:`constant_reuse`), then
+    smaller first; each goes whole into the
     fastest ``+const`` region whose capacity still has room after the
     workspace buffers placed there (``ram``: ``ram_used``, the workspace with
     its scratch, the state and the caller's buffers) and the constants chosen
@@ -232,10 +239,8 @@ def place_constants(plan: MemoryPlan, kernels, regions: list[PlanRegion], *,
             for r in targets}
     chosen: dict[str, str] = {}
     totals: dict[str, int] = {}
-    candidates = [k for k in kernels if k.func is not None and k.constants
-                  and getattr(k, "codegen", "aot") == "aot"]
-    for k in sorted(candidates, key=lambda k: (-constant_reuse(k), constant_footprint(k),
-                                               k.name)):
+    for k in sorted(copyable(kernels), key=lambda k: (-heat(k), constant_footprint(k),
+                                                      k.name)):
         for r in targets:
             # A pool's copied constants also hold the mark word the entry checks.
             size = constant_footprint(k) + (MARK_BYTES if r.name != MAIN

@@ -48,6 +48,31 @@ class Region:
         return self.origin + self.length
 
 
+@dataclass(frozen=True)
+class FlashReads:
+    """What reading flash costs on a board, from its record's ``memory.timing``: the
+    cycles a fetch and a data read wait when they miss everything in front of the
+    flash (``memory.flash.wait_states``, or ``timing.flash.fetch_cycles`` and
+    ``data_cycles`` where the flash has no such setting), the bytes one data-read
+    miss brings (the line of the nearest data cache serving flash, else the
+    flash's width), that cache's size (0: none), and SRAM's wait states.
+
+    The cycle estimate simulates every access (:mod:`aot.cycles.memory`); this
+    summary is what the compiler's placement prices with (docs/memory.md
+    "Placement")."""
+
+    fetch_cycles: int
+    data_cycles: int
+    data_line_bytes: int
+    data_cache_bytes: int
+    sram_wait_states: int
+
+    @property
+    def zero_wait(self) -> bool:
+        """Flash data reads cost what SRAM's do (the emulated boards)."""
+        return self.data_cycles <= self.sram_wait_states
+
+
 #: Bytes a bare-metal port's linker script reserves for the stack at the top
 #: of ``ram`` unless the board record says otherwise (``memory.stack_bytes``);
 #: runtime_c/board.mk and runtime.cmake default to the same for port-only builds.
@@ -76,6 +101,29 @@ class Memory:
 
     def regions(self) -> tuple[Region, ...]:
         return (self.flash, self.ram, *self.pools)
+
+    def flash_reads(self) -> FlashReads | None:
+        """What a flash read costs (:class:`FlashReads`), or None where the record
+        describes no memory timing or gives neither ``memory.flash.wait_states``
+        nor ``timing.flash.fetch_cycles`` (the cycle estimate's
+        :func:`aot.cycles.memory.memory_for_board` refuses such a record by name)."""
+        timing = self.timing
+        if timing is None:
+            return None
+        flash = timing["flash"]
+        fetch = self.flash.wait_states
+        if fetch is None:
+            fetch = flash.get("fetch_cycles")
+        if fetch is None:
+            return None
+        data_caches = [c for c in timing["caches"] if c["serves"] in ("flash", "all")
+                       and c["access"] in ("data", "both")]
+        nearest = data_caches[0] if data_caches else None
+        return FlashReads(
+            fetch_cycles=fetch, data_cycles=flash.get("data_cycles", fetch),
+            data_line_bytes=nearest["line_bytes"] if nearest else flash["width_bytes"],
+            data_cache_bytes=nearest.get("bytes", nearest["line_bytes"]) if nearest else 0,
+            sram_wait_states=timing["sram"]["wait_states"])
 
     def linker_memory(self) -> str:
         """The ``MEMORY`` command of a GNU ld script for these regions.

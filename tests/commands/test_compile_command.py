@@ -225,6 +225,26 @@ def test_memory_regions_with_constants_stack_and_report(tmp_path, capsys):
     assert panels == ["region-ram", "region-isram"]
 
 
+def test_the_default_placement_is_reported_and_recorded(tmp_path, capsys):
+    """qemu/netduinoplus2's record prices its flash: the hot constants move to ram,
+    the report says what and the estimated gain; --no-placement keeps them in flash."""
+    out = tmp_path / "a"
+    assert main(["compile", HELLO, "--board", "qemu/netduinoplus2", "-o", str(out),
+                 "--no-code-size"]) == 0
+    text = capsys.readouterr().out
+    placed = json.loads((out / "metadata.json").read_text())["placement"]
+    moved = placed["moved"]
+    assert moved and all(m["region"] == "ram" for m in moved)
+    assert (f"  placement (qemu/netduinoplus2's flash waits): the constants of {len(moved)} "
+            f"kernels") in text
+    assert f"{sum(m['bytes'] for m in moved)} bytes, copied to ram at start-up, about " \
+           f"{placed['cycles_saved']:,} cycles per inference saved" in text
+    assert main(["--json", "compile", HELLO, "--board", "qemu/netduinoplus2", "-o",
+                 str(tmp_path / "c"), "--no-code-size", "--no-placement"]) == 0
+    assert json.loads(capsys.readouterr().out)["placement"] is None
+    assert "placement" not in json.loads((tmp_path / "c" / "metadata.json").read_text())
+
+
 def test_a_group_takes_memory_regions_on_the_command_line(tmp_path, capsys):
     out = tmp_path / "g"
     assert main(["compile", KWS, HELLO, "--board", "qemu/mps2-an386", "-o", str(out),

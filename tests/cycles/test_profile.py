@@ -162,6 +162,31 @@ def test_profile_of_a_real_board_prices_the_emulated_trace_with_its_memory(capsy
 
 @pytest.mark.slow
 @pytest.mark.qemu
+def test_the_default_placement_lowers_the_real_boards_flash_stalls(capsys):
+    """Placed as aot compile --board st/nucleo-l4r5zi places it, the model's hot
+    constants are read from SRAM in the trace: fewer flash data stalls than with
+    --no-placement, and the report names the bytes moved."""
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("needs qemu-system-arm and arm-none-eabi-gcc")
+    assert main(["profile", str(HELLO), "--board", "st/nucleo-l4r5zi", "--json"]) == 0
+    placed = json.loads(capsys.readouterr().out)
+    assert main(["profile", str(HELLO), "--board", "st/nucleo-l4r5zi", "--json",
+                 "--no-placement"]) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert kept["placement"] is None and placed["placement"]["board"] == "st/nucleo-l4r5zi"
+    assert placed["placement"]["moved"]
+
+    def flash_loads(profile):
+        return sum(k["memory_stalls"]["accesses"].get("flash_load", 0)
+                   for k in profile["kernels"])
+    assert flash_loads(placed) < flash_loads(kept)
+    assert placed["memory_stall_cycles"] < kept["memory_stall_cycles"]
+    assert main(["profile", str(HELLO), "--board", "st/nucleo-l4r5zi"]) == 0
+    assert "placement: " in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
 def test_profile_of_a_model_with_a_stream_stage(tmp_path, capsys):
     """magic_wand compiles with a stream stage by default: the stage's kernels run
     only inside its band loop, so they are not timed alone, and their MACs are one
