@@ -10,7 +10,13 @@ raspberrypi/pico): ``aot profile --board TAG`` compiles the model for the
 emulated board of the board's core (its record's ``memory.timing.trace_board``),
 traces one inference under QEMU and prices it with the board's core table,
 once as the core alone (zero wait states) and once with the board's memory
-(flash wait states, caches, prefetch: docs/cycles.md "Memory stalls").  The
+(flash wait states, caches, prefetch: docs/cycles.md "Memory stalls"), every
+constant read from flash (``placement=False``); then again with the default
+placement ``aot compile --board`` makes for that board (the hottest constants
+copied to the RAM the plan leaves, docs/memory.md "Placement"), the "placed"
+columns, with the estimated gain the compiler reported beside it.  A last table
+gives the compiler's own placement per model and board (aot's kernels, no QEMU:
+the Pico's rows too, whose trace board is too small to profile them).  The
 same for TFLM+CMSIS-NN's kernels (``-libs=cmsis-nn``, every layer CMSIS-NN
 supports, compiled from ../shared/third_party/CMSIS-NN).  Both sides' outputs
 are checked bit-exact against aot.reference (exit status 1 when one is not).
@@ -40,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from aot.compile import compile_model  # noqa: E402
 from aot.cycles.profile import profile_model  # noqa: E402
 from aot.errors import AotError  # noqa: E402
 from aot.firmware.verify import random_inputs, reference_outputs  # noqa: E402
@@ -67,18 +74,50 @@ def _profile(path: Path, board: str, inputs, want, libs: bool) -> dict:
     options = {"target": "c -libs=cmsis-nn",
                "codegen_options": {"cmsis-nn": {"path": str(CMSIS_NN)}}} if libs else {}
     try:
-        p = profile_model(path, board, inputs=inputs, **options)
+        p = profile_model(path, board, inputs=inputs, placement=False, **options)
     except AotError as err:
         return {"error": str(err).splitlines()[0][:160]}
-    exact = len(p.outputs) == len(want) and all(
-        np.array_equal(got, w[0]) for got, w in zip(p.outputs, want))
+    exact = _exact(p, want)
+    placed = _placed(path, board, inputs, want, options)
     core = p.cycles - p.stall_cycles
     clock = p.clock_hz
     return {"trace_board": p.trace_board, "instructions": p.rpc_instructions,
             "core_cycles": round(core), "cycles": round(p.cycles),
             "stall_cycles": round(p.stall_cycles),
             "ms_zero_wait": round(core / clock * 1e3, 3),
-            "ms": round(p.cycles / clock * 1e3, 3), "clock_hz": clock, "exact": exact}
+            "ms": round(p.cycles / clock * 1e3, 3), "clock_hz": clock,
+            "exact": exact and placed.get("exact", True), "placed": placed}
+
+
+def _exact(p, want) -> bool:
+    return len(p.outputs) == len(want) and all(
+        np.array_equal(got, w[0]) for got, w in zip(p.outputs, want))
+
+
+def _placed(path: Path, board: str, inputs, want, options) -> dict:
+    """The profile with the default placement for ``board``, and what it moved."""
+    try:
+        p = profile_model(path, board, inputs=inputs, **options)
+    except AotError as err:
+        return {"error": str(err).splitlines()[0][:160]}
+    moved = p.placement["moved"] if p.placement else []
+    return {"cycles": round(p.cycles), "ms": round(p.cycles / p.clock_hz * 1e3, 3),
+            "moved_bytes": sum(m["bytes"] for m in moved),
+            "estimated_saving": p.placement["cycles_saved"] if p.placement else 0,
+            "exact": _exact(p, want)}
+
+
+def _estimate(path: Path, board: str) -> dict:
+    """What ``aot compile --board`` places for ``board`` and the gain it estimates."""
+    try:
+        placement = compile_model(path, board, measure_code=False).placement
+    except AotError as err:
+        return {"error": str(err).splitlines()[0][:160]}
+    if placement is None:
+        return {"moved_bytes": 0, "left_bytes": 0, "estimated_saving": 0}
+    return {"moved_bytes": sum(m.bytes for m in placement.moved),
+            "left_bytes": sum(m.bytes for m in placement.left),
+            "estimated_saving": round(placement.cycles_saved)}
 
 
 def _cmsis_version() -> str:
@@ -103,7 +142,8 @@ def main(argv=None) -> int:
     results, ok = [], True
     print(f"CMSIS-NN: {CMSIS_NN} ({_cmsis_version()})")
     head = ("model", "board", "side", "trace", "cycles 0 WS", "ms 0 WS", "cycles mem",
-            "ms mem", "stalls", "exact")
+            "ms mem", "stalls", "cycles placed", "ms placed", "moved bytes",
+            "est. saving", "exact")
     rows = []
     for name in models:
         path = MODELS_DIR / f"{name}.tflite"
@@ -117,14 +157,19 @@ def main(argv=None) -> int:
                 r.update(model=name, board=board, side=side)
                 results.append(r)
                 if "error" in r:
-                    rows.append((name, f"{board} @{mhz:g}", side, "", r["error"], "", "", "",
-                                 "", ""))
+                    rows.append((name, f"{board} @{mhz:g}", side, "", r["error"],
+                                 *[""] * (len(head) - 5)))
                     continue
                 ok &= r["exact"]
+                placed = r["placed"]
                 rows.append((name, f"{board} @{mhz:g}", side, r["trace_board"],
                              f"{r['core_cycles']:,}", f"{r['ms_zero_wait']:.3f}",
                              f"{r['cycles']:,}", f"{r['ms']:.3f}",
                              f"{100 * r['stall_cycles'] / r['cycles']:.1f}%",
+                             *((placed["error"], "", "", "") if "error" in placed else
+                               (f"{placed['cycles']:,}", f"{placed['ms']:.3f}",
+                                f"{placed['moved_bytes']:,}",
+                                f"{placed['estimated_saving']:,}")),
                              "yes" if r["exact"] else "NO"))
                 print(" | ".join(rows[-1]), flush=True)
     print()
@@ -148,9 +193,27 @@ def main(argv=None) -> int:
         print(f"| {r['model']} | {r['ms']:.2f} | {measured:.2f} | {ratio:.3f} | "
               f"{'yes' if abs(ratio - 1) <= 0.2 else 'no'} |")
     print(f"{within} of the models within 20%")
+    print()
+    print("The compiler's placement (aot compile --board, aot's kernels): bytes of constants "
+          "copied to RAM, left in flash for lack of room, estimated cycles saved per inference")
+    print("| model | board | moved bytes | left in flash | est. cycles saved | est. ms saved |")
+    print("|---|---|---|---|---|---|")
+    estimates = []
+    for name in models:
+        for board in boards:
+            e = _estimate(MODELS_DIR / f"{name}.tflite", board)
+            e.update(model=name, board=board)
+            estimates.append(e)
+            if "error" in e:
+                print(f"| {name} | {board} | {e['error']} | | | |")
+                continue
+            ms = e["estimated_saving"] / load_board(board).clock_hz * 1e3
+            print(f"| {name} | {board} | {e['moved_bytes']:,} | {e['left_bytes']:,} | "
+                  f"{e['estimated_saving']:,} | {ms:.2f} |")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps({"profiles": results, "placement": estimates},
+                                        indent=2))
     return 0 if ok else 1
 
 
