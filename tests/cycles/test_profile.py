@@ -262,11 +262,12 @@ def test_profile_with_tuning_records(tmp_path, capsys):
                                 config.to_json(), "ok", 100, "estimated_cycles",
                                 model=rec.model_identity(HELLO))])
     runs = {}
-    for label, extra in (("untuned", []), ("tuned", ["--tuning-records", str(log)])):
+    for label, extra in (("untuned", ["--no-tuned-defaults"]),
+                         ("tuned", ["--tuning-records", str(log)])):
         assert main(["profile", str(HELLO), "--board", board.tag, "--json", *extra]) == 0
         runs[label] = json.loads(capsys.readouterr().out)
     assert runs["tuned"]["tuning_records"] == {"applied": len(wl.groups), "tunable": 3,
-                                               "stale": []}
+                                               "stale": [], "shipped": None}
     assert "tuning_records" not in runs["untuned"]
     cycles = {label: [k["cycles"] for k in run["kernels"]] for label, run in runs.items()}
     assert cycles["tuned"] != cycles["untuned"]   # the loops differ from the library's kernel
