@@ -11,10 +11,11 @@ emulated board of the board's core (its record's ``memory.timing.trace_board``),
 traces one inference under QEMU and prices it with the board's core table,
 once as the core alone (zero wait states) and once with the board's memory
 (flash wait states, caches, prefetch: docs/cycles.md "Memory stalls"), every
-constant read from flash (``placement=False``); then again with the default
-placement ``aot compile --board`` makes for that board (the hottest constants
-copied to the RAM the plan leaves, docs/memory.md "Placement"), the "placed"
-columns, with the estimated gain the compiler reported beside it.  A last table
+constant read from flash (``placement=False``); then again as ``aot compile
+--board`` compiles by default: the placement it makes for that board (the hottest
+constants copied to the RAM the plan leaves, docs/memory.md "Placement") and, for
+aot's kernels, the pre-tuned records aot ships for the core (docs/tuning.md), the
+"placed" columns, with the estimated gain the compiler reported beside it.  A last table
 gives the compiler's own placement per model and board (aot's kernels, no QEMU:
 the Pico's rows too, whose trace board is too small to profile them).  The
 same for TFLM+CMSIS-NN's kernels (``-libs=cmsis-nn``, every layer CMSIS-NN
@@ -52,6 +53,7 @@ from aot.errors import AotError  # noqa: E402
 from aot.firmware.verify import random_inputs, reference_outputs  # noqa: E402
 from aot.frontend import load_model  # noqa: E402
 from aot.target import load_board  # noqa: E402
+from aot.tune.library import TunedKernels  # noqa: E402
 
 MODELS_DIR = ROOT.parent / "shared" / "models"
 CMSIS_NN = ROOT.parent / "shared" / "third_party" / "CMSIS-NN"
@@ -95,15 +97,22 @@ def _exact(p, want) -> bool:
 
 
 def _placed(path: Path, board: str, inputs, want, options) -> dict:
-    """The profile with the default placement for ``board``, and what it moved."""
+    """The profile of what ``aot compile --board`` makes by default: the default
+    placement for ``board`` and, for aot's kernels, the pre-tuned records aot ships
+    for the board's core (docs/tuning.md); what it moved and how many records applied."""
+    tuned = None
+    if "target" not in options:   # aot's kernels: the shipped records apply
+        tuned = TunedKernels.shipped_for(load_board(board).target)[0]
     try:
-        p = profile_model(path, board, inputs=inputs, **options)
+        p = profile_model(path, board, inputs=inputs, kernel_library=tuned, **options)
     except AotError as err:
         return {"error": str(err).splitlines()[0][:160]}
     moved = p.placement["moved"] if p.placement else []
-    return {"cycles": round(p.cycles), "ms": round(p.cycles / p.clock_hz * 1e3, 3),
+    return {"cycles": round(p.cycles), "core_cycles": round(p.cycles - p.stall_cycles),
+            "ms": round(p.cycles / p.clock_hz * 1e3, 3),
             "moved_bytes": sum(m["bytes"] for m in moved),
             "estimated_saving": p.placement["cycles_saved"] if p.placement else 0,
+            "pretuned_applied": len(tuned.applied) if tuned is not None else 0,
             "exact": _exact(p, want)}
 
 
