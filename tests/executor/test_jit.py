@@ -1,7 +1,7 @@
-"""Models compiled for the ``llvm`` target: the entry program run by
-aot.executor.jit over MCJIT kernels equals the C entry function built by gcc.
+"""Models compiled for the ``llvm`` target: the entry function and kernels compiled
+by MCJIT (aot.executor.jit) equal the C entry function built by gcc.
 
-Both run the same :class:`~aot.executor.codegen.EntryProgram`; these tests
+Both are the same loop IR (:func:`~aot.executor.codegen.lower_entry`); these tests
 cover what the shared models do not: inputs and outputs in the workspace,
 views, constants passed as arguments and state carried between invocations
 (with a small loop-IR kernel library, since the real library's stateful
@@ -17,7 +17,8 @@ from test_codegen import _inputs, toy_graph
 from aot import te
 from aot.commands.run import run_on_host
 from aot.compile import compile_model
-from aot.executor.codegen import Copy, KernelCall, Note
+from aot.tir import Call, Evaluate, IfThenElse, LetStmt
+from aot.tir.functor import all_nodes
 from aot.kernels import Kernel, KernelParam
 
 _OPS = {"relu": lambda a: te.if_then_else(a > 0.0, a, te.const(0.0, "float32")),
@@ -95,17 +96,18 @@ def test_real_kernels_through_the_jit_equal_the_c_entry(io_in_workspace, inplace
         assert c.tobytes() == j.tobytes()
 
 
-def test_the_entry_program_is_what_the_c_entry_prints():
+def test_the_jit_runs_the_entry_function_the_c_entry_prints():
     compiled = compile_model(toy_graph(), "llvm", name="toy", measure_code=False,
                              io_in_workspace=True)
-    steps = compiled.program.steps
-    assert [type(s) for s in steps if not isinstance(s, KernelCall)] == [Note]
-    assert [s.kernel for s in steps if isinstance(s, KernelCall)] == list(
-        range(len(compiled.kernels)))
-    assert any(s.comment.endswith("a view, no code") for s in steps if isinstance(s, Note))
-    assert all(isinstance(c, Copy) and c.unless_same for c in compiled.program.prologue)
-    assert [a.ref.space for a in steps[0].args] == ["workspace", "workspace"]
-    assert compiled.files == {} and compiled.llvm is not None
+    run = compiled.lowered.run
+    calls = [n.name for n in all_nodes(run.body) if isinstance(n, Call) and n.kind == "extern"]
+    assert sorted(calls) == sorted(k.name for k in compiled.kernels)  # the view has no code
+    steps = run.body.seq
+    # inputs copied into the workspace unless the caller passed its bytes, first
+    assert isinstance(steps[0], IfThenElse) and isinstance(steps[0].then_case, Evaluate)
+    assert isinstance(steps[1], LetStmt)  # then the first kernel's call
+    assert [p.kind for p in compiled.lowered.params] == ["workspace", "input", "output", "output"]
+    assert compiled.files == {} and run.name in compiled.llvm.units
 
 
 def test_state_and_constant_arguments_carry_over_invocations(tmp_path):
@@ -127,7 +129,7 @@ def test_reset_restores_the_state():
     graph = toy_graph(with_state=True)
     compiled = compile_model(graph, "llvm", name="toy", measure_code=False,
                              kernel_library=LoopIRToyLibrary())
-    assert compiled.program.constants and compiled.program.states
+    assert compiled.lowered.constants and compiled.lowered.states
     model = compiled.jit()
     x = _inputs(1, seed=2)[0][0]
     first = model.run([x])[0].copy()
