@@ -471,7 +471,8 @@ class _Bindings:
                 ident = f"{self.name}_state_{len(self.states)}"
                 self.states[id(t)] = (_Array(t, ident),
                                       decl_buffer((max(t.type.size, 1),), t.dtype, ident))
-            return _Ptr(self.states[id(t)][1], 0, t.dtype, writable)
+            # state is the model's own mutable array, whichever way a kernel declares it
+            return _Ptr(self.states[id(t)][1], 0, t.dtype, True)
         if t.kind == "constant":
             if writable:
                 raise CodegenError(f"a kernel writes the constant tensor {t.name!r}")
