@@ -45,7 +45,10 @@ of the support headers' helpers are linked from the headers' LLVM bitcode
 (:mod:`aot.codegen.llvm_helpers`) and inlined with the call's constants,
 for the JIT and for objects alike; any other call (``import_c`` code) is
 an external function the host JIT builds from its C
-(:mod:`aot.codegen.llvm_jit`) and objects leave to the board's compiler.
+(:mod:`aot.codegen.llvm_jit`) and objects leave to the board's compiler,
+except a call of another unit of the module (an entry function calling the
+kernels), which the link resolves.  ``memcpy``/``memmove``/``memset`` are
+LLVM's intrinsics; an ``Address`` is a byte ``getelementptr``.
 """
 
 from __future__ import annotations

@@ -9,25 +9,32 @@ plan.  Output: C text per file of the artifact (:func:`generate`):
 * ``codegen/P.c``: the entry function, one plain call per kernel in order,
   each argument a caller pointer or ``workspace + planned offset`` (a view
   is its source's bytes, so it costs no code); state tensors as static
-  zero-initialized arrays;
+  zero-initialized arrays; constant arguments as static tables;
 * ``codegen/P_kernels_<i>.c``: the kernels' own translation units (for a
   ``c`` target; an ``llvm`` target's kernels are objects, :mod:`aot.compile`);
 * ``codegen/P_rpc.c``: the ``aot_rpc_model`` descriptor for RPC firmware,
   with the whole model and each kernel alone (``P_run_kernel``: the same
   call as in the entry function, for timing kernels one by one).
 
-What the entry function does is decided once, as data: :func:`entry_program`
-gives the sequence of kernel calls and copies with every argument a
-:class:`Ref` (a workspace offset, a caller port, a state or constant array).
-The C entry function is that program printed; the LLVM backend's host JIT
-(:mod:`aot.executor.jit`) runs the same program from Python.
+What the entry function does is decided once, as loop IR: :func:`lower_entry`
+gives ``P_entry`` (an :mod:`aot.tir` ``PrimFunc``) whose parameters are the
+workspace, the board regions' arrays, the caller's ports, the state and the
+constant arguments (:class:`Param`), and whose body calls the kernels (an
+``extern`` call of each kernel's symbol, its status returned unless 0) with
+:class:`~aot.tir.expr.Address` arguments (a byte offset into a parameter, as the
+kernel's element type), between ``memcpy`` builtins; and one ``P_kernel_<i>``
+per kernel for ``P_run_kernel``.  :mod:`aot.codegen.c` prints them into the
+entry file, whose template calls them; for the ``llvm`` target of this machine
+:mod:`aot.codegen.llvm` emits ``P_entry`` into the kernels' module and the JIT
+(:mod:`aot.executor.jit`) calls it.  One lowering, two printers: the C and the
+JIT cannot disagree about the entry.
 
 A patch stage (a group of kind ``"patches"``, :mod:`aot.executor.patches`)
-is one :class:`PatchLoop` step: a C loop over the tiles calling the stage's
+is one loop nest over the tiles (:func:`_patch_loop`) calling the stage's
 kernels (lowered once for the patch shapes, :class:`PatchCode`) between a
 copy-in, fills and a copy-out.  A stream stage (the same kind of group with a
-:class:`StreamCode`, :mod:`aot.executor.streams`) is one :class:`StreamLoop`: a
-loop over bands of rows that slides each window, copies the input's new rows in,
+:class:`StreamCode`, :mod:`aot.executor.streams`) is one loop over bands of rows
+(:func:`_stream_loop`) that slides each window, copies the input's new rows in,
 calls each kernel (lowered once for the band shapes) on fixed runs of rows and fills
 the rows outside the image.  Neither stage's kernels are in ``P_run_kernel``'s
 table (they run only inside the loop).

@@ -28,7 +28,7 @@ _OPS = {"relu": lambda a: te.if_then_else(a > 0.0, a, te.const(0.0, "float32")),
 class LoopIRToyLibrary:
     """Float elementwise groups as loop-IR kernels (real :class:`Kernel` records,
     printed as C by aot.codegen or compiled by the llvm backend).  Constants
-    are kernel arguments (the entry program holds them); a kernel reading a
+    are kernel arguments (the entry function passes them); a kernel reading a
     variable also adds the node's other operand into it, writing the state
     through a second parameter bound to the same address."""
 
