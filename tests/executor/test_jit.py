@@ -166,3 +166,26 @@ def test_a_jit_model_outlives_the_compiled_model_it_came_from(tmp_path):
     want = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "llvm").jit()
     assert int(done.stdout.split()[-1]) == int(
         want.run([np.full((1, 1), 5, np.int8)])[0].reshape(-1)[0])
+
+
+def test_the_entry_function_of_the_toy_graph_reads_as_expected():
+    """The loop IR both backends take, in its text form: the input copied in unless the
+    caller passed the workspace, each kernel's status returned unless 0 (the view has no
+    code; the plan runs every kernel in place), the outputs copied out."""
+    compiled = compile_model(toy_graph(), "llvm", name="toy", measure_code=False,
+                             io_in_workspace=True)
+    ws = 'address(ws, 0, float32, "r")'
+    calls = "\n".join(
+        f'  let {s} = call_extern("{k}", {ws}, address(ws, 0, float32, "rw"))\n'
+        f"  if (({s} != 0)) {{\n    return {s}\n  }}"
+        for s, k in [("status", "toy_k0"), ("status_1", "toy_k2"), ("status_2", "toy_k3")])
+    copies_out = "\n".join(
+        f'  if ((address({o}, 0, float32, "rw") != {ws})) {{\n'
+        f'    memcpy(address({o}, 0, float32, "rw"), {ws}, 64)\n  }}'
+        for o in ("out_mul_4", "out_add_3"))
+    assert str(compiled.lowered.run) == (
+        "primfn toy_entry(ws: uint8[64], in_x_0: float32[16], out_mul_4: float32[16], "
+        "out_add_3: float32[16]) {\n"
+        '  if ((address(in_x_0, 0, float32, "r") != address(ws, 0, float32, "rw"))) {\n'
+        '    memcpy(address(ws, 0, float32, "rw"), address(in_x_0, 0, float32, "r"), 64)\n'
+        f"  }}\n{calls}\n{copies_out}\n}}")
