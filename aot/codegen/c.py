@@ -322,6 +322,8 @@ class _FuncGen:
             self.stmt(s.body, indent)
         elif isinstance(s, S.Return):
             self.emit(indent, f"return {self.expr(s.value)};")
+        elif isinstance(s, S.Comment):
+            self.emit(indent, f"/* {s.text.replace('*/', '* /')} */")
         else:
             raise BuildError(f"cannot generate C for {type(s).__name__}")
 

@@ -640,6 +640,8 @@ class _FuncEmitter:
             self.vars[id(s.var)] = self.expr(s.value)
             self.stmt(s.body)
             del self.vars[id(s.var)]
+        elif isinstance(s, S.Comment):
+            pass  # for the reader of the C
         elif isinstance(s, S.Return):
             self.b.ret(self.expr(s.value))
             # what follows is reached only around the return (a branch's other side)

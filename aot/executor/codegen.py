@@ -62,7 +62,7 @@ from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.executor.regions import constant_section
 from aot.ir import Graph, Tensor
-from aot.tir import (Address, Buffer, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return,
+from aot.tir import (Address, Buffer, Comment, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return,
                      Select, Stmt, Store, Var, call_extern, call_memory, const, decl_buffer)
 from aot.tir.expr import max_, min_
 from aot.tir.stmt import seq
@@ -630,7 +630,8 @@ def _patch_loop(code: PatchCode, calls, plan, bindings: _Bindings, lay: Layout) 
                 tensors[p.tensor].kind in ("input", "activation")
                 else bindings.ptr(tensors[p.tensor], writable=False) for p in k.params]
         _check_overlap(k, tensors, pplan)
-        body.append(_call(k.name, _kernel_args(k, ptrs, lay, bindings)))
+        body += [Comment(f"{group.name} on a patch"),
+                 _call(k.name, _kernel_args(k, ptrs, lay, bindings))]
         for t in group.outputs(code.graph):
             pt = by_name.get(t.name)  # None: a window of a patch (its fills come along)
             if pt is not None and pt.fill is not None:
@@ -721,7 +722,8 @@ def _stream_loop(code: StreamCode, calls, plan, bindings: _Bindings, lay: Layout
         first = outs[0]
         row = j * first.new + first.phase  # the band's first new row of the layer output
         body.append(IfThenElse((row < first.height) & (row + first.new > 0),
-                               _call(k.name, _kernel_args(k, ptrs, lay, bindings, moves))))
+                               seq(Comment(f"{group.name} on a band"),
+                                   _call(k.name, _kernel_args(k, ptrs, lay, bindings, moves)))))
         body += [_band_rows(window(st, st.kept), None, st, j) for st in outs
                  if st.fill is not None and st.tensor is not stage.output]
     windows = [st for st in stage.windowed if st.tensor.name in code.offsets]
@@ -737,9 +739,10 @@ def _stream_loop(code: StreamCode, calls, plan, bindings: _Bindings, lay: Layout
 
 
 def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout,
-           patches: PatchCode | StreamCode | None) -> list[tuple[Stmt, object]]:
-    """One step per group with code: its statement and, for a plain kernel call, the
-    kernel (``P_run_kernel`` runs it alone); a patch or stream stage is one loop.
+           patches: PatchCode | StreamCode | None) -> list[tuple[str, Stmt | None, object]]:
+    """One step per group: a comment saying what it does, its statement (None for a view
+    without code) and, for a plain kernel call, the kernel and the group
+    (``P_run_kernel`` runs it alone); a patch or stream stage is one loop.
 
     A view whose input and output ended up in different buffers (for
     example a graph input reshaped straight into a graph output) is a
@@ -751,15 +754,24 @@ def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout
     for g in groups:
         if g.kind == "view":
             x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
-            if plan.buffer_of(x) is not plan.buffer_of(y):
-                steps.append((_copy(bindings.ptr(y, writable=True),
+            if plan.buffer_of(x) is plan.buffer_of(y):
+                steps.append((f"{g.name}: a view, no code", None, None))
+            else:
+                steps.append((f"{g.name}: a view into another buffer",
+                              _copy(bindings.ptr(y, writable=True),
                                     bindings.ptr(x, writable=False), y.type.nbytes), None))
             continue
         if g.kind == "patches":
             if patches is None:
                 raise CodegenError(f"{g.name}: a patch stage without its patch code")
-            loop = _stream_loop if isinstance(patches, StreamCode) else _patch_loop
-            steps.append((loop(patches, calls, plan, bindings, lay), None))
+            stage = patches.stage
+            if isinstance(patches, StreamCode):
+                steps.append((f"{g.name}: {stage.describe()}",
+                              _stream_loop(patches, calls, plan, bindings, lay), None))
+            else:
+                steps.append((f"{g.name}: {len(stage.nodes)} layers in {stage.grid[0]}x"
+                              f"{stage.grid[1]} patches",
+                              _patch_loop(patches, calls, plan, bindings, lay), None))
             continue
         _, k = next(calls)
         ptrs = []
@@ -769,7 +781,8 @@ def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout
                 raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
             ptrs.append(bindings.ptr(t, writable=p.role == "output"))
         _check_overlap(k, tensors, plan)
-        steps.append((_call(k.name, _kernel_args(k, ptrs, lay, bindings)), (k, g)))
+        steps.append((f"{g.name}: {', '.join(n.op for n in g.nodes)}",
+                      _call(k.name, _kernel_args(k, ptrs, lay, bindings)), (k, g)))
     return steps
 
 
@@ -820,8 +833,8 @@ def lower_entry(name: str, graph: Graph, groups, kernels, plan,
     # No restrict: a caller's buffer may be the workspace's own bytes.
     attrs = {"static": True, "may_alias": frozenset(id(b.data) for b in buffers)}
     run = PrimFunc(f"{name}_entry", buffers,
-                   seq(*prologue, *(s for s, _ in steps), *epilogue), attrs)
-    alone = [(s, *kernel_group) for s, kernel_group in steps if kernel_group is not None]
+                   seq(*prologue, *(seq(Comment(c), s) for c, s, _ in steps), *epilogue), attrs)
+    alone = [(s, *kernel_group) for _, s, kernel_group in steps if kernel_group is not None]
     return Entry(
         run, tuple(PrimFunc(f"{name}_kernel_{i}", buffers,
                             _alone(k, s, inputs, outputs, bindings, graph, plan), attrs)

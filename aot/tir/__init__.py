@@ -13,7 +13,7 @@ from aot.tir.expr import (  # noqa: F401
     floormod, likely, truncdiv, truncmod,
 )
 from aot.tir.stmt import (  # noqa: F401
-    Allocate, Buffer, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return, SeqStmt, Stmt,
-    Store, decl_buffer,
+    Allocate, Buffer, Comment, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return, SeqStmt,
+    Stmt, Store, decl_buffer,
 )
 from aot.tir import ir_builder  # noqa: F401

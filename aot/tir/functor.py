@@ -106,6 +106,8 @@ class Mutator:
         if isinstance(s, S.Return):
             v = x(s.value)
             return s if v is s.value else S.Return(v)
+        if isinstance(s, S.Comment):
+            return s
         raise TypeError(f"unknown statement node {type(s).__name__}")
 
 

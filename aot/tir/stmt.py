@@ -148,6 +148,13 @@ class LetStmt(Stmt):
         self.var, self.value, self.body = var, value, body
 
 
+class Comment(Stmt):
+    """A note for the reader of the generated code (which group a call runs); no effect."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
 class Return(Stmt):
     """Leave the function with the int32 status ``value`` (a function that runs
     to its end returns 0)."""
@@ -236,6 +243,8 @@ class Printer(ExprPrinter):
             self.stmt(s.body, indent, out)
         elif isinstance(s, Return):
             out.append(f"{pad}return {self.expr(s.value)}")
+        elif isinstance(s, Comment):
+            out.append(f"{pad}// {s.text}")
         else:
             out.append(f"{pad}<{type(s).__name__}>")
 

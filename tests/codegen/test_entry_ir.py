@@ -1,6 +1,6 @@
 """What the loop IR has for entry functions (the executor's, docs/codegen.md): byte
-addresses into buffers, memory builtins, let bindings, early returns and calls of
-another function of the module.  Both printers give the same bytes on this machine."""
+addresses into buffers, memory builtins, let bindings, early returns, comments and
+calls of another function of the module.  Both printers give the same bytes on this machine."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from aot.codegen.c import build_module, print_functions
 from aot.codegen.llvm import build_llvm_module
-from aot.tir import (Address, Buffer, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return,
+from aot.tir import (Address, Buffer, Comment, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return,
                      Store, Var, call_extern, call_memory, const, decl_buffer)
 from aot.tir.expr import TypeError_
 from aot.tir.stmt import seq
@@ -24,6 +24,7 @@ def _functions(status: int = 0):
     d, k, s = Var("d", "handle"), Var("k"), Var("s")
     view = Buffer("d", "int16", (2,), data=d)
     body = seq(
+        Comment("bytes */ moved"),
         Evaluate(call_memory("memset", Address(dst, 0, "uint8", "w"), 0, 16)),
         Evaluate(call_memory("memcpy", Address(dst, 2, "uint8", "w"),
                              Address(src, 0, "uint8", "r"), 4)),
@@ -63,6 +64,7 @@ def test_the_c_printer_prints_addresses_lets_and_returns():
     assert "(void)memcpy(((uint8_t *)dst + 2), src, 4);" in text  # int16: moved as bytes
     assert "int16_t *d = (int16_t *)((uint8_t *)dst + 8);" in text
     assert "const int32_t s = seven((int16_t *)((uint8_t *)dst + 12));" in text
+    assert "/* bytes * / moved */" in text  # a comment cannot end early
     assert "return 5;" in text and print_functions(_functions(5)[1:]).need_string
 
 
@@ -70,7 +72,7 @@ def test_the_text_form_shows_the_new_nodes():
     text = str(_functions()[1])
     assert 'let d = address(dst, 8, int16, "w")' in text
     assert 'memmove(address(dst, 14, uint8, "w"), address(dst, 2, uint8, "r"), 2)' in text
-    assert "return 0" in text
+    assert "return 0" in text and "  // bytes */ moved" in text
 
 
 def test_bad_addresses_and_lets_are_refused():

@@ -74,6 +74,7 @@ def test_entry_function_calls_kernels_in_order_with_planned_offsets():
     relu_out = compiled.plan.buffer_of(compiled.graph.nodes[0].outputs[0])
     assert f"(float *)(ws + {relu_out.offset})" in calls[0]
     assert f"(const float *)(ws + {relu_out.offset})" in calls[1]
+    assert "/* view_1_reshape: a view, no code */" in text
     entry = text[text.index("int32_t toy_run_with_workspace("):
                  text.index("int32_t toy_run_kernel_with_workspace(")]
     assert "malloc" not in text and "switch" not in entry and "if (index" not in entry

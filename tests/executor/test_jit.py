@@ -17,7 +17,7 @@ from test_codegen import _inputs, toy_graph
 from aot import te
 from aot.commands.run import run_on_host
 from aot.compile import compile_model
-from aot.tir import Call, Evaluate, IfThenElse, LetStmt
+from aot.tir import Call, Comment, Evaluate, IfThenElse, LetStmt
 from aot.tir.functor import all_nodes
 from aot.kernels import Kernel, KernelParam
 
@@ -105,7 +105,7 @@ def test_the_jit_runs_the_entry_function_the_c_entry_prints():
     steps = run.body.seq
     # inputs copied into the workspace unless the caller passed its bytes, first
     assert isinstance(steps[0], IfThenElse) and isinstance(steps[0].then_case, Evaluate)
-    assert isinstance(steps[1], LetStmt)  # then the first kernel's call
+    assert isinstance(steps[1], Comment) and isinstance(steps[2], LetStmt)  # a kernel's call
     assert [p.kind for p in compiled.lowered.params] == ["workspace", "input", "output", "output"]
     assert compiled.files == {} and run.name in compiled.llvm.units
 
@@ -176,9 +176,13 @@ def test_the_entry_function_of_the_toy_graph_reads_as_expected():
                              io_in_workspace=True)
     ws = 'address(ws, 0, float32, "r")'
     calls = "\n".join(
+        f"  // {comment}\n"
         f'  let {s} = call_extern("{k}", {ws}, address(ws, 0, float32, "rw"))\n'
         f"  if (({s} != 0)) {{\n    return {s}\n  }}"
-        for s, k in [("status", "toy_k0"), ("status_1", "toy_k2"), ("status_2", "toy_k3")])
+        for comment, s, k in [("fused_0_relu: relu", "status", "toy_k0"),
+                              ("view_1_reshape: a view, no code\n  // fused_2_add: add",
+                               "status_1", "toy_k2"),
+                              ("fused_3_mul: mul", "status_2", "toy_k3")])
     copies_out = "\n".join(
         f'  if ((address({o}, 0, float32, "rw") != {ws})) {{\n'
         f'    memcpy(address({o}, 0, float32, "rw"), {ws}, 64)\n  }}'
