@@ -10,7 +10,7 @@ and :meth:`CompiledModel.write` writes the artifact (:mod:`aot.export`).
 
 The target's kind picks the backend of the last steps: ``c`` generates the
 artifact's C (kernels and the entry function); ``llvm`` compiles the kernels
-with LLVM: for this machine into one module whose entry program
+with LLVM: for this machine into one module with the entry function, which
 :meth:`CompiledModel.jit` runs (no artifact), for a Cortex-M or RISC-V board (``llvm
 -mcpu=cortex-m4 ...``, or ``codegen="llvm"`` with the board) into one object
 per kernel beside the same C entry function, header and RPC descriptor
@@ -91,10 +91,10 @@ class CompiledModel:
     # process ran (:class:`_Clock`); a stage appears once per plan made.  Kept out of the
     # metadata so the artifact is reproducible.
     timings: list[tuple[str, float, float]] = field(default_factory=list)
-    # The llvm target: the kernels' LLVM module; for this machine also the entry
-    # program the JIT runs (files is empty then).
+    # The llvm target: the kernels' LLVM module; for this machine it holds the entry
+    # function too, which the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
-    program: entry.EntryProgram | None = None
+    lowered: entry.Entry | None = None
     # The libraries external codegens call (metadata.json's build.external).
     external: list[dict] = field(default_factory=list)
     # What a memory budget chose (compile_model(..., memory_budget=...)), else None.
@@ -183,14 +183,14 @@ class CompiledModel:
 
 
     def jit(self) -> JitModel:
-        """The model running on this machine (target kind ``llvm``): kernels
-        compiled by MCJIT, entry program run on one numpy workspace."""
+        """The model running on this machine (target kind ``llvm``): the entry
+        function and the kernels compiled by MCJIT, over numpy memory."""
         if not self.is_jit:
             raise CompileError(f"{self.name} was compiled for {str(self.target)!r}, not for "
                                "this machine's LLVM JIT: compile it for the target 'llvm' to "
                                "run it through the LLVM JIT")
         from aot.executor.jit import JitModel  # llvmlite's MCJIT
-        return JitModel(self.program, self.kernels, self.llvm)
+        return JitModel(self.lowered, self.llvm)
 
 
 def _port_json(p) -> dict:
@@ -883,17 +883,17 @@ class PlannedModel:
     parts: dict[str, tuple[PartKernel, ...]] = field(default_factory=dict)
 
     @functools.cached_property
-    def program(self) -> entry.EntryProgram:
-        """The entry function's call sequence as data (no C)."""
-        return entry.entry_program(self.name, self.graph, self.groups, self.kernels,
-                                   self.plan, self.patches)
+    def lowered(self) -> entry.Entry:
+        """The entry function as loop IR (no C)."""
+        return entry.lower_entry(self.name, self.graph, self.groups, self.kernels,
+                                 self.plan, self.patches)
 
     def sizes_with(self, code: int | None, note: str) -> Sizes:
-        """The model's sizes, which the plan and the entry program fix, with ``code``."""
-        program, plan = self.program, self.plan
-        return Sizes(workspace=program.layout.workspace_bytes,
+        """The model's sizes, which the plan and the entry function fix, with ``code``."""
+        lowered, plan = self.lowered, self.plan
+        return Sizes(workspace=lowered.layout.workspace_bytes,
                      constants=sum(k.constant_bytes for k in self.kernels)
-                     + program.constant_arg_bytes, state=program.state_bytes,
+                     + lowered.constant_arg_bytes, state=lowered.state_bytes,
                      io=plan.io_bytes, code=code, code_note=note,
                      ram_constants=plan.region_constants.get("ram", 0))
 
@@ -918,18 +918,18 @@ class PlannedModel:
             # the board's compiler (the JIT refuses -libs).
             compiled_by_llvm = [k for k in kernels if k.func is not None]
             module = build_kernels(compiled_by_llvm, target,
-                                   self.library.support_files(target))
+                                   self.library.support_files(target),
+                                   entry=self.lowered.run if self.jit else None)
         common = dict(budget=self.budget, patches=self.patches,
                       stage_kernels=self.stage_kernels, placement=self.placement)
         if self.jit:
-            program = self.program
             lap("codegen")
             code, note = ((module.object_text_bytes(), "") if measure_code
                           else (None, CODE_NOT_MEASURED))
             sizes = self.sizes_with(code, note)
             lap("code size")
             return CompiledModel(name, self.source, self.graph, target, None, kernels, plan,
-                                 {}, sizes, self.timings, llvm=module, program=program,
+                                 {}, sizes, self.timings, llvm=module, lowered=self.lowered,
                                  **common)
 
         generated = entry.generate(name, self.graph, self.groups, kernels, plan,

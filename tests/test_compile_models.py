@@ -10,7 +10,7 @@ tests also build every model under AddressSanitizer/UndefinedBehaviorSanitizer
 and for Cortex-M4 with warnings as errors.
 
 Every model also runs through the LLVM backend (target ``llvm``: kernels
-compiled by MCJIT, the same entry program) and equals the C path bit for
+and the same entry function compiled by MCJIT) and equals the C path bit for
 bit, floats included, with no C compiler on PATH; the stateful kernels (SVDF,
 LSTM, variables) are loop IR calling their header's helper like the others.
 """

@@ -13,6 +13,7 @@ printed here, never in the template.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,7 @@ class _FileState:
         self.typedefs: dict[str, str] = {}
         self.helpers: dict[str, str] = {}
         self.need_math = False
+        self.need_string = False  # memcpy, memmove, memset
         self.parallel = False
         self.scratch = False
 
@@ -198,6 +200,8 @@ class _FuncGen:
             return f"(({vt}){base} + ({C_TYPES[elem]}){p(e.value)})"
         if isinstance(e, E.AccessPtr):
             return f"({self.buf(e.buffer)} + {p(e.offset)})"
+        if isinstance(e, E.Address):
+            return self.address(e)
         raise BuildError(f"cannot generate C for {type(e).__name__} (lower the schedule first)")
 
     def int_literal(self, e) -> str:
@@ -241,9 +245,23 @@ class _FuncGen:
             return f"(({C_TYPES[elem]}){text})"
         return text
 
+    def address(self, e) -> str:
+        """``(T *)(base + offset)``, the offset in bytes: a byte array's own
+        pointer moves by bytes, any other is viewed as bytes first."""
+        qual = "" if "w" in e.mode else "const "
+        base, offset = self.buf(e.buffer), self.expr(e.offset)
+        if e.pointee == e.buffer.dtype and E.is_const_int(e.offset, 0):
+            return base
+        moved = f"({base} + {offset})" if e.buffer.dtype == "uint8" \
+            else f"(({qual}uint8_t *){base} + {offset})"
+        return moved if e.pointee == "uint8" else f"({qual}{C_TYPES[e.pointee]} *){moved}"
+
     def call(self, e) -> str:
         args = ", ".join(self.expr(a) for a in e.args)
         if e.kind != "intrin":
+            return f"{e.name}({args})"
+        if e.name in E.MEMORY_BUILTINS:
+            self.state.need_string = True
             return f"{e.name}({args})"
         if e.name == "likely":
             return f"__builtin_expect(!!({args}), 1)"
@@ -292,6 +310,20 @@ class _FuncGen:
         elif isinstance(s, S.Evaluate):
             if isinstance(s.value, E.Call):
                 self.emit(indent, f"(void){self.expr(s.value)};")
+        elif isinstance(s, S.LetStmt):
+            # Names are unique in the function, so the declaration needs no block.
+            v = self.name(s.var, s.var.name)
+            if s.var.dtype == "handle":
+                qual = "" if "w" in s.value.mode else "const "
+                self.emit(indent, f"{qual}{C_TYPES[s.value.pointee]} *{v} = "
+                                  f"{self.expr(s.value)};")
+            else:
+                self.emit(indent, f"const {C_TYPES[s.var.dtype]} {v} = {self.expr(s.value)};")
+            self.stmt(s.body, indent)
+        elif isinstance(s, S.Return):
+            self.emit(indent, f"return {self.expr(s.value)};")
+        elif isinstance(s, S.Comment):
+            self.emit(indent, f"/* {s.text.replace('*/', '* /')} */")
         else:
             raise BuildError(f"cannot generate C for {type(s).__name__}")
 
@@ -346,25 +378,50 @@ class _FuncGen:
         self.stmt(body, 1)
         unused = [f"  (void){self.buf(b)};" for b in self.func.params
                   if id(b.data) not in self.used]
-        return "\n".join([self.signature() + " {", *unused, *self.lines, "  return 0;", "}"])
+        last = body.seq[-1] if isinstance(body, S.SeqStmt) else body
+        while isinstance(last, S.LetStmt):
+            last = last.body.seq[-1] if isinstance(last.body, S.SeqStmt) else last.body
+        end = [] if isinstance(last, S.Return) else ["  return 0;"]  # a function ends in a status
+        return "\n".join([self.signature() + " {", *unused, *self.lines, *end, "}"])
 
 
 def _written_buffers(body) -> set:
     out = set()
     for n in all_nodes(body):
-        if isinstance(n, S.Store) or (isinstance(n, E.AccessPtr) and "w" in n.mode):
+        if isinstance(n, S.Store) or (isinstance(n, (E.AccessPtr, E.Address))
+                                      and "w" in n.mode):
             out.add(id(n.buffer.data))
     return out
 
 
 def _used_buffers(body) -> set:
     return {id(n.buffer.data) for n in all_nodes(body)
-            if isinstance(n, (S.Store, E.Load, E.AccessPtr))}
+            if isinstance(n, (S.Store, E.Load, E.AccessPtr, E.Address))}
 
 
 def prototype(func: S.PrimFunc) -> str:
     """The C declaration of a kernel: ``int32_t name(const T* restrict A, ...);``."""
     return _FuncGen(func, _FileState()).signature() + ";"
+
+
+@dataclass(frozen=True)
+class Functions:
+    """The C of some functions for a file whose template writes the rest
+    (:func:`print_functions`): ``text`` (the vector types and helpers they use,
+    then the functions) and the headers it needs besides ``<stdint.h>``."""
+
+    text: str
+    need_math: bool
+    need_string: bool
+
+
+def print_functions(funcs) -> Functions:
+    """``funcs`` (PrimFuncs) as C for a file of another template (the executor's
+    entry file): the one printer of :func:`generate_c`, without the file around."""
+    state = _FileState()
+    bodies = [_FuncGen(f, state).generate() for f in funcs]
+    text = "\n\n".join([*state.typedefs.values(), *state.helpers.values(), *bodies])
+    return Functions(text, state.need_math, state.need_string)
 
 
 def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=()) -> str:
@@ -381,7 +438,8 @@ def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=(
             if code not in imports:
                 imports.append(code.strip("\n"))
     return templates("aot.codegen").get_template("kernels.c.j2").render(
-        version=__version__, target=target, need_math=state.need_math, scratch=state.scratch,
+        version=__version__, target=target, need_math=state.need_math,
+        need_string=state.need_string, scratch=state.scratch,
         includes=list(includes), typedefs=list(state.typedefs.values()),
         helpers=list(state.helpers.values()), imports=imports, declarations=list(declarations),
         functions=bodies, trailer=list(trailer))

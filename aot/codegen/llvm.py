@@ -45,7 +45,10 @@ of the support headers' helpers are linked from the headers' LLVM bitcode
 (:mod:`aot.codegen.llvm_helpers`) and inlined with the call's constants,
 for the JIT and for objects alike; any other call (``import_c`` code) is
 an external function the host JIT builds from its C
-(:mod:`aot.codegen.llvm_jit`) and objects leave to the board's compiler.
+(:mod:`aot.codegen.llvm_jit`) and objects leave to the board's compiler,
+except a call of another unit of the module (an entry function calling the
+kernels), which the link resolves.  ``memcpy``/``memmove``/``memset`` are
+LLVM's intrinsics; an ``Address`` is a byte ``getelementptr``.
 """
 
 from __future__ import annotations
@@ -244,11 +247,12 @@ class _FuncEmitter:
 
     # -- buffers ------------------------------------------------------------------------
     def pointer(self, buf) -> ir.Value:
-        try:
-            return self.buffers[id(buf.data)]
-        except KeyError:
+        # a parameter, an allocation, or a view of an address bound by a LetStmt
+        ptr = self.buffers.get(id(buf.data), self.vars.get(id(buf.data)))
+        if ptr is None:
             raise self.error(f"buffer {buf.name} is neither a parameter nor allocated "
-                             "(lower the schedule first)") from None
+                             "(lower the schedule first)")
+        return ptr
 
     def address(self, buf, index) -> ir.Value:
         return self.b.gep(self.pointer(buf), [index], source_etype=memory_type(buf.dtype))
@@ -499,6 +503,9 @@ class _FuncEmitter:
     def visit_AccessPtr(self, e):
         return self.address(e.buffer, self.index(e.offset))
 
+    def visit_Address(self, e):
+        return self.b.gep(self.pointer(e.buffer), [self.index(e.offset)], source_etype=I8)
+
     def visit_Call(self, e):
         if e.kind == "intrin":
             return self.intrinsic(e)
@@ -554,7 +561,20 @@ class _FuncEmitter:
             fn.return_value.add_attribute("signext" if E.is_signed(e.dtype) else "zeroext")
         return fn
 
+    def memory(self, e):
+        """memcpy, memmove, memset: LLVM's intrinsics (byte-aligned, not volatile)."""
+        dst, src, n = (self.expr(a) for a in e.args)
+        if e.name == "memset":
+            fn = self.module.declare_intrinsic("llvm.memset", [PTR, I32])
+            src = self.b.trunc(src, I8)
+        else:
+            fn = self.module.declare_intrinsic(f"llvm.{e.name}", [PTR, PTR, I32])
+        self.b.call(fn, [dst, src, n, I1(0)])
+        return dst
+
     def intrinsic(self, e):
+        if e.name in E.MEMORY_BUILTINS:
+            return self.memory(e)
         if e.name == "likely":
             cond = self.expr(e.args[0])
             expect = self.module.declare_intrinsic("llvm.expect", [I1],
@@ -616,6 +636,16 @@ class _FuncEmitter:
             elif isinstance(s.value, E.Call):
                 self.expr(s.value)
             # any other expression has no effect (the C printer drops it too)
+        elif isinstance(s, S.LetStmt):
+            self.vars[id(s.var)] = self.expr(s.value)
+            self.stmt(s.body)
+            del self.vars[id(s.var)]
+        elif isinstance(s, S.Comment):
+            pass  # for the reader of the C
+        elif isinstance(s, S.Return):
+            self.b.ret(self.expr(s.value))
+            # what follows is reached only around the return (a branch's other side)
+            self.b.position_at_end(self.fn.append_basic_block("after_return"))
         elif s is not None:
             raise self.error(f"cannot generate LLVM IR for {type(s).__name__}")
 
@@ -823,8 +853,10 @@ class LLVMModule(KernelModule):
         for text, u in zip(self.modules_text, units):
             verify(text, u.label, u.name)
         self.source = "\n".join(self.modules_text)
-        #: The called functions that C code must define (not the headers' bitcode).
-        self.c_externals = {n: e for n, e in self.externals.items() if not e.bitcode}
+        #: The called functions that C code must define (not the headers' bitcode,
+        #: not a unit of the module: the kernels an entry function calls).
+        self.c_externals = {n: e for n, e in self.externals.items()
+                            if not e.bitcode and n not in self.units}
         self._jit = None
         self._objects: dict[tuple, dict[str, bytes]] = {}
 
@@ -888,9 +920,14 @@ def build_llvm_module(funcs, target) -> LLVMModule:
     return LLVMModule([unit_of_func(f) for f in funcs], tobj)
 
 
-def build_kernels(kernels, target, headers: dict[str, str]) -> LLVMModule:
-    """One LLVM module holding a model's kernels, each exported under its name."""
+def build_kernels(kernels, target, headers: dict[str, str], entry=None) -> LLVMModule:
+    """One LLVM module holding a model's kernels, each exported under its name,
+    and ``entry`` (a PrimFunc calling them, the executor's entry function) if given."""
     _, tobj = canonical_target(target)
-    return LLVMModule([unit_of_kernel(k, headers) for k in kernels], tobj)
+    units = [unit_of_kernel(k, headers) for k in kernels]
+    if entry is not None:
+        units.append(Unit(entry, entry.name, f"the entry function {entry.name}",
+                          may_alias=frozenset(entry.attrs.get("may_alias", ()))))
+    return LLVMModule(units, tobj)
 
 

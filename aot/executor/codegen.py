@@ -9,25 +9,32 @@ plan.  Output: C text per file of the artifact (:func:`generate`):
 * ``codegen/P.c``: the entry function, one plain call per kernel in order,
   each argument a caller pointer or ``workspace + planned offset`` (a view
   is its source's bytes, so it costs no code); state tensors as static
-  zero-initialized arrays;
+  zero-initialized arrays; constant arguments as static tables;
 * ``codegen/P_kernels_<i>.c``: the kernels' own translation units (for a
   ``c`` target; an ``llvm`` target's kernels are objects, :mod:`aot.compile`);
 * ``codegen/P_rpc.c``: the ``aot_rpc_model`` descriptor for RPC firmware,
   with the whole model and each kernel alone (``P_run_kernel``: the same
   call as in the entry function, for timing kernels one by one).
 
-What the entry function does is decided once, as data: :func:`entry_program`
-gives the sequence of kernel calls and copies with every argument a
-:class:`Ref` (a workspace offset, a caller port, a state or constant array).
-The C entry function is that program printed; the LLVM backend's host JIT
-(:mod:`aot.executor.jit`) runs the same program from Python.
+What the entry function does is decided once, as loop IR: :func:`lower_entry`
+gives ``P_entry`` (an :mod:`aot.tir` ``PrimFunc``) whose parameters are the
+workspace, the board regions' arrays, the caller's ports, the state and the
+constant arguments (:class:`Param`), and whose body calls the kernels (an
+``extern`` call of each kernel's symbol, its status returned unless 0) with
+:class:`~aot.tir.expr.Address` arguments (a byte offset into a parameter, as the
+kernel's element type), between ``memcpy`` builtins; and one ``P_kernel_<i>``
+per kernel for ``P_run_kernel``.  :mod:`aot.codegen.c` prints them into the
+entry file, whose template calls them; for the ``llvm`` target of this machine
+:mod:`aot.codegen.llvm` emits ``P_entry`` into the kernels' module and the JIT
+(:mod:`aot.executor.jit`) calls it.  One lowering, two printers: the C and the
+JIT cannot disagree about the entry.
 
 A patch stage (a group of kind ``"patches"``, :mod:`aot.executor.patches`)
-is one :class:`PatchLoop` step: a C loop over the tiles calling the stage's
+is one loop nest over the tiles (:func:`_patch_loop`) calling the stage's
 kernels (lowered once for the patch shapes, :class:`PatchCode`) between a
 copy-in, fills and a copy-out.  A stream stage (the same kind of group with a
-:class:`StreamCode`, :mod:`aot.executor.streams`) is one :class:`StreamLoop`: a
-loop over bands of rows that slides each window, copies the input's new rows in,
+:class:`StreamCode`, :mod:`aot.executor.streams`) is one loop over bands of rows
+(:func:`_stream_loop`) that slides each window, copies the input's new rows in,
 calls each kernel (lowered once for the band shapes) on fixed runs of rows and fills
 the rows outside the image.  Neither stage's kernels are in ``P_run_kernel``'s
 table (they run only inside the loop).
@@ -46,15 +53,19 @@ the kernels' consent; :func:`generate` checks every call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from aot.codegen.c import C_TYPES, c_identifier, canonical_target
+from aot.codegen.c import C_TYPES, NP_TYPES, c_identifier, canonical_target, print_functions
 from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.executor.regions import constant_section
 from aot.ir import Graph, Tensor
+from aot.tir import (Address, Buffer, Comment, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return,
+                     Select, Stmt, Store, Var, call_extern, call_memory, const, decl_buffer)
+from aot.tir.expr import max_, min_
+from aot.tir.stmt import seq
 
 
 def _template(name: str):
@@ -213,14 +224,6 @@ class _Array:
         return "" if self.start_values is None else _c_values(self.tensor)
 
 
-@dataclass
-class _Step:
-    comment: str
-    lines: list[str] = field(default_factory=list)
-    call: str = ""       # the kernel call expression, for a kernel step
-    group: str = ""      # the fused group's name
-
-
 @dataclass(frozen=True)
 class Layout:
     """The workspace layout: the plan's buffers, then the shared kernel scratch."""
@@ -301,387 +304,6 @@ def _c_values(t: Tensor) -> str:
 
 
 @dataclass(frozen=True)
-class Ref:
-    """Where the entry function finds a tensor's bytes: ``space`` is
-    ``workspace`` (``index`` is the byte offset), ``input``/``output`` (the
-    caller's port ``index``), ``state`` or ``constant`` (the entry file's
-    array ``index``)."""
-
-    space: str
-    index: int
-    region: str = ""   # with space "workspace": a board region's array, "" the workspace
-
-
-@dataclass(frozen=True)
-class Arg:
-    """One pointer the entry function passes or copies: where, as which dtype."""
-
-    ref: Ref
-    dtype: str
-    writable: bool
-
-
-@dataclass(frozen=True)
-class KernelCall:
-    """Call kernel number ``kernel`` (in execution order) with ``args``."""
-
-    kernel: int
-    args: tuple[Arg, ...]
-    group: str
-    comment: str
-
-
-@dataclass(frozen=True)
-class Copy:
-    """Copy ``nbytes`` from ``src`` to ``dst`` (``unless_same``: skip when the
-    caller passed the workspace's own address)."""
-
-    dst: Arg
-    src: Arg
-    nbytes: int
-    comment: str = ""
-    unless_same: bool = False
-
-
-@dataclass(frozen=True)
-class Note:
-    """A step without code (a view sharing its source's bytes)."""
-
-    comment: str
-
-
-@dataclass(frozen=True)
-class PatchWindow:
-    """Patch ``p`` (output tile at row ``a_p``, column ``b_p``) holds rows
-    ``a_p * rows[0] + rows[1]`` onwards (``rows[2]`` of them) and columns alike of an
-    ``image`` (height, width) with ``channel_bytes`` per position; positions outside
-    the image hold ``fill`` (the bytes of one element) when it is not None."""
-
-    image: tuple[int, int]
-    channel_bytes: int
-    rows: tuple[int, int, int]
-    cols: tuple[int, int, int]
-    fill: bytes | None
-
-
-@dataclass(frozen=True)
-class PatchFill:
-    """Set the positions of patch ``dst`` outside the image to the window's fill."""
-
-    dst: Arg
-    window: PatchWindow
-
-
-@dataclass(frozen=True)
-class PatchLoop:
-    """A patch stage (:mod:`aot.executor.patches`): for each output tile at ``corners``,
-    copy the stage input's window into ``patch_in`` (filling outside the image), run
-    ``body`` (the kernels, lowered once for the patch shapes, and the fills between
-    them), and copy ``tile`` rows and columns of ``patch_out`` (from ``offset`` in it)
-    into the stage output."""
-
-    corners: tuple[tuple[int, int], ...]
-    src: Arg
-    patch_in: Arg
-    window: PatchWindow
-    body: tuple[KernelCall | PatchFill, ...]
-    patch_out: Arg
-    out_shape: tuple[int, int, int]   # patch height, width, channel bytes
-    offset: tuple[int, int]
-    dst: Arg
-    out_width: int
-    tile: tuple[int, int]
-    comment: str
-
-
-@dataclass(frozen=True)
-class BandRows:
-    """The ``new`` rows at ``dst`` are rows ``[j * new + phase, ... + new)`` of an image of
-    ``height`` rows of ``row_bytes`` at band ``j``: copied from ``src`` (the whole image)
-    when it is given and the row is inside, set to ``fill`` (one element's bytes) when
-    the row is outside and ``fill`` is not None."""
-
-    dst: Arg
-    src: Arg | None
-    new: int
-    phase: int
-    height: int
-    row_bytes: int
-    fill: bytes | None
-
-
-@dataclass(frozen=True)
-class StreamCall:
-    """A kernel call of a stream stage: made only at bands whose new rows of the layer's
-    output (``rows``: new, phase, height) touch the image; argument ``i``'s pointer moves
-    ``band_bytes[i]`` bytes per band (the stage output's rows, else 0)."""
-
-    call: KernelCall
-    band_bytes: tuple[int, ...]
-    rows: tuple[int, int, int]
-
-
-@dataclass(frozen=True)
-class StreamLoop:
-    """A stream stage (:mod:`aot.executor.streams`): fill every window (``windows``:
-    start, bytes, fill element), then for bands ``first_band .. bands - 1`` slide each
-    window (``slides``: start, kept bytes, new bytes; the kept bytes move from
-    ``start + new`` to ``start``), copy the stage input's new rows in (``copy_in``) and
-    run ``body`` (the kernel calls and the fills of their out-of-image rows)."""
-
-    first_band: int
-    bands: int
-    windows: tuple[tuple[Arg, int, bytes], ...]
-    slides: tuple[tuple[Arg, int, int], ...]
-    copy_in: BandRows
-    body: tuple[StreamCall | BandRows, ...]
-    comment: str
-
-
-@dataclass(frozen=True)
-class EntryProgram:
-    """What the entry function does, as data (see the module docstring)."""
-
-    inputs: list[Port]
-    outputs: list[Port]
-    layout: Layout
-    prologue: tuple[Copy, ...]
-    steps: tuple[KernelCall | Copy | Note | PatchLoop | StreamLoop, ...]
-    epilogue: tuple[Copy, ...]
-    states: tuple[_Array, ...]
-    constants: tuple[_Array, ...]
-
-    @property
-    def constant_arg_bytes(self) -> int:
-        return sum(c.nbytes for c in self.constants)
-
-    @property
-    def state_bytes(self) -> int:
-        return sum(s.nbytes for s in self.states)
-
-
-class _Bindings:
-    """How the entry function reaches each tensor: a :class:`Ref`."""
-
-    def __init__(self, name: str, plan, inputs: list[Port], outputs: list[Port]) -> None:
-        self.name = name
-        self.plan = plan
-        self.caller: dict[int, Port] = {id(p.tensor): p for p in inputs + outputs}
-        self.states: dict[int, _Array] = {}
-        self.constants: dict[int, _Array] = {}
-
-    def arg(self, t: Tensor, *, writable: bool) -> Arg:
-        return Arg(self.ref(t, writable=writable), t.dtype, writable)
-
-    def ref(self, t: Tensor, *, writable: bool) -> Ref:
-        if t.kind == "variable":
-            if id(t) not in self.states:
-                ident = f"{self.name}_state_{len(self.states)}"
-                self.states[id(t)] = _Array(t, ident)
-            return Ref("state", list(self.states).index(id(t)))
-        if t.kind == "constant":
-            if writable:
-                raise CodegenError(f"a kernel writes the constant tensor {t.name!r}")
-            if id(t) not in self.constants:
-                ident = f"{self.name}_const_{len(self.constants)}"
-                self.constants[id(t)] = _Array(t, ident, _c_values(t))
-            return Ref("constant", list(self.constants).index(id(t)))
-        b = self.plan.buffer_of(t)
-        if not b.external:
-            return Ref("workspace", b.offset, b.region)
-        # A caller buffer holds exactly one graph input or output; views of it share it.
-        owner = next(self.caller[id(m)] for m in b.tensors if id(m) in self.caller)
-        if owner.role == "input" and writable:
-            raise CodegenError(f"the plan writes {t.name!r} over the caller's input "
-                               f"{owner.tensor.name!r}")
-        return Ref(owner.role, owner.index)
-
-
-class _CPrinter:
-    """The C pointer expression of an :class:`Arg` in the entry function."""
-
-    def __init__(self, program: EntryProgram, inputs, outputs, name: str = "",
-                 region_owner: str = "") -> None:
-        self.program = program
-        self.ports = {"input": inputs, "output": outputs}
-        self.name = name
-        self.region_owner = region_owner or name  # whose region arrays (a group's)
-
-    def pointer(self, arg: Arg) -> str:
-        ref, ctype = arg.ref, C_TYPES[arg.dtype]
-        qual = "" if arg.writable else "const "
-        if ref.space == "state":
-            return self.program.states[ref.index].ident
-        if ref.space == "constant":
-            return self.program.constants[ref.index].ident
-        if ref.space == "workspace" and ref.region:
-            return (f"({qual}{ctype} *)({region_array(self.region_owner, ref.region)} + "
-                    f"{ref.index})")
-        if ref.space == "workspace":
-            return f"({qual}{ctype} *)(ws + {ref.index})"
-        port = self.ports[ref.space][ref.index]
-        field_ = f"{'in' if ref.space == 'input' else 'out'}->{port.ident}"
-        if port.tensor.dtype == arg.dtype:
-            return field_
-        return f"({qual}{ctype} *){field_}"
-
-    def copy(self, c: Copy) -> list[str]:
-        dst, src = self.pointer(c.dst), self.pointer(c.src)
-        if not c.unless_same:
-            return [f"memcpy({dst}, {src}, {c.nbytes}u);"]
-        caller, own = (src, dst) if c.src.ref.space == "input" else (dst, src)
-        return [f"if ((const void *){caller} != (const void *){own}) {{",
-                f"    memcpy({dst}, {src}, {c.nbytes}u);", "}"]
-
-    def step(self, s, kernels) -> _Step:
-        if isinstance(s, Note):
-            return _Step(s.comment)
-        if isinstance(s, Copy):
-            return _Step(s.comment, self.copy(s))
-        if isinstance(s, PatchLoop):
-            return _Step(s.comment, self.patch_loop(s, kernels))
-        if isinstance(s, StreamLoop):
-            return _Step(s.comment, self.stream_loop(s, kernels))
-        call = self.call(s, kernels)
-        return _Step(s.comment, [f"status = {call};", "if (status != 0) {", "    return status;",
-                                 "}"], call=call, group=s.group)
-
-    def call(self, s: KernelCall, kernels) -> str:
-        args = [self.pointer(a) for a in s.args]
-        if kernels[s.kernel].scratch_bytes:
-            args.append(f"(void *)(ws + {self.program.layout.scratch_offset})")
-        return f"{kernels[s.kernel].name}({', '.join(args)})"
-
-    def patch_loop(self, s: PatchLoop, kernels) -> list[str]:
-        """A loop over the patches; the tiles' corners in two tables."""
-        n = len(s.corners)
-        lines = ["{",
-                 f"    static const int32_t rows[{n}] = {{"
-                 f"{', '.join(str(a) for a, _ in s.corners)}}};",
-                 f"    static const int32_t cols[{n}] = {{"
-                 f"{', '.join(str(b) for _, b in s.corners)}}};",
-                 f"    for (uint32_t p = 0; p < {n}u; ++p) {{",
-                 "        const int32_t a = rows[p];",
-                 "        const int32_t b = cols[p];"]
-        body = _window_lines(f"(uint8_t *){self.pointer(s.patch_in)}",
-                             f"(const uint8_t *){self.pointer(s.src)}", s.window)
-        for step in s.body:
-            if isinstance(step, PatchFill):
-                body += _window_lines(f"(uint8_t *){self.pointer(step.dst)}", None,
-                                      step.window)
-            else:
-                body += [f"status = {self.call(step, kernels)};", "if (status != 0) {",
-                         "    return status;", "}"]
-        ph, pw, cb = s.out_shape
-        th, tw = s.tile
-        r, c = s.offset
-        body += [f"for (int32_t i = 0; i < {th}; ++i) {{",
-                 f"    memcpy((uint8_t *){self.pointer(s.dst)} + ((a + i) * {s.out_width} + b)"
-                 f" * {cb},",
-                 f"           (const uint8_t *){self.pointer(s.patch_out)} + ((i + {r}) * {pw}"
-                 f" + {c}) * {cb}, {tw * cb}u);",
-                 "}"]
-        return lines + ["        " + line for line in body] + ["    }", "}"]
-
-    def stream_loop(self, s: StreamLoop, kernels) -> list[str]:
-        """The loop over bands: slides, copy-in, calls on fixed rows, fills."""
-        lines = ["{"]
-        for arg, nbytes, fill in s.windows:
-            lines += ["    " + line for line in
-                      _fill_lines(f"(uint8_t *){self.pointer(arg)}", str(nbytes), fill)]
-        lines.append(f"    for (int32_t j = {s.first_band}; j < {s.bands}; ++j) {{")
-        body = [f"memmove((uint8_t *){self.pointer(arg)}, (const uint8_t *){self.pointer(arg)}"
-                f" + {new}, {kept}u);" for arg, kept, new in s.slides]
-        body += self.band_rows(s.copy_in)
-        for step in s.body:
-            if isinstance(step, BandRows):
-                body += self.band_rows(step)
-                continue
-            new, phase, height = step.rows
-            args = [self.pointer(a) if not n else
-                    f"({'' if a.writable else 'const '}{C_TYPES[a.dtype]} *)((uint8_t *)"
-                    f"{self.pointer(a)} + j * {n})"
-                    for a, n in zip(step.call.args, step.band_bytes, strict=True)]
-            k = kernels[step.call.kernel]
-            if k.scratch_bytes:
-                args.append(f"(void *)(ws + {self.program.layout.scratch_offset})")
-            body += [f"if (j * {new} + {phase} < {height} && j * {new} + {phase + new} > 0) {{",
-                     f"    /* {_comment(step.call.comment)} */",
-                     f"    status = {k.name}({', '.join(args)});",
-                     "    if (status != 0) {", "        return status;", "    }", "}"]
-        return lines + ["        " + line for line in body] + ["    }", "}"]
-
-    def band_rows(self, b: BandRows) -> list[str]:
-        """Copy (from ``b.src``) or fill one band's new rows, row by row."""
-        if b.src is None and b.fill is None:
-            return []
-        dst = f"(uint8_t *){self.pointer(b.dst)} + i * {b.row_bytes}"
-        lines = [f"for (int32_t i = 0; i < {b.new}; ++i) {{",
-                 f"    const int32_t r = j * {b.new} + {b.phase} + i;"]
-        fill = [] if b.fill is None else _fill_lines(dst, str(b.row_bytes), b.fill)
-        if b.src is None:
-            lines += [f"    if (r < 0 || r >= {b.height}) {{"] + ["        " + line
-                                                                   for line in fill] + ["    }"]
-            return lines + ["}"]
-        lines += [f"    if (r >= 0 && r < {b.height}) {{",
-                  f"        memcpy({dst}, (const uint8_t *){self.pointer(b.src)} + r * "
-                  f"{b.row_bytes}, {b.row_bytes}u);", "    }"]
-        if fill:
-            lines += ["    else {"] + ["        " + line for line in fill] + ["    }"]
-        return lines + ["}"]
-
-
-def _fill_lines(dst: str, nbytes: str, fill: bytes) -> list[str]:
-    """C setting ``nbytes`` bytes at ``dst`` to copies of the element ``fill``."""
-    if len(set(fill)) == 1:
-        return [f"memset({dst}, {fill[0]}, {nbytes}u);"]
-    return ["{",
-            f"    static const uint8_t fill[{len(fill)}] = "
-            f"{{{', '.join(str(v) for v in fill)}}};",
-            f"    uint8_t *d = {dst};",
-            f"    for (uint32_t k = 0; k < {nbytes}u; k += {len(fill)}u) {{",
-            f"        memcpy(d + k, fill, {len(fill)}u);",
-            "    }", "}"]
-
-
-def _window_lines(dst: str, src: str | None, w: PatchWindow) -> list[str]:
-    """C filling (and with ``src`` copying) one patch's window: row by row, the
-    positions inside the image copied, the others set to the fill element by element."""
-    (rs, r0, h), (cs, c0, width), (ih, iw), cb = w.rows, w.cols, w.image, w.channel_bytes
-    lines = ["{"]
-    if w.fill is not None and len(w.fill) > 1:
-        elem = len(w.fill)
-        lines.append(f"    static const uint8_t fill[{elem}] = "
-                     f"{{{', '.join(str(v) for v in w.fill)}}};")
-    lines += [f"    uint8_t *d = {dst};",
-              f"    for (int32_t i = 0; i < {h}; ++i) {{",
-              f"        const int32_t r = a * {rs} + {r0} + i;",
-              f"        const int32_t c = b * {cs} + {c0};",
-              f"        const int32_t lo = r < 0 || r >= {ih} ? {width} : "
-              f"(c < 0 ? (-c < {width} ? -c : {width}) : 0);",
-              f"        const int32_t hi = r < 0 || r >= {ih} ? {width} : "
-              f"(c + {width} > {iw} ? ({iw} - c > lo ? {iw} - c : lo) : {width});"]
-    if src is not None:
-        lines += ["        if (hi > lo) {",
-                  f"            memcpy(d + (i * {width} + lo) * {cb}, {src} + (r * {iw} + c + lo)"
-                  f" * {cb}, (uint32_t)(hi - lo) * {cb}u);",
-                  "        }"]
-    if w.fill is not None and len(w.fill) == 1:
-        lines += [f"        memset(d + i * {width * cb}, {w.fill[0]}, (uint32_t)lo * {cb}u);",
-                  f"        memset(d + (i * {width} + hi) * {cb}, {w.fill[0]}, "
-                  f"(uint32_t)({width} - hi) * {cb}u);"]
-    elif w.fill is not None:
-        n = len(w.fill)
-        lines += [f"        for (int32_t k = 0; k < lo * {cb}; k += {n}) {{",
-                  f"            memcpy(d + i * {width * cb} + k, fill, {n}u);",
-                  "        }",
-                  f"        for (int32_t k = hi * {cb}; k < {width * cb}; k += {n}) {{",
-                  f"            memcpy(d + i * {width * cb} + k, fill, {n}u);",
-                  "        }"]
-    return lines + ["    }", "}"]
-
-
-@dataclass(frozen=True)
 class PatchCode:
     """What the entry function needs of a patch stage: the stage
     (:class:`aot.executor.patches.PatchStage`), its layers on the patch shapes
@@ -707,54 +329,6 @@ class PatchCode:
                 f"{self.buffer.type.nbytes} bytes of patch buffers, "
                 f"{s.extra_macs} MACs recomputed ({s.extra_macs / max(s.macs, 1):+.1%} "
                 "of the stage)")
-
-
-def _window(pt, fill) -> PatchWindow:
-    t = pt.tensor
-    dtype = t.type.np_dtype
-    return PatchWindow((t.shape[1], t.shape[2]), t.shape[3] * dtype.itemsize,
-                       (pt.rows.scale, pt.rows.start, pt.rows.size),
-                       (pt.cols.scale, pt.cols.start, pt.cols.size),
-                       None if fill is None else np.array(fill, dtype).tobytes())
-
-
-def _patch_loop(g, code: PatchCode, calls, plan, bindings: _Bindings) -> PatchLoop:
-    """The patch stage's loop: the kernels of ``code.graph`` (taken from ``calls`` in
-    order) bound to the patch buffers, which the model's plan put at one offset."""
-    stage, pplan = code.stage, code.plan
-    base = plan.buffer_of(code.buffer)
-    if base.external or base.region:
-        raise CodegenError("the patch buffers must be in the main workspace")
-    by_name = {pt.tensor.name + "_patch": pt for pt in stage.tensors.values()}
-    tensors = _tensor_map(code.graph)
-
-    def arg(t: Tensor, writable: bool) -> Arg:
-        return Arg(Ref("workspace", base.offset + pplan.buffer_of(t).offset), t.dtype, writable)
-
-    body = []
-    for group in code.graph.annotations.groups:
-        if group.kind == "view":
-            raise CodegenError("a view inside a patch stage is not supported yet")
-        index, k = next(calls)
-        args = tuple(arg(tensors[p.tensor], p.role == "output") if
-                     tensors[p.tensor].kind in ("input", "activation")
-                     else bindings.arg(tensors[p.tensor], writable=False) for p in k.params)
-        _check_overlap(k, tensors, pplan)
-        body.append(KernelCall(index, args, group.name, f"{group.name} on a patch"))
-        for t in group.outputs(code.graph):
-            pt = by_name.get(t.name)  # None: a window of a patch (its fills come along)
-            if pt is not None and pt.fill is not None:
-                body.append(PatchFill(arg(t, True), _window(pt, pt.fill)))
-    x_in, y_out = stage.tensors[id(stage.input)], stage.tensors[id(stage.output)]
-    px, py = code.graph.inputs[0], code.graph.outputs[0]
-    item = stage.output.type.np_dtype.itemsize
-    return PatchLoop(
-        tuple(stage.patches()), bindings.arg(stage.input, writable=False), arg(px, True),
-        _window(x_in, x_in.fill if x_in.fill is not None else 0), tuple(body), arg(py, False),
-        (y_out.rows.size, y_out.cols.size, stage.output.shape[3] * item),
-        (-y_out.rows.start, -y_out.cols.start), bindings.arg(stage.output, writable=True),
-        stage.output.shape[2], stage.tile,
-        f"{g.name}: {len(stage.nodes)} layers in {stage.grid[0]}x{stage.grid[1]} patches")
 
 
 @dataclass(frozen=True)
@@ -791,115 +365,8 @@ def _fill_bytes(st) -> bytes:
     return np.array(st.fill if st.fill is not None else 0, st.tensor.type.np_dtype).tobytes()
 
 
-def _stream_loop(g, code: StreamCode, calls, plan, bindings: _Bindings) -> StreamLoop:
-    """The stream stage's loop: the kernels of ``code.graph`` (taken from ``calls`` in
-    order) bound to runs of rows of the windows, which the model's plan put at one
-    offset, and the stage output's rows of each band."""
-    stage = code.stage
-    base = plan.buffer_of(code.buffer)
-    if base.external or base.region:
-        raise CodegenError("the stream windows must be in the main workspace")
-    tensors = _tensor_map(code.graph)
-
-    def window(st) -> int:
-        return base.offset + code.offsets[st.tensor.name]
-
-    def place(name: str, writable: bool) -> tuple[Arg, int, tuple[int, int]]:
-        """The argument, its bytes per band and its byte range at band 0 (windows only)."""
-        bt = code.where[name]
-        st = bt.source
-        if st.tensor is stage.output:
-            return bindings.arg(stage.output, writable=writable), bt.rows * st.row_bytes, \
-                (-1, -1)
-        lo = window(st) + bt.offset * st.row_bytes
-        return Arg(Ref("workspace", lo), st.tensor.dtype, writable), 0, \
-            (lo, lo + bt.rows * st.row_bytes)
-
-    body = []
-    for group in code.graph.annotations.groups:
-        if group.kind == "view":
-            raise CodegenError("a view inside a stream stage is not supported yet")
-        index, k = next(calls)
-        args, moves, spans = [], [], []
-        for p in k.params:
-            t = tensors[p.tensor]
-            if t.kind in ("input", "activation"):
-                arg, move, span = place(t.name, p.role == "output")
-                spans.append((p, span))
-            else:
-                arg, move = bindings.arg(t, writable=False), 0
-            args.append(arg)
-            moves.append(move)
-        for i, (p, (lo, hi)) in enumerate(spans):
-            for q, (lo2, hi2) in spans[:i]:
-                if "output" in (p.role, q.role) and lo < hi2 and lo2 < hi:
-                    raise CodegenError(f"kernel {k.name}: {p.tensor!r} and {q.tensor!r} share "
-                                       "bytes of the stream windows")
-        outs = [code.where[t.name].source for t in group.outputs(code.graph)]
-        first = outs[0]
-        body.append(StreamCall(KernelCall(index, tuple(args), group.name,
-                                          f"{group.name} on a band"),
-                               tuple(moves), (first.new, first.phase, first.height)))
-        for st in outs:
-            if st.fill is not None and st.tensor is not stage.output:
-                body.append(BandRows(Arg(Ref("workspace", window(st) + st.kept * st.row_bytes),
-                                         st.tensor.dtype, True), None, st.new, st.phase,
-                                     st.height, st.row_bytes, _fill_bytes(st)))
-    windows = [st for st in stage.windowed if st.tensor.name in code.offsets]
-    xs = stage.tensors[id(stage.input)]
-    return StreamLoop(
-        stage.first_band, stage.bands,
-        tuple((Arg(Ref("workspace", window(st)), st.tensor.dtype, True), st.window_bytes,
-               _fill_bytes(st)) for st in windows),
-        tuple((Arg(Ref("workspace", window(st)), st.tensor.dtype, True),
-               st.kept * st.row_bytes, st.new * st.row_bytes) for st in windows if st.kept),
-        BandRows(Arg(Ref("workspace", window(xs) + xs.kept * xs.row_bytes), xs.tensor.dtype,
-                     True), bindings.arg(stage.input, writable=False), xs.new, xs.phase,
-                 xs.height, xs.row_bytes, _fill_bytes(xs)),
-        tuple(body), f"{g.name}: {stage.describe()}")
-
-
 def _tensor_map(graph: Graph) -> dict[str, Tensor]:
     return {t.name: t for t in graph.tensors()}
-
-
-def _entry_steps(graph: Graph, groups, kernels, plan, bindings: _Bindings,
-                 patches: PatchCode | StreamCode | None = None) -> list:
-    """One step per group: a kernel call, or for a view nothing (or a copy).
-
-    A view whose input and output ended up in different buffers (for
-    example a graph input reshaped straight into a graph output) is a
-    ``memcpy``: the bytes are the same, only their place differs.
-    """
-    tensors = _tensor_map(graph)
-    steps = []
-    calls = iter(enumerate(kernels))
-    for g in groups:
-        ops = ", ".join(n.op for n in g.nodes)
-        if g.kind == "view":
-            x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
-            if plan.buffer_of(x) is plan.buffer_of(y):
-                steps.append(Note(f"{g.name}: a view, no code"))
-            else:
-                steps.append(Copy(bindings.arg(y, writable=True), bindings.arg(x, writable=False),
-                                  y.type.nbytes, f"{g.name}: a view into another buffer"))
-            continue
-        if g.kind == "patches":
-            if patches is None:
-                raise CodegenError(f"{g.name}: a patch stage without its patch code")
-            loop = _stream_loop if isinstance(patches, StreamCode) else _patch_loop
-            steps.append(loop(g, patches, calls, plan, bindings))
-            continue
-        index, k = next(calls)
-        args = []
-        for p in k.params:
-            t = tensors.get(p.tensor)
-            if t is None:
-                raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
-            args.append(bindings.arg(t, writable=p.role == "output"))
-        _check_overlap(k, tensors, plan)
-        steps.append(KernelCall(index, tuple(args), g.name, f"{g.name}: {ops}"))
-    return steps
 
 
 def _check_overlap(k, tensors: dict[str, Tensor], plan) -> None:
@@ -927,35 +394,454 @@ def _check_overlap(k, tensors: dict[str, Tensor], plan) -> None:
         seen.append((j, b, lo, lo + t.type.nbytes))
 
 
-def _io_copies(inputs: list[Port], outputs: list[Port], bindings: _Bindings):
-    """With inputs/outputs in the workspace: copy in before and out after, unless in place."""
-    before = [Copy(bindings.arg(p.tensor, writable=True), Arg(Ref("input", p.index),
-                                                               p.tensor.dtype, False),
-                   p.nbytes, unless_same=True) for p in inputs]
-    after = [Copy(Arg(Ref("output", p.index), p.tensor.dtype, True),
-                  bindings.arg(p.tensor, writable=False), p.nbytes, unless_same=True)
-             for p in outputs]
-    return before, after
+# -- the entry function as loop IR ----------------------------------------------------
+@dataclass(frozen=True)
+class Param:
+    """One parameter of the entry functions: ``kind`` is ``workspace``, ``region``
+    (``name`` is the C array of the board region), ``input``/``output`` (``name`` is
+    the port's struct member), ``state`` or ``constant`` (``name`` is the entry file's
+    array); ``buffer`` is the parameter in the loop IR."""
+
+    kind: str
+    name: str
+    buffer: Buffer
 
 
-def entry_program(name: str, graph: Graph, groups, kernels, plan,
-                  patches: PatchCode | StreamCode | None = None) -> EntryProgram:
-    """The entry function of the model as data (see the module docstring);
-    refuses a call that would bind two restrict arguments to one address."""
+@dataclass(frozen=True)
+class Entry:
+    """The model's entry function lowered to loop IR (:func:`lower_entry`).
+
+    ``run`` runs the whole model (``P_run_with_workspace`` calls it, the LLVM JIT
+    calls it); ``kernels`` are ``P_run_kernel``'s cases, each kernel outside a patch
+    or stream stage alone with the copies its ports need, named by ``rpc_kernels``.
+    Every function takes ``params`` in order, none ``restrict`` (a caller's buffer
+    may be the workspace's own bytes)."""
+
+    run: PrimFunc
+    kernels: tuple[PrimFunc, ...]
+    rpc_kernels: tuple[str, ...]
+    params: tuple[Param, ...]
+    inputs: list[Port]
+    outputs: list[Port]
+    layout: Layout
+    states: tuple[_Array, ...]
+    constants: tuple[_Array, ...]
+
+    @property
+    def constant_arg_bytes(self) -> int:
+        return sum(c.nbytes for c in self.constants)
+
+    @property
+    def state_bytes(self) -> int:
+        return sum(s.nbytes for s in self.states)
+
+
+@dataclass(frozen=True)
+class _Ptr:
+    """Where the entry function finds a tensor: ``offset`` bytes into ``buffer`` (a
+    parameter), as ``dtype`` elements; ``caller`` when the buffer is a model port's."""
+
+    buffer: Buffer
+    offset: int
+    dtype: str
+    writable: bool
+    caller: bool = False
+
+    def at(self, extra=0, dtype: str | None = None) -> Address:
+        """The address ``extra`` more bytes on (an int or an int32 expression)."""
+        offset = self.offset + extra if isinstance(extra, int) else (
+            extra if self.offset == 0 else self.offset + extra)
+        return Address(self.buffer, offset, dtype or self.dtype, "rw" if self.writable else "r")
+
+
+class _Bindings:
+    """The entry function's parameters, made as tensors are bound to them."""
+
+    def __init__(self, name: str, plan, inputs: list[Port], outputs: list[Port],
+                 region_owner: str, lay: Layout) -> None:
+        self.name = name
+        self.plan = plan
+        self.region_owner = region_owner
+        self.workspace = decl_buffer((max(lay.workspace_bytes, 1),), "uint8", "ws")
+        self.regions: dict[str, Buffer] = {}
+        self.ports = {id(p.tensor): (p, decl_buffer((p.count,), p.tensor.dtype,
+                                                    f"{'in' if p.role == 'input' else 'out'}_"
+                                                    f"{p.ident}")) for p in inputs + outputs}
+        # With io_in_workspace the ports are bound to the workspace, not the structs.
+        self.caller = {} if plan.io_in_workspace else dict(self.ports)
+        self.states: dict[int, tuple[_Array, Buffer]] = {}
+        self.constants: dict[int, tuple[_Array, Buffer]] = {}
+
+    def ptr(self, t: Tensor, *, writable: bool) -> _Ptr:
+        if t.kind == "variable":
+            if id(t) not in self.states:
+                ident = f"{self.name}_state_{len(self.states)}"
+                self.states[id(t)] = (_Array(t, ident),
+                                      decl_buffer((max(t.type.size, 1),), t.dtype, ident))
+            # state is the model's own mutable array, whichever way a kernel declares it
+            return _Ptr(self.states[id(t)][1], 0, t.dtype, True)
+        if t.kind == "constant":
+            if writable:
+                raise CodegenError(f"a kernel writes the constant tensor {t.name!r}")
+            if id(t) not in self.constants:
+                ident = f"{self.name}_const_{len(self.constants)}"
+                self.constants[id(t)] = (_Array(t, ident, _c_values(t)),
+                                         decl_buffer((max(t.type.size, 1),), t.dtype, ident))
+            return _Ptr(self.constants[id(t)][1], 0, t.dtype, False)
+        b = self.plan.buffer_of(t)
+        if not b.external:
+            return _Ptr(self.region(b.region), b.offset, t.dtype, writable)
+        # A caller buffer holds exactly one graph input or output; views of it share it.
+        owner, buffer = next(self.caller[id(m)] for m in b.tensors if id(m) in self.caller)
+        if owner.role == "input" and writable:
+            raise CodegenError(f"the plan writes {t.name!r} over the caller's input "
+                               f"{owner.tensor.name!r}")
+        return _Ptr(buffer, 0, t.dtype, writable, caller=True)
+
+    def port(self, p: Port) -> _Ptr:
+        return _Ptr(self.ports[id(p.tensor)][1], 0, p.tensor.dtype, p.role == "output",
+                    caller=True)
+
+    def region(self, region: str) -> Buffer:
+        """The workspace (``""``) or the array of a board region."""
+        if not region:
+            return self.workspace
+        if region not in self.regions:
+            self.regions[region] = decl_buffer((max(self.plan.regions[region], 1),), "uint8",
+                                               f"region_{region}")
+        return self.regions[region]
+
+    def params(self) -> tuple[Param, ...]:
+        return (Param("workspace", "ws", self.workspace),
+                *(Param("region", region_array(self.region_owner, r), b)
+                  for r, b in self.regions.items()),
+                *(Param(p.role, p.ident, b) for p, b in self.ports.values()),
+                *(Param("state", a.ident, b) for a, b in self.states.values()),
+                *(Param("constant", a.ident, b) for a, b in self.constants.values()))
+
+
+def _call(name: str, args) -> Stmt:
+    """Call the kernel ``name``; return its status from the entry function unless 0."""
+    status = Var("status", "int32")
+    return LetStmt(status, call_extern("int32", name, *args),
+                   IfThenElse(status.not_equal(0), Return(status)))
+
+
+def _kernel_args(k, ptrs: list[_Ptr], lay: Layout, bindings: _Bindings, moves=None) -> list:
+    """A kernel's pointer arguments (each moved by ``moves[i]``, an expression, if
+    given), then the shared scratch if it asks for some."""
+    args = [p.at() if not moves or moves[i] is None else p.at(moves[i])
+            for i, p in enumerate(ptrs)]
+    if k.scratch_bytes:
+        args.append(Address(bindings.workspace, lay.scratch_offset, "uint8", "rw"))
+    return args
+
+
+def _copy(dst: _Ptr, src: _Ptr, nbytes: int, unless_same: bool = False) -> Stmt:
+    """``memcpy``; ``unless_same``: skip when the caller passed the workspace's own bytes."""
+    copy = Evaluate(call_memory("memcpy", dst.at(), src.at(), nbytes))
+    if not unless_same:
+        return copy
+    caller, own = (src, dst) if src.caller else (dst, src)
+    return IfThenElse(caller.at().not_equal(own.at(dtype=caller.dtype)), copy)
+
+
+def _fill(dst: _Ptr, offset, count, fill: bytes, dtype: str) -> Stmt:
+    """Set ``count`` elements from ``offset`` bytes past ``dst`` to the element ``fill``
+    (its bytes): one ``memset`` when they are all one byte, else a loop of stores."""
+    if len(set(fill)) == 1:
+        return Evaluate(call_memory("memset", dst.at(offset, "uint8"), fill[0],
+                                    count * len(fill)))
+    d, k = Var("d", "handle"), Var("k")
+    row = Buffer("d", dtype, (count,), data=d)
+    value = np.frombuffer(fill, np.dtype(NP_TYPES[dtype]))[0]
+    return LetStmt(d, dst.at(offset, dtype),
+                   For(k, 0, count, "serial", Store(row, const(value.item(), dtype), k)))
+
+
+def _starts(index: Var, starts: tuple[int, ...], tile: int):
+    """The tiles' first rows (or columns) as a function of the tile ``index``:
+    ``min(index * tile, last)``, as :func:`aot.executor.patches.analyze_stage` places them."""
+    if starts != tuple(min(i * tile, starts[-1]) for i in range(len(starts))):
+        raise CodegenError(f"patch tiles start at {list(starts)}: not every {tile} rows "
+                           "up to the last tile")
+    if starts[-1] == (len(starts) - 1) * tile:  # the last tile is not pulled back
+        return index * tile
+    return min_(index * tile, const(starts[-1]))
+
+
+def _window(dst: _Ptr, src: _Ptr | None, pt, fill: bytes | None, a, b) -> Stmt:
+    """Fill (and with ``src`` copy) one patch's window of the image ``pt.tensor``: row by
+    row, the positions inside the image copied, the others set to ``fill``."""
+    t = pt.tensor
+    item = t.type.np_dtype.itemsize
+    (ih, iw), cb = (t.shape[1], t.shape[2]), t.shape[3] * item
+    width = pt.cols.size
+    i, r, c, lo, hi = Var("i"), Var("r"), Var("c"), Var("lo"), Var("hi")
+    outside = (r < 0) | (r >= ih)
+    body = []
+    if src is not None:
+        body.append(IfThenElse(hi > lo, Evaluate(call_memory(
+            "memcpy", dst.at((i * width + lo) * cb, "uint8"),
+            src.at((r * iw + c + lo) * cb, "uint8"), (hi - lo) * cb))))
+    if fill is not None:
+        per = cb // len(fill)  # fill elements per position
+        body += [_fill(dst, i * (width * cb), lo * per, fill, t.dtype),
+                 _fill(dst, (i * width + hi) * cb, (width - hi) * per, fill, t.dtype)]
+    lo_value = Select(outside, const(width),
+                      Select(c < 0, min_(0 - c, const(width)), const(0)))
+    hi_value = Select(outside, const(width),
+                      Select(c + width > iw, max_(iw - c, lo), const(width)))
+    return For(i, 0, pt.rows.size, "serial",
+               LetStmt(r, a * pt.rows.scale + (pt.rows.start + i),
+                       LetStmt(c, b * pt.cols.scale + pt.cols.start,
+                               LetStmt(lo, lo_value, LetStmt(hi, hi_value, seq(*body))))))
+
+
+def _patch_loop(code: PatchCode, calls, plan, bindings: _Bindings, lay: Layout) -> Stmt:
+    """The patch stage's loop over the output tiles: copy the stage input's window in,
+    call the kernels of ``code.graph`` (taken from ``calls`` in order, bound to the patch
+    buffers, which the model's plan put at one offset) and fill their outputs' outside
+    positions, copy the tile of the last output out."""
+    stage, pplan = code.stage, code.plan
+    base = plan.buffer_of(code.buffer)
+    if base.external or base.region:
+        raise CodegenError("the patch buffers must be in the main workspace")
+    by_name = {pt.tensor.name + "_patch": pt for pt in stage.tensors.values()}
+    tensors = _tensor_map(code.graph)
+
+    def ptr(t: Tensor, writable: bool) -> _Ptr:
+        return _Ptr(bindings.workspace, base.offset + pplan.buffer_of(t).offset, t.dtype,
+                    writable)
+
+    th, tw = stage.tile
+    pr, pc = Var("pr"), Var("pc")
+    a, b = Var("a"), Var("b")
+    x_in, y_out = stage.tensors[id(stage.input)], stage.tensors[id(stage.output)]
+    px, py = code.graph.inputs[0], code.graph.outputs[0]
+    x_fill = x_in.fill if x_in.fill is not None else 0
+    body = [_window(ptr(px, True), bindings.ptr(stage.input, writable=False), x_in,
+                    np.array(x_fill, x_in.tensor.type.np_dtype).tobytes(), a, b)]
+    for group in code.graph.annotations.groups:
+        if group.kind == "view":
+            raise CodegenError("a view inside a patch stage is not supported yet")
+        _, k = next(calls)
+        ptrs = [ptr(tensors[p.tensor], p.role == "output") if
+                tensors[p.tensor].kind in ("input", "activation")
+                else bindings.ptr(tensors[p.tensor], writable=False) for p in k.params]
+        _check_overlap(k, tensors, pplan)
+        body += [Comment(f"{group.name} on a patch"),
+                 _call(k.name, _kernel_args(k, ptrs, lay, bindings))]
+        for t in group.outputs(code.graph):
+            pt = by_name.get(t.name)  # None: a window of a patch (its fills come along)
+            if pt is not None and pt.fill is not None:
+                body.append(_window(ptr(t, True), None, pt,
+                                    np.array(pt.fill, t.type.np_dtype).tobytes(), a, b))
+    cb = stage.output.shape[3] * stage.output.type.np_dtype.itemsize
+    i = Var("i")
+    dst, out = bindings.ptr(stage.output, writable=True), ptr(py, False)
+    body.append(For(i, 0, th, "serial", Evaluate(call_memory(
+        "memcpy", dst.at(((a + i) * stage.output.shape[2] + b) * cb, "uint8"),
+        out.at(((i - y_out.rows.start) * y_out.cols.size - y_out.cols.start) * cb, "uint8"),
+        tw * cb))))
+    return For(pr, 0, len(stage.row_starts), "serial", For(
+        pc, 0, len(stage.col_starts), "serial",
+        LetStmt(a, _starts(pr, stage.row_starts, th),
+                LetStmt(b, _starts(pc, stage.col_starts, tw), seq(*body)))))
+
+
+def _band_rows(dst: _Ptr, src: _Ptr | None, st, j: Var) -> Stmt | None:
+    """One band's new rows of the window ``st`` (a stream tensor): copied from ``src``
+    (the whole image) when it is given and the row is inside the image, set to the
+    tensor's fill when the row is outside and it has one."""
+    if src is None and st.fill is None:
+        return None
+    i, r = Var("i"), Var("r")
+    rb = st.row_bytes
+    fill = None
+    if st.fill is not None:
+        element = _fill_bytes(st)
+        fill = _fill(dst, i * rb, rb // len(element), element, st.tensor.dtype)
+    if src is None:
+        step = IfThenElse((r < 0) | (r >= st.height), fill)
+    else:
+        step = IfThenElse((r >= 0) & (r < st.height), Evaluate(call_memory(
+            "memcpy", dst.at(i * rb, "uint8"), src.at(r * rb, "uint8"), rb)), fill)
+    return For(i, 0, st.new, "serial", LetStmt(r, j * st.new + (st.phase + i), step))
+
+
+def _stream_loop(code: StreamCode, calls, plan, bindings: _Bindings, lay: Layout) -> Stmt:
+    """The stream stage's loop over bands: fill every window, then per band slide each
+    window, copy the stage input's new rows in, call the kernels of ``code.graph``
+    (taken from ``calls`` in order) on fixed runs of rows of the windows (which the
+    model's plan put at one offset) and the stage output's rows of the band, and fill
+    their rows outside the image."""
+    stage = code.stage
+    base = plan.buffer_of(code.buffer)
+    if base.external or base.region:
+        raise CodegenError("the stream windows must be in the main workspace")
+    tensors = _tensor_map(code.graph)
+    j = Var("j")
+
+    def window(st, rows: int = 0, writable: bool = True) -> _Ptr:
+        return _Ptr(bindings.workspace, base.offset + code.offsets[st.tensor.name]
+                    + rows * st.row_bytes, st.tensor.dtype, writable)
+
+    def place(name: str, writable: bool) -> tuple[_Ptr, object, tuple[int, int]]:
+        """The pointer, its move per band (None: fixed) and its byte range at band 0
+        (windows only)."""
+        bt = code.where[name]
+        st = bt.source
+        if st.tensor is stage.output:
+            return bindings.ptr(stage.output, writable=writable), \
+                j * (bt.rows * st.row_bytes), (-1, -1)
+        p = window(st, bt.offset, writable)
+        return p, None, (p.offset, p.offset + bt.rows * st.row_bytes)
+
+    body = []
+    for group in code.graph.annotations.groups:
+        if group.kind == "view":
+            raise CodegenError("a view inside a stream stage is not supported yet")
+        _, k = next(calls)
+        ptrs, moves, spans = [], [], []
+        for p in k.params:
+            t = tensors[p.tensor]
+            if t.kind in ("input", "activation"):
+                ptr, move, span = place(t.name, p.role == "output")
+                spans.append((p, span))
+            else:
+                ptr, move = bindings.ptr(t, writable=False), None
+            ptrs.append(ptr)
+            moves.append(move)
+        for i, (p, (lo, hi)) in enumerate(spans):
+            for q, (lo2, hi2) in spans[:i]:
+                if "output" in (p.role, q.role) and lo < hi2 and lo2 < hi:
+                    raise CodegenError(f"kernel {k.name}: {p.tensor!r} and {q.tensor!r} share "
+                                       "bytes of the stream windows")
+        outs = [code.where[t.name].source for t in group.outputs(code.graph)]
+        first = outs[0]
+        row = j * first.new + first.phase  # the band's first new row of the layer output
+        body.append(IfThenElse((row < first.height) & (row + first.new > 0),
+                               seq(Comment(f"{group.name} on a band"),
+                                   _call(k.name, _kernel_args(k, ptrs, lay, bindings, moves)))))
+        body += [_band_rows(window(st, st.kept), None, st, j) for st in outs
+                 if st.fill is not None and st.tensor is not stage.output]
+    windows = [st for st in stage.windowed if st.tensor.name in code.offsets]
+    xs = stage.tensors[id(stage.input)]
+    slides = [Evaluate(call_memory("memmove", window(st).at(dtype="uint8"),
+                                   window(st).at(st.new * st.row_bytes, "uint8"),
+                                   st.kept * st.row_bytes)) for st in windows if st.kept]
+    fills = [_fill(window(st), 0, st.window_bytes // len(_fill_bytes(st)), _fill_bytes(st),
+                   st.tensor.dtype) for st in windows]
+    copy_in = _band_rows(window(xs, xs.kept), bindings.ptr(stage.input, writable=False), xs, j)
+    return seq(*fills, For(j, stage.first_band, stage.bands - stage.first_band, "serial",
+                           seq(*slides, copy_in, *body)))
+
+
+def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout,
+           patches: PatchCode | StreamCode | None) -> list[tuple[str, Stmt | None, object]]:
+    """One step per group: a comment saying what it does, its statement (None for a view
+    without code) and, for a plain kernel call, the kernel and the group
+    (``P_run_kernel`` runs it alone); a patch or stream stage is one loop.
+
+    A view whose input and output ended up in different buffers (for
+    example a graph input reshaped straight into a graph output) is a
+    ``memcpy``: the bytes are the same, only their place differs.
+    """
+    tensors = _tensor_map(graph)
+    steps = []
+    calls = iter(enumerate(kernels))
+    for g in groups:
+        if g.kind == "view":
+            x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
+            if plan.buffer_of(x) is plan.buffer_of(y):
+                steps.append((f"{g.name}: a view, no code", None, None))
+            else:
+                steps.append((f"{g.name}: a view into another buffer",
+                              _copy(bindings.ptr(y, writable=True),
+                                    bindings.ptr(x, writable=False), y.type.nbytes), None))
+            continue
+        if g.kind == "patches":
+            if patches is None:
+                raise CodegenError(f"{g.name}: a patch stage without its patch code")
+            stage = patches.stage
+            if isinstance(patches, StreamCode):
+                steps.append((f"{g.name}: {stage.describe()}",
+                              _stream_loop(patches, calls, plan, bindings, lay), None))
+            else:
+                steps.append((f"{g.name}: {len(stage.nodes)} layers in {stage.grid[0]}x"
+                              f"{stage.grid[1]} patches",
+                              _patch_loop(patches, calls, plan, bindings, lay), None))
+            continue
+        _, k = next(calls)
+        ptrs = []
+        for p in k.params:
+            t = tensors.get(p.tensor)
+            if t is None:
+                raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
+            ptrs.append(bindings.ptr(t, writable=p.role == "output"))
+        _check_overlap(k, tensors, plan)
+        steps.append((f"{g.name}: {', '.join(n.op for n in g.nodes)}",
+                      _call(k.name, _kernel_args(k, ptrs, lay, bindings)), (k, g)))
+    return steps
+
+
+def _alone(k, call: LetStmt, inputs, outputs, bindings: _Bindings, graph: Graph,
+           plan) -> Stmt:
+    """The body of one kernel run alone (``P_run_kernel``): with inputs and outputs in
+    the workspace, the graph inputs it reads are copied in first (their bytes may hold
+    other activations since the last full run) and the graph outputs it writes out
+    after; the kernel's status is returned."""
+    status = call.var
+    before, after = [], []
+    if plan.io_in_workspace:
+        tensors = _tensor_map(graph)
+        planned = [(p.role, plan.buffer_of(tensors[p.tensor])) for p in k.params
+                   if tensors[p.tensor].kind in ("input", "activation")]  # not state
+        reads = {id(b) for role, b in planned if role == "input"}
+        writes = {id(b) for role, b in planned if role == "output"}
+        before = [_copy(bindings.ptr(p.tensor, writable=True), bindings.port(p), p.nbytes,
+                        unless_same=True)
+                  for p in inputs if id(plan.buffer_of(p.tensor)) in reads]
+        after = [_copy(bindings.port(p), bindings.ptr(p.tensor, writable=False), p.nbytes,
+                       unless_same=True)
+                 for p in outputs if id(plan.buffer_of(p.tensor)) in writes]
+    return seq(*before, LetStmt(status, call.value, seq(*after, Return(status))))
+
+
+def lower_entry(name: str, graph: Graph, groups, kernels, plan,
+                patches: PatchCode | StreamCode | None = None,
+                region_owner: str = "") -> Entry:
+    """The model's entry functions as loop IR (:class:`Entry`, the module docstring);
+    refuses a call that would bind two restrict arguments to one address.
+    ``region_owner`` names whose board region arrays they use (a model group's)."""
     check_name(name)
     inputs, outputs = ports(name, graph, plan)
     lay = layout(plan, kernels)
-    bindings = _Bindings(name, plan, inputs, outputs)
-    # With io_in_workspace the ports are bound to the workspace, not the structs.
-    if plan.io_in_workspace:
-        bindings.caller = {}
-    steps = _entry_steps(graph, groups, kernels, plan, bindings, patches)
-    prologue, epilogue = _io_copies(inputs, outputs, bindings) if plan.io_in_workspace \
-        else ([], [])
+    bindings = _Bindings(name, plan, inputs, outputs, region_owner or name, lay)
+    steps = _steps(graph, groups, kernels, plan, bindings, lay, patches)
+    prologue, epilogue = [], []
+    if plan.io_in_workspace:  # copy in before and out after, unless in place
+        prologue = [_copy(bindings.ptr(p.tensor, writable=True), bindings.port(p), p.nbytes,
+                          unless_same=True) for p in inputs]
+        epilogue = [_copy(bindings.port(p), bindings.ptr(p.tensor, writable=False), p.nbytes,
+                          unless_same=True) for p in outputs]
     for t in graph.variables():  # state no kernel names still belongs to the model
-        bindings.ref(t, writable=True)
-    return EntryProgram(inputs, outputs, lay, tuple(prologue), tuple(steps), tuple(epilogue),
-                        tuple(bindings.states.values()), tuple(bindings.constants.values()))
+        bindings.ptr(t, writable=True)
+    params = bindings.params()
+    buffers = [p.buffer for p in params]
+    # No restrict: a caller's buffer may be the workspace's own bytes.
+    attrs = {"static": True, "may_alias": frozenset(id(b.data) for b in buffers)}
+    run = PrimFunc(f"{name}_entry", buffers,
+                   seq(*prologue, *(seq(Comment(c), s) for c, s, _ in steps), *epilogue), attrs)
+    alone = [(s, *kernel_group) for _, s, kernel_group in steps if kernel_group is not None]
+    return Entry(
+        run, tuple(PrimFunc(f"{name}_kernel_{i}", buffers,
+                            _alone(k, s, inputs, outputs, bindings, graph, plan), attrs)
+                   for i, (s, k, _) in enumerate(alone)),
+        tuple(g.name[:_MAX_RPC_NAME] for _, _, g in alone), params, inputs, outputs, lay,
+        tuple(a for a, _ in bindings.states.values()),
+        tuple(a for a, _ in bindings.constants.values()))
 
 
 @dataclass(frozen=True)
@@ -987,18 +873,11 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     if kind not in ("c", "llvm"):
         raise CodegenError(f"the entry function is C, and target {target!r} is neither a C "
                            "nor an llvm target")
-    program = entry_program(name, graph, groups, kernels, plan, patches)
-    inputs, outputs, lay = program.inputs, program.outputs, program.layout
-    printer = _CPrinter(program, inputs, outputs, name, shared_regions or "")
-    steps = [printer.step(s, kernels) for s in program.steps]
-    prologue = [line for c in program.prologue for line in printer.copy(c)]
-    epilogue = [line for c in program.epilogue for line in printer.copy(c)]
-    states = list(program.states)
-    kernel_calls = [{"comment": s.comment, "expr": s.call,
-                     **_port_copies(printer, program, kernels[c.kernel], graph, plan)}
-                    for s, c in zip(steps, program.steps) if s.call]
-    rpc_kernels = [s.group[:_MAX_RPC_NAME] for s in steps if s.call]
-    constant_bytes = sum(k.constant_bytes for k in kernels) + program.constant_arg_bytes
+    entry = lower_entry(name, graph, groups, kernels, plan, patches, shared_regions or "")
+    inputs, outputs, lay = entry.inputs, entry.outputs, entry.layout
+    states = list(entry.states)
+    functions = print_functions([entry.run, *entry.kernels])
+    constant_bytes = sum(k.constant_bytes for k in kernels) + entry.constant_arg_bytes
     common = dict(
         name=name, NAME=name.upper(), model_name=_comment(graph.name), version=version,
         target=_comment(target), board=board, inputs=inputs, outputs=outputs,
@@ -1009,8 +888,8 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
         # by the first run (or by P_reset).
         lazy_reset=any(s.zero != 0 or s.start for s in states),
         io_in_workspace=plan.io_in_workspace, plan_algorithm=plan.algorithm,
-        target_hash=target_hash, num_kernels=len(kernel_calls), rpc_kernels=rpc_kernels,
-        shared_workspace=shared_workspace,
+        target_hash=target_hash, num_kernels=len(entry.kernels),
+        rpc_kernels=list(entry.rpc_kernels), shared_workspace=shared_workspace,
         regions=[{"name": r, "array": region_array(shared_regions or name, r), "bytes": n,
                   "section": f".aot_region.{r}", "speed": plan.region_speeds.get(r),
                   "shared": bool(shared_regions)}
@@ -1024,14 +903,15 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
                    for p in inputs + outputs]
-    rpc_kernel_table = [(k, f"{name}_rpc_kernel_{i}") for i, k in enumerate(rpc_kernels)]
+    rpc_kernel_table = [(k, f"{name}_rpc_kernel_{i}") for i, k in enumerate(entry.rpc_kernels)]
     files = {
         f"include/{name}.h": _template("model.h.j2").render(**common),
         f"codegen/{name}.c": _template("model.c.j2").render(
-            **common, kernels=kernels, steps=steps, states=states,
-            constants=list(program.constants), prologue=prologue,
-            kernel_calls=kernel_calls,
-            epilogue=epilogue, workspace_array=max(lay.workspace_bytes, 1)),
+            **common, kernels=kernels, states=states, constants=list(entry.constants),
+            functions=functions, entry=entry.run.name,
+            kernel_entries=[f.name for f in entry.kernels],
+            params=[{"kind": p.kind, "name": p.name} for p in entry.params],
+            workspace_array=max(lay.workspace_bytes, 1)),
         f"codegen/{name}_rpc.c": _template("model_rpc.c.j2").render(
             **common, rpc_tensors=rpc_tensors, rpc_kernel_table=rpc_kernel_table),
     }
@@ -1062,29 +942,8 @@ def group_files(name: str, members, *, alignment: int, target: str, board: str |
             f"codegen/{name}.c": _template("group.c.j2").render(**common)}
 
 
-def _port_copies(printer, program: EntryProgram, kernel, graph: Graph, plan) -> dict:
-    """The copies one kernel run alone (``P_run_kernel``) needs with inputs and
-    outputs in the workspace: in, the graph inputs it reads (their bytes may
-    hold other activations since the last full run); out, the graph outputs it
-    writes.  Empty with caller buffers, which the kernels read directly."""
-    if not plan.io_in_workspace:
-        return {"before": [], "after": []}
-    tensors = _tensor_map(graph)
-    planned = [(p.role, plan.buffer_of(tensors[p.tensor])) for p in kernel.params
-               if tensors[p.tensor].kind in ("input", "activation")]  # not state
-    reads = {id(b) for role, b in planned if role == "input"}
-    writes = {id(b) for role, b in planned if role == "output"}
-
-    def lines(ports, copies, wanted):
-        return [line for port, c in zip(ports, copies)
-                if id(plan.buffer_of(port.tensor)) in wanted for line in printer.copy(c)]
-    return {"before": lines(program.inputs, program.prologue, reads),
-            "after": lines(program.outputs, program.epilogue, writes)}
-
-
 def host_main(name: str, graph: Graph, plan, *, version: str) -> str:
     """The C of a host program that runs N invocations from a file (for ``aot run``)."""
     inputs, outputs = ports(name, graph, plan)
     return _template("host_main.c.j2").render(
         name=name, inputs=inputs, outputs=outputs, version=version)
-

@@ -51,7 +51,7 @@ Borders
 
 :func:`run_stream` executes a stage this way with the reference interpreter, and
 :func:`band_graph` gives the layers on their band shapes for code generation
-(:class:`aot.executor.codegen.StreamLoop`).
+(:func:`aot.executor.codegen.lower_entry`).
 """
 
 from __future__ import annotations

@@ -307,6 +307,27 @@ class AccessPtr(PrimExpr):
         self.buffer, self.offset, self.mode = buffer, offset, mode
 
 
+class Address(PrimExpr):
+    """The address ``offset`` bytes past the start of ``buffer``'s data, as a
+    pointer to ``pointee`` elements (a scalar dtype): how an entry function
+    passes a tensor that lives inside a byte array (the workspace) or moves a
+    pointer by whole rows.  ``mode`` is ``r`` (a pointer to const), ``w`` or
+    ``rw``, as for :class:`AccessPtr`."""
+
+    __slots__ = ("buffer", "offset", "pointee", "mode")
+
+    def __init__(self, buffer, offset: PrimExpr, pointee: str, mode: str):
+        if pointee not in SCALAR_DTYPES or pointee == "handle":
+            raise TypeError_(f"an address points to elements of a scalar dtype, not {pointee!r}")
+        if mode not in ("r", "w", "rw"):
+            raise TypeError_(f"an address's mode is 'r', 'w' or 'rw', not {mode!r}")
+        offset = convert(offset)
+        if not is_int(offset.dtype):
+            raise TypeError_(f"an address's byte offset is an integer, not {offset.dtype}")
+        self.dtype = "handle"
+        self.buffer, self.offset, self.pointee, self.mode = buffer, offset, pointee, mode
+
+
 class ProducerLoad(PrimExpr):
     """Read a tensor at multi-dimensional indices (tensor expressions only)."""
 
@@ -445,6 +466,25 @@ def call_pure(dtype: str, name: str, *args) -> PrimExpr:
     return Call(dtype, name, [_as_arg(a) for a in args], "pure")
 
 
+#: The memory builtins (``Call`` of kind ``intrin``, evaluated for their effect):
+#: ``memcpy(dst, src, bytes)``, ``memmove(dst, src, bytes)`` (the ranges may
+#: overlap) and ``memset(dst, byte, bytes)``, as C's; ``bytes`` is an int32.
+MEMORY_BUILTINS = ("memcpy", "memmove", "memset")
+
+
+def call_memory(name: str, dst: PrimExpr, src, nbytes) -> PrimExpr:
+    """A memory builtin (:data:`MEMORY_BUILTINS`): ``src`` is an address, or for
+    ``memset`` the byte value (an int32)."""
+    if name not in MEMORY_BUILTINS:
+        raise TypeError_(f"unknown memory builtin {name!r}: use one of "
+                         f"{', '.join(MEMORY_BUILTINS)}")
+    src = convert(src)
+    if dst.dtype != "handle" or src.dtype != ("int32" if name == "memset" else "handle"):
+        raise TypeError_(f"{name} takes an address and "
+                         f"{'a byte value' if name == 'memset' else 'an address'}")
+    return Call("handle", name, [dst, src, convert(nbytes)], "intrin")
+
+
 def _as_arg(a):
     return StringImm(a) if isinstance(a, str) else convert(a)
 
@@ -537,6 +577,9 @@ class ExprPrinter:
             return f"broadcast({p(e.value)}, {e.lanes})"
         if isinstance(e, AccessPtr):
             return f'access_ptr({self.buf(e.buffer)}, {p(e.offset)}, "{e.mode}")'
+        if isinstance(e, Address):
+            return (f'address({self.buf(e.buffer)}, {p(e.offset)}, {e.pointee}, '
+                    f'"{e.mode}")')
         if isinstance(e, ProducerLoad):
             return f"{e.tensor.name}[{', '.join(p(i) for i in e.indices)}]"
         if isinstance(e, Reduce):

@@ -58,6 +58,9 @@ class Mutator:
         if isinstance(e, E.AccessPtr):
             o = x(e.offset)
             return e if o is e.offset else E.AccessPtr(e.buffer, o, e.mode)
+        if isinstance(e, E.Address):
+            o = x(e.offset)
+            return e if o is e.offset else E.Address(e.buffer, o, e.pointee, e.mode)
         if isinstance(e, E.ProducerLoad):
             idx = [x(i) for i in e.indices]
             same = all(a is b for a, b in zip(idx, e.indices))
@@ -97,6 +100,14 @@ class Mutator:
         if isinstance(s, S.Evaluate):
             v = x(s.value)
             return s if v is s.value else S.Evaluate(v)
+        if isinstance(s, S.LetStmt):
+            v, body = x(s.value), st(s.body)
+            return s if (v is s.value and body is s.body) else S.LetStmt(s.var, v, body)
+        if isinstance(s, S.Return):
+            v = x(s.value)
+            return s if v is s.value else S.Return(v)
+        if isinstance(s, S.Comment):
+            return s
         raise TypeError(f"unknown statement node {type(s).__name__}")
 
 
@@ -135,7 +146,7 @@ def children(e):
         return (e.base, e.stride)
     if isinstance(e, E.Broadcast):
         return (e.value,)
-    if isinstance(e, E.AccessPtr):
+    if isinstance(e, (E.AccessPtr, E.Address)):
         return (e.offset,)
     if isinstance(e, E.ProducerLoad):
         return e.indices
@@ -179,8 +190,11 @@ def stmt_exprs(s):
             stack.extend(n.seq)
         elif isinstance(n, S.Allocate):
             stack.append(n.body)
-        elif isinstance(n, S.Evaluate):
+        elif isinstance(n, (S.Evaluate, S.Return)):
             yield n.value
+        elif isinstance(n, S.LetStmt):
+            yield n.value
+            stack.append(n.body)
 
 
 def free_vars(e) -> set:
@@ -205,7 +219,7 @@ def all_nodes(stmt):
             stack.extend(s.seq)
         elif isinstance(s, S.IfThenElse):
             stack.extend([s.then_case, s.else_case])
-        elif isinstance(s, S.Allocate):
+        elif isinstance(s, (S.Allocate, S.LetStmt)):
             stack.append(s.body)
     for e in stmt_exprs(stmt):
         yield from walk(e)

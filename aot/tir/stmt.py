@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-from aot.tir.expr import (AccessPtr, ExprPrinter, IntImm, Load, PrimExpr, Ramp, TypeError_, Var,
-                          const, convert)
+from aot.tir.expr import (AccessPtr, Address, ExprPrinter, IntImm, Load, PrimExpr, Ramp,
+                          TypeError_, Var, const, convert)
 
 
 class Buffer:
@@ -133,6 +133,39 @@ class Evaluate(Stmt):
         self.value = value
 
 
+class LetStmt(Stmt):
+    """Bind ``var`` to the value of ``value`` (evaluated once, here) in ``body``.
+    A ``handle`` variable must be bound to an :class:`~aot.tir.expr.Address`; a
+    :class:`Buffer` whose ``data`` is that variable reads and writes there."""
+
+    def __init__(self, var: Var, value: PrimExpr, body: Stmt):
+        value = convert(value, var.dtype)
+        if value.dtype != var.dtype:
+            raise TypeError_(f"let {var.name}: a {var.dtype} variable bound to a "
+                             f"{value.dtype} value")
+        if var.dtype == "handle" and not isinstance(value, Address):
+            raise TypeError_(f"let {var.name}: a handle is bound to an address")
+        self.var, self.value, self.body = var, value, body
+
+
+class Comment(Stmt):
+    """A note for the reader of the generated code (which group a call runs); no effect."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class Return(Stmt):
+    """Leave the function with the int32 status ``value`` (a function that runs
+    to its end returns 0)."""
+
+    def __init__(self, value: PrimExpr):
+        value = convert(value, "int32")
+        if value.dtype != "int32":
+            raise TypeError_(f"a function returns an int32 status, not {value.dtype}")
+        self.value = value
+
+
 def seq(*stmts) -> Stmt:
     """A sequence without nested sequences or empty parts."""
     flat = []
@@ -205,6 +238,13 @@ class Printer(ExprPrinter):
             self.stmt(s.body, indent, out)
         elif isinstance(s, Evaluate):
             out.append(pad + self.expr(s.value))
+        elif isinstance(s, LetStmt):
+            out.append(f"{pad}let {self.name(s.var, s.var.name)} = {self.expr(s.value)}")
+            self.stmt(s.body, indent, out)
+        elif isinstance(s, Return):
+            out.append(f"{pad}return {self.expr(s.value)}")
+        elif isinstance(s, Comment):
+            out.append(f"{pad}// {s.text}")
         else:
             out.append(f"{pad}<{type(s).__name__}>")
 

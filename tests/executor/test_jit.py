@@ -1,7 +1,7 @@
-"""Models compiled for the ``llvm`` target: the entry program run by
-aot.executor.jit over MCJIT kernels equals the C entry function built by gcc.
+"""Models compiled for the ``llvm`` target: the entry function and kernels compiled
+by MCJIT (aot.executor.jit) equal the C entry function built by gcc.
 
-Both run the same :class:`~aot.executor.codegen.EntryProgram`; these tests
+Both are the same loop IR (:func:`~aot.executor.codegen.lower_entry`); these tests
 cover what the shared models do not: inputs and outputs in the workspace,
 views, constants passed as arguments and state carried between invocations
 (with a small loop-IR kernel library, since the real library's stateful
@@ -17,7 +17,8 @@ from test_codegen import _inputs, toy_graph
 from aot import te
 from aot.commands.run import run_on_host
 from aot.compile import compile_model
-from aot.executor.codegen import Copy, KernelCall, Note
+from aot.tir import Call, Comment, Evaluate, IfThenElse, LetStmt
+from aot.tir.functor import all_nodes
 from aot.kernels import Kernel, KernelParam
 
 _OPS = {"relu": lambda a: te.if_then_else(a > 0.0, a, te.const(0.0, "float32")),
@@ -27,7 +28,7 @@ _OPS = {"relu": lambda a: te.if_then_else(a > 0.0, a, te.const(0.0, "float32")),
 class LoopIRToyLibrary:
     """Float elementwise groups as loop-IR kernels (real :class:`Kernel` records,
     printed as C by aot.codegen or compiled by the llvm backend).  Constants
-    are kernel arguments (the entry program holds them); a kernel reading a
+    are kernel arguments (the entry function passes them); a kernel reading a
     variable also adds the node's other operand into it, writing the state
     through a second parameter bound to the same address."""
 
@@ -95,17 +96,18 @@ def test_real_kernels_through_the_jit_equal_the_c_entry(io_in_workspace, inplace
         assert c.tobytes() == j.tobytes()
 
 
-def test_the_entry_program_is_what_the_c_entry_prints():
+def test_the_jit_runs_the_entry_function_the_c_entry_prints():
     compiled = compile_model(toy_graph(), "llvm", name="toy", measure_code=False,
                              io_in_workspace=True)
-    steps = compiled.program.steps
-    assert [type(s) for s in steps if not isinstance(s, KernelCall)] == [Note]
-    assert [s.kernel for s in steps if isinstance(s, KernelCall)] == list(
-        range(len(compiled.kernels)))
-    assert any(s.comment.endswith("a view, no code") for s in steps if isinstance(s, Note))
-    assert all(isinstance(c, Copy) and c.unless_same for c in compiled.program.prologue)
-    assert [a.ref.space for a in steps[0].args] == ["workspace", "workspace"]
-    assert compiled.files == {} and compiled.llvm is not None
+    run = compiled.lowered.run
+    calls = [n.name for n in all_nodes(run.body) if isinstance(n, Call) and n.kind == "extern"]
+    assert sorted(calls) == sorted(k.name for k in compiled.kernels)  # the view has no code
+    steps = run.body.seq
+    # inputs copied into the workspace unless the caller passed its bytes, first
+    assert isinstance(steps[0], IfThenElse) and isinstance(steps[0].then_case, Evaluate)
+    assert isinstance(steps[1], Comment) and isinstance(steps[2], LetStmt)  # a kernel's call
+    assert [p.kind for p in compiled.lowered.params] == ["workspace", "input", "output", "output"]
+    assert compiled.files == {} and run.name in compiled.llvm.units
 
 
 def test_state_and_constant_arguments_carry_over_invocations(tmp_path):
@@ -127,7 +129,7 @@ def test_reset_restores_the_state():
     graph = toy_graph(with_state=True)
     compiled = compile_model(graph, "llvm", name="toy", measure_code=False,
                              kernel_library=LoopIRToyLibrary())
-    assert compiled.program.constants and compiled.program.states
+    assert compiled.lowered.constants and compiled.lowered.states
     model = compiled.jit()
     x = _inputs(1, seed=2)[0][0]
     first = model.run([x])[0].copy()
@@ -164,3 +166,30 @@ def test_a_jit_model_outlives_the_compiled_model_it_came_from(tmp_path):
     want = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", "llvm").jit()
     assert int(done.stdout.split()[-1]) == int(
         want.run([np.full((1, 1), 5, np.int8)])[0].reshape(-1)[0])
+
+
+def test_the_entry_function_of_the_toy_graph_reads_as_expected():
+    """The loop IR both backends take, in its text form: the input copied in unless the
+    caller passed the workspace, each kernel's status returned unless 0 (the view has no
+    code; the plan runs every kernel in place), the outputs copied out."""
+    compiled = compile_model(toy_graph(), "llvm", name="toy", measure_code=False,
+                             io_in_workspace=True)
+    ws = 'address(ws, 0, float32, "r")'
+    calls = "\n".join(
+        f"  // {comment}\n"
+        f'  let {s} = call_extern("{k}", {ws}, address(ws, 0, float32, "rw"))\n'
+        f"  if (({s} != 0)) {{\n    return {s}\n  }}"
+        for comment, s, k in [("fused_0_relu: relu", "status", "toy_k0"),
+                              ("view_1_reshape: a view, no code\n  // fused_2_add: add",
+                               "status_1", "toy_k2"),
+                              ("fused_3_mul: mul", "status_2", "toy_k3")])
+    copies_out = "\n".join(
+        f'  if ((address({o}, 0, float32, "rw") != {ws})) {{\n'
+        f'    memcpy(address({o}, 0, float32, "rw"), {ws}, 64)\n  }}'
+        for o in ("out_mul_4", "out_add_3"))
+    assert str(compiled.lowered.run) == (
+        "primfn toy_entry(ws: uint8[64], in_x_0: float32[16], out_mul_4: float32[16], "
+        "out_add_3: float32[16]) {\n"
+        '  if ((address(in_x_0, 0, float32, "r") != address(ws, 0, float32, "rw"))) {\n'
+        '    memcpy(address(ws, 0, float32, "rw"), address(in_x_0, 0, float32, "r"), 64)\n'
+        f"  }}\n{calls}\n{copies_out}\n}}")

@@ -14,7 +14,7 @@ from aot.executor import stages
 from aot.executor.patches import PatchError
 from aot.executor.stages import PatchChoice, parse_patches
 from aot.executor.budget import MemoryBudgetError
-from aot.executor.codegen import PatchLoop, host_main
+from aot.executor.codegen import host_main
 from aot.export.host import build_program, run_program
 from aot.ir import GraphBuilder, Quantization
 from aot.ir.types import TensorType
@@ -68,9 +68,10 @@ def test_int8_chain_by_patches_is_bit_exact(grid, tmp_path):
     g = _int8_chain()
     m = compile_model(g, "host/native", patches=grid, measure_code=False)
     assert m.patches is not None and len(m.patches.stage.nodes) >= 2
-    loops = [s for s in m.program.steps if isinstance(s, PatchLoop)] if m.program else None
-    assert loops is None  # a C artifact: the loop is in the entry file
-    assert f"for (uint32_t p = 0; p < {len(m.patches.stage.patches())}u; ++p)" \
+    stage = m.patches.stage
+    assert f"for (int32_t pr = 0; pr < {len(stage.row_starts)}; ++pr)" \
+        in m.files["codegen/model.c"]  # the loops over the tiles' rows and columns
+    assert f"for (int32_t pc = 0; pc < {len(stage.col_starts)}; ++pc)" \
         in m.files["codegen/model.c"]
     # one kernel per layer, whatever the number of patches; P_run_kernel times the others
     assert len(m.kernels) == len(g.nodes)
@@ -166,7 +167,7 @@ def test_a_residual_stage_reads_the_middle_of_its_input_patch(grid, tmp_path):
 def test_the_llvm_jit_runs_the_same_patch_loop_bit_exact(grid):
     g = _int8_chain()
     m = compile_model(g, "llvm", patches=grid, measure_code=False)
-    assert sum(isinstance(s, PatchLoop) for s in m.program.steps) == 1
+    assert str(m.lowered.run).count("for (pr, 0,") == 1
     x = np.random.default_rng(5).integers(-128, 128, (3, *g.inputs[0].shape)).astype(np.int8)
     np.testing.assert_array_equal(m.jit().run_sequence([x])[0], _reference(g, x))
 

@@ -156,7 +156,8 @@ def test_compiled_split_emits_the_arrays_their_sections_and_the_linker_script():
     source = c.files["codegen/kws.c"]
     assert ('static uint8_t kws_region_psram[8000]\n    __attribute__((section('
             '".aot_region.psram"), aligned(4)));') in source
-    assert "(int8_t *)(kws_region_psram + 0)" in source
+    assert "(int8_t *)(region_psram + 0)" in source  # the entry function's parameter
+    assert "kws_entry(ws, kws_region_psram, " in source
     script = c.files["codegen/kws_regions.ld"]
     assert "AOT_PSRAM (rw) : ORIGIN = 0x21000000, LENGTH = 0x01000000" in script
     assert ".aot_region.psram (NOLOAD)" in script and "> AOT_PSRAM" in script
