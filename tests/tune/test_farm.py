@@ -32,8 +32,9 @@ from aot.tune.farm import (
     ray_slots,
     split,
 )
-from aot.tune.farm_sim import SIM_UNIT, SimBoard, SimFlows, sim_cost
+from aot.tune.farm_sim import SimBoard, SimFlows, sim_cost
 from aot.tune.measure import max_batch
+from aot.tune.records import SIMULATED
 from aot.tune.workload import Workload, WorkloadSource, extract_workloads
 
 M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
@@ -430,7 +431,7 @@ def test_a_simulated_board_costs_are_fakes_of_the_config_and_never_real(dense):
         assert (one.images, one.measured) == (2, 10)
     assert [r.config for r in results] == configs
     assert [r.status for r in results] == ["ok"] * 5
-    assert {r.unit for r in results} == {SIM_UNIT}
+    assert {r.unit for r in results} == {SIMULATED}
     assert [r.cost for r in results] == [sim_cost(dense.key, c) for c in configs]
     assert [r.cost for r in again] == [r.cost for r in results][::-1]
     assert len({r.cost for r in results}) == 5   # something to rank
