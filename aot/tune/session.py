@@ -37,6 +37,7 @@ from aot.tune.auto import AutoTuner, AutoWorkload
 from aot.tune.auto.workload import apply as auto_apply
 from aot.tune.auto.workload import space_for as auto_space
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
+from aot.tune.farm_sim import SimBoard
 from aot.tune.loader import ram_code_bytes
 from aot.tune.measure import COSTS, estimates_cycles, max_batch, pricing
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
@@ -133,7 +134,8 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
                loader: str = "auto", farm: str | None = None,
                boards: int | str | list[SerialBoard] | None = None,
                tuning_records: list | None = None,
-               progress: Callable[[Progress], None] | None = None) -> TuneReport:
+               progress: Callable[[Progress], None] | None = None,
+               sim: SimBoard | None = None) -> TuneReport:
     """Tune every distinct workload of ``model`` on ``board``.
 
     With ``trials`` alone, each workload in turn gets ``trials`` configs.
@@ -174,6 +176,12 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     (:class:`aot.tune.farm.SerialBoard`, or the text ``TAG@PORT,...`` of
     ``--boards``) one local slot each; ``farm="ray://HOST:PORT"`` the boards
     of a Ray cluster (all of them unless ``boards`` says how many or which).
+
+    ``sim`` (benches and tests of the farms' scaling, :mod:`aot.tune.farm_sim`)
+    measures on simulated boards of ``board``'s kind: the session, its tuner,
+    scheduler, farm and log are the real ones, the costs fakes in the unit
+    :data:`aot.tune.records.SIMULATED`, which no other session resumes from
+    and compiling never applies.
     """
 
     board = load_board(board) if isinstance(board, str) else board
@@ -224,7 +232,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
     log = Path(log)
     old, log_notes = _resumed(log, target, identity, tuning_records or [])
     imported, import_notes = _imported(tuning_records or [], log, target, identity)
-    unit = cost_unit(board, cost, device=device)
+    unit = rec.SIMULATED if sim is not None else cost_unit(board, cost, device=device)
     old, ignored = rec.of_unit(old, unit)
     log_notes += _unit_notes(ignored, unit, log, "resumed from")
     imported, ignored = rec.of_unit(imported, unit)
@@ -236,7 +244,7 @@ def tune_model(model, board, *, trials: int | None = None, log, tuner: str = "ev
         report = TuneReport(notes=log_notes, unit=unit)
         spec = BoardSpec(board, runner, serial_port, repeats,
                          ram=choose_loader(board, loader, cost, device=device) == "ram",
-                         forced=loader == "ram", cost=cost, trace=trace)
+                         forced=loader == "ram", cost=cost, trace=trace, sim=sim)
         if trace is not None:
             report.notes.append(f"--cost cycles on {board.tag}: estimated on {trace.tag} "
                                 f"(QEMU) with {board.tag}'s core table and memory model; "
