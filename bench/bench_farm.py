@@ -15,8 +15,9 @@ measures a fixed, pre-built candidate set, so the table shows how the farm and
 the session scale, not this machine's two cores.  Each session has the same
 ``--budget`` and ``--per-board`` configs per board in a batch (``aot tune
 --batch``); ``local`` is ``--farm local`` (one board: in the head's process; more:
-a worker process per board), ``ray`` a local Ray cluster (Ray's multi-node test
-cluster: a head without boards, nodes of two simulated boards and two CPUs).
+a worker process per board), ``ray`` a local Ray cluster of that many boards
+(Ray's multi-node test cluster: a head without boards, nodes of two simulated
+boards and two CPUs), started for each session.
 Reported per session: candidates measured per minute over the whole session
 and in the steady state (after the scheduler's warm-up, which measures each
 workload's default config alone and then one batch of each), the speed-up over
@@ -31,10 +32,10 @@ bounds how many candidates a local farm whose host builds for every board can
 measure per minute.
 
 Last (``fault``), a Ray cluster of two nodes of two simulated boards runs a
-session and one node is killed one second into a batch after the warm-up:
-its chunks are measured again on the other node; the line says how many
-candidates were measured, how many records failed or repeated a config, and
-the rate before and after.
+session and one node is killed one second into the second batch after the
+warm-up: its chunks are measured again on the other node; the line says how
+many candidates were measured, how many records failed or repeated a config,
+and the rate of the batch before the kill and from the kill to the end.
 
 Writes JSON (stamped: bench/stamp.py) that bench/report.py renders into
 docs/numbers.md ("Tuning farm").
@@ -96,6 +97,8 @@ def timed(farm, wl, warm, configs) -> tuple[float, dict]:
 
 
 def ray_cluster(root: Path, boards: int, sim: bool = False):
+    """A local Ray cluster (Ray's multi-node test cluster) in ``root``: a head
+    without boards and nodes of two boards (one of one when ``boards`` is odd)."""
     from ray.cluster_utils import Cluster
 
     os.environ.update(RAY_TMPDIR=str(root), TMPDIR=str(root / "work"))
@@ -103,10 +106,10 @@ def ray_cluster(root: Path, boards: int, sim: bool = False):
     (root / "work").mkdir()
     c = Cluster(initialize_head=True, head_node_args=dict(
         num_cpus=1, include_dashboard=False, temp_dir=str(root / "ray")))
-    for _ in range(boards // 2):
+    for n in [2] * (boards // 2) + [1] * (boards % 2):
         # A CPU per board: Ray keeps that many idle workers on a node, so each
         # board's next task finds a worker that already imported aot.
-        c.add_node(num_cpus=2, resources={board_resource(BOARD, sim=sim): 2},
+        c.add_node(num_cpus=n, resources={board_resource(BOARD, sim=sim): n},
                    object_store_memory=80 * 2**20)
     c.wait_for_nodes()
     os.environ["RAY_ADDRESS"] = c.address
@@ -167,7 +170,7 @@ def session(farm: str, boards: int, sim: SimBoard, args, log: Path) -> dict:
 
 def fault(sim: SimBoard, args, root: Path) -> dict:
     """A session on a Ray cluster of two nodes of two simulated boards; one node
-    is killed one second into the first batch after the warm-up."""
+    is killed one second into the second batch after the warm-up."""
     c = ray_cluster(root, 4, sim=True)
     doomed = c.list_all_nodes()[-1]
     log = root / "fault.jsonl"
@@ -185,7 +188,7 @@ def fault(sim: SimBoard, args, root: Path) -> dict:
     def progress(p):
         trials[p.workload] = p.trial
         marks.append((time.perf_counter(), sum(trials.values())))
-        if len(marks) == warm + 1:
+        if len(marks) == warm + 2:
             threading.Thread(target=kill, daemon=True).start()
     try:
         start = time.perf_counter()
@@ -200,12 +203,12 @@ def fault(sim: SimBoard, args, root: Path) -> dict:
                          f"give a --budget longer than {args.budget:g} s")
     records = rec.load(log)
     keys = [(r.workload, json.dumps(r.config, sort_keys=True)) for r in records]
-    t0, n0 = marks[warm]
+    (t0, n0), (t1, n1) = marks[warm], marks[warm + 1]
     return {"boards": report.boards, "boards_after": report.boards - 2,
             "killed_after_seconds": killed["at"] - start, "candidates": report.measured,
             "seconds": end - start, "failed": sum(r.status != "ok" for r in records),
             "repeated": len(keys) - len(set(keys)), "records": len(records),
-            "per_minute_before": 60 * (killed["measured"] - n0) / (killed["at"] - t0),
+            "per_minute_before": 60 * (n1 - n0) / (t1 - t0),
             "per_minute_after": 60 * (report.measured - killed["measured"])
                                 / (end - killed["at"])}
 
@@ -222,15 +225,17 @@ def main_sim(args, counts: list[int]) -> int:
         print(f"build: {build}", flush=True)
         farms = ([] if args.no_local else ["local"]) + ([] if args.no_ray else ["ray"])
         for farm in farms:
-            c = ray_cluster(tmp / "r", max(counts) + max(counts) % 2, sim=True) \
-                if farm == "ray" else None
-            try:
-                for k in counts:
+            for k in counts:
+                # Ray: a cluster of exactly k boards.  In a larger one Ray spreads the
+                # chunks over every node, and each board it has not used yet starts a
+                # worker (import aot, extract the model) in the middle of the session.
+                c = ray_cluster(tmp / f"r{k}", k, sim=True) if farm == "ray" else None
+                try:
                     rows.append(session(farm, k, sim, args, tmp / f"{farm}{k}.jsonl"))
-                    print(f"{farm} {k}: {rows[-1]}", flush=True)
-            finally:
-                if c is not None:
-                    c.shutdown()
+                finally:
+                    if c is not None:
+                        c.shutdown()
+                print(f"{farm} {k}: {rows[-1]}", flush=True)
         failure = None if args.no_ray else fault(sim, args, tmp / "fault")
         print(f"fault: {failure}", flush=True)
     one = {}
