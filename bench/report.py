@@ -65,7 +65,7 @@ INPUTS = (
     Input("bench_cycles_mlperf.json", "bench/bench_cycles_mlperf.py"),
     Input("bench_compile_timing.json", 'bench/bench_compile.py --timing --layers ""'),
     Input("bench_farm.json", "bench/bench_farm.py --sim 2.0 --sim-candidate 0.05 --per-board 16 "
-          "--budget 60 --boards 1,2,4,8",
+          "--budget 180 --boards 1,2,4,8",
           own_commit="its simulated boards measure the tuning farm, no compiled code"),
 )
 
