@@ -12,6 +12,9 @@ when ``--output`` differs from what would be written (tests/bench/test_report.py
 
 The inputs must all carry a stamp (bench/stamp.py) naming the same commit, with no
 uncommitted changes: a page mixing commits would again quote figures that disagree.
+An input whose figures no other table quotes may name its own commit, saying why
+(:attr:`Input.own_commit`: the tuning farm's simulated boards measure no compiled code);
+its table names it, as every table does.
 ``--allow-mixed`` writes such a page anyway and says so at its top.  A missing input
 is always an error: run the bench (the command is in the error) first.
 
@@ -46,6 +49,10 @@ class ReportError(Exception):
 class Input:
     file: str       # in bench/results/ (and out/, where the bench writes it)
     command: str    # the command that writes it
+    # why this input's figures may come from another commit than the others' (said on
+    # the page): none of them is a figure of the compiled code that another table
+    # quotes; "" for the inputs that must agree
+    own_commit: str = ""
 
 
 INPUTS = (
@@ -57,6 +64,9 @@ INPUTS = (
           "--board qemu/microbit --json out/bench_models_qemu_silicon.json"),
     Input("bench_cycles_mlperf.json", "bench/bench_cycles_mlperf.py"),
     Input("bench_compile_timing.json", 'bench/bench_compile.py --timing --layers ""'),
+    Input("bench_farm.json", "bench/bench_farm.py --sim 2.0 --sim-candidate 0.05 --per-board 16 "
+          "--budget 180 --boards 1,2,4,8",
+          own_commit="its simulated boards measure the tuning farm, no compiled code"),
 )
 
 
@@ -78,15 +88,17 @@ def load(results: Path) -> dict[str, dict]:
 
 
 def mixed(data: dict[str, dict]) -> str | None:
-    """Why the inputs cannot stand for one commit, or None when they can."""
-    commits = {name: doc["stamp"]["commit"] for name, doc in data.items()}
+    """Why the inputs cannot stand for one commit, or None when they can (inputs
+    with an ``own_commit`` reason aside, which only must be committed)."""
+    own = {i.file for i in INPUTS if i.own_commit}
+    commits = {name: doc["stamp"]["commit"] for name, doc in data.items() if name not in own}
     if len(set(commits.values())) > 1:
         return "the inputs come from different commits: " + ", ".join(
             f"{name} {commit[:8]}" for name, commit in commits.items())
     dirty = [name for name, doc in data.items() if doc["stamp"].get("dirty")]
     if dirty:
         return (f"{', '.join(dirty)} ran on a tree with uncommitted changes to "
-                f"{commits[dirty[0]][:8]}")
+                f"{data[dirty[0]]['stamp']['commit'][:8]}")
     return None
 
 
@@ -305,6 +317,73 @@ def compile_time(doc: dict, inp: Input) -> list[str]:
     ]
 
 
+def farm(doc: dict, inp: Input) -> list[str]:
+    """bench_farm.py --sim: how the tuning farm scales, with simulated boards."""
+    rows = [[r["farm"], r["boards"], _n(r["candidates"]), f"{r['per_minute']:,.0f}",
+             _x(r["speedup"]), f"{r['steady_per_minute']:,.0f}", _x(r["steady_speedup"]),
+             f"{1000 * r['head_cpu_seconds_per_candidate']:.2f}", r["bad"]]
+            for r in doc["rows"]]
+    b = doc["build"]
+    cores = doc["stamp"]["cores"]
+    cpu = (b["lower_cpu_seconds"] + b["compile_cpu_seconds"]) / b["candidates"]
+    one = doc["per_board"] / (doc["image_seconds"] + doc["per_board"] * doc["candidate_seconds"])
+    load = " ".join(f"{v:.1f}" for v in doc["stamp"]["load_average"])
+    lines = [
+        "## Tuning farm",
+        "",
+        f"How `aot tune` scales with boards (docs/tuning.md, \"Scaling, shown with simulated "
+        f"boards\"): budgeted sessions (`tune_model`: the {doc['tuner']} tuner, the task "
+        f"scheduler, the farm, the log) of the {doc['workloads']} workloads of "
+        f"{SHORT.get(doc['model'], doc['model'])}, {doc['budget']:g} s each, "
+        f"{doc['per_board']} candidates per board in a batch, on simulated boards of "
+        f"{doc['board']}'s kind: each image takes {doc['image_seconds']:g} s and each "
+        f"candidate {doc['candidate_seconds']:g} s more of wall time while the host sleeps, as "
+        "flashing and running a real board does, and the costs are fakes (unit `simulated`). "
+        "The boards build nothing: this is the scaling of the measurement stage with a fixed, "
+        "pre-built candidate set, the head's real work included. *local* is `--farm local` "
+        "(one board in the head's process, more a worker process each), *ray* a local Ray "
+        "cluster of that many boards (nodes of two). *Steady*: after the scheduler's warm-up "
+        "(each workload's default config alone, then a batch of each), in which each board's "
+        "worker starts, imports aot and extracts the model: on a Ray cluster a worker per "
+        "board, all on this machine's cores here (on a real cluster on each node's own). "
+        "Head CPU: the head process's CPU time per candidate in the steady state. Goal "
+        "(issue 32): 3.5x with 4 boards, 6x with 8. The whole session's speed-up is below "
+        "the steady one: its warm-up takes as long or longer with more boards (the default "
+        "configs measured one at a time, the workers' starts sharing this machine's cores). "
+        f"{cores} cores shared with other work, load average {load} before and "
+        f"{' '.join(f'{v:.1f}' for v in doc['load_after'])} after.",
+        "",
+        _source(inp, doc),
+        "",
+        *_table(["farm", "boards", "candidates", "candidates/min", "speed-up",
+                 "steady candidates/min", "steady speed-up", "head CPU ms/candidate",
+                 "wrong or failed"], rows),
+        "",
+        f"Building what a real board measures, on this machine: lowering and compiling one "
+        f"board's batch image of {b['candidates']} candidates of {doc['model']}'s first "
+        f"convolution ({b['distinct']} distinct kernels, a warm object cache) took "
+        f"{b['lower_seconds']:.2f} s lowering and {b['compile_seconds']:.2f} s compiling "
+        f"(wall), {cpu:.2f} s of CPU per candidate: {cores} cores build at most "
+        f"{60 * cores / cpu:.0f} candidates per minute, against {60 * one:.0f} that one "
+        "simulated board measures. A local farm whose host builds for its boards is bound by "
+        "the host's cores, not by its boards; on a Ray cluster each node builds for its own "
+        "boards.",
+    ]
+    f = doc.get("fault")
+    if f:
+        lines += ["", f"A node lost mid-session: a Ray cluster of two nodes of two simulated "
+                  f"boards; one node killed {f['killed_after_seconds']:.1f} s into the session "
+                  "(one second into the second batch after the warm-up). The session went on "
+                  f"with {f['boards_after']} boards, Ray measuring the lost chunks again: "
+                  f"{_n(f['candidates'])} candidates in {f['seconds']:.1f} s, "
+                  f"{f['per_minute_before']:,.0f} per minute in the batch before the kill and "
+                  f"{f['per_minute_after']:,.0f} from the kill to the end (which includes the "
+                  "time Ray takes to declare the node dead, by its health checks, before the "
+                  f"lost chunks run again); {f['failed']} records failed, "
+                  f"{f['repeated']} configs recorded twice."]
+    return lines
+
+
 def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
     """The text of docs/numbers.md; ReportError on a missing, unstamped or mixed input."""
     data = load(results)
@@ -312,7 +391,9 @@ def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
     if why and not allow_mixed:
         raise ReportError(f"{why}; run every bench of bench/report.py at one committed "
                           "commit, or pass --allow-mixed (the page then says so)")
-    stamps = {doc["stamp"]["commit"][:8] for doc in data.values()}
+    own = [i for i in INPUTS if i.own_commit]
+    stamps = {doc["stamp"]["commit"][:8] for name, doc in data.items()
+              if name not in {i.file for i in own}}
     lines = [
         "# Numbers",
         "",
@@ -330,7 +411,9 @@ def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
         lines += [f"**Mixed inputs (--allow-mixed): {why}.** Figures of different tables "
                   "may not agree with each other.", ""]
     else:
-        lines += [f"Every table below was measured at commit `{stamps.pop()}`.", ""]
+        lines += [f"Every table below was measured at commit `{stamps.pop()}`"
+                  + "".join(f", except `{i.file}`'s, whose commit its table names "
+                            f"({i.own_commit})" for i in own) + ".", ""]
     lines += ["To measure again: run the benches one at a time on a committed tree "
               "(they take minutes under QEMU), then `bench/report.py --collect out`:", "",
               "```sh", *(f".venv/bin/python {i.command}" for i in INPUTS),
@@ -342,7 +425,8 @@ def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
     lines += [""]
     lines += cycles(data["bench_cycles_mlperf.json"], inputs["bench_cycles_mlperf.json"]) + [""]
     lines += compile_time(data["bench_compile_timing.json"],
-                          inputs["bench_compile_timing.json"])
+                          inputs["bench_compile_timing.json"]) + [""]
+    lines += farm(data["bench_farm.json"], inputs["bench_farm.json"])
     return "\n".join(_wrap(lines)) + "\n"
 
 

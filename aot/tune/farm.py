@@ -123,6 +123,14 @@ class BoardSpec:
     trace: object | None = None
     sim: SimBoard | None = None  # a simulated board (aot.tune.farm_sim): benches, tests
 
+    @property
+    def counted(self) -> bool:
+        """Whether the farm's boards of this kind are counted rather than named by
+        serial port: QEMU, host processes or simulated boards, of which a machine
+        (a Ray node) runs as many as it declares."""
+        board = self.board
+        return self.sim is not None or board.emulated or board.platform == "host"
+
 
 @dataclass(frozen=True)
 class SerialBoard:
@@ -436,8 +444,7 @@ class LocalFarm(_Parallel):
                 raise TuneError(f"--boards must be at least 1, not {boards}")
             board = spec.board
             # (a real board priced from its trace board's QEMU runs here N times too)
-            if boards > 1 and not (board.emulated or board.platform == "host"
-                                   or spec.sim is not None or spec.trace is not None):
+            if boards > 1 and not (spec.counted or spec.trace is not None):
                 raise TuneError(f"--boards {boards} with {board.tag}: a farm of real boards "
                                 "needs each one's serial port: --boards "
                                 f"{board.tag}@/dev/ttyACM0,{board.tag}@/dev/ttyACM1")
@@ -550,7 +557,7 @@ def ray_slots(resources: dict[str, float], spec: BoardSpec,
     takes one unit uses that port on its node.  ``boards`` limits the slots to
     a number, or to the given real boards."""
     board = spec.board
-    if board.emulated or board.platform == "host" or spec.sim is not None:
+    if spec.counted:
         if isinstance(boards, list):
             raise TuneError(f"--boards {', '.join(map(str, boards))}: {board.tag} has no serial "
                             "port; give a number of boards")
@@ -607,7 +614,7 @@ class RayFarm(_Parallel):
         if not slots:
             self.close()
             resource = board_resource(board.tag, sim=spec.sim is not None)
-            if not (board.emulated or board.platform == "host" or spec.sim is not None):
+            if not spec.counted:
                 resource += "@PORT"
             raise TuneError(f"no node of the Ray cluster at {address} declares {resource!r}: "
                             f"start nodes with ray start --resources '{{\"{resource}\": N}}'")

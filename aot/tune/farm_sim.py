@@ -12,7 +12,8 @@ nothing else:
   real board), each candidate ``candidate_seconds`` more (running it);
 * each candidate's cost is a deterministic fake derived from the workload key
   and the config's knob values (:func:`sim_cost`), so a tuner still has
-  something to rank; its unit is :data:`SIM_UNIT`, never any real cost's.
+  something to rank; its unit is :data:`aot.tune.records.SIMULATED`, never
+  compared with a real cost's, and compiling never applies such a record.
 
 It lowers and compiles nothing: its wall time stands for all of that, so a
 farm of simulated boards measures the farm's own scheduling (the head's
@@ -35,9 +36,7 @@ from dataclasses import dataclass
 
 from aot.tune.errors import TuneError
 from aot.tune.measure import Result, max_batch
-
-#: ``unit`` of a simulated board's costs: compared with nothing real.
-SIM_UNIT = "simulated"
+from aot.tune.records import SIMULATED
 #: Fake costs fall in ``[SIM_BASE, SIM_BASE + SIM_SPREAD)``.
 SIM_BASE = 100_000
 SIM_SPREAD = 900_000
@@ -118,5 +117,5 @@ class SimFlows:
         out = []
         for c in configs:
             cost = sim_cost(workload.key, c)
-            out.append(Result(c, "ok", cost, (cost,), SIM_UNIT, "", share))
+            out.append(Result(c, "ok", cost, (cost,), SIMULATED, "", share))
         return out

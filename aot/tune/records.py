@@ -50,6 +50,10 @@ ESTIMATED_CYCLES = "estimated_cycles"
 #: board's memory model rank between measured cycles and zero-wait estimates).
 #: Costs of different kinds are never compared with each other.
 UNIT_PREFERENCE = ("cycles", f"{ESTIMATED_CYCLES}@", ESTIMATED_CYCLES, "instructions")
+#: ``unit`` of a simulated board's fake costs (aot.tune.farm_sim: benches and
+#: tests of the farms' scaling).  Such a record measured nothing: resuming
+#: compares it with its own unit only, and compiling never applies it (:func:`best`).
+SIMULATED = "simulated"
 
 
 def estimated_unit(memory_board: str | None) -> str:
@@ -239,8 +243,14 @@ def best(records: list[Record], target, model: dict | None = None,
     measured cycles) are never compared: a workload with records of several
     takes the fastest of the first unit of :data:`UNIT_PREFERENCE` it has, and
     a message says so; with ``board`` (the tag compiled for) estimates priced
-    with that board's memory come before other boards' (:func:`_unit_rank`)."""
+    with that board's memory come before other boards' (:func:`_unit_rank`).
+    Records of simulated boards (:data:`SIMULATED`) are never chosen."""
     mine, notes = for_target(records, target)
+    simulated = sum(r.unit == SIMULATED for r in mine)
+    if simulated:
+        mine = [r for r in mine if r.unit != SIMULATED]
+        notes.append(f"ignoring {simulated} records of simulated boards (unit {SIMULATED!r}): "
+                     "their costs are fakes for benches of the tuning farm, not measurements")
     chosen: dict[str, Record] = {}
     mixed: dict[tuple[str, ...], int] = {}
 

@@ -32,6 +32,7 @@ from aot.tune import records as rec
 from aot.tune.errors import TuneError
 from aot.tune.auto import AutoTuner, AutoWorkload
 from aot.tune.farm import BoardSpec, SerialBoard, open_farm, parse_boards, parse_farm
+from aot.tune.farm_sim import SimBoard
 from aot.tune.loader import ram_code_bytes
 from aot.tune.measure import COSTS, Pricing, estimates_cycles, max_batch, pricing
 from aot.tune.scheduler import ScheduleStep, Task, TaskScheduler, count_new
@@ -160,12 +161,13 @@ class TuningBoard:
                    choose_loader(board, loader, cost, trace=trace), forced=loader == "ram",
                    chosen=chosen)
 
-    def spec(self, runner: str | None, serial_port: str | None, repeats: int) -> BoardSpec:
+    def spec(self, runner: str | None, serial_port: str | None, repeats: int,
+             sim: SimBoard | None = None) -> BoardSpec:
         """How a worker drives the board (:class:`aot.tune.farm.BoardSpec`): on the
-        trace board, its QEMU, whatever ``runner`` says."""
+        trace board, its QEMU, whatever ``runner`` says; ``sim``: simulated boards."""
         return BoardSpec(self.board, None if self.trace is not None else runner, serial_port,
                          repeats, ram=self.loader == "ram", forced=self.forced,
-                         cost=self.cost, trace=self.trace)
+                         cost=self.cost, trace=self.trace, sim=sim)
 
     def cost_note(self) -> str | None:
         """What a session says when it took ``cycles`` as the board's default cost."""
@@ -223,6 +225,12 @@ class TuneOptions:
     ``boards`` says how many or which).  ``runner`` and ``serial_port`` drive one board;
     ``workdir`` and ``cache_dir`` are this machine's folders for the builds (default:
     a temporary folder).  ``progress`` is called after each measured batch.
+
+    ``sim`` (benches and tests of the farms' scaling, :mod:`aot.tune.farm_sim`)
+    measures on simulated boards of the board's kind: the session, its tuner,
+    scheduler, farm and log are the real ones, the costs fakes in the unit
+    :data:`aot.tune.records.SIMULATED`, which no other session resumes from and
+    compiling never applies.
     """
 
     board: TuningBoard
@@ -243,6 +251,13 @@ class TuneOptions:
     boards: int | list[SerialBoard] | None = None
     tuning_records: tuple = ()
     progress: Callable[[Progress], None] | None = None
+    sim: SimBoard | None = None
+
+    @property
+    def unit(self) -> str | None:
+        """The unit of the session's costs: the board's (:class:`TuningBoard`), or
+        :data:`aot.tune.records.SIMULATED` on simulated boards."""
+        return rec.SIMULATED if self.sim is not None else self.board.unit
 
     @classmethod
     def build(cls, board: Board | str, *, log, cost: str | None = None,
@@ -327,12 +342,12 @@ def tune_model(model, options: TuneOptions | Board | str, **keywords) -> TuneRep
         work = Path(options.workdir) if options.workdir else Path(tmp)
         # Without a cache folder, the runtime objects are cached for this session only.
         cache = options.cache_dir or Path(tmp) / "object-cache"
-        report = TuneReport(notes=notes["log"], unit=facts.unit)
+        report = TuneReport(notes=notes["log"], unit=options.unit)
         if facts.cost_note():
             report.notes.append(facts.cost_note())
         if facts.trace is not None:
             report.notes.append(facts.trace_note())
-        spec = facts.spec(options.runner, options.serial_port, options.repeats)
+        spec = facts.spec(options.runner, options.serial_port, options.repeats, options.sim)
         with open_farm(spec, farm=options.farm, boards=options.boards, work=work,
                        cache=cache, notes=report.notes) as flows:
             report.boards = flows.boards
@@ -347,7 +362,7 @@ def _records(options: TuneOptions, target, identity: dict) -> tuple[list, list, 
     """The records a session resumes from (its log's) and imports (``tuning_records``),
     those of the session's cost unit only, and the notes about the others (``log``:
     said first; ``imports``: said with the imports' outcome)."""
-    unit, log = options.board.unit, options.log
+    unit, log = options.unit, options.log
     old, log_notes = _resumed(log, target, identity, options.tuning_records)
     imported, import_notes = _imported(options.tuning_records, log, target, identity)
     old, ignored = rec.of_unit(old, unit)

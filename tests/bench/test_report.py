@@ -42,7 +42,9 @@ def test_every_table_names_its_bench_and_commit():
     text = _flat((ROOT / "docs" / "numbers.md").read_text())
     commit = json.loads((report.RESULTS / "bench_models_qemu.json").read_text())["stamp"]
     for inp in report.INPUTS:
-        assert f"*From `{inp.command}`, commit `{commit['commit'][:8]}`" in text
+        own = json.loads((report.RESULTS / inp.file).read_text())["stamp"]
+        made = (own if inp.own_commit else commit)["commit"][:8]
+        assert f"*From `{inp.command}`, commit `{made}`" in text
     assert "Mixed inputs" not in text
 
 
@@ -85,6 +87,24 @@ def test_mixed_commits_only_with_allow_mixed(tmp_path, capsys):
     text = _flat(out.read_text())
     assert "**Mixed inputs (--allow-mixed): the inputs come from different commits" in text
     assert "bench_cycles_mlperf.json 01234567" in text
+
+
+def test_an_input_of_its_own_commit_must_still_be_committed(tmp_path):
+    """The farm's figures (simulated boards) may come from another commit than
+    the compiler's, and the page says whose; never from uncommitted changes."""
+    results = _results(tmp_path)
+    path = results / "bench_farm.json"
+    doc = json.loads(path.read_text())
+    doc["stamp"]["commit"] = "0123456789abcdef0123456789abcdef01234567"
+    path.write_text(json.dumps(doc))
+    text = _flat(report.render(results))
+    assert "Mixed inputs" not in text
+    assert "except `bench_farm.json`'s, whose commit its table names" in text
+    assert "commit `01234567`" in text
+    doc["stamp"]["dirty"] = True
+    path.write_text(json.dumps(doc))
+    with pytest.raises(report.ReportError, match="bench_farm.json ran on a tree with uncommitted"):
+        report.render(results)
 
 
 def test_uncommitted_changes_count_as_mixed(tmp_path):

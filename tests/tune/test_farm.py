@@ -32,8 +32,9 @@ from aot.tune.farm import (
     ray_slots,
     split,
 )
-from aot.tune.farm_sim import SIM_UNIT, SimBoard, SimFlows, sim_cost
-from aot.tune.measure import max_batch
+from aot.tune.farm_sim import SimBoard, SimFlows, sim_cost
+from aot.tune.measure import Result, max_batch
+from aot.tune.records import SIMULATED
 from aot.tune.workload import Workload, WorkloadSource, extract_workloads
 
 M4 = Target("c -keys=arm_cpu,cpu -mcpu=cortex-m4")
@@ -430,7 +431,7 @@ def test_a_simulated_board_costs_are_fakes_of_the_config_and_never_real(dense):
         assert (one.images, one.measured) == (2, 10)
     assert [r.config for r in results] == configs
     assert [r.status for r in results] == ["ok"] * 5
-    assert {r.unit for r in results} == {SIM_UNIT}
+    assert {r.unit for r in results} == {SIMULATED}
     assert [r.cost for r in results] == [sim_cost(dense.key, c) for c in configs]
     assert [r.cost for r in again] == [r.cost for r in results][::-1]
     assert len({r.cost for r in results}) == 5   # something to rank
@@ -500,3 +501,30 @@ def test_a_ray_clusters_simulated_boards_are_resources_of_their_own():
     assert [key for key, _ in ray_slots(resources, BoardSpec(board), None)] == [
         "board:qemu/mps2-an386"] * 3
     assert ray_slots({"board:qemu/mps2-an386": 3}, sim, None) == []
+
+
+@pytest.mark.slow
+def test_a_session_on_simulated_boards_is_the_real_session_with_fake_costs(models_dir,
+                                                                          tmp_path):
+    """tune_model's scheduler, tuner, farm and log, simulated boards' costs: the
+    records say ``simulated``, and a real measurement in the log is not resumed
+    from."""
+    from aot.tune import records as rec
+    from aot.tune.session import tune_model
+
+    kws, board = models_dir / "mlperf_kws_dscnn.tflite", load_board("qemu/mps2-an386")
+    (wl,) = [w for w in extract_workloads(kws, board.target)[1] if "dense" in w.key]
+    log = tmp_path / "log.jsonl"
+    measured = dataclasses.replace(
+        rec.from_result(wl, board, Result(wl.default, "ok", 1, (1,), "instructions")),
+        model=rec.model_identity(kws))
+    rec.append(log, [measured])
+    report = tune_model(kws, board, trials=9, budget=60, batch_size=2, log=log, boards=2,
+                        only=["dense"], sim=SIM)
+    assert (report.boards, report.measured, report.unit) == (2, 9, SIMULATED)
+    assert any("ignoring 1 records" in note for note in report.notes)
+    records = rec.load(log)[1:]
+    assert len(records) == 9 and {r.unit for r in records} == {SIMULATED}
+    assert [r.cost for r in records] == [sim_cost(wl.key, wl.space.config(r.config))
+                                         for r in records]
+    assert report.workloads[0].best_cost == min(r.cost for r in records)

@@ -1,9 +1,12 @@
-"""The Ray farm on a local multi-node cluster with QEMU boards.
+"""The Ray farm on a local multi-node cluster with QEMU boards, and with
+simulated boards (aot.tune.farm_sim: no QEMU, the host idle).
 
 The cluster (Ray's own multi-node test cluster: one head without boards and
-two nodes declaring 2 and 1 ``board:qemu/mps2-an386``, each a raylet of its
-own) lives in a private temporary folder; its tasks' work folders and QEMU
-instances too, so the teardown stops exactly what the tests started.
+two nodes declaring 2 and 1 ``board:qemu/mps2-an386``, or 2 and 2
+``board:sim/qemu/mps2-an386``, each a raylet of its own) lives in a private
+temporary folder; its tasks' work folders and QEMU instances too, so the
+teardown stops exactly what the tests started.  Without Ray every test is
+skipped, saying so.
 """
 
 import contextlib
@@ -27,14 +30,16 @@ from aot.target import load_board
 from aot.tune import records as rec
 from aot.tune.errors import TuneError
 from aot.tune.farm import BoardSpec, Flows, RayFarm, board_resource
+from aot.tune.farm_sim import SimBoard
 from aot.tune.session import tune_model
 from aot.tune.workload import extract_workloads
 
-ray = pytest.importorskip("ray")
-cluster_utils = pytest.importorskip("ray.cluster_utils")
+ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'aot[farm]'")
+cluster_utils = pytest.importorskip("ray.cluster_utils",
+                                    reason="Ray is an optional extra: pip install 'aot[farm]'")
 
 TAG = "qemu/mps2-an386"
-pytestmark = [pytest.mark.slow, needs_arm_qemu]
+pytestmark = pytest.mark.slow
 STORE = 80 * 2**20   # object store bytes per node: the tasks move a model at most
 
 
@@ -70,8 +75,11 @@ def _descends_from(pid: int, ancestor: int) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
-def cluster():
+@contextlib.contextmanager
+def _local_cluster(nodes: list[dict]):
+    """Ray's multi-node test cluster: a head without boards and a node (a raylet
+    of its own) per entry of ``nodes`` (``add_node``'s arguments), in a private
+    temporary folder; yields (cluster, nodes, folder)."""
     root = tempfile.mkdtemp(prefix="aot-ray-", dir="/tmp")  # short: Ray's socket paths
     saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "TMPDIR", "RAY_ADDRESS")}
     os.makedirs(f"{root}/ray")
@@ -83,11 +91,10 @@ def cluster():
         c = cluster_utils.Cluster(initialize_head=True, head_node_args=dict(
             num_cpus=1, include_dashboard=False, temp_dir=f"{root}/ray",
             object_store_memory=STORE))
-        nodes = [c.add_node(num_cpus=1, resources={board_resource(TAG): n},
-                            object_store_memory=STORE) for n in (2, 1)]
+        added = [c.add_node(object_store_memory=STORE, **node) for node in nodes]
         c.wait_for_nodes()
         os.environ["RAY_ADDRESS"] = c.address
-        yield c, nodes, root
+        yield c, added, root
     finally:
         if ray.is_initialized():
             ray.shutdown()
@@ -101,6 +108,13 @@ def cluster():
             else:
                 os.environ[k] = v
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with _local_cluster([dict(num_cpus=1, resources={board_resource(TAG): n})
+                         for n in (2, 1)]) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +133,7 @@ def one_board(dense, tmp_path_factory):
         return configs, {r.config.index: r.cost for r in f.measure(dense, configs)}
 
 
+@needs_arm_qemu
 def test_the_cluster_measures_what_one_board_measures(cluster, dense, one_board):
     configs, costs = one_board
     with RayFarm("auto", BoardSpec(load_board(TAG), repeats=1), None, []) as farm:
@@ -129,6 +144,7 @@ def test_the_cluster_measures_what_one_board_measures(cluster, dense, one_board)
     assert {r.config.index: r.cost for r in results} == costs
 
 
+@needs_arm_qemu
 def test_the_cluster_estimates_cycles_as_one_board_does(cluster, dense, tmp_path):
     """--cost cycles travels with each chunk: every node traces its own QEMU."""
     configs = list(dense.space)[:4]
@@ -142,6 +158,7 @@ def test_the_cluster_estimates_cycles_as_one_board_does(cluster, dense, tmp_path
     assert all(r.ok and r.cost > 0 for r in results)
 
 
+@needs_arm_qemu
 def test_asking_for_more_boards_than_the_cluster_has_is_refused(cluster):
     with pytest.raises(TuneError, match="declares only 3"):
         RayFarm("auto", BoardSpec(load_board(TAG)), 5, [])
@@ -150,6 +167,7 @@ def test_asking_for_more_boards_than_the_cluster_has_is_refused(cluster):
     assert not ray.is_initialized()
 
 
+@needs_arm_qemu
 def test_a_node_that_dies_mid_run_loses_and_repeats_no_record(cluster, dense, one_board,
                                                               models_dir, tmp_path):
     """Three batches of one config per board: the node dies while it runs a
@@ -222,6 +240,7 @@ def client_head():
         shutil.rmtree(root, ignore_errors=True)
 
 
+@needs_arm_qemu
 def test_a_ray_client_address_reaches_the_cluster(client_head, dense, one_board):
     configs, costs = one_board
     deadline = time.monotonic() + 120
@@ -237,3 +256,49 @@ def test_a_ray_client_address_reaches_the_cluster(client_head, dense, one_board)
         assert farm.boards == 1
         results = farm.measure(dense, configs[:3])
     assert [(r.status, r.cost) for r in results] == [("ok", costs[c.index]) for c in configs[:3]]
+
+
+def _running_chunks(raylet: int) -> list[int]:
+    """Ray workers under ``raylet`` that run a farm chunk now (Ray titles a worker
+    process ``ray::TASK`` while it runs one)."""
+    return [int(e.name) for e in Path("/proc").iterdir()
+            if e.name.isdigit() and (info := _stat(int(e.name)))
+            and info[1].startswith("ray::_ray_chunk") and _descends_from(int(e.name), raylet)]
+
+
+def test_a_session_whose_node_dies_ends_on_the_other_nodes_boards(models_dir, tmp_path):
+    """Two nodes of two simulated boards; one dies while its boards measure.
+    Its chunks run again on the other node (Ray's retries), every config is
+    recorded once and ok, and the session ends without hanging."""
+    sim = SimBoard(image_seconds=0.5)
+    with _local_cluster([dict(num_cpus=2, resources={board_resource(TAG, sim=True): 2})
+                         for _ in range(2)]) as (c, nodes, _):
+        doomed = nodes[1]
+        raylet = doomed.all_processes["raylet"][0].process.pid
+        log = tmp_path / "log.jsonl"
+        trials = 1 + 4 * 4 * 2   # the default, then 4 batches of 2 configs per board
+        out = {}
+
+        def tune():
+            out["report"] = tune_model(models_dir / "mlperf_kws_dscnn.tflite", TAG,
+                                       trials=trials, log=log, tuner="grid", batch_size=2,
+                                       only=["dense"], farm="ray", sim=sim)
+        thread = threading.Thread(target=tune)
+        thread.start()
+        killed = False
+        while thread.is_alive() and not killed:
+            if log.exists() and len(rec.load(log)) > 1 and _running_chunks(raylet):
+                c.remove_node(doomed, allow_graceful=False)
+                killed = True
+                logged = len(rec.load(log))
+            time.sleep(0.05)
+        thread.join(timeout=120)
+        assert not thread.is_alive(), "the session hangs after its node died"
+    assert killed, "the doomed node never ran a chunk"
+    assert logged < trials   # the session went on after the node died
+    assert out["report"].boards == 4 and out["report"].measured == trials
+    records = rec.load(log)
+    configs = [json.dumps(r.config, sort_keys=True) for r in records]
+    assert len(configs) == len(set(configs)) == trials    # each config once
+    assert [r.status for r in records] == ["ok"] * trials
+    assert {r.unit for r in records} == {rec.SIMULATED}

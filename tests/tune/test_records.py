@@ -1,5 +1,7 @@
 """Tuning records: the JSON-lines log, best per workload and target."""
 
+import dataclasses
+
 import pytest
 
 from aot.tune import records as rec
@@ -28,6 +30,16 @@ def test_best_per_workload_for_one_target(tmp_path):
     best, notes = rec.best(rs, T1)
     assert {k: v.cost for k, v in best.items()} == {"w1": 7, "w2": 3}
     assert notes == [f"ignoring 2 tuning records made for another target ({T2})"]
+
+
+def test_compiling_never_applies_a_simulated_boards_record():
+    """A simulated board's costs (benches of the tuning farm) are fakes: even the
+    fastest, or a workload's only record, is not a schedule to compile with."""
+    fake = dataclasses.replace(r("w1", T1, 1), unit=rec.SIMULATED)
+    best, notes = rec.best([fake, r("w1", T1, 10), dataclasses.replace(fake, workload="w2")], T1)
+    assert {k: v.cost for k, v in best.items()} == {"w1": 10}
+    assert notes == ["ignoring 2 records of simulated boards (unit 'simulated'): their costs "
+                     "are fakes for benches of the tuning farm, not measurements"]
 
 
 def test_broken_lines_are_named(tmp_path):
