@@ -209,3 +209,19 @@ def test_vww_pointwise_layers_with_pruned_channels_are_fused(models_dir):
              if g.anchor is not None and g.anchor.op == "conv2d"
              and "aot_conv_requant_wide_s8(" in lower_group(g, ag, ARM, name="k").source]
     assert len(fused) == 13  # all but the first (3 input channels)
+
+
+def test_the_fused_call_names_its_path_from_constant_arguments_only():
+    """conv2d.paths.fused_row_helper(x_cs, kh, kw, c_n, dw, widen): the widened
+    entry points for constant arguments they take, the portable scratch path
+    for a deciding argument that is not a constant, widen off or columns that
+    are not contiguous."""
+    from aot.tir import expr as E
+    c = E.const
+    assert paths.fused_row_helper(c(8), c(1), c(1), c(8), c(1), c(1)) == paths.FUSED_WIDE
+    assert paths.fused_row_helper(c(1), c(10), c(4), c(1), c(1), c(1)) == paths.FUSED_PATCH
+    assert paths.fused_row_helper(E.Var("x_cs"), c(1), c(1), c(8), c(1), c(1)) \
+        == paths.FUSED_SCRATCH
+    assert paths.fused_row_helper(c(8), c(1), c(1), c(8), c(1), c(0)) == paths.FUSED_SCRATCH
+    assert paths.fused_row_helper(c(16), c(1), c(1), c(8), c(1), c(1)) == paths.FUSED_SCRATCH
+    assert paths.PIXEL_ORDERED == {paths.FUSED_WIDE, paths.FUSED_PATCH}
