@@ -33,13 +33,15 @@ What counts as a read or a write, and when:
   (a call that reads ``x`` where it writes ``y`` gets no overlap there),
   except for the helpers of :data:`READS_FIRST` (and the fused blocked row
   over a widened input), which read all their inputs before their first
-  write.  The fused convolution row
-  ``aot_conv_requant_s8`` is finer: it writes
-  each output pixel only after reading that pixel's input window (its DSP
-  path a chunk of pixels at a time, its fallback two, include/aot_conv2d.h),
-  so it counts as one read of window ``p`` then one write of pixel ``p``
-  per pixel, in pixel order (the reads of later windows taken as late as
-  that order allows), as the two calls it replaces allowed row by row;
+  write.  The fused convolution rows that widen their input
+  (``aot_conv_requant_wide_s8`` and ``_patch_s8``,
+  :data:`aot.kernels.conv2d.paths.PIXEL_ORDERED`) are finer: they write
+  each output pixel only after reading that pixel's input window (a chunk
+  of pixels at a time, include/aot_conv2d.h; not the scratch fallback,
+  which reads a window again after writing part of its pixel), so each
+  counts as one read of window ``p`` then one write of pixel ``p`` per
+  pixel, in pixel order (the reads of later windows taken as late as that
+  order allows), as the two calls it replaces allowed row by row;
 * a load inside either branch of a ``Select`` counts whether or not the
   branch is taken (more reads only make ``D`` smaller); indices outside
   the buffer are guarded loads that never run.
@@ -58,6 +60,7 @@ import numpy as np
 
 from aot.kernels.conv2d.blocked import patch_chunk, patch_length
 from aot.kernels.conv2d.fuse import BLOCK_FUSED_CALL, PATCH_FUSED_CALL
+from aot.kernels.conv2d.paths import PIXEL_ORDERED
 from aot.tir import expr as E
 from aot.tir import stmt as S
 from aot.tir.functor import walk
@@ -185,12 +188,12 @@ class _Trace:
             raise _GiveUp
 
     def _pixels(self, call: E.Call, dom: _Domain) -> None:
-        """``aot_conv_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows, npix, oc, kh, kw,
-        c, sw, ...)`` pixel by pixel: at sub-step ``p`` its reads of x's columns
-        ``p*sw .. p*sw + kw_span - 1`` (every window row and channel), then its
-        write of y's pixel ``p``."""
+        """``aot_conv_requant_wide_s8(y, y_ps, x, x_rs, w, rows, npix, oc, kh, kw,
+        c, sw, ...)`` (or ``_patch_s8``) pixel by pixel: at sub-step ``p`` its
+        reads of x's columns ``p*sw .. p*sw + kw_span - 1`` (every window row
+        and channel), then its write of y's pixel ``p``."""
         y, y_ps, x = call.args[0], _const(call.args[1]), call.args[2]
-        npix, oc, sw = _const(call.args[7]), _const(call.args[8]), _const(call.args[12])
+        npix, oc, sw = _const(call.args[6]), _const(call.args[7]), _const(call.args[11])
         for n in walk(call):
             if isinstance(n, E.AccessPtr) and id(n.buffer.data) in (self.xd, self.yd) and (
                     n is not x and n is not y or n.mode != ("r" if n is x else "w")):
@@ -340,12 +343,9 @@ class _Trace:
         raise _GiveUp  # a loaded value, a float, an unknown call: not an address
 
 
-#: The extern call whose reads and writes :meth:`_Trace._pixels` orders per pixel.
-PIXEL_ORDERED = "aot_conv_requant_s8"
-
-
 def _pixel_ordered(value) -> bool:
-    return isinstance(value, E.Call) and value.name == PIXEL_ORDERED
+    """An extern call whose reads and writes :meth:`_Trace._pixels` orders per pixel."""
+    return isinstance(value, E.Call) and value.name in PIXEL_ORDERED
 
 
 def _per_instance(value, dom: _Domain) -> np.ndarray:

@@ -137,7 +137,7 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
     fuses = op == "conv2d" and _conv_fuses(variant)  # (not a depthwise computed as one)
     if op == "depthwise_conv2d" and variant.get("cin") == 1:
         op = "conv2d"
-    helper = {"conv2d": "aot_conv_requant_s8(" if fuses else "aot_conv_s8(",
+    helper = {"conv2d": "aot_conv_requant_" if fuses else "aot_conv_s8(",
               "dense": _dense_helper(variant),
               # the row helper fused with its epilogue (conv2d.fuse)
               "depthwise_conv2d": "aot_depthwise_requant_s8("}[op]
@@ -154,16 +154,17 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
 ])
 def test_the_epilogue_is_one_helper_call_per_output_row(op, variant, row):
     """aot_requant_row_s8(y, y_ps, acc, acc_ps, bias, table, npix, n, lo, hi)
-    (conv2d) and aot_depthwise_requant_s8 / aot_conv_requant_s8(y, y_ps, x,
-    x_rs, x_cs, w, rows, npix, n, ...) (fused with its accumulators): with the row tile
+    (conv2d) and aot_depthwise_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
+    npix, n, ...) / aot_conv_requant_wide_s8 (the same without x_cs) (fused
+    with its accumulators): with the row tile
     one call covers every pixel of an output row (pixel strides = channels,
     NHWC), with the per-pixel tile one pixel."""
     ag = optimize(_graph(op, variant, 5))
     k = lower_group(annotations(ag).groups[0], ag, "qemu/mps2-an386", name="k")
     fused = op == "depthwise_conv2d" or _conv_fuses(variant)
     helper, at = (("aot_requant_row_s8", 6) if not fused
-                  else ("aot_depthwise_requant_s8" if op == "depthwise_conv2d"
-                        else "aot_conv_requant_s8", 7))
+                  else ("aot_depthwise_requant_s8", 7) if op == "depthwise_conv2d"
+                  else ("aot_conv_requant_wide_s8", 6))
     calls = re.findall(helper + r"\(([^;]*)\);", k.source)
     assert calls
     assert ("aot_requant_row_s8(" in k.source) == (not fused)

@@ -109,7 +109,7 @@ def test_arm_targets_call_the_epilogue_row_helper_and_others_do_not(op, variant)
     # Helium (an M55 keeps the two calls even with the arm_cpu keys)
     ag = optimize(_graph(op, variant, 5))
     group = annotations(ag).groups[0]
-    fused = "aot_conv_requant_s8(" if op == "conv2d" else "aot_depthwise_requant_s8("
+    fused = "aot_conv_requant_" if op == "conv2d" else "aot_depthwise_requant_s8("
     for arm in (BOARD, "qemu/mps2-an386", "c -keys=arm_cpu,cpu -mcpu=cortex-m55"):
         helper = ("aot_requant_row_s8(" if op == "conv2d" and arm != "qemu/mps2-an386"
                   else fused)

@@ -1,5 +1,5 @@
 """The convolution row helper fused with its requantizing epilogue
-(aot.kernels.conv2d.fuse.fuse_conv_epilogue, aot_conv_requant_s8).
+(aot.kernels.conv2d.fuse.fuse_conv_epilogue, aot_conv_requant_*_s8).
 
 The rows built from OHWI weights, the rewrite of the two row calls into one,
 where the library fuses by default and where it does not, and the fused
@@ -21,7 +21,7 @@ from graphs import conv_graph
 from kernel_checks import all_values, check_group, cross_compile, seeded_inputs
 
 from aot.kernels import lower_group
-from aot.kernels.conv2d import fuse, schedules
+from aot.kernels.conv2d import fuse, paths
 from aot.kernels.registry import TEMPLATES
 from aot.passes import annotations, optimize
 
@@ -55,8 +55,8 @@ def test_the_widening_buffer_size_is_read_from_the_header(monkeypatch):
     definition; a capacity defined twice or never is an error."""
     from aot.kernels import support
     text = resources.files("aot.kernels").joinpath("include/aot_kernel_int8.h").read_text()
-    assert re.search(r"#define AOT_WIDE_WORDS (\d+)", text).group(1) == str(schedules.WIDE_WORDS)
-    assert support.header_define("AOT_WIDE_WORDS") == schedules.WIDE_WORDS
+    assert re.search(r"#define AOT_WIDE_WORDS (\d+)", text).group(1) == str(paths.WIDE_WORDS)
+    assert support.header_define("AOT_WIDE_WORDS") == paths.WIDE_WORDS
     twice = support._headers() + (("extra.h", "#define AOT_WIDE_WORDS 8\n"),)
     monkeypatch.setattr(support, "_headers", lambda: twice)
     with pytest.raises(RuntimeError, match="define AOT_WIDE_WORDS 2 times"):
@@ -78,12 +78,12 @@ def test_rows_are_bounded_per_output_channel():
 
 def test_pointwise_rows_become_one_fused_call():
     """Before: aot_conv_s8 and aot_requant_row_s8 per output row through an
-    int32 row; after: one aot_conv_requant_s8 reading the rows constant, no
+    int32 row; after: one aot_conv_requant_wide_s8 reading the rows constant, no
     accumulator row, no bias or table constants."""
     k, _, _, values = _lower({"cin": 8, "cout": 6, "hw": (4, 5), "k": (1, 1),
                               "padding": (0, 0, 0, 0)})
     assert values["fuse_epilogue"] is True and values["tile"] == "row"
-    assert "aot_conv_requant_s8(" in k.source
+    assert "aot_conv_requant_wide_s8(" in k.source
     assert "aot_conv_s8(" not in k.source and "aot_requant_row_s8(" not in k.source
     assert "int32_t acc[" not in k.source
     assert len(k.constants) == 2  # the weights and the (2*bias, m, kh, e) rows
@@ -108,35 +108,37 @@ def test_the_library_keeps_two_calls_where_the_dsp_path_does_not_fuse(variant, t
 
 def test_the_knob_off_keeps_the_two_calls():
     k, *_ = _lower({"cin": 8, "k": (1, 1), "padding": (0, 0, 0, 0)}, fuse_epilogue=False)
-    assert "aot_conv_requant_s8(" not in k.source
+    assert "aot_conv_requant_" not in k.source
     assert "aot_conv_s8(" in k.source and "aot_requant_row_s8(" in k.source
 
 
-#: Fused rows on every path of aot_conv_requant_s8: the widened blocks (3x2,
-#: 2x2, 1x4, 1x2 and single channels), the im2col patches, and forced where the library would not
-#: fuse, the scratch of 2 pixels x 32 channels (more than 32 channels, an odd
-#: pixel, padding, strides, few channels, a window too big for the buffer).
+#: Fused rows on every path (aot_conv_requant_wide_s8, _patch_s8, _scratch_s8,
+#: the entry point the case's call names): the widened blocks (3x2, 2x2, 1x4,
+#: 1x2 and single channels), the im2col patches, and forced where the library
+#: would not fuse, the scratch of 2 pixels x 32 channels (more than 32
+#: channels, an odd pixel, padding, strides, few channels, a window too big
+#: for the buffer).
 FUSED = [
-    {"cin": 8, "cout": 7, "hw": (3, 7), "k": (1, 1), "padding": (0, 0, 0, 0)},
-    {"cin": 12, "cout": 5, "hw": (2, 4), "k": (1, 1), "padding": (0, 0, 0, 0),
-     "activation": "relu6"},
-    {"cin": 16, "cout": 6, "hw": (4, 9), "strides": (2, 2), "activation": "relu"},
-    {"cin": 4, "cout": 3, "hw": (5, 7), "k": (3, 1), "dilation": (2, 1)},
-    {"cin": 3, "cout": 37, "hw": (5, 5)},
-    {"cin": 64, "cout": 3, "hw": (3, 5)},
-    {"cin": 5, "cout": 33, "hw": (3, 40)},  # one pixel at a time
+    ({"cin": 8, "cout": 7, "hw": (3, 7), "k": (1, 1), "padding": (0, 0, 0, 0)}, "wide"),
+    ({"cin": 12, "cout": 5, "hw": (2, 4), "k": (1, 1), "padding": (0, 0, 0, 0),
+      "activation": "relu6"}, "wide"),
+    ({"cin": 16, "cout": 6, "hw": (4, 9), "strides": (2, 2), "activation": "relu"}, "wide"),
+    ({"cin": 4, "cout": 3, "hw": (5, 7), "k": (3, 1), "dilation": (2, 1)}, "wide"),
+    ({"cin": 3, "cout": 37, "hw": (5, 5)}, "scratch"),
+    ({"cin": 64, "cout": 3, "hw": (3, 5)}, "scratch"),
+    ({"cin": 5, "cout": 33, "hw": (3, 40)}, "scratch"),  # one pixel at a time
     # widened im2col patches: 48 bytes (the 512-byte buffer), 144 (the 1 KiB one)
-    {"cin": 1, "cout": 5, "hw": (10, 9), "k": (3, 4), "strides": (2, 2),
-     "padding": (1, 1, 1, 2)},
-    {"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)},
+    ({"cin": 1, "cout": 5, "hw": (10, 9), "k": (3, 4), "strides": (2, 2),
+      "padding": (1, 1, 1, 2)}, "patch"),
+    ({"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)}, "patch"),
 ]
 
 
-@pytest.mark.parametrize("variant", FUSED, ids=str)
+@pytest.mark.parametrize("variant, path", FUSED, ids=str)
 @pytest.mark.one_fast
-def test_fused_kernels_match_the_reference_on_the_host(variant):
+def test_fused_kernels_match_the_reference_on_the_host(variant, path):
     k, ag, group, _ = _lower(variant, fuse_epilogue=True, seed=11)
-    assert "aot_conv_requant_s8(" in k.source
+    assert f"aot_conv_requant_{path}_s8(" in k.source
     check_group(k, group, ag, all_values(ag, seeded_inputs(ag, 11)))
     cross_compile(k)
 
@@ -147,7 +149,7 @@ def test_fused_kernels_are_bit_exact_on_an_emulated_cortex_m4(tmp_path):
     import m4_firmware
 
     cases = []
-    for n, variant in enumerate(FUSED):
+    for n, (variant, _) in enumerate(FUSED):
         k, ag, group, _ = _lower(variant, fuse_epilogue=True, seed=23, name=f"f{n}")
         values = all_values(ag, seeded_inputs(ag, 23))
         tensors = {t.name: t for t in ag.tensors()}
@@ -205,5 +207,21 @@ def test_vww_pointwise_layers_with_pruned_channels_are_fused(models_dir):
     ag = optimize(load_model(models_dir / "mlperf_vww_mobilenetv1_025.tflite"))
     fused = [g.name for g in annotations(ag).groups
              if g.anchor is not None and g.anchor.op == "conv2d"
-             and "aot_conv_requant_s8(" in lower_group(g, ag, ARM, name="k").source]
+             and "aot_conv_requant_wide_s8(" in lower_group(g, ag, ARM, name="k").source]
     assert len(fused) == 13  # all but the first (3 input channels)
+
+
+def test_the_fused_call_names_its_path_from_constant_arguments_only():
+    """conv2d.paths.fused_row_helper(x_cs, kh, kw, c_n, dw, widen): the widened
+    entry points for constant arguments they take, the portable scratch path
+    for a deciding argument that is not a constant, widen off or columns that
+    are not contiguous."""
+    from aot.tir import expr as E
+    c = E.const
+    assert paths.fused_row_helper(c(8), c(1), c(1), c(8), c(1), c(1)) == paths.FUSED_WIDE
+    assert paths.fused_row_helper(c(1), c(10), c(4), c(1), c(1), c(1)) == paths.FUSED_PATCH
+    assert paths.fused_row_helper(E.Var("x_cs"), c(1), c(1), c(8), c(1), c(1)) \
+        == paths.FUSED_SCRATCH
+    assert paths.fused_row_helper(c(8), c(1), c(1), c(8), c(1), c(0)) == paths.FUSED_SCRATCH
+    assert paths.fused_row_helper(c(16), c(1), c(1), c(8), c(1), c(1)) == paths.FUSED_SCRATCH
+    assert paths.PIXEL_ORDERED == {paths.FUSED_WIDE, paths.FUSED_PATCH}

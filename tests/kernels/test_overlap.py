@@ -129,11 +129,11 @@ def test_a_3x3_depthwise_row_kernel_needs_one_row_of_slack():
     # rows; output row r is written before input row r is read for row r+1.
     _, k = _lowered(conv_graph("depthwise_conv2d", hw=(25, 5), cin=64), ARM)
     assert _limit_of(k) == -5 * 64
-    # A 1x1 convolution (one fused aot_conv_requant_s8 per row) reads each
+    # A 1x1 convolution (one fused aot_conv_requant_wide_s8 per row) reads each
     # pixel's input before writing that pixel's output.
     _, k = _lowered(conv_graph("conv2d", hw=(25, 5), cin=64, cout=64, k=(1, 1),
                                padding=(0, 0, 0, 0)), ARM)
-    assert "aot_conv_requant_s8(" in k.source
+    assert "aot_conv_requant_wide_s8(" in k.source
     assert _limit_of(k) == 0
     # Fewer output than input channels: pixel p's output may go as far as the
     # input pixel p ends, less the output pixel (64 - 16 bytes).

@@ -10,6 +10,8 @@
   helpers of the support headers (portable C, DSP, Helium);
 * :mod:`~aot.kernels.conv2d.fuse`: the rewrites fusing a row's accumulation
   call with its epilogue's;
+* :mod:`~aot.kernels.conv2d.paths`: which path of the C helpers a call
+  takes, decided when the C is generated;
 * :mod:`~aot.kernels.conv2d.helium`: the Helium requantizing epilogue;
 * :mod:`~aot.kernels.conv2d.blocked`: the blocked intrinsic of the auto
   tuner's ``block`` sketch;

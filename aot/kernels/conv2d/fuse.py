@@ -46,17 +46,20 @@ constant, folds it only up to :data:`aot.kernels.common.MAX_FOLDED_SHIFT`).
 reference's requantization on random and extreme values.
 
 Convolutions fuse the same way (:func:`fuse_conv_epilogue`): each
-``aot_conv_s8`` call and its ``aot_requant_row_s8`` become one
-``aot_conv_requant_s8``, reading the same kind of rows built from the OHWI
-weights (:func:`conv_requant_rows`: the bound is over each output channel's
-``KH * KW * C`` weights), whose DSP path requantizes each block of sums of
-``aot_conv_wide_s8`` from registers:
+``aot_conv_s8`` call and its ``aot_requant_row_s8`` become one fused row
+call, reading the same kind of rows built from the OHWI weights
+(:func:`conv_requant_rows`: the bound is over each output channel's ``KH *
+KW * C`` weights).  The call names the path its constant shape takes
+(:mod:`aot.kernels.conv2d.paths`): ``aot_conv_requant_wide_s8`` or
+``aot_conv_requant_patch_s8``, the DSP paths that requantize each block of
+sums of ``aot_conv_wide_s8`` from registers, or the portable
+``aot_conv_requant_scratch_s8`` (which also takes ``x_cs``):
 
     aot_conv_s8(acc, ps, x, x_rs, x_cs, w, npix, O, KH, KW, C, sw, dh, dw, widen);
     aot_requant_row_s8(y, y_ps, acc, ps, bias, table, npix, O, lo, hi);
   ->
-    aot_conv_requant_s8(y, y_ps, x, x_rs, x_cs, w, rows,
-                        npix, O, KH, KW, C, sw, dh, dw, widen, lo, hi);
+    aot_conv_requant_wide_s8(y, y_ps, x, x_rs, w, rows,
+                             npix, O, KH, KW, C, sw, dh, dw, lo, hi);
 
 The auto tuner's ``block`` sketch fuses the same way
 (:func:`fuse_block_epilogue`): a row's ``aot_block_reset_s32`` (zero
@@ -87,6 +90,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.kernels.conv2d.paths import FUSED_SCRATCH, fused_row_helper
 from aot.te.schedule import ScheduleError
 from aot.tir import expr as E
 from aot.tir import stmt as S
@@ -101,7 +105,6 @@ ACC_CALL = "aot_depthwise_s8"
 EPILOGUE_CALL = "aot_requant_row_s8"
 FUSED_CALL = "aot_depthwise_requant_s8"
 CONV_ACC_CALL = "aot_conv_s8"
-CONV_FUSED_CALL = "aot_conv_requant_s8"
 BLOCK_NAME = "fuse_block_epilogue"
 BLOCK_ACC_CALL = "aot_block_row_s8"
 BLOCK_RESET_CALL = "aot_block_reset_s32"
@@ -229,14 +232,17 @@ def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | N
 
 
 def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
-    """:func:`fused_call` for an ``aot_conv_s8`` call (``aot_conv_requant_s8``)."""
+    """:func:`fused_call` for an ``aot_conv_s8`` call: the fused row's entry
+    point for the call's path (:func:`aot.kernels.conv2d.paths.fused_row_helper`;
+    the widened ones take no ``x_cs`` nor ``widen``)."""
     acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh, kw, c_n, sw, dh, dw, widen = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
     if not reads_the_accumulators(acc, acc_ps, npix, oc, epi_call):
         return None
-    return E.Call("int32", CONV_FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
-                                             E.AccessPtr(rows, E.const(0), "r"), npix, oc, kh,
-                                             kw, c_n, sw, dh, dw, widen, lo, hi), "extern")
+    name = fused_row_helper(x_cs, kh, kw, c_n, dw, widen)
+    strides = (x_rs, x_cs) if name == FUSED_SCRATCH else (x_rs,)
+    return E.Call("int32", name, (y, y_ps, x, *strides, w, E.AccessPtr(rows, E.const(0), "r"),
+                                  npix, oc, kh, kw, c_n, sw, dh, dw, lo, hi), "extern")
 
 
 def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
@@ -324,7 +330,7 @@ def fuse_depthwise_epilogue(rows_name: str):
 
 
 def fuse_conv_epilogue(rows_name: str):
-    """The same rewrite for ``aot_conv_s8`` rows (``aot_conv_requant_s8``)."""
+    """The same rewrite for ``aot_conv_s8`` rows (``aot_conv_requant_*_s8``)."""
     return lambda func: _fuse(func, rows_name, CONV_ACC_CALL, fused_conv_call)
 
 

@@ -18,7 +18,7 @@ a time.  The knobs (:func:`conv_template`):
   vector steps, or two outputs per step with the DSP extension;
 * ``fuse_epilogue`` (arm_cpu, arm_mve): with ``depthwise_s8`` (or
   ``conv_s8``) and ``requant_row``, each row's two calls become one
-  ``aot_depthwise_requant_s8`` (``aot_conv_requant_s8``) that requantizes
+  ``aot_depthwise_requant_s8`` (``aot_conv_requant_*_s8``) that requantizes
   from registers, without the row of accumulators
   (:mod:`aot.kernels.conv2d.fuse`).  On by default for depthwise rows, and
   for convolutions on arm_cpu whose window the DSP path widens in one piece
@@ -43,8 +43,8 @@ from aot.kernels.conv2d.fuse import fuse_conv_epilogue, fuse_depthwise_epilogue
 from aot.kernels.conv2d.helium import (requant_pattern, residual_pattern, tensorize_epilogue,
                                        tensorize_residual)
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
+from aot.kernels.conv2d.paths import widened_path
 from aot.kernels.registry import template
-from aot.kernels.support import header_define
 from aot.kernels.template import Knob, Template, divisors, extent
 
 #: Bytes of row buffers (accumulators and padded input rows) a convolution
@@ -97,24 +97,14 @@ def _fusable(stages) -> bool:
     return "depthwise_s8" in stages and "dw_requant" in stages
 
 
-#: Words of the DSP path's widening buffer, read from its one definition
-#: (``AOT_WIDE_WORDS`` of include/aot_kernel_int8.h).
-WIDE_WORDS = header_define("AOT_WIDE_WORDS")
-
-
 def conv_fuses(stages) -> bool:
-    """The fused convolution row's DSP path applies (``aot_conv_requant_s8``
-    with ``aot_conv_wide_s8``): channels a multiple of four and one pixel's
-    window, all kernel rows, within the widening buffer, or (few channels)
-    kernel rows of whole words whose patch fits it.  Elsewhere the fused
-    helper goes through a scratch of accumulators, no faster than the two calls."""
+    """The fused convolution row takes a DSP path that widens its window
+    (:func:`aot.kernels.conv2d.paths.widened_path`: in one piece, or as
+    im2col patches).  Elsewhere the fused helper goes through a scratch of
+    accumulators, no faster than the two calls."""
     acc = stages["acc"]
     kh, kw, rc = (extent(r.dom.extent) for r in acc.op.reduce_axis)
-    dw = acc.op.attrs["dilation"][1]
-    if rc % 4 == 0 and kh * ((kw - 1) * dw + 1) * rc <= 2 * WIDE_WORDS:
-        return True
-    # few channels: widened im2col patches of kernel rows of whole words
-    return dw == 1 and (kw * rc) % 4 == 0 and kh * kw * rc <= 2 * WIDE_WORDS
+    return widened_path(kh, kw, rc, acc.op.attrs["dilation"][1]) is not None
 
 
 def conv_template(anchor: str, key: str) -> Template:
@@ -166,7 +156,7 @@ def conv_template(anchor: str, key: str) -> Template:
             if _fusable(stages):
                 out.append(Knob("fuse_epilogue", (True, False),
                                 "depthwise_s8 (conv_s8) with requant_row: one "
-                                "aot_depthwise_requant_s8 (aot_conv_requant_s8) call per row, "
+                                "aot_depthwise_requant_s8 (aot_conv_requant_*_s8) call per row, "
                                 "requantizing from registers (only with that accumulate, "
                                 "requant_row and unroll_epilogue 1)"))
         if key == "arm_mve" and residual_pattern(final) is not None:

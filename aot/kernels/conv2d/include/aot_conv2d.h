@@ -1,5 +1,5 @@
 /* conv2d's int8 helpers (aot/kernels/conv2d/include): the row intrinsic
-   aot_conv_s8, fused with its epilogue as aot_conv_requant_s8, and the
+   aot_conv_s8, fused with its epilogue as aot_conv_requant_*_s8, and the
    requantizing epilogues aot_requant_row_s8 and aot_requant_add_row_s8 (also
    depthwise's: aot_depthwise.h), built on aot_kernel_int8.h; Helium versions
    in aot_conv2d_mve.h.  See docs/kernels.md. */
@@ -201,7 +201,14 @@ AOT_INLINE int32_t aot_wide_chunk(int32_t npix, int32_t kh_n, int32_t kw_n, int3
   return p > 1 && p < npix ? p & ~1 : p;
 }
 
-/* The fused epilogue of aot_conv_wide_s8 (aot_conv_requant_s8): `npx`
+/* Pixels per chunk of widened im2col patches of w_os bytes each in a buffer
+   of `words` (both stay constants once inlined): even unless one patch fills it. */
+AOT_INLINE int32_t aot_patch_chunk(int32_t npix, int32_t w_os, int32_t words) {
+  const int32_t chunk = 2 * words / w_os;
+  return chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
+}
+
+/* The fused epilogue of aot_conv_wide_s8 (aot_conv_requant_wide_s8, _patch_s8): `npx`
    (at most 3) pixels, y_ps bytes apart, of output channels o and o + 1
    (o even, so both in one group of four of the rows), s[2*q + j] the sum of
    pixel q and channel o + j, requantized from registers with the channels'
@@ -238,7 +245,7 @@ AOT_INLINE void aot_conv_out1(int8_t* y, int32_t s, const int32_t* rows, int32_t
    with LDRD instead of re-widening it.  w_os is the weights' stride between
    output channels (kh_n * kw_n * c_n unless the caller passes one kernel row
    at a time, kh_n = 1); with acc_in the sums start from acc instead of 0.
-   With `rows` (aot_conv_requant_s8; acc unused, acc_ps 0) each block's sums
+   With `rows` (the fused rows; acc unused, acc_ps 0) each block's sums
    are requantized from registers into the int8 outputs y[p*y_ps + o]
    instead (aot_conv_out_pair), with no row of accumulators. */
 #define AOT_ACC_IN(v) (acc_in ? (v) : 0)
@@ -463,74 +470,17 @@ AOT_INLINE int32_t aot_conv_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* 
 
 
 /* The accumulators of `npix` output pixels x all `oc` output channels of a
-   convolution (tensor intrinsic of the arm_cpu conv2d strategy):
+   convolution (the portable path of aot_conv_s8, and the one for arguments
+   the compiler cannot read as constants):
      acc[p*acc_ps + o] = sum_{kh,kw,c} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
                                        * w[((o*kh_n + kh)*kw_n + kw)*c_n + c]
    with OHWI weights.  Pixels and channels go in 2x2 blocks (aot_dot2x2_s8);
    when the taps of one kernel row are contiguous in the input (dw = 1 and
-   a column stride of c_n) each kernel row is one dot product of kw_n*c_n.
-   With `widen` (and DSP, c_n % 4 == 0), chunks of pixels go through
-   aot_conv_wide_s8.  Every shape argument is a compile-time constant at the
-   call, and the function is always inlined, so GCC specializes it per layer. */
-AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
-                               int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
-                               int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                               int32_t dw, int32_t widen) {
-#if defined(AOT_HAVE_MVE)
-  /* Helium reads the int8 inputs directly; short kernel rows go through an
-     int8 im2col patch */
-  if (widen && x_cs == c_n && dw == 1 && kh_n > 1 && kw_n * c_n < 16
-      && kh_n * kw_n * c_n <= AOT_MVE_PATCH_BYTES) {
-    return aot_mve_conv_patch_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh);
-  }
-#elif !defined(AOT_HAVE_DSP)
-  (void)widen;
-#else
-  if (widen && c_n % 4 == 0 && x_cs == c_n) {
-    const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
-    if (chunk > 0) {
-      int32_t wide[AOT_WIDE_WORDS];
-      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-    }
-    /* a window of all kernel rows too big for the buffer (ResNet-8's 3x3
-       layers of 64 channels): one kernel row at a time, each adding to the
-       sums of the rows before it */
-    if (kh_n > 1 && aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw) > 0) {
-      const int32_t row_chunk = aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw);
-      int32_t wide[AOT_WIDE_WORDS];
-      int32_t kh;
-      aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk,
-                       0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-      for (kh = 1; kh < kh_n; ++kh) {
-        aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc,
-                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1,
-                         0, 0, 0, 0, 0);
-      }
-      return 0;
-    }
-  }
-  /* few channels (e.g. the first layer): widened im2col patches when each
-     kernel row is a whole number of words.  Patches share no columns, so a
-     chunk of two costs no more widening than a long one: where two fit,
-     the buffer is AOT_PATCH_WORDS (less stack, as fast). */
-  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0
-      && kh_n * kw_n * c_n <= 2 * AOT_WIDE_WORDS) {
-    if (kh_n * kw_n * c_n <= AOT_PATCH_WORDS) {
-      int32_t wide[AOT_PATCH_WORDS];
-      int32_t chunk = 2 * AOT_PATCH_WORDS / (kh_n * kw_n * c_n);
-      chunk = chunk >= npix ? npix : chunk & ~1;
-      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-    } else {
-      int32_t wide[AOT_WIDE_WORDS];
-      int32_t chunk = 2 * AOT_WIDE_WORDS / (kh_n * kw_n * c_n);
-      chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
-      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-    }
-  }
-#endif
+   a column stride of c_n) each kernel row is one dot product of kw_n*c_n. */
+AOT_INLINE int32_t aot_conv_loops_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                                     int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
+                                     int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw,
+                                     int32_t dh, int32_t dw) {
   const int32_t joined = dw == 1 && x_cs == c_n;
   const int32_t run = joined ? kw_n * c_n : c_n;
   const int32_t runs = joined ? 1 : kw_n;
@@ -597,67 +547,117 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
   return 0;
 }
 
-/* Output channels per step of aot_conv_requant_s8's fallback (its int32
-   scratch: two pixels of them, 256 bytes). */
-#define AOT_CONV_REQUANT_OC 32
-
-/* aot_conv_s8 followed by aot_requant_row_s8 over the same pixels, without the
-   row of accumulators in between (aot/kernels/conv2d/fuse.py rewrites the pair
-   into this call), reading a row (2*bias, m, kh, e) per output channel
-   (blocked by four channels, as aot_depthwise_requant_s8's):
-     y[p*y_ps + o] = clamp_s8(aot_dw_requant(sum_{kh,kw,c} x[...] * w[...], row of o), lo, hi)
-   With the DSP extension (not Helium) and a window that aot_conv_wide_s8
-   widens in one piece (or as im2col patches: few channels, kernel rows of
-   whole words), each 3x2, 2x2, 1x4 or 1x2 block of its sums is
-   requantized from registers and stored as bytes (KWS's pointwise layers:
-   no int32 row stored and read back, no out-of-line epilogue).  Elsewhere
-   aot_conv_s8 fills a scratch of two pixels x AOT_CONV_REQUANT_OC channels,
-   then requantized: that fallback reads a pixel's window again after writing
-   its first outputs, so the compiler fuses only where the DSP path applies
-   (conv2d.schedules.conv_fuses on a core with DSP and without Helium), the
-   only order aot/kernels/overlap.py proves outputs may overlap inputs for. */
-AOT_INLINE int32_t aot_conv_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,
-                                       int32_t x_cs, const int8_t* w, const int32_t* rows,
-                                       int32_t npix, int32_t oc, int32_t kh_n, int32_t kw_n,
-                                       int32_t c_n, int32_t sw, int32_t dh, int32_t dw,
-                                       int32_t widen, int32_t lo, int32_t hi) {
-  const int32_t w_os = kh_n * kw_n * c_n;
-  int32_t tmp[2 * AOT_CONV_REQUANT_OC];
-  int32_t p;
-#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+/* The accumulators of `npix` output pixels x all `oc` output channels of a
+   convolution (tensor intrinsic of the arm_cpu conv2d strategy):
+     acc[p*acc_ps + o] = sum_{kh,kw,c} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
+                                       * w[((o*kh_n + kh)*kw_n + kw)*c_n + c]
+   with OHWI weights.  Pixels and channels go in 2x2 blocks (aot_dot2x2_s8);
+   when the taps of one kernel row are contiguous in the input (dw = 1 and
+   a column stride of c_n) each kernel row is one dot product of kw_n*c_n.
+   With `widen` (and DSP, c_n % 4 == 0), chunks of pixels go through
+   aot_conv_wide_s8.  Every shape argument is a compile-time constant at the
+   call, and the function is always inlined, so GCC specializes it per layer. */
+AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
+                               int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
+                               int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                               int32_t dw, int32_t widen) {
+#if defined(AOT_HAVE_MVE)
+  /* Helium reads the int8 inputs directly; short kernel rows go through an
+     int8 im2col patch */
+  if (widen && x_cs == c_n && dw == 1 && kh_n > 1 && kw_n * c_n < 16
+      && kh_n * kw_n * c_n <= AOT_MVE_PATCH_BYTES) {
+    return aot_mve_conv_patch_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh);
+  }
+#elif !defined(AOT_HAVE_DSP)
+  (void)widen;
+#else
   if (widen && c_n % 4 == 0 && x_cs == c_n) {
     const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
     if (chunk > 0) {
       int32_t wide[AOT_WIDE_WORDS];
-      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
-                              dw, chunk, 0, wide, w_os, 0, y, y_ps, rows, lo, hi);
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              chunk, 0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
+    }
+    /* a window of all kernel rows too big for the buffer (ResNet-8's 3x3
+       layers of 64 channels): one kernel row at a time, each adding to the
+       sums of the rows before it */
+    if (kh_n > 1 && aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw) > 0) {
+      const int32_t row_chunk = aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw);
+      int32_t wide[AOT_WIDE_WORDS];
+      int32_t kh;
+      aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk,
+                       0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
+      for (kh = 1; kh < kh_n; ++kh) {
+        aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc,
+                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1,
+                         0, 0, 0, 0, 0);
+      }
+      return 0;
     }
   }
-  /* few channels: aot_conv_s8's widened im2col patches (KWS's first layer) */
-  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0 && w_os <= 2 * AOT_WIDE_WORDS) {
-    if (w_os <= AOT_PATCH_WORDS) {
+  /* few channels (e.g. the first layer): widened im2col patches when each
+     kernel row is a whole number of words.  Patches share no columns, so a
+     chunk of two costs no more widening than a long one: where two fit,
+     the buffer is AOT_PATCH_WORDS (less stack, as fast). */
+  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0
+      && kh_n * kw_n * c_n <= 2 * AOT_WIDE_WORDS) {
+    if (kh_n * kw_n * c_n <= AOT_PATCH_WORDS) {
       int32_t wide[AOT_PATCH_WORDS];
-      int32_t chunk = 2 * AOT_PATCH_WORDS / w_os;
-      chunk = chunk >= npix ? npix : chunk & ~1;
-      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
-                              dw, chunk, 1, wide, w_os, 0, y, y_ps, rows, lo, hi);
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              aot_patch_chunk(npix, kh_n * kw_n * c_n, AOT_PATCH_WORDS), 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
     } else {
       int32_t wide[AOT_WIDE_WORDS];
-      int32_t chunk = 2 * AOT_WIDE_WORDS / w_os;
-      chunk = chunk >= npix ? npix : chunk > 1 ? chunk & ~1 : chunk;
-      return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
-                              dw, chunk, 1, wide, w_os, 0, y, y_ps, rows, lo, hi);
+      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                              aot_patch_chunk(npix, kh_n * kw_n * c_n, AOT_WIDE_WORDS), 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
     }
   }
 #endif
+  return aot_conv_loops_s8(acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
+                           dw);
+}
+
+/* The fused convolution rows: aot_conv_s8 followed by aot_requant_row_s8 over
+   the same pixels, without the row of accumulators in between
+   (aot/kernels/conv2d/fuse.py rewrites the pair into one of these calls),
+   reading a row (2*bias, m, kh, e) per output channel (blocked by four
+   channels, as aot_depthwise_requant_s8's):
+     y[p*y_ps + o] = clamp_s8(aot_dw_requant(sum_{kh,kw,c} x[...] * w[...], row of o), lo, hi)
+   The compiler picks the entry point from the call's constant shape
+   (aot/kernels/conv2d/paths.py): a window that aot_conv_wide_s8 widens in
+   one piece (aot_conv_requant_wide_s8) or as im2col patches (few channels,
+   kernel rows of whole words: aot_conv_requant_patch_s8), with the DSP
+   extension and without Helium, where each 3x2, 2x2, 1x4 or 1x2 block of
+   sums is requantized from registers and stored as bytes (KWS's pointwise
+   layers: no int32 row stored and read back, no out-of-line epilogue);
+   aot_conv_requant_scratch_s8 elsewhere.  The first two write each chunk of
+   pixels after widening its windows, the only order
+   aot/kernels/overlap.py proves outputs may overlap inputs for. */
+/* Output channels per step of aot_conv_requant_scratch_s8 (its int32
+   scratch: two pixels of them, 256 bytes). */
+#define AOT_CONV_REQUANT_OC 32
+
+/* The fused row on any core and for any shape: aot_conv_loops_s8 fills a
+   scratch of two pixels x AOT_CONV_REQUANT_OC channels, then requantized.
+   It reads a pixel's window again after writing its first outputs (more
+   than AOT_CONV_REQUANT_OC channels), so no overlap of y with x is proved
+   for it. */
+AOT_INLINE int32_t aot_conv_requant_scratch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                               int32_t x_rs, int32_t x_cs, const int8_t* w,
+                                               const int32_t* rows, int32_t npix, int32_t oc,
+                                               int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                               int32_t sw, int32_t dh, int32_t dw, int32_t lo,
+                                               int32_t hi) {
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t tmp[2 * AOT_CONV_REQUANT_OC];
+  int32_t p;
   for (p = 0; p < npix; p += 2) {
     const int32_t np = npix - p < 2 ? npix - p : 2;
     int32_t o0;
     for (o0 = 0; o0 < oc; o0 += AOT_CONV_REQUANT_OC) {
       const int32_t no = oc - o0 < AOT_CONV_REQUANT_OC ? oc - o0 : AOT_CONV_REQUANT_OC;
       int32_t q, o;
-      (void)aot_conv_s8(tmp, no, x + p * sw * x_cs, x_rs, x_cs, w + o0 * w_os, np, no, kh_n,
-                        kw_n, c_n, sw, dh, dw, widen);
+      (void)aot_conv_loops_s8(tmp, no, x + p * sw * x_cs, x_rs, x_cs, w + o0 * w_os, np, no,
+                              kh_n, kw_n, c_n, sw, dh, dw);
       for (q = 0; q < np; ++q) {
         for (o = 0; o < no; ++o) {
           const int32_t* r = rows + 16 * ((o0 + o) >> 2) + ((o0 + o) & 3);
@@ -670,5 +670,66 @@ AOT_INLINE int32_t aot_conv_requant_s8(int8_t* y, int32_t y_ps, const int8_t* x,
   }
   return 0;
 }
+
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+/* The fused row over a window of c_n % 4 == 0 channels with contiguous
+   columns (x_cs = c_n) whose every kernel row fits the widening buffer
+   (aot_wide_chunk > 0). */
+AOT_INLINE int32_t aot_conv_requant_wide_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                            int32_t x_rs, const int8_t* w, const int32_t* rows,
+                                            int32_t npix, int32_t oc, int32_t kh_n,
+                                            int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                                            int32_t dw, int32_t lo, int32_t hi) {
+  int32_t wide[AOT_WIDE_WORDS];
+  return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                          aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw), 0, wide,
+                          kh_n * kw_n * c_n, 0, y, y_ps, rows, lo, hi);
+}
+
+/* The fused row over few channels (KWS's first layer): widened im2col
+   patches of kernel rows of whole words, contiguous columns (x_cs = c_n),
+   dw = 1 and a patch of at most 2 * AOT_WIDE_WORDS bytes.  Patches share no
+   columns, so a chunk of two costs no more widening than a long one: where
+   two fit, the buffer is AOT_PATCH_WORDS (less stack, as fast). */
+AOT_INLINE int32_t aot_conv_requant_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                             int32_t x_rs, const int8_t* w, const int32_t* rows,
+                                             int32_t npix, int32_t oc, int32_t kh_n,
+                                             int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                                             int32_t dw, int32_t lo, int32_t hi) {
+  const int32_t w_os = kh_n * kw_n * c_n;
+  if (w_os <= AOT_PATCH_WORDS) {
+    int32_t wide[AOT_PATCH_WORDS];
+    return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                            aot_patch_chunk(npix, w_os, AOT_PATCH_WORDS), 1, wide, w_os, 0, y,
+                            y_ps, rows, lo, hi);
+  } else {
+    int32_t wide[AOT_WIDE_WORDS];
+    return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                            aot_patch_chunk(npix, w_os, AOT_WIDE_WORDS), 1, wide, w_os, 0, y,
+                            y_ps, rows, lo, hi);
+  }
+}
+#else
+/* Elsewhere (the host build of a kernel generated for such a core, in the
+   tests) the same entry points take the scratch path: the same outputs,
+   not in pixel order beyond AOT_CONV_REQUANT_OC channels. */
+AOT_INLINE int32_t aot_conv_requant_wide_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                            int32_t x_rs, const int8_t* w, const int32_t* rows,
+                                            int32_t npix, int32_t oc, int32_t kh_n,
+                                            int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                                            int32_t dw, int32_t lo, int32_t hi) {
+  return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
+                                     sw, dh, dw, lo, hi);
+}
+
+AOT_INLINE int32_t aot_conv_requant_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                             int32_t x_rs, const int8_t* w, const int32_t* rows,
+                                             int32_t npix, int32_t oc, int32_t kh_n,
+                                             int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
+                                             int32_t dw, int32_t lo, int32_t hi) {
+  return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
+                                     sw, dh, dw, lo, hi);
+}
+#endif
 
 #endif /* AOT_CONV2D_H */
