@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/report.py [--collect out] [--results bench/results]
                                      [--output docs/numbers.md] [--allow-mixed] [--check]
+                                     [--no-pages]
 
 Reads the JSON files of :data:`INPUTS` from ``--results`` (bench/results/, committed:
 small files, so that the page can be regenerated and checked), and writes
@@ -9,6 +10,8 @@ small files, so that the page can be regenerated and checked), and writes
 produced it.  ``--collect DIR`` first copies those files from DIR (where the benches
 write them, out/ by default) into ``--results``.  ``--check`` writes nothing: exit 1
 when ``--output`` differs from what would be written (tests/bench/test_report.py).
+A page that must show a table itself (:data:`EMBEDS`: the farm's in docs/tuning.md) holds
+a marked block that the same run writes (``--no-pages``: numbers.md alone).
 
 The inputs must all carry a stamp (bench/stamp.py) naming the same commit, with no
 uncommitted changes: a page mixing commits would again quote figures that disagree.
@@ -317,12 +320,21 @@ def compile_time(doc: dict, inp: Input) -> list[str]:
     ]
 
 
-def farm(doc: dict, inp: Input) -> list[str]:
-    """bench_farm.py --sim: how the tuning farm scales, with simulated boards."""
+def farm_table(doc: dict, inp: Input) -> list[str]:
+    """The farm's scaling table and its source line (numbers.md, and docs/tuning.md's
+    block: :data:`EMBEDS`)."""
     rows = [[r["farm"], r["boards"], _n(r["candidates"]), f"{r['per_minute']:,.0f}",
              _x(r["speedup"]), f"{r['steady_per_minute']:,.0f}", _x(r["steady_speedup"]),
              f"{1000 * r['head_cpu_seconds_per_candidate']:.2f}", r["bad"]]
             for r in doc["rows"]]
+    return [_source(inp, doc), "",
+            *_table(["farm", "boards", "candidates", "candidates/min", "speed-up",
+                     "steady candidates/min", "steady speed-up", "head CPU ms/candidate",
+                     "wrong or failed"], rows)]
+
+
+def farm(doc: dict, inp: Input) -> list[str]:
+    """bench_farm.py --sim: how the tuning farm scales, with simulated boards."""
     b = doc["build"]
     cores = doc["stamp"]["cores"]
     cpu = (b["lower_cpu_seconds"] + b["compile_cpu_seconds"]) / b["candidates"]
@@ -353,11 +365,7 @@ def farm(doc: dict, inp: Input) -> list[str]:
         f"{cores} cores shared with other work, load average {load} before and "
         f"{' '.join(f'{v:.1f}' for v in doc['load_after'])} after.",
         "",
-        _source(inp, doc),
-        "",
-        *_table(["farm", "boards", "candidates", "candidates/min", "speed-up",
-                 "steady candidates/min", "steady speed-up", "head CPU ms/candidate",
-                 "wrong or failed"], rows),
+        *farm_table(doc, inp),
         "",
         f"Building what a real board measures, on this machine: lowering and compiling one "
         f"board's batch image of {b['candidates']} candidates of {doc['model']}'s first "
@@ -430,6 +438,36 @@ def render(results: Path = RESULTS, allow_mixed: bool = False) -> str:
     return "\n".join(_wrap(lines)) + "\n"
 
 
+#: Tables another page must show itself (an issue asks for the table there): that page
+#: holds a block between these marks, which :func:`pages` writes from the same JSON as
+#: docs/numbers.md, so the page carries the generated table, never a hand copy.
+EMBEDS = {"docs/tuning.md": {"farm": ("bench_farm.json", farm_table)}}
+BEGIN = "<!-- bench/report.py writes this block ({}) from bench/results/: do not edit -->"
+END = "<!-- end of bench/report.py's block ({}) -->"
+
+
+def pages(results: Path = RESULTS, root: Path = ROOT) -> dict[Path, str]:
+    """Each page of :data:`EMBEDS` with its blocks written anew; ReportError when a
+    page lacks a block's marks."""
+    data = load(results)
+    inputs = {i.file: i for i in INPUTS}
+    out = {}
+    for page, blocks in EMBEDS.items():
+        path = root / page
+        text = path.read_text()
+        for name, (file, make) in blocks.items():
+            begin, end = BEGIN.format(name), END.format(name)
+            if text.count(begin) != 1 or text.count(end) != 1:
+                raise ReportError(f"{page} has no block '{name}' (a line `{begin}` and a "
+                                  f"line `{end}`) for bench/report.py to write")
+            head, rest = text.split(begin + "\n")
+            _, tail = rest.split(end)
+            body = "\n".join(_wrap(make(data[file], inputs[file])))
+            text = f"{head}{begin}\n{body}\n{end}{tail}"
+        out[path] = text
+    return out
+
+
 def _wrap(lines: list[str], width: int = 100) -> list[str]:
     """Prose wrapped as the other pages are; tables, headings and code kept whole."""
     out, fenced = [], False
@@ -461,6 +499,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output", type=Path, default=OUTPUT)
     ap.add_argument("--allow-mixed", action="store_true",
                     help="write the page from inputs of different commits, saying so")
+    ap.add_argument("--no-pages", dest="pages", action="store_false",
+                    help="write (or --check) docs/numbers.md only, not the blocks other "
+                    "pages carry (EMBEDS)")
     ap.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 when --output is not what would be written")
     args = ap.parse_args(argv)
@@ -471,14 +512,20 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as err:
         print(f"report.py: error: {err}", file=sys.stderr)
         return 2
+    try:
+        written = {args.output: text, **(pages(args.results) if args.pages else {})}
+    except ReportError as err:
+        print(f"report.py: error: {err}", file=sys.stderr)
+        return 2
     if args.check:
-        same = args.output.is_file() and args.output.read_text() == text
-        if not same:
-            print(f"{args.output} is not what bench/report.py writes from {args.results}: "
+        stale = [p for p, t in written.items() if not p.is_file() or p.read_text() != t]
+        for p in stale:
+            print(f"{p} is not what bench/report.py writes from {args.results}: "
                   "run `.venv/bin/python bench/report.py`", file=sys.stderr)
-        return 0 if same else 1
-    args.output.write_text(text)
-    print(f"wrote {args.output}", file=sys.stderr)
+        return 1 if stale else 0
+    for p, t in written.items():
+        p.write_text(t)
+        print(f"wrote {p}", file=sys.stderr)
     return 0
 
 

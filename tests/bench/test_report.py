@@ -26,11 +26,23 @@ HEADING = re.compile(r"^(#{1,6}) (.*)$")
 
 def test_numbers_md_is_what_the_report_writes(tmp_path):
     out = tmp_path / "numbers.md"
-    assert report.main(["--output", str(out)]) == 0
+    assert report.main(["--output", str(out), "--no-pages"]) == 0
     assert out.read_text() == (ROOT / "docs" / "numbers.md").read_text(), (
         "docs/numbers.md was edited by hand or bench/results/ changed: run "
         ".venv/bin/python bench/report.py")
     assert report.main(["--check"]) == 0
+
+
+def test_pages_carry_the_generated_blocks(tmp_path):
+    """docs/tuning.md shows the farm's table as report.py writes it, never a hand copy."""
+    for path, text in report.pages().items():
+        assert path.read_text() == text, f"{path}: run .venv/bin/python bench/report.py"
+    assert "| local | 8 |" in (ROOT / "docs" / "tuning.md").read_text()
+    page = tmp_path / "docs" / "tuning.md"
+    page.parent.mkdir()
+    page.write_text("no block here\n")
+    with pytest.raises(report.ReportError, match="docs/tuning.md has no block 'farm'"):
+        report.pages(root=tmp_path)
 
 
 def _flat(text: str) -> str:
