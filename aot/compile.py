@@ -48,6 +48,7 @@ from aot.executor.regions import (MemoryRegionError, PlanRegion, buffer_heat, ch
                                   needs_linker_script, parse_regions, place_constants,
                                   split_for_budget)
 from aot.executor.memory import MemoryPlan, Sizes
+from aot.executor.code_placement import code_section, place_code
 from aot.executor.const_placement import ConstantPlacement, place_default
 from aot.export import (firmware_command, firmware_variables,
                         METADATA_FORMAT, METADATA_VERSION, artifact_metadata, build_settings,
@@ -947,15 +948,39 @@ class PlannedModel:
                                      self.library.support_files(target)))
         lap("codegen")
 
-        code, note = (_code_bytes(files, name, target, board, self.external, cache_dir)
-                      if measure_code else (None, CODE_NOT_MEASURED))
-        sizes = self.sizes_with(code, note)
+        code, note, each = (_code_bytes(files, name, target, board, self.external, cache_dir)
+                            if measure_code else (None, CODE_NOT_MEASURED, {}))
+        placement = common["placement"]
+        if placement is not None and board.memory.code_in_ram_bytes and each:
+            placement, kernels = self._code_in_ram(placement, kernels, files, each)
+            common["placement"] = placement
+        ram_code = placement.code.bytes if placement is not None and placement.code else 0
+        sizes = dataclasses.replace(self.sizes_with(code, note), ram_code=ram_code)
         if board is not None:
             check_fits_board(plan, self.graph, board, sizes=sizes, kernels=kernels)
         lap("code size")
         return CompiledModel(name, self.source, self.graph, target, board, kernels, plan,
                              files, sizes, self.timings, llvm=module, external=self.external,
                              **common)
+
+    def _code_in_ram(self, placement: ConstantPlacement, kernels, files: dict,
+                     each: dict[str, int]) -> tuple[ConstantPlacement, list]:
+        """The code half of the default placement (:mod:`aot.executor.code_placement`),
+        given each generated file's code bytes ``each``: the placement with its
+        ``code``, and the kernels with the chosen ones in their RAM sections,
+        whose files in ``files`` are printed again (their code bytes do not
+        change: the section holds the same functions)."""
+        sized = {k.name: each.get(entry.kernel_file(self.name, i), 0)
+                 for i, k in enumerate(kernels)}
+        code = place_code(kernels, sized, region=placement.region, room=placement.free,
+                          limit=self.board.memory.code_in_ram_bytes)
+        moved = {m.kernel for m in code.moved}
+        kernels = [k.in_code_section(code_section(k.name)) if k.name in moved else k
+                   for k in kernels]
+        for i, k in enumerate(kernels):
+            if k.name in moved:
+                files[entry.kernel_file(self.name, i)] = k.source
+        return dataclasses.replace(placement, code=code), kernels
 
 
 #: Why a compiled model's code size is unknown when it was not asked for.
@@ -1255,10 +1280,12 @@ def _port_cflags(board: Board | None) -> list[str]:
 
 def _code_bytes(files: dict[str, str], name: str, target: Target,
                 board: Board | None, external=(), cache_dir: Path | None = None
-                ) -> tuple[int | None, str]:
+                ) -> tuple[int | None, str, dict[str, int]]:
     """Bytes of executable code (``.text*`` sections) of the model library, compiled
     as firmware builds compile it (the board's toolchain, optimisation and flags; the
-    host compiler, -O2, for host targets), or None and why.
+    host compiler, -O2, for host targets), or None and why; and, compiled as a
+    board's firmware, each generated file's bytes by its path in the artifact
+    (else ``{}``).
 
     The files compile in parallel; with ``cache_dir`` their objects are kept there
     (:class:`aot.codegen.cc.ObjectStore`), keyed by the compiler, the flags, the
@@ -1273,12 +1300,12 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
         try:
             cc = CCompiler.host()
         except BuildError as err:
-            return None, str(err)
+            return None, str(err), {}
     else:
-        return None, "no toolchain for a bare target"
+        return None, "no toolchain for a bare target", {}
     missing = cc.missing()
     if missing is not None:
-        return None, f"{missing} is not installed"
+        return None, f"{missing} is not installed", {}
     store = ObjectStore(cache_dir) if cache_dir is not None else None
     variables = firmware_variables(board) if board is not None else None
     command = None
@@ -1286,20 +1313,22 @@ def _code_bytes(files: dict[str, str], name: str, target: Target,
         command = firmware_command(variables, external_build({"external": list(external)})[1])
     try:
         if command is not None:
-            return _firmware_code_bytes(files, name, board, command, external, store), ""
-        return _library_code_bytes(files, name, cc, board, external, store), ""
+            return _firmware_code_bytes(files, name, board, command, external, store)
+        return _library_code_bytes(files, name, cc, board, external, store), "", {}
     except BuildError as err:
         errors = [line for line in str(err).splitlines() if "error" in line]
         reason = errors[0].split("error:", 1)[-1].strip() if errors else "failed"
-        return None, f"{Path(cc.cc).name} cannot compile here: {reason}"
+        return None, f"{Path(cc.cc).name} cannot compile here: {reason}", {}
 
 
 def _firmware_code_bytes(files: dict[str, str | bytes], name: str, board: Board,
-                         command: FirmwareCommand, external, store) -> int:
+                         command: FirmwareCommand, external, store
+                         ) -> tuple[int, str, dict[str, int]]:
     """The code size compiled as the board's firmware project compiles it
     (:class:`aot.codegen.cc.FirmwareCommand`): the artifact in ``model/``, the
     runtime's headers in ``runtime/include/``, from the project's root, so that
-    ``aot build`` can put the kept objects into the project."""
+    ``aot build`` can put the kept objects into the project; as
+    :func:`_code_bytes` returns it."""
     with tempfile.TemporaryDirectory(prefix="aot-size-") as tmp:
         root = Path(tmp)
         texts = {f"model/{rel}": text for rel, text in files.items()}
@@ -1313,7 +1342,9 @@ def _firmware_code_bytes(files: dict[str, str | bytes], name: str, board: Board,
         sources += [str(Path(lib["root"]) / s) for lib in external for s in lib["sources"]]
         objects = sum(_llvm_text_bytes(data) for rel, data in files.items()
                       if rel.endswith(".o"))
-        return firmware_text_bytes(command, sources, cwd=root, store=store) + objects
+        each = firmware_text_bytes(command, sources, cwd=root, store=store)
+        return sum(each.values()) + objects, "", {
+            src.removeprefix("model/"): n for src, n in each.items() if src.startswith("model/")}
 
 
 def _library_code_bytes(files: dict[str, str | bytes], name: str, cc: CCompiler,

@@ -366,6 +366,11 @@ class _FuncGen:
             restrict = "" if id(b.data) in may_alias else " restrict"
             params.append(f"{qual}{C_TYPES[b.dtype]}*{restrict} {self.buf(b)}")
         linkage = "static " if self.func.attrs.get("static") else ""
+        # attrs["code_section"]: the linker section the function runs from
+        # (AOT_RAM_CODE of aot_kernel_target.h: code copied to RAM at start-up).
+        section = self.func.attrs.get("code_section")
+        if section:
+            linkage = f'AOT_RAM_CODE("{section}") {linkage}'
         return f"{linkage}int32_t {c_identifier(self.func.name)}({', '.join(params) or 'void'})"
 
     def generate(self) -> str:
@@ -429,7 +434,8 @@ def generate_c(funcs, target: str = "c", includes=(), declarations=(), trailer=(
     are extra headers (``"<arm_acle.h>"`` or ``'"my.h"'``), ``declarations``
     C blocks placed ahead of the functions (constant arrays) and ``trailer``
     blocks after them.  A function with ``attrs["static"]`` has internal
-    linkage."""
+    linkage; one with ``attrs["code_section"]`` is placed in that linker
+    section (``AOT_RAM_CODE`` of the kernels' target header)."""
     state = _FileState()
     bodies = [_FuncGen(f, state).generate() for f in funcs]
     imports = []

@@ -215,8 +215,9 @@ def include_digest(root: Path, flags, folder: str) -> str:
 
 
 def firmware_text_bytes(command: FirmwareCommand, sources, *, cwd: Path,
-                        store: ObjectStore | None = None, jobs: int | None = None) -> int:
-    """Bytes of executable code of ``sources`` (project-relative, under ``cwd``
+                        store: ObjectStore | None = None,
+                        jobs: int | None = None) -> dict[str, int]:
+    """Bytes of executable code of each of ``sources`` (project-relative, under ``cwd``
     laid out as the project: ``model/``, ``runtime/include/``) compiled by
     ``command`` exactly as the project's make would, ``jobs`` at a time.  With a
     ``store``, each object and its dependency file are kept under
@@ -248,7 +249,7 @@ def firmware_text_bytes(command: FirmwareCommand, sources, *, cwd: Path,
     sources = [str(s) for s in sources]
     workers = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
     with ThreadPoolExecutor(workers) as pool:
-        return sum(pool.map(one, sources))
+        return dict(zip(sources, pool.map(one, sources)))
 
 
 def _folder_digests(root: Path, flags, sources) -> dict[str, str]:
@@ -397,7 +398,8 @@ def compiler_identity(cc: str) -> str:
 
 
 def elf_text_bytes(data: bytes) -> int:
-    """Bytes of the ``.text*`` sections of an ELF object (32 or 64 bit, either byte
+    """Bytes of the ``.text*`` sections (and ``.aot_ram_text*``: kernels run from
+    RAM, docs/memory.md) of an ELF object (32 or 64 bit, either byte
     order): what ``size -A`` lists under those names.  Anything that is not such an
     object is a ValueError."""
     if len(data) < 16 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) \
@@ -425,7 +427,7 @@ def elf_text_bytes(data: bytes) -> int:
     total = 0
     for sec in sections:
         name = names[sec[0]:names.find(b"\0", sec[0])]
-        if name.startswith(b".text"):
+        if name.startswith((b".text", b".aot_ram_text")):  # code run from flash or RAM
             total += sec[5]
     return total
 

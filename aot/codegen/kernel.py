@@ -16,7 +16,8 @@ the caller passes only the activations::
 The compiler inlines the call, so the constants become plain loads from
 flash.  The parameter pairs in ``kernel.inplace`` (an output the memory
 plan binds to the address of an input) are declared without ``restrict``
-in both functions; every other parameter keeps it.
+in both functions; every other parameter keeps it.  A kernel whose code runs
+from RAM (``kernel.code_section``) has both functions in that section.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def kernel_source(kernel) -> str:
     runtime = list(range(n_in)) + [n_in + len(kernel.constants) + j
                                    for j in range(len(kernel.params) - n_in)]
     attrs = dict(func.attrs, static=True)
+    if kernel.code_section:
+        attrs["code_section"] = kernel.code_section
     if kernel.inplace:
         attrs["may_alias"] = frozenset(id(func.params[runtime[i]].data)
                                        for pair in kernel.inplace for i in pair)
@@ -94,7 +97,8 @@ def kernel_source(kernel) -> str:
     call_args = ([kernel.arg_names[i] for i in range(n_in)]
                  + [c.name for c in kernel.constants]
                  + [kernel.arg_names[i] for i in range(n_in, len(kernel.params))])
-    entry = (kernel_signature(kernel, kernel.arg_names) + " {\n"
+    ram = f'AOT_RAM_CODE("{kernel.code_section}") ' if kernel.code_section else ""
+    entry = (ram + kernel_signature(kernel, kernel.arg_names) + " {\n"
              + f"  return {func.name}({', '.join(call_args)});\n}}")
     text = generate_c([impl], kernel.target, includes=[f'"{h}"' for h in kernel.includes],
                       declarations=["\n".join(c_array(c.name, c.data, kernel.constant_alignment,

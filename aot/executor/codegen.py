@@ -252,6 +252,11 @@ def region_array(name: str, region: str) -> str:
     return f"{name}_region_{region}"
 
 
+def kernel_file(name: str, index: int) -> str:
+    """The artifact path of model ``name``'s kernel number ``index`` (its C)."""
+    return f"codegen/{name}_kernels_{index}.c"
+
+
 def check_name(name: str) -> str:
     """``name`` if it is a usable C prefix (an identifier, not reserved), else CodegenError."""
     if not name or c_identifier(name) != name or name.startswith("aot_rpc"):
@@ -917,7 +922,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     }
     if kind == "c":
         for i, k in enumerate(kernels):
-            files[f"codegen/{name}_kernels_{i}.c"] = k.source
+            files[kernel_file(name, i)] = k.source
     return Generated(files, lay, constant_bytes, common["state_bytes"])
 
 

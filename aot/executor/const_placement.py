@@ -30,12 +30,18 @@ report names the region and the bytes missing (:meth:`ConstantPlacement.lines`).
 
 The same estimate prices an explicit ``+const`` region; ``--memory-regions``
 replaces the default, ``--no-placement`` turns it off.
+
+**Code.**  Where the record also lets code run from ``ram``
+(``memory.code_in_ram_bytes``), the hottest kernels' code takes what the
+constants leave once the code is measured (:mod:`aot.executor.code_placement`);
+its result is :attr:`ConstantPlacement.code`, reported with the constants'.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from aot.executor.code_placement import CodePlacement
 from aot.executor.memory import MemoryPlan
 from aot.executor.regions import (MAIN, PlanRegion, constant_footprint, constant_reuse,
                                   copyable, place_constants)
@@ -77,6 +83,9 @@ class ConstantPlacement:
     room: int
     reserve: int
     moves: tuple[Move, ...] = field(default=())
+    #: the kernels' code run from RAM (None: the record allows none, or the code
+    #: was not measured)
+    code: CodePlacement | None = None
 
     @property
     def homes(self) -> dict[str, str]:
@@ -95,6 +104,11 @@ class ConstantPlacement:
     def cycles_saved(self) -> float:
         return sum(m.cycles_saved for m in self.moved)
 
+    @property
+    def free(self) -> int:
+        """Bytes of ``region`` left after the plan, the reserve and the constants."""
+        return max(self.room - sum(m.bytes for m in self.moved), 0)
+
     def lines(self) -> list[str]:
         """The compile report's lines: what moved and the estimated gain, and
         when something did not fit, the region and the bytes it lacked."""
@@ -107,18 +121,19 @@ class ConstantPlacement:
                        "per inference saved")
         if left:
             need = sum(m.bytes for m in left)
-            free = max(self.room - sum(m.bytes for m in moved), 0)
+            free = self.free
             out.append(f"placement: the constants of {_kernels(left)}, {need} bytes, about "
                        f"{round(sum(m.cycles_saved for m in left)):,} cycles per inference, "
                        f"stay in flash: {self.region} has {free} bytes left after the plan "
                        f"and the {self.reserve}-byte reserve, {need - free} bytes short")
-        return out
+        return out + (self.code.lines() if self.code is not None else [])
 
     def to_json(self) -> dict:
         return {"board": self.board, "region": self.region, "room_bytes": self.room,
                 "reserve_bytes": self.reserve, "cycles_saved": round(self.cycles_saved),
                 "moved": [m.to_json() for m in self.moved],
-                "left_in_flash": [m.to_json() for m in self.left]}
+                "left_in_flash": [m.to_json() for m in self.left],
+                "code": self.code.to_json() if self.code is not None else None}
 
 
 #: Kernels a report line names before it counts the rest.

@@ -691,7 +691,9 @@ class Sizes:
     board's (or host) toolchain, None when that was not possible or not
     done yet (``code_note`` says why).  ``ram_constants`` are the constant
     bytes the start-up copies into ``ram`` (``--memory-regions ram+const``):
-    in flash (``constants``) and in RAM.
+    in flash (``constants``) and in RAM; ``ram_code`` the code bytes it copies
+    there (kernels run from RAM, :mod:`aot.executor.code_placement`): in
+    flash (``code``) and in RAM.
     """
 
     workspace: int
@@ -701,6 +703,7 @@ class Sizes:
     code: int | None
     code_note: str = ""
     ram_constants: int = 0
+    ram_code: int = 0
 
     @classmethod
     def of_plan(cls, plan: MemoryPlan, constants: int) -> Sizes:
@@ -712,7 +715,7 @@ class Sizes:
 
     @property
     def ram(self) -> int:
-        return self.workspace + self.state + self.io + self.ram_constants
+        return self.workspace + self.state + self.io + self.ram_constants + self.ram_code
 
     @property
     def flash(self) -> int:
@@ -722,10 +725,13 @@ class Sizes:
         return {"workspace": self.workspace, "constants": self.constants,
                 "state": self.state, "io": self.io, "code": self.code,
                 "code_note": self.code_note,
-                **({"ram_constants": self.ram_constants} if self.ram_constants else {})}
+                **({"ram_constants": self.ram_constants} if self.ram_constants else {}),
+                **({"ram_code": self.ram_code} if self.ram_code else {})}
 
     def __str__(self) -> str:
         code = f"unknown ({self.code_note})" if self.code is None else f"{self.code} bytes"
+        if self.ram_code:
+            code += f" ({self.ram_code} copied to ram at start-up)"
         copied = (f" ({self.ram_constants} copied to ram at start-up)"
                   if self.ram_constants else "")
         return (f"workspace {self.workspace} bytes, constants {self.constants} bytes{copied}, "
@@ -812,6 +818,7 @@ def check_fits(plan: MemoryPlan, graph: Graph, *, ram_bytes: int | None = None,
             f"{sizes.workspace}{scratch}, state {sizes.state}, inputs/outputs {sizes.io}"
             + (f", constants copied to ram {sizes.ram_constants}" if sizes.ram_constants
                else "")
+            + (f", code copied to ram {sizes.ram_code}" if sizes.ram_code else "")
             + f") but {where} has {ram_bytes}{ram_detail}; largest tensors: {_largest(plan)}. "
             "Try a board with more RAM or a smaller model.")
     if flash_bytes is not None and sizes.flash > flash_bytes:

@@ -124,7 +124,8 @@ def parse_map(text: str, name: str, ram_origin: int, ram_end: int) -> FirmwareSi
             totals[key] += size
         if not in_ram or loaded:
             if owner == "model":
-                code = sec_name.startswith(".text") or not constant_section(sec_name, name)
+                code = (sec_name.startswith((".text", ".aot_ram_text"))
+                        or not constant_section(sec_name, name))
                 totals["model_code" if code else "constants"] += size
             else:
                 totals["runtime_flash"] += size

@@ -122,6 +122,9 @@ class Kernel:
     # flash); set when the plan copies them into a faster memory at start-up
     # (aot.executor.regions.place_constants).
     constant_section: str = ""
+    # The linker section of its functions ("": .text, in flash); set when the
+    # default placement runs its code from RAM (aot.executor.code_placement).
+    code_section: str = ""
 
     @property
     def constant_bytes(self) -> int:
@@ -201,6 +204,17 @@ class Kernel:
         if section == self.constant_section:
             return self
         return replace(self, constant_section=section, allow_inplace=self.inplace_allowed,
+                       allow_overlap=self.overlap_allowed)
+
+    def in_code_section(self, section: str) -> Kernel:
+        """This kernel with its functions in the linker section ``section`` (a
+        loop-IR kernel's; a hand-written kernel's code is its C's)."""
+        if self.func is None:
+            raise KernelError(f"kernel {self.name} is hand-written C: its code cannot be "
+                              "moved to another section")
+        if section == self.code_section:
+            return self
+        return replace(self, code_section=section, allow_inplace=self.inplace_allowed,
                        allow_overlap=self.overlap_allowed)
 
 

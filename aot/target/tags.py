@@ -92,6 +92,9 @@ class Memory:
     #: ``memory.timing`` as validated by the schema (None: not described); the cycle
     #: estimate reads it (``aot.cycles.memory.memory_for_board``)
     timing: dict | None = field(default=None, compare=False)
+    #: ``memory.code_in_ram_bytes``: bytes of ``ram`` the hottest kernels' code may
+    #: take, copied from flash at start-up (0: code runs from flash only)
+    code_in_ram_bytes: int = 0
 
     @property
     def model_ram_bytes(self) -> int:
@@ -398,6 +401,7 @@ def _board(path: Path, data: dict[str, Any]) -> Board:
             stack_bytes=mem.get("stack_bytes", DEFAULT_STACK_BYTES),
             caches=tuple(mem["caches"]) if "caches" in mem else None,
             timing=mem.get("timing"),
+            code_in_ram_bytes=mem.get("code_in_ram_bytes", 0),
         )
         if memory.stack_bytes >= memory.ram.length:
             raise BoardError(f"{path}: field 'memory.stack_bytes': {memory.stack_bytes} bytes "

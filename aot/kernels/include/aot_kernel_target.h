@@ -30,6 +30,16 @@
 #define AOT_ALIGNED(n)
 #endif
 
+/* A kernel function that runs from RAM (docs/memory.md "Code in RAM"): its
+   own input section (.aot_ram_text.<kernel>), which the port's linker script
+   puts in RAM with its load address in flash, copied at start-up with .data.
+   The helpers, always inlined, come along. */
+#if defined(__GNUC__)
+#define AOT_RAM_CODE(name) __attribute__((section(name)))
+#else
+#define AOT_RAM_CODE(name)
+#endif
+
 /* The helpers are always inlined: GCC then specializes their loops for the
    constant shapes of each call. */
 #if defined(__GNUC__)
