@@ -2,15 +2,18 @@
 
 On a board whose flash reads wait (:func:`aot.executor.const_placement.pays`)
 and whose record lets code run from ``ram`` (``memory.code_in_ram_bytes``:
-the RP2040, whose SRAM is executable and whose flash is QSPI behind a 16 KiB
-XIP cache), ``aot compile --board B`` puts both functions of the hottest
+the RP2040, whose SRAM is executable, and the ESP32-C3, whose SRAM1 is
+also seen on the instruction bus as IRAM; both read flash through a 16 KiB
+cache), ``aot compile --board B`` puts both functions of the hottest
 loop-IR kernels (the exported one and its implementation; their helpers are
 always inlined) in the section ``.aot_ram_text.<kernel>`` (``AOT_RAM_CODE``
 of ``aot_kernel_target.h``, :func:`code_section`).  The port's linker script
-places those sections at the start of ``.data``: in RAM, loaded in flash and
-copied by the start-up with the initialised data.  A call between flash and
-RAM is out of a Thumb ``BL``'s reach (+-16 MiB; the RP2040's flash and SRAM
-are 256 MiB apart): GNU ld puts a long-branch veneer beside the caller.
+places those sections in RAM with their image in flash: the Cortex-M ports at
+the start of ``.data``, copied by the start-up with the initialised data; the
+esp32c3 port in IRAM, a segment the ESP-IDF boot loader loads.  A call between
+flash and RAM is out of a Thumb ``BL``'s reach (+-16 MiB; the RP2040's flash
+and SRAM are 256 MiB apart): GNU ld puts a long-branch veneer beside the
+caller (RISC-V calls are ``auipc`` + ``jalr``, +-2 GiB).
 
 **Which.**  Hottest per byte first: a kernel's MACs per byte of its code
 (the MACs stand for the loop iterations that fetch its instructions again
@@ -86,7 +89,7 @@ class CodePlacement:
         out = []
         if self.moved:
             out.append(f"placement: the code of {_kernels(self.moved)}, {self.bytes} bytes, "
-                       f"runs from {self.region} (copied at start-up)")
+                       f"runs from {self.region} (copied from flash at boot)")
         if self.left:
             need = sum(m.bytes for m in self.left)
             free = max(self.room - self.bytes, 0)

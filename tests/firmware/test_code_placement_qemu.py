@@ -3,14 +3,17 @@
 No RP2040 is emulated here, so the mechanism runs on qemu/netduinoplus2, whose flash
 (0x08000000) and SRAM (0x20000000) are out of a Thumb BL's reach too, with a record given
 ``memory.code_in_ram_bytes`` in this test only (docs/memory.md "Code in RAM"); the Pico's
-image is checked as built: the kernels in SRAM, loaded in flash, called through veneers.
+image is checked as built: the kernels in SRAM, loaded in flash, called through veneers; and
+the ESP32-C3's: the kernels in IRAM, a segment of the app image, with .data after their bytes.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import struct
 
 import pytest
+from elftools.elf.elffile import ELFFile
 from support import linked
 from support.models import MODELS_DIR
 
@@ -63,3 +66,33 @@ def test_the_picos_kernels_link_into_sram_with_their_load_image_in_flash(object_
     # The kernels' calls into the C library and libgcc, which stay in flash.
     assert any(n.endswith("_veneer") and where[n] >= compiled.board.memory.ram.origin
                for n in where)
+
+
+@pytest.mark.slow
+def test_the_esp32c3s_kernels_link_into_iram_loaded_by_the_boot_loader(object_cache,
+                                                                      tmp_path):
+    compiled = compile_model(KWS, "espressif/esp32c3-devkitm", name="m",
+                             cache_dir=object_cache)
+    _, build = linked.build(compiled, tmp_path, object_cache)
+    where = linked.symbols(compiled, build.elf)
+    ram = compiled.board.memory.ram
+    iram = ram.origin + 0x0070_0000  # SRAM1 on the instruction bus
+    code = compiled.placement.code
+    assert code.moved and not code.left
+    with open(build.elf, "rb") as f:
+        section = ELFFile(f).get_section_by_name(".iram_text")
+        start, size = section["sh_addr"], section["sh_size"]
+    assert start == iram and size >= code.bytes * 0.9  # the linker relaxes some calls
+    for m in code.moved:
+        assert iram <= where[m.kernel] < iram + size, m.kernel
+    # The data bus's view of SRAM1 starts after the code's bytes: no overlap.
+    assert where["_sdata"] - ram.origin >= size
+    # The ESP app image (esptool's elf2image) holds an IRAM segment for the boot loader.
+    image = build.elf.with_suffix(".bin").read_bytes()
+    assert image[0] == 0xE9
+    segments, offset = [], 24
+    for _ in range(image[1]):
+        address, size = struct.unpack_from("<II", image, offset)
+        segments.append(address)
+        offset += 8 + size
+    assert iram in segments
