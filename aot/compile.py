@@ -131,6 +131,8 @@ class CompiledModel:
                          "in_stage": k.name in self.stage_kernels,
                          **({"constant_section": k.constant_section}
                             if getattr(k, "constant_section", "") else {}),
+                         **({"code_section": k.code_section}
+                            if getattr(k, "code_section", "") else {}),
                          "file": f"codegen/{self.name}_kernels_{i}"
                                  + (".o" if self.llvm is not None and k.func is not None
                                     else ".c")}
@@ -908,7 +910,10 @@ class PlannedModel:
         """The model's C (or LLVM objects) and its code size: the
         :class:`CompiledModel`.  ``measure_code=False`` leaves the code size
         unknown ("code size not measured"); ``cache_dir`` keeps the objects compiled
-        to measure it (:meth:`aot.codegen.cc.CCompiler.text_bytes`)."""
+        to measure it (:meth:`aot.codegen.cc.CCompiler.text_bytes`).  Where the
+        default placement ran and the board lets code run from RAM, the measured
+        sizes of the kernel files also choose the kernels that do
+        (:meth:`_code_in_ram`)."""
         lap = _Clock(self.timings).lap
         name, target, board, kernels, plan = (self.name, self.target, self.board,
                                               self.kernels, self.plan)
@@ -950,10 +955,9 @@ class PlannedModel:
 
         code, note, each = (_code_bytes(files, name, target, board, self.external, cache_dir)
                             if measure_code else (None, CODE_NOT_MEASURED, {}))
-        placement = common["placement"]
+        placement = self.placement
         if placement is not None and board.memory.code_in_ram_bytes and each:
             placement, kernels = self._code_in_ram(placement, kernels, files, each)
-            common["placement"] = placement
         ram_code = placement.code.bytes if placement is not None and placement.code else 0
         sizes = dataclasses.replace(self.sizes_with(code, note), ram_code=ram_code)
         if board is not None:
@@ -961,7 +965,7 @@ class PlannedModel:
         lap("code size")
         return CompiledModel(name, self.source, self.graph, target, board, kernels, plan,
                              files, sizes, self.timings, llvm=module, external=self.external,
-                             **common)
+                             **common | {"placement": placement})
 
     def _code_in_ram(self, placement: ConstantPlacement, kernels, files: dict,
                      each: dict[str, int]) -> tuple[ConstantPlacement, list]:

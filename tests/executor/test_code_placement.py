@@ -64,6 +64,7 @@ def test_the_picos_hot_kernels_are_printed_into_their_ram_sections():
         attribute = f'AOT_RAM_CODE("{code_section(k.name)}")'
         assert (attribute in text) == (k.name in moved), k.name
     assert c.sizes.ram_code == code.bytes > 0
+    assert {k["name"] for k in c.metadata()["kernels"] if k.get("code_section")} == moved
     assert c.metadata()["sizes"]["ram_code"] == code.bytes
     meta = c.metadata()["placement"]["code"]
     assert meta["region"] == "ram" and meta["limit_bytes"] == 64 * 1024
