@@ -1,8 +1,10 @@
 """Kernels run from RAM: linked where the start-up copies them, and bit-exact (slow).
 
-No RP2040 is emulated here, so the mechanism runs on qemu/netduinoplus2, whose flash
-(0x08000000) and SRAM (0x20000000) are out of a Thumb BL's reach too, with a record given
-``memory.code_in_ram_bytes`` in this test only (docs/memory.md "Code in RAM"); the Pico's
+No RP2040 is emulated here, so the mechanism runs on qemu/netduinoplus2 (Cortex-M4), whose
+flash (0x08000000) and SRAM (0x20000000) are out of a Thumb BL's reach too, with a record given
+``memory.code_in_ram_bytes`` in this test only (docs/memory.md "Code in RAM"), and on
+qemu/microbit (Cortex-M0, Armv6-M as the Pico's M0+: the veneers are the Thumb-only kind), priced
+as the Pico; the Pico's
 image is checked as built: the kernels in SRAM, loaded in flash, called through veneers; and
 the ESP32-C3's: the kernels in IRAM, a segment of the app image, with .data after their bytes.
 """
@@ -17,6 +19,7 @@ from elftools.elf.elffile import ELFFile
 from support import linked
 from support.models import MODELS_DIR
 
+import aot.executor.const_placement as const_placement
 from aot.compile import compile_model
 from aot.firmware.verify import random_inputs
 from aot.target import load_board
@@ -53,6 +56,21 @@ def test_kernels_run_from_ram_bit_exact_under_qemu(object_cache, tmp_path):
     project, build = linked.build(compiled, tmp_path, object_cache)
     _check_linked(compiled, linked.symbols(compiled, build.elf))
     linked.assert_exact(compiled, project, build, random_inputs(compiled.graph, 2, seed=7))
+
+
+@pytest.mark.slow
+def test_armv6m_veneers_run_bit_exact_under_qemu(object_cache, tmp_path, monkeypatch):
+    # The micro:bit's 16 KiB of RAM hold hello world's code once the reserve is small.
+    monkeypatch.setattr(const_placement, "RESERVE_BYTES", 2048)
+    board = load_board("qemu/microbit")
+    board = dataclasses.replace(board, memory=dataclasses.replace(board.memory,
+                                                                  code_in_ram_bytes=0x800))
+    compiled = compile_model(MODELS_DIR / "tflm_hello_world_int8.tflite", board, name="m",
+                             placement=load_board("raspberrypi/pico"),
+                             cache_dir=object_cache)
+    project, build = linked.build(compiled, tmp_path, object_cache)
+    _check_linked(compiled, linked.symbols(compiled, build.elf))
+    linked.assert_exact(compiled, project, build, random_inputs(compiled.graph, 3, seed=1))
 
 
 @pytest.mark.slow
