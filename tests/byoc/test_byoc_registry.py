@@ -112,7 +112,10 @@ def test_scratch_is_planned_in_the_workspace_and_passed_last(codegen, tmp_path):
     kernel = with_lib.kernels[0]
     assert kernel.codegen == "test-lib" and kernel.scratch_bytes == 4096
     assert "void *scratch" in kernel.prototype
-    assert "(void *)(ws + " in with_lib.files["codegen/model.c"]
+    # the scratch: the workspace past the 64 bytes of planned buffers, passed last
+    entry = with_lib.files["codegen/model.c"]
+    assert "model_k0((const float *)(ws + 0), (float *)(ws + 32), (ws + 64));" in entry
+    assert "4096 of kernel scratch at offset 64)" in entry
     assert with_lib.sizes.constants == plain.sizes.constants + 4
     assert [layer["by"] for layer in with_lib.layers()] == ["test-lib", "aot"]
     x = np.random.default_rng(0).standard_normal((2, 1, 8)).astype(np.float32)

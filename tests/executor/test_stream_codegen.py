@@ -177,7 +177,7 @@ def test_the_default_prints_and_measures_only_the_plan_it_keeps(monkeypatch):
     monkeypatch.setattr(compile_mod.entry, "generate",
                         lambda *a, **k: printed.append(k["patches"]) or generate(*a, **k))
     monkeypatch.setattr(compile_mod, "_code_bytes",
-                        lambda *a, **k: measured.append(a[1]) or (1, ""))
+                        lambda *a, **k: measured.append(a[1]) or (1, "", {}))
     m = compile_model(RESNET8, "host/native")
     assert isinstance(m.patches, StreamCode) and m.sizes.workspace == 20352
     assert printed == [m.patches] and len(measured) == 1 and m.sizes.code == 1
