@@ -34,7 +34,7 @@ What counts as a read or a write, and when:
   except for the helpers of :data:`READS_FIRST` (and the fused blocked row
   over a widened input), which read all their inputs before their first
   write.  The fused convolution rows that widen their input
-  (``aot_conv_requant_wide_s8`` and ``_patch_s8``,
+  (``aot_conv_requant_wide_s8``, ``_patch_s8`` and ``_long_patch_s8``,
   :data:`aot.kernels.conv2d.paths.PIXEL_ORDERED`) are finer: they write
   each output pixel only after reading that pixel's input window (a chunk
   of pixels at a time, include/aot_conv2d.h; not the scratch fallback,
@@ -189,7 +189,7 @@ class _Trace:
 
     def _pixels(self, call: E.Call, dom: _Domain) -> None:
         """``aot_conv_requant_wide_s8(y, y_ps, x, x_rs, w, rows, npix, oc, kh, kw,
-        c, sw, ...)`` (or ``_patch_s8``) pixel by pixel: at sub-step ``p`` its
+        c, sw, ...)`` (or ``_patch_s8``, ``_long_patch_s8``) pixel by pixel: at sub-step ``p`` its
         reads of x's columns ``p*sw .. p*sw + kw_span - 1`` (every window row
         and channel), then its write of y's pixel ``p``."""
         y, y_ps, x = call.args[0], _const(call.args[1]), call.args[2]

@@ -27,11 +27,14 @@ from aot.passes import annotations, optimize
 
 ARM = "c -keys=arm_cpu,cpu -mcpu=cortex-m4"
 HELIUM = "c -keys=arm_mve,arm_cpu,cpu -mcpu=cortex-m55"
+#: An unfused row call: aot_conv_s8 or one of its widened entry points.
+UNFUSED = re.compile(r"\baot_conv_(acc_[a-z_]+_)?s8\(")
 
 
-def _lower(variant, target=ARM, fuse_epilogue=None, seed=3, name="k"):
+def _lower(variant, target=ARM, fuse_epilogue=None, seed=3, name="k", **forced):
     """The conv group of ``variant`` lowered for ``target``, with the
-    ``fuse_epilogue`` knob forced when given (the row tile when it fits)."""
+    ``fuse_epilogue`` knob forced when given (the row tile when it fits) and
+    the ``forced`` knob values."""
     ag = optimize(conv_graph("conv2d", seed=seed, **variant))
     group = annotations(ag).groups[0]
     key = "arm_mve" if "arm_mve" in target else "arm_cpu"
@@ -45,7 +48,7 @@ def _lower(variant, target=ARM, fuse_epilogue=None, seed=3, name="k"):
             tiles = tpl.knobs(stages, final)[0].values
             values = {**values, "fuse_epilogue": fuse_epilogue,
                       "tile": tiles[0] if fuse_epilogue else values["tile"]}
-        tpl.apply(s, final, stages, values)
+        tpl.apply(s, final, stages, {**values, **forced})
     k = lower_group(group, ag, target, name=name, schedule=schedule)
     return k, ag, group, seen
 
@@ -103,13 +106,13 @@ def test_the_library_keeps_two_calls_where_the_dsp_path_does_not_fuse(variant, t
     # overlap proof does not allow for (KWS on the Cortex-M0 was wrong so)
     k, _, _, values = _lower(variant, target)
     assert "fuse_epilogue" not in values, why
-    assert "aot_conv_s8(" in k.source and "aot_requant_row_s8(" in k.source
+    assert UNFUSED.search(k.source) and "aot_requant_row_s8(" in k.source
 
 
 def test_the_knob_off_keeps_the_two_calls():
     k, *_ = _lower({"cin": 8, "k": (1, 1), "padding": (0, 0, 0, 0)}, fuse_epilogue=False)
     assert "aot_conv_requant_" not in k.source
-    assert "aot_conv_s8(" in k.source and "aot_requant_row_s8(" in k.source
+    assert UNFUSED.search(k.source) and "aot_requant_row_s8(" in k.source
 
 
 #: Fused rows on every path (aot_conv_requant_wide_s8, _patch_s8, _scratch_s8,
@@ -130,7 +133,8 @@ FUSED = [
     # widened im2col patches: 48 bytes (the 512-byte buffer), 144 (the 1 KiB one)
     ({"cin": 1, "cout": 5, "hw": (10, 9), "k": (3, 4), "strides": (2, 2),
       "padding": (1, 1, 1, 2)}, "patch"),
-    ({"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)}, "patch"),
+    ({"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8), "padding": (4, 3, 4, 4)},
+     "long_patch"),
 ]
 
 
@@ -224,4 +228,26 @@ def test_the_fused_call_names_its_path_from_constant_arguments_only():
         == paths.FUSED_SCRATCH
     assert paths.fused_row_helper(c(8), c(1), c(1), c(8), c(1), c(0)) == paths.FUSED_SCRATCH
     assert paths.fused_row_helper(c(16), c(1), c(1), c(8), c(1), c(1)) == paths.FUSED_SCRATCH
-    assert paths.PIXEL_ORDERED == {paths.FUSED_WIDE, paths.FUSED_PATCH}
+    assert paths.fused_row_helper(c(2), c(9), c(8), c(2), c(1), c(1)) \
+        == paths.FUSED_LONG_PATCH
+    assert paths.PIXEL_ORDERED == {paths.FUSED_WIDE, paths.FUSED_PATCH,
+                                   paths.FUSED_LONG_PATCH}
+
+
+@pytest.mark.parametrize("variant, entry", [
+    ({"cin": 8, "cout": 3, "hw": (3, 5)}, "aot_conv_acc_wide_s8("),
+    ({"cin": 64, "cout": 3, "hw": (3, 3)}, "aot_conv_acc_rows_s8("),   # 3x3x64: row by row
+    ({"cin": 1, "cout": 3, "hw": (10, 9), "k": (3, 4)}, "aot_conv_acc_patch_s8("),
+    ({"cin": 2, "cout": 3, "hw": (11, 12), "k": (9, 8)}, "aot_conv_acc_long_patch_s8("),
+    ({"cin": 3}, "aot_conv_s8("),   # three channels: no widened path
+])
+def test_the_unfused_call_names_its_widened_path(variant, entry):
+    """conv2d.paths.name_conv_paths: with the epilogue not fused, each row's
+    aot_conv_s8 call names the widened path its constant shape takes (the
+    entry points take neither x_cs nor widen), and keeps aot_conv_s8 with
+    the tuner's widen_input off."""
+    k, *_ = _lower(variant, fuse_epilogue=False)
+    calls = {m.group(0) for m in UNFUSED.finditer(k.source)}
+    assert calls == {entry}
+    k, *_ = _lower(variant, fuse_epilogue=False, widen_input=False)
+    assert "aot_conv_acc_" not in k.source and "aot_conv_s8(" in k.source

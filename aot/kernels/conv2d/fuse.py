@@ -50,9 +50,10 @@ Convolutions fuse the same way (:func:`fuse_conv_epilogue`): each
 call, reading the same kind of rows built from the OHWI weights
 (:func:`conv_requant_rows`: the bound is over each output channel's ``KH *
 KW * C`` weights).  The call names the path its constant shape takes
-(:mod:`aot.kernels.conv2d.paths`): ``aot_conv_requant_wide_s8`` or
-``aot_conv_requant_patch_s8``, the DSP paths that requantize each block of
-sums of ``aot_conv_wide_s8`` from registers, or the portable
+(:mod:`aot.kernels.conv2d.paths`): ``aot_conv_requant_wide_s8``,
+``aot_conv_requant_patch_s8`` or ``aot_conv_requant_long_patch_s8``, the
+DSP paths that requantize each block of sums of ``aot_conv_wide_s8`` from
+registers, or the portable
 ``aot_conv_requant_scratch_s8`` (which also takes ``x_cs``):
 
     aot_conv_s8(acc, ps, x, x_rs, x_cs, w, npix, O, KH, KW, C, sw, dh, dw, widen);
@@ -90,6 +91,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aot.kernels.conv2d.paths import CONV_CALL as CONV_ACC_CALL
 from aot.kernels.conv2d.paths import FUSED_SCRATCH, fused_row_helper
 from aot.te.schedule import ScheduleError
 from aot.tir import expr as E
@@ -104,7 +106,6 @@ CONV_NAME = "fuse_conv_epilogue"
 ACC_CALL = "aot_depthwise_s8"
 EPILOGUE_CALL = "aot_requant_row_s8"
 FUSED_CALL = "aot_depthwise_requant_s8"
-CONV_ACC_CALL = "aot_conv_s8"
 BLOCK_NAME = "fuse_block_epilogue"
 BLOCK_ACC_CALL = "aot_block_row_s8"
 BLOCK_RESET_CALL = "aot_block_reset_s32"

@@ -8,7 +8,9 @@ where ``__ARM_FEATURE_DSP`` is defined, Helium through
 
 * ``conv_s8``: the accumulators of a whole output row (or pixel) are one
   call of ``aot_conv_s8``, which blocks two pixels x two output channels so
-  that each loaded word feeds two SMLADs;
+  that each loaded word feeds two SMLADs (after lowering, a call whose
+  shape takes a widened DSP path names that path's entry point instead:
+  :func:`aot.kernels.conv2d.paths.name_conv_paths`);
 * ``depthwise_s8`` (multiplier 1): one call of ``aot_depthwise_s8`` per row,
   channels innermost, four channels per loaded word;
 * ``dot_s8``: one ``aot_dot_s8`` per output value (a plain int8 dot product).
@@ -21,6 +23,7 @@ are tested) on the host.
 from __future__ import annotations
 
 from aot import te, tir
+from aot.kernels.conv2d.paths import CONV_CALL
 from aot.kernels.template import extent
 
 
@@ -92,7 +95,7 @@ def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int
             return tir.call_extern("int32", "aot_depthwise_s8", cc.access_ptr("w"), pix_stride,
                                    aa.access_ptr("r"), aa.strides[0], aa.strides[1],
                                    bb.access_ptr("r"), npix, channels, KH, KW, sw, dh, dw)
-        return tir.call_extern("int32", "aot_conv_s8", cc.access_ptr("w"), pix_stride,
+        return tir.call_extern("int32", CONV_CALL, cc.access_ptr("w"), pix_stride,
                                aa.access_ptr("r"), aa.strides[0], aa.strides[1],
                                bb.access_ptr("r"), npix, out_channels, KH, KW, channels,
                                sw, dh, dw, int(widen))

@@ -43,7 +43,8 @@ from aot.kernels.conv2d.fuse import fuse_conv_epilogue, fuse_depthwise_epilogue
 from aot.kernels.conv2d.helium import (requant_pattern, residual_pattern, tensorize_epilogue,
                                        tensorize_residual)
 from aot.kernels.conv2d.intrin import WIDEN_INPUT, tensorize_conv, tensorize_dot
-from aot.kernels.conv2d.paths import widened_path
+from aot.kernels.conv2d.paths import NAME as NAME_PATHS
+from aot.kernels.conv2d.paths import name_conv_paths, widened_path
 from aot.kernels.registry import template
 from aot.kernels.template import Knob, Template, divisors, extent
 
@@ -191,6 +192,8 @@ def conv_template(anchor: str, key: str) -> Template:
                 s.rewrite(FUSE_NAME, fuse_depthwise_epilogue(stages["dw_requant"].name))
             elif cfg.get("fuse_epilogue") and cfg["accumulate"] == "conv_s8":
                 s.rewrite(FUSE_CONV_NAME, fuse_conv_epilogue(stages["conv_requant"].name))
+        if cfg["accumulate"] == "conv_s8":   # the unfused rows' widened paths, after fusing
+            s.rewrite(NAME_PATHS, name_conv_paths)
         if cfg.get("residual_row") and cfg["unroll_epilogue"] == 1:
             tensorize_residual(s, final, whole_row=cfg["tile"] == "row")
 

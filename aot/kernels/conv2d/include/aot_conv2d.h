@@ -551,11 +551,11 @@ AOT_INLINE int32_t aot_conv_loops_s8(int32_t* acc, int32_t acc_ps, const int8_t*
    convolution (tensor intrinsic of the arm_cpu conv2d strategy):
      acc[p*acc_ps + o] = sum_{kh,kw,c} x[kh*dh*x_rs + (p*sw + kw*dw)*x_cs + c]
                                        * w[((o*kh_n + kh)*kw_n + kw)*c_n + c]
-   with OHWI weights.  Pixels and channels go in 2x2 blocks (aot_dot2x2_s8);
-   when the taps of one kernel row are contiguous in the input (dw = 1 and
-   a column stride of c_n) each kernel row is one dot product of kw_n*c_n.
-   With `widen` (and DSP, c_n % 4 == 0), chunks of pixels go through
-   aot_conv_wide_s8.  Every shape argument is a compile-time constant at the
+   with OHWI weights: aot_conv_loops_s8, or on Helium with `widen` an int8
+   im2col patch for short kernel rows.  The compiler names the DSP
+   extension's widened paths as their own entry points below
+   (aot/kernels/conv2d/paths.py, from the call's constant shape), so this
+   one has none.  Every shape argument is a compile-time constant at the
    call, and the function is always inlined, so GCC specializes it per layer. */
 AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,
                                int32_t x_cs, const int8_t* w, int32_t npix, int32_t oc,
@@ -568,53 +568,106 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
       && kh_n * kw_n * c_n <= AOT_MVE_PATCH_BYTES) {
     return aot_mve_conv_patch_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh);
   }
-#elif !defined(AOT_HAVE_DSP)
-  (void)widen;
 #else
-  if (widen && c_n % 4 == 0 && x_cs == c_n) {
-    const int32_t chunk = aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw);
-    if (chunk > 0) {
-      int32_t wide[AOT_WIDE_WORDS];
-      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              chunk, 0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-    }
-    /* a window of all kernel rows too big for the buffer (ResNet-8's 3x3
-       layers of 64 channels): one kernel row at a time, each adding to the
-       sums of the rows before it */
-    if (kh_n > 1 && aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw) > 0) {
-      const int32_t row_chunk = aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw);
-      int32_t wide[AOT_WIDE_WORDS];
-      int32_t kh;
-      aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk,
-                       0, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-      for (kh = 1; kh < kh_n; ++kh) {
-        aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc,
-                         1, kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1,
-                         0, 0, 0, 0, 0);
-      }
-      return 0;
-    }
-  }
-  /* few channels (e.g. the first layer): widened im2col patches when each
-     kernel row is a whole number of words.  Patches share no columns, so a
-     chunk of two costs no more widening than a long one: where two fit,
-     the buffer is AOT_PATCH_WORDS (less stack, as fast). */
-  if (widen && x_cs == c_n && dw == 1 && (kw_n * c_n) % 4 == 0
-      && kh_n * kw_n * c_n <= 2 * AOT_WIDE_WORDS) {
-    if (kh_n * kw_n * c_n <= AOT_PATCH_WORDS) {
-      int32_t wide[AOT_PATCH_WORDS];
-      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              aot_patch_chunk(npix, kh_n * kw_n * c_n, AOT_PATCH_WORDS), 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-    } else {
-      int32_t wide[AOT_WIDE_WORDS];
-      return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                              aot_patch_chunk(npix, kh_n * kw_n * c_n, AOT_WIDE_WORDS), 1, wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
-    }
-  }
+  (void)widen;
 #endif
   return aot_conv_loops_s8(acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh_n, kw_n, c_n, sw, dh,
                            dw);
 }
+
+/* aot_conv_s8's widened paths (contiguous columns, x_cs = c_n, and widen
+   set), one entry point each, named by aot/kernels/conv2d/paths.py
+   (accumulate_path): with the DSP extension and without Helium, each chunk
+   of pixels goes through aot_conv_wide_s8; elsewhere (Helium, or the host
+   build of a kernel generated for such a core) each is aot_conv_s8. */
+#if defined(AOT_HAVE_DSP) && !defined(AOT_HAVE_MVE)
+/* A window of c_n % 4 == 0 channels whose every kernel row fits the widening
+   buffer (aot_wide_chunk > 0). */
+AOT_INLINE int32_t aot_conv_acc_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                        int32_t x_rs, const int8_t* w, int32_t npix,
+                                        int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                        int32_t sw, int32_t dh, int32_t dw) {
+  int32_t wide[AOT_WIDE_WORDS];
+  return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                          aot_wide_chunk(npix, kh_n, kw_n, c_n, sw, dw), 0, wide,
+                          kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
+}
+
+/* A window of all kernel rows too big for the buffer, one kernel row fitting
+   it (ResNet-8's 3x3 layers of 64 channels): one kernel row at a time, each
+   adding to the sums of the rows before it. */
+AOT_INLINE int32_t aot_conv_acc_rows_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                        int32_t x_rs, const int8_t* w, int32_t npix,
+                                        int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                        int32_t sw, int32_t dh, int32_t dw) {
+  const int32_t row_chunk = aot_wide_chunk(npix, 1, kw_n, c_n, sw, dw);
+  int32_t wide[AOT_WIDE_WORDS];
+  int32_t kh;
+  aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, 1, kw_n, c_n, sw, dh, dw, row_chunk, 0,
+                   wide, kh_n * kw_n * c_n, 0, 0, 0, 0, 0, 0);
+  for (kh = 1; kh < kh_n; ++kh) {
+    aot_conv_wide_s8(acc, acc_ps, x + kh * dh * x_rs, x_rs, w + kh * kw_n * c_n, npix, oc, 1,
+                     kw_n, c_n, sw, dh, dw, row_chunk, 0, wide, kh_n * kw_n * c_n, 1, 0, 0, 0,
+                     0, 0);
+  }
+  return 0;
+}
+
+/* Few channels (e.g. the first layer): widened im2col patches of kernel rows
+   of whole words, dw = 1.  Patches share no columns, so a chunk of two costs
+   no more widening than a long one: a patch of at most AOT_PATCH_WORDS bytes
+   takes the AOT_PATCH_WORDS buffer (less stack, as fast), a longer one (at
+   most 2 * AOT_WIDE_WORDS bytes) the AOT_WIDE_WORDS one. */
+AOT_INLINE int32_t aot_conv_acc_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                         int32_t x_rs, const int8_t* w, int32_t npix,
+                                         int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                         int32_t sw, int32_t dh, int32_t dw) {
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t wide[AOT_PATCH_WORDS];
+  return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                          aot_patch_chunk(npix, w_os, AOT_PATCH_WORDS), 1, wide, w_os, 0, 0, 0,
+                          0, 0, 0);
+}
+
+AOT_INLINE int32_t aot_conv_acc_long_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                              int32_t x_rs, const int8_t* w, int32_t npix,
+                                              int32_t oc, int32_t kh_n, int32_t kw_n,
+                                              int32_t c_n, int32_t sw, int32_t dh, int32_t dw) {
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t wide[AOT_WIDE_WORDS];
+  return aot_conv_wide_s8(acc, acc_ps, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                          aot_patch_chunk(npix, w_os, AOT_WIDE_WORDS), 1, wide, w_os, 0, 0, 0,
+                          0, 0, 0);
+}
+#else
+AOT_INLINE int32_t aot_conv_acc_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                        int32_t x_rs, const int8_t* w, int32_t npix,
+                                        int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                        int32_t sw, int32_t dh, int32_t dw) {
+  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
+}
+
+AOT_INLINE int32_t aot_conv_acc_rows_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                        int32_t x_rs, const int8_t* w, int32_t npix,
+                                        int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                        int32_t sw, int32_t dh, int32_t dw) {
+  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
+}
+
+AOT_INLINE int32_t aot_conv_acc_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                         int32_t x_rs, const int8_t* w, int32_t npix,
+                                         int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                         int32_t sw, int32_t dh, int32_t dw) {
+  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
+}
+
+AOT_INLINE int32_t aot_conv_acc_long_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
+                                              int32_t x_rs, const int8_t* w, int32_t npix,
+                                              int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                              int32_t sw, int32_t dh, int32_t dw) {
+  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
+}
+#endif
 
 /* The fused convolution rows: aot_conv_s8 followed by aot_requant_row_s8 over
    the same pixels, without the row of accumulators in between
@@ -625,11 +678,12 @@ AOT_INLINE int32_t aot_conv_s8(int32_t* acc, int32_t acc_ps, const int8_t* x, in
    The compiler picks the entry point from the call's constant shape
    (aot/kernels/conv2d/paths.py): a window that aot_conv_wide_s8 widens in
    one piece (aot_conv_requant_wide_s8) or as im2col patches (few channels,
-   kernel rows of whole words: aot_conv_requant_patch_s8), with the DSP
-   extension and without Helium, where each 3x2, 2x2, 1x4 or 1x2 block of
+   kernel rows of whole words: aot_conv_requant_patch_s8, or
+   aot_conv_requant_long_patch_s8 for a patch longer than AOT_PATCH_WORDS
+   bytes), with the DSP extension and without Helium, where each 3x2, 2x2, 1x4 or 1x2 block of
    sums is requantized from registers and stored as bytes (KWS's pointwise
    layers: no int32 row stored and read back, no out-of-line epilogue);
-   aot_conv_requant_scratch_s8 elsewhere.  The first two write each chunk of
+   aot_conv_requant_scratch_s8 elsewhere.  The first three write each chunk of
    pixels after widening its windows, the only order
    aot/kernels/overlap.py proves outputs may overlap inputs for. */
 /* Output channels per step of aot_conv_requant_scratch_s8 (its int32
@@ -688,26 +742,32 @@ AOT_INLINE int32_t aot_conv_requant_wide_s8(int8_t* y, int32_t y_ps, const int8_
 
 /* The fused row over few channels (KWS's first layer): widened im2col
    patches of kernel rows of whole words, contiguous columns (x_cs = c_n),
-   dw = 1 and a patch of at most 2 * AOT_WIDE_WORDS bytes.  Patches share no
-   columns, so a chunk of two costs no more widening than a long one: where
-   two fit, the buffer is AOT_PATCH_WORDS (less stack, as fast). */
+   dw = 1, in the AOT_PATCH_WORDS buffer (a patch of at most AOT_PATCH_WORDS
+   bytes) or the AOT_WIDE_WORDS one (_long_patch_s8: at most 2 * AOT_WIDE_WORDS
+   bytes), as aot_conv_acc_patch_s8 and aot_conv_acc_long_patch_s8. */
 AOT_INLINE int32_t aot_conv_requant_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
                                              int32_t x_rs, const int8_t* w, const int32_t* rows,
                                              int32_t npix, int32_t oc, int32_t kh_n,
                                              int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
                                              int32_t dw, int32_t lo, int32_t hi) {
   const int32_t w_os = kh_n * kw_n * c_n;
-  if (w_os <= AOT_PATCH_WORDS) {
-    int32_t wide[AOT_PATCH_WORDS];
-    return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                            aot_patch_chunk(npix, w_os, AOT_PATCH_WORDS), 1, wide, w_os, 0, y,
-                            y_ps, rows, lo, hi);
-  } else {
-    int32_t wide[AOT_WIDE_WORDS];
-    return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
-                            aot_patch_chunk(npix, w_os, AOT_WIDE_WORDS), 1, wide, w_os, 0, y,
-                            y_ps, rows, lo, hi);
-  }
+  int32_t wide[AOT_PATCH_WORDS];
+  return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                          aot_patch_chunk(npix, w_os, AOT_PATCH_WORDS), 1, wide, w_os, 0, y,
+                          y_ps, rows, lo, hi);
+}
+
+AOT_INLINE int32_t aot_conv_requant_long_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                                  int32_t x_rs, const int8_t* w,
+                                                  const int32_t* rows, int32_t npix, int32_t oc,
+                                                  int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                                  int32_t sw, int32_t dh, int32_t dw, int32_t lo,
+                                                  int32_t hi) {
+  const int32_t w_os = kh_n * kw_n * c_n;
+  int32_t wide[AOT_WIDE_WORDS];
+  return aot_conv_wide_s8((int32_t*)0, 0, x, x_rs, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,
+                          aot_patch_chunk(npix, w_os, AOT_WIDE_WORDS), 1, wide, w_os, 0, y,
+                          y_ps, rows, lo, hi);
 }
 #else
 /* Elsewhere (the host build of a kernel generated for such a core, in the
@@ -727,6 +787,16 @@ AOT_INLINE int32_t aot_conv_requant_patch_s8(int8_t* y, int32_t y_ps, const int8
                                              int32_t npix, int32_t oc, int32_t kh_n,
                                              int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
                                              int32_t dw, int32_t lo, int32_t hi) {
+  return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
+                                     sw, dh, dw, lo, hi);
+}
+
+AOT_INLINE int32_t aot_conv_requant_long_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
+                                                  int32_t x_rs, const int8_t* w,
+                                                  const int32_t* rows, int32_t npix, int32_t oc,
+                                                  int32_t kh_n, int32_t kw_n, int32_t c_n,
+                                                  int32_t sw, int32_t dh, int32_t dw, int32_t lo,
+                                                  int32_t hi) {
   return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
                                      sw, dh, dw, lo, hi);
 }
