@@ -920,11 +920,22 @@ class PlannedModel:
         return entry.lower_entry(self.name, self.graph, self.groups, self.kernels,
                                  self.plan, self.patches, parts=self.parts)
 
+    @property
+    def kernels_run(self) -> list:
+        """The kernels an inference runs: a split group's parts' in place of its whole
+        kernel (which only a one-core build runs; the firmware's link drops it)."""
+        if not self.parts:
+            return list(self.kernels)
+        groups = [g for g in self.groups if g.kind != "view"]
+        return [p for g, k in zip(groups, self.kernels, strict=True)
+                for p in ([part.kernel for part in self.parts[g.name]]
+                          if g.name in self.parts else [k])]
+
     def sizes_with(self, code: int | None, note: str) -> Sizes:
         """The model's sizes, which the plan and the entry function fix, with ``code``."""
         lowered, plan = self.lowered, self.plan
         return Sizes(workspace=lowered.layout.workspace_bytes,
-                     constants=sum(k.constant_bytes for k in self.kernels)
+                     constants=sum(k.constant_bytes for k in self.kernels_run)
                      + lowered.constant_arg_bytes, state=lowered.state_bytes,
                      io=plan.io_bytes, code=code, code_note=note,
                      ram_constants=plan.region_constants.get("ram", 0))
