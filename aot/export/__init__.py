@@ -285,7 +285,8 @@ def build_settings(name: str, files, board, external=(), cores: int = 1) -> dict
     the CMake/Make variable ``variable``) with the sources, include folders
     (relative to it) and defines every build of the model adds; ``runtime_sources``:
     the runtime's sources (relative to ``runtime_c/``) beyond the RPC server's that
-    the model calls (``src/cores.c`` when it hands work to core 1: ``cores`` 2)."""
+    the model calls (``src/cores.c`` when it hands work to core 1: ``cores`` 2; absent
+    otherwise)."""
     return {"sources": library_sources(files, name),
             "objects": sorted(p for p in files if p.startswith("codegen/") and p.endswith(".o")),
             "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
@@ -294,7 +295,7 @@ def build_settings(name: str, files, board, external=(), cores: int = 1) -> dict
             "opt_flags": opt_flags(board),
             "board": board_build(board),
             "external": [dict(e) for e in external],
-            "runtime_sources": ["src/cores.c"] if cores > 1 else []}
+            **({"runtime_sources": ["src/cores.c"]} if cores > 1 else {})}
 
 
 def external_build(build: dict) -> tuple[list[str], list[str]]:
