@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
+
 import pytest
 from support.models import MODELS_DIR
 
 from aot.cli import main
 from aot.compile import CompileError, compile_model
+from aot.ir import GraphBuilder, Quantization, TensorType
 
 AN521 = "qemu/mps2-an521"
 KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
@@ -43,6 +46,41 @@ def test_each_split_layer_is_handed_over_and_joined(kws_on_two_cores):
     assert compiled.metadata()["build"]["runtime_sources"] == ["src/cores.c"]
     # Each part's kernel is in the artifact: 12 whole kernels, then 2 parts per split.
     assert sum(p.startswith("codegen/model_kernels_") for p in compiled.files) == 12 + 2 * 9
+
+
+def _two_branches():
+    """left = x + x beside right = z + z: too small to split, independent, so the
+    placement runs them side by side."""
+    q = Quantization((0.05,), (0,))
+    b = GraphBuilder("two")
+    x = b.input("x", (1, 8, 8, 4), "int8", q)
+    z = b.input("z", (1, 8, 8, 4), "int8", q)
+    out = TensorType((1, 8, 8, 4), "int8", q)
+    return b.build([b.op("add", [x, x], out, name="left"),
+                    b.op("add", [z, z], out, name="right")])
+
+
+def test_side_by_side_groups_are_one_hand_over():
+    c = compile_model(_two_branches(), AN521, cores=2, measure_code=False).files[
+        "codegen/model.c"]
+    assert c.count("aot_core_submit(1, model_core1_step_0, ws)") == 1
+    assert "fused_0_add: add; beside fused_1_add: add, on core 1" in c
+    task = c[c.index("static void model_core1_step_0"):]
+    assert "model_k1(" in task[:task.index("\n}\n")]  # right's kernel runs on core 1
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_side_by_side_is_bit_exact_under_qemu():
+    from aot.firmware.device import run_on_board
+    from aot.firmware.verify import random_inputs, reference_outputs
+
+    graph = _two_branches()
+    compiled = compile_model(graph, AN521, cores=2, measure_code=False)
+    inputs = random_inputs(graph, 2, 0)
+    run = run_on_board(compiled, inputs)
+    for got, want in zip(run.outputs, reference_outputs(graph, inputs), strict=True):
+        assert np.array_equal(got, want)
 
 
 def test_one_core_has_no_hand_over():
