@@ -560,10 +560,12 @@ def compile_model(model, options: CompileOptions | Target | Board | str = "host/
 
 def _placed(planned: PlannedModel, options: CompileOptions) -> PlannedModel:
     """``planned`` with the default placement's constants in RAM (``options.placement``):
-    made once the plan is chosen, so it changes neither the plan nor the choice."""
+    made once the plan is chosen, so it changes neither the plan nor the choice.  Not on
+    two cores: it prices and moves the whole kernels, which a split group does not run
+    (its parts' constants would stay in flash)."""
     board = planned.board
     if options.placement is False or options.memory_regions is not None or board is None \
-            or planned.target.kind != "c":
+            or planned.target.kind != "c" or planned.parts:
         return planned
     graph = planned.graph
     placement = place_default(

@@ -142,3 +142,16 @@ def test_the_other_shared_models_pass_on_two_cores(model, tmp_path):
     assert main(["verify", str(MODELS_DIR / model), "--board", AN521, "--cores", "2",
                  "--random", "1", "--report", str(report)]) == 0
     assert json.loads(report.read_text())["passed"]
+
+
+@pytest.mark.slow
+def test_running_the_picos_two_cores_is_refused():
+    """KWS splits on the Pico too; its firmware builds, but no run checks it."""
+    from aot.errors import AotError
+    from aot.firmware.device import run_on_board
+
+    compiled = compile_model(KWS, "raspberrypi/pico", cores=2, measure_code=False)
+    assert compiled.cores == 2
+    with pytest.raises(AotError, match=re.escape("not supported yet: running on "
+                                                 "raspberrypi/pico's 2 cores (build-only")):
+        run_on_board(compiled, [np.zeros((1, 49, 10, 1), np.int8)])
