@@ -108,6 +108,9 @@ class CompiledModel:
     # The constants the default placement copied to RAM (aot.executor.const_placement),
     # else None.
     placement: ConstantPlacement | None = None
+    # 2 when the entry function hands each parallel step's other half to core 1
+    # (docs/targets.md "Several cores of one board"): the firmware links src/cores.c.
+    cores: int = 1
 
     @property
     def is_jit(self) -> bool:
@@ -148,7 +151,8 @@ class CompiledModel:
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
                       "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
-            "build": build_settings(self.name, self.files, self.board, self.external),
+            "build": build_settings(self.name, self.files, self.board, self.external,
+                                    cores=self.cores),
             "layers": self.layers(),
         }
 
@@ -390,20 +394,30 @@ class CompileOptions:
     measure_code: bool = True
     cache_dir: Path | None = None
     jit: bool = False
+    # Cores of the board the model runs on (--cores, a composite target): 2 places it
+    # on both (the pass config placement.cores) and hands half of each step to core 1.
+    cores: int = 1
 
     @classmethod
     def build(cls, target_or_board="host/native", *, codegen: str | None = None,
               **options) -> CompileOptions:
         """The options for a target or board (:func:`resolve_target`, with ``codegen``),
-        from :func:`compile_model`'s keywords: :meth:`for_target`'s."""
+        from :func:`compile_model`'s keywords: :meth:`for_target`'s.  A composite target
+        runs on as many cores as it names (unless ``cores`` says so too)."""
         target, board = resolve_target(target_or_board, codegen)
+        named = target_or_board
+        if isinstance(named, str) and named.split(maxsplit=1)[:1] == ["composite"]:
+            named = Target(named)
+        if isinstance(named, Target) and named.kind == "composite" and "cores" not in options:
+            options["cores"] = board_devices(named, board)[2]
         return cls.for_target(target, board, **options)
 
     @classmethod
     def for_target(cls, target: Target, board: Board | None, *, name: str = "model",
                    memory_budget: int | str | None = None, memory_regions=None,
                    patches=None, codegen_options=None, keep_with_aot=(), config=None,
-                   disabled_pass=(), required_pass=(), **options) -> CompileOptions:
+                   disabled_pass=(), required_pass=(), cores: int = 1,
+                   **options) -> CompileOptions:
         """The options for a resolved target and board, each checked, and every
         combination the compiler refuses refused here, before any model is read:
         the target (:func:`check_target`), the C prefix, the budget's size, the memory
@@ -419,14 +433,29 @@ class CompileOptions:
         patches = None if patches is None else parse_patches(patches)
         if patches not in (None, "off", "auto") and (regions is not None or external):
             raise _stages_not_supported()
+        config = dict(config or {})
+        if cores > 1:
+            check_cores(board, cores)
+            if target.kind == "llvm":
+                raise CompileError(f"not supported yet: {cores} cores with the llvm codegen "
+                                   "(the split layers' parts are compiled as C only); use "
+                                   "--codegen c")
+            if patches not in (None, "off"):
+                raise CompileError(f"not supported yet: patches or streams on {cores} cores "
+                                   "(a stage's loop runs on one core); give --patches off")
+            patches = "off"  # the layers split across the cores instead
+            if config.setdefault("placement.cores", cores) != cores:
+                raise CompileError(f"the pass config placement.cores = "
+                                   f"{config['placement.cores']} but the model runs on "
+                                   f"{cores} cores (--cores, the composite target)")
         return cls(target, board, name=name,
                    memory_budget=None if memory_budget is None
                    else parse_memory_size(memory_budget),
                    memory_regions=regions, patches=patches, external_options=external,
                    keep_with_aot=frozenset(keep_with_aot),
-                   config=dict(config or {}), disabled_pass=tuple(disabled_pass),
+                   config=config, disabled_pass=tuple(disabled_pass),
                    required_pass=tuple(required_pass), jit=_llvm_jit(target, board),
-                   **options)
+                   cores=cores, **options)
 
     @property
     def library(self):
@@ -531,10 +560,12 @@ def compile_model(model, options: CompileOptions | Target | Board | str = "host/
 
 def _placed(planned: PlannedModel, options: CompileOptions) -> PlannedModel:
     """``planned`` with the default placement's constants in RAM (``options.placement``):
-    made once the plan is chosen, so it changes neither the plan nor the choice."""
+    made once the plan is chosen, so it changes neither the plan nor the choice.  Not on
+    two cores: it prices and moves the whole kernels, which a split group does not run
+    (its parts' constants would stay in flash)."""
     board = planned.board
     if options.placement is False or options.memory_regions is not None or board is None \
-            or planned.target.kind != "c":
+            or planned.target.kind != "c" or planned.parts:
         return planned
     graph = planned.graph
     placement = place_default(
@@ -881,21 +912,32 @@ class PlannedModel:
     placement: ConstantPlacement | None = None  # the default placement's (compile_model)
     timings: list[tuple[str, float, float]] = field(default_factory=list)
     # Per split group (placement.cores > 1): its parts' kernels with the byte offsets of
-    # their arguments (aot.kernels.parts), for the entry function's hand-over to the
-    # cores; not in the generated C yet.
+    # their arguments (aot.kernels.parts), which the entry function's hand-over to the
+    # cores calls (aot.executor.codegen).
     parts: dict[str, tuple[PartKernel, ...]] = field(default_factory=dict)
 
     @functools.cached_property
     def lowered(self) -> entry.Entry:
         """The entry function as loop IR (no C)."""
         return entry.lower_entry(self.name, self.graph, self.groups, self.kernels,
-                                 self.plan, self.patches)
+                                 self.plan, self.patches, parts=self.parts)
+
+    @property
+    def kernels_run(self) -> list:
+        """The kernels an inference runs: a split group's parts' in place of its whole
+        kernel (which only a one-core build runs; the firmware's link drops it)."""
+        if not self.parts:
+            return list(self.kernels)
+        groups = [g for g in self.groups if g.kind != "view"]
+        return [p for g, k in zip(groups, self.kernels, strict=True)
+                for p in ([part.kernel for part in self.parts[g.name]]
+                          if g.name in self.parts else [k])]
 
     def sizes_with(self, code: int | None, note: str) -> Sizes:
         """The model's sizes, which the plan and the entry function fix, with ``code``."""
         lowered, plan = self.lowered, self.plan
         return Sizes(workspace=lowered.layout.workspace_bytes,
-                     constants=sum(k.constant_bytes for k in self.kernels)
+                     constants=sum(k.constant_bytes for k in self.kernels_run)
                      + lowered.constant_arg_bytes, state=lowered.state_bytes,
                      io=plan.io_bytes, code=code, code_note=note,
                      ram_constants=plan.region_constants.get("ram", 0))
@@ -941,7 +983,7 @@ class PlannedModel:
         generated = entry.generate(name, self.graph, self.groups, kernels, plan,
                                    target=str(target), board=board.tag if board else None,
                                    version=__version__, target_hash=target.digest(),
-                                   patches=self.patches)
+                                   patches=self.patches, parts=self.parts)
         files: dict[str, str | bytes] = dict(generated.files)
         if needs_linker_script(plan):
             files[f"codegen/{name}_regions.ld"] = linker_script(name, plan, board)
@@ -965,7 +1007,7 @@ class PlannedModel:
         lap("code size")
         return CompiledModel(name, self.source, self.graph, target, board, kernels, plan,
                              files, sizes, self.timings, llvm=module, external=self.external,
-                             **common | {"placement": placement})
+                             cores=generated.cores, **common | {"placement": placement})
 
     def _code_in_ram(self, placement: ConstantPlacement, kernels, files: dict,
                      each: dict[str, int]) -> tuple[ConstantPlacement, list]:

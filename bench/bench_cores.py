@@ -1,12 +1,23 @@
-"""Two cores of qemu/mps2-an521 against one: a PROJECTION, not a two-core run.
+"""Two cores of qemu/mps2-an521 against one: measured (``--measured``) or projected.
 
     .venv/bin/python bench/bench_cores.py [--model NAME]... [--handover N] [--sizes]
-                                          [--json out/bench_cores.json]
+                                          [--measured] [--json out/bench_cores.json]
 
-Issue 36 asks for one core against two per MLPerf Tiny model.  Models cannot
-run split yet (the entry function's hand-over to core 1 is missing:
-``--cores 2`` is refused), so this bench measures what exists and projects
-the rest, and says so in every row:
+Issue 36 asks for one core against two per MLPerf Tiny model.
+
+``--measured`` runs each model under QEMU on one core and on two (``aot run
+--json``, ``--cores 2``: the entry function hands core 1 its half of each
+parallel step) and reports per core the instructions it executed per inference
+(the per-vCPU plugin, ``"cores"``), and the two-core critical path: core 0's
+serial work (the instructions of the one-core run less its split kernels',
+``aot profile`` on one core) plus the larger of the two cores' split work (core
+1's count; core 0's count less its serial work).  That is exact when every
+parallel step's larger half runs on the same core (core 1 gets rows ``[H//2,
+H)``, the larger half, of every split layer) and counts no bus contention
+(QEMU has none).  Also each run's flash and RAM as ``aot run`` reports them.
+
+Without ``--measured`` the bench projects the two-core run from one core's
+profile, and says so in every row:
 
 * measured: ``aot profile`` of the model on core 0 of qemu/mps2-an521 (exact
   instructions per kernel under QEMU ``-icount``, and the estimated cycles of
@@ -31,12 +42,11 @@ the rest, and says so in every row:
   kernel, on two the split groups' parts' kernels (aot.kernels.parts) in place
   of their whole kernels (.text bytes, and the bytes of their constant arrays, also
   with each array of equal values counted once: what sharing them would leave).
-  The entry function's hand-over code is not counted (it does not exist yet).
+  The entry function's hand-over code is not counted.
 
-Under QEMU the two-core run itself cannot show a speedup (both vCPUs share one
-virtual clock: docs/targets.md "Several cores of one board"); a measured
-critical path will come from the per-core counts (``aot run --json``'s
-``cores``) once the hand-over exists.
+Under QEMU the two-core run's SysTick cannot show a speedup (both vCPUs share one
+virtual clock: docs/targets.md "Several cores of one board"): the measured
+critical path comes from the per-core counts.
 """
 
 from __future__ import annotations
@@ -79,6 +89,61 @@ def profile(model: str) -> dict:
     if "error" in data:
         raise SystemExit(f"{model}: {data['error']}")
     return data
+
+
+def run_json(model: str, cores: int) -> dict:
+    """``aot run MODEL --board qemu/mps2-an521 --cores N --json`` (one random input)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "aot", "run", str(MODELS_DIR / f"{model}.tflite"),
+         "--board", BOARD, "--cores", str(cores), "--json"],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if out.returncode != 0:
+        raise SystemExit(f"{model} on {cores} cores: {out.stderr.strip() or out.stdout}")
+    return json.loads(out.stdout)
+
+
+def measure(model: str) -> dict:
+    """One core against two, measured (module docstring)."""
+    prof, parts = profile(model), larger_parts(model)
+    kernels = [k for k in prof["kernels"] if k["ops"]]
+    if [k["ops"] for k in kernels] != [ops for ops, _ in parts]:
+        raise SystemExit(f"{model}: the profile's kernels are not the placement's groups")
+    one, two = run_json(model, 1), run_json(model, 2)
+    one_i = one["instructions_per_inference"]
+    split_i = sum(k["instructions"] for k, (_, share) in zip(kernels, parts)
+                  if share is not None)
+    serial = one_i - split_i
+    c0, c1 = (c["instructions"] for c in two["cores"])
+    critical = serial + max(c1, c0 - serial)
+    return {"model": model, "kernels": len(kernels),
+            "split_kernels": sum(share is not None for _, share in parts),
+            "one_core_instructions": one_i, "core0_instructions": c0,
+            "core1_instructions": c1, "serial_instructions": serial,
+            "critical_path_instructions": critical, "speedup": round(one_i / critical, 3),
+            "flash_bytes": [one["flash_bytes"], two["flash_bytes"]],
+            "ram_bytes": [one["ram_bytes"], two["ram_bytes"]],
+            "sizes": [one["sizes"], two["sizes"]]}
+
+
+def print_measured(models: list[str], out: Path | None) -> int:
+    print(f"{BOARD}: one core against two, MEASURED (aot run --json; instructions per "
+          "inference)")
+    print(f"{'model':28} {'split':>7} {'1 core':>12} {'core 0':>12} {'core 1':>12} "
+          f"{'critical path':>14} {'speedup':>8} {'flash 1 -> 2':>20} {'RAM 1 -> 2':>18}")
+    rows = []
+    for model in models:
+        r = measure(model)
+        rows.append(r)
+        print(f"{model:28} {r['split_kernels']:>3}/{r['kernels']:<3} "
+              f"{r['one_core_instructions']:>12,} {r['core0_instructions']:>12,} "
+              f"{r['core1_instructions']:>12,} {r['critical_path_instructions']:>14,} "
+              f"{r['speedup']:>7.2f}x {r['flash_bytes'][0]:>9,} -> {r['flash_bytes'][1]:<8,} "
+              f"{r['ram_bytes'][0]:>7,} -> {r['ram_bytes'][1]:<8,}")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "rows": rows,
+                                   "kind": "measured"}, indent=1))
+    return 0
 
 
 def larger_parts(model: str) -> list[tuple[list[str], float | None]]:
@@ -201,8 +266,12 @@ def main(argv=None) -> int:
                     help="instructions per split kernel for the hand-over (default 80)")
     ap.add_argument("--sizes", action="store_true",
                     help="only the model's RAM and flash on one core and on two (measured)")
+    ap.add_argument("--measured", action="store_true",
+                    help="run one core and two under QEMU and compare the per-core counts")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    if args.measured:
+        return print_measured(args.model or MODELS, args.json)
     if args.sizes:
         return print_sizes(args.model or MODELS, args.json)
     extra = extra_cost()

@@ -165,6 +165,8 @@ class _FuncGen:
             return f"({text})" if text.startswith("-") else text
         if isinstance(e, E.StringImm):
             return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(e, E.FuncRef):
+            return c_identifier(e.name)
         if isinstance(e, E.Var):
             return self.name(e, e.name)
         if isinstance(e, E.Binary):
@@ -357,6 +359,8 @@ class _FuncGen:
         self.emit(indent, "}")
 
     def signature(self) -> str:
+        if self.func.attrs.get("task"):
+            return f"static void {c_identifier(self.func.name)}(const void *arg)"
         # attrs["may_alias"]: ids of parameters the caller may bind to one address
         # (an output written in place over an input), declared without restrict.
         may_alias = self.func.attrs.get("may_alias", ())
@@ -376,6 +380,8 @@ class _FuncGen:
     def generate(self) -> str:
         for b in self.func.params:
             self.buf(b)
+        if self.func.attrs.get("task"):
+            return self.generate_task()
         body = self.func.body
         while isinstance(body, S.Allocate):  # function-level scratch: no block needed
             self.declare(body.buffer, 1)
@@ -388,6 +394,16 @@ class _FuncGen:
             last = last.body.seq[-1] if isinstance(last.body, S.SeqStmt) else last.body
         end = [] if isinstance(last, S.Return) else ["  return 0;"]  # a function ends in a status
         return "\n".join([self.signature() + " {", *unused, *self.lines, *end, "}"])
+
+    def generate_task(self) -> str:
+        """A task another core runs (``attrs["task"]``): ``void name(const void *arg)``,
+        ``arg`` the address of its one byte buffer; it returns nothing."""
+        if len(self.func.params) != 1 or self.func.params[0].dtype != "uint8":
+            raise BuildError(f"task {self.func.name}: takes one byte buffer (its argument)")
+        b = self.buf(self.func.params[0])
+        self.stmt(self.func.body, 1)
+        return "\n".join([self.signature() + " {", f"  uint8_t *{b} = (uint8_t *)arg;",
+                          *self.lines, "}"])
 
 
 def _written_buffers(body) -> set:

@@ -43,8 +43,9 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, board_default=None)
 
 def add_cores_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cores", type=int, metavar="N",
-                        help="cores of the board to run the model on (default 1: core 0); "
-                        "more than one is not supported yet (docs/targets.md)")
+                        help="cores of the board to run the model on (default 1: core 0; 2 on "
+                        "qemu/mps2-an521 and raspberrypi/pico splits the layers across both, "
+                        "docs/targets.md)")
 
 
 def check_cores_argument(args: argparse.Namespace, board=None) -> None:
@@ -56,6 +57,19 @@ def check_cores_argument(args: argparse.Namespace, board=None) -> None:
     if board is None and args.board is not None:
         board = load_board(args.board)
     check_cores(board, args.cores)
+
+
+def cores_from_args(args: argparse.Namespace, board) -> int:
+    """The cores the model runs on: ``--cores``, else as many as a composite
+    ``--target`` names (:func:`aot.target.board_devices`), else 1."""
+    from aot.target import Target, board_devices
+
+    if getattr(args, "cores", None) is not None:
+        return args.cores
+    target = getattr(args, "target", None)
+    if target is not None and Target(target).kind == "composite":
+        return board_devices(Target(target), board)[2]
+    return 1
 
 
 def target_from_args(args: argparse.Namespace, default_board: str | None = None):
@@ -259,7 +273,8 @@ def options_from_args(args: argparse.Namespace, target, board, **options):
         io_in_workspace=args.io_in_workspace, inplace=args.inplace, overlap=args.overlap,
         memory_budget=args.memory_budget, memory_regions=args.memory_regions,
         patches=args.patches, placement=args.placement,
-        codegen_options=codegen_options(args, target), **options)
+        codegen_options=codegen_options(args, target), cores=cores_from_args(args, board),
+        **options)
 
 
 def _text_stream(args: argparse.Namespace):

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                           runner=args.runner, serial_port=args.port,
                           kernel_library=kernel_library(args, *resolve_target(args.board),
                                                         args.model, shapes),
-                          cache_dir=cache_dir(args))
+                          cache_dir=cache_dir(args), cores=args.cores or 1)
     data = report.to_json()
     board = re.sub(r"[^\w.-]+", "_", report.board)
     path = args.report or Path(f"aot-verify-{Path(args.model).stem}-{board}.json")

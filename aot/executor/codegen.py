@@ -62,8 +62,10 @@ from aot.codegen.jinja import templates
 from aot.errors import AotError
 from aot.executor.regions import constant_section
 from aot.ir import Graph, Tensor
-from aot.tir import (Address, Buffer, Comment, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return,
-                     Select, Stmt, Store, Var, call_extern, call_memory, const, decl_buffer)
+from aot.passes import annotations
+from aot.tir import (Address, Buffer, Comment, Evaluate, For, FuncRef, IfThenElse, LetStmt,
+                     PrimFunc, Return, Select, Stmt, Store, Var, call_extern, call_memory, const,
+                     decl_buffer)
 from aot.tir.expr import max_, min_
 from aot.tir.stmt import seq
 
@@ -83,11 +85,17 @@ _MAX_RPC_NAME = 63  # AOT_MAX_NAME in runtime_c/include/aot/config.h
 #: the RPC reports the value with AOT_ERR_RUN_FAILED (runtime_c/include/aot/model.h).
 STATUS_NO_KERNEL = -1
 STATUS_CONSTANTS_NOT_COPIED = -2
+STATUS_CORES_NOT_STARTED = -3
 RUN_STATUSES = {
     STATUS_NO_KERNEL: "there is no kernel with that index (P_run_kernel)",
     STATUS_CONSTANTS_NOT_COPIED: "the start-up code did not copy the model's constants into "
         "their fast memory (--memory-regions ...+const): it must process the .aot_copy_table",
+    STATUS_CORES_NOT_STARTED: "the board's port started fewer cores than the model is placed "
+        "on (aot_cores_start() in runtime_c/src/cores.c)",
 }
+
+#: The core that runs the other half of every parallel step (a model placed on two cores).
+WORKER_CORE = 1
 
 
 class CodegenError(AotError):
@@ -431,6 +439,8 @@ class Entry:
     layout: Layout
     states: tuple[_Array, ...]
     constants: tuple[_Array, ...]
+    tasks: tuple[PrimFunc, ...] = ()        # core 1's side of each parallel step
+    part_kernels: tuple = ()                # the split groups' parts' kernels they call
 
     @property
     def constant_arg_bytes(self) -> int:
@@ -744,27 +754,36 @@ def _stream_loop(code: StreamCode, calls, plan, bindings: _Bindings, lay: Layout
 
 
 def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout,
-           patches: PatchCode | StreamCode | None) -> list[tuple[str, Stmt | None, object]]:
+           patches: PatchCode | StreamCode | None, parts=None
+           ) -> list[tuple[str, Stmt | _HandOver | None, list]]:
     """One step per group: a comment saying what it does, its statement (None for a view
-    without code) and, for a plain kernel call, the kernel and the group
-    (``P_run_kernel`` runs it alone); a patch or stream stage is one loop.
+    without code) and, per kernel call, ``(call, kernel, group)`` for ``P_run_kernel``,
+    which runs it alone (``call`` None: the step's hand-over); a patch or stream stage is
+    one loop.
 
     A view whose input and output ended up in different buffers (for
     example a graph input reshaped straight into a graph output) is a
     ``memcpy``: the bytes are the same, only their place differs.
+
+    A group split across the cores (``parts``: group name -> its parts' kernels,
+    :mod:`aot.kernels.parts`) is a hand-over (:class:`_HandOver`): core 1's part is a
+    task, core 0 calls its own part's kernel.  A group placed whole on core 1 (side by
+    side with the group before it) is a :class:`_HandOver` whose core-0 call is still
+    to come: :func:`_side_by_side` pairs it with the step before.
     """
     tensors = _tensor_map(graph)
+    placed = annotations(graph)
     steps = []
     calls = iter(enumerate(kernels))
     for g in groups:
         if g.kind == "view":
             x, y = g.nodes[0].inputs[0], g.nodes[-1].outputs[0]
             if plan.buffer_of(x) is plan.buffer_of(y):
-                steps.append((f"{g.name}: a view, no code", None, None))
+                steps.append((f"{g.name}: a view, no code", None, []))
             else:
                 steps.append((f"{g.name}: a view into another buffer",
                               _copy(bindings.ptr(y, writable=True),
-                                    bindings.ptr(x, writable=False), y.type.nbytes), None))
+                                    bindings.ptr(x, writable=False), y.type.nbytes), []))
             continue
         if g.kind == "patches":
             if patches is None:
@@ -772,11 +791,11 @@ def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout
             stage = patches.stage
             if isinstance(patches, StreamCode):
                 steps.append((f"{g.name}: {stage.describe()}",
-                              _stream_loop(patches, calls, plan, bindings, lay), None))
+                              _stream_loop(patches, calls, plan, bindings, lay), []))
             else:
                 steps.append((f"{g.name}: {len(stage.nodes)} layers in {stage.grid[0]}x"
                               f"{stage.grid[1]} patches",
-                              _patch_loop(patches, calls, plan, bindings, lay), None))
+                              _patch_loop(patches, calls, plan, bindings, lay), []))
             continue
         _, k = next(calls)
         ptrs = []
@@ -786,18 +805,112 @@ def _steps(graph: Graph, groups, kernels, plan, bindings: _Bindings, lay: Layout
                 raise CodegenError(f"kernel {k.name} binds unknown tensor {p.tensor!r}")
             ptrs.append(bindings.ptr(t, writable=p.role == "output"))
         _check_overlap(k, tensors, plan)
-        steps.append((f"{g.name}: {', '.join(n.op for n in g.nodes)}",
-                      _call(k.name, _kernel_args(k, ptrs, lay, bindings)), (k, g)))
-    return steps
+        what = f"{g.name}: {', '.join(n.op for n in g.nodes)}"
+        call = _call(k.name, _kernel_args(k, ptrs, lay, bindings))
+        split = (parts or {}).get(g.name, ())
+        core = placed.devices(g.nodes[0])[0].core
+        if split:
+            steps.append((f"{what}, split across the cores",
+                          _split(g, split, tensors, bindings, lay), [(None, k, g)]))
+        elif core == WORKER_CORE:
+            task = _task(f"{g.name} on core {WORKER_CORE}", k,
+                         [(p, ptr, 0) for p, ptr in zip(k.params, ptrs)], bindings, lay)
+            steps.append((f"{what}, on core {WORKER_CORE}", _HandOver(task, None),
+                          [(call, k, g)]))
+        elif core != 0:
+            raise CodegenError(f"{g.name} is placed on core {core}: the entry function "
+                               f"hands work to core {WORKER_CORE} only")
+        else:
+            steps.append((what, call, [(call, k, g)]))
+    return _side_by_side(steps)
 
 
-def _alone(k, call: LetStmt, inputs, outputs, bindings: _Bindings, graph: Graph,
+@dataclass(frozen=True)
+class _HandOver:
+    """A parallel step before it is a statement: ``task`` (core 1's function) runs
+    beside ``core0`` (core 0's call, a :func:`_call`; None while a side-by-side group
+    waits for the step before it)."""
+
+    task: PrimFunc
+    core0: LetStmt | None
+
+    def stmt(self, task: str, bindings: _Bindings) -> Stmt:
+        """Queue the function ``task`` on core 1 with the workspace as its argument,
+        run core 0's call, join core 1 (the placement's barrier), then return core 0's
+        status unless 0: core 1 is never left running when the entry function returns."""
+        status = self.core0.var
+        submit = _call("aot_core_submit", [const(WORKER_CORE), FuncRef(task),
+                                           Address(bindings.workspace, 0, "uint8", "rw")])
+        join = Evaluate(call_extern("int32", "aot_core_join", const(WORKER_CORE)))
+        return seq(submit, LetStmt(status, self.core0.value,
+                                   seq(join, IfThenElse(status.not_equal(0), Return(status)))))
+
+
+def _task(what: str, k, args, bindings: _Bindings, lay: Layout) -> PrimFunc:
+    """Core 1's task: call ``k`` with ``args`` (``(param, _Ptr, offset)``), each a
+    place in the workspace, the task's one argument.  Its status is dropped: the
+    kernels placed on several cores are aot's loop-IR kernels (no external codegen,
+    the placement's rule), which always return 0."""
+    ws = decl_buffer((max(lay.workspace_bytes, 1),), "uint8", "ws")
+    if k.scratch_bytes:
+        raise CodegenError(f"kernel {k.name} ({what}) asks for {k.scratch_bytes} bytes of "
+                           "shared scratch, which core 0's kernels use at the same time")
+    addresses = []
+    for p, ptr, offset in args:
+        if ptr.buffer is not bindings.workspace:
+            raise CodegenError(f"{what}: {k.name} takes {p.tensor!r} from "
+                               f"{'the caller' if ptr.caller else ptr.buffer.name}, but the "
+                               "hand-over gives core 1 the workspace only: plan the inputs "
+                               "and outputs in the workspace and no buffer in other regions")
+        addresses.append(Address(ws, ptr.offset + offset, ptr.dtype,
+                                 "rw" if ptr.writable else "r"))
+    return PrimFunc("", [ws], Evaluate(call_extern("int32", k.name, *addresses)),
+                    {"static": True, "task": True})
+
+
+def _split(g, split, tensors, bindings: _Bindings, lay: Layout) -> _HandOver:
+    """A split group's hand-over: core 0's part called here, core 1's part a task; each
+    argument is its whole tensor's place plus the part's byte offset."""
+    if len(split) != 2 or [p.core for p in split] != [0, WORKER_CORE]:
+        raise CodegenError(f"{g.name} is split across cores {[p.core for p in split]}: the "
+                           f"entry function hands work to core {WORKER_CORE} only")
+    placed = []
+    for part in split:
+        k = part.kernel
+        placed.append([(p, bindings.ptr(tensors[a.tensor], writable=p.role == "output"),
+                        a.offset) for p, a in zip(k.params, part.args)])
+    core0, core1 = split
+    if core0.kernel.scratch_bytes:
+        raise CodegenError(f"kernel {core0.kernel.name} ({g.name} on core 0) asks for shared "
+                           "scratch, which the split's other part would use at the same time")
+    call = _call(core0.kernel.name, [ptr.at(offset) for _, ptr, offset in placed[0]])
+    return _HandOver(_task(f"{g.name}'s part on core {WORKER_CORE}", core1.kernel,
+                           placed[1], bindings, lay), call)
+
+
+def _side_by_side(steps):
+    """Pair each group placed on core 1 with the core-0 call before it: one parallel step
+    (the placement puts such a group right after the one it runs beside)."""
+    out = []
+    for comment, stmt, alone in steps:
+        if isinstance(stmt, _HandOver) and stmt.core0 is None:
+            if not out or not isinstance(out[-1][1], LetStmt):
+                raise CodegenError(f"{comment}: no call on core 0 before it to run beside")
+            before, call, first = out.pop()
+            out.append((f"{before}; beside {comment}", _HandOver(stmt.task, call),
+                        first + alone))
+        else:
+            out.append((comment, stmt, alone))
+    return out
+
+
+def _alone(k, call: Stmt, inputs, outputs, bindings: _Bindings, graph: Graph,
            plan) -> Stmt:
     """The body of one kernel run alone (``P_run_kernel``): with inputs and outputs in
     the workspace, the graph inputs it reads are copied in first (their bytes may hold
     other activations since the last full run) and the graph outputs it writes out
-    after; the kernel's status is returned."""
-    status = call.var
+    after; the kernel's status is returned.  ``call`` is a :func:`_call`, or a split
+    group's hand-over (which returns a status other than 0 itself)."""
     before, after = [], []
     if plan.io_in_workspace:
         tensors = _tensor_map(graph)
@@ -811,23 +924,37 @@ def _alone(k, call: LetStmt, inputs, outputs, bindings: _Bindings, graph: Graph,
         after = [_copy(bindings.port(p), bindings.ptr(p.tensor, writable=False), p.nbytes,
                        unless_same=True)
                  for p in outputs if id(plan.buffer_of(p.tensor)) in writes]
+    if not isinstance(call, LetStmt):
+        return seq(*before, call, *after)
+    status = call.var
     return seq(*before, LetStmt(status, call.value, seq(*after, Return(status))))
 
 
 def lower_entry(name: str, graph: Graph, groups, kernels, plan,
                 patches: PatchCode | StreamCode | None = None,
-                region_owner: str = "") -> Entry:
+                region_owner: str = "", parts=None) -> Entry:
     """The model's entry functions as loop IR (:class:`Entry`, the module docstring);
     refuses a call that would bind two restrict arguments to one address.
-    ``region_owner`` names whose board region arrays they use (a model group's)."""
+    ``region_owner`` names whose board region arrays they use (a model group's);
+    ``parts`` (group name -> its parts' kernels) the split groups of a graph placed
+    on two cores: their parts run in the hand-over to core 1 (:class:`_HandOver`)."""
     check_name(name)
     inputs, outputs = ports(name, graph, plan)
     lay = layout(plan, kernels)
     bindings = _Bindings(name, plan, inputs, outputs, region_owner or name, lay)
-    steps = _steps(graph, groups, kernels, plan, bindings, lay, patches)
-    prologue, epilogue = [], []
+    steps, tasks = [], []
+    for comment, stmt, alone in _steps(graph, groups, kernels, plan, bindings, lay, patches,
+                                       parts):
+        if isinstance(stmt, _HandOver):
+            task = PrimFunc(f"{name}_core{WORKER_CORE}_step_{len(tasks)}", stmt.task.params,
+                            stmt.task.body, stmt.task.attrs)
+            tasks.append(task)
+            stmt = stmt.stmt(task.name, bindings)
+        steps.append((comment, stmt, [(call or seq(_start_cores(), stmt), k, g)
+                                      for call, k, g in alone]))
+    prologue, epilogue = [_start_cores()] if tasks else [], []
     if plan.io_in_workspace:  # copy in before and out after, unless in place
-        prologue = [_copy(bindings.ptr(p.tensor, writable=True), bindings.port(p), p.nbytes,
+        prologue += [_copy(bindings.ptr(p.tensor, writable=True), bindings.port(p), p.nbytes,
                           unless_same=True) for p in inputs]
         epilogue = [_copy(bindings.port(p), bindings.ptr(p.tensor, writable=False), p.nbytes,
                           unless_same=True) for p in outputs]
@@ -839,14 +966,23 @@ def lower_entry(name: str, graph: Graph, groups, kernels, plan,
     attrs = {"static": True, "may_alias": frozenset(id(b.data) for b in buffers)}
     run = PrimFunc(f"{name}_entry", buffers,
                    seq(*prologue, *(seq(Comment(c), s) for c, s, _ in steps), *epilogue), attrs)
-    alone = [(s, *kernel_group) for _, s, kernel_group in steps if kernel_group is not None]
+    alone = [one for _, _, calls in steps for one in calls]
     return Entry(
         run, tuple(PrimFunc(f"{name}_kernel_{i}", buffers,
                             _alone(k, s, inputs, outputs, bindings, graph, plan), attrs)
                    for i, (s, k, _) in enumerate(alone)),
         tuple(g.name[:_MAX_RPC_NAME] for _, _, g in alone), params, inputs, outputs, lay,
         tuple(a for a, _ in bindings.states.values()),
-        tuple(a for a, _ in bindings.constants.values()))
+        tuple(a for a, _ in bindings.constants.values()), tuple(tasks),
+        tuple(p.kernel for split in (parts or {}).values() for p in split))
+
+
+def _start_cores() -> Stmt:
+    """Start core 1 (``aot_cores_start()``: the first call starts it, later ones only
+    count the cores running); :data:`STATUS_CORES_NOT_STARTED` if it does not run."""
+    started = call_extern("int32", "aot_cores_start")
+    return IfThenElse(started < WORKER_CORE + 1,
+                      Return(STATUS_CORES_NOT_STARTED))
 
 
 @dataclass(frozen=True)
@@ -857,12 +993,13 @@ class Generated:
     layout: Layout
     constant_bytes: int  # the kernels' constants plus constant arguments in the entry file
     state_bytes: int
+    cores: int = 1       # 2: the entry function hands work to core 1 (links src/cores.c)
 
 
 def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
              board: str | None, version: str, target_hash: str,
              shared_workspace: str | None = None, shared_regions: str | None = None,
-             patches: PatchCode | StreamCode | None = None) -> Generated:
+             patches: PatchCode | StreamCode | None = None, parts=None) -> Generated:
     """All generated C of the artifact (see the module docstring).
 
     ``shared_workspace`` (a C symbol) makes the static workspace one that
@@ -878,10 +1015,12 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     if kind not in ("c", "llvm"):
         raise CodegenError(f"the entry function is C, and target {target!r} is neither a C "
                            "nor an llvm target")
-    entry = lower_entry(name, graph, groups, kernels, plan, patches, shared_regions or "")
+    entry = lower_entry(name, graph, groups, kernels, plan, patches, shared_regions or "", parts)
     inputs, outputs, lay = entry.inputs, entry.outputs, entry.layout
     states = list(entry.states)
-    functions = print_functions([entry.run, *entry.kernels])
+    functions = print_functions([*entry.tasks, entry.run, *entry.kernels])
+    # A split group's parts' kernels follow the whole groups' (codegen/P_kernels_<i>.c).
+    kernels = [*kernels, *entry.part_kernels]
     constant_bytes = sum(k.constant_bytes for k in kernels) + entry.constant_arg_bytes
     common = dict(
         name=name, NAME=name.upper(), model_name=_comment(graph.name), version=version,
@@ -903,7 +1042,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
                        "section": constant_section(name, r), "mark": f"{name}_const_{r}_mark"}
                       for r, n in plan.region_constants.items() if r != "ram"],
         ram_constant_bytes=plan.region_constants.get("ram", 0),
-        status_no_kernel=STATUS_NO_KERNEL,
+        status_no_kernel=STATUS_NO_KERNEL, cores=WORKER_CORE + 1 if entry.tasks else 1,
         status_constants_not_copied=STATUS_CONSTANTS_NOT_COPIED)
     rpc_tensors = [RpcTensor(p.rpc_name, p.tensor.dtype, p.role, p.role == "input",
                              tuple(p.dims), p.nbytes, f"{name}_rpc_{p.role}_{p.index}")
@@ -923,7 +1062,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     if kind == "c":
         for i, k in enumerate(kernels):
             files[kernel_file(name, i)] = k.source
-    return Generated(files, lay, constant_bytes, common["state_bytes"])
+    return Generated(files, lay, constant_bytes, common["state_bytes"], common["cores"])
 
 
 def group_files(name: str, members, *, alignment: int, target: str, board: str | None,

@@ -274,7 +274,7 @@ def board_build(board) -> dict | None:
             "defines": board_defines(board), "ldflags": list(tc.ldflags), "memory": memory}
 
 
-def build_settings(name: str, files, board, external=()) -> dict:
+def build_settings(name: str, files, board, external=(), cores: int = 1) -> dict:
     """metadata.json's ``build``: the library's C sources, its prebuilt objects
     (the kernels of an ``llvm`` target, compiled by LLVM for the board's core:
     link them as they are), the RPC descriptor's sources, the include folders
@@ -283,7 +283,10 @@ def build_settings(name: str, files, board, external=()) -> dict:
     ``-T`` each), :func:`opt_flags`, :func:`board_build`, and ``external``: per
     external codegen (``-libs``) the library folder it calls (``root``, also
     the CMake/Make variable ``variable``) with the sources, include folders
-    (relative to it) and defines every build of the model adds."""
+    (relative to it) and defines every build of the model adds; ``runtime_sources``:
+    the runtime's sources (relative to ``runtime_c/``) beyond the RPC server's that
+    the model calls (``src/cores.c`` when it hands work to core 1: ``cores`` 2; absent
+    otherwise)."""
     return {"sources": library_sources(files, name),
             "objects": sorted(p for p in files if p.startswith("codegen/") and p.endswith(".o")),
             "rpc_sources": [f"codegen/{name}_rpc.c"] if f"codegen/{name}_rpc.c" in files else [],
@@ -291,7 +294,8 @@ def build_settings(name: str, files, board, external=()) -> dict:
             "linker_scripts": sorted(p for p in files if p.endswith(".ld")),
             "opt_flags": opt_flags(board),
             "board": board_build(board),
-            "external": [dict(e) for e in external]}
+            "external": [dict(e) for e in external],
+            **({"runtime_sources": ["src/cores.c"]} if cores > 1 else {})}
 
 
 def external_build(build: dict) -> tuple[list[str], list[str]]:

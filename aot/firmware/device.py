@@ -294,6 +294,11 @@ def run_on_board(compiled, inputs: list[np.ndarray], *, workdir=None, runner: st
     """
     if compiled.board is None:
         raise DeviceError("running on a device needs a board: compile with --board")
+    if compiled.cores > 1 and compiled.board.qemu is None:
+        raise DeviceError(f"not supported yet: running on {compiled.board.tag}'s "
+                          f"{compiled.cores} cores (build-only: `aot compile --cores "
+                          f"{compiled.cores}` and `aot project` build the firmware, but no "
+                          "run has checked that board's hand-over); qemu/mps2-an521 runs two")
     inputs = check_inputs(compiled.graph, inputs)  # before the build and the flash
     name = runner or compiled.board.runner.name
     if serial_port is None and (name == "none" or get_runner(name).needs_serial_port):

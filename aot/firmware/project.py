@@ -294,6 +294,8 @@ def create_project(artifact, board: Board | str, out) -> Project:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
         sources = sorted(str(p.relative_to(out)) for p in (out / "model" / "codegen").glob("*.c"))
+        # The runtime's sources the model itself calls (aot/cores.h's hand-over).
+        sources += [f"runtime/{s}" for s in meta.get("build", {}).get("runtime_sources", [])]
         objects = [f"model/{o}" for o in meta.get("build", {}).get("objects", [])]
         # External codegens' libraries are compiled from where they are (never copied).
         extra_sources, extra_flags = export.external_build(meta.get("build", {}))

@@ -184,7 +184,8 @@ def verify_model(model, board, *, codegen: str | None = None,
                  input_shapes=None,
                  float_tolerance: float = FLOAT_TOLERANCE,
                  workdir=None, runner: str | None = None, serial_port: str | None = None,
-                 cache_dir: Path | None = None, kernel_library=None) -> VerifyReport:
+                 cache_dir: Path | None = None, kernel_library=None,
+                 cores: int = 1) -> VerifyReport:
     """Run ``model`` on ``board`` and on the reference; compare bit for bit.
 
     ``codegen`` (``c``, ``llvm``) overrides the board's code generator
@@ -196,7 +197,8 @@ def verify_model(model, board, *, codegen: str | None = None,
     numpy; 0 demands identical floats too).  ``input_shapes`` fixes the sizes
     an ONNX model leaves open (:func:`aot.frontend.load_model`).  ``kernel_library``
     is :func:`aot.compile.compile_model`'s (tuning records; ``aot verify`` passes the
-    records ``aot compile`` would use, so it checks the same kernels).
+    records ``aot compile`` would use, so it checks the same kernels).  ``cores`` 2 splits
+    the model across the board's two cores (docs/targets.md).
     """
     model = Path(model)
     graph = load_model(model, input_shapes)
@@ -215,7 +217,7 @@ def verify_model(model, board, *, codegen: str | None = None,
         sources.append(f"{count} seeded random (seed {seed})")
     sequence = [np.concatenate(arrays) for arrays in zip(*parts)]
     compiled = compile_model(model, board, codegen=codegen, name=name, input_shapes=input_shapes,
-                             measure_code=False, kernel_library=kernel_library)
+                             measure_code=False, kernel_library=kernel_library, cores=cores)
     run = run_on_board(compiled, sequence, workdir=workdir, runner=runner,
                        serial_port=serial_port, cache_dir=cache_dir)
     want = reference_outputs(graph, sequence)

@@ -479,13 +479,10 @@ def _cores(path: Path, table: dict | None, memory: Memory | None) -> Cores:
 
 
 def check_cores(board: Board | None, cores: int) -> None:
-    """Refuse ``--cores N`` that the board cannot have or that compilation would
-    not honour; ``--cores 1`` (core 0 alone, what every build does) passes.
-
-    Splitting a model across several cores is not supported yet: the record's
-    ``[cores]``, the runtime's queue (``aot/cores.h``) and the placement pass
-    (:func:`aot.passes.place_cores`) exist, the entry function's hand-over does
-    not (docs/targets.md).
+    """Refuse ``--cores N`` that the board cannot have: none, fewer than 1, more than
+    the board's (``--cores 1`` is core 0 alone, what every build does).  Two cores
+    split the model's layers across both (:func:`aot.passes.place_cores`) and the
+    entry function hands core 1 its half of each step (docs/targets.md).
     """
     if board is None:
         raise TargetError(f"--cores {cores}: the number of cores is a board fact; give --board")
@@ -498,13 +495,9 @@ def check_cores(board: Board | None, cores: int) -> None:
                 else f"; give 1 to {have}")
         raise TargetError(f"--cores {cores}: {board.tag} has {have} "
                           f"core{'s' if have > 1 else ''}{hint}")
-    if cores > 1:
-        raise TargetError(
-            f"not supported yet: --cores {cores} (splitting layers across {board.tag}'s "
-            f"{have} cores: the board record, the runtime's work queue, the placement pass "
-            "(place_cores, with the pass config placement.cores) and the per-core counts of "
-            "aot run --json are ready; the entry function's hand-over to the other cores "
-            "is not); --cores 1 runs the model on core 0")
+    if cores > 2:
+        raise TargetError(f"not supported yet: --cores {cores} (the entry function hands "
+                          "work to core 1 only); give 1 or 2")
 
 
 def board_devices(composite: Target, board: Board | None = None) -> tuple[Target, Board, int]:

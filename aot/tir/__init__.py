@@ -8,9 +8,9 @@ the loop passes by their stable names.
 """
 
 from aot.tir.expr import (  # noqa: F401
-    AccessPtr, Address, Binary, Broadcast, Call, Cast, FloatImm, IntImm, Load, Not, PrimExpr,
-    Ramp, Select, StringImm, Var, call_extern, call_memory, call_pure, cast, const, floordiv,
-    floormod, likely, truncdiv, truncmod,
+    AccessPtr, Address, Binary, Broadcast, Call, Cast, FloatImm, FuncRef, IntImm, Load, Not,
+    PrimExpr, Ramp, Select, StringImm, Var, call_extern, call_memory, call_pure, cast, const,
+    floordiv, floormod, likely, truncdiv, truncmod,
 )
 from aot.tir.stmt import (  # noqa: F401
     Allocate, Buffer, Comment, Evaluate, For, IfThenElse, LetStmt, PrimFunc, Return, SeqStmt,

@@ -183,6 +183,17 @@ class StringImm(PrimExpr):
         self.value = value
 
 
+class FuncRef(PrimExpr):
+    """The address of the function ``name`` (a ``handle``): a task handed to
+    another core (``aot_core_submit``, :mod:`aot.executor.codegen`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.dtype = "handle"
+        self.name = name
+
+
 class Var(PrimExpr):
     """A scalar variable: a loop index, a size or a symbolic stride."""
 
@@ -551,6 +562,8 @@ class ExprPrinter:
             return float_literal(e.value) + "f"
         if isinstance(e, StringImm):
             return '"' + e.value + '"'
+        if isinstance(e, FuncRef):
+            return f"&{e.name}"
         if isinstance(e, Var):
             return self.name(e, e.name)
         if isinstance(e, Binary):

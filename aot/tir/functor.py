@@ -28,7 +28,7 @@ class Mutator:
 
     def default_expr(self, e):
         x = self.expr
-        if isinstance(e, (E.IntImm, E.FloatImm, E.StringImm, E.Var)):
+        if isinstance(e, (E.IntImm, E.FloatImm, E.StringImm, E.FuncRef, E.Var)):
             return e
         if isinstance(e, E.Binary):
             a, b = x(e.a), x(e.b)

@@ -27,6 +27,8 @@ def struct_key(e):
         return ("imm", e.dtype, e.value)
     if isinstance(e, E.StringImm):
         return ("str", e.value)
+    if isinstance(e, E.FuncRef):
+        return ("func", e.name)
     if isinstance(e, E.Binary):
         return ("bin", e.op, struct_key(e.a), struct_key(e.b))
     if isinstance(e, E.Not):

@@ -1,6 +1,6 @@
 """A composite ``--target`` whose devices are cores of one board: parsed, each member
 refining the board's target like ``--target``, counted like ``--cores N`` and held to
-what compilation honours (two cores: not supported yet, naming what works)."""
+what compilation honours (no more than the board's cores, members of one board)."""
 
 from __future__ import annotations
 
@@ -47,9 +47,6 @@ def test_one_device_compiles_for_core_0():
     (None, "composite -targets={c},{c}",
      "the composite target's devices ('c -keys=cpu', 'c -keys=cpu') are cores of a board: "
      "give --board TAG (boards with several cores: qemu/mps2-an521, raspberrypi/pico)"),
-    (AN521, "composite -targets={c},{c}",
-     "the composite target's 2 devices are 2 cores of qemu/mps2-an521: not supported yet: "
-     "--cores 2"),
     ("qemu/mps2-an386", "composite -targets={c},{c}",
      "the composite target names 2 devices but qemu/mps2-an386 has 1 core"),
 ])

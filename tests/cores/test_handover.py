@@ -1,0 +1,157 @@
+"""The entry function's hand-over to core 1 (docs/targets.md "Several cores of one
+board"): a model placed on two cores queues core 1's part of each parallel step as a
+task, runs core 0's, and joins core 1 at the step's barrier; on one core the C has
+none of it.  Under QEMU the an521 runs the four MLPerf models and the other shared
+models on both cores, bit-exact with the reference, each core executing part of the
+work (``aot run --json``'s per-core instructions)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+import pytest
+from support.models import MODELS_DIR
+
+from aot.cli import main
+from aot.compile import CompileError, compile_model
+from aot.ir import GraphBuilder, Quantization, TensorType
+
+AN521 = "qemu/mps2-an521"
+KWS = MODELS_DIR / "mlperf_kws_dscnn.tflite"
+HELLO = MODELS_DIR / "tflm_hello_world_int8.tflite"
+
+
+@pytest.fixture(scope="module")
+def kws_on_two_cores():
+    return compile_model(KWS, AN521, cores=2, measure_code=False)
+
+
+@pytest.mark.slow
+def test_each_split_layer_is_handed_over_and_joined(kws_on_two_cores):
+    compiled = kws_on_two_cores
+    c = compiled.files["codegen/model.c"]
+    entry = c[c.index("static int32_t model_entry("):]
+    entry = entry[:entry.index("\n}\n")]
+    tasks = re.findall(r"static void (model_core1_step_\d+)\(const void \*arg\)", c)
+    assert len(tasks) == 9  # KWS: 9 of its 13 layers split
+    for task in tasks:
+        submit = entry.index(f"aot_core_submit(1, {task}, ws)")
+        assert entry.index("aot_core_join(1)", submit) > submit
+    assert entry.count("aot_core_join(1)") == len(tasks)
+    assert entry.count("aot_cores_start()") == 1
+    assert '#include "aot/cores.h"' in c
+    assert compiled.metadata()["build"]["runtime_sources"] == ["src/cores.c"]
+    # Each part's kernel is in the artifact: 12 whole kernels, then 2 parts per split.
+    assert sum(p.startswith("codegen/model_kernels_") for p in compiled.files) == 12 + 2 * 9
+
+
+def _two_branches():
+    """left = x + x beside right = z + z: too small to split, independent, so the
+    placement runs them side by side."""
+    q = Quantization((0.05,), (0,))
+    b = GraphBuilder("two")
+    x = b.input("x", (1, 8, 8, 4), "int8", q)
+    z = b.input("z", (1, 8, 8, 4), "int8", q)
+    out = TensorType((1, 8, 8, 4), "int8", q)
+    return b.build([b.op("add", [x, x], out, name="left"),
+                    b.op("add", [z, z], out, name="right")])
+
+
+def test_side_by_side_groups_are_one_hand_over():
+    c = compile_model(_two_branches(), AN521, cores=2, measure_code=False).files[
+        "codegen/model.c"]
+    assert c.count("aot_core_submit(1, model_core1_step_0, ws)") == 1
+    assert "fused_0_add: add; beside fused_1_add: add, on core 1" in c
+    task = c[c.index("static void model_core1_step_0"):]
+    assert "model_k1(" in task[:task.index("\n}\n")]  # right's kernel runs on core 1
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_side_by_side_is_bit_exact_under_qemu():
+    from aot.firmware.device import run_on_board
+    from aot.firmware.verify import random_inputs, reference_outputs
+
+    graph = _two_branches()
+    compiled = compile_model(graph, AN521, cores=2, measure_code=False)
+    inputs = random_inputs(graph, 2, 0)
+    run = run_on_board(compiled, inputs)
+    for got, want in zip(run.outputs, reference_outputs(graph, inputs), strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_one_core_has_no_hand_over():
+    compiled = compile_model(HELLO, AN521, measure_code=False)
+    assert "aot_core" not in compiled.files["codegen/model.c"]
+    assert "runtime_sources" not in compiled.metadata()["build"]
+
+
+def test_a_composite_target_of_two_cores_places_on_both():
+    compiled = compile_model(HELLO, "composite -targets={c -tag=qemu/mps2-an521},"
+                             "{c -tag=qemu/mps2-an521}", measure_code=False)
+    assert compiled.board.tag == AN521
+    assert compiled.graph.annotations.cores in (1, 2)  # hello world: too small to split
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"codegen": "llvm"}, "not supported yet: 2 cores with the llvm codegen"),
+    ({"patches": "auto"}, "not supported yet: patches or streams on 2 cores"),
+    ({"config": {"placement.cores": 1}}, "the pass config placement.cores = 1 but the model "
+                                         "runs on 2 cores"),
+])
+def test_what_two_cores_do_not_honour_is_refused(options, message):
+    with pytest.raises(CompileError, match=re.escape(message)):
+        compile_model(HELLO, AN521, cores=2, measure_code=False, **options)
+
+
+SHARED = ["mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
+          "mlperf_ad_fc_autoencoder"]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("model", SHARED)
+def test_bit_exact_on_both_cores(model, tmp_path, capsys):
+    path = str(MODELS_DIR / f"{model}.tflite")
+    report = tmp_path / "verify.json"
+    assert main(["verify", path, "--board", AN521, "--cores", "2", "--random", "1",
+                 "--report", str(report)]) == 0
+    assert json.loads(report.read_text())["passed"]
+    capsys.readouterr()
+    assert main(["run", path, "--board", AN521, "--cores", "2", "--json"]) == 0
+    cores = json.loads(capsys.readouterr().out)["cores"]
+    assert len(cores) == 2 and all(c["instructions"] > 100_000 for c in cores), cores
+
+
+OTHERS = ["tflm_hello_world_int8.tflite", "tflm_keyword_scrambled_int16.tflite",
+          "tflm_magic_wand_float.tflite", "tflm_micro_speech.tflite",
+          "tflm_mnist_lstm_int8.tflite", "onnx_mnist8.onnx", "onnx_mnist8_int8_qdq.onnx"]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("model", OTHERS)
+def test_the_other_shared_models_pass_on_two_cores(model, tmp_path):
+    """Split where the placement splits (micro speech, magic wand, the MNISTs), on core 0
+    alone where nothing is large enough (hello world, the LSTM, the int16 keyword model);
+    floats within verify's tolerance."""
+    report = tmp_path / "verify.json"
+    assert main(["verify", str(MODELS_DIR / model), "--board", AN521, "--cores", "2",
+                 "--random", "1", "--report", str(report)]) == 0
+    assert json.loads(report.read_text())["passed"]
+
+
+@pytest.mark.slow
+def test_running_the_picos_two_cores_is_refused():
+    """KWS splits on the Pico too; its firmware builds, but no run checks it."""
+    from aot.errors import AotError
+    from aot.firmware.device import run_on_board
+
+    compiled = compile_model(KWS, "raspberrypi/pico", cores=2, measure_code=False)
+    assert compiled.cores == 2
+    with pytest.raises(AotError, match=re.escape("not supported yet: running on "
+                                                 "raspberrypi/pico's 2 cores (build-only")):
+        run_on_board(compiled, [np.zeros((1, 49, 10, 1), np.int8)])
