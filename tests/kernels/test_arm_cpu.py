@@ -142,7 +142,7 @@ def test_tensorized_kernels_match_the_reference_on_the_host(op, variant):
         op = "conv2d"
     helper = {"conv2d": re.escape("aot_conv_requant_") if fuses else UNFUSED_CONV,
               "dense": re.escape(_dense_helper(variant)),
-              # the row helper fused with its epilogue (conv2d.fuse)
+              # the row helper fused with its epilogue (depthwise_conv2d.fuse)
               "depthwise_conv2d": re.escape("aot_depthwise_requant_s8(")}[op]
     untensorized = variant.get("w_zp") or (op == "depthwise_conv2d"
                                            and variant.get("depth_multiplier", 1) > 1)

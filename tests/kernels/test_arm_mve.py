@@ -104,7 +104,7 @@ def test_cortex_m55_depthwise_widens_to_int32_lanes(tmp_path):
 ])
 def test_arm_targets_call_the_epilogue_row_helper_and_others_do_not(op, variant):
     # Helium vectorizes it, the DSP extension does two outputs per step; a
-    # depthwise row's epilogue is fused with its accumulators (conv2d.fuse),
+    # depthwise row's epilogue is fused with its accumulators (depthwise_conv2d.fuse),
     # and so is a convolution's on a core with the DSP extension and without
     # Helium (an M55 keeps the two calls even with the arm_cpu keys)
     ag = optimize(_graph(op, variant, 5))

@@ -1,4 +1,5 @@
-"""The depthwise row helper fused with its requantizing epilogue (aot.kernels.conv2d.fuse).
+"""The depthwise row helper fused with its requantizing epilogue
+(aot.kernels.depthwise_conv2d.fuse, on aot.kernels.conv2d.fuse's rows).
 
 The fused requantization's identity against TFLM's two-rounding arithmetic
 (host C under sanitizers), the rewrite of the two row calls into one, the
@@ -19,6 +20,7 @@ from kernel_checks import DepthwiseFusion, check_graph, seeded_inputs
 
 from aot.kernels import lower_group, support_files
 from aot.kernels.conv2d import fuse
+from aot.kernels.depthwise_conv2d import fuse as dw_fuse
 from aot.kernels.registry import TEMPLATES
 from aot.passes import annotations, optimize
 from aot.quant.arith import multiply_by_quantized_multiplier
@@ -140,7 +142,7 @@ def _pair_func(reader=False):
     y = S.Buffer("y", "int8", (8,))
     ptr = [E.AccessPtr(buf, E.const(0), "r") for buf in (acc, x, w, b, t, y)]
     c = E.const
-    body = [_call(fuse.ACC_CALL, ptr[0], c(8), ptr[1], c(24), c(8), ptr[2], c(1), c(8), c(3),
+    body = [_call(dw_fuse.ACC_CALL, ptr[0], c(8), ptr[1], c(24), c(8), ptr[2], c(1), c(8), c(3),
                   c(3), c(1), c(1), c(1)),
             _call(fuse.EPILOGUE_CALL, ptr[5], c(8), ptr[0], c(8), ptr[3], ptr[4], c(1), c(8),
                   c(-128), c(127))]
@@ -150,16 +152,16 @@ def _pair_func(reader=False):
 
 
 def test_the_rewrite_is_exact_or_does_nothing():
-    fused = fuse.fuse_depthwise_epilogue("rows")(_pair_func())
+    fused = dw_fuse.fuse_depthwise_epilogue("rows")(_pair_func())
     calls = [n.value.name for n in _statements(fused.body) if isinstance(n, S.Evaluate)]
-    assert calls == [fuse.FUSED_CALL]
+    assert calls == [dw_fuse.FUSED_CALL]
     assert not any(isinstance(n, S.Allocate) for n in _statements(fused.body))
     # the accumulator row is read again: fusing would lose it
     kept = _pair_func(reader=True)
-    assert fuse.fuse_depthwise_epilogue("rows")(kept) is kept
+    assert dw_fuse.fuse_depthwise_epilogue("rows")(kept) is kept
     # no rows parameter of that name: nothing to read instead
     plain = _pair_func()
-    assert fuse.fuse_depthwise_epilogue("other")(plain) is plain
+    assert dw_fuse.fuse_depthwise_epilogue("other")(plain) is plain
 
 
 @pytest.mark.parametrize("variant", [

@@ -5,11 +5,14 @@
   depthwise_conv2d and dense build on its pieces;
 * :mod:`~aot.kernels.conv2d.schedules`: the schedule template, one per
   target key, whose default configuration is the library's schedule and
-  which the tuner searches;
+  which the tuner searches, built from row-schedule pieces depthwise_conv2d's
+  template shares;
 * :mod:`~aot.kernels.conv2d.intrin`: tensor intrinsics onto the int8
-  helpers of the support headers (portable C, DSP, Helium);
+  helpers of the support headers (portable C, DSP, Helium), and the row
+  window and buffers depthwise's intrinsic shares;
 * :mod:`~aot.kernels.conv2d.fuse`: the rewrites fusing a row's accumulation
-  call with its epilogue's;
+  call with its epilogue's, the machinery and requantization rows
+  depthwise's rewrite shares;
 * :mod:`~aot.kernels.conv2d.paths`: which path of the C helpers a call
   takes, decided when the C is generated;
 * :mod:`~aot.kernels.conv2d.helium`: the Helium requantizing epilogue;

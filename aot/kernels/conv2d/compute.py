@@ -107,7 +107,7 @@ def accumulate(ctx, node, depthwise: bool):
         stages["dot_s8"] = acc  # the channel reduction is an int8 dot product
     if depthwise and acc_dtype == "int32" and x_t.dtype == "int8" and node.attrs[
             "depth_multiplier"] == 1:
-        stages["depthwise_s8"] = acc  # channel-wise int8 products (see conv2d.intrin)
+        stages["depthwise_s8"] = acc  # channel-wise int8 products (see depthwise_conv2d.intrin)
     return acc, bias, qp, macs, stages
 
 

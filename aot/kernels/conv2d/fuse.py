@@ -1,11 +1,13 @@
-"""Depthwise and convolution rows and their epilogue as one helper call, without
-the accumulator row.
+"""Convolution rows and their epilogue as one helper call, without the
+accumulator row, and the machinery depthwise's rows fuse with
+(:mod:`aot.kernels.depthwise_conv2d.fuse`, whose rewrite introduces it here).
 
 The arm_cpu / arm_mve depthwise schedule tensorizes the accumulators of an
 output row (or pixel) into ``aot_depthwise_s8`` and the requantizing
 epilogue of the same row into ``aot_requant_row_s8``; lowered, every row is
 those two calls, one after the other, through a scratch row of int32
-accumulators.  :func:`fuse_depthwise_epilogue` replaces each such pair by
+accumulators.  Depthwise's ``fuse_depthwise_epilogue`` (:func:`fuse_row_calls`
+with its call) replaces each such pair by
 one ``aot_depthwise_requant_s8`` call, which requantizes each block of
 accumulators straight from registers, and drops the scratch row:
 
@@ -101,11 +103,8 @@ from aot.tir.passes import drop_allocations
 from aot.tir.simplify import equal
 
 #: The rewrites' names (``lower``'s dump, docs/kernels.md).
-NAME = "fuse_depthwise_epilogue"
 CONV_NAME = "fuse_conv_epilogue"
-ACC_CALL = "aot_depthwise_s8"
 EPILOGUE_CALL = "aot_requant_row_s8"
-FUSED_CALL = "aot_depthwise_requant_s8"
 BLOCK_NAME = "fuse_block_epilogue"
 BLOCK_ACC_CALL = "aot_block_row_s8"
 BLOCK_RESET_CALL = "aot_block_reset_s32"
@@ -219,21 +218,10 @@ def reads_the_accumulators(acc, acc_ps, npix, channels, epi_call: E.Call) -> boo
             and equal(acc_ps, acc_ps2) and equal(npix, npix2) and equal(channels, n))
 
 
-def fused_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
-    """The fused call for one accumulator call and the epilogue call after
-    it, reading ``rows`` (:func:`fused_requant_rows`), or None when the
-    epilogue does not read exactly those accumulators."""
-    acc, acc_ps, x, x_rs, x_cs, w, npix, c_n, kh, kw, sw, dh, dw = acc_call.args
-    y, y_ps, *_, lo, hi = epi_call.args
-    if not reads_the_accumulators(acc, acc_ps, npix, c_n, epi_call):
-        return None
-    return E.Call("int32", FUSED_CALL, (y, y_ps, x, x_rs, x_cs, w,
-                                        E.AccessPtr(rows, E.const(0), "r"), npix, c_n, kh,
-                                        kw, sw, dh, dw, lo, hi), "extern")
-
-
 def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
-    """:func:`fused_call` for an ``aot_conv_s8`` call: the fused row's entry
+    """The fused call for one ``aot_conv_s8`` call and the epilogue call after
+    it, reading ``rows`` (:func:`conv_requant_rows`), or None when the
+    epilogue does not read exactly those accumulators: the fused row's entry
     point for the call's path (:func:`aot.kernels.conv2d.paths.fused_row_helper`;
     the widened ones take no ``x_cs`` nor ``widen``)."""
     acc, acc_ps, x, x_rs, x_cs, w, npix, oc, kh, kw, c_n, sw, dh, dw, widen = acc_call.args
@@ -247,7 +235,7 @@ def fused_conv_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Cal
 
 
 def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
-    """:func:`fused_call` for an ``aot_block_row_s8`` call (``aot_block_requant_s8``)."""
+    """:func:`fused_conv_call` for an ``aot_block_row_s8`` call (``aot_block_requant_s8``)."""
     acc, acc_ps, x, x_ps, w, w_os, npix, nch, p, o, k, steps, xw, ww = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
     if not reads_the_accumulators(acc, acc_ps, npix, nch, epi_call):
@@ -258,7 +246,7 @@ def fused_block_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Ca
 
 
 def fused_patch_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Call | None:
-    """:func:`fused_call` for an ``aot_block_patch_row_s8`` call
+    """:func:`fused_conv_call` for an ``aot_block_patch_row_s8`` call
     (``aot_block_patch_requant_s8``)."""
     acc, acc_ps, x, x_rs, x_ps, w, w_os, npix, nch, *rest = acc_call.args
     y, y_ps, *_, lo, hi = epi_call.args
@@ -270,8 +258,7 @@ def fused_patch_call(acc_call: E.Call, epi_call: E.Call, rows: S.Buffer) -> E.Ca
 
 
 class _Fuser(Mutator):
-    def __init__(self, rows: S.Buffer, acc_name: str = ACC_CALL, make=fused_call,
-                 reset_name: str | None = None):
+    def __init__(self, rows: S.Buffer, acc_name: str, make, reset_name: str | None = None):
         self.rows = rows
         self.acc_name, self.make = acc_name, make
         self.reset_name = reset_name   # the call that zeroes the accumulators first
@@ -322,22 +309,18 @@ class _Fuser(Mutator):
         return s
 
 
-def fuse_depthwise_epilogue(rows_name: str):
-    """The rewrite (``PrimFunc -> PrimFunc``) that fuses every accumulator
-    row call with its epilogue call, reading the rows of the constant
-    parameter ``rows_name``, or returns the function itself when there is
-    nothing to fuse or fusing would not be exact."""
-    return lambda func: _fuse(func, rows_name, ACC_CALL, fused_call)
-
-
 def fuse_conv_epilogue(rows_name: str):
-    """The same rewrite for ``aot_conv_s8`` rows (``aot_conv_requant_*_s8``)."""
+    """The rewrite (``PrimFunc -> PrimFunc``) that fuses every ``aot_conv_s8``
+    row call with its epilogue call (``aot_conv_requant_*_s8``), reading the
+    rows of the constant parameter ``rows_name``, or returns the function
+    itself when there is nothing to fuse or fusing would not be exact."""
     return lambda func: _fuse(func, rows_name, CONV_ACC_CALL, fused_conv_call)
 
 
 def fuse_row_calls(rows_name: str, acc_name: str, make):
     """The same rewrite for the row calls named ``acc_name`` of another row
-    intrinsic (the auto tuner's ``dwblock``, :mod:`aot.kernels.depthwise_conv2d.blocked`):
+    intrinsic (depthwise's rows, :mod:`aot.kernels.depthwise_conv2d.fuse`, and
+    the auto tuner's ``dwblock``, :mod:`aot.kernels.depthwise_conv2d.blocked`):
     ``make(acc_call, epi_call, rows)`` builds its fused call, or None when the
     epilogue does not read exactly its accumulators (:func:`reads_the_accumulators`)."""
     return lambda func: _fuse(func, rows_name, acc_name, make)

@@ -23,7 +23,7 @@ through tensorize, run on 128-bit vectors instead of SMLAD pairs:
   so eight channels x two pixels per step widen int8 to int32 lanes
   (``VLDRB.S32``) and use a VMUL and a VADD per four products; the weights
   are loaded once for both pixels; fused with the epilogue
-  (``aot_mve_depthwise_requant_s8``, :mod:`aot.kernels.conv2d.fuse`), four
+  (``aot_mve_depthwise_requant_s8``, :mod:`aot.kernels.depthwise_conv2d.fuse`), four
   channels x two pixels, each input column loaded once for both pixels and
   the requantization in vector registers (VRMULH for SMMLAR).
 

@@ -1,7 +1,7 @@
 """Tensor intrinsics of the int8 convolutions: calls of the support header's helpers.
 
-The int8 x int8 -> int32 accumulations of conv2d and depthwise_conv2d (and
-dense's dot products) are replaced by calls of ``static inline`` helpers of
+The int8 x int8 -> int32 accumulations of conv2d (and dense's dot products)
+are replaced by calls of ``static inline`` helpers of
 ``include/aot_kernel_int8.h`` (portable C, the DSP extension's SMLAD/SXTB16
 where ``__ARM_FEATURE_DSP`` is defined, Helium through
 ``include/aot_kernel_mve.h``):
@@ -11,13 +11,13 @@ where ``__ARM_FEATURE_DSP`` is defined, Helium through
   that each loaded word feeds two SMLADs (after lowering, a call whose
   shape takes a widened DSP path names that path's entry point instead:
   :func:`aot.kernels.conv2d.paths.name_conv_paths`);
-* ``depthwise_s8`` (multiplier 1): one call of ``aot_depthwise_s8`` per row,
-  channels innermost, four channels per loaded word;
 * ``dot_s8``: one ``aot_dot_s8`` per output value (a plain int8 dot product).
 
 Every shape argument is a compile-time constant and the helpers are always
 inlined, so GCC specializes the loops per layer; the same kernels run (and
-are tested) on the host.
+are tested) on the host.  Depthwise's row intrinsic (``depthwise_s8``) is
+:mod:`aot.kernels.depthwise_conv2d.intrin`, built on :func:`row_window` and
+:func:`row_binds`.
 """
 
 from __future__ import annotations
@@ -53,77 +53,97 @@ def dot_s8_intrin(length: int):
 WIDEN_INPUT = True
 
 
-def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int],
-                   channels: int, strides: tuple[int, int], dilation: tuple[int, int],
-                   depthwise: bool, widen: bool = WIDEN_INPUT):
-    """The accumulators of ``pixels`` output pixels of one output row (``None``:
-    a single pixel, no pixel axis) over all output channels, as one call of
-    ``aot_conv_s8`` (or ``aot_depthwise_s8``).  The input operand is the
-    window of input rows (padded or not) with variable row and column strides."""
+def row_window(pixels: int | None, kernel: tuple[int, int], channels: int,
+               strides: tuple[int, int], dilation: tuple[int, int]):
+    """The input operand of a row intrinsic over ``pixels`` output pixels
+    (``None``: one) and its two kernel reduction axes: the window of input
+    rows (padded or not) the row reads."""
     KH, KW = kernel
     _, sw = strides
     dh, dw = dilation
-    npix = pixels or 1
     rows = (KH - 1) * dh + 1
-    cols = (npix - 1) * sw + (KW - 1) * dw + 1
+    cols = ((pixels or 1) - 1) * sw + (KW - 1) * dw + 1
     a = te.placeholder((rows, cols, channels), "int8", "a")
-    kh = te.reduce_axis((0, KH), "kh")
-    kw = te.reduce_axis((0, KW), "kw")
-    if depthwise:
-        b = te.placeholder((KH, KW, channels), "int8", "b")
+    return a, te.reduce_axis((0, KH), "kh"), te.reduce_axis((0, KW), "kw")
 
-        def value(w, o):
-            return te.sum(a[kh * dh, w * sw + kw * dw, o].astype("int32")
-                          * b[kh, kw, o].astype("int32"), axis=[kh, kw])
-    else:
-        b = te.placeholder((out_channels, KH, KW, channels), "int8", "b")
-        rc = te.reduce_axis((0, channels), "rc")
 
-        def value(w, o):
-            return te.sum(a[kh * dh, w * sw + kw * dw, rc].astype("int32")
-                          * b[o, kh, kw, rc].astype("int32"), axis=[kh, kw, rc])
-    if pixels is None:
-        c = te.compute((out_channels,), lambda o: value(0, o), name="c")
-    else:
-        c = te.compute((pixels, out_channels), value, name="c")
-
-    def intrin_func(ins, outs):
-        aa, bb = ins
-        cc = outs[0]
-        pix_stride = 0 if pixels is None else cc.strides[0]
-        if depthwise:
-            return tir.call_extern("int32", "aot_depthwise_s8", cc.access_ptr("w"), pix_stride,
-                                   aa.access_ptr("r"), aa.strides[0], aa.strides[1],
-                                   bb.access_ptr("r"), npix, channels, KH, KW, sw, dh, dw)
-        return tir.call_extern("int32", CONV_CALL, cc.access_ptr("w"), pix_stride,
-                               aa.access_ptr("r"), aa.strides[0], aa.strides[1],
-                               bb.access_ptr("r"), npix, out_channels, KH, KW, channels,
-                               sw, dh, dw, int(widen))
-    binds = {
+def row_binds(a, b, c, pixels: int | None) -> dict:
+    """The buffers of a row intrinsic's window ``a`` (variable row and column
+    strides), weights ``b`` and accumulators ``c`` (a pixel stride unless
+    ``pixels`` is ``None``)."""
+    return {
         a: tir.decl_buffer(a.shape, "int8", "a", strides=[te.var("a_rs"), te.var("a_cs"), 1],
                            elem_offset=te.var("a_off")),
         b: tir.decl_buffer(b.shape, "int8", "b", elem_offset=te.var("b_off")),
         c: tir.decl_buffer(c.shape, "int32", "c", elem_offset=te.var("c_off"),
                            strides=None if pixels is None else [te.var("c_ps"), 1]),
     }
-    return te.decl_tensor_intrin(c.op, intrin_func, binds=binds,
-                                 name="depthwise_s8" if depthwise else "conv_s8")
 
 
-def tensorize_conv(s, stages, level: int, depthwise: bool,
-                    widen: bool = WIDEN_INPUT) -> bool:
-    acc = stages.get("depthwise_s8" if depthwise else "dot_s8")
-    if acc is None:
-        return False
+def row_accumulators(pixels: int | None, out_channels: int, value):
+    """The accumulators ``c`` of a row intrinsic: ``value(w, o)`` for each of
+    ``pixels`` pixels (``None``: one pixel, no pixel axis) and output channel."""
+    if pixels is None:
+        return te.compute((out_channels,), lambda o: value(0, o), name="c")
+    return te.compute((pixels, out_channels), value, name="c")
+
+
+def conv_s8_intrin(pixels: int | None, out_channels: int, kernel: tuple[int, int],
+                   channels: int, strides: tuple[int, int], dilation: tuple[int, int],
+                   widen: bool = WIDEN_INPUT):
+    """The accumulators of ``pixels`` output pixels of one output row (``None``:
+    a single pixel, no pixel axis) over all output channels, as one call of
+    ``aot_conv_s8``.  The input operand is the window of input rows (padded or
+    not) with variable row and column strides."""
+    KH, KW = kernel
+    _, sw = strides
+    dh, dw = dilation
+    npix = pixels or 1
+    a, kh, kw = row_window(pixels, kernel, channels, strides, dilation)
+    b = te.placeholder((out_channels, KH, KW, channels), "int8", "b")
+    rc = te.reduce_axis((0, channels), "rc")
+
+    def value(w, o):
+        return te.sum(a[kh * dh, w * sw + kw * dw, rc].astype("int32")
+                      * b[o, kh, kw, rc].astype("int32"), axis=[kh, kw, rc])
+    c = row_accumulators(pixels, out_channels, value)
+
+    def intrin_func(ins, outs):
+        aa, bb = ins
+        cc = outs[0]
+        pix_stride = 0 if pixels is None else cc.strides[0]
+        return tir.call_extern("int32", CONV_CALL, cc.access_ptr("w"), pix_stride,
+                               aa.access_ptr("r"), aa.strides[0], aa.strides[1],
+                               bb.access_ptr("r"), npix, out_channels, KH, KW, channels,
+                               sw, dh, dw, int(widen))
+    return te.decl_tensor_intrin(c.op, intrin_func, binds=row_binds(a, b, c, pixels),
+                                 name="conv_s8")
+
+
+def row_geometry(acc):
+    """``(W, O, (KH, KW), strides, dilation)`` of a row intrinsic's
+    accumulation stage ``acc`` (NHWO, reducing over the taps first)."""
     _, _, W, O = (extent(d) for d in acc.shape)
     red = acc.op.reduce_axis
-    KH, KW = extent(red[0].dom.extent), extent(red[1].dom.extent)
-    C = O if depthwise else extent(red[2].dom.extent)
-    axis = acc.op.axis[2] if level == 1 else acc.op.axis[3]
-    intrin = conv_s8_intrin(W if level == 1 else None, O, (KH, KW), C,
-                            tuple(acc.op.attrs["strides"]), tuple(acc.op.attrs["dilation"]),
-                            depthwise, widen=widen)
-    s[acc].tensorize(axis, intrin)
+    kernel = (extent(red[0].dom.extent), extent(red[1].dom.extent))
+    return W, O, kernel, tuple(acc.op.attrs["strides"]), tuple(acc.op.attrs["dilation"])
+
+
+def row_axis(acc, level: int):
+    """The axis a row intrinsic tensorizes: the pixels (``level`` 1, a whole
+    output row) or the output channels (``level`` 2, one pixel)."""
+    return acc.op.axis[2] if level == 1 else acc.op.axis[3]
+
+
+def tensorize_conv(s, stages, level: int, widen: bool = WIDEN_INPUT) -> bool:
+    acc = stages.get("dot_s8")
+    if acc is None:
+        return False
+    W, O, kernel, strides, dilation = row_geometry(acc)
+    C = extent(acc.op.reduce_axis[2].dom.extent)
+    intrin = conv_s8_intrin(W if level == 1 else None, O, kernel, C, strides, dilation,
+                            widen=widen)
+    s[acc].tensorize(row_axis(acc, level), intrin)
     return True
 
 

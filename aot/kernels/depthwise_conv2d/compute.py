@@ -26,7 +26,7 @@ def depthwise_conv2d(ctx, node) -> Computed:
     if "depthwise_s8" in stages:
         rows = _fused_rows(node, qp)
         if rows is not None:
-            # the fused row helper's requantization (conv2d.fuse), read instead of
+            # the fused row helper's requantization (depthwise_conv2d.fuse), read instead of
             # the bias and table when the schedule fuses the epilogue
             stages["dw_requant"] = ctx.const(f"{node.name}_dwq", rows)
     return Computed(epilogue(ctx, node, acc, bias, qp), stages, macs)

@@ -1,10 +1,13 @@
 """The schedules of depthwise_conv2d: the template per target key, and the
 blocked rows the auto tuner's ``dwblock`` sketch offers.
 
-* The template is conv2d's (:func:`aot.kernels.conv2d.schedules.conv_template`,
-  whose knobs cover both: channels innermost for each pixel and tap, or one
-  ``aot_depthwise_s8`` per row on arm_cpu and arm_mve, fused with its
-  epilogue); its default is the library's schedule.
+* :func:`depthwise_template`: channels innermost for each pixel and tap, or
+  one ``aot_depthwise_s8`` per row (:mod:`.intrin`) on arm_cpu and arm_mve,
+  fused with its epilogue (:mod:`.fuse`); built from conv2d's row-schedule
+  pieces (:mod:`aot.kernels.conv2d.schedules`: the tile, unrolling and
+  epilogue knobs and their schedule), whose template it is for a depthwise
+  convolution of one input channel (computed as a convolution).  Its default
+  is the library's schedule.
 * :func:`dwblock_knobs` and :func:`apply_dwblock`: the space and the schedule of
   the blocked depthwise intrinsic (:mod:`aot.kernels.depthwise_conv2d.blocked`,
   ``aot_dwblock_s8``): a block of output rows per call, kernel columns of one
@@ -16,10 +19,17 @@ blocked rows the auto tuner's ``dwblock`` sketch offers.
 from __future__ import annotations
 
 from aot.kernels.conv2d.helium import requant_pattern
-from aot.kernels.conv2d.schedules import STACK_BUDGET, conv_template
+from aot.kernels.conv2d.schedules import (STACK_BUDGET, accumulate_knob, conv_template,
+                                          epilogue_defaults, epilogue_knobs, over_channels,
+                                          place_rows, requant_rows, residual_rows,
+                                          row_defaults, tile_knob, unroll_knobs,
+                                          unrolled_channels, uses_intrinsics)
 from aot.kernels.depthwise_conv2d import blocked as dwb
+from aot.kernels.depthwise_conv2d.fuse import NAME as FUSE_NAME
+from aot.kernels.depthwise_conv2d.fuse import fuse_depthwise_epilogue
+from aot.kernels.depthwise_conv2d.intrin import tensorize_depthwise
 from aot.kernels.registry import template
-from aot.kernels.template import ConfigError, Knob, divisors, extent
+from aot.kernels.template import ConfigError, Knob, Template, divisors, extent
 
 
 def dwblock_rows(stages, final, fused: bool) -> tuple[int, ...]:
@@ -104,6 +114,81 @@ def apply_dwblock(s, final, stages, cfg) -> None:
         s.rewrite(dwb.FUSE_NAME, dwb.fuse_dwblock_epilogue(stages["dw_requant"].name))
 
 
+def _accumulations(stages) -> tuple[str, ...]:
+    """How the accumulators may be computed, the library's intrinsic first."""
+    return ("depthwise_s8", "loops") if "depthwise_s8" in stages else ("loops",)
+
+
+def _fusable(stages) -> bool:
+    """The row intrinsic applies and the fused helper's requantization rows
+    exist (``dw_requant``, :mod:`aot.kernels.depthwise_conv2d.compute`), so
+    its call and the epilogue's may fuse."""
+    return "depthwise_s8" in stages and "dw_requant" in stages
+
+
+def depthwise_template(key: str) -> Template:
+    """The template of depthwise_conv2d on target ``key``: conv2d's
+    (:func:`aot.kernels.conv2d.schedules.conv_template`) for an accumulation
+    over input channels (one input channel, computed as a convolution)."""
+    conv = conv_template("depthwise_conv2d", key)
+    intrinsics = uses_intrinsics(key)
+
+    def fusing(stages, final) -> bool:
+        """The template has the fuse_epilogue knob (whose "row" tile needs
+        only the padded rows on the stack); the library fuses wherever it can."""
+        return intrinsics and requant_pattern(final) is not None and _fusable(stages)
+
+    def knobs(stages, final) -> list[Knob]:
+        if over_channels(stages):
+            return conv.knobs(stages, final)
+        return [tile_knob(stages, fusing(stages, final)),
+                accumulate_knob(_accumulations(stages)),
+                Knob("taps_outer", (False, True),
+                     "loops: the taps (kh, kw) outside the pixels of the row"),
+                *unroll_knobs(stages, final),
+                *epilogue_knobs(key, final, _fusable(stages))]
+
+    def default_values(stages, final) -> dict:
+        if over_channels(stages):
+            return conv.default_values(stages, final)
+        fuse = fusing(stages, final)
+        values = row_defaults(stages, fuse,
+                              _accumulations(stages)[0] if intrinsics else "loops")
+        values["taps_outer"] = False
+        return {**values, **epilogue_defaults(key, final, _fusable(stages), fuse)}
+
+    def apply(s, final, stages, cfg) -> None:
+        if over_channels(stages):
+            conv.apply(s, final, stages, cfg)
+            return
+        _schedule(s, final, stages, cfg)
+        if requant_rows(s, final, cfg) and cfg.get("fuse_epilogue") \
+                and cfg["accumulate"] == "depthwise_s8":
+            s.rewrite(FUSE_NAME, fuse_depthwise_epilogue(stages["dw_requant"].name))
+        residual_rows(s, final, cfg)
+
+    return Template("depthwise_conv2d", key, knobs, default_values, apply)
+
+
+def _schedule(s, final, stages, cfg) -> None:
+    acc = stages["acc"]
+    level = place_rows(s, final, stages, cfg)
+    if cfg["accumulate"] == "depthwise_s8":
+        tensorize_depthwise(s, stages, level)
+        return
+    w = acc.op.axis[2]
+    inner = unrolled_channels(s, acc, cfg)
+    # channels innermost: for each pixel and tap all channels accumulate at
+    # once, reading the input rows, the weights and the accumulators contiguously
+    kh, kw = acc.op.reduce_axis
+    if cfg["taps_outer"]:
+        s[acc].reorder(kh, kw, w, *inner)
+    else:
+        s[acc].reorder(w, kh, kw, *inner)
+    if cfg.get("unroll_kw"):
+        s[acc].unroll(kw)
+
+
 for _key in ("arm_cpu", "arm_mve", "riscv"):
-    template(conv_template("depthwise_conv2d", _key))
-template(conv_template("depthwise_conv2d", "generic"), tunable=False)
+    template(depthwise_template(_key))
+template(depthwise_template("generic"), tunable=False)
