@@ -23,7 +23,6 @@ import dataclasses
 import functools
 import hashlib
 import os
-import re
 import sys
 import tempfile
 import time
@@ -64,7 +63,7 @@ from aot.ir import Graph
 from aot.passes.annotated import FusedGroup, rebuild
 from aot.passes import DumpAfter, PassContext, optimize
 from aot.target import (CODEGENS, Board, Target, TargetError, board_devices, check_cores,
-                        load_board, runs_on_host)
+                        load_board, names_a_board, runs_on_host)
 
 if TYPE_CHECKING:  # the LLVM backend imports llvmlite: only llvm targets load it
     from aot.codegen.llvm import LLVMModule
@@ -227,8 +226,7 @@ def resolve_target(target_or_board, codegen: str | None = None, *,
     """
     if isinstance(target_or_board, Board):
         target, board = target_or_board.target, target_or_board
-    elif isinstance(target_or_board, str) and re.fullmatch(r"[\w.-]+/[\w.-]+(:v?\d+)?",
-                                                           target_or_board):
+    elif isinstance(target_or_board, str) and names_a_board(target_or_board):
         board = load_board(target_or_board)
         target = board.target
     else:

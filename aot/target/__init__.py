@@ -58,7 +58,7 @@ from aot.target.tags import (
     native_target,
     runs_on_host,
 )
-from aot.target.target import Target
+from aot.target.target import Target, names_a_board
 from aot.target.virtual_device import LABELS, TargetLabels, VirtualDevice
 
 __all__ = [
@@ -83,6 +83,7 @@ __all__ = [
     "Region",
     "Runner",
     "Target",
+    "names_a_board",
     "TargetError",
     "TargetKind",
     "TargetLabels",

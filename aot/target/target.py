@@ -39,6 +39,10 @@ from aot.target.records import find_record, target_string
 
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 _TAG = re.compile(r"[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*(:v[0-9]+)?")
+#: What a user may have meant as a board tag, loosely (any case, a version with or without
+#: its ``v``): such a string goes to the board records, whose error says what is wrong with
+#: it ("did you mean 'qemu/mps2-an386'?", "a version is written :v1"), not to the target parser.
+_MEANT_TAG = re.compile(r"[\w.-]+/[\w.-]+(:v?\d+)?")
 _TYPE_WORDS = {
     "str": "a string",
     "int": "an integer",
@@ -52,6 +56,12 @@ _TYPE_WORDS = {
 def looks_like_tag(text: str) -> bool:
     """True if ``text`` has the shape of a board tag (``vendor/board[:vN]``)."""
     return _TAG.fullmatch(text) is not None
+
+
+def names_a_board(text: str) -> bool:
+    """True if ``text`` was meant as a board tag rather than a target string: the shape of
+    :func:`looks_like_tag`, loosely (a tag with a typo in it still names a board)."""
+    return _MEANT_TAG.fullmatch(text) is not None
 
 
 class Target:
