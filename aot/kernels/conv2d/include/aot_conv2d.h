@@ -640,33 +640,20 @@ AOT_INLINE int32_t aot_conv_acc_long_patch_s8(int32_t* acc, int32_t acc_ps, cons
                           0, 0, 0);
 }
 #else
-AOT_INLINE int32_t aot_conv_acc_wide_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
-                                        int32_t x_rs, const int8_t* w, int32_t npix,
-                                        int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
-                                        int32_t sw, int32_t dh, int32_t dw) {
-  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
-}
-
-AOT_INLINE int32_t aot_conv_acc_rows_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
-                                        int32_t x_rs, const int8_t* w, int32_t npix,
-                                        int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
-                                        int32_t sw, int32_t dh, int32_t dw) {
-  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
-}
-
-AOT_INLINE int32_t aot_conv_acc_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
-                                         int32_t x_rs, const int8_t* w, int32_t npix,
-                                         int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
-                                         int32_t sw, int32_t dh, int32_t dw) {
-  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
-}
-
-AOT_INLINE int32_t aot_conv_acc_long_patch_s8(int32_t* acc, int32_t acc_ps, const int8_t* x,
-                                              int32_t x_rs, const int8_t* w, int32_t npix,
-                                              int32_t oc, int32_t kh_n, int32_t kw_n, int32_t c_n,
-                                              int32_t sw, int32_t dh, int32_t dw) {
-  return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw, 1);
-}
+/* Without the DSP extension (or with Helium) every named path is the portable
+   aot_conv_s8: the four entry points share one definition. */
+#define AOT_CONV_ACC_PORTABLE(name)                                                          \
+  AOT_INLINE int32_t name(int32_t* acc, int32_t acc_ps, const int8_t* x, int32_t x_rs,       \
+                          const int8_t* w, int32_t npix, int32_t oc, int32_t kh_n,           \
+                          int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh, int32_t dw) {   \
+    return aot_conv_s8(acc, acc_ps, x, x_rs, c_n, w, npix, oc, kh_n, kw_n, c_n, sw, dh, dw,  \
+                       1);                                                                   \
+  }
+AOT_CONV_ACC_PORTABLE(aot_conv_acc_wide_s8)
+AOT_CONV_ACC_PORTABLE(aot_conv_acc_rows_s8)
+AOT_CONV_ACC_PORTABLE(aot_conv_acc_patch_s8)
+AOT_CONV_ACC_PORTABLE(aot_conv_acc_long_patch_s8)
+#undef AOT_CONV_ACC_PORTABLE
 #endif
 
 /* The fused convolution rows: aot_conv_s8 followed by aot_requant_row_s8 over
