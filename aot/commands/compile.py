@@ -436,9 +436,6 @@ def group_from_args(args: argparse.Namespace, target, board, kernel_library=None
 
 
 def run_group(args: argparse.Namespace) -> int:
-    from aot.executor import format_memory_report
-    from aot.executor.memory_chart import memory_svg
-
     target, board = target_from_args(args)
     tuned = kernel_library(args, target, board)
     group = group_from_args(args, target, board, tuned)
@@ -446,6 +443,9 @@ def run_group(args: argparse.Namespace) -> int:
     where = group.board.tag if group.board else str(group.target)
     charts = {}
     if args.memory_report:
+        from aot.executor import format_memory_report
+        from aot.executor.memory_chart import memory_svg
+
         for m in group.models:
             chart = Path(path) / f"memory_{m.name}.svg" if Path(path).is_dir() else \
                 Path(path).with_suffix(f".memory_{m.name}.svg")
@@ -515,9 +515,6 @@ def run(args: argparse.Namespace) -> int:
 def run_one(args: argparse.Namespace) -> int:
     """Compile one model (``args.model``) and print its report."""
     from aot.compile import CompileError
-    from aot.executor import format_memory_report
-    from aot.executor.memory_chart import memory_svg
-    from aot.export.sdk import write_sdk_project
 
     target, board = target_from_args(args)
     tuned = kernel_library(args, target, board, args.model, input_shapes(args))
@@ -532,13 +529,18 @@ def run_one(args: argparse.Namespace) -> int:
                            "codegen (the SDK layouts build C sources only); drop --project "
                            "and link the artifact's objects, or use --codegen c")
     if args.project:
+        from aot.export.sdk import write_sdk_project
+
         path = write_sdk_project(args.project, args.output, compiled.name, compiled.files,
                                  compiled.metadata())
     else:
         path = compiled.write(args.output, tar=args.tar)
     where = compiled.board.tag if compiled.board else str(compiled.target)
     chart = None
-    if args.memory_report:
+    if args.memory_report:  # the chart's and the report's modules only here
+        from aot.executor import format_memory_report
+        from aot.executor.memory_chart import memory_svg
+
         chart = Path(path) / "memory.svg" if Path(path).is_dir() else \
             Path(path).with_suffix(".memory.svg")
         chart.write_text(memory_svg(compiled.plan, f"{compiled.graph.name} on {where}: "

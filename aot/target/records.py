@@ -14,6 +14,7 @@ record's target string from here, so the two never import each other.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import platform
 import re
@@ -36,9 +37,52 @@ BOARDS_DIR = boards_dir()
 _VERSION = re.compile(r"v([0-9]+)")
 
 
+#: The shipped records that passed the schema when they were last checked, by the
+#: SHA-256 of their text (and the schema's): ``python -m aot.target.check_records``
+#: writes it (:mod:`aot.target.check_records`), the tests say when it is stale.
+CHECKED = BOARDS_DIR / "checked.json"
+
+
+@functools.cache
+def schema_text() -> str:
+    """boards/schema.json's text."""
+    return (BOARDS_DIR / "schema.json").read_text()
+
+
 @functools.cache
 def _schema() -> dict:
-    return json.loads((BOARDS_DIR / "schema.json").read_text())
+    return json.loads(schema_text())
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 of a record's (or the schema's) text, as :data:`CHECKED` lists it."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.cache
+def _checked() -> dict[str, str]:
+    """:data:`CHECKED`'s records (path under BOARDS_DIR -> digest), or none at all when
+    the file is missing, unreadable or was written for another schema."""
+    try:
+        data = json.loads(CHECKED.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("schema") != text_digest(schema_text()) or \
+            not isinstance(data.get("records"), dict):
+        return {}
+    return data["records"]
+
+
+def _checked_before(path: Path, text: str) -> bool:
+    """Whether ``path`` is a shipped record whose text passed the schema when
+    :data:`CHECKED` was written: such a record is not validated again, which spares
+    every command that names a board the jsonschema import (~60 ms).  Any other
+    file, or a shipped one edited since, is validated."""
+    try:
+        rel = path.resolve().relative_to(BOARDS_DIR.resolve()).as_posix()
+    except ValueError:
+        return False
+    return _checked().get(rel) == text_digest(text)
 
 
 def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:
@@ -68,19 +112,23 @@ def _schema_error(path: Path, err: jsonschema.ValidationError) -> BoardError:
     return BoardError(f"{path}: field {where or '(top level)'!r}: {err.message}")
 
 
-def read_record(path: str | Path) -> dict[str, Any]:
-    """The TOML of one board record, checked against the schema.
+def read_record(path: str | Path, *, check: bool = False) -> dict[str, Any]:
+    """The TOML of one board record, checked against the schema (unless it is a
+    shipped record that passed it as it is now, :data:`CHECKED`; ``check``: always).
 
     A broken file raises :class:`BoardError` naming the file and the field.
     """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
+        data = tomllib.loads(text)
     except OSError as err:
         raise BoardError(f"{path}: cannot read the board file: {err.strerror}") from None
     except tomllib.TOMLDecodeError as err:
         raise BoardError(f"{path}: not valid TOML: {err}") from None
-    import jsonschema  # imported here: it costs ~80 ms and only board loading needs it
+    if not check and _checked_before(path, text):
+        return data
+    import jsonschema  # imported here: it costs ~60 ms and only board loading needs it
 
     errors = sorted(
         jsonschema.Draft202012Validator(_schema()).iter_errors(data),
@@ -158,3 +206,4 @@ def find_record(tag: str, folder: str | Path | None = None) -> tuple[Path, dict[
                 f"use {canonical}:v{have} or drop the version"
             )
     return index.records[canonical]
+

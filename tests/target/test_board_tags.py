@@ -282,3 +282,66 @@ def test_a_bad_target_in_a_board_file_is_named_by_target_too(tmp_path, monkeypat
             Target("acme/dev")
     finally:
         target_module._board_target.cache_clear()
+
+
+def test_checked_json_lists_the_shipped_records_as_they_are():
+    from aot.target.check_records import checked_stale
+
+    assert checked_stale() is None
+
+
+def _validations(monkeypatch) -> list:
+    import jsonschema
+
+    calls = []
+    real = jsonschema.Draft202012Validator
+    monkeypatch.setattr(jsonschema, "Draft202012Validator",
+                        lambda schema: calls.append(schema) or real(schema))
+    return calls
+
+
+def test_a_shipped_record_as_checked_is_not_validated_again(monkeypatch):
+    from aot.target.records import read_record
+
+    calls = _validations(monkeypatch)
+    assert read_record(BOARDS_DIR / "qemu" / "mps2-an386.toml")["tag"] == "qemu/mps2-an386"
+    assert calls == []
+    read_record(BOARDS_DIR / "qemu" / "mps2-an386.toml", check=True)
+    assert len(calls) == 1
+
+
+def test_a_shipped_record_edited_since_it_was_checked_is_validated(monkeypatch, tmp_path):
+    import aot.target.records as records
+
+    calls = _validations(monkeypatch)
+    monkeypatch.setattr(records, "_checked", lambda: {"qemu/mps2-an386.toml": "0" * 64})
+    records.read_record(BOARDS_DIR / "qemu" / "mps2-an386.toml")
+    assert len(calls) == 1
+    # a copy elsewhere is never taken for the shipped file
+    monkeypatch.undo()
+    calls = _validations(monkeypatch)
+    copy = tmp_path / "qemu" / "mps2-an386.toml"
+    copy.parent.mkdir()
+    copy.write_text((BOARDS_DIR / "qemu" / "mps2-an386.toml").read_text())
+    records.read_record(copy)
+    assert len(calls) == 1
+
+
+def test_a_checked_list_for_another_schema_trusts_nothing(monkeypatch, tmp_path):
+    import json
+
+    import aot.target.records as records
+
+    stale = tmp_path / "checked.json"
+    data = json.loads(records.CHECKED.read_text())
+    stale.write_text(json.dumps({**data, "schema": "0" * 64}))
+    monkeypatch.setattr(records, "CHECKED", stale)
+    records._checked.cache_clear()
+    try:
+        assert records._checked() == {}
+        stale.write_text("{not json")
+        records._checked.cache_clear()
+        assert records._checked() == {}
+    finally:
+        monkeypatch.undo()
+        records._checked.cache_clear()
