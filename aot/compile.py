@@ -135,9 +135,7 @@ class CompiledModel:
                             if getattr(k, "constant_section", "") else {}),
                          **({"code_section": k.code_section}
                             if getattr(k, "code_section", "") else {}),
-                         "file": f"codegen/{self.name}_kernels_{i}"
-                                 + (".o" if self.llvm is not None and k.func is not None
-                                    else ".c")}
+                         "file": self._kernel_file(i, k)}
                         for i, k in enumerate(self.kernels)],
             "sizes": self.sizes.to_json(),
             "workspace": {"bytes": lay.workspace_bytes, "alignment": lay.alignment,
@@ -154,6 +152,15 @@ class CompiledModel:
                                     cores=self.cores),
             "layers": self.layers(),
         }
+
+    def _kernel_file(self, index: int, kernel) -> str | None:
+        """The artifact file of kernel number ``index``: its C, or LLVM's object; None
+        for a split group's whole kernel, whose parts run in its place (their files
+        follow the groups', :func:`aot.executor.codegen.linked_kernels`)."""
+        path = entry.kernel_file(self.name, index)
+        if self.llvm is not None and kernel.func is not None:
+            path = path.removesuffix(".c") + ".o"
+        return path if path in self.files else None
 
     def layers(self) -> list[dict]:
         """Who implements each layer: per kernel, its operators, the model's node
@@ -922,14 +929,9 @@ class PlannedModel:
 
     @property
     def kernels_run(self) -> list:
-        """The kernels an inference runs: a split group's parts' in place of its whole
-        kernel (which only a one-core build runs; the firmware's link drops it)."""
-        if not self.parts:
-            return list(self.kernels)
-        groups = [g for g in self.groups if g.kind != "view"]
-        return [p for g, k in zip(groups, self.kernels, strict=True)
-                for p in ([part.kernel for part in self.parts[g.name]]
-                          if g.name in self.parts else [k])]
+        """The kernels an inference runs, the ones the artifact holds: a split group's
+        parts' in place of its whole kernel (:func:`aot.executor.codegen.linked_kernels`)."""
+        return [k for _, k in entry.linked_kernels(self.kernels, self.lowered)]
 
     def sizes_with(self, code: int | None, note: str) -> Sizes:
         """The model's sizes, which the plan and the entry function fix, with ``code``."""
@@ -1406,8 +1408,7 @@ def _library_code_bytes(files: dict[str, str | bytes], name: str, cc: CCompiler,
                     headers.update(f"{rel}\0{text}\0".encode())
         # Relative to the artifact: the same file compiles under the same key
         # whichever temporary folder holds it.
-        sources: list[str | Path] = [p for p in files if p.startswith("codegen/")
-                                     and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
+        sources: list[str | Path] = list(library_sources(files, name))
         flags = ["-Iinclude", *_port_cflags(board)]
         for lib in external:  # the external codegens' library sources count as model code
             sources += [Path(lib["root"]) / s for s in lib["sources"]]
