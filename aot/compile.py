@@ -449,6 +449,11 @@ class CompileOptions:
                 raise CompileError(f"not supported yet: patches or streams on {cores} cores "
                                    "(a stage's loop runs on one core); give --patches off")
             patches = "off"  # the layers split across the cores instead
+            if regions is not None and any(r.const for r in regions):
+                raise CompileError(f"not supported yet: constants copied to a memory region "
+                                   f"(+const) on {cores} cores (the placement moves whole "
+                                   "kernels' constants, and a split layer runs its parts'); "
+                                   "drop +const")
             if config.setdefault("placement.cores", cores) != cores:
                 raise CompileError(f"the pass config placement.cores = "
                                    f"{config['placement.cores']} but the model runs on "

@@ -157,6 +157,8 @@ def test_a_composite_target_of_two_cores_places_on_both():
     ({"patches": "auto"}, "not supported yet: patches or streams on 2 cores"),
     ({"config": {"placement.cores": 1}}, "the pass config placement.cores = 1 but the model "
                                          "runs on 2 cores"),
+    ({"memory_regions": "ram+const"}, "not supported yet: constants copied to a memory "
+                                      "region (+const) on 2 cores"),
 ])
 def test_what_two_cores_do_not_honour_is_refused(options, message):
     with pytest.raises(CompileError, match=re.escape(message)):
