@@ -94,6 +94,8 @@ class CompiledModel:
     # The llvm target: the kernels' LLVM module; for this machine it holds the entry
     # function too, which the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
+    # The entry function as loop IR: the JIT runs it; which kernels it calls (a split
+    # group's parts) decides the kernels' files (entry.linked_kernels).
     lowered: entry.Entry | None = None
     # The libraries external codegens call (metadata.json's build.external).
     external: list[dict] = field(default_factory=list)
@@ -120,6 +122,7 @@ class CompiledModel:
         """The artifact's metadata.json (see docs/compile.md)."""
         inputs, outputs = entry.ports(self.name, self.graph, self.plan)
         lay = entry.layout(self.plan, self.kernels)
+        files = self._kernel_files()
         return {
             **artifact_metadata(self.name, self.graph.name, self.source, self.target,
                                 self.board),
@@ -135,8 +138,8 @@ class CompiledModel:
                             if getattr(k, "constant_section", "") else {}),
                          **({"code_section": k.code_section}
                             if getattr(k, "code_section", "") else {}),
-                         "file": self._kernel_file(i, k)}
-                        for i, k in enumerate(self.kernels)],
+                         **files[k.name]}
+                        for k in self.kernels],
             "sizes": self.sizes.to_json(),
             "workspace": {"bytes": lay.workspace_bytes, "alignment": lay.alignment,
                           "plan_bytes": lay.plan_bytes, "scratch_offset": lay.scratch_offset,
@@ -153,14 +156,21 @@ class CompiledModel:
             "layers": self.layers(),
         }
 
-    def _kernel_file(self, index: int, kernel) -> str | None:
-        """The artifact file of kernel number ``index``: its C, or LLVM's object; None
-        for a split group's whole kernel, whose parts run in its place (their files
-        follow the groups', :func:`aot.executor.codegen.linked_kernels`)."""
-        path = entry.kernel_file(self.name, index)
-        if self.llvm is not None and kernel.func is not None:
-            path = path.removesuffix(".c") + ".o"
-        return path if path in self.files else None
+    def _kernel_files(self) -> dict[str, dict]:
+        """metadata.json's ``file`` of each kernel by name: its C, or LLVM's object; for a
+        split group's whole kernel, which has no file, None and its ``parts`` (per core its
+        kernel, file and constant bytes)."""
+        paths = {}
+        for i, k in entry.linked_kernels(self.kernels, self.lowered):
+            path = entry.kernel_file(self.name, i)
+            paths[k.name] = (path.removesuffix(".c") + ".o"
+                             if self.llvm is not None and k.func is not None else path)
+        split = self.lowered.split_kernels
+        return {k.name: {"file": None, "parts": [
+                    {"core": p.core, "name": p.kernel.name, "file": paths[p.kernel.name],
+                     "constant_bytes": p.kernel.constant_bytes} for p in split[k.name]]}
+                if k.name in split else {"file": paths[k.name]}
+                for k in self.kernels}
 
     def layers(self) -> list[dict]:
         """Who implements each layer: per kernel, its operators, the model's node
@@ -1011,8 +1021,9 @@ class PlannedModel:
             check_fits_board(plan, self.graph, board, sizes=sizes, kernels=kernels)
         lap("code size")
         return CompiledModel(name, self.source, self.graph, target, board, kernels, plan,
-                             files, sizes, self.timings, llvm=module, external=self.external,
-                             cores=generated.cores, **common | {"placement": placement})
+                             files, sizes, self.timings, llvm=module, lowered=self.lowered,
+                             external=self.external, cores=generated.cores,
+                             **common | {"placement": placement})
 
     def _code_in_ram(self, placement: ConstantPlacement, kernels, files: dict,
                      each: dict[str, int]) -> tuple[ConstantPlacement, list]:

@@ -53,7 +53,7 @@ the kernels' consent; :func:`generate` checks every call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -451,7 +451,9 @@ class Entry:
     constants: tuple[_Array, ...]
     tasks: tuple[PrimFunc, ...] = ()        # core 1's side of each parallel step
     part_kernels: tuple = ()                # the split groups' parts' kernels they call
-    split_kernels: frozenset[str] = frozenset()  # the split groups' whole kernels: not called
+    # The split groups' whole kernels by name, each with its parts (aot.kernels.parts),
+    # which run in its place: nothing calls the whole kernel.
+    split_kernels: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def constant_arg_bytes(self) -> int:
@@ -956,7 +958,7 @@ def lower_entry(name: str, graph: Graph, groups, kernels, plan,
     steps, tasks, replaced = [], [], []
     for comment, stmt, alone in _steps(graph, groups, kernels, plan, bindings, lay, patches,
                                        parts):
-        replaced += [k.name for call, k, _ in alone if call is None]  # a split group's
+        replaced += [(k.name, parts[g.name]) for call, k, g in alone if call is None]
         if isinstance(stmt, _HandOver):
             task = PrimFunc(f"{name}_core{WORKER_CORE}_step_{len(tasks)}", stmt.task.params,
                             stmt.task.body, stmt.task.attrs)
@@ -987,7 +989,7 @@ def lower_entry(name: str, graph: Graph, groups, kernels, plan,
         tuple(a for a, _ in bindings.states.values()),
         tuple(a for a, _ in bindings.constants.values()), tuple(tasks),
         tuple(p.kernel for split in (parts or {}).values() for p in split),
-        frozenset(replaced))
+        dict(replaced))
 
 
 def _start_cores() -> Stmt:

@@ -72,6 +72,12 @@ def test_a_split_layers_artifact_holds_its_parts_not_its_whole_kernel():
     meta = two.metadata()
     [kernel] = meta["kernels"]
     assert kernel["name"] == "model_k0" and kernel["file"] is None
+    assert kernel["parts"] == [
+        {"core": 0, "name": "model_k0_p0", "file": "codegen/model_kernels_1.c",
+         "constant_bytes": kernel["constant_bytes"]},
+        {"core": 1, "name": "model_k0_p1", "file": "codegen/model_kernels_2.c",
+         "constant_bytes": 0}]
+    assert f"MODEL_CONSTANT_BYTES {two.sizes.constants}u" in two.files["include/model.h"]
     assert meta["build"]["sources"] == ["codegen/model.c", "codegen/model_kernels_1.c",
                                         "codegen/model_kernels_2.c"]
     assert "model_k0(" not in two.files["codegen/model.c"]
