@@ -91,7 +91,6 @@ class KernelConstant:
         return self.linkage != "extern"
 
 
-
 @dataclass(frozen=True)
 class Kernel:
     """One kernel of one fused group (see docs/kernels.md).

@@ -93,7 +93,9 @@ def share_constants(kernels: list[Kernel]) -> list[Kernel]:
         own, mine = [], {}
         for c in k.constants:
             key = (c.data.dtype.str, c.data.shape, c.data.tobytes())
-            if key in homes:
+            if not c.defined:      # already another kernel's
+                own.append(c)
+            elif key in homes:
                 declared.add(homes[key])
                 own.append(KernelConstant(homes[key], c.data, "extern"))
             else:
@@ -102,6 +104,6 @@ def share_constants(kernels: list[Kernel]) -> list[Kernel]:
         homes = mine | homes       # an earlier kernel's array stays the home
         constants.append(own)
     return [replace(k, constants=tuple(replace(c, linkage="shared")
-                                       if c.name in declared and c.defined else c
+                                       if c.defined and c.name in declared else c
                                        for c in own))
             for k, own in zip(kernels, constants, strict=True)]
