@@ -17,6 +17,7 @@ only, not on the entry function.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -190,6 +191,11 @@ def test_only_arrays_equal_value_for_value_are_shared():
         [("p0_c0", "extern"), ("p1_c1", "shared"), ("p1_c2", "static"), ("p1_c3", "static")],
         [("p1_c1", "extern"), ("p0_c0", "extern")]]
     assert [k.constant_bytes for k in shared] == [32, 4 + 16 + 16, 0]
+    # an array a kernel already declares is no home for a later one
+    declaring = replace(kernel("q0"), constants=(KernelConstant("x", a, "extern"),))
+    assert [[(c.name, c.linkage) for c in k.constants]
+            for k in share_constants([declaring, kernel("q1", a)])] == [
+        [("x", "extern")], [("q1_c0", "static")]]
 
 
 @pytest.mark.slow
