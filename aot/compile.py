@@ -94,6 +94,8 @@ class CompiledModel:
     # The llvm target: the kernels' LLVM module; for this machine it holds the entry
     # function too, which the JIT runs (files is empty then).
     llvm: LLVMModule | None = None
+    # The entry function as loop IR: the JIT runs it; which kernels it calls (a split
+    # group's parts) decides the kernels' files (entry.linked_kernels).
     lowered: entry.Entry | None = None
     # The libraries external codegens call (metadata.json's build.external).
     external: list[dict] = field(default_factory=list)
@@ -120,6 +122,7 @@ class CompiledModel:
         """The artifact's metadata.json (see docs/compile.md)."""
         inputs, outputs = entry.ports(self.name, self.graph, self.plan)
         lay = entry.layout(self.plan, self.kernels)
+        files = self._kernel_files()
         return {
             **artifact_metadata(self.name, self.graph.name, self.source, self.target,
                                 self.board),
@@ -135,10 +138,8 @@ class CompiledModel:
                             if getattr(k, "constant_section", "") else {}),
                          **({"code_section": k.code_section}
                             if getattr(k, "code_section", "") else {}),
-                         "file": f"codegen/{self.name}_kernels_{i}"
-                                 + (".o" if self.llvm is not None and k.func is not None
-                                    else ".c")}
-                        for i, k in enumerate(self.kernels)],
+                         **files[k.name]}
+                        for k in self.kernels],
             "sizes": self.sizes.to_json(),
             "workspace": {"bytes": lay.workspace_bytes, "alignment": lay.alignment,
                           "plan_bytes": lay.plan_bytes, "scratch_offset": lay.scratch_offset,
@@ -154,6 +155,22 @@ class CompiledModel:
                                     cores=self.cores),
             "layers": self.layers(),
         }
+
+    def _kernel_files(self) -> dict[str, dict]:
+        """metadata.json's ``file`` of each kernel by name: its C, or LLVM's object; for a
+        split group's whole kernel, which has no file, None and its ``parts`` (per core its
+        kernel, file and constant bytes)."""
+        paths = {}
+        for i, k in entry.linked_kernels(self.kernels, self.lowered):
+            path = entry.kernel_file(self.name, i)
+            paths[k.name] = (path.removesuffix(".c") + ".o"
+                             if self.llvm is not None and k.func is not None else path)
+        split = self.lowered.split_kernels
+        return {k.name: {"file": None, "parts": [
+                    {"core": p.core, "name": p.kernel.name, "file": paths[p.kernel.name],
+                     "constant_bytes": p.kernel.constant_bytes} for p in split[k.name]]}
+                if k.name in split else {"file": paths[k.name]}
+                for k in self.kernels}
 
     def layers(self) -> list[dict]:
         """Who implements each layer: per kernel, its operators, the model's node
@@ -442,6 +459,11 @@ class CompileOptions:
                 raise CompileError(f"not supported yet: patches or streams on {cores} cores "
                                    "(a stage's loop runs on one core); give --patches off")
             patches = "off"  # the layers split across the cores instead
+            if regions is not None and any(r.const for r in regions):
+                raise CompileError(f"not supported yet: constants copied to a memory region "
+                                   f"(+const) on {cores} cores (the placement moves whole "
+                                   "kernels' constants, and a split layer runs its parts'); "
+                                   "drop +const")
             if config.setdefault("placement.cores", cores) != cores:
                 raise CompileError(f"the pass config placement.cores = "
                                    f"{config['placement.cores']} but the model runs on "
@@ -922,14 +944,9 @@ class PlannedModel:
 
     @property
     def kernels_run(self) -> list:
-        """The kernels an inference runs: a split group's parts' in place of its whole
-        kernel (which only a one-core build runs; the firmware's link drops it)."""
-        if not self.parts:
-            return list(self.kernels)
-        groups = [g for g in self.groups if g.kind != "view"]
-        return [p for g, k in zip(groups, self.kernels, strict=True)
-                for p in ([part.kernel for part in self.parts[g.name]]
-                          if g.name in self.parts else [k])]
+        """The kernels an inference runs, the ones the artifact holds: a split group's
+        parts' in place of its whole kernel (:func:`aot.executor.codegen.linked_kernels`)."""
+        return [k for _, k in entry.linked_kernels(self.kernels, self.lowered)]
 
     def sizes_with(self, code: int | None, note: str) -> Sizes:
         """The model's sizes, which the plan and the entry function fix, with ``code``."""
@@ -1004,8 +1021,9 @@ class PlannedModel:
             check_fits_board(plan, self.graph, board, sizes=sizes, kernels=kernels)
         lap("code size")
         return CompiledModel(name, self.source, self.graph, target, board, kernels, plan,
-                             files, sizes, self.timings, llvm=module, external=self.external,
-                             cores=generated.cores, **common | {"placement": placement})
+                             files, sizes, self.timings, llvm=module, lowered=self.lowered,
+                             external=self.external, cores=generated.cores,
+                             **common | {"placement": placement})
 
     def _code_in_ram(self, placement: ConstantPlacement, kernels, files: dict,
                      each: dict[str, int]) -> tuple[ConstantPlacement, list]:
@@ -1406,8 +1424,7 @@ def _library_code_bytes(files: dict[str, str | bytes], name: str, cc: CCompiler,
                     headers.update(f"{rel}\0{text}\0".encode())
         # Relative to the artifact: the same file compiles under the same key
         # whichever temporary folder holds it.
-        sources: list[str | Path] = [p for p in files if p.startswith("codegen/")
-                                     and p.endswith(".c") and p != f"codegen/{name}_rpc.c"]
+        sources: list[str | Path] = list(library_sources(files, name))
         flags = ["-Iinclude", *_port_cflags(board)]
         for lib in external:  # the external codegens' library sources count as model code
             sources += [Path(lib["root"]) / s for s in lib["sources"]]

@@ -40,8 +40,8 @@ profile, and says so in every row:
   docs/memory.md "Graphs placed on several cores"), and the kernels a run needs,
   compiled with the board's compiler and flags: on one core every group's
   kernel, on two the split groups' parts' kernels (aot.kernels.parts) in place
-  of their whole kernels (.text bytes, and the bytes of their constant arrays, also
-  with each array of equal values counted once: what sharing them would leave).
+  of their whole kernels (.text bytes, and the bytes of the constant arrays they
+  define: the parts of a row split define the layer's arrays once, aot.kernels.parts).
   The entry function's hand-over code is not counted.
 
 Under QEMU the two-core run's SysTick cannot show a speedup (both vCPUs share one
@@ -211,16 +211,6 @@ def extra_cost() -> dict:
             "core1_stack_bytes": board.cores.stack_bytes}
 
 
-def run_kernels(planned) -> list:
-    """The kernels one inference runs: every group's, a split group's parts' in place
-    of its whole kernel (the groups of these models are plain: no patches, no -libs)."""
-    groups = [g for g in planned.groups if g.kind != "view"]
-    out = []
-    for g, k in zip(groups, planned.kernels, strict=True):
-        out += [p.kernel for p in planned.parts[g.name]] if g.name in planned.parts else [k]
-    return out
-
-
 def code_bytes(kernels, board) -> int:
     """.text bytes of ``kernels`` compiled one by one as the board's firmware compiles
     the model's C."""
@@ -242,21 +232,12 @@ def plan_sizes(model: str) -> dict:
     for cores in (1, 2):
         planned = plan_one(MODELS_DIR / f"{model}.tflite", BOARD,
                            config={"placement.cores": cores})
-        kernels = run_kernels(planned)
+        kernels = planned.kernels_run
         row[f"cores{cores}"] = {"workspace_bytes": planned.sizes.workspace,
                                 "kernels": len(kernels),
                                 "code_bytes": code_bytes(kernels, board),
-                                "constant_bytes": sum(k.constant_bytes for k in kernels),
-                                "distinct_constant_bytes": distinct_constant_bytes(kernels)}
+                                "constant_bytes": sum(k.constant_bytes for k in kernels)}
     return row
-
-
-def distinct_constant_bytes(kernels) -> int:
-    """Bytes of the kernels' constant arrays, each array of equal type and values counted
-    once: what sharing them between kernels (a row split's parts) would leave."""
-    seen = {(c.data.dtype.str, c.data.shape, c.data.tobytes()) for k in kernels
-            for c in k.constants}
-    return sum(len(data) for _, _, data in seen)
 
 
 def main(argv=None) -> int:
@@ -299,7 +280,7 @@ def print_sizes(models: list[str], out: Path | None) -> int:
     print(f"{BOARD}: the model's sizes on one core and on two (MEASURED: plans and kernels; "
           "no hand-over code)")
     print(f"{'model':28} {'workspace 1 -> 2':>20} {'kernels':>9} {'code 1 -> 2':>20} "
-          f"{'constants 1 -> 2':>22} {'2, shared':>9}")
+          f"{'constants 1 -> 2':>22}")
     rows = []
     for model in models:
         row = {"model": model, **plan_sizes(model)}
@@ -308,8 +289,7 @@ def print_sizes(models: list[str], out: Path | None) -> int:
         print(f"{model:28} {one['workspace_bytes']:>9,} -> {two['workspace_bytes']:<7,} "
               f"{one['kernels']:>3} -> {two['kernels']:<3} "
               f"{one['code_bytes']:>8,} -> {two['code_bytes']:<9,} "
-              f"{one['constant_bytes']:>9,} -> {two['constant_bytes']:<9,} "
-              f"{two['distinct_constant_bytes']:>9,}")
+              f"{one['constant_bytes']:>9,} -> {two['constant_bytes']:<9,}")
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "rows": rows,

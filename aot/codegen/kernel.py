@@ -14,10 +14,14 @@ the caller passes only the activations::
     }
 
 The compiler inlines the call, so the constants become plain loads from
-flash.  The parameter pairs in ``kernel.inplace`` (an output the memory
-plan binds to the address of an input) are declared without ``restrict``
-in both functions; every other parameter keeps it.  A kernel whose code runs
-from RAM (``kernel.code_section``) has both functions in that section.
+flash (and reads of a small array at known indices fold into the code).  An
+array the kernel shares with another (the parts of a split group,
+:mod:`aot.kernels.parts`) is defined without ``static`` in one file and
+declared ``extern`` in the others, which therefore cannot fold it.  The
+parameter pairs in ``kernel.inplace`` (an output the memory plan binds to
+the address of an input) are declared without ``restrict`` in both
+functions; every other parameter keeps it.  A kernel whose code runs from
+RAM (``kernel.code_section``) has both functions in that section.
 """
 
 from __future__ import annotations
@@ -42,11 +46,18 @@ def ir_dtype(data: np.ndarray) -> str:
                          f"use one of {', '.join(sorted(_NP_TO_C.values()))}") from None
 
 
-def c_array(name: str, data: np.ndarray, alignment: int = 8, section: str = "") -> str:
+def c_array(name: str, data: np.ndarray, alignment: int = 8, section: str = "",
+            linkage: str = "static") -> str:
     """``static const T name[n] AOT_ALIGNED(alignment) = {...};`` holding ``data`` exactly;
-    with a ``section``, the array is placed in that linker section (GCC's attribute)."""
+    with a ``section``, the array is placed in that linker section (GCC's attribute).
+    ``linkage`` (:data:`aot.kernels.kernel.LINKAGES`) ``shared`` defines it without
+    ``static``, for other files to declare; ``extern`` declares another file's array
+    (``extern const T name[n] AOT_ALIGNED(alignment);``, no values: the compiler of
+    this file cannot fold them)."""
     dtype = ir_dtype(data)
     flat = data.reshape(-1)
+    if linkage == "extern":
+        return f"extern const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED({alignment});"
     if dtype == "float32":
         if not np.isfinite(flat).all():
             raise BuildError(f"constant {name} holds a NaN or infinity: not supported yet")
@@ -63,7 +74,8 @@ def c_array(name: str, data: np.ndarray, alignment: int = 8, section: str = "") 
     rows = [", ".join(values[i:i + 16]) for i in range(0, len(values), 16)]
     body = ",\n  ".join(rows)
     where = f'\n    __attribute__((section("{section}")))' if section else ""
-    return (f"static const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED({alignment})"
+    storage = "" if linkage == "shared" else "static "
+    return (f"{storage}const {C_TYPES[dtype]} {name}[{flat.size}] AOT_ALIGNED({alignment})"
             f"{where} = {{\n"
             f"  {body}\n}};")
 
@@ -102,7 +114,7 @@ def kernel_source(kernel) -> str:
              + f"  return {func.name}({', '.join(call_args)});\n}}")
     text = generate_c([impl], kernel.target, includes=[f'"{h}"' for h in kernel.includes],
                       declarations=["\n".join(c_array(c.name, c.data, kernel.constant_alignment,
-                                                       kernel.constant_section)
+                                                       kernel.constant_section, c.linkage)
                                               for c in kernel.constants)]
                       if kernel.constants else (),
                       trailer=[entry])

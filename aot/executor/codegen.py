@@ -53,7 +53,7 @@ the kernels' consent; :func:`generate` checks every call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -265,6 +265,16 @@ def kernel_file(name: str, index: int) -> str:
     return f"codegen/{name}_kernels_{index}.c"
 
 
+def linked_kernels(kernels, entry: Entry) -> list[tuple[int, object]]:
+    """The kernels ``entry``'s functions call, each with its number (its file,
+    :func:`kernel_file`): the groups' ``kernels`` in order, then the split groups'
+    parts' (``entry.part_kernels``) numbered after them.  A split group's whole
+    kernel is left out (its number unused): its parts run in its place, so no
+    build compiles or links it."""
+    every = [*kernels, *entry.part_kernels]
+    return [(i, k) for i, k in enumerate(every) if k.name not in entry.split_kernels]
+
+
 def check_name(name: str) -> str:
     """``name`` if it is a usable C prefix (an identifier, not reserved), else CodegenError."""
     if not name or c_identifier(name) != name or name.startswith("aot_rpc"):
@@ -441,6 +451,9 @@ class Entry:
     constants: tuple[_Array, ...]
     tasks: tuple[PrimFunc, ...] = ()        # core 1's side of each parallel step
     part_kernels: tuple = ()                # the split groups' parts' kernels they call
+    # The split groups' whole kernels by name, each with its parts (aot.kernels.parts),
+    # which run in its place: nothing calls the whole kernel.
+    split_kernels: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def constant_arg_bytes(self) -> int:
@@ -942,9 +955,10 @@ def lower_entry(name: str, graph: Graph, groups, kernels, plan,
     inputs, outputs = ports(name, graph, plan)
     lay = layout(plan, kernels)
     bindings = _Bindings(name, plan, inputs, outputs, region_owner or name, lay)
-    steps, tasks = [], []
+    steps, tasks, replaced = [], [], []
     for comment, stmt, alone in _steps(graph, groups, kernels, plan, bindings, lay, patches,
                                        parts):
+        replaced += [(k.name, parts[g.name]) for call, k, g in alone if call is None]
         if isinstance(stmt, _HandOver):
             task = PrimFunc(f"{name}_core{WORKER_CORE}_step_{len(tasks)}", stmt.task.params,
                             stmt.task.body, stmt.task.attrs)
@@ -974,7 +988,8 @@ def lower_entry(name: str, graph: Graph, groups, kernels, plan,
         tuple(g.name[:_MAX_RPC_NAME] for _, _, g in alone), params, inputs, outputs, lay,
         tuple(a for a, _ in bindings.states.values()),
         tuple(a for a, _ in bindings.constants.values()), tuple(tasks),
-        tuple(p.kernel for split in (parts or {}).values() for p in split))
+        tuple(p.kernel for split in (parts or {}).values() for p in split),
+        dict(replaced))
 
 
 def _start_cores() -> Stmt:
@@ -1019,8 +1034,8 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
     inputs, outputs, lay = entry.inputs, entry.outputs, entry.layout
     states = list(entry.states)
     functions = print_functions([*entry.tasks, entry.run, *entry.kernels])
-    # A split group's parts' kernels follow the whole groups' (codegen/P_kernels_<i>.c).
-    kernels = [*kernels, *entry.part_kernels]
+    linked = linked_kernels(kernels, entry)
+    kernels = [k for _, k in linked]
     constant_bytes = sum(k.constant_bytes for k in kernels) + entry.constant_arg_bytes
     common = dict(
         name=name, NAME=name.upper(), model_name=_comment(graph.name), version=version,
@@ -1060,7 +1075,7 @@ def generate(name: str, graph: Graph, groups, kernels, plan, *, target: str,
             **common, rpc_tensors=rpc_tensors, rpc_kernel_table=rpc_kernel_table),
     }
     if kind == "c":
-        for i, k in enumerate(kernels):
+        for i, k in linked:
             files[kernel_file(name, i)] = k.source
     return Generated(files, lay, constant_bytes, common["state_bytes"], common["cores"])
 

@@ -63,12 +63,32 @@ class KernelParam:
     nbytes: int
 
 
+#: How a kernel's file holds a constant: ``static`` its own array, ``shared`` an array it
+#: defines for other kernels too, ``extern`` a declaration of another kernel's array.
+LINKAGES = ("static", "shared", "extern")
+
+
 @dataclass(frozen=True)
 class KernelConstant:
-    """A compile-time array of a kernel: its C name and its values."""
+    """A compile-time array of a kernel: its C name, its values and which kernel's
+    file defines it (``linkage``, :data:`LINKAGES`).  A kernel defines its arrays
+    itself (``static``) unless it shares them: the parts of a split group
+    (:mod:`aot.kernels.parts`) keep one copy of the arrays they have equal, which
+    one part defines for the others (``shared``) and they declare (``extern``)."""
 
     name: str
     data: np.ndarray
+    linkage: str = "static"
+
+    def __post_init__(self):
+        if self.linkage not in LINKAGES:
+            raise KernelError(f"constant {self.name}: linkage {self.linkage!r} is none of "
+                              f"{', '.join(LINKAGES)}")
+
+    @property
+    def defined(self) -> bool:
+        """Its kernel's file holds the values (the bytes count as this kernel's)."""
+        return self.linkage != "extern"
 
 
 @dataclass(frozen=True)
@@ -128,7 +148,8 @@ class Kernel:
 
     @property
     def constant_bytes(self) -> int:
-        return sum(c.data.nbytes for c in self.constants)
+        """Bytes of the constant arrays its file defines (not those it declares)."""
+        return sum(c.data.nbytes for c in self.constants if c.defined)
 
     @property
     def arg_names(self) -> tuple[str, ...]:

@@ -16,14 +16,23 @@ windows read, the halo included, and its rows or channels of the output).
 The memory plan keeps a split step's output apart from its inputs
 (:mod:`aot.executor.memory`), so the parts' arguments never overlap one
 another's outputs.
+
+The parts of a row split read the layer's whole weights, bias and
+requantization tables, in the same packed layout: each part's lowering makes
+the same arrays.  :func:`share_constants` keeps one copy: a part's array
+equal value for value (element type, shape and values) to an array of an
+earlier part is declared ``extern`` and read from that part's file, which
+defines it without ``static`` (:class:`~aot.kernels.kernel.KernelConstant`'s
+``linkage``).  A channel split's parts hold different slices and share
+only what happens to be equal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aot.kernels.group import lower_group
-from aot.kernels.kernel import Kernel, KernelError
+from aot.kernels.kernel import Kernel, KernelConstant, KernelError
 from aot.passes import annotations, part_group
 from aot.passes.annotated import FusedGroup
 
@@ -69,4 +78,32 @@ def lower_parts(group: FusedGroup, graph, target, *, name: str,
             whole, offset = part.windows[p.tensor]
             args.append(PartArg(whole.name, offset))
         parts.append(PartKernel(device.core, kernel, tuple(args)))
-    return tuple(parts)
+    shared = share_constants([p.kernel for p in parts])
+    return tuple(replace(p, kernel=k) for p, k in zip(parts, shared, strict=True))
+
+
+def share_constants(kernels: list[Kernel]) -> list[Kernel]:
+    """``kernels`` with one copy of the constant arrays they have equal: an array
+    equal in element type, shape and values to one an earlier kernel defines is
+    declared (``extern``) and read from there, and that one is defined ``shared``."""
+    homes: dict[tuple, str] = {}   # (dtype, shape, bytes) -> the defining array's name
+    declared: set[str] = set()     # the arrays some kernel declares
+    constants = []
+    for k in kernels:
+        own, mine = [], {}
+        for c in k.constants:
+            key = (c.data.dtype.str, c.data.shape, c.data.tobytes())
+            if not c.defined:      # already another kernel's
+                own.append(c)
+            elif key in homes:
+                declared.add(homes[key])
+                own.append(KernelConstant(homes[key], c.data, "extern"))
+            else:
+                mine.setdefault(key, c.name)
+                own.append(c)
+        homes = mine | homes       # an earlier kernel's array stays the home
+        constants.append(own)
+    return [replace(k, constants=tuple(replace(c, linkage="shared")
+                                       if c.defined and c.name in declared else c
+                                       for c in own))
+            for k, own in zip(kernels, constants, strict=True)]

@@ -46,26 +46,3 @@ def test_extra_cost_is_core_1_stack_queue_and_start_code():
     # core 1's stack, one queue of 8 slots, the start-up state: a little over the stack
     assert 4096 + 72 <= extra["ram_bytes"] < 4096 + 256
     assert 0 < extra["code_bytes"] < 1024
-
-
-def test_two_cores_run_the_parts_kernels_in_place_of_the_split_groups():
-    from types import SimpleNamespace as NS
-
-    groups = [NS(name="conv", kind="fused"), NS(name="view", kind="view"),
-              NS(name="pool", kind="fused")]
-    parts = (NS(core=0, kernel="conv_p0"), NS(core=1, kernel="conv_p1"))
-    planned = NS(groups=groups, kernels=["conv_k", "pool_k"], parts={"conv": parts})
-    assert bench.run_kernels(planned) == ["conv_p0", "conv_p1", "pool_k"]
-    assert bench.run_kernels(NS(groups=groups, kernels=["conv_k", "pool_k"], parts={})) == [
-        "conv_k", "pool_k"]
-
-
-def test_distinct_constants_count_each_array_of_equal_values_once():
-    import numpy as np
-    from types import SimpleNamespace as NS
-
-    w = np.arange(6, dtype=np.int8)
-    kernels = [NS(constants=[NS(data=w), NS(data=np.arange(3, dtype=np.int32))]),
-               NS(constants=[NS(data=w.copy())]),
-               NS(constants=[NS(data=w.astype(np.int16))])]
-    assert bench.distinct_constant_bytes(kernels) == 6 + 12 + 12

@@ -44,8 +44,70 @@ def test_each_split_layer_is_handed_over_and_joined(kws_on_two_cores):
     assert entry.count("aot_cores_start()") == 1
     assert '#include "aot/cores.h"' in c
     assert compiled.metadata()["build"]["runtime_sources"] == ["src/cores.c"]
-    # Each part's kernel is in the artifact: 12 whole kernels, then 2 parts per split.
-    assert sum(p.startswith("codegen/model_kernels_") for p in compiled.files) == 12 + 2 * 9
+    # The artifact holds the kernels the firmware runs: the 3 whole kernels not split
+    # and 2 parts per split (the 9 split groups' whole kernels run nowhere).
+    assert sum(p.startswith("codegen/model_kernels_") for p in compiled.files) == 3 + 2 * 9
+
+
+def _conv():
+    """A 3x3 conv of 18,432 multiply-accumulates: split by rows on two cores."""
+    q = Quantization((0.05,), (0,))
+    b = GraphBuilder("conv")
+    x = b.input("x", (1, 8, 8, 4), "int8", q)
+    w = b.constant("w", np.arange(8 * 3 * 3 * 4).reshape(8, 3, 3, 4) % 7 - 3, "int8",
+                   Quantization((0.02,) * 8, (0,) * 8, 0))
+    bias = b.constant("bias", np.arange(8) * 3 - 9, "int32",
+                      Quantization((0.001,) * 8, (0,) * 8, 0))
+    return b.build([b.op("conv2d", [x, w, bias], padding=(1, 1, 1, 1), strides=(1, 1),
+                         name="conv", out_type=TensorType((1, 8, 8, 8), "int8",
+                                                          Quantization((0.1,), (3,))))])
+
+
+def test_a_split_layers_artifact_holds_its_parts_not_its_whole_kernel():
+    """The firmware links what the entry function calls: the parts' kernels (their files
+    follow the groups' numbers), one copy of the layer's constants between them; the
+    whole kernel has no file, so nothing compiles or counts it."""
+    one = compile_model(_conv(), AN521, measure_code=False)
+    two = compile_model(_conv(), AN521, cores=2, measure_code=False)
+    meta = two.metadata()
+    [kernel] = meta["kernels"]
+    assert kernel["name"] == "model_k0" and kernel["file"] is None
+    assert kernel["parts"] == [
+        {"core": 0, "name": "model_k0_p0", "file": "codegen/model_kernels_1.c",
+         "constant_bytes": kernel["constant_bytes"]},
+        {"core": 1, "name": "model_k0_p1", "file": "codegen/model_kernels_2.c",
+         "constant_bytes": 0}]
+    assert f"MODEL_CONSTANT_BYTES {two.sizes.constants}u" in two.files["include/model.h"]
+    assert meta["build"]["sources"] == ["codegen/model.c", "codegen/model_kernels_1.c",
+                                        "codegen/model_kernels_2.c"]
+    assert "model_k0(" not in two.files["codegen/model.c"]
+    assert two.sizes.constants == one.sizes.constants == one.kernels[0].constant_bytes
+    assert "extern const int8_t model_k0_p0_c0[" in two.files["codegen/model_kernels_2.c"]
+    assert one.metadata()["kernels"][0]["file"] == "codegen/model_kernels_0.c"
+
+
+@pytest.mark.slow
+def test_the_reported_code_is_the_code_the_firmware_links(tmp_path):
+    """``aot compile``'s code size on two cores against the linked firmware's map: every
+    kernel object is linked whole, and the link drops only the model's public functions
+    the RPC firmware does not call (P_reset, the ``_with_workspace`` forms, the port
+    accessors)."""
+    from aot.firmware import build_project, create_project
+
+    compiled = compile_model(_conv(), AN521, cores=2, cache_dir=tmp_path / "objects")
+    project = create_project(compiled.write(tmp_path / "art"), AN521, tmp_path / "fw")
+    built = build_project(project, jobs=1, cache_dir=tmp_path / "objects")
+    dropped = {}
+    text = project.map_file.read_text()
+    discarded = text[text.index("Discarded input sections"):text.index("Memory Configuration")]
+    for section, size, obj in re.findall(r" (\.text\.\S+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+) "
+                                         r"\S*/model_codegen_(\S+)\.o", discarded):
+        dropped[section] = (int(size, 16), obj)
+    assert {obj for _, obj in dropped.values()} == {"model"}, dropped
+    assert set(dropped) <= {".text.model_reset", ".text.model_run_with_workspace",
+                            ".text.model_run_kernel_with_workspace", ".text.model_input_x",
+                            ".text.model_output_conv"}, dropped
+    assert compiled.sizes.code == built.sizes.model_code + sum(n for n, _ in dropped.values())
 
 
 def _two_branches():
@@ -101,6 +163,8 @@ def test_a_composite_target_of_two_cores_places_on_both():
     ({"patches": "auto"}, "not supported yet: patches or streams on 2 cores"),
     ({"config": {"placement.cores": 1}}, "the pass config placement.cores = 1 but the model "
                                          "runs on 2 cores"),
+    ({"memory_regions": "ram+const"}, "not supported yet: constants copied to a memory "
+                                      "region (+const) on 2 cores"),
 ])
 def test_what_two_cores_do_not_honour_is_refused(options, message):
     with pytest.raises(CompileError, match=re.escape(message)):

@@ -17,6 +17,7 @@ only, not on the entry function.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -27,7 +28,11 @@ from aot.codegen.llvm import build_kernels
 from aot.compile import plan_one
 from aot.frontend import load_model
 from aot.ir import GraphBuilder, Quantization, TensorType
-from aot.kernels import lower_parts, support_files
+from aot.codegen.c import C_TYPES
+from aot.codegen.kernel import ir_dtype
+from aot.kernels import Kernel, lower_group, lower_parts, support_files
+from aot.kernels.kernel import KernelConstant
+from aot.kernels.parts import share_constants
 from aot.passes import FusedGroup, PassContext, PassError, annotations, optimize, part_group
 
 MODELS = ["mlperf_ad_fc_autoencoder", "mlperf_kws_dscnn", "mlperf_ic_resnet8",
@@ -149,6 +154,48 @@ def test_the_parts_of_a_row_split_and_their_offsets():
     assert [(p.core, p.kernel.name, p.kernel.op_names) for p in parts] == [
         (0, "k0_p0", ("conv2d", "add")), (1, "k0_p1", ("conv2d", "add"))]
     assert [p.kernel.params[0].nbytes for p in parts] == [4 * 4 * 3, 4 * 4 * 3]
+
+
+def test_the_parts_of_a_row_split_keep_one_copy_of_its_constants():
+    """Both parts read the layer's whole weights, bias and requantization tables: core
+    0's kernel defines them (without ``static``), core 1's declares them ``extern``, so
+    the parts hold the whole kernel's constant bytes once."""
+    with PassContext(config={"placement.cores": 2, "placement.min_macs": 0}):
+        graph = optimize(_residual())
+    [group] = annotations(graph).groups
+    whole = lower_group(group, graph, "c", name="k0")
+    first, second = (p.kernel for p in lower_parts(group, graph, "c", name="k0"))
+    assert {c.linkage for c in first.constants} == {"shared"}
+    assert [(c.name, c.linkage) for c in second.constants] == [
+        (c.name, "extern") for c in first.constants]
+    assert first.constant_bytes == whole.constant_bytes > 0 and second.constant_bytes == 0
+    for c in first.constants:
+        assert f"\nconst {C_TYPES[ir_dtype(c.data)]} {c.name}[{c.data.size}]" in first.source
+        assert (f"extern const {C_TYPES[ir_dtype(c.data)]} {c.name}[{c.data.size}] "
+                "AOT_ALIGNED(8);") in second.source
+
+
+def test_only_arrays_equal_value_for_value_are_shared():
+    """An array is declared from the first earlier kernel holding the same element type,
+    shape and values; one that differs in any of them (a channel split's slices) stays
+    the kernel's own, and so does a kernel's second copy of its own array."""
+    def kernel(name, *arrays):
+        return Kernel(name, (), 0, 0, (), constants=tuple(
+            KernelConstant(f"{name}_c{i}", np.asarray(a)) for i, a in enumerate(arrays)))
+
+    a, b = np.arange(4, dtype=np.int32), np.arange(4, dtype=np.int8)
+    shared = share_constants([kernel("p0", a, a), kernel("p1", a, b, a[::-1], a.reshape(2, 2)),
+                              kernel("p2", b, a)])
+    assert [[(c.name, c.linkage) for c in k.constants] for k in shared] == [
+        [("p0_c0", "shared"), ("p0_c1", "static")],
+        [("p0_c0", "extern"), ("p1_c1", "shared"), ("p1_c2", "static"), ("p1_c3", "static")],
+        [("p1_c1", "extern"), ("p0_c0", "extern")]]
+    assert [k.constant_bytes for k in shared] == [32, 4 + 16 + 16, 0]
+    # an array a kernel already declares is no home for a later one
+    declaring = replace(kernel("q0"), constants=(KernelConstant("x", a, "extern"),))
+    assert [[(c.name, c.linkage) for c in k.constants]
+            for k in share_constants([declaring, kernel("q1", a)])] == [
+        [("x", "extern")], [("q1_c0", "static")]]
 
 
 @pytest.mark.slow
