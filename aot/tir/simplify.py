@@ -20,7 +20,16 @@ _INDEX = ("int32", "int64")
 
 
 def struct_key(e):
-    """A hashable key equal for structurally equal expressions."""
+    """A hashable key equal for structurally equal expressions (kept on the
+    node: a parent's key is built from its children's without walking them)."""
+    try:
+        return e._struct_key
+    except AttributeError:
+        key = e._struct_key = _struct_key(e)
+        return key
+
+
+def _struct_key(e):
     if isinstance(e, E.Var):
         return ("var", id(e))
     if isinstance(e, (E.IntImm, E.FloatImm)):
@@ -108,7 +117,9 @@ def _fold_float(op, a, b):
 
 class Linear:
     """``const + sum(coeff * atom)``; ``terms`` maps struct keys to
-    ``[atom, coeff]`` in order of first appearance."""
+    ``[atom, coeff]`` in order of first appearance.  An atom is what
+    :func:`linear` leaves whole: never a constant, a sum, a difference or a
+    product by a constant."""
 
     __slots__ = ("terms", "const", "dtype")
 
@@ -130,21 +141,52 @@ class Linear:
 
 
 def linear(e) -> Linear | None:
-    """The linear form of an index expression, or None for other dtypes."""
+    """The linear form of an index expression, or None for other dtypes; the
+    caller owns the returned Linear (it may change it)."""
     if e.dtype not in _INDEX:
         return None
+    const, terms = _linear_form(e)
+    return Linear(e.dtype, const, {k: [atom, c] for k, atom, c in terms})
+
+
+def _linear_form(e):
+    """``linear(e)`` as ``(const, ((key, atom, coeff), ...))``, kept on the node.
+
+    Simplifying bottom-up asks for the form of every sum again at each
+    enclosing sum; kept on the nodes, each form is built once from its
+    children's.  Terms keep their order of first appearance, and a
+    coefficient that cancels to zero keeps its term (and which atom stands
+    for the key), as :meth:`Linear.add` does."""
+    try:
+        return e._linear
+    except AttributeError:
+        pass
     if isinstance(e, E.IntImm):
-        return Linear(e.dtype, e.value)
-    if isinstance(e, E.Binary) and e.op in ("add", "sub"):
-        la, lb = linear(e.a), linear(e.b)
-        la.add(lb, 1 if e.op == "add" else -1)
-        return la
-    if isinstance(e, E.Binary) and e.op == "mul":
-        if isinstance(e.b, E.IntImm):
-            return linear(e.a).scaled(e.b.value)
-        if isinstance(e.a, E.IntImm):
-            return linear(e.b).scaled(e.a.value)
-    return Linear(e.dtype, 0, {struct_key(e): [e, 1]})
+        form = (e.value, ())
+    elif isinstance(e, E.Binary) and e.op in ("add", "sub"):
+        ca, ta = _linear_form(e.a)
+        cb, tb = _linear_form(e.b)
+        sign = 1 if e.op == "add" else -1
+        terms = {k: [atom, c] for k, atom, c in ta}
+        for k, atom, c in tb:
+            if k in terms:
+                terms[k][1] += c * sign
+            else:
+                terms[k] = [atom, c * sign]
+        form = (ca + cb * sign, tuple((k, atom, c) for k, (atom, c) in terms.items()))
+    elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.b, E.IntImm):
+        form = _scaled_form(_linear_form(e.a), e.b.value)
+    elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.a, E.IntImm):
+        form = _scaled_form(_linear_form(e.b), e.a.value)
+    else:
+        form = (0, ((struct_key(e), e, 1),))
+    e._linear = form
+    return form
+
+
+def _scaled_form(form, s):
+    const, terms = form
+    return const * s, tuple((k, atom, c * s) for k, atom, c in terms)
 
 
 def _combine_divmod(lf: Linear) -> None:
@@ -167,12 +209,18 @@ def _combine_divmod(lf: Linear) -> None:
 
 
 def from_linear(lf: Linear) -> E.PrimExpr:
+    """The expression of ``lf``: terms by decreasing magnitude of coefficient
+    (ties in order of appearance), then the constant.
+
+    The linear form of a node built here is known without walking it:
+    ``lf``'s nonzero terms in that order and its constant, so that is what
+    the node keeps (tests/tir/test_simplify.py checks it against the form
+    the same tree gives when built anew)."""
     dt = lf.dtype
-    terms = [(a, c) for a, c in lf.terms.values() if c != 0]
-    order = {id(a): n for n, (a, _) in enumerate(terms)}
-    terms.sort(key=lambda t: (-abs(t[1]), order[id(t[0])]))
+    terms = [(k, atom, c) for k, (atom, c) in lf.terms.items() if c != 0]
+    terms.sort(key=lambda t: -abs(t[2]))  # stable: ties keep their order
     out = None
-    for atom, c in terms:
+    for _, atom, c in terms:
         mag = abs(c)
         t = atom if mag == 1 else E.Binary("mul", atom, E.IntImm(dt, mag))
         if out is None:
@@ -180,11 +228,13 @@ def from_linear(lf: Linear) -> E.PrimExpr:
         else:
             out = E.Binary("add" if c > 0 else "sub", out, t)
     if out is None:
-        return E.IntImm(dt, lf.const)
-    if lf.const > 0:
+        out = E.IntImm(dt, lf.const)
+    elif lf.const > 0:
         out = E.Binary("add", out, E.IntImm(dt, lf.const))
     elif lf.const < 0:
         out = E.Binary("sub", out, E.IntImm(dt, -lf.const))
+    if len(terms) != 1 or out is not terms[0][1]:  # built here, not an atom returned
+        out._linear = (lf.const, tuple(terms))
     return out
 
 
