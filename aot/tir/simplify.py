@@ -17,6 +17,7 @@ from aot.tir import expr as E
 from aot.tir.functor import Mutator, walk
 
 _INDEX = ("int32", "int64")
+_SUM_OPS = ("add", "sub", "mul")  # what the linear form takes apart
 
 
 def struct_key(e):
@@ -164,16 +165,7 @@ def _linear_form(e):
     if isinstance(e, E.IntImm):
         form = (e.value, ())
     elif isinstance(e, E.Binary) and e.op in ("add", "sub"):
-        ca, ta = _linear_form(e.a)
-        cb, tb = _linear_form(e.b)
-        sign = 1 if e.op == "add" else -1
-        terms = {k: [atom, c] for k, atom, c in ta}
-        for k, atom, c in tb:
-            if k in terms:
-                terms[k][1] += c * sign
-            else:
-                terms[k] = [atom, c * sign]
-        form = (ca + cb * sign, tuple((k, atom, c) for k, (atom, c) in terms.items()))
+        form = _summed_form(_linear_form(e.a), _linear_form(e.b), 1 if e.op == "add" else -1)
     elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.b, E.IntImm):
         form = _scaled_form(_linear_form(e.a), e.b.value)
     elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.a, E.IntImm):
@@ -182,6 +174,17 @@ def _linear_form(e):
         form = (0, ((struct_key(e), e, 1),))
     e._linear = form
     return form
+
+
+def _summed_form(fa, fb, sign):
+    """The form of ``a + sign * b`` from the forms of ``a`` and ``b``."""
+    terms = {k: [atom, c] for k, atom, c in fa[1]}
+    for k, atom, c in fb[1]:
+        if k in terms:
+            terms[k][1] += c * sign
+        else:
+            terms[k] = [atom, c * sign]
+    return fa[0] + fb[0] * sign, tuple((k, atom, c) for k, (atom, c) in terms.items())
 
 
 def _scaled_form(form, s):
@@ -217,8 +220,7 @@ def from_linear(lf: Linear) -> E.PrimExpr:
     the node keeps (tests/tir/test_simplify.py checks it against the form
     the same tree gives when built anew)."""
     dt = lf.dtype
-    terms = [(k, atom, c) for k, (atom, c) in lf.terms.items() if c != 0]
-    terms.sort(key=lambda t: -abs(t[2]))  # stable: ties keep their order
+    terms = _printed_terms(lf)
     out = None
     for _, atom, c in terms:
         mag = abs(c)
@@ -234,8 +236,17 @@ def from_linear(lf: Linear) -> E.PrimExpr:
     elif lf.const < 0:
         out = E.Binary("sub", out, E.IntImm(dt, -lf.const))
     if len(terms) != 1 or out is not terms[0][1]:  # built here, not an atom returned
-        out._linear = (lf.const, tuple(terms))
+        out._linear = (lf.const, terms)
     return out
+
+
+def _printed_terms(lf: Linear) -> tuple:
+    """``lf``'s nonzero terms ``(key, atom, coeff)`` in the order
+    :func:`from_linear` writes them: by decreasing magnitude of coefficient,
+    ties in order of appearance (the sort is stable)."""
+    terms = [(k, atom, c) for k, (atom, c) in lf.terms.items() if c != 0]
+    terms.sort(key=lambda t: -abs(t[2]))
+    return tuple(terms)
 
 
 class Analyzer:
@@ -334,6 +345,8 @@ class _Simplifier(Mutator):
         self.an = analyzer
 
     def visit_Binary(self, e):
+        if e.op in _SUM_OPS and e.dtype in _INDEX:
+            return from_linear(self._sum(e))
         a, b = self.expr(e.a), self.expr(e.b)
         op, dt = e.op, e.dtype
         elem = E.element(a.dtype)
@@ -364,12 +377,48 @@ class _Simplifier(Mutator):
                 return a
         return e if (a is e.a and b is e.b) else E.Binary(op, a, b)
 
+    def _sum(self, e) -> Linear:
+        """The linear form whose :func:`from_linear` is the simplified index
+        sum, difference or product ``e``: its operands simplified, constants
+        folded (wrapping as the dtype does), the forms combined and
+        ``c*a*floordiv(x, c) + a*floormod(x, c)`` recombined.
+
+        An operand that is such a node itself stays a form (what its
+        expression, written by :func:`from_linear`, would give
+        :func:`linear`): a chain of n terms is not written out and taken
+        apart again at each of its n nodes."""
+        dt = e.dtype
+        fa, a_imm, a_node = self._operand(e.a)
+        fb, b_imm, b_node = self._operand(e.b)
+        if a_imm is not None and b_imm is not None:
+            return Linear(dt, _wrap(_fold_int(e.op, a_imm, b_imm), dt))
+        if e.op == "add":
+            form = _summed_form(fa, fb, 1)
+        elif e.op == "sub":
+            form = _summed_form(fa, fb, -1)
+        elif b_imm is not None:
+            form = _scaled_form(fa, b_imm)
+        elif a_imm is not None:
+            form = _scaled_form(fb, a_imm)
+        else:  # a product of two variable operands is an atom
+            atom = E.Binary("mul", _written(a_node), _written(b_node))
+            form = (0, ((struct_key(atom), atom, 1),))
+        lf = Linear(dt, form[0], {k: [atom, c] for k, atom, c in form[1]})
+        _combine_divmod(lf)
+        return lf
+
+    def _operand(self, x):
+        """``(form, value if a constant else None, expression or Linear)`` of
+        the simplified operand ``x`` of an index sum (:meth:`_sum`)."""
+        if isinstance(x, E.Binary) and x.op in _SUM_OPS and x.dtype in _INDEX:
+            lf = self._sum(x)
+            terms = _printed_terms(lf)
+            return (lf.const, terms), (None if terms else lf.const), lf
+        x = self.expr(x)
+        return _linear_form(x), (x.value if isinstance(x, E.IntImm) else None), x
+
     def _index_binary(self, e, op, a, b):
         an = self.an
-        if op in ("add", "sub", "mul"):
-            lf = linear(E.Binary(op, a, b))
-            _combine_divmod(lf)
-            return from_linear(lf)
         if op in ("div", "mod") and isinstance(b, E.IntImm) and b.value > 0:
             lo, _ = an.bound(a)
             if lo is not None and lo >= 0:
@@ -453,6 +502,11 @@ class _Simplifier(Mutator):
         if e.name == "likely" and isinstance(args[0], E.IntImm):
             return args[0]
         return E.Call(e.dtype, e.name, args, e.kind)
+
+
+def _written(operand):
+    """The expression of an operand :meth:`_Simplifier._operand` kept as a form."""
+    return from_linear(operand) if isinstance(operand, Linear) else operand
 
 
 def _div_exact(lf: Linear, c: int) -> Linear:
