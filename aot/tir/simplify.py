@@ -146,8 +146,7 @@ def linear(e) -> Linear | None:
     caller owns the returned Linear (it may change it)."""
     if e.dtype not in _INDEX:
         return None
-    const, terms = _linear_form(e)
-    return Linear(e.dtype, const, {k: [atom, c] for k, atom, c in terms})
+    return _scaled(e.dtype, _linear_form(e), 1)
 
 
 def _linear_form(e):
@@ -165,31 +164,37 @@ def _linear_form(e):
     if isinstance(e, E.IntImm):
         form = (e.value, ())
     elif isinstance(e, E.Binary) and e.op in ("add", "sub"):
-        form = _summed_form(_linear_form(e.a), _linear_form(e.b), 1 if e.op == "add" else -1)
+        sign = 1 if e.op == "add" else -1
+        form = _frozen(_summed(e.dtype, _linear_form(e.a), _linear_form(e.b), sign))
     elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.b, E.IntImm):
-        form = _scaled_form(_linear_form(e.a), e.b.value)
+        form = _frozen(_scaled(e.dtype, _linear_form(e.a), e.b.value))
     elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.a, E.IntImm):
-        form = _scaled_form(_linear_form(e.b), e.a.value)
+        form = _frozen(_scaled(e.dtype, _linear_form(e.b), e.a.value))
     else:
         form = (0, ((struct_key(e), e, 1),))
     e._linear = form
     return form
 
 
-def _summed_form(fa, fb, sign):
-    """The form of ``a + sign * b`` from the forms of ``a`` and ``b``."""
-    terms = {k: [atom, c] for k, atom, c in fa[1]}
+def _summed(dtype, fa, fb, sign) -> Linear:
+    """``a + sign * b`` from the forms of ``a`` and ``b``."""
+    lf = Linear(dtype, fa[0] + fb[0] * sign, {k: [atom, c] for k, atom, c in fa[1]})
+    terms = lf.terms
     for k, atom, c in fb[1]:
         if k in terms:
             terms[k][1] += c * sign
         else:
             terms[k] = [atom, c * sign]
-    return fa[0] + fb[0] * sign, tuple((k, atom, c) for k, (atom, c) in terms.items())
+    return lf
 
 
-def _scaled_form(form, s):
-    const, terms = form
-    return const * s, tuple((k, atom, c * s) for k, atom, c in terms)
+def _scaled(dtype, form, s) -> Linear:
+    """``s * a`` from the form of ``a``."""
+    return Linear(dtype, form[0] * s, {k: [atom, c * s] for k, atom, c in form[1]})
+
+
+def _frozen(lf: Linear):
+    return lf.const, tuple((k, atom, c) for k, (atom, c) in lf.terms.items())
 
 
 def _combine_divmod(lf: Linear) -> None:
@@ -393,17 +398,16 @@ class _Simplifier(Mutator):
         if a_imm is not None and b_imm is not None:
             return Linear(dt, _wrap(_fold_int(e.op, a_imm, b_imm), dt))
         if e.op == "add":
-            form = _summed_form(fa, fb, 1)
+            lf = _summed(dt, fa, fb, 1)
         elif e.op == "sub":
-            form = _summed_form(fa, fb, -1)
+            lf = _summed(dt, fa, fb, -1)
         elif b_imm is not None:
-            form = _scaled_form(fa, b_imm)
+            lf = _scaled(dt, fa, b_imm)
         elif a_imm is not None:
-            form = _scaled_form(fb, a_imm)
+            lf = _scaled(dt, fb, a_imm)
         else:  # a product of two variable operands is an atom
             atom = E.Binary("mul", _written(a_node), _written(b_node))
-            form = (0, ((struct_key(atom), atom, 1),))
-        lf = Linear(dt, form[0], {k: [atom, c] for k, atom, c in form[1]})
+            lf = Linear(dt, 0, {struct_key(atom): [atom, 1]})
         _combine_divmod(lf)
         return lf
 
@@ -414,7 +418,8 @@ class _Simplifier(Mutator):
             lf = self._sum(x)
             terms = _printed_terms(lf)
             return (lf.const, terms), (None if terms else lf.const), lf
-        x = self.expr(x)
+        if not isinstance(x, (E.Var, E.IntImm)):  # each simplifies to itself
+            x = self.expr(x)
         return _linear_form(x), (x.value if isinstance(x, E.IntImm) else None), x
 
     def _index_binary(self, e, op, a, b):
