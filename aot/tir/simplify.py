@@ -259,6 +259,7 @@ class Analyzer:
 
     def __init__(self, ranges=None):
         self.ranges = dict(ranges or {})
+        self._simplifier = _Simplifier(self)  # stateless but for the ranges it reads
 
     def bind(self, var, lo, hi):
         self.ranges[var] = (lo, hi)
@@ -271,19 +272,19 @@ class Analyzer:
     # -- bounds --------------------------------------------------------
     def bound(self, e):
         """Inclusive integer bounds ``(lo, hi)``; ``None`` for unknown sides."""
-        lf = linear(e) if e.dtype in _INDEX else None
-        if lf is not None and not (len(lf.terms) == 1 and lf.const == 0
-                                   and next(iter(lf.terms.values()))[1] == 1):
-            lo = hi = lf.const
-            for atom, c in lf.terms.values():
-                alo, ahi = self._atom_bound(atom)
-                if c >= 0:
-                    lo = None if lo is None or alo is None else lo + c * alo
-                    hi = None if hi is None or ahi is None else hi + c * ahi
-                else:
-                    lo = None if lo is None or ahi is None else lo + c * ahi
-                    hi = None if hi is None or alo is None else hi + c * alo
-            return lo, hi
+        if e.dtype in _INDEX:
+            const, terms = _linear_form(e)
+            if not (len(terms) == 1 and const == 0 and terms[0][2] == 1):
+                lo = hi = const
+                for _, atom, c in terms:
+                    alo, ahi = self._atom_bound(atom)
+                    if c >= 0:
+                        lo = None if lo is None or alo is None else lo + c * alo
+                        hi = None if hi is None or ahi is None else hi + c * ahi
+                    else:
+                        lo = None if lo is None or ahi is None else lo + c * ahi
+                        hi = None if hi is None or alo is None else hi + c * alo
+                return lo, hi
         return self._atom_bound(e)
 
     def _atom_bound(self, e):
@@ -342,7 +343,7 @@ class Analyzer:
 
     # -- simplification -----------------------------------------------
     def simplify(self, e):
-        return _Simplifier(self).expr(e)
+        return self._simplifier.expr(e)
 
 
 class _Simplifier(Mutator):
