@@ -199,21 +199,20 @@ def _frozen(lf: Linear):
 
 def _combine_divmod(lf: Linear) -> None:
     """Rewrite ``c*a*floordiv(x, c) + a*floormod(x, c)`` into ``a*x``."""
-    changed = True
-    while changed:
-        changed = False
-        for key, (atom, coeff) in list(lf.terms.items()):
+    terms = lf.terms
+    while True:
+        for key, (atom, coeff) in terms.items():
             if coeff == 0 or not (isinstance(atom, E.Binary) and atom.op == "floormod"
                                   and isinstance(atom.b, E.IntImm)):
                 continue
-            c = atom.b.value
             dkey = ("bin", "floordiv", struct_key(atom.a), struct_key(atom.b))
-            if dkey in lf.terms and lf.terms[dkey][1] == c * coeff:
-                del lf.terms[dkey]
-                del lf.terms[key]
+            if dkey in terms and terms[dkey][1] == atom.b.value * coeff:
+                del terms[dkey]
+                del terms[key]
                 lf.add(linear(atom.a), coeff)
-                changed = True
-                break
+                break  # the terms changed (not iterated further): scan them again
+        else:
+            return
 
 
 def from_linear(lf: Linear) -> E.PrimExpr:
@@ -250,7 +249,8 @@ def _printed_terms(lf: Linear) -> tuple:
     :func:`from_linear` writes them: by decreasing magnitude of coefficient,
     ties in order of appearance (the sort is stable)."""
     terms = [(k, atom, c) for k, (atom, c) in lf.terms.items() if c != 0]
-    terms.sort(key=lambda t: -abs(t[2]))
+    if len(terms) > 1:
+        terms.sort(key=lambda t: -abs(t[2]))
     return tuple(terms)
 
 
