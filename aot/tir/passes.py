@@ -444,11 +444,10 @@ def _same(a, b):
     return equal(a, b)
 
 
-def _uses_buffer(stmt, buf) -> bool:
-    for n in all_nodes(stmt):
-        if isinstance(n, (E.Load, E.AccessPtr, S.Store)) and n.buffer.data is buf.data:
-            return True
-    return False
+def _buffers_used(stmt) -> set:
+    """The ``id`` of the data of every buffer ``stmt`` loads, stores or points into."""
+    return {id(n.buffer.data) for n in all_nodes(stmt)
+            if isinstance(n, (E.Load, E.AccessPtr, S.Store))}
 
 
 def remove_no_op(func: S.PrimFunc) -> S.PrimFunc:
@@ -547,8 +546,9 @@ def storage_rewrite(func: S.PrimFunc) -> S.PrimFunc:
         return func
     body = S.seq(*stmts)
     live = {}
+    used = [_buffers_used(st) for st in stmts]  # one walk of each, not one per buffer
     for b in allocs:
-        users = [i for i, st in enumerate(stmts) if _uses_buffer(st, b)]
+        users = [i for i, u in enumerate(used) if id(b.data) in u]
         live[id(b)] = (users[0], users[-1]) if users else (0, -1)
     slots: list[list] = []   # [buffer, last_use, members]
     bmap = {}
