@@ -275,17 +275,27 @@ class Analyzer:
         if e.dtype in _INDEX:
             const, terms = _linear_form(e)
             if not (len(terms) == 1 and const == 0 and terms[0][2] == 1):
-                lo = hi = const
-                for _, atom, c in terms:
-                    alo, ahi = self._atom_bound(atom)
-                    if c >= 0:
-                        lo = None if lo is None or alo is None else lo + c * alo
-                        hi = None if hi is None or ahi is None else hi + c * ahi
-                    else:
-                        lo = None if lo is None or ahi is None else lo + c * ahi
-                        hi = None if hi is None or alo is None else hi + c * alo
-                return lo, hi
+                return self._sum_bound(const, ((atom, c) for _, atom, c in terms))
         return self._atom_bound(e)
+
+    def _linear_bound(self, lf: Linear):
+        """``bound(from_linear(lf))``, without writing the expression."""
+        terms = [(atom, c) for atom, c in lf.terms.values() if c != 0]
+        if len(terms) == 1 and lf.const == 0 and terms[0][1] == 1:
+            return self._atom_bound(terms[0][0])  # from_linear gives the atom itself
+        return self._sum_bound(lf.const, terms)
+
+    def _sum_bound(self, const, terms):
+        lo = hi = const
+        for atom, c in terms:
+            alo, ahi = self._atom_bound(atom)
+            if c >= 0:
+                lo = None if lo is None or alo is None else lo + c * alo
+                hi = None if hi is None or ahi is None else hi + c * ahi
+            else:
+                lo = None if lo is None or ahi is None else lo + c * ahi
+                hi = None if hi is None or alo is None else hi + c * alo
+        return lo, hi
 
     def _atom_bound(self, e):
         if isinstance(e, E.IntImm):
@@ -457,15 +467,14 @@ class _Simplifier(Mutator):
                 return self.expr(a - E.IntImm(a.dtype, lo // c * c))
             return E.Binary(op, a, b)
         if op in ("min", "max"):
-            lo, hi = an.bound(from_linear(_diff(a, b)))
+            lo, hi = an._linear_bound(_diff(a, b))
             if hi is not None and hi <= 0:
                 return a if op == "min" else b
             if lo is not None and lo >= 0:
                 return b if op == "min" else a
             return E.Binary(op, a, b)
         if op in E.COMPARISONS:
-            d = from_linear(_diff(a, b))
-            lo, hi = an.bound(d)
+            lo, hi = an._linear_bound(_diff(a, b))
             verdict = _decide(op, lo, hi)
             if verdict is not None:
                 return E.IntImm("bool", verdict)

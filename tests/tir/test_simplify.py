@@ -198,3 +198,13 @@ def test_constants_wrap_as_the_dtype_does():
     big = E.const(2 ** 31 - 1)
     assert s(big + 1) == "-2147483648"
     assert s(x * 0 + big * 2 + x) == "(x - 2)"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_bound_of_a_linear_form_is_the_bound_of_its_expression(seed):
+    import random as _random
+    rng = _random.Random(8000 + seed)
+    an = Analyzer({x: (0, 7), y: (-3, 5)})
+    for _ in range(20):
+        lf = linear(random_sum(rng, 4))
+        assert an._linear_bound(lf) == an.bound(from_linear(lf))
