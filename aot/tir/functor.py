@@ -240,11 +240,19 @@ _CHILDREN = {
 
 def walk(e):
     """All sub-expressions of ``e`` in pre-order."""
-    stack = [e]
+    return _walk_all([e])
+
+
+def _walk_all(exprs):
+    """The sub-expressions of each of ``exprs`` in turn, each in pre-order:
+    one stack for all (every analysis of the passes walks through here)."""
+    stack = exprs[::-1]
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(reversed(children(n)))
+        get = _CHILDREN.get(type(n))
+        if get is not None:
+            stack.extend(reversed(get(n)))
 
 
 def stmt_exprs(s):
@@ -299,5 +307,4 @@ def all_nodes(stmt):
             stack.extend([s.then_case, s.else_case])
         elif isinstance(s, (S.Allocate, S.LetStmt)):
             stack.append(s.body)
-    for e in stmt_exprs(stmt):
-        yield from walk(e)
+    yield from _walk_all(list(stmt_exprs(stmt)))
