@@ -135,11 +135,6 @@ class Linear:
                 self.terms[k] = [atom, c * scale]
         self.const += other.const * scale
 
-    def scaled(self, s):
-        out = Linear(self.dtype, self.const * s)
-        out.terms = {k: [a, c * s] for k, (a, c) in self.terms.items()}
-        return out
-
 
 def linear(e) -> Linear | None:
     """The linear form of an index expression, or None for other dtypes; the
