@@ -68,6 +68,26 @@ class _Inliner(Mutator):
         return E.ProducerLoad(e.tensor, idx)
 
 
+class _Flatten(Mutator):
+    """Tensor reads become loads of the flat buffers of a lowering."""
+
+    def __init__(self, low: _Lowering):
+        self.low = low
+
+    def visit_ProducerLoad(self, e):
+        low = self.low
+        idx = [self.expr(i) for i in e.indices]
+        st = low.sch[e.tensor.op]
+        if isinstance(st.op, PlaceholderOp):
+            buf = low.placeholder_buf.get(id(st))
+            if buf is None:
+                raise ScheduleError(
+                    f"input {st.name} is read but missing from the argument list: "
+                    f"pass it to lower/build")
+            return E.Load(e.dtype, buf, low.buffer_index(buf, idx))
+        return E.Load(e.dtype, low.info[st].buffer, low.buffer_index(st, idx))
+
+
 def _const(x, what) -> int:
     if isinstance(x, E.IntImm):
         return x.value
@@ -289,22 +309,7 @@ class _Lowering:
         return self.an.simplify(info.buffer.offset_of(indices))
 
     def flatten(self, expr):
-        low = self
-
-        class Flatten(Mutator):
-            def visit_ProducerLoad(self, e):
-                idx = [self.expr(i) for i in e.indices]
-                st = low.sch[e.tensor.op]
-                if isinstance(st.op, PlaceholderOp):
-                    buf = low.placeholder_buf.get(id(st))
-                    if buf is None:
-                        raise ScheduleError(
-                            f"input {st.name} is read but missing from the argument list: "
-                            f"pass it to lower/build")
-                    return E.Load(e.dtype, buf, low.buffer_index(buf, idx))
-                return E.Load(e.dtype, low.info[st].buffer, low.buffer_index(st, idx))
-
-        return self.an.simplify(Flatten().expr(expr))
+        return self.an.simplify(_Flatten(self).expr(expr))
 
     # -- loop nests ------------------------------------------------------------
     def attached_at(self, st, iv):

@@ -99,9 +99,15 @@ class PrimExpr:
 
     Equality (``==``) is identity so that nodes can key dictionaries; build a
     comparison with :meth:`equal` / :meth:`not_equal`.
+
+    A node never changes after it is built, so what an analysis derives from
+    it stays true as long as the node lives: the simplifier keeps a node's
+    structural key and linear form in the slots ``_struct_key`` and
+    ``_linear`` (:mod:`aot.tir.simplify`), filled on first use, instead of
+    deriving them again from the whole subtree each time it is asked.
     """
 
-    __slots__ = ("dtype",)
+    __slots__ = ("dtype", "_struct_key", "_linear")
 
     def _bin(self, op, other, reverse=False):
         a, b = (other, self) if reverse else (self, other)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from aot.errors import PassError, did_you_mean, one_of
 from aot.tir import expr as E
 from aot.tir import stmt as S
-from aot.tir.functor import Mutator, Substitute, all_nodes, free_vars, substitute, walk
+from aot.tir.functor import (Mutator, Substitute, all_nodes, free_vars, substitute, uses_var,
+                             walk)
 from aot.tir.simplify import Analyzer, equal, linear
 
 
@@ -184,10 +185,12 @@ class _Partitioner(Mutator):
         return None if body is None else S.For(s.var, s.min, s.extent, s.kind, body, s.pragmas)
 
     def find_split(self, s, lo, end):
-        inner = self.an.with_ranges(_inner_ranges(s.body))
+        inner = None
         for cond in _likely_conds(s.body, self.likely):
             d = _negative_form(cond)
-            if d is None:
+            # simplifying never brings a variable in: a guard without the
+            # loop's variable cannot split it (most guards of a nest)
+            if d is None or not uses_var(d, (s.var,)):
                 continue
             lf = linear(self.an.simplify(d))
             k = 0
@@ -199,6 +202,8 @@ class _Partitioner(Mutator):
                     rest = rest + (atom * c if c != 1 else atom)
             if k == 0 or s.var in free_vars(rest):  # not affine in the loop variable
                 continue
+            if inner is None:
+                inner = self.an.with_ranges(_inner_ranges(s.body))
             _, rmax = inner.bound(rest)
             if rmax is None:
                 continue
@@ -439,11 +444,10 @@ def _same(a, b):
     return equal(a, b)
 
 
-def _uses_buffer(stmt, buf) -> bool:
-    for n in all_nodes(stmt):
-        if isinstance(n, (E.Load, E.AccessPtr, S.Store)) and n.buffer.data is buf.data:
-            return True
-    return False
+def _buffers_used(stmt) -> set:
+    """The ``id`` of the data of every buffer ``stmt`` loads, stores or points into."""
+    return {id(n.buffer.data) for n in all_nodes(stmt)
+            if isinstance(n, (E.Load, E.AccessPtr, S.Store))}
 
 
 def remove_no_op(func: S.PrimFunc) -> S.PrimFunc:
@@ -542,8 +546,9 @@ def storage_rewrite(func: S.PrimFunc) -> S.PrimFunc:
         return func
     body = S.seq(*stmts)
     live = {}
+    used = [_buffers_used(st) for st in stmts]  # one walk of each, not one per buffer
     for b in allocs:
-        users = [i for i, st in enumerate(stmts) if _uses_buffer(st, b)]
+        users = [i for i, u in enumerate(used) if id(b.data) in u]
         live[id(b)] = (users[0], users[-1]) if users else (0, -1)
     slots: list[list] = []   # [buffer, last_use, members]
     bmap = {}

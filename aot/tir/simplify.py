@@ -17,10 +17,20 @@ from aot.tir import expr as E
 from aot.tir.functor import Mutator, walk
 
 _INDEX = ("int32", "int64")
+_SUM_OPS = ("add", "sub", "mul")  # what the linear form takes apart
 
 
 def struct_key(e):
-    """A hashable key equal for structurally equal expressions."""
+    """A hashable key equal for structurally equal expressions (kept on the
+    node: a parent's key is built from its children's without walking them)."""
+    try:
+        return e._struct_key
+    except AttributeError:
+        key = e._struct_key = _struct_key(e)
+        return key
+
+
+def _struct_key(e):
     if isinstance(e, E.Var):
         return ("var", id(e))
     if isinstance(e, (E.IntImm, E.FloatImm)):
@@ -108,7 +118,9 @@ def _fold_float(op, a, b):
 
 class Linear:
     """``const + sum(coeff * atom)``; ``terms`` maps struct keys to
-    ``[atom, coeff]`` in order of first appearance."""
+    ``[atom, coeff]`` in order of first appearance.  An atom is what
+    :func:`linear` leaves whole: never a constant, a sum, a difference or a
+    product by a constant."""
 
     __slots__ = ("terms", "const", "dtype")
 
@@ -123,56 +135,93 @@ class Linear:
                 self.terms[k] = [atom, c * scale]
         self.const += other.const * scale
 
-    def scaled(self, s):
-        out = Linear(self.dtype, self.const * s)
-        out.terms = {k: [a, c * s] for k, (a, c) in self.terms.items()}
-        return out
-
 
 def linear(e) -> Linear | None:
-    """The linear form of an index expression, or None for other dtypes."""
+    """The linear form of an index expression, or None for other dtypes; the
+    caller owns the returned Linear (it may change it)."""
     if e.dtype not in _INDEX:
         return None
+    return _scaled(e.dtype, _linear_form(e), 1)
+
+
+def _linear_form(e):
+    """``linear(e)`` as ``(const, ((key, atom, coeff), ...))``, kept on the node.
+
+    Simplifying bottom-up asks for the form of every sum again at each
+    enclosing sum; kept on the nodes, each form is built once from its
+    children's.  Terms keep their order of first appearance, and a
+    coefficient that cancels to zero keeps its term (and which atom stands
+    for the key), as :meth:`Linear.add` does."""
+    try:
+        return e._linear
+    except AttributeError:
+        pass
     if isinstance(e, E.IntImm):
-        return Linear(e.dtype, e.value)
-    if isinstance(e, E.Binary) and e.op in ("add", "sub"):
-        la, lb = linear(e.a), linear(e.b)
-        la.add(lb, 1 if e.op == "add" else -1)
-        return la
-    if isinstance(e, E.Binary) and e.op == "mul":
-        if isinstance(e.b, E.IntImm):
-            return linear(e.a).scaled(e.b.value)
-        if isinstance(e.a, E.IntImm):
-            return linear(e.b).scaled(e.a.value)
-    return Linear(e.dtype, 0, {struct_key(e): [e, 1]})
+        form = (e.value, ())
+    elif isinstance(e, E.Binary) and e.op in ("add", "sub"):
+        sign = 1 if e.op == "add" else -1
+        form = _frozen(_summed(e.dtype, _linear_form(e.a), _linear_form(e.b), sign))
+    elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.b, E.IntImm):
+        form = _frozen(_scaled(e.dtype, _linear_form(e.a), e.b.value))
+    elif isinstance(e, E.Binary) and e.op == "mul" and isinstance(e.a, E.IntImm):
+        form = _frozen(_scaled(e.dtype, _linear_form(e.b), e.a.value))
+    else:
+        form = (0, ((struct_key(e), e, 1),))
+    e._linear = form
+    return form
+
+
+def _summed(dtype, fa, fb, sign) -> Linear:
+    """``a + sign * b`` from the forms of ``a`` and ``b``."""
+    lf = Linear(dtype, fa[0] + fb[0] * sign, {k: [atom, c] for k, atom, c in fa[1]})
+    terms = lf.terms
+    for k, atom, c in fb[1]:
+        if k in terms:
+            terms[k][1] += c * sign
+        else:
+            terms[k] = [atom, c * sign]
+    return lf
+
+
+def _scaled(dtype, form, s) -> Linear:
+    """``s * a`` from the form of ``a``."""
+    return Linear(dtype, form[0] * s, {k: [atom, c * s] for k, atom, c in form[1]})
+
+
+def _frozen(lf: Linear):
+    return lf.const, tuple((k, atom, c) for k, (atom, c) in lf.terms.items())
 
 
 def _combine_divmod(lf: Linear) -> None:
     """Rewrite ``c*a*floordiv(x, c) + a*floormod(x, c)`` into ``a*x``."""
-    changed = True
-    while changed:
-        changed = False
-        for key, (atom, coeff) in list(lf.terms.items()):
+    terms = lf.terms
+    while True:
+        for key, (atom, coeff) in terms.items():
             if coeff == 0 or not (isinstance(atom, E.Binary) and atom.op == "floormod"
                                   and isinstance(atom.b, E.IntImm)):
                 continue
-            c = atom.b.value
             dkey = ("bin", "floordiv", struct_key(atom.a), struct_key(atom.b))
-            if dkey in lf.terms and lf.terms[dkey][1] == c * coeff:
-                del lf.terms[dkey]
-                del lf.terms[key]
+            if dkey in terms and terms[dkey][1] == atom.b.value * coeff:
+                del terms[dkey]
+                del terms[key]
                 lf.add(linear(atom.a), coeff)
-                changed = True
-                break
+                break  # the terms changed (not iterated further): scan them again
+        else:
+            return
 
 
 def from_linear(lf: Linear) -> E.PrimExpr:
+    """The expression of ``lf``: terms by decreasing magnitude of coefficient
+    (ties in order of appearance), then the constant.
+
+    The linear form of a node built here is known without walking it:
+    ``lf``'s nonzero terms in that order and its constant, so that is what
+    the node keeps (tests/tir/test_simplify.py checks it against the form
+    the same tree gives when built anew)."""
     dt = lf.dtype
-    terms = [(a, c) for a, c in lf.terms.values() if c != 0]
-    order = {id(a): n for n, (a, _) in enumerate(terms)}
-    terms.sort(key=lambda t: (-abs(t[1]), order[id(t[0])]))
+    terms = _printed_terms(lf)
     out = None
-    for atom, c in terms:
+    for _, atom, c in terms:
         mag = abs(c)
         t = atom if mag == 1 else E.Binary("mul", atom, E.IntImm(dt, mag))
         if out is None:
@@ -180,12 +229,24 @@ def from_linear(lf: Linear) -> E.PrimExpr:
         else:
             out = E.Binary("add" if c > 0 else "sub", out, t)
     if out is None:
-        return E.IntImm(dt, lf.const)
-    if lf.const > 0:
+        out = E.IntImm(dt, lf.const)
+    elif lf.const > 0:
         out = E.Binary("add", out, E.IntImm(dt, lf.const))
     elif lf.const < 0:
         out = E.Binary("sub", out, E.IntImm(dt, -lf.const))
+    if len(terms) != 1 or out is not terms[0][1]:  # built here, not an atom returned
+        out._linear = (lf.const, terms)
     return out
+
+
+def _printed_terms(lf: Linear) -> tuple:
+    """``lf``'s nonzero terms ``(key, atom, coeff)`` in the order
+    :func:`from_linear` writes them: by decreasing magnitude of coefficient,
+    ties in order of appearance (the sort is stable)."""
+    terms = [(k, atom, c) for k, (atom, c) in lf.terms.items() if c != 0]
+    if len(terms) > 1:
+        terms.sort(key=lambda t: -abs(t[2]))
+    return tuple(terms)
 
 
 class Analyzer:
@@ -193,6 +254,7 @@ class Analyzer:
 
     def __init__(self, ranges=None):
         self.ranges = dict(ranges or {})
+        self._simplifier = _Simplifier(self)  # stateless but for the ranges it reads
 
     def bind(self, var, lo, hi):
         self.ranges[var] = (lo, hi)
@@ -205,20 +267,30 @@ class Analyzer:
     # -- bounds --------------------------------------------------------
     def bound(self, e):
         """Inclusive integer bounds ``(lo, hi)``; ``None`` for unknown sides."""
-        lf = linear(e) if e.dtype in _INDEX else None
-        if lf is not None and not (len(lf.terms) == 1 and lf.const == 0
-                                   and next(iter(lf.terms.values()))[1] == 1):
-            lo = hi = lf.const
-            for atom, c in lf.terms.values():
-                alo, ahi = self._atom_bound(atom)
-                if c >= 0:
-                    lo = None if lo is None or alo is None else lo + c * alo
-                    hi = None if hi is None or ahi is None else hi + c * ahi
-                else:
-                    lo = None if lo is None or ahi is None else lo + c * ahi
-                    hi = None if hi is None or alo is None else hi + c * alo
-            return lo, hi
+        if e.dtype in _INDEX:
+            const, terms = _linear_form(e)
+            if not (len(terms) == 1 and const == 0 and terms[0][2] == 1):
+                return self._sum_bound(const, ((atom, c) for _, atom, c in terms))
         return self._atom_bound(e)
+
+    def _linear_bound(self, lf: Linear):
+        """``bound(from_linear(lf))``, without writing the expression."""
+        terms = [(atom, c) for atom, c in lf.terms.values() if c != 0]
+        if len(terms) == 1 and lf.const == 0 and terms[0][1] == 1:
+            return self._atom_bound(terms[0][0])  # from_linear gives the atom itself
+        return self._sum_bound(lf.const, terms)
+
+    def _sum_bound(self, const, terms):
+        lo = hi = const
+        for atom, c in terms:
+            alo, ahi = self._atom_bound(atom)
+            if c >= 0:
+                lo = None if lo is None or alo is None else lo + c * alo
+                hi = None if hi is None or ahi is None else hi + c * ahi
+            else:
+                lo = None if lo is None or ahi is None else lo + c * ahi
+                hi = None if hi is None or alo is None else hi + c * alo
+        return lo, hi
 
     def _atom_bound(self, e):
         if isinstance(e, E.IntImm):
@@ -276,7 +348,7 @@ class Analyzer:
 
     # -- simplification -----------------------------------------------
     def simplify(self, e):
-        return _Simplifier(self).expr(e)
+        return self._simplifier.expr(e)
 
 
 class _Simplifier(Mutator):
@@ -284,6 +356,8 @@ class _Simplifier(Mutator):
         self.an = analyzer
 
     def visit_Binary(self, e):
+        if e.op in _SUM_OPS and e.dtype in _INDEX:
+            return from_linear(self._sum(e))
         a, b = self.expr(e.a), self.expr(e.b)
         op, dt = e.op, e.dtype
         elem = E.element(a.dtype)
@@ -314,12 +388,48 @@ class _Simplifier(Mutator):
                 return a
         return e if (a is e.a and b is e.b) else E.Binary(op, a, b)
 
+    def _sum(self, e) -> Linear:
+        """The linear form whose :func:`from_linear` is the simplified index
+        sum, difference or product ``e``: its operands simplified, constants
+        folded (wrapping as the dtype does), the forms combined and
+        ``c*a*floordiv(x, c) + a*floormod(x, c)`` recombined.
+
+        An operand that is such a node itself stays a form (what its
+        expression, written by :func:`from_linear`, would give
+        :func:`linear`): a chain of n terms is not written out and taken
+        apart again at each of its n nodes."""
+        dt = e.dtype
+        fa, a_imm, a_node = self._operand(e.a)
+        fb, b_imm, b_node = self._operand(e.b)
+        if a_imm is not None and b_imm is not None:
+            return Linear(dt, _wrap(_fold_int(e.op, a_imm, b_imm), dt))
+        if e.op == "add":
+            lf = _summed(dt, fa, fb, 1)
+        elif e.op == "sub":
+            lf = _summed(dt, fa, fb, -1)
+        elif b_imm is not None:
+            lf = _scaled(dt, fa, b_imm)
+        elif a_imm is not None:
+            lf = _scaled(dt, fb, a_imm)
+        else:  # a product of two variable operands is an atom
+            atom = E.Binary("mul", _written(a_node), _written(b_node))
+            lf = Linear(dt, 0, {struct_key(atom): [atom, 1]})
+        _combine_divmod(lf)
+        return lf
+
+    def _operand(self, x):
+        """``(form, value if a constant else None, expression or Linear)`` of
+        the simplified operand ``x`` of an index sum (:meth:`_sum`)."""
+        if isinstance(x, E.Binary) and x.op in _SUM_OPS and x.dtype in _INDEX:
+            lf = self._sum(x)
+            terms = _printed_terms(lf)
+            return (lf.const, terms), (None if terms else lf.const), lf
+        if not isinstance(x, (E.Var, E.IntImm)):  # each simplifies to itself
+            x = self.expr(x)
+        return _linear_form(x), (x.value if isinstance(x, E.IntImm) else None), x
+
     def _index_binary(self, e, op, a, b):
         an = self.an
-        if op in ("add", "sub", "mul"):
-            lf = linear(E.Binary(op, a, b))
-            _combine_divmod(lf)
-            return from_linear(lf)
         if op in ("div", "mod") and isinstance(b, E.IntImm) and b.value > 0:
             lo, _ = an.bound(a)
             if lo is not None and lo >= 0:
@@ -352,15 +462,14 @@ class _Simplifier(Mutator):
                 return self.expr(a - E.IntImm(a.dtype, lo // c * c))
             return E.Binary(op, a, b)
         if op in ("min", "max"):
-            lo, hi = an.bound(from_linear(_diff(a, b)))
+            lo, hi = an._linear_bound(_diff(a, b))
             if hi is not None and hi <= 0:
                 return a if op == "min" else b
             if lo is not None and lo >= 0:
                 return b if op == "min" else a
             return E.Binary(op, a, b)
         if op in E.COMPARISONS:
-            d = from_linear(_diff(a, b))
-            lo, hi = an.bound(d)
+            lo, hi = an._linear_bound(_diff(a, b))
             verdict = _decide(op, lo, hi)
             if verdict is not None:
                 return E.IntImm("bool", verdict)
@@ -403,6 +512,11 @@ class _Simplifier(Mutator):
         if e.name == "likely" and isinstance(args[0], E.IntImm):
             return args[0]
         return E.Call(e.dtype, e.name, args, e.kind)
+
+
+def _written(operand):
+    """The expression of an operand :meth:`_Simplifier._operand` kept as a form."""
+    return from_linear(operand) if isinstance(operand, Linear) else operand
 
 
 def _div_exact(lf: Linear, c: int) -> Linear:
