@@ -150,7 +150,10 @@ class CompiledModel:
             **({"placement": self.placement.to_json()} if self.placement else {}),
             "entry": {"header": f"include/{self.name}.h", "run": f"{self.name}_run",
                       "run_with_workspace": f"{self.name}_run_with_workspace",
-                      "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model"},
+                      "reset": f"{self.name}_reset", "rpc_descriptor": "aot_rpc_model",
+                      **({"tasks": [{"core": entry.WORKER_CORE, "function": t.name}
+                                    for t in self.lowered.tasks]}
+                         if self.lowered is not None and self.lowered.tasks else {})},
             "build": build_settings(self.name, self.files, self.board, self.external,
                                     cores=self.cores),
             "layers": self.layers(),

@@ -65,21 +65,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", help="a project directory from `aot project create`")
     parser.add_argument("--stack", action="store_true",
                         help="also bound the peak stack from GCC's call graph, the linked "
-                             "libraries and the exception frame (compiles the sources once more)")
+                             "libraries and the exception frame (compiles the sources once "
+                             "more; always done, and further cores' stacks checked, for a "
+                             "model placed on several cores)")
     add_cache_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from aot.firmware.stack import stack_usage
     from aot.firmware import build_project
-    result = build_project(args.project, jobs=args.jobs, cache_dir=cache_dir(args))
-    sizes = result.sizes
-    stack = stack_usage(result.project) if args.stack else None
+    result = build_project(args.project, jobs=args.jobs, cache_dir=cache_dir(args),
+                           stack=args.stack)
+    sizes, stack = result.sizes, result.stack
     if args.json:
-        extra = {"stack_peak": {"runtime": stack.runtime, "model": stack.model,
-                                "exception": stack.exception, "total": stack.peak,
-                                "bounded": stack.bounded,
-                                "library": list(stack.library)}} if stack else {}
+        extra = {"stack_peak": stack.to_json()} if stack else {}
         print(json.dumps({"elf": str(result.elf), "compiled": result.compiled,
                           "restored_from_cache": result.restored,
                           "reused_from_compile": result.reused,
@@ -94,7 +92,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"  RAM   {sizes.ram:>9,} bytes: workspace {sizes.workspace:,}, i/o buffers "
               f"{sizes.io:,}, stack {sizes.stack:,} (reserved), runtime {sizes.runtime_ram:,}")
     if stack is not None:
-        bound = "" if stack.bounded else " (unbounded: recursion or dynamic frames)"
-        print(f"  peak stack {stack.peak:,} bytes: runtime {stack.runtime:,} + one inference "
-              f"{stack.model:,} + an exception {stack.exception:,}{bound}")
+        if args.stack:
+            bound = "" if stack.bounded else " (unbounded: recursion or dynamic frames)"
+            print(f"  peak stack {stack.peak:,} bytes: runtime {stack.runtime:,} + one "
+                  f"inference {stack.model:,} + an exception {stack.exception:,}{bound}")
+        for core in stack.cores:
+            bound = "" if core.bounded else " (unbounded: recursion or dynamic frames)"
+            print(f"  core {core.core} stack {core.need:,} of {core.size:,} bytes: "
+                  f"{' -> '.join(core.chain)} ({core.chain_bytes:,}) + an exception "
+                  f"{core.exception:,}{bound}")
     return 0

@@ -29,9 +29,10 @@ from pathlib import Path
 from aot.codegen.cc import FirmwareCommand, ObjectStore, compiler_identity, place_objects
 from aot.errors import BuildError
 from aot.fileio import write_atomic
-from aot.firmware.images import write_image
+from aot.firmware.images import image_path, write_image
 from aot.firmware.project import Project, load_project
 from aot.firmware.sizes import FirmwareSizes, read_sizes
+from aot.firmware.stack import StackUsage, check_core_stacks, stack_usage
 
 # project.json fields that name the model; everything else shapes runtime objects.
 _MODEL_FIELDS = {"name", "model", "model_sources", "model_objects"}
@@ -43,7 +44,9 @@ class BuildResult:
     (the ELF, a UF2, an ESP app image: aot.firmware.images), ``compiled``
     lists the sources make compiled (cached runtime objects are absent from
     it), ``restored`` the runtime objects taken from the cache, ``reused``
-    the model's objects taken from what ``aot compile`` compiled."""
+    the model's objects taken from what ``aot compile`` compiled, ``stack``
+    the stack bound (:func:`aot.firmware.stack.stack_usage`) when it was asked
+    for or the model hands tasks to further cores, whose stacks it checks."""
 
     project: Project
     elf: Path
@@ -52,6 +55,7 @@ class BuildResult:
     restored: list[str] = field(default_factory=list)
     image: Path | None = None
     reused: list[str] = field(default_factory=list)
+    stack: StackUsage | None = None
 
 
 class ObjectCache:
@@ -181,16 +185,20 @@ def _failure(project: Project, output: str) -> BuildError:
     return BuildError(f"building {project.path} for {project.board_tag} failed:\n{detail}")
 
 
-def build_project(project, *, jobs: int | None = None,
-                  cache_dir: Path | None = None) -> BuildResult:
+def build_project(project, *, jobs: int | None = None, cache_dir: Path | None = None,
+                  stack: bool = False) -> BuildResult:
     """Build ``project`` (a :class:`Project` or its folder) with ``make -j jobs``.
 
     With ``cache_dir``, runtime objects come from and go to an
     :class:`ObjectCache` there, and the model's objects that ``aot compile``
     kept there for its code size are put into the build folder when make
-    would compile them with the same command.  Returns the ELF and its sizes; raises
+    would compile them with the same command.  With ``stack``, and always for
+    a model that hands tasks to further cores, the stack is bounded
+    (:func:`aot.firmware.stack.stack_usage`) and each further core's stack
+    checked before the image is written.  Returns the ELF and its sizes; raises
     :class:`BuildError` with the toolchain's message (a firmware too big
-    for the board names the region and the overflow in bytes).
+    for the board names the region and the overflow in bytes), or naming a
+    further core's stack, its need and the deepest chain when it is too small.
     """
     project = project if isinstance(project, Project) else load_project(project)
     _check_tools(project)
@@ -212,9 +220,19 @@ def build_project(project, *, jobs: int | None = None,
     if cache is not None:
         cache.store(key, objects)
     compiled = re.findall(r" -c (\S+\.[cS])\b", output)
+    usage = None
+    if stack or project.core_tasks:
+        usage = stack_usage(project, jobs)
+        try:
+            check_core_stacks(usage, project.board_tag)
+        except BuildError:  # leave nothing to flash, as a failed link does
+            for path in {project.elf, image_path(project)}:
+                path.unlink(missing_ok=True)
+            raise
     image = write_image(project)
     return BuildResult(project, project.elf, firmware_sizes(project), compiled,
-                       [str(p.relative_to(project.path)) for p in restored], image, reused)
+                       [str(p.relative_to(project.path)) for p in restored], image, reused,
+                       usage)
 
 
 def firmware_sizes(project: Project) -> FirmwareSizes | None:

@@ -69,6 +69,12 @@ class Project:
         return read_metadata(self.path / "model")
 
     @property
+    def core_tasks(self) -> list[dict]:
+        """The functions the model hands to further cores (metadata.json's
+        ``entry.tasks``: per task its ``core`` and ``function``); none on one core."""
+        return list(self.metadata.get("entry", {}).get("tasks", []))
+
+    @property
     def model_sources(self) -> list[str]:
         return list(self.data["model_sources"])
 

@@ -30,6 +30,13 @@ nothing in hardware (the port's trap handler is in the graph as assembly).
 
 Recursion, dynamic frames or stack pointer arithmetic that is not a constant
 make the result unbounded (``bounded`` False).
+
+A model placed on two cores hands tasks to core 1, which runs them on a stack
+of its own (the board record's ``cores.stack_bytes``): :class:`CoreStack`
+bounds it from the core's start in the port's vector table, through the
+worker loop and the tasks it calls through function pointers (named by
+metadata.json's ``entry.tasks``), and :func:`check_core_stacks` refuses a
+stack smaller than that.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import os
 import re
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,22 +63,73 @@ CORTEX_M_ALIGN_PAD = 4
 
 
 @dataclass(frozen=True)
+class CoreStack:
+    """Worst-case stack bytes of a further core (``core``) against the stack
+    its port gives it (``size``): the deepest ``chain`` of function names from
+    the core's start through the worker loop into the deepest task it is
+    handed (``chain_bytes``), plus an exception arriving on top (frame and
+    handler, ``exception``)."""
+
+    core: int
+    size: int
+    chain_bytes: int
+    exception: int
+    bounded: bool
+    chain: tuple[str, ...]
+
+    @property
+    def need(self) -> int:
+        return self.chain_bytes + self.exception
+
+    @property
+    def fits(self) -> bool:
+        return self.need <= self.size
+
+    def to_json(self) -> dict:
+        return {"core": self.core, "size": self.size, "need": self.need,
+                "chain_bytes": self.chain_bytes, "exception": self.exception,
+                "bounded": self.bounded, "chain": list(self.chain)}
+
+
+@dataclass(frozen=True)
 class StackUsage:
     """Worst-case stack bytes of the runtime (from the entry point: the reset
     handler, or ``main`` where the binary is not read), of one inference,
     and of an exception arriving on top of both (frame plus handler);
     ``library`` names the functions from outside the compiled sources that
-    the bound includes."""
+    the bound includes.  ``cores``: the stack of each further core the model
+    hands tasks to (none on one core)."""
 
     runtime: int
     model: int
     bounded: bool
     exception: int = 0
     library: tuple[str, ...] = ()
+    cores: tuple[CoreStack, ...] = ()
 
     @property
     def peak(self) -> int:
         return self.runtime + self.model + self.exception
+
+    def to_json(self) -> dict:
+        return {"runtime": self.runtime, "model": self.model, "exception": self.exception,
+                "total": self.peak, "bounded": self.bounded, "library": list(self.library),
+                **({"cores": [c.to_json() for c in self.cores]} if self.cores else {})}
+
+
+def check_core_stacks(usage: StackUsage, board: str) -> None:
+    """Refuse firmware whose further core's stack is smaller than the core's
+    need (:class:`BuildError` naming the size, the need and the chain): an
+    overflow there would silently overwrite whatever RAM lies below it."""
+    for c in usage.cores:
+        if c.fits:
+            continue
+        raise BuildError(
+            f"core {c.core}'s stack on {board} is too small for what it runs: it needs "
+            f"{c.need:,} bytes but has {c.size:,} (the board record's cores.stack_bytes). "
+            f"Deepest chain ({c.chain_bytes:,} bytes): {' -> '.join(c.chain)}; then an "
+            f"exception, {c.exception:,} bytes. Give cores.stack_bytes at least "
+            f"{-(-c.need // 8) * 8:,} in the board record, or compile with --cores 1")
 
 
 def _graph(texts: list[str]) -> tuple[dict[str, tuple[int, bool]], dict[str, set[str]]]:
@@ -87,22 +146,33 @@ def _graph(texts: list[str]) -> tuple[dict[str, tuple[int, bool]], dict[str, set
 def deepest(root: str, frames: dict[str, tuple[int, bool]],
             calls: dict[str, set[str]]) -> tuple[int, bool]:
     """Bytes of the deepest call chain from ``root``, and whether it is bounded."""
-    memo: dict[str, tuple[int, bool]] = {}
+    depth, bounded, _ = deepest_chain(root, frames, calls)
+    return depth, bounded
+
+
+def deepest_chain(root: str, frames: dict[str, tuple[int, bool]],
+                  calls: dict[str, set[str]]) -> tuple[int, bool, tuple[str, ...]]:
+    """:func:`deepest`, and the chain itself: the graph's titles from ``root``
+    down to the last function of the deepest path (ties go to the first callee
+    in name order, so the chain does not depend on the order files were read)."""
+    memo: dict[str, tuple[int, bool, tuple[str, ...]]] = {}
     active: set[str] = set()
 
-    def visit(fn: str) -> tuple[int, bool]:
+    def visit(fn: str) -> tuple[int, bool, tuple[str, ...]]:
         if fn in memo:
             return memo[fn]
         if fn in active:  # recursion: no static bound
-            return 0, False
+            return 0, False, ()
         active.add(fn)
         own, bounded = frames.get(fn, (0, True))
-        below, ok = 0, True
-        for callee in calls.get(fn, ()):
-            depth, callee_ok = visit(callee)
-            below, ok = max(below, depth), ok and callee_ok
+        below, ok, chain = 0, True, ()
+        for callee in sorted(calls.get(fn, ())):
+            depth, callee_ok, callee_chain = visit(callee)
+            if depth > below:
+                below, chain = depth, callee_chain
+            ok = ok and callee_ok
         active.discard(fn)
-        memo[fn] = (own + below, bounded and ok)
+        memo[fn] = (own + below, bounded and ok, (fn, *chain))
         return memo[fn]
 
     return visit(root)
@@ -244,9 +314,8 @@ def _entry(headers: str, disassembly: str) -> str | None:
     return _by_address(disassembly).get(int(m.group(1), 16) & ~1) if m else None
 
 
-def _vector_handlers(text: str, disassembly: str) -> list[str]:
-    """The functions the vector table (``objdump -s -j .isr_vector``) points to,
-    past the initial stack pointer and the reset handler."""
+def _dump_words(text: str) -> list[int]:
+    """The little-endian 32-bit words of ``objdump -s`` output."""
     words = []
     for line in text.splitlines():
         parts = line.split()
@@ -254,13 +323,35 @@ def _vector_handlers(text: str, disassembly: str) -> list[str]:
             for word in parts[1:5]:
                 if re.fullmatch(r"[0-9a-f]{8}", word):
                     words.append(int.from_bytes(bytes.fromhex(word), "little"))
-    by_address = _by_address(disassembly)
+    return words
+
+
+def _handlers(words: list[int], by_address: dict[int, str]) -> list[str]:
+    """The functions a vector table's words point to, past the initial stack
+    pointer and the reset handler, each once."""
     handlers = []
     for word in words[2:]:
         name = by_address.get(word & ~1)
         if word and name is not None and name not in handlers:
             handlers.append(name)
     return handlers
+
+
+def _vector_handlers(text: str, disassembly: str) -> list[str]:
+    """The functions the vector table (``objdump -s -j .isr_vector``) points to,
+    past the initial stack pointer and the reset handler."""
+    return _handlers(_dump_words(text), _by_address(disassembly))
+
+
+def _symbols(text: str) -> dict[str, tuple[int, int]]:
+    """Address and size of every symbol of ``objdump -t`` output, by name."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and re.fullmatch(r"[0-9a-f]{8,}", parts[0]) \
+                and re.fullmatch(r"[0-9a-f]{8,}", parts[-2]):
+            out[parts[-1]] = (int(parts[0], 16), int(parts[-2], 16))
+    return out
 
 
 # ------------------------------------------------------------------------ the project
@@ -314,30 +405,49 @@ def _tool(cc: str, name: str) -> str:
     return cc[:-3] + name if cc.endswith("gcc") else name
 
 
-def stack_usage(project: Project) -> StackUsage:
+def _compile_graphs(project: Project, cc: str, flags: list[str], sources: list[str],
+                    jobs: int) -> list[str]:
+    """The ``-fcallgraph-info=su`` text of each source, compiled ``jobs`` at a time."""
+    with tempfile.TemporaryDirectory(prefix="aot-stack-") as tmp:
+        def one(i: int, src: str) -> str:
+            obj = Path(tmp) / f"o{i}.o"
+            proc = subprocess.run([cc, *flags, "-fcallgraph-info=su", "-c", src,
+                                   "-o", str(obj)],
+                                  cwd=project.path, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise BuildError(f"cannot analyse the stack of {src}:\n{proc.stderr.strip()}")
+            return obj.with_suffix(".ci").read_text()
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(one, range(len(sources)), sources))
+
+
+def _exception(frame: int, handlers: list[str], frames, calls) -> tuple[int, bool]:
+    """An exception at the deepest point: the frame the core pushes plus the
+    deepest of ``handlers`` (one level: the fault handlers end the program)."""
+    depths = [deepest(h, frames, calls) for h in handlers]
+    return (frame + max((depth for depth, _ in depths), default=0),
+            all(ok for _, ok in depths))
+
+
+def stack_usage(project: Project, jobs: int | None = None) -> StackUsage:
     """:class:`StackUsage` of a built project (compiles its sources again, into a
-    temp folder, and disassembles its ELF file)."""
+    temp folder, ``jobs`` at a time (default: one per CPU), and disassembles its
+    ELF file)."""
     d = project.data
     if not project.elf.is_file():
         raise BuildError(f"{project.elf} does not exist: the stack bound reads the linked "
                          f"firmware, build the project first (aot build {project.path})")
     # The sources the Makefile links (runtime.mk's list, the port's), not every file
-    # of runtime/src: some there are linked only by firmware that needs them (cores.c).
+    # of runtime/src: some there are linked only by firmware that needs them (cores.c,
+    # which a model placed on two cores lists among its own sources).
     port_cflags, runtime_srcs, port_srcs = _make_vars(
         project, "AOT_PORT_CFLAGS", "AOT_RUNTIME_SRCS", "AOT_PORT_SRCS")
     runtime = [s for s in [*runtime_srcs, *port_srcs] if s.endswith(".c")]
     flags = [*d["arch_flags"], *d["opt_flags"], *d["cflags"], *port_cflags,
              "-std=c99", "-Imodel/include", "-Iruntime/include"]
-    texts = []
-    with tempfile.TemporaryDirectory(prefix="aot-stack-") as tmp:
-        for i, src in enumerate([*runtime, *d["model_sources"]]):
-            obj = Path(tmp) / f"o{i}.o"
-            proc = subprocess.run([d["cc"], *flags, "-fcallgraph-info=su", "-c", src,
-                                   "-o", str(obj)],
-                                  cwd=project.path, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise BuildError(f"cannot analyse the stack of {src}:\n{proc.stderr.strip()}")
-            texts.append(obj.with_suffix(".ci").read_text())
+    texts = _compile_graphs(project, d["cc"], flags, [*runtime, *d["model_sources"]],
+                            jobs or os.cpu_count() or 1)
     frames, calls = _graph(texts)
     compiled = set(frames)
     macros = _macros(d["cc"], flags, project.path)
@@ -365,11 +475,69 @@ def stack_usage(project: Project) -> StackUsage:
         vectors = _run(objdump, "-s", "-j", ".isr_vector", str(project.elf), check=False)
         handlers = [_title(h, frames) for h in _vector_handlers(vectors, disassembly)]
         roots += handlers
-        depths = [deepest(h, frames, calls) for h in handlers]
-        exception = frame + max((depth for depth, _ in depths), default=0)
-        exc_ok = all(ok for _, ok in depths)
+        exception, exc_ok = _exception(frame, handlers, frames, calls)
+    cores = ()
+    if project.core_tasks:
+        cores, core_roots = _core_stacks(project, frames, calls, frame, objdump, disassembly)
+        roots += core_roots
     library = sorted(fn for fn in reachable(roots, calls) - compiled if fn in frames)
-    return StackUsage(rt, model, rt_ok and model_ok and exc_ok, exception, tuple(library))
+    return StackUsage(rt, model, rt_ok and model_ok and exc_ok, exception, tuple(library),
+                      cores)
+
+
+# ------------------------------------------------------------------- further cores
+
+#: The function each further core runs once its port has started it: the loop
+#: taking tasks from the core's queue (runtime_c/src/cores.c, which hands it to
+#: ``aot_port_start_cores``).
+CORE_WORKER = "aot_core_worker"
+
+
+def _core_stacks(project: Project, frames, calls, frame: int, objdump: str,
+                 disassembly: str) -> tuple[tuple[CoreStack, ...], list[str]]:
+    """The stack of each core the model's tasks (:attr:`Project.core_tasks`) run
+    on, and the functions reached from its start; ``frame`` is what the core
+    pushes on exception entry.
+
+    The port starts core ``k`` from its vector table ``core<k>_vectors``
+    (runtime_c/include/aot/cores.h): word 0 is the initial stack pointer, the
+    end of the stack array, whose symbol gives the stack's size; word 1 the
+    function core ``k`` starts in; the rest its exception handlers.  The start
+    calls the worker and the worker each task through a function pointer, which
+    GCC's graph cannot follow: those calls are added to a copy of the graph."""
+    elf = str(project.elf)
+    symbols = _symbols(_run(objdump, "-t", elf))
+    by_address = _by_address(disassembly)
+    by_core: dict[int, list[str]] = {}
+    for task in project.core_tasks:
+        by_core.setdefault(task["core"], []).append(_title(task["function"], frames))
+    out, roots = [], []
+    for core, tasks in sorted(by_core.items()):
+        table = f"core{core}_vectors"
+        if table not in symbols or not disassembly:
+            raise BuildError(f"{elf} has no {table}: the port of {project.board_tag} does "
+                             f"not start core {core} from a vector table of that name "
+                             "(runtime_c/include/aot/cores.h), so its stack cannot be bounded")
+        address, length = symbols[table]
+        words = _dump_words(_run(objdump, "-s", f"--start-address={address:#x}",
+                                 f"--stop-address={address + length:#x}", elf))
+        top = words[0] if words else None
+        size = next((n for at, n in symbols.values() if n and at + n == top), None)
+        start = by_address.get(words[1] & ~1) if len(words) > 1 else None
+        if size is None or start is None:
+            raise BuildError(f"{elf}: {table} does not begin with the end of a stack array "
+                             "and the function the core starts in "
+                             "(runtime_c/include/aot/cores.h)")
+        start, worker = _title(start, frames), _title(CORE_WORKER, frames)
+        followed = {**calls, start: calls.get(start, set()) | {worker},
+                    worker: calls.get(worker, set()) | set(tasks)}
+        chain_bytes, ok, chain = deepest_chain(start, frames, followed)
+        handlers = [_title(h, frames) for h in _handlers(words, by_address)]
+        exception, exc_ok = _exception(frame, handlers, frames, calls) if frame else (0, True)
+        out.append(CoreStack(core, size, chain_bytes, exception, ok and exc_ok,
+                             tuple(t.rsplit(":", 1)[-1] for t in chain)))
+        roots += reachable([start, *handlers], followed)
+    return tuple(out), roots
 
 
 def _run(tool: str, *args: str, check: bool = True) -> str:

@@ -42,7 +42,7 @@ def test_projection_refuses_a_profile_that_is_not_the_placement():
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")
 def test_extra_cost_is_core_1_stack_queue_and_start_code():
     extra = bench.extra_cost()
-    assert extra["core1_stack_bytes"] == 4096
+    assert extra["core1_stack_bytes"] == 8192
     # core 1's stack, one queue of 8 slots, the start-up state: a little over the stack
-    assert 4096 + 72 <= extra["ram_bytes"] < 4096 + 256
+    assert 8192 + 72 <= extra["ram_bytes"] < 8192 + 256
     assert 0 < extra["code_bytes"] < 1024

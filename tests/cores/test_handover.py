@@ -84,6 +84,9 @@ def test_a_split_layers_artifact_holds_its_parts_not_its_whole_kernel():
     assert two.sizes.constants == one.sizes.constants == one.kernels[0].constant_bytes
     assert "extern const int8_t model_k0_p0_c0[" in two.files["codegen/model_kernels_2.c"]
     assert one.metadata()["kernels"][0]["file"] == "codegen/model_kernels_0.c"
+    # What core 1 is handed, for the bound of its stack (aot.firmware.stack).
+    assert meta["entry"]["tasks"] == [{"core": 1, "function": "model_core1_step_0"}]
+    assert "tasks" not in one.metadata()["entry"]
 
 
 @pytest.mark.slow

@@ -23,7 +23,7 @@ def test_only_a_multi_core_record_gives_the_core_defines():
     assert "-DAOT_CORES_START_SSE200_CPUWAIT=1" in flags
     assert "-DAOT_CORES_SYSCTL_BASE=0x50021000u" in flags
     assert "-DAOT_CORES_IDENTITY_BASE=0x4001f000u" in flags
-    assert "-DAOT_CORES_STACK_BYTES=4096" in flags
+    assert "-DAOT_CORES_STACK_BYTES=8192" in flags
     for tag in ("qemu/mps2-an505", "qemu/mps2-an386"):
         assert not [f for f in board_defines(load_board(tag)) if "CORES" in f], tag
 

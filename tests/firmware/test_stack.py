@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-import socket
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from support.models import MODELS, MODELS_DIR, model_sequence
+from support.stack_probe import run_and_read, symbol
 
 from aot.compile import compile_model
 from aot.export import runtime_config
 from aot.firmware import BuildError, build_project, create_project
-from flash.qemu import qemu_extra_args
 from aot.firmware.stack import (
     _graph,
     _merge_binary,
     deepest,
+    deepest_chain,
     exception_frame,
     parse_disassembly,
     stack_usage,
 )
 from aot.frontend import load_model
-from aot.rpc import connect
 from aot.target import load_board
-from flash import QemuConfig
-from flash.qemu import QemuRunner, free_port
 
 CI = """graph: { title: "a.c"
 node: { title: "main" label: "main\\na.c:1:5\\n16 bytes (static)" }
@@ -50,6 +45,12 @@ def test_deepest_chain_sums_frames_along_the_worst_path():
     frames, calls = _graph([CI])
     assert deepest("main", frames, calls) == (16 + 40 + 8, True)  # memcpy counts 0
     assert deepest("leaf", frames, calls) == (8, True)
+
+
+def test_the_deepest_chain_names_the_worst_path():
+    frames, calls = _graph([CI])
+    assert deepest_chain("main", frames, calls) == (16 + 40 + 8, True,
+                                                    ("main", "a.c:helper", "leaf"))
 
 
 def test_recursion_and_dynamic_frames_are_unbounded():
@@ -179,53 +180,13 @@ def _painted(board_tag: str):
         tc, cflags=(*tc.cflags, "-DAOT_STACK_PAINT=1")))
 
 
-def _symbol(project, name: str) -> int:
-    nm = project.board.toolchain.tool("nm")
-    out = subprocess.run([nm, str(project.elf)], capture_output=True, text=True,
-                         check=True).stdout
-    return next(int(line.split()[0], 16) for line in out.splitlines()
-                if line.split()[-1] == name)
-
-
-def _qmp(port: int, *commands: dict) -> None:
-    """Send QEMU machine protocol commands, each answered before the next."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        stream = s.makefile("rw")
-        json.loads(stream.readline())  # the greeting
-        for command in [{"execute": "qmp_capabilities"}, *commands]:
-            stream.write(json.dumps(command) + "\n")
-            stream.flush()
-            while True:
-                reply = json.loads(stream.readline())
-                if "error" in reply:
-                    raise AssertionError(f"QMP {command['execute']}: {reply['error']}")
-                if "return" in reply:
-                    break
-
-
 def measured_stack(project, inputs: list[np.ndarray], dump: Path) -> int:
     """Bytes of stack the firmware used, from reset through the ``[N, ...]``
     ``inputs`` (each written, run and its outputs read over the RPC): the
     painted region (.bss end to the top of RAM) read from QEMU, up to the
     lowest word that no longer holds the pattern."""
-    board = project.board
-    meta = project.metadata
-    qmp = free_port()
-    config = QemuConfig(elf=project.elf, machine=board.qemu.machine, qemu=board.qemu.system,
-                        extra_args=(*qemu_extra_args(board.qemu.args), "-qmp",
-                                    f"tcp:127.0.0.1:{qmp},server=on,wait=off"))
-    low, top = _symbol(project, "_ebss"), _symbol(project, "_estack")
-    with QemuRunner(config) as url, connect(url) as dev:
-        for i in range(inputs[0].shape[0]):
-            for port, x in zip(meta["inputs"], inputs):
-                dev.write_tensor(port["c_name"], x[i])
-            dev.run(1)
-            for port in meta["outputs"]:
-                dev.read_tensor(port["c_name"])
-        _qmp(qmp, {"execute": "stop"},
-             {"execute": "pmemsave", "arguments": {"val": low, "size": top - low,
-                                                   "filename": str(dump)}})
-    words = np.frombuffer(dump.read_bytes(), "<u4")
+    (low, _), (top, _) = symbol(project, "_ebss"), symbol(project, "_estack")
+    words = run_and_read(project, inputs, low, top - low, dump)
     pattern = runtime_config()["AOT_STACK_PAINT_WORD"]
     assert words[0] == pattern, "the stack was not painted (or overflowed into .bss)"
     used = np.flatnonzero(words != pattern)

@@ -203,7 +203,7 @@ def test_board_defines_carry_the_records_facts():
         "-DAOT_CONSOLE_BAUD=115200u", "-DAOT_CONSOLE_KIND_PL011=1", "-DAOT_CPU_HZ=125000000u",
         "-DAOT_TIMER_KIND_SYSTICK=1", "-DAOT_BOARD_CORES=2", "-DAOT_CORES_START_RP2040_FIFO=1",
         "-DAOT_CORES_SYSCTL_BASE=0xd0000000u", "-DAOT_CORES_IDENTITY_BASE=0xd0000000u",
-        "-DAOT_CORES_STACK_BYTES=4096"]
+        "-DAOT_CORES_STACK_BYTES=8192"]
     # Emulated boards too: the UART, the clock and SysTick's instructions per
     # tick as NUM / DEN for the vernier (31.25 = 125 / 4).
     assert board_defines(load_board("qemu/mps3-an547")) == [

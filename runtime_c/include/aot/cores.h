@@ -63,7 +63,11 @@ void aot_core_worker(uint32_t core);
  * AOT_BOARD_CORES - 1, each running entry(its number) on its own stack;
  * return how many cores run, core 0 included.  The port does not depend on
  * this file: firmware that hands out no work links neither src/cores.c nor
- * anything that starts a core. */
+ * anything that starts a core.  Core k starts from the port's vector table
+ * named core<k>_vectors (word 0 the end of the core's stack array, word 1 the
+ * function it starts in, which calls entry; then its exception handlers):
+ * aot reads it from the linked firmware to bound that core's stack and
+ * refuses firmware whose stack is too small (aot/firmware/stack.py). */
 uint32_t aot_port_start_cores(void (*entry)(uint32_t core));
 
 #endif /* AOT_CORES_H */
