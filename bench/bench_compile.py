@@ -28,7 +28,7 @@ Prints a table (markdown, as in docs/compile.md) and writes JSON.
     .venv/bin/python bench/bench_compile.py --timing [--board TAG] [--model NAME]...
                                             [--layers 25,50,100] [--json FILE]
 
-``--timing``: where ``aot compile`` spends its time.  Per MLPerf model (or
+``--timing``: where ``aot compile`` spends its time.  Per shared model (or
 ``--model``) and per synthetic model of N layers (``--layers``: depthwise 3x3
 and pointwise 1x1 convolutions alternating on a 12x12x8 int8 image, each layer
 its own weights), fresh processes run ``aot compile MODEL --board TAG -o DIR``
@@ -264,8 +264,18 @@ def main(argv=None) -> int:
 
 STAGES = ("import", "frontend", "passes", "lowering", "planning", "codegen", "code size",
           "write")
-TIMED_MODELS = ("mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
-                "mlperf_ad_fc_autoencoder")
+#: The four MLPerf Tiny models first (the headline), then the other shared models.
+HEADLINE = ("mlperf_kws_dscnn", "mlperf_vww_mobilenetv1_025", "mlperf_ic_resnet8",
+            "mlperf_ad_fc_autoencoder")
+
+
+def timed_models() -> dict[str, Path]:
+    """Every shared model (../shared/models/MANIFEST.json) by name, the headline first."""
+    manifest = json.loads((MODELS_DIR / "MANIFEST.json").read_text())
+    files = {e["name"]: MODELS_DIR / e["file"] for e in manifest}
+    return {n: files[n] for n in sorted(files, key=lambda n: (n not in HEADLINE,
+                                                               HEADLINE.index(n)
+                                                               if n in HEADLINE else 0))}
 
 # One `aot compile` in a fresh process.  A model file runs the command line itself
 # (aot.cli.main: with the compile record of aot.commands.replay), the compilation's
@@ -358,7 +368,7 @@ def bench_env(tmp: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(tmp / "pyc"))
     subprocess.run([sys.executable, "-c", "import aot.cli, aot.compile, aot.commands.replay, "
-                    "aot.export.sdk, jinja2"], env=env, check=True, cwd=ROOT)
+                    "aot.export.sdk, jinja2, onnx"], env=env, check=True, cwd=ROOT)
     return env
 
 
@@ -420,13 +430,17 @@ def _load(s: dict) -> str:
 
 def timing_main(args) -> int:
     before = stamp()
-    models = args.model or list(TIMED_MODELS)
+    models = timed_models()
+    unknown = [m for m in args.model if m not in models]
+    if unknown:
+        raise SystemExit(f"unknown model {unknown[0]!r}; the shared models: {', '.join(models)}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="aot-bench-pyc-") as tmp:
         env = bench_env(Path(tmp))
-        for name in models:
-            rows.append({"model": name, **time_compile(str(MODELS_DIR / f"{name}.tflite"),
-                                                       args.board, env)})
+        for name, path in models.items():
+            if args.model and name not in args.model:
+                continue
+            rows.append({"model": name, **time_compile(str(path), args.board, env)})
             print(f"{name}: done", file=sys.stderr)
         for n in args.layers:
             rows.append({"model": f"synthetic, {n} layers", "layers": n,
