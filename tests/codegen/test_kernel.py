@@ -34,3 +34,13 @@ def test_bool_constants_are_0_or_1_bytes():
     text = c_array("t", np.array([True, False, True]))
     assert text.startswith("static const _Bool t[3]")
     assert "1, 0, 1" in text
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_byte_arrays_print_every_value_as_its_decimal(dtype):
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1).astype(dtype)[::-1]  # every value, out of order
+    body = c_array("t", values).split("{", 1)[1].rsplit("}", 1)[0]
+    assert [int(v) for v in body.replace("\n", " ").split(",")] == values.tolist()
+    rows = body.strip("\n").split(",\n")
+    assert all(len(r.split(",")) == 16 for r in rows)  # sixteen values a row, as always
