@@ -26,7 +26,7 @@ Per shared model (those whose kernels all exist):
 Prints a table (markdown, as in docs/compile.md) and writes JSON.
 
     .venv/bin/python bench/bench_compile.py --timing [--board TAG] [--model NAME]...
-                                            [--layers 25,50,100] [--json FILE]
+                                            [--layers 25,50,100] [--repeat 3] [--json FILE]
 
 ``--timing``: where ``aot compile`` spends its time.  Per shared model (or
 ``--model``) and per synthetic model of N layers (``--layers``: depthwise 3x3
@@ -36,7 +36,10 @@ its own weights), fresh processes run ``aot compile MODEL --board TAG -o DIR``
 the cache the first filled and another output folder, *unchanged*: the warm
 command again, which replays its record (aot.commands.replay).  A synthetic
 model is a Graph, not a file: ``compile_model`` and ``write`` stand for the
-command, with no unchanged run.  Each run reports wall and CPU seconds of its
+command, with no unchanged run.  The three runs are made ``--repeat`` times (each
+time from an empty cache) and each run's median by wall time is kept: the wall
+times of this machine vary by a third from one run to the next.  Each run reports
+wall and CPU seconds of its
 stages: ``import`` (the command line and the compiler), ``frontend`` (the
 synthetic models: building the Graph), ``passes``, ``lowering``, ``planning``,
 ``codegen``, ``code size`` (``CompiledModel.timings``, every plan made
@@ -230,6 +233,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timing", action="store_true",
                         help="time aot compile's stages, cold and warm (see the docstring)")
     parser.add_argument("--board", default="qemu/mps2-an386", help="--timing: the board")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="--timing: make each model's runs this many times and keep each "
+                        "run's median (by wall time)")
     parser.add_argument("--layers", default="25,50,100",
                         type=lambda t: [int(n) for n in t.split(",") if n],
                         help="--timing: synthetic models of these many layers")
@@ -237,8 +243,8 @@ def main(argv=None) -> int:
     if args.timing:
         args.json = args.json or ROOT / "out" / "bench_compile_timing.json"
         return timing_main(args)
-    if args.board != "qemu/mps2-an386" or args.layers != [25, 50, 100]:
-        parser.error("--board and --layers are --timing's options")
+    if args.board != "qemu/mps2-an386" or args.layers != [25, 50, 100] or args.repeat != 3:
+        parser.error("--board, --layers and --repeat are --timing's options")
     args.json = args.json or ROOT / "out" / "bench_compile.json"
     started = stamp()
     manifest = json.loads((MODELS_DIR / "MANIFEST.json").read_text())
@@ -375,22 +381,26 @@ def bench_env(tmp: Path) -> dict:
 RUNS = ("cold", "warm", "unchanged")
 
 
-def time_compile(model: str, board: str, env: dict, layers: int = 0) -> dict:
+def time_compile(model: str, board: str, env: dict, layers: int = 0, repeat: int = 1) -> dict:
     """``cold``: an empty object cache; ``warm``: the cache ``cold`` filled, another
-    output folder; ``unchanged``: ``warm``'s command again (a model file: replayed)."""
-    out = {}
-    with tempfile.TemporaryDirectory(prefix="aot-bench-compile-") as tmp:
-        env = {**env, "AOT_CACHE_DIR": str(Path(tmp) / "cache")}
-        source = str(Path(__file__).resolve()) if layers else model
-        for run, folder in (("cold", "a"), ("warm", "b"), ("unchanged", "b")):
-            if run == "unchanged" and layers:
-                continue  # a Graph has no command line to replay
-            wall, cpu, text = _run_timed([sys.executable, "-c", _COMPILE_WORKER, source, board,
-                                          str(Path(tmp) / folder), str(layers),
-                                          "1" if run == "unchanged" else "0"], env)
-            result = json.loads(text.strip().splitlines()[-1])
-            out[run] = {"total": [wall, cpu], **result}
-    return out
+    output folder; ``unchanged``: ``warm``'s command again (a model file: replayed).
+    With ``repeat``, the three runs are made that many times, each time with an empty
+    cache, and each run's median by wall time is kept (``repeats`` says how many)."""
+    made: dict[str, list] = {}
+    source = str(Path(__file__).resolve()) if layers else model
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="aot-bench-compile-") as tmp:
+            run_env = {**env, "AOT_CACHE_DIR": str(Path(tmp) / "cache")}
+            for run, folder in (("cold", "a"), ("warm", "b"), ("unchanged", "b")):
+                if run == "unchanged" and layers:
+                    continue  # a Graph has no command line to replay
+                wall, cpu, text = _run_timed([sys.executable, "-c", _COMPILE_WORKER, source,
+                                              board, str(Path(tmp) / folder), str(layers),
+                                              "1" if run == "unchanged" else "0"], run_env)
+                result = json.loads(text.strip().splitlines()[-1])
+                made.setdefault(run, []).append({"total": [wall, cpu], **result})
+    return {run: {**sorted(runs, key=lambda r: r["total"][0])[len(runs) // 2],
+                  "repeats": len(runs)} for run, runs in made.items()}
 
 
 def time_startup(env: dict, repeat: int = 5) -> list[float]:
@@ -440,11 +450,12 @@ def timing_main(args) -> int:
         for name, path in models.items():
             if args.model and name not in args.model:
                 continue
-            rows.append({"model": name, **time_compile(str(path), args.board, env)})
+            rows.append({"model": name, **time_compile(str(path), args.board, env,
+                                                       repeat=args.repeat)})
             print(f"{name}: done", file=sys.stderr)
         for n in args.layers:
             rows.append({"model": f"synthetic, {n} layers", "layers": n,
-                         **time_compile("", args.board, env, layers=n)})
+                         **time_compile("", args.board, env, layers=n, repeat=args.repeat)})
             print(f"{n} layers: done", file=sys.stderr)
         startup = time_startup(env)
     after = _load(stamp())

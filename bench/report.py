@@ -309,7 +309,8 @@ def compile_time(doc: dict, inp: Input) -> list[str]:
         "docs/compile.md's (\"Compile time\"); *write* is the rest of the command (the "
         "artifact written, the report printed; a replay's whole work). The synthetic models "
         "(depthwise 3x3 and pointwise 1x1 int8 layers alternating) show how the time grows "
-        f"with layers. {s['cores']} cores, load average {load} before and "
+        f"with layers. Each run is the median by wall time of {_repeats(doc)} (each from an "
+        f"empty cache). {s['cores']} cores, load average {load} before and "
         f"{doc.get('load_after', 'n/a')} after: read CPU time where wall time is noisy.",
         "",
         _source(inp, doc),
@@ -318,6 +319,13 @@ def compile_time(doc: dict, inp: Input) -> list[str]:
         "",
         *compile_goals(doc),
     ]
+
+
+def _repeats(doc: dict) -> str:
+    counts = {r[run].get("repeats", 1) for r in doc["models"] for run in ("cold", "warm")
+              if run in r}
+    n = max(counts)
+    return "one run" if n == 1 else f"{n} runs"
 
 
 #: Issue 38's goals, seconds of wall time on this machine (2 cores).
