@@ -759,34 +759,20 @@ AOT_INLINE int32_t aot_conv_requant_long_patch_s8(int8_t* y, int32_t y_ps, const
 #else
 /* Elsewhere (the host build of a kernel generated for such a core, in the
    tests) the same entry points take the scratch path: the same outputs,
-   not in pixel order beyond AOT_CONV_REQUANT_OC channels. */
-AOT_INLINE int32_t aot_conv_requant_wide_s8(int8_t* y, int32_t y_ps, const int8_t* x,
-                                            int32_t x_rs, const int8_t* w, const int32_t* rows,
-                                            int32_t npix, int32_t oc, int32_t kh_n,
-                                            int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                                            int32_t dw, int32_t lo, int32_t hi) {
-  return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
-                                     sw, dh, dw, lo, hi);
-}
-
-AOT_INLINE int32_t aot_conv_requant_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
-                                             int32_t x_rs, const int8_t* w, const int32_t* rows,
-                                             int32_t npix, int32_t oc, int32_t kh_n,
-                                             int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,
-                                             int32_t dw, int32_t lo, int32_t hi) {
-  return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
-                                     sw, dh, dw, lo, hi);
-}
-
-AOT_INLINE int32_t aot_conv_requant_long_patch_s8(int8_t* y, int32_t y_ps, const int8_t* x,
-                                                  int32_t x_rs, const int8_t* w,
-                                                  const int32_t* rows, int32_t npix, int32_t oc,
-                                                  int32_t kh_n, int32_t kw_n, int32_t c_n,
-                                                  int32_t sw, int32_t dh, int32_t dw, int32_t lo,
-                                                  int32_t hi) {
-  return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, c_n,
-                                     sw, dh, dw, lo, hi);
-}
+   not in pixel order beyond AOT_CONV_REQUANT_OC channels.  One definition for
+   the three. */
+#define AOT_CONV_REQUANT_SCRATCH(name)                                                       \
+  AOT_INLINE int32_t name(int8_t* y, int32_t y_ps, const int8_t* x, int32_t x_rs,            \
+                          const int8_t* w, const int32_t* rows, int32_t npix, int32_t oc,    \
+                          int32_t kh_n, int32_t kw_n, int32_t c_n, int32_t sw, int32_t dh,   \
+                          int32_t dw, int32_t lo, int32_t hi) {                              \
+    return aot_conv_requant_scratch_s8(y, y_ps, x, x_rs, c_n, w, rows, npix, oc, kh_n, kw_n, \
+                                       c_n, sw, dh, dw, lo, hi);                             \
+  }
+AOT_CONV_REQUANT_SCRATCH(aot_conv_requant_wide_s8)
+AOT_CONV_REQUANT_SCRATCH(aot_conv_requant_patch_s8)
+AOT_CONV_REQUANT_SCRATCH(aot_conv_requant_long_patch_s8)
+#undef AOT_CONV_REQUANT_SCRATCH
 #endif
 
 #endif /* AOT_CONV2D_H */
