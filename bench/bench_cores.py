@@ -139,10 +139,7 @@ def print_measured(models: list[str], out: Path | None) -> int:
               f"{r['core1_instructions']:>12,} {r['critical_path_instructions']:>14,} "
               f"{r['speedup']:>7.2f}x {r['flash_bytes'][0]:>9,} -> {r['flash_bytes'][1]:<8,} "
               f"{r['ram_bytes'][0]:>7,} -> {r['ram_bytes'][1]:<8,}")
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "rows": rows,
-                                   "kind": "measured"}, indent=1))
+    _write(out, rows, "measured")
     return 0
 
 
@@ -290,11 +287,17 @@ def print_sizes(models: list[str], out: Path | None) -> int:
               f"{one['kernels']:>3} -> {two['kernels']:<3} "
               f"{one['code_bytes']:>8,} -> {two['code_bytes']:<9,} "
               f"{one['constant_bytes']:>9,} -> {two['constant_bytes']:<9,}")
+    _write(out, rows, "sizes")
+    return 0
+
+
+
+def _write(out: Path | None, rows: list[dict], kind: str) -> None:
+    """The rows as JSON, stamped, where ``--json`` asked (else nothing)."""
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"stamp": stamp(), "board": BOARD, "rows": rows,
-                                   "kind": "sizes"}, indent=1))
-    return 0
+                                   "kind": kind}, indent=1))
 
 
 if __name__ == "__main__":
